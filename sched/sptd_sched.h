@@ -1,0 +1,204 @@
+/* sptd_sched.h — scheduler and interrupt tracepoints through ftrace.
+ *
+ * Three parts, usable separately:
+ *   1. sptd_sched_trace: an ftrace instance of sysptd's own (libtracefs),
+ *      overwrite mode, with sched/irq/softirq events; freeze and capture of
+ *      its raw per-CPU ring-buffer pages and the format files to parse them.
+ *   2. sptd_sched_parser: raw pages + formats -> typed events
+ *      (libtraceevent).  Works offline from what was stored in an incident.
+ *   3. sptd_sched_builder: typed events (ns timestamps, any CPU order) ->
+ *      sched slices, thread states, irq/softirq slices, clipped to a window.
+ *
+ * Only sched/ includes tracefs.h and event-parse.h.
+ *
+ * Errors: >= 0 success, negative errno:
+ *   -EINVAL  bad argument;  -ENOMEM;  -EPERM/-EACCES  not root;
+ *   -ENODEV  tracefs not available and could not be mounted;
+ *   -ENOENT  no such event (e.g. "tracepoint=foo:bar"); -EBUSY instance in use
+ *            by another live sysptd;  -EBADMSG  unparsable page or format;
+ *   -EIO     other tracefs failure.
+ * Callback return values < 0 stop the walk and are returned as they are.
+ */
+#ifndef SPTD_SCHED_H
+#define SPTD_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef SPTD_LOG_FN_DEFINED
+#define SPTD_LOG_FN_DEFINED
+/* Log hook shared by all sysptd libraries: @level is a syslog level. */
+typedef void (*sptd_log_fn)(void *ctx, int level, const char *msg);
+#endif
+/* Where sched/ reports warnings (a library never prints). */
+void sptd_sched_set_log(sptd_log_fn fn, void *ctx);
+
+/* ---- 1. the ftrace instance ---------------------------------------------- */
+
+struct sptd_sched_config {
+	const char *instance;        /* instance name, e.g. "sysptd" */
+	size_t buffer_kb;            /* per-CPU ring size (buffer_size_kb) */
+	const char *clock;           /* trace_clock: "mono" (sampling) or "x86-tsc" (PT) */
+	int irq;                     /* also irq_handler_entry/exit */
+	int softirq;                 /* also softirq_entry/exit */
+};
+
+struct sptd_sched_trace;
+
+/* Mount tracefs if needed; remove a stale instance of the same name left by a
+ * killed run (-EBUSY if a live sysptd holds it: the caller checks that with
+ * its own lock first); create the instance, set overwrite, buffer size, clock
+ * and enable sched_switch, sched_waking, sched_wakeup_new,
+ * sched_process_fork, sched_process_exit (+ irq, softirq).  Tracing is left
+ * OFF: call sptd_sched_trace_start(). */
+int sptd_sched_trace_create(const struct sptd_sched_config *cfg,
+                            struct sptd_sched_trace **out);
+/* Check that SYSTEM:EVENT exists (-ENOENT otherwise) and install a
+ * "traceoff [if FILTER]" event trigger on it in the instance, so the kernel
+ * freezes the rings at the instant the event fires.  @filter may be NULL;
+ * an invalid filter is -EINVAL. */
+int sptd_sched_trace_freeze_on(struct sptd_sched_trace *tr, const char *system,
+                               const char *event, const char *filter);
+int sptd_sched_trace_start(struct sptd_sched_trace *tr);   /* tracing_on = 1 */
+int sptd_sched_trace_stop(struct sptd_sched_trace *tr);    /* tracing_on = 0 */
+/* 1 if tracing_on, 0 if frozen (by us or by a traceoff trigger). */
+int sptd_sched_trace_is_on(struct sptd_sched_trace *tr);
+/* Drop everything in the rings (after a capture, before re-arming). */
+int sptd_sched_trace_reset(struct sptd_sched_trace *tr);
+
+enum sptd_sched_raw_kind {
+	SPTD_SCHED_RAW_FORMAT, /* @name: "header_page", "header_event", "SYSTEM/EVENT"; @data: text */
+	SPTD_SCHED_RAW_PAGE,   /* @cpu, @seq: one ring-buffer page, @len bytes */
+};
+typedef int (*sptd_sched_raw_fn)(void *ctx, enum sptd_sched_raw_kind kind,
+                                 const char *name, int cpu, int seq,
+                                 const void *data, size_t len);
+/* With tracing stopped: hand out every format file needed for parsing, then
+ * every page of every CPU, oldest first. Non-destructive where the kernel
+ * allows. Returns the number of pages. */
+int sptd_sched_trace_capture(struct sptd_sched_trace *tr, sptd_sched_raw_fn fn,
+                             void *ctx);
+/* Stop tracing, remove the instance (and its triggers), free.  Accepts NULL.
+ * Safe to call from the exit path after SIGINT/SIGTERM. */
+void sptd_sched_trace_destroy(struct sptd_sched_trace *tr);
+
+/* Mount tracefs at /sys/kernel/tracing if nothing is there.  0, or -ENODEV
+ * with the reason logged. */
+int sptd_sched_tracefs_ensure(void);
+/* 1 if SYSTEM:EVENT exists in tracefs, 0 if not, < 0 on error.  Its numeric
+ * id through @id if non-NULL (for perf_event_open PERF_TYPE_TRACEPOINT). */
+int sptd_sched_event_exists(const char *system, const char *event, int *id);
+
+/* ---- 2. parsing ----------------------------------------------------------- */
+
+enum sptd_sched_event_type {
+	SPTD_SCHED_SWITCH = 1,
+	SPTD_SCHED_WAKING,      /* sched_waking (falls back to sched_wakeup) */
+	SPTD_SCHED_WAKEUP_NEW,
+	SPTD_SCHED_FORK,
+	SPTD_SCHED_EXIT,
+	SPTD_SCHED_IRQ_ENTRY,
+	SPTD_SCHED_IRQ_EXIT,
+	SPTD_SCHED_SOFTIRQ_ENTRY,
+	SPTD_SCHED_SOFTIRQ_EXIT,
+};
+
+#define SPTD_SCHED_COMM_LEN 16
+
+struct sptd_sched_event {
+	enum sptd_sched_event_type type;
+	int64_t ts;          /* raw trace-clock value from the page (builder: ns) */
+	int cpu;             /* CPU whose ring held the event */
+	int pid;             /* common_pid: task current on @cpu when it fired */
+	union {
+		struct {
+			int prev_tid, prev_prio, next_tid, next_prio;
+			char prev_state[4];  /* "R", "R+", "S", "D", "T", "t", "X", "Z", "P", "I" */
+			char prev_comm[SPTD_SCHED_COMM_LEN], next_comm[SPTD_SCHED_COMM_LEN];
+		} sw;
+		struct {             /* WAKING and WAKEUP_NEW */
+			int tid, prio, target_cpu;
+			char comm[SPTD_SCHED_COMM_LEN];
+		} wake;
+		struct {
+			int parent_tid, child_tid;
+			char child_comm[SPTD_SCHED_COMM_LEN];
+		} fork;
+		struct {
+			int tid;
+			char comm[SPTD_SCHED_COMM_LEN];
+		} exit;
+		struct {
+			int irq, ret;    /* ret only for IRQ_EXIT (1 handled, 0 none) */
+			char name[32];   /* only for IRQ_ENTRY */
+		} irq;
+		struct {
+			int vec;
+		} softirq;
+	} u;
+};
+
+typedef int (*sptd_sched_event_fn)(void *ctx, const struct sptd_sched_event *ev);
+
+struct sptd_sched_parser;
+
+int sptd_sched_parser_create(struct sptd_sched_parser **out);
+/* Feed the format files captured with the pages (same names as above). */
+int sptd_sched_parser_add_format(struct sptd_sched_parser *p, const char *name,
+                                 const char *text);
+/* Decode one page of @cpu, calling @fn for each known event in order.
+ * Returns the number of events; -EBADMSG for a corrupt page (the caller
+ * records a gap and goes on with the next page). */
+int sptd_sched_parser_parse_page(struct sptd_sched_parser *p, int cpu,
+                                 const void *page, size_t len,
+                                 sptd_sched_event_fn fn, void *ctx);
+/* The kernel's softirq vector name ("TIMER", "NET_RX", ...) or "?". */
+const char *sptd_sched_softirq_name(int vec);
+void sptd_sched_parser_destroy(struct sptd_sched_parser *p);
+
+/* ---- 3. building slices ----------------------------------------------------- */
+
+/* Where the builder writes.  Any callback may be NULL.  tids, not utids: the
+ * caller maps them. */
+struct sptd_sched_sink {
+	void *ctx;
+	/* every task the events name, once, with its last known comm */
+	int (*thread)(void *ctx, int tid, const char *comm);
+	int (*sched_slice)(void *ctx, int64_t ts, int64_t dur, int cpu, int tid,
+	                   const char *end_state, int prio);
+	/* @cpu -1 when not running; @waker_tid -1 when unknown */
+	int (*thread_state)(void *ctx, int64_t ts, int64_t dur, int tid,
+	                    const char *state, int cpu, int waker_tid);
+	int (*irq_slice)(void *ctx, int64_t ts, int64_t dur, int cpu, int irq,
+	                 const char *name, int ret);
+	int (*softirq_slice)(void *ctx, int64_t ts, int64_t dur, int cpu, int vec,
+	                     const char *name);
+	/* a stretch of a CPU with no scheduling data (ring overwritten, corrupt page) */
+	int (*gap)(void *ctx, int64_t ts, int64_t dur, int cpu, const char *reason);
+};
+
+struct sptd_sched_builder;
+
+/* Slices are clipped to [@window_start, @window_end] (ns): anything that
+ * began before starts at window_start, anything still open ends at
+ * window_end.  @ncpus: CPUs that had a ring (each gets a gap if its data
+ * starts after window_start). */
+int sptd_sched_builder_create(int64_t window_start, int64_t window_end, int ncpus,
+                              struct sptd_sched_builder **out);
+/* Add one event, @ev->ts already in ns.  Events may arrive in any order; the
+ * builder sorts by (ts, cpu, arrival). */
+int sptd_sched_builder_add(struct sptd_sched_builder *b,
+                           const struct sptd_sched_event *ev);
+/* Produce all rows through @sink.  Returns the number of sched slices. */
+int sptd_sched_builder_finish(struct sptd_sched_builder *b,
+                              const struct sptd_sched_sink *sink);
+void sptd_sched_builder_destroy(struct sptd_sched_builder *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SPTD_SCHED_H */
