@@ -1,0 +1,1 @@
+add_executable(sptd_pingpong ${CMAKE_CURRENT_LIST_DIR}/pingpong.c)

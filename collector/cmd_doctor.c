@@ -1,0 +1,210 @@
+/* cmd_doctor.c — `sysptd doctor`: what this machine supports, and what
+ * `--source auto` will pick, each line naming what is missing and the fix. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sptd_col.h"
+#include "sptd_sched.h"
+
+#define PT_PMU "/sys/bus/event_source/devices/intel_pt"
+
+static int problems;   /* lines that say "no" for something recording needs */
+
+static void line(const char *state, const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void line(const char *state, const char *what, const char *fmt, ...)
+{
+	char detail[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	printf("%-5s %-22s %s\n", state, what, detail);
+}
+
+static long read_long(const char *path, long fallback)
+{
+	char buf[64];
+
+	if (sptd_col_sys.read_file(path, buf, sizeof(buf)) < 0)
+		return fallback;
+	return strtol(buf, NULL, 0);
+}
+
+static int kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	uname(&u);
+	sscanf(u.release, "%d.%d", &ma, &mi);
+	return ma > major || (ma == major && mi >= minor);
+}
+
+static void check_pt(void)
+{
+	static const char *const caps[] = { "psb_cyc", "mtc", "mtc_periods", "cyc_thresholds",
+		"psb_periods", "ip_filtering", "num_address_ranges", "power_event_trace",
+		"ptwrite", "topa_output", "topa_multiple_entries", "single_range_output",
+		"output_subsys", "payloads_lip", "event_trace", "tnt_disable", NULL };
+	char path[512], buf[256], list[2048] = "";
+	size_t off = 0;
+
+	if (access(PT_PMU, F_OK) != 0) {
+		char vendor[64] = "?";
+		FILE *f = fopen("/proc/cpuinfo", "re");
+
+		if (f) {
+			char l[256];
+
+			while (fgets(l, sizeof(l), f))
+				if (sscanf(l, "vendor_id : %63s", vendor) == 1)
+					break;
+			fclose(f);
+		}
+		line("no", "intel_pt", "no intel_pt PMU (%s): this CPU (vendor %s) or VM has no Intel PT; "
+		     "recording falls back to --source sample", PT_PMU, vendor);
+		return;
+	}
+	snprintf(path, sizeof(path), PT_PMU "/type");
+	line("ok", "intel_pt", "PMU type %ld", read_long(path, -1));
+	for (int i = 0; caps[i]; i++) {
+		snprintf(path, sizeof(path), PT_PMU "/caps/%s", caps[i]);
+		if (sptd_col_sys.read_file(path, buf, sizeof(buf)) >= 0) {
+			buf[strcspn(buf, "\n")] = '\0';
+			off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s=%s", off ? " " : "",
+			                        caps[i], buf);
+		}
+	}
+	line("info", "intel_pt caps", "%s", list);
+	snprintf(path, sizeof(path), PT_PMU "/format/aux_action");
+	if (access(path, F_OK) == 0 || kernel_at_least(6, 13))
+		line("ok", "aux pause", "AUX pause/resume available (kernel >= 6.13): triggers pause PT in the kernel");
+	else
+		line("no", "aux pause", "kernel < 6.13: PT is frozen from user space on a trigger (a few us later)");
+}
+
+static void check_tracefs(void)
+{
+	static const char *const events[][2] = {
+		{ "sched", "sched_switch" }, { "sched", "sched_waking" }, { "sched", "sched_wakeup_new" },
+		{ "sched", "sched_process_fork" }, { "sched", "sched_process_exit" },
+		{ "irq", "irq_handler_entry" }, { "irq", "irq_handler_exit" },
+		{ "irq", "softirq_entry" }, { "irq", "softirq_exit" },
+	};
+	int ret = geteuid() == 0 ? sptd_sched_tracefs_ensure() : 0;
+
+	if (access("/sys/kernel/tracing/events", F_OK) != 0) {
+		line("no", "tracefs", "not mounted at /sys/kernel/tracing%s", ret < 0 ?
+		     " and could not be mounted (kernel without CONFIG_FTRACE?)" :
+		     "; run as root (sysptd mounts it) or: mount -t tracefs nodev /sys/kernel/tracing");
+		problems++;
+		return;
+	}
+	line("ok", "tracefs", "/sys/kernel/tracing");
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		int id;
+
+		if (sptd_sched_event_exists(events[i][0], events[i][1], &id) != 1) {
+			line("no", "tracepoint", "%s:%s missing: thread states / irq slices will lack it",
+			     events[i][0], events[i][1]);
+			problems++;
+		}
+	}
+	line(access("/sys/kernel/tracing/trace_clock", F_OK) == 0 ? "ok" : "no", "ftrace clocks",
+	     "mono (sampling) and x86-tsc (PT) are what sysptd uses");
+}
+
+static void check_perf(void)
+{
+	struct perf_event_attr attr;
+	long paranoid = read_long("/proc/sys/kernel/perf_event_paranoid", 99);
+	long kptr = read_long("/proc/sys/kernel/kptr_restrict", -1);
+	char lockdown[256] = "";
+	int fd;
+
+	line(paranoid <= 1 || geteuid() == 0 ? "ok" : "no", "perf_event_paranoid",
+	     "%ld%s", paranoid, geteuid() == 0 ? " (root: not limited)" :
+	     paranoid > 1 ? " (system-wide recording needs root, or paranoid <= -1)" : "");
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.sample_freq = 1000;
+	attr.freq = 1;
+	attr.disabled = 1;
+	fd = sptd_col_sys.perf_event_open(&attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0) {
+		line("ok", "cpu-clock sampling", "software events work: --source sample is available");
+		close(fd);
+	} else {
+		line("no", "cpu-clock sampling", "perf_event_open: %s%s", strerror(errno),
+		     errno == EACCES ? " (run as root)" : "");
+		problems++;
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_HARDWARE;
+	attr.config = PERF_COUNT_HW_CPU_CYCLES;
+	attr.disabled = 1;
+	fd = sptd_col_sys.perf_event_open(&attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	line(fd >= 0 ? "ok" : "no", "hardware PMU", fd >= 0 ? "cycles counter available" :
+	     "no hardware counters (a VM without PMU passthrough): sampling uses cpu-clock");
+	if (fd >= 0)
+		close(fd);
+	line(access("/sys/bus/event_source/devices/breakpoint", F_OK) == 0 ? "ok" : "no",
+	     "breakpoints", "hardware breakpoint PMU");
+	line(access("/sys/bus/event_source/devices/uprobe", F_OK) == 0 ? "ok" : "no",
+	     "uprobes", "uprobe PMU (uprobe triggers)");
+	line(kptr == 0 || geteuid() == 0 ? "ok" : "warn", "kallsyms",
+	     "kptr_restrict=%ld%s", kptr, kptr > 0 && geteuid() != 0 ?
+	     " (kernel symbols hidden from non-root)" : "");
+	line(access("/proc/kcore", R_OK) == 0 ? "ok" : "no", "kcore",
+	     access("/proc/kcore", R_OK) == 0 ? "/proc/kcore readable: kernel text as it runs can be captured"
+	                                       : "/proc/kcore unreadable: PT kernel decode needs a vmlinux");
+	if (sptd_col_sys.read_file("/sys/kernel/security/lockdown", lockdown, sizeof(lockdown)) >= 0) {
+		lockdown[strcspn(lockdown, "\n")] = '\0';
+		line(strstr(lockdown, "[none]") ? "ok" : "warn", "lockdown", "%s", lockdown);
+	}
+}
+
+int sptd_col_cmd_doctor(int argc, char **argv)
+{
+	struct utsname u;
+
+	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		printf("Usage: sysptd doctor\n\nReport what this machine supports for recording: Intel PT and\n"
+		       "its capabilities, AUX pause, tracefs and the tracepoints sysptd uses,\n"
+		       "perf_event_paranoid, software and hardware perf events, breakpoints,\n"
+		       "uprobes, kallsyms, kcore, lockdown, and what --source auto picks.\n"
+		       "Exit status 0 when recording can work (with some source), 1 when not.\n");
+		return SPTD_EXIT_OK;
+	}
+	if (argc > 1) {
+		fprintf(stderr, "sysptd doctor: unexpected argument '%s'\n", argv[1]);
+		return SPTD_EXIT_USAGE;
+	}
+	uname(&u);
+	line("info", "kernel", "%s %s (%s)", u.sysname, u.release, u.machine);
+	line(geteuid() == 0 ? "ok" : "no", "root", geteuid() == 0 ? "running as root" :
+	     "not root: recording needs root (sudo sysptd ...); these checks may under-report");
+	if (geteuid() != 0)
+		problems++;
+	check_pt();
+	check_tracefs();
+	check_perf();
+	line("info", "--source auto", "%s", access(PT_PMU, F_OK) == 0 ?
+	     "would pick pt (this build records PT through import only; live PT capture is coming)" :
+	     "picks sample (per-CPU cpu-clock sampling with kernel+user call stacks)");
+	return problems ? SPTD_EXIT_FAIL : SPTD_EXIT_OK;
+}

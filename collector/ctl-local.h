@@ -1,0 +1,24 @@
+/* ctl-local.h — the root-only control socket and the single-instance lock. */
+#ifndef SPTD_CTL_LOCAL_H
+#define SPTD_CTL_LOCAL_H
+
+#include <stddef.h>
+
+/* Directory for the lock and the socket (overridable with $SYSPTD_RUNDIR for
+ * tests that run two services side by side). */
+const char *sptd_col_rundir(void);
+
+/* Take the single-instance lock in the run directory.  Returns the lock fd,
+ * -EBUSY when another sysptd holds it (its pid through @holder). */
+int sptd_col_lock_take(int *holder);
+
+/* Listen on the control socket (mode 0600, owner root).  Returns the fd. */
+int sptd_col_ctl_listen(void);
+/* Accept one client, check it is root (SO_PEERCRED), read one command line.
+ * Returns the client fd (caller replies and closes) or -errno. */
+int sptd_col_ctl_accept(int listen_fd, char *cmd, size_t len);
+/* Client side: send @cmd, read the whole reply into @reply.  -ECONNREFUSED /
+ * -ENOENT when no service runs. */
+int sptd_col_ctl_request(const char *cmd, char *reply, size_t len, int timeout_ms);
+
+#endif

@@ -1,0 +1,166 @@
+/* ctl.c — the control socket (`sysptd snapshot`, `sysptd status`) and the
+ * lock that keeps a second service from fighting over the ftrace instance. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctl-local.h"
+
+const char *sptd_col_rundir(void)
+{
+	const char *dir = getenv("SYSPTD_RUNDIR");
+
+	return dir && *dir ? dir : "/run/sysptd";
+}
+
+static int path_in_rundir(char *buf, size_t len, const char *name)
+{
+	int n = snprintf(buf, len, "%s/%s", sptd_col_rundir(), name);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int sptd_col_lock_take(int *holder)
+{
+	char path[256], pid[32];
+	int fd, ret;
+
+	if (mkdir(sptd_col_rundir(), 0700) < 0 && errno != EEXIST)
+		return -errno;
+	ret = path_in_rundir(path, sizeof(path), "lock");
+	if (ret < 0)
+		return ret;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
+
+		if (holder)
+			*holder = n > 0 ? (pid[n] = '\0', atoi(pid)) : 0;
+		close(fd);
+		return -EBUSY;
+	}
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, strlen(pid), 0) < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+static int socket_addr(struct sockaddr_un *addr)
+{
+	memset(addr, 0, sizeof(*addr));
+	addr->sun_family = AF_UNIX;
+	return path_in_rundir(addr->sun_path, sizeof(addr->sun_path), "control");
+}
+
+int sptd_col_ctl_listen(void)
+{
+	struct sockaddr_un addr;
+	int fd, ret = socket_addr(&addr);
+	mode_t old;
+
+	if (ret < 0)
+		return ret;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	unlink(addr.sun_path); /* we hold the lock: any socket there is stale */
+	old = umask(0177);
+	ret = bind(fd, (struct sockaddr *)&addr, sizeof(addr));
+	umask(old);
+	if (ret < 0 || listen(fd, 8) < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+int sptd_col_ctl_accept(int listen_fd, char *cmd, size_t len)
+{
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	struct pollfd pfd;
+	size_t off = 0;
+	int fd;
+
+	fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || cred.uid != 0) {
+		static const char msg[] = "error: the control socket is for root only\n";
+
+		(void)!write(fd, msg, sizeof(msg) - 1);
+		close(fd);
+		return -EPERM;
+	}
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	while (off + 1 < len && poll(&pfd, 1, 1000) > 0) {
+		ssize_t n = read(fd, cmd + off, len - 1 - off);
+
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+		if (memchr(cmd, '\n', off))
+			break;
+	}
+	cmd[off] = '\0';
+	cmd[strcspn(cmd, "\r\n")] = '\0';
+	return fd;
+}
+
+int sptd_col_ctl_request(const char *cmd, char *reply, size_t len, int timeout_ms)
+{
+	struct sockaddr_un addr;
+	struct pollfd pfd;
+	size_t off = 0;
+	int fd, ret = socket_addr(&addr);
+
+	if (ret < 0)
+		return ret;
+	if (!cmd || !reply || !len)
+		return -EINVAL;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
+	    write(fd, cmd, strlen(cmd)) < 0 || write(fd, "\n", 1) < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	while (off + 1 < len) {
+		ssize_t n;
+
+		ret = poll(&pfd, 1, timeout_ms);
+		if (ret <= 0) {
+			ret = ret == 0 ? -ETIMEDOUT : -errno;
+			break;
+		}
+		n = read(fd, reply + off, len - 1 - off);
+		if (n <= 0) {
+			ret = 0;
+			break;
+		}
+		off += (size_t)n;
+	}
+	reply[off] = '\0';
+	close(fd);
+	return ret < 0 ? ret : (int)off;
+}

@@ -1,0 +1,44 @@
+/* record-local.h — the recording service's options and state. */
+#ifndef SPTD_RECORD_LOCAL_H
+#define SPTD_RECORD_LOCAL_H
+
+#include <stdint.h>
+
+#include "sptd_col.h"
+#include "trigger-local.h"
+
+#define SPTD_MAX_TRIGGERS 16
+#define SPTD_MAX_CPUS 1024
+
+enum sptd_col_source { SPTD_SOURCE_AUTO, SPTD_SOURCE_SAMPLE, SPTD_SOURCE_PT };
+
+struct sptd_col_record_opts {
+	int64_t window_ns;          /* history kept before the trigger */
+	int64_t post_ns;            /* and after it */
+	int64_t cooldown_ns;        /* ignore triggers this long after a capture */
+	int count;                  /* incidents before exiting, 0 forever */
+	int keep;                   /* newest incidents kept in output, 0 all */
+	const char *output;         /* directory for incident files */
+	enum sptd_col_source source;
+	int freq;                   /* sampling frequency per CPU */
+	uint64_t buffer_bytes;      /* per-CPU ftrace ring, 0: from window */
+	int user_only;
+	int jobs;                   /* decode threads */
+	int quiet;
+	struct sptd_col_trigger_spec triggers[SPTD_MAX_TRIGGERS];
+	int ntriggers;
+	char command[1024];         /* argv joined, for meta */
+};
+
+/* Parse record's command line into @o.  Returns 0, 1 for --help (printed),
+ * or -EINVAL with the message printed to stderr. */
+int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o);
+
+/* ftrace ring KiB per CPU for @o: --buffer, or sized from the window. */
+uint64_t sptd_col_record_buffer_kb(const struct sptd_col_record_opts *o);
+
+/* Delete the oldest incident-*.db files in @dir beyond @keep.  Returns how
+ * many were removed. */
+int sptd_col_retention(const char *dir, int keep);
+
+#endif

@@ -1,0 +1,41 @@
+/* trigger-local.h — trigger sources of the recording service. */
+#ifndef SPTD_TRIGGER_LOCAL_H
+#define SPTD_TRIGGER_LOCAL_H
+
+#include <stdint.h>
+
+#include "sptd_col.h"
+
+/* A trigger that fired: what, where, when (CLOCK_MONOTONIC ns). */
+struct sptd_col_fire {
+	int64_t ts;
+	int cpu;                    /* -1: not tied to a CPU (timer, manual) */
+	const struct sptd_col_trigger_spec *spec;
+	char detail[256];           /* e.g. "irq 36 virtio1-req.0 took 12us" */
+};
+
+/* One armed trigger: perf events per CPU or a timerfd. */
+struct sptd_col_trigger;
+
+/* Arm @spec on every CPU in @cpus (count @ncpus).  Tracepoints are resolved
+ * and filters applied here, so a missing event or a bad filter fails now,
+ * with @err saying which.  -ENOENT, -EINVAL, -EOPNOTSUPP (latency, uprobe:
+ * not in this version), -EACCES. */
+int sptd_col_trigger_create(const struct sptd_col_trigger_spec *spec,
+                            const int *cpus, int ncpus,
+                            struct sptd_col_trigger **out, char *err, size_t errlen);
+/* The fds to poll for input (count returned, at most @max). */
+int sptd_col_trigger_fds(const struct sptd_col_trigger *t, int *fds, int max);
+/* Drain pending input; 1 and *fire filled when the trigger fired (the
+ * earliest qualifying hit), 0 when not. */
+int sptd_col_trigger_check(struct sptd_col_trigger *t, struct sptd_col_fire *fire);
+/* Throw away hits up to now (after a capture, so a storm during the
+ * capture does not fire again at once). */
+void sptd_col_trigger_drain(struct sptd_col_trigger *t);
+void sptd_col_trigger_destroy(struct sptd_col_trigger *t);
+
+/* Online CPUs from @path ("0-3,6"); fills up to @max, returns the count. */
+int sptd_col_cpus_parse(const char *text, int *cpus, int max);
+int sptd_col_cpus_online(int *cpus, int max);
+
+#endif
