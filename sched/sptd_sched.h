@@ -82,6 +82,9 @@ typedef int (*sptd_sched_raw_fn)(void *ctx, enum sptd_sched_raw_kind kind,
  * allows. Returns the number of pages. */
 int sptd_sched_trace_capture(struct sptd_sched_trace *tr, sptd_sched_raw_fn fn,
                              void *ctx);
+/* The last failure's detail (with the kernel's error_log text, e.g. why a
+ * filter was refused); "" when none.  Valid until the next call on @tr. */
+const char *sptd_sched_trace_error(const struct sptd_sched_trace *tr);
 /* Stop tracing, remove the instance (and its triggers), free.  Accepts NULL.
  * Safe to call from the exit path after SIGINT/SIGTERM. */
 void sptd_sched_trace_destroy(struct sptd_sched_trace *tr);
@@ -156,6 +159,9 @@ int sptd_sched_parser_add_format(struct sptd_sched_parser *p, const char *name,
 int sptd_sched_parser_parse_page(struct sptd_sched_parser *p, int cpu,
                                  const void *page, size_t len,
                                  sptd_sched_event_fn fn, void *ctx);
+/* Why the last add_format/parse_page failed; "" when none.  Valid until the
+ * next call on @p. */
+const char *sptd_sched_parser_error(const struct sptd_sched_parser *p);
 /* The kernel's softirq vector name ("TIMER", "NET_RX", ...) or "?". */
 const char *sptd_sched_softirq_name(int vec);
 void sptd_sched_parser_destroy(struct sptd_sched_parser *p);
@@ -166,7 +172,9 @@ void sptd_sched_parser_destroy(struct sptd_sched_parser *p);
  * caller maps them. */
 struct sptd_sched_sink {
 	void *ctx;
-	/* every task the events name, once, with its last known comm */
+	/* every task the events name, once, with its last known comm, before
+	 * any row; @comm NULL when only common_pid named it (a waker); tid 0
+	 * is "swapper" */
 	int (*thread)(void *ctx, int tid, const char *comm);
 	int (*sched_slice)(void *ctx, int64_t ts, int64_t dur, int cpu, int tid,
 	                   const char *end_state, int prio);
@@ -189,6 +197,11 @@ struct sptd_sched_builder;
  * starts after window_start). */
 int sptd_sched_builder_create(int64_t window_start, int64_t window_end, int ncpus,
                               struct sptd_sched_builder **out);
+/* A CPU whose first event is later than window_start + @slack_ns gets a gap
+ * row "ftrace ring overwritten before window start" (default 1 ms; the
+ * builder cannot see whether the ring wrapped, a late first event is the
+ * sign of it).  -EINVAL for a negative slack. */
+int sptd_sched_builder_set_gap_slack(struct sptd_sched_builder *b, int64_t slack_ns);
 /* Add one event, @ev->ts already in ns.  Events may arrive in any order; the
  * builder sorts by (ts, cpu, arrival). */
 int sptd_sched_builder_add(struct sptd_sched_builder *b,

@@ -1,0 +1,452 @@
+/* parser.c — raw ring-buffer pages + format files -> struct sptd_sched_event.
+ *
+ * libtraceevent parses the format files (field offsets differ between
+ * kernels); kbuffer walks a page.  kbuffer trusts the page, so every page is
+ * first walked here with the same rules (commit size, record lengths) and
+ * refused with -EBADMSG if any record would leave the committed data, and
+ * every field read is bounds-checked against its record. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event-parse.h>
+#include <kbuffer.h>
+
+#include "sched-local.h"
+
+/* Page header: u64 timestamp, then a long "commit" with flags on top. */
+#define PAGE_COMMIT_MASK ((1u << 27) - 1)
+#define PAGE_MISSING_EVENTS (1ull << 31)
+#define PAGE_MISSING_STORED (1ull << 30)
+/* Zero bytes after a copied page, so kbuffer's header reads stay inside. */
+#define PAGE_SLACK 32
+#define PARSER_MAX_FIELDS 8
+
+/* One event type this parser maps, with the fields it reads. */
+struct parser_event {
+	int id;                                   /* format ID; -1 until parsed */
+	enum sptd_sched_event_type type;          /* what it becomes */
+	struct tep_format_field *common_pid;      /* common_pid */
+	struct tep_format_field *f[PARSER_MAX_FIELDS]; /* see parser_known[] */
+};
+
+static const struct {
+	const char *name;                         /* "system/event" */
+	enum sptd_sched_event_type type;
+	const char *fields[PARSER_MAX_FIELDS];    /* order used in parse_record() */
+} parser_known[] = {
+	{ "sched/sched_switch", SPTD_SCHED_SWITCH,
+	  { "prev_comm", "prev_pid", "prev_prio", "prev_state", "next_comm",
+	    "next_pid", "next_prio" } },
+	{ "sched/sched_waking", SPTD_SCHED_WAKING, { "comm", "pid", "prio", "target_cpu" } },
+	{ "sched/sched_wakeup", SPTD_SCHED_WAKING, { "comm", "pid", "prio", "target_cpu" } },
+	{ "sched/sched_wakeup_new", SPTD_SCHED_WAKEUP_NEW,
+	  { "comm", "pid", "prio", "target_cpu" } },
+	{ "sched/sched_process_fork", SPTD_SCHED_FORK,
+	  { "parent_pid", "child_pid", "child_comm" } },
+	{ "sched/sched_process_exit", SPTD_SCHED_EXIT, { "pid", "comm" } },
+	{ "irq/irq_handler_entry", SPTD_SCHED_IRQ_ENTRY, { "irq", "name" } },
+	{ "irq/irq_handler_exit", SPTD_SCHED_IRQ_EXIT, { "irq", "ret" } },
+	{ "irq/softirq_entry", SPTD_SCHED_SOFTIRQ_ENTRY, { "vec" } },
+	{ "irq/softirq_exit", SPTD_SCHED_SOFTIRQ_EXIT, { "vec" } },
+};
+#define PARSER_NKNOWN ((int)(sizeof(parser_known) / sizeof(parser_known[0])))
+
+struct sptd_sched_parser {
+	struct tep_handle *tep;                   /* parsed formats */
+	struct kbuffer *kbuf;                     /* page walker; made at first page */
+	int long_size;                            /* from header_page's commit field */
+	struct parser_event events[PARSER_NKNOWN]; /* indexed like parser_known[] */
+	struct sptd_sched_state_map states;       /* prev_state letters */
+	unsigned char *page;                      /* copy of the page + PAGE_SLACK */
+	size_t page_cap;                          /* bytes allocated at @page */
+	char error[256];                          /* last failure detail */
+};
+
+int sptd_sched_parser_create(struct sptd_sched_parser **out)
+{
+	struct sptd_sched_parser *p;
+	int i;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->tep = tep_alloc();
+	if (!p->tep) {
+		free(p);
+		return -ENOMEM;
+	}
+	p->long_size = (int)sizeof(long);
+	tep_set_long_size(p->tep, p->long_size);
+	tep_set_page_size(p->tep, getpagesize());
+	for (i = 0; i < PARSER_NKNOWN; i++) {
+		p->events[i].id = -1;
+		p->events[i].type = parser_known[i].type;
+	}
+	sptd_sched_state_map_init(&p->states, NULL);
+	*out = p;
+	return 0;
+}
+
+void sptd_sched_parser_destroy(struct sptd_sched_parser *p)
+{
+	if (!p)
+		return;
+	kbuffer_free(p->kbuf);
+	tep_free(p->tep);
+	free(p->page);
+	free(p);
+}
+
+const char *sptd_sched_parser_error(const struct sptd_sched_parser *p)
+{
+	return p ? p->error : "";
+}
+
+static int parser_fail(struct sptd_sched_parser *p, int ret, const char *what)
+{
+	snprintf(p->error, sizeof(p->error), "%s", what);
+	return ret;
+}
+
+/* header_page: the commit field's size is the kernel's long size. */
+static int parser_header_page(struct sptd_sched_parser *p, const char *text)
+{
+	const char *f = strstr(text, "commit;");
+	int size;
+
+	if (!f || !(f = strstr(f, "size:")) || sscanf(f, "size:%d", &size) != 1 ||
+	    (size != 4 && size != 8))
+		return parser_fail(p, -EBADMSG, "header_page: no usable commit field");
+	if (tep_parse_header_page(p->tep, (char *)text, strlen(text), size) != 0)
+		return parser_fail(p, -EBADMSG, "header_page: libtraceevent refused it");
+	p->long_size = size;
+	tep_set_long_size(p->tep, size);
+	kbuffer_free(p->kbuf);
+	p->kbuf = NULL;
+	return 0;
+}
+
+int sptd_sched_parser_add_format(struct sptd_sched_parser *p, const char *name,
+                                 const char *text)
+{
+	char sys[SPTD_SCHED_NAME_LEN];
+	const char *slash;
+	struct tep_event *ev;
+	int i, k = -1;
+
+	if (!p || !name || !text)
+		return -EINVAL;
+	p->error[0] = '\0';
+	if (strcmp(name, "header_page") == 0)
+		return parser_header_page(p, text);
+	if (strcmp(name, "header_event") == 0) {
+		/* kbuffer knows the compressed header; just check it is that one */
+		if (!strstr(text, "type_len") || !strstr(text, "time_delta"))
+			return parser_fail(p, -EBADMSG, "header_event: not the compressed header");
+		return 0;
+	}
+	slash = strchr(name, '/');
+	if (!slash || slash == name || (size_t)(slash - name) >= sizeof(sys) ||
+	    !sptd_sched_name_ok(slash + 1))
+		return parser_fail(p, -EINVAL, "format name is not SYSTEM/EVENT");
+	memcpy(sys, name, (size_t)(slash - name));
+	sys[slash - name] = '\0';
+	if (tep_parse_event(p->tep, text, strlen(text), sys) != 0) {
+		/* TEP_ERRNO__MEM_ALLOC_FAILED is the only non-content failure */
+		snprintf(p->error, sizeof(p->error), "format of %s: libtraceevent cannot parse it",
+		         name);
+		return -EBADMSG;
+	}
+	ev = tep_find_event_by_name(p->tep, sys, slash + 1);
+	if (!ev)
+		return parser_fail(p, -EBADMSG, "format parsed but event not found by name");
+	for (i = 0; i < PARSER_NKNOWN; i++)
+		if (strcmp(parser_known[i].name, name) == 0)
+			k = i;
+	if (k < 0)
+		return 0;   /* parsed (it may share pages) but not mapped */
+	p->events[k].id = ev->id;
+	p->events[k].common_pid = tep_find_common_field(ev, "common_pid");
+	for (i = 0; i < PARSER_MAX_FIELDS && parser_known[k].fields[i]; i++)
+		p->events[k].f[i] = tep_find_field(ev, parser_known[k].fields[i]);
+	if (!p->events[k].common_pid || !p->events[k].f[0]) {
+		p->events[k].id = -1;
+		snprintf(p->error, sizeof(p->error), "format of %s lacks the fields sysptd reads",
+		         name);
+		return -EBADMSG;
+	}
+	if (parser_known[k].type == SPTD_SCHED_SWITCH &&
+	    !sptd_sched_state_map_init(&p->states, text))
+		sptd_sched_log(LOG_WARNING, "sched_switch format has no __print_flags for "
+		               "prev_state; using the Linux 4.14+ bit layout");
+	return 0;
+}
+
+/* ---- reading fields, bounds-checked -------------------------------------- */
+
+/* Integer field @f of a record of @size bytes; @def if absent or outside. */
+static long long field_num(const struct tep_format_field *f, const unsigned char *rec,
+                           int size, long long def)
+{
+	unsigned long long v;
+
+	if (!f || f->offset < 0 || f->size <= 0 || f->offset + f->size > size)
+		return def;
+	if (tep_read_number_field((struct tep_format_field *)f, rec, &v) != 0)
+		return def;
+	if (f->flags & TEP_FIELD_IS_SIGNED) {
+		switch (f->size) {
+		case 1: return (signed char)v;
+		case 2: return (short)v;
+		case 4: return (int)v;
+		default: return (long long)v;
+		}
+	}
+	return (long long)v;
+}
+
+/* String field (fixed char[N] or __data_loc) into @out, always terminated. */
+static void field_str(const struct tep_format_field *f, const unsigned char *rec,
+                      int size, char *out, size_t cap)
+{
+	long long off, len;
+	size_t n;
+
+	out[0] = '\0';
+	if (!f || f->offset < 0 || f->size <= 0 || f->offset + f->size > size)
+		return;
+	if (f->flags & TEP_FIELD_IS_DYNAMIC) {
+		unsigned int loc;
+
+		if (f->size != 4)
+			return;
+		memcpy(&loc, rec + f->offset, 4);
+		off = loc & 0xffff;
+		len = loc >> 16;
+		if (f->flags & TEP_FIELD_IS_RELATIVE)
+			off += f->offset + f->size;
+	} else {
+		off = f->offset;
+		len = f->size;
+	}
+	if (off < 0 || len < 0 || off + len > size)
+		return;
+	n = strnlen((const char *)rec + off, (size_t)len);
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(out, rec + off, n);
+	out[n] = '\0';
+}
+
+/* Fill @ev from the record of known event @pe; 0, or -EBADMSG if the record
+ * is too short for the fields that make it useful. */
+static int parse_record(struct sptd_sched_parser *p, const struct parser_event *pe,
+                        const unsigned char *rec, int size, struct sptd_sched_event *ev)
+{
+	struct tep_format_field *const *f = pe->f;
+
+	ev->type = pe->type;
+	ev->pid = (int)field_num(pe->common_pid, rec, size, -1);
+	if (f[0]->offset + f[0]->size > size)
+		return -EBADMSG;
+	switch (pe->type) {
+	case SPTD_SCHED_SWITCH:
+		field_str(f[0], rec, size, ev->u.sw.prev_comm, sizeof(ev->u.sw.prev_comm));
+		ev->u.sw.prev_tid = (int)field_num(f[1], rec, size, -1);
+		ev->u.sw.prev_prio = (int)field_num(f[2], rec, size, -1);
+		sptd_sched_state_format(&p->states,
+		                        (uint64_t)field_num(f[3], rec, size, 0),
+		                        ev->u.sw.prev_state);
+		field_str(f[4], rec, size, ev->u.sw.next_comm, sizeof(ev->u.sw.next_comm));
+		ev->u.sw.next_tid = (int)field_num(f[5], rec, size, -1);
+		ev->u.sw.next_prio = (int)field_num(f[6], rec, size, -1);
+		if (ev->u.sw.prev_tid < 0 || ev->u.sw.next_tid < 0)
+			return -EBADMSG;
+		break;
+	case SPTD_SCHED_WAKING:
+	case SPTD_SCHED_WAKEUP_NEW:
+		field_str(f[0], rec, size, ev->u.wake.comm, sizeof(ev->u.wake.comm));
+		ev->u.wake.tid = (int)field_num(f[1], rec, size, -1);
+		ev->u.wake.prio = (int)field_num(f[2], rec, size, -1);
+		ev->u.wake.target_cpu = (int)field_num(f[3], rec, size, -1);
+		if (ev->u.wake.tid < 0)
+			return -EBADMSG;
+		break;
+	case SPTD_SCHED_FORK:
+		ev->u.fork.parent_tid = (int)field_num(f[0], rec, size, -1);
+		ev->u.fork.child_tid = (int)field_num(f[1], rec, size, -1);
+		field_str(f[2], rec, size, ev->u.fork.child_comm, sizeof(ev->u.fork.child_comm));
+		break;
+	case SPTD_SCHED_EXIT:
+		ev->u.exit.tid = (int)field_num(f[0], rec, size, -1);
+		field_str(f[1], rec, size, ev->u.exit.comm, sizeof(ev->u.exit.comm));
+		break;
+	case SPTD_SCHED_IRQ_ENTRY:
+		ev->u.irq.irq = (int)field_num(f[0], rec, size, -1);
+		ev->u.irq.ret = -1;
+		field_str(f[1], rec, size, ev->u.irq.name, sizeof(ev->u.irq.name));
+		break;
+	case SPTD_SCHED_IRQ_EXIT:
+		ev->u.irq.irq = (int)field_num(f[0], rec, size, -1);
+		ev->u.irq.ret = (int)field_num(f[1], rec, size, -1);
+		break;
+	case SPTD_SCHED_SOFTIRQ_ENTRY:
+	case SPTD_SCHED_SOFTIRQ_EXIT:
+		ev->u.softirq.vec = (int)field_num(f[0], rec, size, -1);
+		break;
+	}
+	return 0;
+}
+
+/* ---- pages ---------------------------------------------------------------- */
+
+static unsigned int page_u32(const unsigned char *at)
+{
+	unsigned int v;
+
+	memcpy(&v, at, 4);
+	return v;
+}
+
+/* Walk the record headers the way kbuffer will and refuse any record that
+ * leaves [0, @size) of the data area or does not move forward.  @data has
+ * PAGE_SLACK readable bytes past @size, as kbuffer may read a padding
+ * header's length word there. */
+static int page_check_records(const unsigned char *data, unsigned long long size)
+{
+	unsigned long long curr = 0;
+
+	while (curr < size) {
+		unsigned int hdr, type_len;
+		long long length;
+		unsigned long long index, next;
+
+		if (curr + 4 > size)
+			return -EBADMSG;
+		hdr = page_u32(data + curr);
+		type_len = hdr & 31;
+		index = curr + 4;
+		switch (type_len) {
+		case 29:        /* padding: length in the next word */
+			length = (int)page_u32(data + index);
+			break;
+		case 30:        /* time extend */
+		case 31:        /* absolute time stamp */
+			index += 4;
+			length = 0;
+			break;
+		case 0:         /* big record: length word first */
+			length = ((long long)page_u32(data + index) - 4 + 3) & ~3LL;
+			index += 4;
+			break;
+		default:
+			length = type_len * 4;
+			break;
+		}
+		if (length < 0)
+			return -EBADMSG;
+		next = index + (unsigned long long)length;
+		if (next <= curr || next > 0xffffffffull)
+			return -EBADMSG;
+		if (next > size) {
+			if (type_len == 29)   /* padding to the end: kbuffer stops */
+				break;
+			return -EBADMSG;
+		}
+		curr = next;
+	}
+	return 0;
+}
+
+int sptd_sched_parser_parse_page(struct sptd_sched_parser *p, int cpu,
+                                 const void *page, size_t len,
+                                 sptd_sched_event_fn fn, void *ctx)
+{
+	unsigned long long commit, size, ts;
+	size_t start;
+	void *rec;
+	int count = 0, ret = 0;
+
+	if (!p || !page || cpu < 0 || len > (1u << 27))
+		return -EINVAL;
+	p->error[0] = '\0';
+	start = 8 + (size_t)p->long_size;
+	if (len < start)
+		return parser_fail(p, -EBADMSG, "page shorter than its header");
+	if (p->long_size == 8) {
+		memcpy(&commit, (const unsigned char *)page + 8, 8);
+	} else {
+		unsigned int c4;
+
+		memcpy(&c4, (const unsigned char *)page + 8, 4);
+		commit = c4;
+	}
+	size = commit & PAGE_COMMIT_MASK;
+	if (start + size > len ||
+	    ((commit & PAGE_MISSING_EVENTS) && (commit & PAGE_MISSING_STORED) &&
+	     start + size + (size_t)p->long_size > len))
+		return parser_fail(p, -EBADMSG, "page commit size beyond the page");
+	if (len + PAGE_SLACK > p->page_cap) {
+		unsigned char *bigger = realloc(p->page, len + PAGE_SLACK);
+
+		if (!bigger)
+			return -ENOMEM;
+		p->page = bigger;
+		p->page_cap = len + PAGE_SLACK;
+	}
+	memcpy(p->page, page, len);
+	memset(p->page + len, 0, PAGE_SLACK);
+	if (page_check_records(p->page + start, size) < 0)
+		return parser_fail(p, -EBADMSG, "record length runs past the committed data");
+	if (!p->kbuf) {
+		p->kbuf = kbuffer_alloc(p->long_size == 8 ? KBUFFER_LSIZE_8 : KBUFFER_LSIZE_4,
+		                        KBUFFER_ENDIAN_SAME_AS_HOST);
+		if (!p->kbuf)
+			return -ENOMEM;
+	}
+	if (kbuffer_load_subbuffer(p->kbuf, p->page) != 0)
+		return parser_fail(p, -EBADMSG, "kbuffer refused the page");
+	for (rec = kbuffer_read_event(p->kbuf, &ts); rec;
+	     rec = kbuffer_next_event(p->kbuf, &ts)) {
+		const unsigned char *r = rec;
+		int rsize = kbuffer_event_size(p->kbuf);
+		struct tep_record trec = { 0 };
+		struct sptd_sched_event ev;
+		const struct parser_event *pe = NULL;
+		int id, i;
+
+		if (r < p->page + start || rsize < 0 ||
+		    (size_t)(r - p->page) + (size_t)rsize > start + size)
+			return parser_fail(p, -EBADMSG, "record outside the committed data");
+		if (rsize < 2)
+			continue;
+		trec.data = (void *)rec;
+		trec.size = rsize;
+		trec.cpu = cpu;
+		trec.ts = ts;
+		id = tep_data_type(p->tep, &trec);
+		for (i = 0; i < PARSER_NKNOWN; i++)
+			if (p->events[i].id >= 0 && p->events[i].id == id)
+				pe = &p->events[i];
+		if (!pe)
+			continue;
+		memset(&ev, 0, sizeof(ev));
+		ev.ts = (int64_t)ts;
+		ev.cpu = cpu;
+		if (parse_record(p, pe, r, rsize, &ev) < 0)
+			return parser_fail(p, -EBADMSG, "record too short for its format");
+		count++;
+		if (fn) {
+			ret = fn(ctx, &ev);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	return count;
+}
