@@ -1,0 +1,36 @@
+/* symfile-local.h — the insides of struct sptd_dec_symfile (symfile.c),
+ * shared with demangle.c's helpers. */
+#ifndef SPTD_SYMFILE_LOCAL_H
+#define SPTD_SYMFILE_LOCAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sptd_dec.h"
+
+/* One PT_LOAD program header: what bias computation needs. */
+struct sptd_dec_symfile_load {
+	uint64_t vaddr;        /* p_vaddr */
+	uint64_t offset;       /* p_offset */
+	uint64_t filesz;       /* p_filesz */
+	uint32_t flags;        /* p_flags (PF_X preferred for code mappings) */
+};
+
+struct sptd_dec_symfile {
+	struct sptd_dec_sym *syms;  /* sorted by addr, one per address */
+	uint64_t *ends;             /* ends[i]: first address past syms[i]
+	                             * (addr + size, or the next symbol) */
+	size_t count;               /* entries in syms/ends */
+	char *names;                /* arena holding every name, NUL-separated */
+	char *build_id;             /* hex GNU build-id, NULL if none */
+	struct sptd_dec_symfile_load *loads; /* PT_LOAD headers in file order */
+	size_t nloads;              /* entries in loads */
+	int is_kallsyms;            /* addresses are kernel VAs; bias is 0 */
+};
+
+/* Demangle @mangled if it is a C++ or Rust legacy name; returns a malloc'd
+ * string the caller frees, or NULL when it is not mangled (or is Rust v0,
+ * left as is) or memory ran out. */
+char *sptd_dec_demangle_dup(const char *mangled);
+
+#endif /* SPTD_SYMFILE_LOCAL_H */

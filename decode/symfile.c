@@ -1,0 +1,475 @@
+/* symfile.c — function symbols of an ELF file or a kallsyms list, sorted
+ * for binary search, with the GNU build-id and the PT_LOAD headers that
+ * turn a mapping into a bias.
+ *
+ * Divisions: building the table (shared), ELF loading, kallsyms loading,
+ * lookup and bias.
+ *
+ * Rules: .symtab and .dynsym both feed one table; undefined and zero-address
+ * symbols are skipped; at one address only one symbol is kept (global over
+ * weak over local, a sized one over a size-0 one); a size-0 symbol reaches
+ * to the next symbol, but not past the end of its section (ELF) or 4 KiB
+ * (the last kallsyms symbol). */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sptd_dec.h"
+#include "symfile-local.h"
+
+/* How far a size-0 symbol with nothing after it may reach. */
+#define SYMFILE_LAST_REACH 4096
+
+/* ---- building the table --------------------------------------------------- */
+
+/* A symbol while the table is being built. */
+struct raw_sym {
+	uint64_t addr;          /* file address / kernel VA */
+	uint64_t size;          /* from the symbol table; 0 unknown */
+	uint64_t limit;         /* no symbol reaches past this (section end) */
+	size_t name_off;        /* offset of the name in the builder's arena */
+	int rank;               /* binding preference: higher wins at one address */
+};
+
+struct builder {
+	struct raw_sym *syms;   /* collected symbols, unsorted */
+	size_t count, cap;      /* used and allocated entries */
+	char *arena;            /* names, NUL-separated */
+	size_t arena_len, arena_cap; /* used and allocated bytes */
+};
+
+static void builder_fini(struct builder *b)
+{
+	free(b->syms);
+	free(b->arena);
+	memset(b, 0, sizeof(*b));
+}
+
+static int builder_add(struct builder *b, uint64_t addr, uint64_t size,
+                       uint64_t limit, const char *name, int rank)
+{
+	size_t n = strlen(name) + 1;
+	char *demangled = sptd_dec_demangle_dup(name);
+
+	if (demangled) {
+		name = demangled;
+		n = strlen(name) + 1;
+	}
+	if (b->count == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 1024;
+		struct raw_sym *syms = realloc(b->syms, cap * sizeof(*syms));
+
+		if (!syms)
+			goto nomem;
+		b->syms = syms;
+		b->cap = cap;
+	}
+	if (b->arena_len + n > b->arena_cap) {
+		size_t cap = b->arena_cap ? b->arena_cap * 2 : 16384;
+		char *arena;
+
+		while (cap < b->arena_len + n)
+			cap *= 2;
+		arena = realloc(b->arena, cap);
+		if (!arena)
+			goto nomem;
+		b->arena = arena;
+		b->arena_cap = cap;
+	}
+	memcpy(b->arena + b->arena_len, name, n);
+	b->syms[b->count++] = (struct raw_sym){
+		.addr = addr, .size = size, .limit = limit,
+		.name_off = b->arena_len, .rank = rank,
+	};
+	b->arena_len += n;
+	free(demangled);
+	return 0;
+nomem:
+	free(demangled);
+	return -ENOMEM;
+}
+
+/* Sort by address; at one address the preferred symbol comes first. */
+static int raw_sym_cmp(const void *a, const void *b)
+{
+	const struct raw_sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank > y->rank ? -1 : 1;
+	if ((x->size != 0) != (y->size != 0))
+		return x->size ? -1 : 1;
+	/* deterministic: the earlier-added name */
+	return x->name_off < y->name_off ? -1 : (x->name_off > y->name_off);
+}
+
+/* Turn the builder into @sf's table (the arena moves to @sf). */
+static int builder_finish(struct builder *b, struct sptd_dec_symfile *sf)
+{
+	size_t i, out = 0;
+
+	if (b->count)
+		qsort(b->syms, b->count, sizeof(*b->syms), raw_sym_cmp);
+	for (i = 0; i < b->count; i++)
+		if (i == 0 || b->syms[i].addr != b->syms[i - 1].addr)
+			b->syms[out++] = b->syms[i];
+	sf->syms = calloc(out ? out : 1, sizeof(*sf->syms));
+	sf->ends = calloc(out ? out : 1, sizeof(*sf->ends));
+	if (!sf->syms || !sf->ends)
+		return -ENOMEM;
+	for (i = 0; i < out; i++) {
+		const struct raw_sym *r = &b->syms[i];
+		uint64_t end;
+
+		if (r->size) {
+			end = r->addr + r->size;
+		} else {
+			end = i + 1 < out ? b->syms[i + 1].addr : r->addr + SYMFILE_LAST_REACH;
+			if (r->limit > r->addr && end > r->limit)
+				end = r->limit;
+			if (end <= r->addr)
+				end = r->addr + 1;
+		}
+		sf->syms[i].name = b->arena + r->name_off;
+		sf->syms[i].addr = r->addr;
+		sf->syms[i].size = r->size;
+		sf->ends[i] = end;
+	}
+	sf->count = out;
+	sf->names = b->arena;
+	b->arena = NULL;
+	return 0;
+}
+
+/* ---- ELF ------------------------------------------------------------------ */
+
+static int elf_add_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
+                           struct builder *b)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t i, n;
+	int ret;
+
+	if (!data || shdr->sh_entsize == 0)
+		return 0;
+	n = shdr->sh_size / shdr->sh_entsize;
+	for (i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Shdr target;
+		Elf_Scn *tscn;
+		const char *name;
+		uint64_t limit = 0;
+		int type, bind, rank;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		type = GELF_ST_TYPE(sym.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
+			continue;
+		name = elf_strptr(elf, shdr->sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		if (sym.st_shndx < SHN_LORESERVE) {
+			tscn = elf_getscn(elf, sym.st_shndx);
+			if (tscn && gelf_getshdr(tscn, &target))
+				limit = target.sh_addr + target.sh_size;
+		}
+		bind = GELF_ST_BIND(sym.st_info);
+		rank = bind == STB_GLOBAL ? 3 : bind == STB_WEAK ? 2 : 1;
+		ret = builder_add(b, sym.st_value, sym.st_size, limit, name, rank);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* Hex of the first NT_GNU_BUILD_ID note in @data, or NULL. */
+static char *elf_note_build_id(Elf_Data *data)
+{
+	size_t off = 0, name_off, desc_off, i;
+	GElf_Nhdr nhdr;
+
+	while (data && off < data->d_size &&
+	       (off = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
+		const unsigned char *desc;
+		char *hex;
+
+		if (nhdr.n_type != NT_GNU_BUILD_ID || nhdr.n_namesz != 4 ||
+		    memcmp((const char *)data->d_buf + name_off, "GNU", 4) != 0 ||
+		    nhdr.n_descsz == 0)
+			continue;
+		desc = (const unsigned char *)data->d_buf + desc_off;
+		hex = malloc(nhdr.n_descsz * 2 + 1);
+		if (!hex)
+			return NULL;
+		for (i = 0; i < nhdr.n_descsz; i++)
+			snprintf(hex + i * 2, 3, "%02x", desc[i]);
+		return hex;
+	}
+	return NULL;
+}
+
+static int elf_read_phdrs(Elf *elf, struct sptd_dec_symfile *sf)
+{
+	size_t n, i;
+
+	if (elf_getphdrnum(elf, &n) != 0 || n == 0)
+		return 0;
+	sf->loads = calloc(n, sizeof(*sf->loads));
+	if (!sf->loads)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			continue;
+		if (ph.p_type == PT_LOAD) {
+			sf->loads[sf->nloads++] = (struct sptd_dec_symfile_load){
+				.vaddr = ph.p_vaddr, .offset = ph.p_offset,
+				.filesz = ph.p_filesz, .flags = ph.p_flags,
+			};
+		} else if (ph.p_type == PT_NOTE && !sf->build_id) {
+			Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset,
+			                                   ph.p_filesz, ELF_T_NHDR);
+			sf->build_id = elf_note_build_id(d);
+		}
+	}
+	return 0;
+}
+
+int sptd_dec_symfile_load_elf(const char *path, struct sptd_dec_symfile **out)
+{
+	struct sptd_dec_symfile *sf = NULL;
+	struct builder b = { 0 };
+	Elf_Scn *scn = NULL;
+	Elf *elf = NULL;
+	int fd = -1, ret;
+
+	if (!path || !out)
+		return -EINVAL;
+	*out = NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EIO;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = -EBADMSG;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF)
+		goto out;
+	ret = -ENOMEM;
+	sf = calloc(1, sizeof(*sf));
+	if (!sf)
+		goto out;
+	ret = elf_read_phdrs(elf, sf);
+	if (ret < 0)
+		goto out;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+
+		if (!gelf_getshdr(scn, &shdr))
+			continue;
+		if (shdr.sh_type == SHT_SYMTAB || shdr.sh_type == SHT_DYNSYM) {
+			ret = elf_add_symbols(elf, scn, &shdr, &b);
+			if (ret < 0)
+				goto out;
+		} else if (shdr.sh_type == SHT_NOTE && !sf->build_id) {
+			sf->build_id = elf_note_build_id(elf_getdata(scn, NULL));
+		}
+	}
+	ret = builder_finish(&b, sf);
+	if (ret < 0)
+		goto out;
+	*out = sf;
+	sf = NULL;
+out:
+	builder_fini(&b);
+	sptd_dec_symfile_destroy(sf);
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+/* ---- kallsyms ------------------------------------------------------------- */
+
+/* "ffffffff81000000 T _stext" or "ffffffffc0a01000 t foo\t[mod]". */
+static int kallsyms_parse_line(char *line, uint64_t *addr, char *type, char **name)
+{
+	char *end, *p;
+
+	*addr = strtoull(line, &end, 16);
+	if (end == line || *end != ' ')
+		return -1;
+	p = end + 1;
+	if (!*p || p[1] != ' ')
+		return -1;
+	*type = *p;
+	p += 2;
+	end = p + strcspn(p, "\t \n");
+	*end = '\0';
+	if (!*p)
+		return -1;
+	*name = p;
+	return 0;
+}
+
+int sptd_dec_symfile_load_kallsyms(const char *path, struct sptd_dec_symfile **out)
+{
+	struct sptd_dec_symfile *sf = NULL;
+	struct builder b = { 0 };
+	char line[1024];
+	FILE *f = NULL;
+	size_t i, zero = 0;
+	int ret;
+
+	if (!path || !out)
+		return -EINVAL;
+	*out = NULL;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	ret = -ENOMEM;
+	sf = calloc(1, sizeof(*sf));
+	if (!sf)
+		goto out;
+	sf->is_kallsyms = 1;
+	while (fgets(line, sizeof(line), f)) {
+		uint64_t addr;
+		char type, *name;
+
+		if (kallsyms_parse_line(line, &addr, &type, &name) < 0)
+			continue;
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		if (addr == 0) {
+			zero++;
+			continue;
+		}
+		ret = builder_add(&b, addr, 0, 0, name,
+		                  type == 'T' ? 3 : type == 'W' || type == 'w' ? 2 : 1);
+		if (ret < 0)
+			goto out;
+	}
+	if (ferror(f)) {
+		ret = -EIO;
+		goto out;
+	}
+	/* kptr_restrict (or not root): every address reads as 0. */
+	ret = -EACCES;
+	if (b.count == 0 && zero > 0)
+		goto out;
+	ret = builder_finish(&b, sf);
+	if (ret < 0)
+		goto out;
+	/* kallsyms has no sizes: each symbol reaches to the next one. */
+	for (i = 0; i + 1 < sf->count; i++)
+		sf->syms[i].size = sf->ends[i] - sf->syms[i].addr;
+	*out = sf;
+	sf = NULL;
+out:
+	builder_fini(&b);
+	sptd_dec_symfile_destroy(sf);
+	if (f)
+		fclose(f);
+	return ret;
+}
+
+/* ---- queries -------------------------------------------------------------- */
+
+const char *sptd_dec_symfile_build_id(const struct sptd_dec_symfile *sf)
+{
+	return sf ? sf->build_id : NULL;
+}
+
+size_t sptd_dec_symfile_count(const struct sptd_dec_symfile *sf)
+{
+	return sf ? sf->count : 0;
+}
+
+int sptd_dec_symfile_lookup(const struct sptd_dec_symfile *sf, uint64_t addr,
+                            struct sptd_dec_sym *sym)
+{
+	size_t lo = 0, hi, i;
+
+	if (!sf || !sym)
+		return -EINVAL;
+	hi = sf->count;
+	/* first symbol with start > addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sf->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* The closest start at or below addr usually contains it; a few steps
+	 * back find an enclosing function when a small one sits inside it. */
+	for (i = lo; i > 0 && lo - i < 4; i--) {
+		if (addr < sf->ends[i - 1]) {
+			*sym = sf->syms[i - 1];
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int sptd_dec_symfile_bias(const struct sptd_dec_symfile *sf, uint64_t map_start,
+                          uint64_t pgoff, int64_t *bias)
+{
+	const struct sptd_dec_symfile_load *best = NULL;
+	int best_score = -1;
+	long page_size = sysconf(_SC_PAGESIZE);
+	uint64_t page = page_size > 0 ? (uint64_t)page_size : 4096;
+	size_t i;
+
+	if (!sf || !bias)
+		return -EINVAL;
+	if (sf->is_kallsyms) {
+		*bias = 0;
+		return 0;
+	}
+	/* A segment is mapped from its offset rounded down to a page, so a
+	 * mapping's pgoff may lie before p_offset; where two segments share a
+	 * page, the executable one and the one starting in pgoff's page win
+	 * (callers map code). */
+	for (i = 0; i < sf->nloads; i++) {
+		const struct sptd_dec_symfile_load *l = &sf->loads[i];
+		uint64_t first = l->offset & ~(page - 1);
+		int score;
+
+		if (pgoff < first || pgoff >= l->offset + (l->filesz ? l->filesz : 1))
+			continue;
+		score = ((l->flags & PF_X) ? 2 : 0) + (first == pgoff ? 1 : 0);
+		if (score > best_score) {
+			best = l;
+			best_score = score;
+		}
+	}
+	if (!best)
+		return -ENOENT;
+	*bias = (int64_t)(map_start - (best->vaddr - best->offset + pgoff));
+	return 0;
+}
+
+void sptd_dec_symfile_destroy(struct sptd_dec_symfile *sf)
+{
+	if (!sf)
+		return;
+	free(sf->syms);
+	free(sf->ends);
+	free(sf->names);
+	free(sf->build_id);
+	free(sf->loads);
+	free(sf);
+}
