@@ -27,8 +27,21 @@
  *   -EBADMSG open: not an incident file, or corrupt (see sptd_store_errmsg)
  *   -EPROTO  open: written by a newer sysptd (schema version too new)
  *   -ENOSPC  disk full (the transaction is rolled back on destroy)
- *   -EROFS   a write on a store opened read-only
+ *   -EROFS   a write on a store opened read-only, or after commit
+ *   -EBUSY   open(writable)/commit: another process holds the file's lock
  *   -EIO     any other SQLite failure (see sptd_store_errmsg)
+ * After a failure that ends the transaction (-ENOSPC, -EIO, -ENOMEM) every
+ * later add and commit returns the same error: destroy the store.  A
+ * rejected row (-EINVAL: bad argument, duplicate id) is not fatal.
+ *
+ * Arguments: ts may be any int64; dur must be >= 0 (-EINVAL otherwise: a
+ * slice open at the end is closed at the window end and flagged); a cpu
+ * column that is not nullable rejects cpu < 0.  Name-like strings (process,
+ * thread, irq, softirq names, trigger detail, comm) may be NULL and store
+ * NULL; identifying strings (meta key/value, trigger kind, state, slice
+ * kind, dso path, symbol name, gap reason, stat name, format name/text) may
+ * not.  uint64 values (addresses, sizes) are stored as their int64 two's
+ * complement: read them back with sptd_store_column_int and cast.
  */
 #ifndef SPTD_STORE_H
 #define SPTD_STORE_H
@@ -49,24 +62,31 @@ struct sptd_store_stmt;
 /* --- lifetime ----------------------------------------------------------- */
 
 /* Create a new incident at @path (see top of file).  *out is freed with
- * sptd_store_destroy(). */
+ * sptd_store_destroy(); on failure *out is NULL and the reason is in
+ * sptd_store_errmsg(NULL).  Writes meta schema_version. */
 int sptd_store_create(const char *path, struct sptd_store **out);
 
 /* Open an existing incident: read-only (@writable 0: query, export) or for
  * update in one transaction (@writable 1: decode).  Checks that the file is
- * an incident of a schema this build understands. */
+ * an incident of a schema this build understands.  On failure *out is NULL
+ * and the reason is in sptd_store_errmsg(NULL). */
 int sptd_store_open(const char *path, int writable, struct sptd_store **out);
 
 /* Commit the transaction; for a created store also fsync and rename into
- * place.  After commit only reads are allowed. */
+ * place (-EEXIST if PATH appeared meanwhile: nothing is replaced, destroy
+ * removes the temporary file).  After commit only reads are allowed, and
+ * other processes may read the file.  -EROFS on a read-only store, -EINVAL
+ * when already committed. */
 int sptd_store_commit(struct sptd_store *st);
 
 /* Roll back whatever is uncommitted, remove a created store's temporary
- * file, close and free.  Accepts NULL. */
+ * file, close and free.  Accepts NULL.  Statements still prepared on @st
+ * stop working (step returns -EINVAL) but must still be finalized. */
 void sptd_store_destroy(struct sptd_store *st);
 
-/* Human-readable detail of the last failure on @st ("" if none).  Valid
- * until the next call on @st. */
+/* Human-readable detail of the last failure on @st ("" if none); it names
+ * what failed and the file.  Valid until the next call on @st.  With @st
+ * NULL: the last failed sptd_store_create/open of the calling thread. */
 const char *sptd_store_errmsg(const struct sptd_store *st);
 
 /* The path the store will have (created) or has (opened). */
@@ -74,21 +94,26 @@ const char *sptd_store_path(const struct sptd_store *st);
 
 /* --- meta ---------------------------------------------------------------- */
 
+/* Set (or replace) @key.  "schema_version" belongs to the store: -EINVAL. */
 int sptd_store_meta_set(struct sptd_store *st, const char *key, const char *value);
+/* Set @key to @value in decimal. */
 int sptd_store_meta_set_int(struct sptd_store *st, const char *key, int64_t value);
 /* Copies the value into @buf (always NUL-terminated, truncated to @len);
  * returns its full length, -ENOENT if the key is absent. */
 int sptd_store_meta_get(struct sptd_store *st, const char *key, char *buf, size_t len);
+/* -ENOENT if absent, -EINVAL if the value is not a decimal integer. */
 int sptd_store_meta_get_int(struct sptd_store *st, const char *key, int64_t *value);
 
 /* --- derived tables ------------------------------------------------------ */
 
+/* @cpu < 0 stores NULL (not tied to a CPU); @detail may be NULL. */
 int sptd_store_trigger_add(struct sptd_store *st, int64_t ts, int cpu,
                            const char *kind, const char *detail);
-/* @cmdline may be NULL. */
+/* @upid >= 0 (caller-chosen key); @name and @cmdline may be NULL. */
 int sptd_store_process_add(struct sptd_store *st, int64_t upid, int pid,
                            const char *name, const char *cmdline);
-/* @upid < 0 stores NULL (process unknown). */
+/* @utid >= 0 (caller-chosen key); @upid < 0 stores NULL (process
+ * unknown); @name may be NULL. */
 int sptd_store_thread_add(struct sptd_store *st, int64_t utid, int tid,
                           int64_t upid, const char *name);
 /* @end_state: kernel letter(s) as ftrace prints prev_state ("R", "R+", "S",
@@ -118,7 +143,8 @@ int sptd_store_softirq_slice_add(struct sptd_store *st, int64_t ts, int64_t dur,
 #define SPTD_SLICE_F_TAILCALL        0x8 /* entered by a jump that replaced the caller's frame */
 #define SPTD_SLICE_F_NO_TIME        0x10 /* trace had no timing packets: ts is order, not time */
 
-/* @parent_id < 0 and @symbol_id < 0 store NULL. */
+/* @id, @depth >= 0; @kind one of SPTD_SLICE_* (-EINVAL otherwise);
+ * @parent_id < 0 and @symbol_id < 0 store NULL. */
 int sptd_store_slice_add(struct sptd_store *st, int64_t id, int64_t ts, int64_t dur,
                          int cpu, int64_t utid, int depth, int64_t parent_id,
                          int64_t symbol_id, const char *kind, int flags);
@@ -129,6 +155,7 @@ int sptd_store_dso_add(struct sptd_store *st, int64_t id, const char *path,
  * files, kernel virtual address for the kernel). */
 int sptd_store_symbol_add(struct sptd_store *st, int64_t id, const char *name,
                           int64_t dso_id, uint64_t addr, uint64_t size);
+/* @callsite_id < 0 stores NULL (no stack). */
 int sptd_store_sample_add(struct sptd_store *st, int64_t ts, int cpu,
                           int64_t utid, int64_t callsite_id);
 /* One frame of a call stack; @parent_id < 0 for a root frame (outermost
@@ -195,10 +222,13 @@ enum sptd_store_type {
 
 /* Compile one SQL statement.  On a read-only store only statements that do
  * not write are accepted (-EROFS otherwise, with the reason in errmsg);
- * a syntax error is -EINVAL with SQLite's message in errmsg. */
+ * a syntax error is -EINVAL with SQLite's message in errmsg.  More than one
+ * statement, BEGIN/COMMIT/SAVEPOINT and ATTACH/DETACH are -EINVAL (the store
+ * owns the transaction).  Free with sptd_store_finalize(). */
 int sptd_store_prepare(struct sptd_store *st, const char *sql,
                        struct sptd_store_stmt **out);
-/* Bind parameter @idx (1-based). */
+/* Bind parameter @idx (1-based; -EINVAL out of range or while the statement
+ * is running: reset it first).  Text is copied; NULL text binds NULL. */
 int sptd_store_bind_int(struct sptd_store_stmt *stmt, int idx, int64_t value);
 int sptd_store_bind_text(struct sptd_store_stmt *stmt, int idx, const char *value);
 /* 1: a row is ready; 0: done; < 0: error (-EIO, -EBADMSG on corruption). */
@@ -211,12 +241,14 @@ int64_t sptd_store_column_int(struct sptd_store_stmt *stmt, int col);
 double sptd_store_column_double(struct sptd_store_stmt *stmt, int col);
 /* Borrowed: valid until the next step/reset/finalize of @stmt.  NULL for NULL. */
 const char *sptd_store_column_text(struct sptd_store_stmt *stmt, int col);
+/* Borrowed like column_text; NULL for NULL, a non-NULL pointer with *len 0
+ * for an empty blob.  Column accessors return 0/NULL for a bad @col. */
 const void *sptd_store_column_blob(struct sptd_store_stmt *stmt, int col, size_t *len);
 /* Accepts NULL. */
 void sptd_store_finalize(struct sptd_store_stmt *stmt);
 
 /* Convenience for one-value queries ("SELECT count(*) ..."): -ENOENT when
- * no row. */
+ * no row or the value is NULL. */
 int sptd_store_query_int(struct sptd_store *st, const char *sql, int64_t *value);
 
 /* List of the names of all incident tables in schema order (NULL-terminated),

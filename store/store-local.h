@@ -1,0 +1,148 @@
+/* store-local.h — what the store/ units share: the store object, the table
+ * catalogue and the error helpers.  Only store/ includes this (and
+ * sqlite3.h). */
+#ifndef SPTD_STORE_LOCAL_H
+#define SPTD_STORE_LOCAL_H
+
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sptd_store.h"
+
+/* Every incident table, in schema order (derived, then raw).  The order is
+ * the order of sptd_store_tables() and of the insert statement cache. */
+enum sptd_store_table_id {
+	SPTD_STORE_T_META,
+	SPTD_STORE_T_TRIGGER,
+	SPTD_STORE_T_PROCESS,
+	SPTD_STORE_T_THREAD,
+	SPTD_STORE_T_SCHED_SLICE,
+	SPTD_STORE_T_THREAD_STATE,
+	SPTD_STORE_T_IRQ_SLICE,
+	SPTD_STORE_T_SOFTIRQ_SLICE,
+	SPTD_STORE_T_SLICE,
+	SPTD_STORE_T_SYMBOL,
+	SPTD_STORE_T_DSO,
+	SPTD_STORE_T_SAMPLE,
+	SPTD_STORE_T_CALLSITE,
+	SPTD_STORE_T_GAP,
+	SPTD_STORE_T_STATS,
+	SPTD_STORE_T_RAW_FTRACE_PAGE,
+	SPTD_STORE_T_RAW_FTRACE_FORMAT,
+	SPTD_STORE_T_RAW_SAMPLE,
+	SPTD_STORE_T_RAW_TASK,
+	SPTD_STORE_T_RAW_MMAP,
+	SPTD_STORE_T_RAW_PT,
+	SPTD_STORE_T_RAW_SIDEBAND,
+	SPTD_STORE_T_RAW_IMAGE,
+	SPTD_STORE_T_RAW_SWITCH,
+	SPTD_STORE_T_COUNT
+};
+
+/* One table of the schema. */
+struct sptd_store_table_def {
+	const char *name;     /* table name as in docs/SCHEMA.md */
+	const char *columns;  /* column list of its CREATE TABLE */
+	int ncols;            /* number of columns: parameters of its INSERT */
+	int replace;          /* keyed map: INSERT OR REPLACE (meta, formats) */
+	int clearable;        /* derived table that decode may clear and refill */
+};
+
+/* The open incident. */
+struct sptd_store {
+	sqlite3 *db;              /* the connection; NULL once closed */
+	char *path;               /* final path: where the incident is (will be) */
+	char *tmp_path;           /* created store until committed: the temp file */
+	int writable;             /* 1 while rows may be added (open txn) */
+	int in_txn;               /* 1 while our transaction is open */
+	int created;              /* made by sptd_store_create (rename on commit) */
+	int committed;            /* sptd_store_commit succeeded: reads only */
+	int fatal;                /* < 0: an earlier failure ended the transaction */
+	char fatal_msg[1024];      /* what that failure was */
+	sqlite3_stmt *insert[SPTD_STORE_T_COUNT]; /* cached INSERT, prepared lazily */
+	sqlite3_stmt *meta_get;   /* cached SELECT of one meta value */
+	struct sptd_store_stmt *stmts; /* caller statements still alive */
+	uint64_t *le_buf;         /* scratch for byte-swapping callchains (BE hosts) */
+	size_t le_cap;            /* entries le_buf holds */
+	char errmsg[1024];        /* detail of the last failure */
+};
+
+/* A caller's statement (sptd_store_prepare). */
+struct sptd_store_stmt {
+	sqlite3_stmt *stmt;          /* NULL once the store was destroyed */
+	struct sptd_store *st;       /* owner; NULL once destroyed */
+	struct sptd_store_stmt *prev; /* links in st->stmts */
+	struct sptd_store_stmt *next;
+};
+
+/* --- store_schema.c ------------------------------------------------------ */
+
+/* The table catalogue, SPTD_STORE_T_COUNT entries. */
+extern const struct sptd_store_table_def sptd_store_table_defs[SPTD_STORE_T_COUNT];
+
+/* CREATE every table (inside the open transaction). */
+int sptd_store_schema_create(struct sptd_store *st);
+/* CREATE INDEX IF NOT EXISTS for every index of docs/SCHEMA.md. */
+int sptd_store_schema_index(struct sptd_store *st);
+/* Check that every table exists in an opened file: -EBADMSG if not. */
+int sptd_store_schema_check(struct sptd_store *st);
+/* Look a table up by name: its id, or -1. */
+int sptd_store_table_find(const char *name);
+
+/* --- store_err.c --------------------------------------------------------- */
+
+/* Record a failure on @st ("" prefix-free printf): returns @err. */
+int sptd_store_fail(struct sptd_store *st, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Translate SQLite result @rc after doing @what into a negative errno and a
+ * message naming @what, the file and SQLite's reason.  Marks the store
+ * unusable when the failure ended the transaction. */
+int sptd_store_fail_sqlite(struct sptd_store *st, int rc, const char *what);
+/* The errno for SQLite result @rc (no message). */
+int sptd_store_errno_of(sqlite3 *db, int rc);
+/* Mark the transaction as ended by failure @err (message in errmsg). */
+void sptd_store_mark_fatal(struct sptd_store *st, int err);
+/* Run @sql (no rows expected) and translate a failure. */
+int sptd_store_exec(struct sptd_store *st, const char *sql, const char *what);
+/* Record a failure of create/open for sptd_store_errmsg(NULL). */
+void sptd_store_set_open_error(const char *msg);
+/* Common checks before adding a row: -EINVAL, -EROFS, or the sticky error. */
+int sptd_store_writable_check(struct sptd_store *st, const char *what);
+
+/* --- store_rows.c -------------------------------------------------------- */
+
+/* Argument checks shared by the add functions: -EINVAL with @reason. */
+#define SPTD_STORE_REQUIRE(st, cond, what, reason)                               \
+	do {                                                                     \
+		if (!(st))                                                       \
+			return -EINVAL;                                          \
+		if (!(cond))                                                     \
+			return sptd_store_fail((st), -EINVAL, "%s: %s", (what),  \
+			                       (reason));                        \
+	} while (0)
+
+/* The cached INSERT of @table, prepared on first use, after the writable
+ * checks; NULL after a failure (recorded on @st, returned through @ret). */
+sqlite3_stmt *sptd_store_row_begin(struct sptd_store *st, int table, const char *what,
+                                   int *ret);
+/* Step the bound INSERT and make it ready for the next row. */
+int sptd_store_row_end(struct sptd_store *st, sqlite3_stmt *ins, const char *what);
+/* Bind @v, or NULL where @v < 0 means "unknown". */
+void sptd_store_bind_opt(sqlite3_stmt *s, int idx, int64_t v);
+/* Bind a string (step copies it), NULL for NULL. */
+void sptd_store_bind_str(sqlite3_stmt *s, int idx, const char *v);
+/* Bind bytes; an empty blob is a zero-length BLOB, not NULL. */
+int sptd_store_bind_bytes(struct sptd_store *st, sqlite3_stmt *s, int idx,
+                          const void *data, size_t len, const char *what);
+
+/* Finalize the cached statements (before closing the connection). */
+void sptd_store_rows_release(struct sptd_store *st);
+
+/* --- store_query.c ------------------------------------------------------- */
+
+/* Detach every caller statement from @st (before the connection closes). */
+void sptd_store_stmts_release(struct sptd_store *st);
+
+#endif /* SPTD_STORE_LOCAL_H */

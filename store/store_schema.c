@@ -1,0 +1,199 @@
+/* store_schema.c — the tables and indexes of the incident file
+ * (docs/SCHEMA.md), their creation, and clearing derived tables. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "store-local.h"
+
+const struct sptd_store_table_def sptd_store_table_defs[SPTD_STORE_T_COUNT] = {
+	[SPTD_STORE_T_META] = { "meta",
+		"key TEXT PRIMARY KEY, value TEXT", 2, 1, 0 },
+	[SPTD_STORE_T_TRIGGER] = { "trigger",
+		"id INTEGER PRIMARY KEY, ts INT, cpu INT, kind TEXT, detail TEXT", 5, 0, 0 },
+	[SPTD_STORE_T_PROCESS] = { "process",
+		"upid INTEGER PRIMARY KEY, pid INT, name TEXT, cmdline TEXT", 4, 0, 1 },
+	[SPTD_STORE_T_THREAD] = { "thread",
+		"utid INTEGER PRIMARY KEY, tid INT, upid INT NULL, name TEXT", 4, 0, 1 },
+	[SPTD_STORE_T_SCHED_SLICE] = { "sched_slice",
+		"id INTEGER PRIMARY KEY, ts INT, dur INT, cpu INT, utid INT, "
+		"end_state TEXT NULL, priority INT", 7, 0, 1 },
+	[SPTD_STORE_T_THREAD_STATE] = { "thread_state",
+		"id INTEGER PRIMARY KEY, ts INT, dur INT, utid INT, state TEXT, "
+		"cpu INT NULL, waker_utid INT NULL", 7, 0, 1 },
+	[SPTD_STORE_T_IRQ_SLICE] = { "irq_slice",
+		"id INTEGER PRIMARY KEY, ts INT, dur INT, cpu INT, irq INT, name TEXT, "
+		"ret INT", 7, 0, 1 },
+	[SPTD_STORE_T_SOFTIRQ_SLICE] = { "softirq_slice",
+		"id INTEGER PRIMARY KEY, ts INT, dur INT, cpu INT, vec INT, name TEXT", 6, 0, 1 },
+	[SPTD_STORE_T_SLICE] = { "slice",
+		"id INTEGER PRIMARY KEY, ts INT, dur INT, cpu INT, utid INT, depth INT, "
+		"parent_id INT NULL, symbol_id INT NULL, kind TEXT, flags INT", 10, 0, 1 },
+	[SPTD_STORE_T_SYMBOL] = { "symbol",
+		"id INTEGER PRIMARY KEY, name TEXT, dso_id INT, addr INT, size INT", 5, 0, 0 },
+	[SPTD_STORE_T_DSO] = { "dso",
+		"id INTEGER PRIMARY KEY, path TEXT, build_id TEXT NULL", 3, 0, 0 },
+	[SPTD_STORE_T_SAMPLE] = { "sample",
+		"id INTEGER PRIMARY KEY, ts INT, cpu INT, utid INT, callsite_id INT", 5, 0, 1 },
+	[SPTD_STORE_T_CALLSITE] = { "callsite",
+		"id INTEGER PRIMARY KEY, parent_id INT NULL, depth INT, symbol_id INT NULL, "
+		"addr INT", 5, 0, 1 },
+	[SPTD_STORE_T_GAP] = { "gap",
+		"id INTEGER PRIMARY KEY, ts INT, dur INT, cpu INT NULL, reason TEXT", 5, 0, 1 },
+	[SPTD_STORE_T_STATS] = { "stats",
+		"name TEXT, cpu INT NULL, value INT", 3, 0, 1 },
+	[SPTD_STORE_T_RAW_FTRACE_PAGE] = { "raw_ftrace_page",
+		"cpu INT, seq INT, data BLOB", 3, 0, 0 },
+	[SPTD_STORE_T_RAW_FTRACE_FORMAT] = { "raw_ftrace_format",
+		"name TEXT PRIMARY KEY, text TEXT", 2, 1, 0 },
+	[SPTD_STORE_T_RAW_SAMPLE] = { "raw_sample",
+		"ts INT, cpu INT, pid INT, tid INT, callchain BLOB", 5, 0, 0 },
+	[SPTD_STORE_T_RAW_TASK] = { "raw_task",
+		"pid INT, tid INT, comm TEXT, cmdline TEXT NULL", 4, 0, 0 },
+	[SPTD_STORE_T_RAW_MMAP] = { "raw_mmap",
+		"pid INT, start INT, end INT, pgoff INT, dso_id INT, bias INT", 6, 0, 0 },
+	[SPTD_STORE_T_RAW_PT] = { "raw_pt",
+		"cpu INT, seq INT, data BLOB", 3, 0, 0 },
+	[SPTD_STORE_T_RAW_SIDEBAND] = { "raw_sideband",
+		"cpu INT, seq INT, data BLOB", 3, 0, 0 },
+	[SPTD_STORE_T_RAW_IMAGE] = { "raw_image",
+		"dso_id INT, addr INT, data BLOB", 3, 0, 0 },
+	[SPTD_STORE_T_RAW_SWITCH] = { "raw_switch",
+		"ts INT, cpu INT, prev_tid INT, next_tid INT, next_comm TEXT", 5, 0, 0 },
+};
+
+/* One index of docs/SCHEMA.md. */
+struct sptd_store_index_def {
+	const char *name;  /* index name */
+	int table;         /* enum sptd_store_table_id it belongs to */
+	const char *cols;  /* indexed columns */
+};
+
+static const struct sptd_store_index_def index_defs[] = {
+	{ "sched_slice_cpu_ts", SPTD_STORE_T_SCHED_SLICE, "cpu, ts" },
+	{ "sched_slice_utid", SPTD_STORE_T_SCHED_SLICE, "utid" },
+	{ "thread_state_utid_ts", SPTD_STORE_T_THREAD_STATE, "utid, ts" },
+	{ "slice_utid_ts", SPTD_STORE_T_SLICE, "utid, ts" },
+	{ "slice_parent_id", SPTD_STORE_T_SLICE, "parent_id" },
+	{ "sample_ts", SPTD_STORE_T_SAMPLE, "ts" },
+	{ "callsite_parent_id", SPTD_STORE_T_CALLSITE, "parent_id" },
+	{ "symbol_dso_addr", SPTD_STORE_T_SYMBOL, "dso_id, addr" },
+};
+
+#define N_INDEXES (sizeof(index_defs) / sizeof(index_defs[0]))
+
+/* Names for sptd_store_tables(), NULL-terminated. */
+static const char *const table_names[SPTD_STORE_T_COUNT + 1] = {
+	"meta", "trigger", "process", "thread", "sched_slice", "thread_state",
+	"irq_slice", "softirq_slice", "slice", "symbol", "dso", "sample",
+	"callsite", "gap", "stats", "raw_ftrace_page", "raw_ftrace_format",
+	"raw_sample", "raw_task", "raw_mmap", "raw_pt", "raw_sideband",
+	"raw_image", "raw_switch", NULL
+};
+
+const char *const *sptd_store_tables(void)
+{
+	return table_names;
+}
+
+int sptd_store_table_find(const char *name)
+{
+	if (!name)
+		return -1;
+	for (int i = 0; i < SPTD_STORE_T_COUNT; i++)
+		if (strcmp(sptd_store_table_defs[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+int sptd_store_schema_create(struct sptd_store *st)
+{
+	char sql[512];
+	int ret = 0;
+
+	for (int i = 0; i < SPTD_STORE_T_COUNT && ret >= 0; i++) {
+		const struct sptd_store_table_def *t = &sptd_store_table_defs[i];
+
+		/* "trigger" is an SQL keyword: quote every name. */
+		snprintf(sql, sizeof(sql), "CREATE TABLE \"%s\" (%s)", t->name, t->columns);
+		ret = sptd_store_exec(st, sql, "creating the schema");
+	}
+	return ret;
+}
+
+int sptd_store_schema_index(struct sptd_store *st)
+{
+	char sql[256];
+	int ret = 0;
+
+	for (size_t i = 0; i < N_INDEXES && ret >= 0; i++) {
+		const struct sptd_store_index_def *ix = &index_defs[i];
+
+		snprintf(sql, sizeof(sql), "CREATE INDEX IF NOT EXISTS \"%s\" ON \"%s\" (%s)",
+		         ix->name, sptd_store_table_defs[ix->table].name, ix->cols);
+		ret = sptd_store_exec(st, sql, "creating the indexes");
+	}
+	return ret;
+}
+
+int sptd_store_schema_check(struct sptd_store *st)
+{
+	sqlite3_stmt *q = NULL;
+	int ret = 0, rc;
+
+	rc = sqlite3_prepare_v2(st->db,
+	                        "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+	                        -1, &q, NULL);
+	if (rc != SQLITE_OK) {
+		ret = sptd_store_fail_sqlite(st, rc, "reading the schema");
+		goto out;
+	}
+	for (int i = 0; i < SPTD_STORE_T_COUNT; i++) {
+		sqlite3_bind_text(q, 1, sptd_store_table_defs[i].name, -1, SQLITE_STATIC);
+		rc = sqlite3_step(q);
+		if (rc == SQLITE_DONE) {
+			ret = sptd_store_fail(st, -EBADMSG,
+			                      "%s is not a complete sysptd incident (no table %s): "
+			                      "it was damaged or written by something else",
+			                      st->path, sptd_store_table_defs[i].name);
+			goto out;
+		}
+		if (rc != SQLITE_ROW) {
+			ret = sptd_store_fail_sqlite(st, rc, "reading the schema");
+			goto out;
+		}
+		sqlite3_reset(q);
+	}
+out:
+	sqlite3_finalize(q);
+	return ret;
+}
+
+int sptd_store_table_clear(struct sptd_store *st, const char *table)
+{
+	char sql[160];
+	int id, ret;
+
+	ret = sptd_store_writable_check(st, "clearing a table");
+	if (ret < 0)
+		return ret;
+	id = sptd_store_table_find(table);
+	if (id < 0 || !sptd_store_table_defs[id].clearable)
+		return sptd_store_fail(st, -EINVAL,
+		                       "cannot clear table '%s': only derived tables (process, "
+		                       "thread, sched_slice, thread_state, irq_slice, "
+		                       "softirq_slice, slice, sample, callsite, gap, stats) "
+		                       "are rebuilt", table ? table : "(null)");
+	/* Refilling without the table's indexes is faster; commit puts them
+	 * back (sptd_store_schema_index). */
+	for (size_t i = 0; i < N_INDEXES; i++) {
+		if (index_defs[i].table != id)
+			continue;
+		snprintf(sql, sizeof(sql), "DROP INDEX IF EXISTS \"%s\"", index_defs[i].name);
+		ret = sptd_store_exec(st, sql, "clearing a table");
+		if (ret < 0)
+			return ret;
+	}
+	snprintf(sql, sizeof(sql), "DELETE FROM \"%s\"", table);
+	return sptd_store_exec(st, sql, "clearing a table");
+}

@@ -1,0 +1,81 @@
+/* test_store_diskfull.c — incidents written onto a 1 MiB tmpfs mounted by
+ * the test: the store reports -ENOSPC with a message saying so, stays
+ * failed, and leaves neither PATH nor its temporary file behind.  Needs root
+ * (mount); skips otherwise. */
+#include <dirent.h>
+#include <errno.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "sptd_store.h"
+#include "sptd_test.h"
+
+static unsigned char chunk[64 * 1024];
+
+static int files_in(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, ".."))
+			n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Write @chunks chunks of PT (64 KiB each) into @dir: fewer than SQLite's
+ * page cache holds fail at commit, more fail while rows are added. */
+static void fill(const char *dir, int chunks)
+{
+	struct sptd_store *st = NULL;
+	char path[128];
+	struct stat sb;
+	int ret = 0, i;
+
+	snprintf(path, sizeof(path), "%s/full%d.db", dir, chunks);
+	CHECK_INT(sptd_store_create(path, &st), 0);
+	if (!st)
+		return;
+	for (i = 0; i < chunks && ret == 0; i++)
+		ret = sptd_store_raw_pt_add(st, 0, i, chunk, sizeof(chunk));
+	printf("%d chunks: %s after %d\n", chunks, ret ? "add failed" : "adds worked", i);
+	if (ret == 0)
+		ret = sptd_store_commit(st);
+	CHECK_INT(ret, -ENOSPC);
+	printf("  %s\n", sptd_store_errmsg(st));
+	CHECK(strstr(sptd_store_errmsg(st), "disk full") != NULL);
+	CHECK(strstr(sptd_store_errmsg(st), "nothing was written to") != NULL);
+	CHECK(strstr(sptd_store_errmsg(st), path) != NULL);
+	/* the failure is sticky: no later row or commit pretends to work */
+	CHECK_INT(sptd_store_raw_pt_add(st, 0, 999, chunk, 16), -ENOSPC);
+	CHECK_INT(sptd_store_commit(st), -ENOSPC);
+	CHECK(stat(path, &sb) < 0 && errno == ENOENT);
+	sptd_store_destroy(st);
+	CHECK(stat(path, &sb) < 0 && errno == ENOENT);
+	CHECK_INT(files_in(dir), 0);
+}
+
+int main(void)
+{
+	char dir[64];
+
+	SPTD_REQUIRE_ROOT();
+	snprintf(dir, sizeof(dir), "/tmp/sptd-store-full-XXXXXX");
+	if (!mkdtemp(dir))
+		SPTD_SKIP("cannot make a temporary directory");
+	if (mount("sptd-test", dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0700") < 0) {
+		int err = errno;
+
+		rmdir(dir);
+		SPTD_SKIP("cannot mount a small tmpfs: %s", strerror(err));
+	}
+	memset(chunk, 0x5a, sizeof(chunk));
+	fill(dir, 64);  /* 4 MiB: fits the page cache, fails at commit */
+	fill(dir, 800); /* 50 MiB: the cache spills, fails on an add */
+	umount2(dir, MNT_DETACH);
+	rmdir(dir);
+	return SPTD_TEST_END();
+}
