@@ -1,0 +1,174 @@
+/* cmd_query.c — `sysptd query INCIDENT [SQL] [--report NAME] [--format F]`:
+ * SQL or a canned report over one incident file, opened read-only. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sptd_col.h"
+#include "sptd_query.h"
+#include "sptd_store.h"
+
+static const char query_usage[] =
+"Usage: sysptd query INCIDENT [SQL] [--report NAME] [--format table|csv|json]\n"
+"\n"
+"Run one read-only SQL statement, or a canned report, on an incident file.\n"
+"With neither, prints the summary report.\n"
+"\n"
+"Options:\n"
+"  -r, --report NAME    summary, cpus, top, wakeup, irq, threads\n"
+"                       (--report list shows them with a description)\n"
+"  -f, --format FMT     table (default), csv or json\n"
+"  -h, --help           this text\n"
+"\n"
+"Tables follow docs/SCHEMA.md: meta, trigger, process, thread, sched_slice,\n"
+"thread_state, irq_slice, softirq_slice, slice, symbol, dso, sample, callsite,\n"
+"gap, stats, and the raw_* capture tables.  ts and dur are nanoseconds.\n"
+"\n"
+"Examples:\n"
+"  sysptd query incident.db --report cpus\n"
+"  sysptd query incident.db \"SELECT cpu, count(*) FROM sched_slice GROUP BY cpu\"\n"
+"  sysptd query incident.db --report top --format csv\n"
+"\n"
+"Exit status: 0 success, 1 failure, 2 bad command line or SQL (including\n"
+"a statement that writes), 6 missing, corrupt or not an incident file.\n";
+
+/* The value of option @opt: "--opt=V", or the next argument. */
+static const char *option_value(int argc, char **argv, int *i, const char *opt)
+{
+	const char *arg = argv[*i];
+	size_t n = strlen(opt);
+
+	if (strncmp(arg, opt, n) == 0 && arg[n] == '=')
+		return arg + n + 1;
+	if (*i + 1 >= argc)
+		return NULL;
+	return argv[++*i];
+}
+
+static int list_reports(void)
+{
+	const char *const *names = sptd_query_report_names();
+
+	for (; *names; names++)
+		printf("%-10s %s\n", *names, sptd_query_report_describe(*names));
+	return SPTD_EXIT_OK;
+}
+
+/* Exit status and message for a failed sptd_store_open(). */
+static int open_failed(const char *path, int ret)
+{
+	const char *msg = sptd_store_errmsg(NULL);
+
+	if (!msg || !*msg) {
+		switch (ret) {
+		case -ENOENT:
+			msg = "no such file";
+			break;
+		case -EBADMSG:
+			msg = "not a sysptd incident, or corrupt";
+			break;
+		case -EPROTO:
+			msg = "written by a newer sysptd; upgrade to read it";
+			break;
+		default:
+			msg = strerror(-ret);
+			break;
+		}
+		fprintf(stderr, "sysptd query: %s: %s\n", path, msg);
+	} else {
+		fprintf(stderr, "sysptd query: %s\n", msg);
+	}
+	if (ret == -ENOENT || ret == -EBADMSG || ret == -EPROTO || ret == -EISDIR ||
+	    ret == -ENOTDIR)
+		return SPTD_EXIT_BADFILE;
+	if (ret == -EACCES || ret == -EPERM)
+		return SPTD_EXIT_NOPERM;
+	return SPTD_EXIT_FAIL;
+}
+
+int sptd_col_cmd_query(int argc, char **argv)
+{
+	const char *path = NULL, *sql = NULL, *report = NULL, *fmt_name = "table";
+	enum sptd_query_format fmt = SPTD_QUERY_TABLE;
+	struct sptd_store *st = NULL;
+	char err[1024] = "";
+	int i, ret, status, only_args = 0;
+
+	for (i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+
+		if (!only_args && strcmp(arg, "--") == 0) {
+			only_args = 1;
+		} else if (!only_args && (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0)) {
+			fputs(query_usage, stdout);
+			return SPTD_EXIT_OK;
+		} else if (!only_args && (strcmp(arg, "-r") == 0 || strcmp(arg, "--report") == 0 ||
+		                          strncmp(arg, "--report=", 9) == 0)) {
+			report = option_value(argc, argv, &i, "--report");
+			if (!report) {
+				fprintf(stderr, "sysptd query: %s needs a report name (try --report list)\n", arg);
+				return SPTD_EXIT_USAGE;
+			}
+		} else if (!only_args && (strcmp(arg, "-f") == 0 || strcmp(arg, "--format") == 0 ||
+		                          strncmp(arg, "--format=", 9) == 0)) {
+			fmt_name = option_value(argc, argv, &i, "--format");
+			if (!fmt_name) {
+				fprintf(stderr, "sysptd query: %s needs table, csv or json\n", arg);
+				return SPTD_EXIT_USAGE;
+			}
+		} else if (!only_args && arg[0] == '-' && arg[1] != '\0') {
+			fprintf(stderr, "sysptd query: unknown option '%s' (see sysptd query --help)\n", arg);
+			return SPTD_EXIT_USAGE;
+		} else if (!path) {
+			path = arg;
+		} else if (!sql) {
+			sql = arg;
+		} else {
+			fprintf(stderr, "sysptd query: unexpected argument '%s' (quote the SQL as one "
+			        "argument)\n", arg);
+			return SPTD_EXIT_USAGE;
+		}
+	}
+	if (sptd_query_format_parse(fmt_name, &fmt) < 0) {
+		fprintf(stderr, "sysptd query: unknown format '%s' (table, csv or json)\n", fmt_name);
+		return SPTD_EXIT_USAGE;
+	}
+	if (report && strcmp(report, "list") == 0)
+		return list_reports();
+	if (report && !sptd_query_report_describe(report)) {
+		fprintf(stderr, "sysptd query: unknown report '%s' (see --report list)\n", report);
+		return SPTD_EXIT_USAGE;
+	}
+	if (!path) {
+		fprintf(stderr, "sysptd query: which incident? (sysptd query INCIDENT [SQL])\n");
+		return SPTD_EXIT_USAGE;
+	}
+	if (sql && report) {
+		fprintf(stderr, "sysptd query: give SQL or --report, not both\n");
+		return SPTD_EXIT_USAGE;
+	}
+
+	ret = sptd_store_open(path, 0, &st);
+	if (ret < 0)
+		return open_failed(path, ret);
+
+	if (sql)
+		ret = sptd_query_run(st, sql, fmt, stdout, err, sizeof(err));
+	else
+		ret = sptd_query_report(st, report ? report : "summary", fmt, stdout, err,
+		                        sizeof(err));
+	fflush(stdout);
+	if (ret >= 0) {
+		status = SPTD_EXIT_OK;
+	} else {
+		fprintf(stderr, "sysptd query: %s\n", err[0] ? err : strerror(-ret));
+		if (ret == -EINVAL || ret == -EROFS)
+			status = SPTD_EXIT_USAGE;
+		else if (ret == -EBADMSG)
+			status = SPTD_EXIT_BADFILE;
+		else
+			status = SPTD_EXIT_FAIL;
+	}
+	sptd_store_destroy(st);
+	return status;
+}

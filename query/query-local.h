@@ -1,0 +1,137 @@
+/* query-local.h — internals shared by query/'s printers and reports.
+ *
+ * A statement's rows flow: query_print.c steps the statement and renders
+ * each column into a struct sptd_query_value; the format's printer
+ * (format_table.c, format_csv.c, format_json.c) writes it.  Reports
+ * (report*.c) run their SQL through the same path.
+ */
+#ifndef SPTD_QUERY_LOCAL_H
+#define SPTD_QUERY_LOCAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sptd_query.h"
+#include "sptd_store.h"
+
+/* ---- text helpers (query_text.c) ---------------------------------------- */
+
+/* Format a message into @err (NULL or @errlen 0: dropped).  Returns @rc so
+ * that callers can write `return sptd_query_err(err, len, -EINVAL, ...)`. */
+int sptd_query_err(char *err, size_t errlen, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Length in bytes of the well-formed UTF-8 sequence at @s (at most @n bytes
+ * available), or 0 when the bytes there are not valid UTF-8 (overlongs,
+ * surrogates and truncated sequences included). */
+int sptd_query_utf8_seq(const char *s, size_t n);
+
+/* A growable byte buffer; zero-initialise, release with _fini. */
+struct sptd_query_buf {
+	char *data;              /* NUL-terminated contents, NULL until first use */
+	size_t len;              /* bytes used, excluding the NUL */
+	size_t cap;              /* bytes allocated */
+};
+
+/* Make room for @extra more bytes plus the NUL.  -ENOMEM. */
+int sptd_query_buf_reserve(struct sptd_query_buf *b, size_t extra);
+/* Append @n bytes.  -ENOMEM. */
+int sptd_query_buf_add(struct sptd_query_buf *b, const char *s, size_t n);
+/* Empty without freeing. */
+void sptd_query_buf_clear(struct sptd_query_buf *b);
+/* Free; accepts a zeroed buffer. */
+void sptd_query_buf_fini(struct sptd_query_buf *b);
+
+/* ---- one column value of one row ---------------------------------------- */
+
+/* A value as the printers see it: its SQLite type plus a text rendering
+ * (integers in decimal, floats shortest round-trip, blobs lowercase hex,
+ * text as stored).  Borrowed: valid until the next row. */
+struct sptd_query_value {
+	enum sptd_store_type type; /* SPTD_STORE_NULL .. SPTD_STORE_BLOB */
+	const char *text;          /* rendering; NULL only for SQL NULL */
+	size_t len;                /* bytes of @text */
+};
+
+/* ---- printers ------------------------------------------------------------ */
+
+/* Printer behaviour flags. */
+#define SPTD_QUERY_PF_FOOTER 0x1 /* table: print "(N rows)" after the rows */
+
+struct sptd_query_table;
+
+/* Table printer (format_table.c): buffers up to SPTD_QUERY_SIZE_ROWS rows to
+ * size its columns, then streams.  @names are copied. */
+int sptd_query_table_create(FILE *out, unsigned flags, int ncols,
+                            const char *const *names,
+                            struct sptd_query_table **tp);
+/* Buffer or print one row of @ncols values. */
+int sptd_query_table_row(struct sptd_query_table *t,
+                         const struct sptd_query_value *vals);
+/* Print whatever is buffered (the header at least) and the footer. */
+int sptd_query_table_finish(struct sptd_query_table *t);
+/* Free; accepts NULL.  Does not print. */
+void sptd_query_table_destroy(struct sptd_query_table *t);
+
+/* CSV printer (format_csv.c): one RFC 4180 record per call. */
+int sptd_query_csv_header(FILE *out, int ncols, const char *const *names);
+int sptd_query_csv_row(FILE *out, int ncols, const struct sptd_query_value *vals);
+/* Write one field, quoted when it holds a comma, quote, CR or LF. */
+int sptd_query_csv_field(FILE *out, const char *s, size_t n);
+
+/* JSON printer (format_json.c).  An array of objects; @first tells the row
+ * function whether a separating comma is due. */
+int sptd_query_json_begin(FILE *out);
+int sptd_query_json_row(FILE *out, int first, int ncols,
+                        const char *const *names,
+                        const struct sptd_query_value *vals);
+int sptd_query_json_end(FILE *out, int64_t rows);
+/* Write @s as a JSON string literal (quotes included); invalid UTF-8
+ * becomes U+FFFD so the output is always valid JSON. */
+int sptd_query_json_string(FILE *out, const char *s, size_t n);
+
+/* ---- statement printing (query_print.c) --------------------------------- */
+
+/* Step @stmt to the end, printing every row in @fmt to @out.  Returns the
+ * number of rows, or a negative errno with @st's message in @err. */
+int sptd_query_print_stmt(struct sptd_store *st, struct sptd_store_stmt *stmt,
+                          enum sptd_query_format fmt, FILE *out,
+                          unsigned flags, char *err, size_t errlen);
+
+/* Check that @sql is one statement: -EINVAL (message in @err) when it is
+ * empty or has another statement after a ';'. */
+int sptd_query_check_single(const char *sql, char *err, size_t errlen);
+
+/* Prepare @sql on @st, mapping store errors to query errors and messages
+ * ("query is read-only: ...", SQLite's syntax message). */
+int sptd_query_prepare(struct sptd_store *st, const char *sql,
+                       struct sptd_store_stmt **out, char *err, size_t errlen);
+
+/* ---- reports (report.c runs them, report_sql.c defines them) ------------- */
+
+/* One titled part of a report. */
+struct sptd_query_section {
+	const char *id;          /* key in json output, e.g. "top_tasks" */
+	const char *title;       /* one-line title printed above the rows */
+	const char *sql;         /* the rows; NULL: made by @build */
+	int (*build)(struct sptd_query_buf *sql); /* writes the SQL when it depends on the build */
+	const char *when;        /* NULL, or SQL giving one value: 0 skip the
+	                          * section, text print it as a note instead of
+	                          * rows (data absent), anything else run it */
+};
+
+/* A named report: sections printed in order. */
+struct sptd_query_report_def {
+	const char *name;        /* as given to --report */
+	const char *describe;    /* one line for --report list */
+	const struct sptd_query_section *sections; /* ends with an id of NULL */
+};
+
+/* Every report, "summary" first, ending with a name of NULL. */
+extern const struct sptd_query_report_def sptd_query_reports[];
+/* Their names, NULL-terminated, same order. */
+extern const char *const sptd_query_report_name_list[];
+
+#endif /* SPTD_QUERY_LOCAL_H */

@@ -1,0 +1,310 @@
+/* report_sql.c — the canned reports: each is a list of sections, each
+ * section plain SQL against docs/SCHEMA.md run through the same printer as
+ * `sysptd query`.
+ *
+ * Divisions: shared SQL fragments; summary; cpus; top; wakeup; irq;
+ * threads; the report table.
+ *
+ * Conventions of these queries:
+ *   - the window is meta window_start..window_end (else the span of
+ *     sched_slice); time is clipped to it and percentages are of it (one CPU
+ *     fully busy for the whole window is 100%);
+ *   - idle is the time of the idle task (thread tid 0, "swapper");
+ *   - a task is shown as its thread name, with tid in its own column or as
+ *     "name[tid]" inside a text cell;
+ *   - ties are broken by id so output is deterministic.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "query-local.h"
+
+/* ---- shared SQL fragments ------------------------------------------------ */
+
+/* w(ws, we): the window, one row. */
+#define W_CTE \
+	"w(ws, we) AS (SELECT " \
+	"coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'window_start'), " \
+	"(SELECT min(ts) FROM sched_slice), 0), " \
+	"coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'window_end'), " \
+	"(SELECT max(ts + dur) FROM sched_slice), 0))"
+
+/* idle(utid): the idle task's utids. */
+#define IDLE_CTE "idle(utid) AS (SELECT utid FROM thread WHERE tid = 0)"
+
+/* Nanoseconds of row alias A inside the window. */
+#define CLIP(A) "max(0, min(" A ".ts + " A ".dur, w.we) - max(" A ".ts, w.ws))"
+
+/* Percent of the window, two decimals. */
+#define PCT(X) "round(100.0 * (" X ") / nullif(w.we - w.ws, 0), 2)"
+
+/* The incident's source for notes. */
+#define SOURCE "coalesce((SELECT value FROM meta WHERE key = 'source'), 'unknown')"
+
+/* "name[tid] 1.234ms" for row @T of thread and duration @D in ns. */
+#define TASK_LABEL(T, UTID, D) \
+	"coalesce(" T ".name, 'utid ' || " UTID ") || '[' || coalesce(" T ".tid, '?') || '] ' || " \
+	"printf('%.3fms', (" D ") / 1e6)"
+
+/* Hottest functions by samples: self = innermost frame, total = anywhere in
+ * the stack (once per sample, so recursion does not count twice).  Stacks
+ * are walked once per distinct leaf callsite, not per sample; the walk stops
+ * at 1024 frames in case parent links loop. */
+#define TOP_SAMPLES(LIMIT) \
+	"WITH RECURSIVE " \
+	"leaf AS (SELECT callsite_id AS cs, count(*) AS n FROM sample" \
+	" WHERE callsite_id IS NOT NULL GROUP BY callsite_id), " \
+	"fr(leaf, cs, k) AS (" \
+	" SELECT cs, cs, 0 FROM leaf" \
+	" UNION ALL" \
+	" SELECT fr.leaf, c.parent_id, fr.k + 1 FROM fr JOIN callsite c ON c.id = fr.cs" \
+	" WHERE c.parent_id IS NOT NULL AND fr.k < 1024), " \
+	"fn AS (SELECT id AS cs, coalesce('s' || symbol_id, 'a' || addr) AS fkey, symbol_id, addr" \
+	" FROM callsite), " \
+	"lf AS (SELECT DISTINCT fr.leaf, fn.fkey FROM fr JOIN fn ON fn.cs = fr.cs), " \
+	"tot AS (SELECT lf.fkey, sum(leaf.n) AS total FROM lf JOIN leaf ON leaf.cs = lf.leaf" \
+	" GROUP BY lf.fkey), " \
+	"slf AS (SELECT fn.fkey, sum(leaf.n) AS self FROM leaf JOIN fn ON fn.cs = leaf.cs" \
+	" GROUP BY fn.fkey), " \
+	"info AS (SELECT fkey, min(symbol_id) AS symbol_id, min(addr) AS addr FROM fn GROUP BY fkey), " \
+	"n AS (SELECT count(*) AS n FROM sample) " \
+	"SELECT coalesce(sym.name, printf('0x%x', info.addr)) AS function, d.path AS dso, " \
+	" coalesce(slf.self, 0) AS self, round(100.0 * coalesce(slf.self, 0) / n.n, 2) AS self_pct, " \
+	" tot.total AS total, round(100.0 * tot.total / n.n, 2) AS total_pct " \
+	"FROM tot JOIN info ON info.fkey = tot.fkey CROSS JOIN n " \
+	"LEFT JOIN slf ON slf.fkey = tot.fkey " \
+	"LEFT JOIN symbol sym ON sym.id = info.symbol_id LEFT JOIN dso d ON d.id = sym.dso_id " \
+	"ORDER BY self DESC, total DESC, function LIMIT " LIMIT
+
+/* Hottest functions by PT slice time: self = duration minus children's,
+ * total = duration of the calls not nested in a call of the same function
+ * (so recursion does not count twice); percentages of all root time.  The
+ * walk goes down from root slices (no parent, or a parent not stored)
+ * carrying the symbols on the path. */
+#define TOP_SLICES(LIMIT) \
+	"WITH RECURSIVE " \
+	"roots AS (SELECT id FROM slice WHERE parent_id IS NULL" \
+	" OR parent_id NOT IN (SELECT id FROM slice)), " \
+	"walk(id, path, counted) AS (" \
+	" SELECT s.id, ',' || coalesce(s.symbol_id, '') || ',', 1" \
+	" FROM slice s JOIN roots r ON r.id = s.id" \
+	" UNION ALL" \
+	" SELECT s.id, walk.path || coalesce(s.symbol_id, '') || ','," \
+	" CASE WHEN s.symbol_id IS NULL THEN 1" \
+	" ELSE instr(walk.path, ',' || s.symbol_id || ',') = 0 END" \
+	" FROM walk JOIN slice s ON s.parent_id = walk.id), " \
+	"kids AS (SELECT parent_id AS id, sum(dur) AS d FROM slice" \
+	" WHERE parent_id IS NOT NULL GROUP BY parent_id), " \
+	"per AS (SELECT s.id, s.symbol_id, s.dur, max(0, s.dur - coalesce(k.d, 0)) AS self," \
+	" walk.counted FROM slice s JOIN walk ON walk.id = s.id LEFT JOIN kids k ON k.id = s.id), " \
+	"tot AS (SELECT sum(s.dur) AS n FROM slice s JOIN roots r ON r.id = s.id) " \
+	"SELECT coalesce(sym.name, '?') AS function, d.path AS dso, count(*) AS calls, " \
+	" sum(per.self) AS self_ns, round(100.0 * sum(per.self) / nullif(tot.n, 0), 2) AS self_pct, " \
+	" sum(CASE WHEN per.counted THEN per.dur ELSE 0 END) AS total_ns, " \
+	" round(100.0 * sum(CASE WHEN per.counted THEN per.dur ELSE 0 END) / nullif(tot.n, 0), 2)" \
+	" AS total_pct " \
+	"FROM per CROSS JOIN tot LEFT JOIN symbol sym ON sym.id = per.symbol_id " \
+	"LEFT JOIN dso d ON d.id = sym.dso_id " \
+	"GROUP BY per.symbol_id ORDER BY self_ns DESC, total_ns DESC, function LIMIT " LIMIT
+
+/* Wakeup latency: a runnable "R" state that names its waker, followed (for
+ * the same thread) by Running; latency runs from the wakeup to the run. */
+#define WAKEUPS(LIMIT) \
+	"WITH seq AS (SELECT t.*," \
+	" lead(state) OVER (PARTITION BY utid ORDER BY ts, id) AS next_state," \
+	" lead(ts) OVER (PARTITION BY utid ORDER BY ts, id) AS next_ts," \
+	" lead(cpu) OVER (PARTITION BY utid ORDER BY ts, id) AS next_cpu" \
+	" FROM thread_state t) " \
+	"SELECT r.next_ts - r.ts AS latency_ns, r.ts AS ts, th.tid AS tid, th.name AS task, " \
+	" wk.tid AS waker_tid, wk.name AS waker, coalesce(r.next_cpu, r.cpu) AS cpu " \
+	"FROM seq r LEFT JOIN thread th ON th.utid = r.utid LEFT JOIN thread wk ON wk.utid = r.waker_utid " \
+	"WHERE r.state = 'R' AND r.waker_utid IS NOT NULL AND r.next_state = 'Running' " \
+	"ORDER BY latency_ns DESC, r.ts, r.id LIMIT " LIMIT
+
+#define WHEN_WAKEUPS \
+	"SELECT CASE WHEN EXISTS (SELECT 1 FROM thread_state WHERE waker_utid IS NOT NULL) " \
+	"THEN 1 ELSE 'no wakeups in this incident (no thread_state row names a waker)' END"
+
+#define WHEN_SCHED \
+	"SELECT CASE WHEN EXISTS (SELECT 1 FROM sched_slice) THEN 1 " \
+	"ELSE 'no scheduler data in this incident (sched_slice is empty)' END"
+
+#define WHEN_SAMPLES \
+	"SELECT CASE WHEN EXISTS (SELECT 1 FROM sample) THEN 1 " \
+	"ELSE 'no samples in this incident (source=' || " SOURCE " || ')' END"
+
+#define WHEN_SLICES \
+	"SELECT CASE WHEN EXISTS (SELECT 1 FROM slice) THEN 1 " \
+	"ELSE 'no PT slices in this incident (source=' || " SOURCE " || ')' END"
+
+/* Per-task CPU time (idle excluded): top tasks and threads share it. */
+#define TASK_TIME(LIMIT) \
+	"WITH " W_CTE ", " IDLE_CTE " " \
+	"SELECT th.tid AS tid, th.name AS thread, p.name AS process, " \
+	" sum(" CLIP("s") ") AS cpu_ns, " PCT("sum(" CLIP("s") ")") " AS cpu_pct, " \
+	" count(*) AS slices " \
+	"FROM sched_slice s CROSS JOIN w LEFT JOIN thread th ON th.utid = s.utid " \
+	"LEFT JOIN process p ON p.upid = th.upid " \
+	"WHERE s.utid NOT IN (SELECT utid FROM idle) " \
+	"GROUP BY s.utid ORDER BY cpu_ns DESC, s.utid LIMIT " LIMIT
+
+/* ---- summary --------------------------------------------------------------- */
+
+/* Row counts of every incident table, from the store's own list. */
+static int build_table_counts(struct sptd_query_buf *sql)
+{
+	const char *const *t = sptd_store_tables();
+	char part[256];
+	int rc = 0, first = 1;
+
+	for (; t && *t && rc == 0; t++) {
+		if (strchr(*t, '"'))
+			continue;
+		snprintf(part, sizeof(part), "%sSELECT '%s' AS \"table\", count(*) AS rows FROM \"%s\"",
+		         first ? "" : " UNION ALL ", *t, *t);
+		rc = sptd_query_buf_add(sql, part, strlen(part));
+		first = 0;
+	}
+	if (rc == 0 && first)
+		rc = -ENOENT;
+	return rc;
+}
+
+static const struct sptd_query_section summary_sections[] = {
+	{ "incident", "incident", 
+	  "WITH k(ord, key) AS (VALUES (1, 'host'), (2, 'kernel'), (3, 'machine'), "
+	  "(4, 'cpu_model'), (5, 'cpus'), (6, 'source'), (7, 'clock'), (8, 'created'), "
+	  "(9, 'window_ns'), (10, 'post_ns'), (11, 'window_start'), (12, 'window_end'), "
+	  "(13, 'trigger_spec'), (14, 'command'), (15, 'sysptd_version')) "
+	  "SELECT k.key AS key, m.value AS value FROM k JOIN meta m ON m.key = k.key ORDER BY k.ord",
+	  NULL, NULL },
+	{ "tables", "rows per table", NULL, build_table_counts, NULL },
+	{ "trigger", "trigger",
+	  "WITH " W_CTE " SELECT t.ts AS ts, t.ts - w.ws AS at_ns, t.cpu AS cpu, t.kind AS kind, "
+	  "t.detail AS detail FROM trigger t CROSS JOIN w ORDER BY t.ts, t.id",
+	  NULL,
+	  "SELECT CASE WHEN EXISTS (SELECT 1 FROM trigger) THEN 1 "
+	  "ELSE 'no trigger row in this incident' END" },
+	{ "top_tasks", "top 5 tasks by CPU time", TASK_TIME("5"), NULL, WHEN_SCHED },
+	{ "top_functions_pt", "top 5 functions by self time (PT slices)", TOP_SLICES("5"), NULL,
+	  "SELECT EXISTS (SELECT 1 FROM slice)" },
+	{ "top_functions", "top 5 functions by self samples", TOP_SAMPLES("5"), NULL,
+	  "SELECT CASE WHEN EXISTS (SELECT 1 FROM slice) THEN 0 "
+	  "WHEN EXISTS (SELECT 1 FROM sample) THEN 1 "
+	  "ELSE 'no samples or PT slices in this incident (source=' || " SOURCE " || ')' END" },
+	{ "worst_wakeup", "worst wakeup latency", WAKEUPS("1"), NULL, WHEN_WAKEUPS },
+	{ "gaps", "gaps (stretches with missing or undecodable data)",
+	  "SELECT count(*) AS gaps, coalesce(sum(dur), 0) AS total_ns, "
+	  "(SELECT group_concat(reason, ', ') FROM (SELECT DISTINCT reason FROM gap ORDER BY reason))"
+	  " AS reasons FROM gap",
+	  NULL, NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+/* ---- cpus ------------------------------------------------------------------ */
+
+static const struct sptd_query_section cpus_sections[] = {
+	{ "cpus", "per CPU: busy, idle, irq and softirq time over the window; top 3 tasks",
+	  "WITH " W_CTE ", " IDLE_CTE ", "
+	  "cpus(cpu) AS (SELECT cpu FROM sched_slice UNION SELECT cpu FROM irq_slice "
+	  " UNION SELECT cpu FROM softirq_slice), "
+	  "st AS (SELECT s.cpu, s.utid, " CLIP("s") " AS d, "
+	  " s.utid IN (SELECT utid FROM idle) AS is_idle FROM sched_slice s CROSS JOIN w), "
+	  "busy AS (SELECT cpu, sum(CASE WHEN is_idle THEN 0 ELSE d END) AS busy, "
+	  " sum(CASE WHEN is_idle THEN d ELSE 0 END) AS idle FROM st GROUP BY cpu), "
+	  "hi AS (SELECT i.cpu, sum(" CLIP("i") ") AS t FROM irq_slice i CROSS JOIN w GROUP BY i.cpu), "
+	  "si AS (SELECT i.cpu, sum(" CLIP("i") ") AS t FROM softirq_slice i CROSS JOIN w "
+	  " GROUP BY i.cpu), "
+	  "task AS (SELECT cpu, utid, sum(d) AS t, "
+	  " row_number() OVER (PARTITION BY cpu ORDER BY sum(d) DESC, utid) AS rn "
+	  " FROM st WHERE NOT is_idle GROUP BY cpu, utid), "
+	  "lbl AS (SELECT task.cpu, task.rn, " TASK_LABEL("th", "task.utid", "task.t") " AS label "
+	  " FROM task LEFT JOIN thread th ON th.utid = task.utid WHERE task.rn <= 3) "
+	  "SELECT c.cpu AS cpu, "
+	  " coalesce(b.busy, 0) AS busy_ns, " PCT("coalesce(b.busy, 0)") " AS busy_pct, "
+	  " coalesce(b.idle, 0) AS idle_ns, " PCT("coalesce(b.idle, 0)") " AS idle_pct, "
+	  " coalesce(hi.t, 0) AS irq_ns, " PCT("coalesce(hi.t, 0)") " AS irq_pct, "
+	  " coalesce(si.t, 0) AS softirq_ns, " PCT("coalesce(si.t, 0)") " AS softirq_pct, "
+	  " (SELECT label FROM lbl WHERE lbl.cpu = c.cpu AND lbl.rn = 1) AS top1, "
+	  " (SELECT label FROM lbl WHERE lbl.cpu = c.cpu AND lbl.rn = 2) AS top2, "
+	  " (SELECT label FROM lbl WHERE lbl.cpu = c.cpu AND lbl.rn = 3) AS top3 "
+	  "FROM cpus c CROSS JOIN w LEFT JOIN busy b ON b.cpu = c.cpu "
+	  "LEFT JOIN hi ON hi.cpu = c.cpu LEFT JOIN si ON si.cpu = c.cpu ORDER BY c.cpu",
+	  NULL,
+	  "SELECT CASE WHEN EXISTS (SELECT 1 FROM sched_slice) OR EXISTS (SELECT 1 FROM irq_slice) "
+	  "OR EXISTS (SELECT 1 FROM softirq_slice) THEN 1 "
+	  "ELSE 'no scheduler or interrupt data in this incident' END" },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+/* ---- top ------------------------------------------------------------------- */
+
+static const struct sptd_query_section top_sections[] = {
+	{ "samples", "hottest functions by samples (self = innermost frame, total = on the stack)",
+	  TOP_SAMPLES("20"), NULL, WHEN_SAMPLES },
+	{ "slices", "hottest functions by PT time (self = minus callees, total = whole calls)",
+	  TOP_SLICES("20"), NULL, WHEN_SLICES },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+/* ---- wakeup ---------------------------------------------------------------- */
+
+static const struct sptd_query_section wakeup_sections[] = {
+	{ "wakeups", "worst wakeup-to-run latencies", WAKEUPS("20"), NULL, WHEN_WAKEUPS },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+/* ---- irq ------------------------------------------------------------------- */
+
+static const struct sptd_query_section irq_sections[] = {
+	{ "irq", "hard IRQ handlers",
+	  "SELECT irq, name, count(*) AS count, sum(dur) AS total_ns, max(dur) AS max_ns, "
+	  "CAST(avg(dur) AS INTEGER) AS avg_ns, count(DISTINCT cpu) AS cpus "
+	  "FROM irq_slice GROUP BY irq, name ORDER BY count DESC, total_ns DESC, irq, name",
+	  NULL,
+	  "SELECT CASE WHEN EXISTS (SELECT 1 FROM irq_slice) THEN 1 "
+	  "ELSE 'no hard IRQ events in this incident' END" },
+	{ "softirq", "softirqs",
+	  "SELECT vec, name, count(*) AS count, sum(dur) AS total_ns, max(dur) AS max_ns, "
+	  "CAST(avg(dur) AS INTEGER) AS avg_ns, count(DISTINCT cpu) AS cpus "
+	  "FROM softirq_slice GROUP BY vec, name ORDER BY count DESC, total_ns DESC, vec, name",
+	  NULL,
+	  "SELECT CASE WHEN EXISTS (SELECT 1 FROM softirq_slice) THEN 1 "
+	  "ELSE 'no softirq events in this incident' END" },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+/* ---- threads --------------------------------------------------------------- */
+
+static const struct sptd_query_section threads_sections[] = {
+	{ "threads", "threads: CPU time in the window and number of sched slices",
+	  "WITH " W_CTE ", "
+	  "per AS (SELECT s.utid, sum(" CLIP("s") ") AS cpu_ns, count(*) AS slices "
+	  " FROM sched_slice s CROSS JOIN w GROUP BY s.utid) "
+	  "SELECT th.utid AS utid, th.tid AS tid, th.name AS thread, p.pid AS pid, "
+	  " p.name AS process, coalesce(per.cpu_ns, 0) AS cpu_ns, coalesce(per.slices, 0) AS slices "
+	  "FROM thread th LEFT JOIN process p ON p.upid = th.upid "
+	  "LEFT JOIN per ON per.utid = th.utid ORDER BY cpu_ns DESC, th.utid",
+	  NULL,
+	  "SELECT CASE WHEN EXISTS (SELECT 1 FROM thread) THEN 1 "
+	  "ELSE 'no threads in this incident' END" },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+/* ---- the report table ------------------------------------------------------ */
+
+const struct sptd_query_report_def sptd_query_reports[] = {
+	{ "summary", "what happened: meta, table sizes, trigger, top tasks/functions, "
+	  "worst wakeup, gaps", summary_sections },
+	{ "cpus", "per CPU busy/idle/irq/softirq time and top 3 tasks", cpus_sections },
+	{ "top", "hottest functions: samples self/total, PT self/total time", top_sections },
+	{ "wakeup", "worst wakeup-to-run latencies with their wakers", wakeup_sections },
+	{ "irq", "hard IRQ and softirq handlers: count, total, max time", irq_sections },
+	{ "threads", "every thread with its process, CPU time and slices", threads_sections },
+	{ NULL, NULL, NULL },
+};
+
+const char *const sptd_query_report_name_list[] = {
+	"summary", "cpus", "top", "wakeup", "irq", "threads", NULL,
+};
