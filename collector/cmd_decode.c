@@ -65,7 +65,7 @@ int sptd_col_cmd_decode(int argc, char **argv)
 	sptd_dec_set_log(log_stderr, NULL);
 	ret = sptd_store_open(argv[optind], 1, &st);
 	if (ret < 0) {
-		fprintf(stderr, "sysptd decode: %s\n", st ? sptd_store_errmsg(st) : strerror(-ret));
+		fprintf(stderr, "sysptd decode: %s\n", sptd_store_errmsg(st)[0] ? sptd_store_errmsg(st) : strerror(-ret));
 		sptd_store_destroy(st);
 		return SPTD_EXIT_BADFILE;
 	}

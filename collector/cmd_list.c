@@ -29,7 +29,7 @@ static void list_one(const char *dir, const char *name)
 		return;
 	ret = sptd_store_open(path, 0, &st);
 	if (ret < 0) {
-		printf("%-44s  unreadable: %s\n", name, st ? sptd_store_errmsg(st) : strerror(-ret));
+		printf("%-44s  unreadable: %s\n", name, sptd_store_errmsg(st)[0] ? sptd_store_errmsg(st) : strerror(-ret));
 		sptd_store_destroy(st);
 		return;
 	}

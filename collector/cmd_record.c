@@ -222,6 +222,7 @@ struct service {
 	int lock_fd, ctl_fd, sig_fd;
 	int incidents;             /* written so far */
 	int64_t last_capture;      /* ns, for --cooldown */
+	int64_t armed_at;          /* ns when the rings last started filling */
 	char last_path[4096];
 	const char *source_name;
 };
@@ -347,6 +348,7 @@ static int arm(struct service *s)
 		sptd_col_log(LOG_ERR, "cannot start the ftrace instance: %s", strerror(-ret));
 		return ret;
 	}
+	s->armed_at = now_ns();
 	sptd_col_log(LOG_INFO, "armed: source %s at %d Hz on %d CPUs; ftrace ring %" PRIu64
 	             " KiB per CPU; window %" PRId64 " us + post %" PRId64 " us; %d trigger(s) + manual; "
 	             "incidents go to %s", s->source_name, s->o->freq, s->ncpus,
@@ -585,6 +587,7 @@ static void rearm(struct service *s)
 	sptd_col_sampler_pause(s->sampler, 0);
 	for (int i = 0; i < s->ntrig; i++)
 		sptd_col_trigger_drain(s->trig[i]);
+	s->armed_at = now_ns();
 }
 
 static void incident_path(struct service *s, char *buf, size_t len)
@@ -825,6 +828,11 @@ static int run_loop(struct service *s)
 				fired = 1;
 			}
 		if (!fired)
+			continue;
+		/* An automatic trigger acts only once the rings hold a whole
+		 * window (right after start or a capture they do not yet); a
+		 * manual one always acts, and what is missing becomes a gap. */
+		if (best.spec != &s->manual && best.ts < s->armed_at + s->o->window_ns)
 			continue;
 		if (s->o->cooldown_ns && s->last_capture &&
 		    best.ts < s->last_capture + s->o->cooldown_ns && best.spec != &s->manual) {

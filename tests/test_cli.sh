@@ -73,10 +73,10 @@ mkdir -p /sys/kernel/tracing/instances/sysptd 2>/dev/null
 echo 1 > /sys/kernel/tracing/instances/sysptd/events/sched/sched_switch/enable 2>/dev/null
 
 # ---- a running service: second instance, snapshot, SIGUSR2, status, stop
-"$BIN" --window 20ms --trigger timer=1h -o "$work/inc" --keep 2 >"$work/svc.out" 2>"$work/svc.err" &
+"$BIN" --window 20ms --trigger timer=3600s -o "$work/inc" --keep 2 >"$work/svc.out" 2>"$work/svc.err" &
 svc=$!
 if wait_for "$work/svc.err" "armed:"; then ok; else bad "service did not arm"; cat "$work/svc.err" >&2; fi
-expect 7 "already recording" -- "$BIN" --trigger timer=1h -o "$work/inc2"
+expect 7 "already recording" -- "$BIN" --trigger timer=3600s -o "$work/inc2"
 expect 0 "incident-" -- "$BIN" snapshot
 first=$(cat "$work/out")
 [ -f "$first" ] && ok || bad "snapshot did not write $first"
@@ -88,11 +88,13 @@ expect 0 "manual" -- "$BIN" list "$work/inc"
 
 # ---- a full disk loses the new incident only, and nothing already written
 mkdir -p "$work/full"
-if mount -t tmpfs -o size=256k tmpfs "$work/full" 2>/dev/null; then
+if mount -t tmpfs -o size=4m tmpfs "$work/full" 2>/dev/null; then
 	kill "$svc"; wait "$svc"; svc=""
 	cp "$first" "$work/full/incident-00000000T000000Z-0.db"
 	before=$(md5sum <"$work/full/incident-00000000T000000Z-0.db")
-	dd if=/dev/zero of="$work/full/filler" bs=1k count=100 2>/dev/null
+	# fill the disk, then leave 32 KiB: far less than an incident needs
+	dd if=/dev/zero of="$work/full/filler" bs=4k 2>/dev/null
+	truncate -s -32K "$work/full/filler"
 	"$BIN" --window 20ms -o "$work/full" >"$work/svc.out" 2>"$work/svc.err" &
 	svc=$!
 	wait_for "$work/svc.err" "armed:" || bad "service on the small disk did not arm"

@@ -59,7 +59,7 @@ static void test_triggers(void)
 	struct sptd_col_trigger_spec s;
 	char err[256];
 	static const char *const bad[] = {
-		"", "irq=", "irq,min=", "irq,min=5", "irq,max=5ms", "irq=12,min=fast", "irqx",
+		"", "irq=", "irq,min=", "irq,max=5ms", "irq=12,min=fast", "irqx",
 		"tracepoint=", "tracepoint=sched", "tracepoint=:foo", "tracepoint=sched:",
 		"tracepoint=sched:sched_switch,filter=", "tracepoint=sched:sched_switch,flt=x",
 		"tracepoint=sch-ed:x", "timer=", "timer=0", "timer=fast", "latency=", "uprobe=",
