@@ -1,0 +1,127 @@
+/* dec-local.h — private structures of the PT decoder (session, images,
+ * phase 1 and phase 2).  Only decode/ includes it. */
+#ifndef SPTD_DEC_LOCAL_H
+#define SPTD_DEC_LOCAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "sptd_dec.h"
+
+struct pt_image;
+struct pt_image_section_cache;
+
+/* Placement of one image (a file range or copied bytes) in an address space. */
+struct sptd_dec_image {
+	int pid;                   /* owning process, -1 every task */
+	char *path;                /* file the bytes come from (memfd path for copies) */
+	char *name;                /* what placeholders are called ("libc.so.6") */
+	uint64_t offset;           /* file offset of the first byte */
+	uint64_t size;             /* bytes mapped */
+	uint64_t addr;             /* runtime address of the first byte */
+	int64_t bias;              /* runtime = symbol-file address + bias */
+	int64_t dso_id;            /* caller's dso id, -1 none */
+	int isid;                  /* id in the section cache */
+	struct sptd_dec_symfile *symfile; /* shared by an ELF's segments; NULL none */
+	int owns_symfile;          /* the first segment frees it */
+};
+
+/* An address space: the images one process sees, as a libipt image. */
+struct sptd_dec_aspace {
+	int pid;                   /* -1: the default (global images only) */
+	struct pt_image *image;    /* libipt image built from the cache */
+	struct sptd_dec_image **by_addr; /* images sorted by addr, for lookups */
+	size_t count;
+};
+
+/* A context switch on one CPU. */
+struct sptd_dec_switch {
+	int64_t ts;                /* ns */
+	int cpu;
+	int prev_tid, next_tid;
+};
+
+/* Raw PT of one CPU. */
+struct sptd_dec_cpu {
+	uint8_t *data;             /* concatenated chunks */
+	size_t len, cap;
+};
+
+/* Key -> symbol id, for giving every function one id per run. */
+struct sptd_dec_symkey {
+	uint64_t key;              /* hash input: image index and function start */
+	int64_t id;                /* 0: empty slot */
+};
+
+struct sptd_dec_session {
+	struct sptd_dec_config cfg;        /* as given */
+	struct pt_image_section_cache *iscache; /* shared by all decoders */
+	struct sptd_dec_image *images;     /* every placement added */
+	size_t nimages, capimages;
+	int *task_pid;                     /* tid -> pid pairs, flattened */
+	size_t ntasks, captasks;
+	struct sptd_dec_switch *switches;  /* sorted at run time */
+	size_t nswitches, capswitches;
+	struct sptd_dec_cpu *cpus;         /* indexed by cpu */
+	int ncpus;
+	int *memfds;                       /* fds behind add_bytes images */
+	size_t nmemfds;
+	/* built by run */
+	struct sptd_dec_aspace *aspaces;   /* [0] is the default */
+	size_t naspaces;
+	struct sptd_dec_symkey *symtab;    /* open addressing, power-of-two size */
+	size_t symcap, symcount;
+	int64_t next_symbol_id;
+	const struct sptd_dec_sink *sink;  /* during run */
+	int saw_time;                      /* some event had a timestamp */
+	int no_time;                       /* result of the last run */
+};
+
+/* image.c */
+int sptd_dec_aspaces_build(struct sptd_dec_session *s);
+void sptd_dec_aspaces_free(struct sptd_dec_session *s);
+/* The address space task @tid decodes with (never NULL after build). */
+struct sptd_dec_aspace *sptd_dec_aspace_of(struct sptd_dec_session *s, int tid);
+/* Function containing @addr for @tid without assigning ids (thread-safe). */
+int sptd_dec_func_peek(struct sptd_dec_session *s, int tid, uint64_t addr,
+                       struct sptd_dec_func *f);
+/* The phase-2 resolver: as peek, plus a symbol id reported to the sink. */
+int sptd_dec_func_resolve(void *ctx, int tid, uint64_t addr, struct sptd_dec_func *f);
+
+/* flow.c: phase 1 for one CPU into a growable array. */
+struct sptd_dec_flowbuf {
+	struct sptd_dec_flow *ev;
+	size_t n, cap;
+};
+struct sptd_dec_cpu_stats {
+	int64_t instructions, calls, returns, far_calls, far_returns;
+	int64_t interrupts, decode_errors, gaps, decode_ns;
+	int saw_time;               /* a timing packet was seen */
+};
+/* A gap found by phase 1, kept until the sink can be called safely. */
+struct sptd_dec_gaprec {
+	int64_t ts, dur;
+	char reason[160];
+};
+struct sptd_dec_cpu_result {
+	struct sptd_dec_flowbuf flows;
+	struct sptd_dec_gaprec *gaps;
+	size_t ngaps, capgaps;
+	struct sptd_dec_cpu_stats stats;
+	int err;                    /* < 0: phase 1 failed (not a decode error) */
+};
+int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu,
+                      struct sptd_dec_cpu_result *res);
+void sptd_dec_cpu_result_fini(struct sptd_dec_cpu_result *res);
+
+/* session.c */
+/* Add [offset, offset+size) of @path at @addr to the cache and record it;
+ * with @owns_sf the image frees @sf. */
+int sptd_dec_image_place(struct sptd_dec_session *s, int pid, const char *path,
+                         const char *name, uint64_t offset, uint64_t size,
+                         uint64_t addr, int64_t bias, int64_t dso_id,
+                         struct sptd_dec_symfile *sf, int owns_sf);
+int sptd_dec_task_pid(const struct sptd_dec_session *s, int tid);
+int64_t sptd_dec_tsc_to_ns(const struct sptd_dec_config *cfg, uint64_t tsc);
+
+#endif /* SPTD_DEC_LOCAL_H */

@@ -1,0 +1,480 @@
+/* flow.c — phase 1: one CPU's PT through libipt's block decoder into flow
+ * events (calls, returns, far transfers, interrupts, enable/disable,
+ * overflows, errors) with timestamps, switching address spaces as the sched
+ * timeline says, counting what libipt classifies, and recording every
+ * stretch that could not be decoded as a gap.
+ *
+ * Blocks end at every call and jump (end_on_call/end_on_jump), so the
+ * branch of interest is always a block's last instruction; its target is
+ * the next block's first ip (or the ip of the event that intervenes). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <intel-pt.h>
+
+#include "dec-local.h"
+
+/* State of one CPU's decode. */
+struct flow_state {
+	struct sptd_dec_session *s;
+	struct sptd_dec_cpu_result *res;
+	struct pt_block_decoder *dec;
+	int cpu;
+	const struct sptd_dec_switch *sw;  /* this CPU's switches, by time */
+	size_t nsw, swi;                   /* count, next to apply */
+	int tid;                           /* task on the CPU now, -1 unknown */
+	struct sptd_dec_aspace *as;        /* its address space */
+	int64_t now;                       /* latest time (ns), valid with has_time */
+	int has_time;                      /* a timing packet has been seen */
+	uint64_t seq;                      /* events so far: order and tie-break */
+	uint64_t last_ip;                  /* last instruction decoded */
+	/* the branch ending the previous block, waiting for its target */
+	int pend_kind;                     /* 0: none */
+	uint64_t pend_from;
+	int64_t pend_ts;
+	int pend_timed;
+	int pend_tid;
+	/* an open gap (after an error or overflow) */
+	int gap_open;
+	int64_t gap_ts;
+	char gap_reason[160];
+};
+
+static int64_t now_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Refresh fs->now from the decoder's time. */
+static void flow_time(struct flow_state *fs)
+{
+	uint64_t tsc;
+	uint32_t lost_mtc, lost_cyc;
+
+	if (fs->s->cfg.no_timing)
+		return;
+	if (pt_blk_time(fs->dec, &tsc, &lost_mtc, &lost_cyc) < 0)
+		return;
+	fs->now = sptd_dec_tsc_to_ns(&fs->s->cfg, tsc);
+	fs->has_time = 1;
+	fs->res->stats.saw_time = 1;
+}
+
+/* Timestamp for an event now: time when known, else -1 (fixed up later). */
+static int64_t flow_ts(const struct flow_state *fs)
+{
+	return fs->has_time ? fs->now : -1;
+}
+
+static int flow_push(struct flow_state *fs, int kind, int tid, int64_t ts,
+                     uint64_t from, uint64_t to)
+{
+	struct sptd_dec_flowbuf *fb = &fs->res->flows;
+	struct sptd_dec_flow *ev;
+
+	if (fb->n == fb->cap) {
+		size_t cap = fb->cap ? fb->cap * 2 : 4096;
+		struct sptd_dec_flow *n = realloc(fb->ev, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		fb->ev = n;
+		fb->cap = cap;
+	}
+	ev = &fb->ev[fb->n++];
+	ev->ts = ts;
+	ev->seq = fs->seq++;
+	ev->cpu = fs->cpu;
+	ev->tid = tid;
+	ev->kind = kind;
+	ev->flags = 0;
+	ev->from = from;
+	ev->to = to;
+	return 0;
+}
+
+/* Emit the pending branch now that its target @to is known (0: unknown). */
+static int flow_flush(struct flow_state *fs, uint64_t to)
+{
+	int kind = fs->pend_kind;
+
+	if (!kind)
+		return 0;
+	fs->pend_kind = 0;
+	if (kind == SPTD_DEC_FLOW_JUMP) {
+		struct sptd_dec_func f;
+
+		/* only jumps that may change the function matter to phase 2 */
+		if (!to || sptd_dec_func_peek(fs->s, fs->pend_tid, to, &f) < 0 || !f.known)
+			return 0;
+		if (to != f.start && fs->pend_from - f.start < f.size)
+			return 0;
+	}
+	return flow_push(fs, kind, fs->pend_tid, fs->pend_ts, fs->pend_from, to);
+}
+
+static int gap_add(struct flow_state *fs, int64_t ts, int64_t dur, const char *reason)
+{
+	struct sptd_dec_cpu_result *r = fs->res;
+
+	if (r->ngaps == r->capgaps) {
+		size_t cap = r->capgaps ? r->capgaps * 2 : 16;
+		struct sptd_dec_gaprec *n = realloc(r->gaps, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		r->gaps = n;
+		r->capgaps = cap;
+	}
+	r->gaps[r->ngaps].ts = ts;
+	r->gaps[r->ngaps].dur = dur < 0 ? 0 : dur;
+	snprintf(r->gaps[r->ngaps].reason, sizeof(r->gaps[r->ngaps].reason), "%s", reason);
+	r->ngaps++;
+	r->stats.gaps++;
+	return 0;
+}
+
+/* Start a gap at the current time; it ends when decoding resumes. */
+static void gap_open(struct flow_state *fs, const char *reason)
+{
+	if (fs->gap_open)
+		return;
+	fs->gap_open = 1;
+	fs->gap_ts = fs->has_time ? fs->now : (int64_t)fs->seq;
+	snprintf(fs->gap_reason, sizeof(fs->gap_reason), "%s", reason);
+}
+
+static int gap_close(struct flow_state *fs)
+{
+	int64_t end;
+
+	if (!fs->gap_open)
+		return 0;
+	fs->gap_open = 0;
+	end = fs->has_time ? fs->now : (int64_t)fs->seq;
+	return gap_add(fs, fs->gap_ts, end - fs->gap_ts, fs->gap_reason);
+}
+
+/* Apply the sched switches up to now; change the decoder's image if the
+ * next task lives in another address space. */
+static int flow_switch(struct flow_state *fs)
+{
+	struct sptd_dec_aspace *as;
+
+	if (!fs->has_time || fs->swi >= fs->nsw || fs->sw[fs->swi].ts > fs->now)
+		return 0;
+	while (fs->swi < fs->nsw && fs->sw[fs->swi].ts <= fs->now)
+		fs->tid = fs->sw[fs->swi++].next_tid;
+	as = sptd_dec_aspace_of(fs->s, fs->tid);
+	if (as != fs->as) {
+		fs->as = as;
+		if (pt_blk_set_image(fs->dec, as->image) < 0)
+			return -EIO;
+	}
+	return 0;
+}
+
+static int flow_event(struct flow_state *fs, const struct pt_event *ev)
+{
+	int err = 0;
+
+	switch (ev->type) {
+	case ptev_enabled:
+		err = flow_flush(fs, 0);
+		if (!err)
+			err = gap_close(fs);
+		if (!err)
+			err = flow_push(fs, SPTD_DEC_FLOW_ENABLE, fs->tid, flow_ts(fs), 0,
+			                ev->variant.enabled.ip);
+		break;
+	case ptev_disabled:
+		err = flow_flush(fs, ev->ip_suppressed ? 0 : ev->variant.disabled.ip);
+		if (!err)
+			err = flow_push(fs, SPTD_DEC_FLOW_DISABLE, fs->tid, flow_ts(fs),
+			                fs->last_ip, 0);
+		break;
+	case ptev_async_disabled:
+		err = flow_flush(fs, ev->variant.async_disabled.at);
+		fs->res->stats.interrupts++;
+		if (!err)
+			err = flow_push(fs, SPTD_DEC_FLOW_INTERRUPT, fs->tid, flow_ts(fs),
+			                ev->variant.async_disabled.at, 0);
+		if (!err)
+			err = flow_push(fs, SPTD_DEC_FLOW_DISABLE, fs->tid, flow_ts(fs),
+			                ev->variant.async_disabled.at, 0);
+		break;
+	case ptev_async_branch:
+		err = flow_flush(fs, ev->variant.async_branch.from);
+		fs->res->stats.interrupts++;
+		if (!err)
+			err = flow_push(fs, SPTD_DEC_FLOW_INTERRUPT, fs->tid, flow_ts(fs),
+			                ev->variant.async_branch.from,
+			                ev->ip_suppressed ? 0 : ev->variant.async_branch.to);
+		break;
+	case ptev_overflow:
+		err = flow_flush(fs, 0);
+		if (!err)
+			err = flow_push(fs, SPTD_DEC_FLOW_OVERFLOW, fs->tid, flow_ts(fs), 0,
+			                ev->ip_suppressed ? 0 : ev->variant.overflow.ip);
+		gap_open(fs, "pt: overflow: the CPU dropped trace");
+		break;
+	default:
+		/* paging (PIP), timing, power, exec mode: nothing for the stacks */
+		break;
+	}
+	return err;
+}
+
+/* One decoded block: count it and note its last branch. */
+static int flow_block(struct flow_state *fs, const struct pt_block *b)
+{
+	struct sptd_dec_cpu_stats *st = &fs->res->stats;
+	int err, kind = 0;
+
+	err = flow_flush(fs, b->ip);
+	if (!err)
+		err = gap_close(fs);
+	if (err)
+		return err;
+	st->instructions += b->ninsn;
+	fs->last_ip = b->end_ip;
+	switch (b->iclass) {
+	case ptic_call:
+		st->calls++;
+		kind = SPTD_DEC_FLOW_CALL;
+		break;
+	case ptic_return:
+		st->returns++;
+		kind = SPTD_DEC_FLOW_RETURN;
+		break;
+	case ptic_jump:
+		kind = SPTD_DEC_FLOW_JUMP;
+		break;
+	case ptic_far_call:
+		st->far_calls++;
+		kind = SPTD_DEC_FLOW_FAR_CALL;
+		break;
+	case ptic_far_return:
+		st->far_returns++;
+		kind = SPTD_DEC_FLOW_FAR_RETURN;
+		break;
+	default:
+		break;
+	}
+	if (kind) {
+		fs->pend_kind = kind;
+		fs->pend_from = b->end_ip;
+		fs->pend_ts = flow_ts(fs);
+		fs->pend_tid = fs->tid;
+	}
+	return 0;
+}
+
+/* A decode error: record it and leave the resync to the caller. */
+static int flow_error(struct flow_state *fs, int code, const struct pt_block *b)
+{
+	char reason[160];
+	uint64_t off = 0;
+	int err;
+
+	pt_blk_get_offset(fs->dec, &off);
+	fs->res->stats.decode_errors++;
+	if (code == pte_nomap)
+		snprintf(reason, sizeof(reason),
+		         "pt: no image for ip 0x%" PRIx64 " (missing image), offset 0x%" PRIx64,
+		         b->ninsn ? b->end_ip : b->ip, off);
+	else
+		snprintf(reason, sizeof(reason), "pt: decode error: %s at offset 0x%" PRIx64,
+		         pt_errstr((enum pt_error_code)code), off);
+	err = flow_flush(fs, 0);
+	if (!err)
+		err = flow_push(fs, SPTD_DEC_FLOW_ERROR, fs->tid, flow_ts(fs), 0, 0);
+	gap_open(fs, reason);
+	return err;
+}
+
+/* Decode from a sync point until the end or an error; returns 0 at the end
+ * of the trace, 1 after a decode error (resync needed), < 0 failure. */
+static int flow_decode(struct flow_state *fs, int status)
+{
+	int err;
+
+	for (;;) {
+		struct pt_block b;
+
+		while (status & pts_event_pending) {
+			struct pt_event ev;
+
+			status = pt_blk_event(fs->dec, &ev, sizeof(ev));
+			if (status < 0)
+				break;
+			flow_time(fs);
+			err = flow_event(fs, &ev);
+			if (err)
+				return err;
+		}
+		if (status < 0) {
+			memset(&b, 0, sizeof(b));
+		} else {
+			err = flow_switch(fs);
+			if (err)
+				return err;
+			memset(&b, 0, sizeof(b));
+			status = pt_blk_next(fs->dec, &b, sizeof(b));
+			flow_time(fs);
+			if (b.ninsn) {
+				err = flow_block(fs, &b);
+				if (err)
+					return err;
+			}
+		}
+		if (status < 0) {
+			if (status == -pte_eos)
+				return 0;
+			err = flow_error(fs, pt_errcode(status), &b);
+			return err ? err : 1;
+		}
+	}
+}
+
+/* Events timed before the first timing packet take its time; a trace with
+ * none keeps order numbers. */
+static void flow_fixup_times(struct flow_state *fs)
+{
+	struct sptd_dec_flowbuf *fb = &fs->res->flows;
+	int64_t first = -1;
+	size_t i;
+
+	for (i = 0; i < fb->n; i++) {
+		if (!fs->res->stats.saw_time) {
+			fb->ev[i].ts = (int64_t)fb->ev[i].seq;
+			fb->ev[i].flags |= SPTD_DEC_F_NO_TIME;
+		} else if (fb->ev[i].ts >= 0 && first < 0) {
+			first = fb->ev[i].ts;
+		}
+	}
+	if (!fs->res->stats.saw_time)
+		return;
+	for (i = 0; i < fb->n && fb->ev[i].ts < 0; i++)
+		fb->ev[i].ts = first;
+}
+
+static int flow_config(const struct sptd_dec_session *s, const struct sptd_dec_cpu *c,
+                       struct pt_config *cfg)
+{
+	pt_config_init(cfg);
+	cfg->begin = c->data;
+	cfg->end = c->data + c->len;
+	if (s->cfg.cpu_family) {
+		cfg->cpu.vendor = pcv_intel;
+		cfg->cpu.family = (uint16_t)s->cfg.cpu_family;
+		cfg->cpu.model = (uint8_t)s->cfg.cpu_model;
+		cfg->cpu.stepping = (uint8_t)s->cfg.cpu_stepping;
+		if (pt_cpu_errata(&cfg->errata, &cfg->cpu) < 0)
+			return -EINVAL;
+	}
+	cfg->mtc_freq = (uint8_t)s->cfg.mtc_freq;
+	cfg->nom_freq = (uint8_t)s->cfg.nom_freq;
+	cfg->cpuid_0x15_eax = s->cfg.cpuid15_eax;
+	cfg->cpuid_0x15_ebx = s->cfg.cpuid15_ebx;
+	cfg->flags.variant.block.end_on_call = 1;
+	cfg->flags.variant.block.end_on_jump = 1;
+	return 0;
+}
+
+int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, struct sptd_dec_cpu_result *res)
+{
+	struct sptd_dec_cpu *c = &s->cpus[cpu];
+	struct flow_state fs;
+	struct pt_config cfg;
+	uint64_t sync_off = 0, last_sync = 0;
+	int64_t t0 = now_mono_ns();
+	int status, err, first = 1, stuck = 0;
+	size_t i;
+
+	memset(&fs, 0, sizeof(fs));
+	fs.s = s;
+	fs.res = res;
+	fs.cpu = cpu;
+	fs.tid = -1;
+	for (i = 0; i < s->nswitches && s->switches[i].cpu < cpu; i++)
+		;
+	fs.sw = s->switches + i;
+	while (i + fs.nsw < s->nswitches && s->switches[i + fs.nsw].cpu == cpu)
+		fs.nsw++;
+	if (fs.nsw)
+		fs.tid = fs.sw[0].prev_tid;
+	/* switches at or before time 0 hold from the start, also in a trace
+	 * without timing (where later ones cannot be placed) */
+	while (fs.swi < fs.nsw && fs.sw[fs.swi].ts <= 0)
+		fs.tid = fs.sw[fs.swi++].next_tid;
+	err = flow_config(s, c, &cfg);
+	if (err)
+		return err;
+	fs.dec = pt_blk_alloc_decoder(&cfg);
+	if (!fs.dec)
+		return -ENOMEM;
+	fs.as = sptd_dec_aspace_of(s, fs.tid);
+	err = pt_blk_set_image(fs.dec, fs.as->image) < 0 ? -EIO : 0;
+	while (!err) {
+		status = pt_blk_sync_forward(fs.dec);
+		if (status == -pte_eos) {
+			if (first)
+				err = gap_add(&fs, 0, 0, "pt: no PSB in the trace: nothing decodable");
+			break;
+		}
+		pt_blk_get_sync_offset(fs.dec, &sync_off);
+		if (status < 0) {
+			/* a bad PSB+: count it and look for the next */
+			fs.res->stats.decode_errors++;
+			stuck = sync_off <= last_sync && !first ? stuck + 1 : 0;
+			last_sync = sync_off;
+			first = 0;
+			if (stuck > 2)
+				break;
+			continue;
+		}
+		flow_time(&fs);
+		if (first && sync_off > 0) {
+			char reason[96];
+
+			snprintf(reason, sizeof(reason),
+			         "pt: %" PRIu64 " bytes before the first PSB not decodable", sync_off);
+			err = gap_add(&fs, fs.has_time ? fs.now : 0, 0, reason);
+		}
+		first = 0;
+		last_sync = sync_off;
+		if (!err)
+			err = flow_decode(&fs, status);
+		if (err == 1)
+			err = 0;
+		else if (!err)
+			break;
+	}
+	if (err >= 0)
+		err = flow_flush(&fs, 0);
+	if (err >= 0)
+		err = gap_close(&fs);
+	flow_fixup_times(&fs);
+	pt_blk_free_decoder(fs.dec);
+	res->stats.decode_ns = now_mono_ns() - t0;
+	return err;
+}
+
+void sptd_dec_cpu_result_fini(struct sptd_dec_cpu_result *res)
+{
+	if (!res)
+		return;
+	free(res->flows.ev);
+	free(res->gaps);
+	memset(&res->flows, 0, sizeof(res->flows));
+	res->gaps = NULL;
+	res->ngaps = res->capgaps = 0;
+}

@@ -1,0 +1,261 @@
+/* sptd_dec.h — decoding: symbols of code images, and Intel PT -> flow
+ * events -> per-task call intervals.
+ *
+ * Only decode/ includes intel-pt.h; decode/ never includes sqlite3.h: it
+ * emits through callback sinks and the program wires them to store/.
+ *
+ * Errors: >= 0 success, negative errno: -EINVAL bad argument, -ENOMEM,
+ * -ENOENT missing file / no symbol, -EBADMSG not ELF or corrupt input,
+ * -ENOEXEC an ELF of another machine, -EIO read failure.
+ */
+#ifndef SPTD_DEC_H
+#define SPTD_DEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef SPTD_LOG_FN_DEFINED
+#define SPTD_LOG_FN_DEFINED
+/* Log hook shared by all sysptd libraries: @level is a syslog level. */
+typedef void (*sptd_log_fn)(void *ctx, int level, const char *msg);
+#endif
+/* Where decode/ reports warnings (a library never prints). */
+void sptd_dec_set_log(sptd_log_fn fn, void *ctx);
+
+/* ---- symbols (symfile.c) -------------------------------------------------- */
+
+/* One function symbol.  @name is demangled (C++ and Rust) where possible. */
+struct sptd_dec_sym {
+	const char *name;   /* borrowed from the symfile, lives as long as it */
+	uint64_t addr;      /* start in the file's own address space (ELF vaddr / kernel VA) */
+	uint64_t size;      /* 0 if the symbol table gave none: lookup then
+	                     * extends it to the next symbol */
+};
+
+/* The function symbols of one ELF file or of a kallsyms list, sorted for
+ * binary search. */
+struct sptd_dec_symfile;
+
+/* .symtab and .dynsym function symbols (STT_FUNC, and STT_GNU_IFUNC), plus
+ * the GNU build-id note.  -ENOENT no file, -EBADMSG not ELF. */
+int sptd_dec_symfile_load_elf(const char *path, struct sptd_dec_symfile **out);
+/* Text symbols (t/T/w/W) of a kallsyms file ("/proc/kallsyms" or a saved
+ * copy); module symbols keep their "[module]" suffix out of the name.
+ * -EACCES when every address reads as zero (kptr_restrict). */
+int sptd_dec_symfile_load_kallsyms(const char *path, struct sptd_dec_symfile **out);
+/* Hex build-id or NULL (kallsyms, or an ELF without the note).  Borrowed. */
+const char *sptd_dec_symfile_build_id(const struct sptd_dec_symfile *sf);
+/* The symbol containing @addr (file address space).  0 and *sym filled, or
+ * -ENOENT.  *sym borrowed for the life of @sf. */
+int sptd_dec_symfile_lookup(const struct sptd_dec_symfile *sf, uint64_t addr,
+                            struct sptd_dec_sym *sym);
+/* For a mapping of this ELF at @map_start with file offset @pgoff: the bias
+ * such that runtime address = file address + bias (from the PT_LOAD program
+ * headers).  -ENOENT if no PT_LOAD covers @pgoff; kallsyms: bias 0. */
+int sptd_dec_symfile_bias(const struct sptd_dec_symfile *sf, uint64_t map_start,
+                          uint64_t pgoff, int64_t *bias);
+/* Number of symbols. */
+size_t sptd_dec_symfile_count(const struct sptd_dec_symfile *sf);
+/* Accepts NULL. */
+void sptd_dec_symfile_destroy(struct sptd_dec_symfile *sf);
+
+/* Demangle a C++ (Itanium) or Rust symbol into @buf; returns the length, or
+ * -EINVAL if @mangled is not mangled (then @buf holds a copy). */
+int sptd_dec_demangle(const char *mangled, char *buf, size_t len);
+
+/* ==== PT decoding: declarations below this line are owned by the PT decoder
+ * (decode/session*.c, flow*.c, stack*.c). ================================ */
+
+/* Flow events, slices and sinks are plain data so that phase 2 can be driven
+ * (and tested) without PT.  Times are ns on the incident clock, or an order
+ * number when the trace has no timing (then SPTD_DEC_F_NO_TIME is set). */
+
+/* slice kinds, the same strings as store/'s slice.kind */
+#define SPTD_DEC_KIND_USER    "user"
+#define SPTD_DEC_KIND_KERNEL  "kernel"
+#define SPTD_DEC_KIND_SYSCALL "syscall"
+#define SPTD_DEC_KIND_IRQ     "irq"
+/* slice flags, the same bits as store/'s slice.flags */
+#define SPTD_DEC_F_START_TRUNCATED 0x1  /* began before the data */
+#define SPTD_DEC_F_END_TRUNCATED   0x2  /* still open at the data end */
+#define SPTD_DEC_F_INFERRED        0x4  /* made up for a return on an empty stack */
+#define SPTD_DEC_F_TAILCALL        0x8  /* entered by a jump replacing the caller's frame */
+#define SPTD_DEC_F_NO_TIME        0x10  /* ts/dur are order numbers, not time */
+
+/* What a flow event is.  Phase 1 emits them per CPU; phase 2 consumes them
+ * per task. */
+enum sptd_dec_flow_kind {
+	SPTD_DEC_FLOW_CALL = 1,    /* near call at @from to @to */
+	SPTD_DEC_FLOW_RETURN,      /* near return at @from to @to */
+	SPTD_DEC_FLOW_JUMP,        /* non-conditional near jump leaving its function */
+	SPTD_DEC_FLOW_FAR_CALL,    /* syscall/sysenter/far call at @from */
+	SPTD_DEC_FLOW_FAR_RETURN,  /* sysret/iret/far ret at @from to @to */
+	SPTD_DEC_FLOW_INTERRUPT,   /* asynchronous branch (or disable) at @from */
+	SPTD_DEC_FLOW_ENABLE,      /* tracing (re)starts at @to */
+	SPTD_DEC_FLOW_DISABLE,     /* tracing stops after @from */
+	SPTD_DEC_FLOW_OVERFLOW,    /* the CPU lost trace: state unknown until @to */
+	SPTD_DEC_FLOW_ERROR,       /* decode error; resynced at @to */
+};
+
+/* One flow event. */
+struct sptd_dec_flow {
+	int64_t ts;        /* ns on the incident clock, or order (flags NO_TIME) */
+	uint64_t seq;      /* position in its CPU's stream: breaks ts ties */
+	int cpu;           /* CPU whose PT produced it */
+	int tid;           /* task running then (sched timeline); -1 unknown */
+	int kind;          /* enum sptd_dec_flow_kind */
+	int flags;         /* SPTD_DEC_F_NO_TIME */
+	uint64_t from;     /* ip of the branching instruction; 0 unknown */
+	uint64_t to;       /* target ip; 0 unknown (suppressed, untraced) */
+};
+
+/* A function as phase 2 sees it: where it starts and how long it is. */
+struct sptd_dec_func {
+	uint64_t start;    /* first byte; for unknown code the address itself */
+	uint64_t size;     /* 0: unknown (only @start is known to be inside) */
+	int64_t symbol_id; /* id given to the sink's symbol callback; -1 none */
+	int known;         /* 1: a real symbol (a tail call needs one) */
+};
+
+/* Resolve @addr as seen by task @tid into @f.  Returns 0, or < 0 to abort. */
+typedef int (*sptd_dec_func_fn)(void *ctx, int tid, uint64_t addr,
+                                struct sptd_dec_func *f);
+
+/* A symbol the slices refer to, reported once before the first slice that
+ * names it. */
+struct sptd_dec_symbol {
+	int64_t id;          /* session-wide id (1, 2, ...) */
+	const char *name;    /* demangled name or placeholder "dso+0xOFF" / "0xADDR" */
+	int64_t dso_id;      /* the image's dso id as given when added; -1 none */
+	uint64_t addr;       /* start in the dso's own address space */
+	uint64_t size;       /* 0 unknown */
+};
+
+/* One call interval. */
+struct sptd_dec_slice {
+	int64_t id;          /* unique in one run; parent_id refers to it */
+	int64_t ts, dur;     /* start and length (ns, or order with NO_TIME) */
+	int cpu;             /* CPU where the frame began */
+	int tid;             /* task; -1 unknown (then one stack per CPU) */
+	int depth;           /* 0 outermost; consistent after inferred frames */
+	int64_t parent_id;   /* enclosing slice, -1 for depth 0 */
+	int64_t symbol_id;   /* sptd_dec_symbol.id, -1 none */
+	const char *kind;    /* SPTD_DEC_KIND_* (static storage) */
+	int flags;           /* SPTD_DEC_F_* */
+};
+
+/* Where results go.  Any callback may be NULL; a negative return aborts the
+ * run with that value. */
+struct sptd_dec_sink {
+	void *ctx;
+	int (*symbol)(void *ctx, const struct sptd_dec_symbol *sym);
+	int (*slice)(void *ctx, const struct sptd_dec_slice *slice);
+	/* a stretch of @cpu (-1: all) with no trustworthy data; @reason starts
+	 * with "pt: " */
+	int (*gap)(void *ctx, int64_t ts, int64_t dur, int cpu, const char *reason);
+	/* a per-CPU figure (names as the stats table: pt_bytes, instructions,
+	 * calls, returns, far_calls, far_returns, interrupts, decode_errors,
+	 * gaps, decode_ns) */
+	int (*stat)(void *ctx, const char *name, int cpu, int64_t value);
+};
+
+/* ---- phase 2: per-task shadow stacks (stack.c) ---------------------------- */
+
+/* Symbol ids phase 2 uses itself for kernel entries; resolvers start at 3. */
+#define SPTD_DEC_SYM_SYSCALL 1   /* "[syscall]" */
+#define SPTD_DEC_SYM_IRQ     2   /* "[irq]" */
+
+struct sptd_dec_stacks;
+
+/* Shadow stacks resolving code addresses with @fn (may be NULL: every
+ * address is its own unknown function) and emitting to @sink (copied).
+ * -EINVAL (@sink NULL, @out NULL), -ENOMEM. */
+int sptd_dec_stacks_create(sptd_dec_func_fn fn, void *fn_ctx,
+                           const struct sptd_dec_sink *sink,
+                           struct sptd_dec_stacks **out);
+/* Queue one event (copied; any order: run sorts per task by ts, cpu, seq).
+ * -EINVAL bad kind or NULL, -ENOMEM. */
+int sptd_dec_stacks_add(struct sptd_dec_stacks *st, const struct sptd_dec_flow *ev);
+/* Replay every queued event per task and emit all slices.  @start/@end are
+ * the data window (frames begun before it start at @start, open ones end at
+ * @end); pass @start > @end to use the first/last event times.  Returns the
+ * number of slices, -EINVAL, or a sink's error.  Clears the queue. */
+int64_t sptd_dec_stacks_run(struct sptd_dec_stacks *st, int64_t start, int64_t end);
+/* Accepts NULL. */
+void sptd_dec_stacks_destroy(struct sptd_dec_stacks *st);
+
+/* ---- the decode session: phase 1 + 2 over real PT (session.c, flow.c) ----- */
+
+/* How the PT was recorded. */
+struct sptd_dec_config {
+	int cpu_family, cpu_model, cpu_stepping; /* 0/0/0: unknown, no errata */
+	int mtc_freq;            /* IA32_RTIT_CTL.MTCFreq (0: no MTC) */
+	int nom_freq;            /* CPUID 0x16 nominal ratio (0: unknown, CYC unscaled) */
+	uint32_t cpuid15_eax;    /* CPUID 0x15 TSC/crystal ratio denominator */
+	uint32_t cpuid15_ebx;    /* ... and numerator */
+	/* TSC -> ns: ns = (((tsc - tsc_zero) * mult) >> shift) + offset_ns when
+	 * @tsc_mult != 0 (perf's mmap page: zero 0, offset time_zero; the meta
+	 * tsc_* keys the ftrace side uses); else ns = tsc * 1e9 / tsc_hz when
+	 * @tsc_hz != 0; else ns = tsc (the incident clock is the TSC). */
+	uint32_t tsc_mult;
+	int tsc_shift;
+	uint64_t tsc_zero;
+	int64_t tsc_offset_ns;
+	uint64_t tsc_hz;
+	int no_timing;           /* 1: ignore timing packets, ts is order */
+	int jobs;                /* phase-1 threads; 0: number of cores */
+};
+
+struct sptd_dec_session;
+
+/* Empty session for @cfg (copied).  -EINVAL (NULL, negative fields), -ENOMEM. */
+int sptd_dec_session_create(const struct sptd_dec_config *cfg,
+                            struct sptd_dec_session **out);
+/* Accepts NULL. */
+void sptd_dec_session_destroy(struct sptd_dec_session *s);
+
+/* Images.  @pid -1: seen by every task (kernel text, or the one process of a
+ * trace without sched info); otherwise only by tasks of that process.
+ * @dso_id is passed back in symbols (-1 none).  -EINVAL, -ENOENT no file,
+ * -EBADMSG not ELF (elf) / empty, -ENOMEM. */
+/* An ELF file loaded by its PT_LOAD program headers at vaddr + @bias; its
+ * symbols name the functions. */
+int sptd_dec_session_add_elf(struct sptd_dec_session *s, int pid, const char *path,
+                             int64_t bias, int64_t dso_id);
+/* The whole file @path as flat bytes at @addr (no symbols: placeholders). */
+int sptd_dec_session_add_flat(struct sptd_dec_session *s, int pid, const char *path,
+                              uint64_t addr, int64_t dso_id);
+/* @len bytes copied from @data at @addr; @name names placeholders. */
+int sptd_dec_session_add_bytes(struct sptd_dec_session *s, int pid, const char *name,
+                               const void *data, size_t len, uint64_t addr,
+                               int64_t dso_id);
+/* Task @tid belongs to process @pid (default: pid = tid). */
+int sptd_dec_session_add_task(struct sptd_dec_session *s, int tid, int pid);
+/* On @cpu at @ts (ns) @prev_tid stopped and @next_tid started. */
+int sptd_dec_session_add_switch(struct sptd_dec_session *s, int64_t ts, int cpu,
+                                int prev_tid, int next_tid);
+/* Append @len bytes of raw PT of @cpu (0..1023), copied. */
+int sptd_dec_session_add_pt(struct sptd_dec_session *s, int cpu, const void *data,
+                            size_t len);
+/* Decode: phase 1 per CPU in parallel, then phase 2; everything goes to
+ * @sink.  Returns the number of slices, or -EINVAL / -ENOMEM / a sink error.
+ * Decode errors are not failures: they become gaps. */
+int64_t sptd_dec_session_run(struct sptd_dec_session *s, const struct sptd_dec_sink *sink);
+/* 1 when the last run found no timing packet (or no_timing was set). */
+int sptd_dec_session_no_time(const struct sptd_dec_session *s);
+
+/* Phase 1 alone for one CPU: its flow events through @fn (tests, bench).
+ * Returns the number of events, or a negative error. */
+typedef int (*sptd_dec_flow_fn)(void *ctx, const struct sptd_dec_flow *ev);
+int64_t sptd_dec_session_run_cpu(struct sptd_dec_session *s, int cpu,
+                                 const struct sptd_dec_sink *sink,
+                                 sptd_dec_flow_fn fn, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SPTD_DEC_H */

@@ -1,0 +1,7 @@
+# decode/: PT decoding on the real captures, phase-2 stacks, argument checks.
+sptd_add_test(test_dec_fixtures SOURCES ${SPTD_TEST_DIR}/test_dec_fixtures.c
+              LIBS sptd_decode sptd_ipt)
+sptd_add_test(test_dec_stack SOURCES ${SPTD_TEST_DIR}/test_dec_stack.c
+              LIBS sptd_decode)
+sptd_add_test(test_dec_import SOURCES ${SPTD_TEST_DIR}/test_dec_import.c
+              LIBS sptd_col sptd_store)
