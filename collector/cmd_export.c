@@ -1,0 +1,203 @@
+/* cmd_export.c — `sysptd export INCIDENT -o FILE [--format proto|json]`:
+ * the incident as a Perfetto trace (or Chrome JSON), written to FILE.tmp
+ * and renamed into place, so a failed export never leaves half a file. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sptd_col.h"
+#include "sptd_query.h"
+#include "sptd_store.h"
+
+static const char export_usage[] =
+"Usage: sysptd export INCIDENT -o FILE [--format proto|json]\n"
+"\n"
+"Write an incident as a trace for review on one timeline: every CPU's\n"
+"scheduling (sched_switch/waking, so Perfetto shows thread states),\n"
+"interrupts and softirqs, each thread's calls as nested slices (or its\n"
+"samples with their call stacks), gaps in the data, and the trigger.\n"
+"\n"
+"Options:\n"
+"  -o, --output FILE    where to write (required; written to FILE.tmp, then\n"
+"                       renamed)\n"
+"  -f, --format FMT     proto (default): Perfetto protobuf, open it in\n"
+"                       https://ui.perfetto.dev (Open trace file);\n"
+"                       json: Chrome trace-event JSON for chrome://tracing\n"
+"                       or speedscope\n"
+"  -q, --quiet          no progress on the terminal\n"
+"  -h, --help           this text\n"
+"\n"
+"Example:\n"
+"  sysptd export incident.db -o incident.pftrace\n"
+"\n"
+"Exit status: 0 success, 1 failure (e.g. cannot write FILE), 2 bad command\n"
+"line, 6 missing, corrupt or not an incident file.\n";
+
+/* The value of option @opt: "--opt=V", or the next argument. */
+static const char *option_value(int argc, char **argv, int *i, const char *opt)
+{
+	const char *arg = argv[*i];
+	size_t n = strlen(opt);
+
+	if (strncmp(arg, opt, n) == 0 && arg[n] == '=')
+		return arg + n + 1;
+	if (*i + 1 >= argc)
+		return NULL;
+	return argv[++*i];
+}
+
+/* Progress on stderr when it is a terminal: one line rewritten in place. */
+static void show_progress(void *ctx, const char *phase, uint64_t done, uint64_t total)
+{
+	(void)ctx;
+	if (total)
+		fprintf(stderr, "\rsysptd export: %-12s %llu/%llu rows (%llu%%)   ", phase,
+		        (unsigned long long)done, (unsigned long long)total,
+		        (unsigned long long)(done * 100 / total));
+	else
+		fprintf(stderr, "\rsysptd export: %-12s %llu rows                 ", phase,
+		        (unsigned long long)done);
+}
+
+/* Exit status and message for a failed sptd_store_open(). */
+static int open_failed(const char *path, int ret)
+{
+	const char *why;
+
+	switch (ret) {
+	case -ENOENT:
+		why = "no such file";
+		break;
+	case -EBADMSG:
+		why = "not a sysptd incident, or corrupt";
+		break;
+	case -EPROTO:
+		why = "written by a newer sysptd; upgrade to read it";
+		break;
+	default:
+		why = strerror(-ret);
+		break;
+	}
+	fprintf(stderr, "sysptd export: %s: %s\n", path, why);
+	if (ret == -ENOENT || ret == -EBADMSG || ret == -EPROTO || ret == -EISDIR ||
+	    ret == -ENOTDIR)
+		return SPTD_EXIT_BADFILE;
+	if (ret == -EACCES || ret == -EPERM)
+		return SPTD_EXIT_NOPERM;
+	return SPTD_EXIT_FAIL;
+}
+
+int sptd_col_cmd_export(int argc, char **argv)
+{
+	const char *path = NULL, *output = NULL, *fmt_name = "proto";
+	struct sptd_query_export_options opts;
+	struct sptd_query_export_stats stats;
+	struct sptd_store *st = NULL;
+	char err[1024] = "", *tmp = NULL;
+	int i, ret, status = SPTD_EXIT_FAIL, quiet = 0;
+	FILE *out = NULL;
+
+	memset(&opts, 0, sizeof(opts));
+	for (i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+
+		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+			fputs(export_usage, stdout);
+			return SPTD_EXIT_OK;
+		} else if (!strcmp(arg, "-q") || !strcmp(arg, "--quiet")) {
+			quiet = 1;
+		} else if (!strcmp(arg, "-o") || !strcmp(arg, "--output") ||
+		           !strncmp(arg, "--output=", 9)) {
+			output = option_value(argc, argv, &i, "--output");
+			if (!output || !*output) {
+				fprintf(stderr, "sysptd export: %s needs a file name\n", arg);
+				return SPTD_EXIT_USAGE;
+			}
+		} else if (!strcmp(arg, "-f") || !strcmp(arg, "--format") ||
+		           !strncmp(arg, "--format=", 9)) {
+			fmt_name = option_value(argc, argv, &i, "--format");
+			if (!fmt_name) {
+				fprintf(stderr, "sysptd export: %s needs proto or json\n", arg);
+				return SPTD_EXIT_USAGE;
+			}
+		} else if (arg[0] == '-' && arg[1] != '\0') {
+			fprintf(stderr, "sysptd export: unknown option '%s' (see sysptd export --help)\n",
+			        arg);
+			return SPTD_EXIT_USAGE;
+		} else if (!path) {
+			path = arg;
+		} else {
+			fprintf(stderr, "sysptd export: unexpected argument '%s'\n", arg);
+			return SPTD_EXIT_USAGE;
+		}
+	}
+	if (sptd_query_export_format_parse(fmt_name, &opts.format) < 0) {
+		fprintf(stderr, "sysptd export: unknown format '%s' (proto or json)\n", fmt_name);
+		return SPTD_EXIT_USAGE;
+	}
+	if (!path) {
+		fprintf(stderr, "sysptd export: which incident? (sysptd export INCIDENT -o FILE)\n");
+		return SPTD_EXIT_USAGE;
+	}
+	if (!output) {
+		fprintf(stderr, "sysptd export: where to? add -o FILE (e.g. -o incident.%s)\n",
+		        opts.format == SPTD_QUERY_EXPORT_JSON ? "json" : "pftrace");
+		return SPTD_EXIT_USAGE;
+	}
+	ret = sptd_store_open(path, 0, &st);
+	if (ret < 0)
+		return open_failed(path, ret);
+	if (asprintf(&tmp, "%s.tmp", output) < 0) {
+		tmp = NULL;
+		fprintf(stderr, "sysptd export: out of memory\n");
+		goto out;
+	}
+	out = fopen(tmp, "wb");
+	if (!out) {
+		fprintf(stderr, "sysptd export: cannot write %s: %s\n", tmp, strerror(errno));
+		goto out;
+	}
+	setvbuf(out, NULL, _IOFBF, 1 << 20);
+	if (!quiet && isatty(2))
+		opts.progress = show_progress;
+	ret = sptd_query_export_opts(st, out, &opts, &stats, err, sizeof(err));
+	if (opts.progress)
+		fputs("\r\033[K", stderr);
+	if (fclose(out) != 0 && ret >= 0) {
+		snprintf(err, sizeof(err), "writing %s failed: %s", tmp, strerror(errno));
+		ret = -EIO;
+	}
+	out = NULL;
+	if (ret < 0) {
+		fprintf(stderr, "sysptd export: %s: %s\n", path, err[0] ? err : strerror(-ret));
+		unlink(tmp);
+		status = ret == -EBADMSG ? SPTD_EXIT_BADFILE : SPTD_EXIT_FAIL;
+		goto out;
+	}
+	if (rename(tmp, output) != 0) {
+		fprintf(stderr, "sysptd export: cannot rename %s to %s: %s\n", tmp, output,
+		        strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	if (!quiet)
+		fprintf(stderr, "sysptd export: wrote %s (%.1f MB): %llu sched switches, %llu irq "
+		        "events, %llu slices, %llu samples, %llu gaps, %llu triggers%s\n", output,
+		        (double)stats.bytes / 1e6, (unsigned long long)stats.sched_switches,
+		        (unsigned long long)stats.irq_events, (unsigned long long)stats.slices,
+		        (unsigned long long)stats.samples, (unsigned long long)stats.gaps,
+		        (unsigned long long)stats.triggers,
+		        opts.format == SPTD_QUERY_EXPORT_PROTO ? "; open it in https://ui.perfetto.dev"
+		                                               : "");
+	status = SPTD_EXIT_OK;
+out:
+	if (out) {
+		fclose(out);
+		unlink(tmp);
+	}
+	free(tmp);
+	sptd_store_destroy(st);
+	return status;
+}

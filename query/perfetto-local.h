@@ -1,0 +1,211 @@
+/* perfetto-local.h — internals of the Perfetto/JSON exporter (query/perfetto*.c)
+ * and of the small protobuf writer it uses (query/pb.c).
+ *
+ * Divisions:
+ *   pb.c               growable protobuf buffer: varint, zigzag, tags,
+ *                      nested messages, packed arrays
+ *   perfetto_intern.c  int64 -> iid map and string -> index map
+ *   perfetto_export.c  entry points, metadata packets, shared helpers
+ *   perfetto_sched.c   per-CPU FtraceEventBundles (compact_sched, irq)
+ *   perfetto_tracks.c  ProcessTree and TrackDescriptors
+ *   perfetto_events.c  TrackEvents: slices, samples, gaps, triggers
+ *   perfetto_json.c    Chrome trace-event JSON
+ */
+#ifndef SPTD_PERFETTO_LOCAL_H
+#define SPTD_PERFETTO_LOCAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sptd_query.h"
+#include "sptd_store.h"
+
+/* ---- protobuf writer (pb.c) ------------------------------------------------ */
+
+/* Deepest nesting of length-delimited messages one buffer supports. */
+#define SPTD_PB_MAX_DEPTH 8
+/* Largest body of one nested message: its length is kept in at most 4 bytes. */
+#define SPTD_PB_MAX_NESTED ((size_t)1 << 28)
+
+/* Protobuf wire types. */
+#define SPTD_PB_VARINT 0
+#define SPTD_PB_I64    1
+#define SPTD_PB_LEN    2
+#define SPTD_PB_I32    5
+
+/* A message being encoded.  Errors are sticky: after the first failure every
+ * call is a no-op and @err says why, so encoders check once at the end. */
+struct sptd_query_pb {
+	uint8_t *data;                     /* encoded bytes */
+	size_t len;                        /* bytes used */
+	size_t cap;                        /* bytes allocated */
+	size_t open[SPTD_PB_MAX_DEPTH];    /* offsets of open nested bodies */
+	int depth;                         /* nested messages open */
+	int err;                           /* 0, -ENOMEM or -E2BIG */
+};
+
+void sptd_query_pb_init(struct sptd_query_pb *pb);
+/* Frees the bytes; accepts a zeroed buffer. */
+void sptd_query_pb_fini(struct sptd_query_pb *pb);
+/* Forget the content (keeps the allocation). */
+void sptd_query_pb_reset(struct sptd_query_pb *pb);
+/* Unsigned LEB128 with no tag (packed array elements, lengths). */
+void sptd_query_pb_raw_varint(struct sptd_query_pb *pb, uint64_t v);
+/* Zigzag mapping of sint32/sint64. */
+uint64_t sptd_query_pb_zigzag(int64_t v);
+/* Tag + varint: uint32/uint64/enum/bool fields. */
+void sptd_query_pb_uint(struct sptd_query_pb *pb, uint32_t field, uint64_t v);
+/* Tag + varint of the two's complement: int32/int64 fields. */
+void sptd_query_pb_int(struct sptd_query_pb *pb, uint32_t field, int64_t v);
+/* Tag + zigzag varint: sint32/sint64 fields. */
+void sptd_query_pb_sint(struct sptd_query_pb *pb, uint32_t field, int64_t v);
+/* Tag + length + bytes: bytes/string fields. */
+void sptd_query_pb_bytes(struct sptd_query_pb *pb, uint32_t field,
+                         const void *bytes, size_t len);
+/* A string field; NULL writes "". */
+void sptd_query_pb_string(struct sptd_query_pb *pb, uint32_t field, const char *s);
+/* Open a nested message in @field; close with sptd_query_pb_end(). */
+void sptd_query_pb_begin(struct sptd_query_pb *pb, uint32_t field);
+void sptd_query_pb_end(struct sptd_query_pb *pb);
+/* Append the fields already encoded in @fields (their tags included). */
+void sptd_query_pb_raw(struct sptd_query_pb *pb, const struct sptd_query_pb *fields);
+/* A packed repeated field whose elements were encoded into @body. Nothing
+ * is written for an empty @body. */
+void sptd_query_pb_packed(struct sptd_query_pb *pb, uint32_t field,
+                          const struct sptd_query_pb *body);
+/* Write @pb as one field @field (a Trace's `packet = 1`) to @out, then
+ * reset it.  Adds the bytes written to *@bytes.  -EIO on a write error,
+ * -EINVAL if a nested message is still open, or the buffer's sticky error. */
+int sptd_query_pb_flush(struct sptd_query_pb *pb, uint32_t field, FILE *out,
+                        uint64_t *bytes);
+
+/* ---- intern maps (perfetto_intern.c) --------------------------------------- */
+
+/* int64 key -> small positive id, assigned in order of first use. */
+struct sptd_query_imap {
+	int64_t *keys;      /* open-addressing slots */
+	uint64_t *vals;     /* 0: empty slot */
+	size_t cap;         /* slots, a power of two */
+	size_t count;       /* keys stored */
+};
+
+void sptd_query_imap_fini(struct sptd_query_imap *m);
+/* Drop every key (keeps the allocation). */
+void sptd_query_imap_clear(struct sptd_query_imap *m);
+/* The id of @key (> 0), or 0 if absent. */
+uint64_t sptd_query_imap_get(const struct sptd_query_imap *m, int64_t key);
+/* Store @key -> @val (> 0).  -ENOMEM. */
+int sptd_query_imap_put(struct sptd_query_imap *m, int64_t key, uint64_t val);
+
+/* string -> index in insertion order (compact_sched comm tables). */
+struct sptd_query_smap {
+	char **strs;        /* strings by index, owned */
+	uint32_t *slots;    /* index + 1, 0: empty */
+	size_t cap;         /* slots, a power of two */
+	size_t count;       /* strings stored */
+	size_t strs_cap;    /* room in @strs */
+};
+
+void sptd_query_smap_fini(struct sptd_query_smap *m);
+void sptd_query_smap_clear(struct sptd_query_smap *m);
+/* Index of @s, inserting it if new.  Returns >= 0 or -ENOMEM. */
+int sptd_query_smap_intern(struct sptd_query_smap *m, const char *s);
+
+/* ---- the exporter ------------------------------------------------------------ */
+
+/* Trusted packet sequence ids used in the file. */
+#define SPTD_PF_SEQ_META   1   /* clock snapshot, system info, process tree */
+#define SPTD_PF_SEQ_FTRACE 2   /* ftrace bundles */
+#define SPTD_PF_SEQ_TRACK  3   /* track descriptors and track events (interned) */
+
+/* Track uuids: kind in the top byte, an id below. */
+#define SPTD_PF_UUID(kind, id) (((uint64_t)(kind) << 56) | ((uint64_t)(id) & 0xffffffffffffffULL))
+#define SPTD_PF_TRACK_THREAD   1   /* id: utid */
+#define SPTD_PF_TRACK_PROCESS  2   /* id: upid */
+#define SPTD_PF_TRACK_GAP      3   /* id: cpu + 1 (0: gaps of no CPU) */
+#define SPTD_PF_TRACK_TRIGGER  4   /* id: 0 global, cpu + 1 per CPU */
+#define SPTD_PF_TRACK_NOTHREAD 5   /* slices whose thread is unknown */
+
+/* Fixed interned debug-annotation names (iid = enum value). */
+enum sptd_pf_arg {
+	SPTD_PF_ARG_SYMBOL = 1,
+	SPTD_PF_ARG_DSO,
+	SPTD_PF_ARG_KIND,
+	SPTD_PF_ARG_FLAGS,
+	SPTD_PF_ARG_INFERRED,
+	SPTD_PF_ARG_TRUNCATED,
+	SPTD_PF_ARG_STACK,
+	SPTD_PF_ARG_CPU,
+	SPTD_PF_ARG_REASON,
+	SPTD_PF_ARG_DETAIL,
+	SPTD_PF_ARG_COUNT_, /* one past the last */
+};
+
+/* State of one export. */
+struct sptd_query_pf {
+	struct sptd_store *st;                /* incident, read-only */
+	FILE *out;                            /* where the trace goes */
+	struct sptd_query_export_stats *stats;/* counts, never NULL inside */
+	char *err;                            /* caller's message buffer */
+	size_t errlen;                        /* its size */
+	sptd_query_export_progress_fn progress; /* or NULL */
+	void *progress_ctx;                   /* for @progress */
+	struct sptd_query_pb pkt;             /* the packet being built */
+	struct sptd_query_pb interned;        /* InternedData entries for pkt */
+	int arg_names_done;                   /* debug annotation names interned */
+	int64_t window_start, window_end;     /* ns, from meta (or data bounds) */
+	int monotonic;                        /* meta clock is "monotonic" */
+	int track_seq_started;                /* first packet of SEQ_TRACK written */
+	int ftrace_seq_started;               /* first packet of SEQ_FTRACE written */
+	uint64_t next_iid;                    /* next interned id on SEQ_TRACK */
+	struct sptd_query_imap names;         /* symbol id -> event name iid */
+	struct sptd_query_imap strings;       /* string key -> debug string iid */
+	struct sptd_query_imap stacks;        /* callsite id -> debug string iid */
+};
+
+/* Write a formatted message to pf->err and return @rc. */
+int sptd_query_pf_fail(struct sptd_query_pf *pf, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Prepare @sql; on failure fill pf->err with the store's message naming
+ * @what and return the error (-EBADMSG for a missing table/column). */
+int sptd_query_pf_prepare(struct sptd_query_pf *pf, const char *what,
+                          const char *sql, struct sptd_store_stmt **out);
+/* A step error of @what -> pf->err. */
+int sptd_query_pf_step_fail(struct sptd_query_pf *pf, const char *what, int rc);
+/* Flush pf->pkt as one TracePacket, counting it. */
+int sptd_query_pf_flush(struct sptd_query_pf *pf);
+/* Report progress (no-op without a callback). */
+void sptd_query_pf_progress(struct sptd_query_pf *pf, const char *phase,
+                            uint64_t done, uint64_t total);
+/* Row count of @table (0 when it is missing). */
+uint64_t sptd_query_pf_count(struct sptd_query_pf *pf, const char *table);
+/* Kernel prev_state bits for an ftrace state string ("S", "R+", "D|K"...). */
+int64_t sptd_query_pf_task_state(const char *state);
+
+/* Phases of the protobuf export. */
+int sptd_query_pf_write_sched(struct sptd_query_pf *pf);
+int sptd_query_pf_write_wakings(struct sptd_query_pf *pf);
+int sptd_query_pf_write_irqs(struct sptd_query_pf *pf);
+int sptd_query_pf_write_process_tree(struct sptd_query_pf *pf);
+int sptd_query_pf_write_tracks(struct sptd_query_pf *pf);
+int sptd_query_pf_write_slices(struct sptd_query_pf *pf);
+int sptd_query_pf_write_samples(struct sptd_query_pf *pf);
+int sptd_query_pf_write_gaps(struct sptd_query_pf *pf);
+int sptd_query_pf_write_triggers(struct sptd_query_pf *pf);
+/* Open a TracePacket on SEQ_TRACK at @ts: sets sequence id and flags (the
+ * first one also clears incremental state and sets the clock default). */
+void sptd_query_pf_track_packet(struct sptd_query_pf *pf, int64_t ts);
+
+/* SQL walking a callsite to its root (?1: callsite id): addr, symbol, dso. */
+extern const char sptd_query_pf_walk_sql[];
+/* The call stack of @callsite as text, innermost frame first, one frame
+ * per line ("symbol (dso)" or "0xADDR"); *text is freed by the caller.
+ * @walk: a statement prepared from sptd_query_pf_walk_sql. */
+int sptd_query_pf_stack_text(struct sptd_query_pf *pf, struct sptd_store_stmt *walk,
+                             int64_t callsite, char **text);
+
+/* The JSON export. */
+int sptd_query_pf_write_json(struct sptd_query_pf *pf);
+
+#endif /* SPTD_PERFETTO_LOCAL_H */

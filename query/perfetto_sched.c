@@ -1,0 +1,389 @@
+/* perfetto_sched.c — scheduling and interrupts as ftrace data, per CPU, in
+ * FtraceEventBundles, so Perfetto builds its own sched, thread_state and
+ * irq tables exactly as for its own recordings.
+ *
+ *   switches  sched_slice rows -> compact_sched switch arrays: one switch at
+ *             each slice start (prev_state = the previous slice's end_state;
+ *             the first slice of a CPU seeds it), and a switch to idle where
+ *             a slice ended with a state and nothing followed at once.
+ *   wakings   thread_state "R" rows -> compact_sched waking arrays in the
+ *             bundle of the CPU the waker ran on (Perfetto takes the waker
+ *             from the CPU), else of the target CPU.
+ *   irqs      irq_slice/softirq_slice -> irq_handler_entry/exit and
+ *             softirq_entry/exit FtraceEvents in time order.
+ *
+ * Bundles hold at most BUNDLE_MAX records, so memory is bounded. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfetto-local.h"
+
+#define BUNDLE_MAX 4096
+
+/* TracePacket.ftrace_events, FtraceEventBundle */
+#define TP_FTRACE_EVENTS 1
+#define TP_SEQ_ID        10
+#define FEB_CPU          1
+#define FEB_EVENT        2
+#define FEB_COMPACT      4
+/* CompactSched */
+#define CS_SWITCH_TS     1
+#define CS_PREV_STATE    2
+#define CS_NEXT_PID      3
+#define CS_NEXT_PRIO     4
+#define CS_INTERN        5
+#define CS_NEXT_COMM     6
+#define CS_WAKING_TS     7
+#define CS_WAKING_PID    8
+#define CS_WAKING_CPU    9
+#define CS_WAKING_PRIO   10
+#define CS_WAKING_COMM   11
+#define CS_WAKING_FLAGS  12
+/* FtraceEvent */
+#define FE_TIMESTAMP     1
+#define FE_PID           2
+#define FE_SOFTIRQ_ENTRY 24
+#define FE_SOFTIRQ_EXIT  25
+#define FE_IRQ_ENTRY     36
+#define FE_IRQ_EXIT      37
+
+/* Idle task priority as sched_switch reports it. */
+#define IDLE_PRIO 120
+
+/* One CPU's bundle being filled. */
+struct bundle {
+	int cpu;                        /* -1: none open */
+	size_t n;                       /* records in it */
+	int64_t last_switch, last_wake; /* previous timestamps (delta coding) */
+	struct sptd_query_pb sw_ts, sw_state, sw_pid, sw_prio, sw_comm;
+	struct sptd_query_pb wk_ts, wk_pid, wk_cpu, wk_prio, wk_comm, wk_flags;
+	struct sptd_query_pb events;    /* FtraceEvent messages (field 2 each) */
+	struct sptd_query_smap comms;   /* compact_sched intern table */
+};
+
+static struct sptd_query_pb *bundle_arrays(struct bundle *b, int i)
+{
+	struct sptd_query_pb *all[] = {
+		&b->sw_ts, &b->sw_state, &b->sw_pid, &b->sw_prio, &b->sw_comm,
+		&b->wk_ts, &b->wk_pid, &b->wk_cpu, &b->wk_prio, &b->wk_comm,
+		&b->wk_flags, &b->events,
+	};
+
+	return i < (int)(sizeof(all) / sizeof(all[0])) ? all[i] : NULL;
+}
+
+static void bundle_init(struct bundle *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->cpu = -1;
+}
+
+static void bundle_fini(struct bundle *b)
+{
+	struct sptd_query_pb *a;
+	int i;
+
+	for (i = 0; (a = bundle_arrays(b, i)); i++)
+		sptd_query_pb_fini(a);
+	sptd_query_smap_fini(&b->comms);
+}
+
+/* Write the open bundle (if it holds anything) as one packet. */
+static int bundle_flush(struct sptd_query_pf *pf, struct bundle *b)
+{
+	struct sptd_query_pb *pb = &pf->pkt, *a;
+	size_t i;
+	int rc = 0, k;
+
+	if (b->cpu < 0 || b->n == 0)
+		goto reset;
+	sptd_query_pb_uint(pb, TP_SEQ_ID, SPTD_PF_SEQ_FTRACE);
+	if (!pf->ftrace_seq_started) {
+		sptd_query_pb_uint(pb, 13, 1);  /* SEQ_INCREMENTAL_STATE_CLEARED */
+		sptd_query_pb_uint(pb, 87, 1);  /* first_packet_on_sequence */
+		pf->ftrace_seq_started = 1;
+	}
+	sptd_query_pb_begin(pb, TP_FTRACE_EVENTS);
+	sptd_query_pb_uint(pb, FEB_CPU, (uint64_t)b->cpu);
+	sptd_query_pb_raw(pb, &b->events); /* whole `event = 2` fields */
+	if (b->sw_ts.len || b->wk_ts.len) {
+		sptd_query_pb_begin(pb, FEB_COMPACT);
+		sptd_query_pb_packed(pb, CS_SWITCH_TS, &b->sw_ts);
+		sptd_query_pb_packed(pb, CS_PREV_STATE, &b->sw_state);
+		sptd_query_pb_packed(pb, CS_NEXT_PID, &b->sw_pid);
+		sptd_query_pb_packed(pb, CS_NEXT_PRIO, &b->sw_prio);
+		for (i = 0; i < b->comms.count; i++)
+			sptd_query_pb_string(pb, CS_INTERN, b->comms.strs[i]);
+		sptd_query_pb_packed(pb, CS_NEXT_COMM, &b->sw_comm);
+		sptd_query_pb_packed(pb, CS_WAKING_TS, &b->wk_ts);
+		sptd_query_pb_packed(pb, CS_WAKING_PID, &b->wk_pid);
+		sptd_query_pb_packed(pb, CS_WAKING_CPU, &b->wk_cpu);
+		sptd_query_pb_packed(pb, CS_WAKING_PRIO, &b->wk_prio);
+		sptd_query_pb_packed(pb, CS_WAKING_COMM, &b->wk_comm);
+		sptd_query_pb_packed(pb, CS_WAKING_FLAGS, &b->wk_flags);
+		sptd_query_pb_end(pb);
+	}
+	sptd_query_pb_end(pb);
+	rc = sptd_query_pf_flush(pf);
+reset:
+	for (k = 0; (a = bundle_arrays(b, k)); k++)
+		sptd_query_pb_reset(a);
+	sptd_query_smap_clear(&b->comms);
+	b->n = 0;
+	b->last_switch = 0;
+	b->last_wake = 0;
+	return rc;
+}
+
+/* Make @b the open bundle of @cpu, flushing another CPU's or a full one. */
+static int bundle_for(struct sptd_query_pf *pf, struct bundle *b, int cpu)
+{
+	int rc = 0;
+
+	if (b->cpu != cpu || b->n >= BUNDLE_MAX) {
+		rc = bundle_flush(pf, b);
+		b->cpu = cpu;
+	}
+	return rc;
+}
+
+static int add_switch(struct sptd_query_pf *pf, struct bundle *b, int cpu,
+                      int64_t ts, int64_t prev_state, int next_pid,
+                      int next_prio, const char *comm)
+{
+	int rc = bundle_for(pf, b, cpu), idx;
+
+	if (rc < 0)
+		return rc;
+	idx = sptd_query_smap_intern(&b->comms, comm);
+	if (idx < 0)
+		return sptd_query_pf_fail(pf, idx, "out of memory");
+	sptd_query_pb_raw_varint(&b->sw_ts, (uint64_t)(ts - b->last_switch));
+	sptd_query_pb_raw_varint(&b->sw_state, (uint64_t)prev_state);
+	sptd_query_pb_raw_varint(&b->sw_pid, (uint64_t)(int64_t)next_pid);
+	sptd_query_pb_raw_varint(&b->sw_prio, (uint64_t)(int64_t)next_prio);
+	sptd_query_pb_raw_varint(&b->sw_comm, (uint64_t)idx);
+	b->last_switch = ts;
+	b->n++;
+	pf->stats->sched_switches++;
+	return 0;
+}
+
+/* Switch from the task that ended at @ts to idle. */
+static int add_idle_switch(struct sptd_query_pf *pf, struct bundle *b, int cpu,
+                           int64_t ts, const char *prev_end_state)
+{
+	char comm[32];
+
+	snprintf(comm, sizeof(comm), "swapper/%d", cpu);
+	return add_switch(pf, b, cpu, ts, sptd_query_pf_task_state(prev_end_state),
+	                  0, IDLE_PRIO, comm);
+}
+
+int sptd_query_pf_write_sched(struct sptd_query_pf *pf)
+{
+	static const char sql[] =
+		"SELECT ss.cpu, ss.ts, ss.dur, ss.end_state, ss.priority, t.tid, t.name "
+		"FROM sched_slice ss LEFT JOIN thread t ON t.utid = ss.utid "
+		"ORDER BY ss.cpu, ss.ts, ss.id";
+	struct sptd_store_stmt *stmt = NULL;
+	struct bundle b;
+	char prev_state[16] = "";
+	int have_prev = 0, prev_has_state = 0, cpu = -1, rc;
+	int64_t prev_end = 0;
+	uint64_t total = sptd_query_pf_count(pf, "sched_slice"), done = 0;
+
+	bundle_init(&b);
+	rc = sptd_query_pf_prepare(pf, "sched_slice", sql, &stmt);
+	if (rc < 0)
+		goto out;
+	sptd_query_pf_progress(pf, "sched_slice", 0, total);
+	while ((rc = sptd_store_step(stmt)) == 1) {
+		int row_cpu = (int)sptd_store_column_int(stmt, 0);
+		int64_t ts = sptd_store_column_int(stmt, 1);
+		int64_t dur = sptd_store_column_int(stmt, 2);
+		const char *end_state = sptd_store_column_text(stmt, 3);
+		int prio = (int)sptd_store_column_int(stmt, 4);
+		int64_t state;
+
+		if (++done % 65536 == 0)
+			sptd_query_pf_progress(pf, "sched_slice", done, total);
+		if (row_cpu != cpu) {
+			if (have_prev && prev_has_state &&
+			    (rc = add_idle_switch(pf, &b, cpu, prev_end, prev_state)) < 0)
+				goto out;
+			cpu = row_cpu;
+			have_prev = 0;
+		}
+		if (row_cpu < 0 || sptd_store_column_type(stmt, 5) == SPTD_STORE_NULL) {
+			pf->stats->skipped++; /* no CPU or unknown thread: nothing to switch to */
+			continue;
+		}
+		state = 0;
+		if (have_prev) {
+			state = sptd_query_pf_task_state(prev_has_state ? prev_state : NULL);
+			if (prev_end < ts) {
+				/* the CPU idled between the two slices */
+				rc = add_idle_switch(pf, &b, cpu, prev_end,
+				                     prev_has_state ? prev_state : NULL);
+				if (rc < 0)
+					goto out;
+				state = 0;
+			}
+		}
+		rc = add_switch(pf, &b, cpu, ts, state, (int)sptd_store_column_int(stmt, 5),
+		                prio, sptd_store_column_text(stmt, 6));
+		if (rc < 0)
+			goto out;
+		have_prev = 1;
+		prev_end = ts + (dur > 0 ? dur : 0);
+		prev_has_state = end_state != NULL;
+		snprintf(prev_state, sizeof(prev_state), "%s", end_state ? end_state : "");
+	}
+	if (rc < 0) {
+		rc = sptd_query_pf_step_fail(pf, "sched_slice", rc);
+		goto out;
+	}
+	if (have_prev && prev_has_state &&
+	    (rc = add_idle_switch(pf, &b, cpu, prev_end, prev_state)) < 0)
+		goto out;
+	rc = bundle_flush(pf, &b);
+out:
+	sptd_store_finalize(stmt);
+	bundle_fini(&b);
+	return rc;
+}
+
+int sptd_query_pf_write_wakings(struct sptd_query_pf *pf)
+{
+	/* bundle CPU: where the waker ran at that instant, else the target */
+	static const char sql[] =
+		"SELECT coalesce((SELECT ss.cpu FROM sched_slice ss "
+		"                 WHERE ss.utid = s.waker_utid AND ss.ts <= s.ts "
+		"                   AND ss.ts + ss.dur >= s.ts ORDER BY ss.ts DESC LIMIT 1), "
+		"                s.cpu) AS bcpu, "
+		"       s.ts, s.cpu, t.tid, t.name "
+		"FROM thread_state s LEFT JOIN thread t ON t.utid = s.utid "
+		"WHERE s.state = 'R' ORDER BY bcpu, s.ts, s.id";
+	struct sptd_store_stmt *stmt = NULL;
+	struct bundle b;
+	int rc;
+
+	bundle_init(&b);
+	rc = sptd_query_pf_prepare(pf, "thread_state", sql, &stmt);
+	if (rc < 0)
+		goto out;
+	sptd_query_pf_progress(pf, "thread_state", 0, 0);
+	while ((rc = sptd_store_step(stmt)) == 1) {
+		int cpu, target, idx;
+		int64_t ts = sptd_store_column_int(stmt, 1);
+
+		if (sptd_store_column_type(stmt, 0) == SPTD_STORE_NULL ||
+		    sptd_store_column_type(stmt, 3) == SPTD_STORE_NULL) {
+			pf->stats->skipped++; /* no CPU known, or no such thread */
+			continue;
+		}
+		cpu = (int)sptd_store_column_int(stmt, 0);
+		target = sptd_store_column_type(stmt, 2) == SPTD_STORE_NULL
+		         ? cpu : (int)sptd_store_column_int(stmt, 2);
+		if ((rc = bundle_for(pf, &b, cpu)) < 0)
+			goto out;
+		idx = sptd_query_smap_intern(&b.comms, sptd_store_column_text(stmt, 4));
+		if (idx < 0) {
+			rc = sptd_query_pf_fail(pf, idx, "out of memory");
+			goto out;
+		}
+		sptd_query_pb_raw_varint(&b.wk_ts, (uint64_t)(ts - b.last_wake));
+		sptd_query_pb_raw_varint(&b.wk_pid, (uint64_t)sptd_store_column_int(stmt, 3));
+		sptd_query_pb_raw_varint(&b.wk_cpu, (uint64_t)(int64_t)target);
+		sptd_query_pb_raw_varint(&b.wk_prio, IDLE_PRIO);
+		sptd_query_pb_raw_varint(&b.wk_comm, (uint64_t)idx);
+		sptd_query_pb_raw_varint(&b.wk_flags, 0);
+		b.last_wake = ts;
+		b.n++;
+		pf->stats->sched_wakings++;
+	}
+	if (rc < 0) {
+		rc = sptd_query_pf_step_fail(pf, "thread_state", rc);
+		goto out;
+	}
+	rc = bundle_flush(pf, &b);
+out:
+	sptd_store_finalize(stmt);
+	bundle_fini(&b);
+	return rc;
+}
+
+int sptd_query_pf_write_irqs(struct sptd_query_pf *pf)
+{
+	/* entries and exits of both tables, per CPU in time order; at one
+	 * instant: exits of earlier-started slices after later ones (inner
+	 * first), then entries (outer first), then exits of empty slices */
+	static const char sql[] =
+		"SELECT cpu, t, is_exit, soft, num, name, ret FROM ("
+		" SELECT cpu, ts AS t, 1 AS phase, -dur AS tb, 0 AS is_exit, 0 AS soft,"
+		"        irq AS num, name, ret FROM irq_slice"
+		" UNION ALL SELECT cpu, ts + dur, CASE WHEN dur > 0 THEN 0 ELSE 2 END, -ts,"
+		"        1, 0, irq, name, ret FROM irq_slice"
+		" UNION ALL SELECT cpu, ts, 1, -dur, 0, 1, vec, NULL, 0 FROM softirq_slice"
+		" UNION ALL SELECT cpu, ts + dur, CASE WHEN dur > 0 THEN 0 ELSE 2 END, -ts,"
+		"        1, 1, vec, NULL, 0 FROM softirq_slice"
+		") ORDER BY cpu, t, phase, tb";
+	struct sptd_store_stmt *stmt = NULL;
+	struct bundle b;
+	uint64_t total = 2 * (sptd_query_pf_count(pf, "irq_slice") +
+	                      sptd_query_pf_count(pf, "softirq_slice")), done = 0;
+	int rc;
+
+	bundle_init(&b);
+	rc = sptd_query_pf_prepare(pf, "irq_slice/softirq_slice", sql, &stmt);
+	if (rc < 0)
+		goto out;
+	sptd_query_pf_progress(pf, "irq_slice", 0, total);
+	while ((rc = sptd_store_step(stmt)) == 1) {
+		int cpu = (int)sptd_store_column_int(stmt, 0);
+		int64_t t = sptd_store_column_int(stmt, 1);
+		int is_exit = (int)sptd_store_column_int(stmt, 2);
+		int soft = (int)sptd_store_column_int(stmt, 3);
+		int64_t num = sptd_store_column_int(stmt, 4);
+		struct sptd_query_pb *ev = &b.events;
+
+		if (++done % 65536 == 0)
+			sptd_query_pf_progress(pf, "irq_slice", done, total);
+		if (cpu < 0) {
+			pf->stats->skipped++;
+			continue;
+		}
+		if ((rc = bundle_for(pf, &b, cpu)) < 0)
+			goto out;
+		sptd_query_pb_begin(ev, FEB_EVENT);
+		sptd_query_pb_uint(ev, FE_TIMESTAMP, (uint64_t)(t < 0 ? 0 : t));
+		sptd_query_pb_uint(ev, FE_PID, 0);
+		if (soft) {
+			sptd_query_pb_begin(ev, is_exit ? FE_SOFTIRQ_EXIT : FE_SOFTIRQ_ENTRY);
+			sptd_query_pb_uint(ev, 1, (uint64_t)num);   /* vec */
+		} else if (!is_exit) {
+			sptd_query_pb_begin(ev, FE_IRQ_ENTRY);
+			sptd_query_pb_int(ev, 1, num);              /* irq */
+			sptd_query_pb_string(ev, 2, sptd_store_column_text(stmt, 5));
+		} else {
+			sptd_query_pb_begin(ev, FE_IRQ_EXIT);
+			sptd_query_pb_int(ev, 1, num);              /* irq */
+			sptd_query_pb_int(ev, 2, sptd_store_column_int(stmt, 6)); /* ret */
+		}
+		sptd_query_pb_end(ev);
+		sptd_query_pb_end(ev);
+		b.n++;
+		pf->stats->irq_events++;
+	}
+	if (rc < 0) {
+		rc = sptd_query_pf_step_fail(pf, "irq_slice", rc);
+		goto out;
+	}
+	rc = bundle_flush(pf, &b);
+out:
+	sptd_store_finalize(stmt);
+	bundle_fini(&b);
+	return rc;
+}
