@@ -348,6 +348,7 @@ static int arm(struct service *s)
 		sptd_col_log(LOG_ERR, "cannot start the ftrace instance: %s", strerror(-ret));
 		return ret;
 	}
+	sptd_col_seed_cpus(s->cpus, s->ncpus);
 	s->armed_at = now_ns();
 	sptd_col_log(LOG_INFO, "armed: source %s at %d Hz on %d CPUs; ftrace ring %" PRIu64
 	             " KiB per CPU; window %" PRId64 " us + post %" PRId64 " us; %d trigger(s) + manual; "
@@ -584,6 +585,7 @@ static void rearm(struct service *s)
 		ret = sptd_sched_trace_start(s->trace);
 	if (ret < 0)
 		sptd_col_log(LOG_ERR, "cannot re-arm the ftrace instance: %s", strerror(-ret));
+	sptd_col_seed_cpus(s->cpus, s->ncpus);
 	sptd_col_sampler_pause(s->sampler, 0);
 	for (int i = 0; i < s->ntrig; i++)
 		sptd_col_trigger_drain(s->trig[i]);

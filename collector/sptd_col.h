@@ -174,6 +174,13 @@ int sptd_col_symcap_addr(struct sptd_col_symcap *c, int pid, uint64_t addr);
 int sptd_col_symcap_finish(struct sptd_col_symcap *c);
 void sptd_col_symcap_destroy(struct sptd_col_symcap *c);
 
+/* ---- CPU seeding (seed.c) ------------------------------------------------ */
+
+/* Visit each CPU in @cpus with the calling thread (then restore its
+ * affinity), so every ftrace ring holds a sched_switch from the start.
+ * Returns the number of CPUs visited. */
+int sptd_col_seed_cpus(const int *cpus, int ncpus);
+
 /* ---- derivation from raw tables (derive_*.c): what `sysptd decode` runs -- */
 
 /* Rebuild sample + callsite rows from raw_sample, raw_mmap, symbol. */
@@ -212,6 +219,193 @@ int sptd_col_cmd_doctor(int argc, char **argv);
 #define SPTD_EXIT_UNSUPP    5   /* this machine lacks what was asked (e.g. --source pt) */
 #define SPTD_EXIT_BADFILE   6   /* input file missing, corrupt or not an incident */
 #define SPTD_EXIT_BUSY      7   /* another sysptd is running */
+
+
+/* ---- Intel PT source (pt_*.c) --------------------------------------------- */
+
+/* Where sysfs is read (the intel_pt PMU's type, format/ and caps/): @root
+ * replaces "/sys" (tests point it at a fake tree); NULL restores the
+ * default, which is $SPTD_SYSFS_ROOT when set, else "/sys".  The string is
+ * copied. */
+void sptd_col_pt_set_sysfs_root(const char *root);
+/* The sysfs root in use.  Static storage, valid until the next set. */
+const char *sptd_col_pt_sysfs_root(void);
+/* 1 when ROOT/bus/event_source/devices/intel_pt exists, else 0. */
+int sptd_col_pt_available(void);
+
+/* One config term of the PMU's format/ directory ("config:14-17"): which
+ * attr word and which bits a term's value is spread over, low bits first. */
+#define SPTD_PT_TERM_RANGES 4
+struct sptd_col_pt_term {
+	int present;             /* 1: format/NAME exists */
+	int word;                /* 0 config, 1 config1, 2 config2 */
+	int nranges;             /* bit ranges used */
+	int lo[SPTD_PT_TERM_RANGES], hi[SPTD_PT_TERM_RANGES]; /* inclusive */
+};
+
+/* What the intel_pt PMU of this machine says about itself. */
+struct sptd_col_pt_pmu {
+	uint32_t type;           /* attr.type, from .../intel_pt/type */
+	struct sptd_col_pt_term pt, tsc, mtc, mtc_period, cyc, cyc_thresh,
+	                        psb_period, noretcomp, branch; /* format/ terms */
+	int cap_psb_cyc;         /* caps/psb_cyc: cyc, cyc_thresh, psb_period work */
+	int cap_mtc;             /* caps/mtc: MTC packets */
+	uint32_t mtc_periods;    /* caps/mtc_periods bitmap of allowed mtc_period */
+	uint32_t cyc_thresholds; /* caps/cyc_thresholds bitmap of cyc_thresh */
+	uint32_t psb_periods;    /* caps/psb_periods bitmap of psb_period */
+	int topa_output;         /* caps/topa_output */
+	int topa_multiple;       /* caps/topa_multiple_entries: AUX may be big */
+	int single_range;        /* caps/single_range_output */
+	int ip_filtering;        /* caps/ip_filtering */
+	int ptwrite;             /* caps/ptwrite */
+	int power_event_trace;   /* caps/power_event_trace */
+	uint32_t max_nonturbo_ratio; /* caps/max_nonturbo_ratio (0 unknown) */
+	uint32_t tsc_art_num;    /* caps/tsc_art_ratio "num:den" (CPUID 0x15 ebx) */
+	uint32_t tsc_art_den;    /* ... (CPUID 0x15 eax); 0 unknown */
+};
+
+/* Read the PMU under the sysfs root.  -ENODEV no intel_pt PMU, -EBADMSG a
+ * type or format file that does not parse (@err names it). */
+int sptd_col_pt_pmu_read(struct sptd_col_pt_pmu *pmu, char *err, size_t errlen);
+
+/* --timing: how much timing PT carries (magic-trace's levels). */
+enum sptd_col_pt_timing {
+	SPTD_PT_TIMING_LOW = 0,  /* TSC + MTC (mtc_period 3): cheapest */
+	SPTD_PT_TIMING_NORMAL,   /* + CYC (cyc_thresh 1), MTC as often as allowed */
+	SPTD_PT_TIMING_HIGH,     /* + noretcomp: a TIP for every return */
+};
+/* "low", "normal", "high" -> the level; -EINVAL otherwise. */
+int sptd_col_pt_timing_parse(const char *text, enum sptd_col_pt_timing *out);
+
+/* What the user asked for. */
+struct sptd_col_pt_request {
+	enum sptd_col_pt_timing timing;
+	int user_only;           /* leave the kernel out (exclude_kernel) */
+	uint64_t aux_bytes;      /* AUX ring per CPU; 0: sized from @window_ns */
+	int64_t window_ns;       /* history wanted (for sizing and coverage) */
+};
+
+/* The event as it will be opened, and what went into it. */
+struct sptd_col_pt_setup {
+	uint32_t type;           /* attr.type */
+	uint64_t config[3];      /* attr.config, config1, config2 */
+	int exclude_kernel;      /* attr.exclude_kernel */
+	int mtc, mtc_period;     /* MTC on, its period (-1: not settable) */
+	int cyc, cyc_thresh;     /* CYC on, its threshold (-1: not settable) */
+	int psb_period;          /* -1: hardware default */
+	int noretcomp, branch;   /* 1: set */
+	uint64_t aux_bytes;      /* AUX ring per CPU: power of two pages */
+	int64_t coverage_ns;     /* expected history the AUX ring holds */
+	uint64_t rate_bytes_s;   /* the PT rate per busy CPU assumed for it */
+	char desc[256];          /* "tsc,mtc,mtc_period=0,cyc,..." for meta/logs */
+};
+
+/* Choose config bits from @pmu's format/ and caps/ for @req.  -ENOTSUP when
+ * the PMU lacks a term that is required (tsc), -EINVAL bad arguments. */
+int sptd_col_pt_setup_build(const struct sptd_col_pt_pmu *pmu,
+                            const struct sptd_col_pt_request *req,
+                            struct sptd_col_pt_setup *out, char *err, size_t errlen);
+/* Put @value into the bits of @term in @config (3 words).  -EINVAL when the
+ * term is absent or @value does not fit. */
+int sptd_col_pt_term_set(const struct sptd_col_pt_term *term, uint64_t value,
+                         uint64_t config[3]);
+/* Parse a format file's text ("config:0-3,7", "config1:5") into @term.
+ * -EBADMSG when it does not parse. */
+int sptd_col_pt_term_parse(const char *text, struct sptd_col_pt_term *term);
+
+/* Copy the history out of an overwrite-mode AUX ring of @size bytes (a
+ * power of two) at @base whose aux_head is @head (a free-running counter or
+ * a position below @size, as the PMU keeps it): everything written, oldest
+ * first, whether or not the ring has wrapped.  A ring that wrapped is
+ * recognised by @head >= @size or by a non-zero byte after the head (the
+ * kernel hands out zeroed pages).  Returns the bytes written to @dst (room
+ * for @size), or -EINVAL. */
+int64_t sptd_col_pt_aux_copy(const void *base, uint64_t size, uint64_t head, void *dst);
+
+/* One perf sideband record, decoded.  Strings are borrowed from the
+ * record for the callback only. */
+struct sptd_col_pt_record {
+	uint32_t type;           /* PERF_RECORD_* */
+	uint16_t misc;           /* header misc bits */
+	int has_id;              /* 1: the sample_id fields below are valid */
+	int id_pid, id_tid, id_cpu; /* sample_id_all: task and CPU it happened on */
+	uint64_t time;           /* sample_id_all: perf clock ns */
+	int pid, tid;            /* MMAP2, COMM, FORK/EXIT, ITRACE_START */
+	int ppid, ptid;          /* FORK/EXIT */
+	uint64_t addr, len, pgoff; /* MMAP2 */
+	uint32_t prot, flags;    /* MMAP2 */
+	const char *name;        /* MMAP2 file name, COMM comm */
+	int switch_out;          /* SWITCH_CPU_WIDE: 1 out, 0 in */
+	int other_pid, other_tid; /* SWITCH_CPU_WIDE: the next (out) / previous (in) task */
+	uint64_t aux_offset, aux_size, aux_flags; /* AUX */
+	uint64_t lost;           /* LOST: records lost; LOST_SAMPLES: samples */
+};
+typedef int (*sptd_col_pt_record_fn)(void *ctx, const struct sptd_col_pt_record *r);
+
+/* The sample_type sysptd gives its sideband events (TID|TIME|CPU). */
+uint64_t sptd_col_pt_sideband_sample_type(void);
+/* Walk the whole records in @buf (@len bytes, records back to back, as
+ * stored in raw_sideband) written with @sample_type and sample_id_all, and
+ * hand each to @fn.  Returns the count, -EBADMSG at a record that is cut
+ * short or malformed (records before it were delivered), or @fn's error. */
+int sptd_col_pt_sideband_parse(const void *buf, size_t len, uint64_t sample_type,
+                               sptd_col_pt_record_fn fn, void *ctx);
+/* Rebuild the gap rows of raw_sideband (reasons "sideband: ..."): AUX
+ * records flagged truncated/partial/collision, LOST records and trace
+ * (re)starts (ITRACE_START).  Times converted with meta perf_clock_offset_ns.
+ * Returns the number of gap rows. */
+int sptd_col_derive_pt_sideband(struct sptd_store *st);
+
+/* The recording source: an intel_pt event and a sideband event per CPU. */
+struct sptd_col_pt_config {
+	struct sptd_col_pt_request req; /* timing, user_only, sizes */
+	const int *cpus;         /* CPUs to trace */
+	int ncpus;               /* count of @cpus */
+	size_t sideband_pages;   /* data pages of each sideband ring, power of
+	                          * two; 0: 64 */
+	int aux_pause;           /* 1: try AUX pause (kernel >= 6.13) */
+};
+
+struct sptd_col_pt;
+
+/* Read the PMU, build the setup, open per CPU the PT event (pid -1, cpu N,
+ * disabled; data ring + read-only AUX ring = overwrite/snapshot mode) and
+ * the sideband dummy event (mmap2, comm, comm_exec, task, context_switch;
+ * sample_id_all TID|TIME|CPU; read-only write_backward ring), and read the
+ * time conversion from the PT event's mmap page.  Nothing is enabled yet.
+ * -ENODEV no PT, -ENOTSUP PMU lacks tsc, -EACCES/-EPERM not allowed,
+ * -ENOMEM; @err says what and why. */
+int sptd_col_pt_create(const struct sptd_col_pt_config *cfg, struct sptd_col_pt **out,
+                       char *err, size_t errlen);
+/* The setup in use (borrowed for the life of @pt). */
+const struct sptd_col_pt_setup *sptd_col_pt_setup(const struct sptd_col_pt *pt);
+/* Enable every CPU's events, sideband first, in one tight loop. */
+int sptd_col_pt_enable(struct sptd_col_pt *pt);
+/* Freeze: disable PT on every CPU (the PMU writes its last bytes and
+ * aux_head), pause the sideband rings, then copy AUX and sideband into
+ * memory owned by @pt.  Call sptd_col_pt_enable() to resume. */
+int sptd_col_pt_freeze(struct sptd_col_pt *pt);
+/* Write the last freeze into @st: raw_pt and raw_sideband per CPU,
+ * raw_switch rows from SWITCH_CPU_WIDE, raw_task rows from COMM records,
+ * meta pt_* (decode configuration, config used), tsc_* and
+ * perf_clock_offset_ns (incident clock: CLOCK_MONOTONIC).  Returns bytes of
+ * PT written. */
+int64_t sptd_col_pt_write(struct sptd_col_pt *pt, struct sptd_store *st);
+/* Processes named by the last freeze's sideband (pids > 0), sorted, unique:
+ * fills up to @max, returns how many there are. */
+int sptd_col_pt_pids(const struct sptd_col_pt *pt, int *pids, int max);
+/* Code that is not in a file, for each process in @pids: anonymous
+ * executable mappings (JIT) and the vDSO, copied from /proc/PID/mem into
+ * raw_image rows (with a dso row "[anon:PID]" / "[vdso:PID]").  Processes
+ * gone meanwhile are skipped.  Returns the number of images. */
+int sptd_col_pt_images_anon(struct sptd_store *st, const int *pids, int npids);
+/* Kernel text as it is in memory, from /proc/kcore (@kcore, NULL for the
+ * default) into raw_image rows under dso "[kernel.kallsyms]", ranges from
+ * /proc/kallsyms _stext.._etext.  -EACCES/-ENOENT when unreadable (then
+ * meta pt_kernel_image says patched code may misdecode). */
+int sptd_col_pt_images_kernel(struct sptd_store *st, const char *kcore);
+/* Accepts NULL: disables, unmaps and closes everything. */
+void sptd_col_pt_destroy(struct sptd_col_pt *pt);
 
 #ifdef __cplusplus
 }

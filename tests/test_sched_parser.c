@@ -3,7 +3,10 @@
  * sched_switch and sched_waking with its tid, comm, state and waker, and
  * the builder must turn that into a runnable row woken by us.  Then corrupt
  * and truncated pages must give -EBADMSG (or parse), never a crash. */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
@@ -239,6 +242,29 @@ static void check_args(void)
 	sptd_sched_parser_destroy(NULL);
 }
 
+/* Loopback UDP: each packet raises a NET_RX softirq on this CPU, so the
+ * capture is sure to hold softirq events whatever else the machine does. */
+static void make_softirqs(void)
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(addr);
+	char buf[64] = "sptd";
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&addr, &len) < 0) {
+		perror("loopback socket");
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	for (int i = 0; i < 20; i++) {
+		(void)!sendto(fd, buf, 4, 0, (struct sockaddr *)&addr, sizeof(addr));
+		(void)!recv(fd, buf, sizeof(buf), 0);
+	}
+	close(fd);
+}
+
 int main(void)
 {
 	char name[64];
@@ -265,6 +291,7 @@ int main(void)
 	s.parent = getpid();
 	CHECK_INT(sptd_sched_trace_start(tr), 0);
 	run_child_workload(&s);
+	make_softirqs();
 	CHECK_INT(sptd_sched_trace_stop(tr), 0);
 	pages = sptd_sched_trace_capture(tr, keep_raw, &cap);
 	CHECK(pages > 0);
