@@ -342,6 +342,10 @@ static int page_check_records(const unsigned char *data, unsigned long long size
 			length = 0;
 			break;
 		case 0:         /* big record: length word first */
+			/* the word counts itself; an event holds at least its
+			 * 8-byte common header */
+			if (index + 4 > size || page_u32(data + index) < 4 + 8)
+				return -EBADMSG;
 			length = ((long long)page_u32(data + index) - 4 + 3) & ~3LL;
 			index += 4;
 			break;
