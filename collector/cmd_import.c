@@ -1,6 +1,7 @@
-/* cmd_import.c — `sysptd import`: raw Intel PT recorded elsewhere (one file
- * per CPU), its code images and optionally a sched_switch list, written as a
- * new incident and decoded.
+/* cmd_import.c — `sysptd import`: a perf.data recording (perf record -e
+ * intel_pt//, --switch-events, -e sched:sched_switch; see perfdata_*.c), or
+ * raw Intel PT recorded elsewhere (--pt: one file per CPU), its code images
+ * and optionally a sched_switch list, written as a new incident and decoded.
  *
  * Images: FILE@ADDR (a flat image or memory dump, ELF or not) is embedded
  * as raw_image bytes placed at ADDR, so the incident is self-contained; an
@@ -16,9 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
 
+#include "perfdata-local.h"
 #include "sptd_col.h"
 #include "sptd_dec.h"
 #include "sptd_sched.h"
@@ -51,10 +54,19 @@ static void log_stderr(void *ctx, int level, const char *msg)
 static void usage(FILE *f)
 {
 	fprintf(f,
-	"Usage: sysptd import --pt FILE[,FILE...] --image FILE[@ADDR] ... -o INCIDENT\n"
+	"Usage: sysptd import PERF.DATA [-o INCIDENT] [--symfs DIR] [--kcore DIR] [-j N]\n"
+	"       sysptd import --pt FILE[,FILE...] --image FILE[@ADDR] ... -o INCIDENT\n"
 	"                     [--cpu-id F/M/S] [--mtc-freq N] [--nom-freq N]\n"
 	"                     [--cpuid15 EAX/EBX] [--tsc-hz N] [--sched FILE] [-j N]\n\n"
-	"Write a decoded incident from raw Intel PT recorded elsewhere.\n\n"
+	"Write a decoded incident from a perf.data recording (Intel PT, context\n"
+	"switches, sched:sched_switch samples) or from raw Intel PT recorded elsewhere.\n\n"
+	"perf.data mode:\n"
+	"  --symfs DIR          look for recorded files under DIR first (as perf --symfs)\n"
+	"  --kcore DIR          kernel code from a perf record --kcore directory\n"
+	"                       (DIR/kcore); default PERF.DATA/kcore_dir when it exists\n"
+	"  --debug-dir DIR      build-id cache (default ~/.debug)\n"
+	"  -o FILE              default: ./BASENAME.incident\n\n"
+	"--pt mode:\n"
 	"  --pt FILE[,FILE...]  raw PT, one file per CPU in CPU order (repeatable)\n"
 	"  --image FILE[@ADDR]  code that ran: an ELF file without @ADDR is loaded by its\n"
 	"                       program headers; a flat image, or an ELF with @ADDR, is\n"
@@ -427,12 +439,144 @@ static void print_summary(struct sptd_store *st, const char *out)
 	sptd_store_finalize(stmt);
 }
 
+/* ---- perf.data mode --------------------------------------------------------- */
+
+/* 1 when the command line is the perf.data form (no --pt). */
+static int perfdata_mode(int argc, char **argv)
+{
+	int i, positional = 0;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--pt") == 0 || strncmp(argv[i], "--pt=", 5) == 0)
+			return 0;
+		if (argv[i][0] != '-')
+			positional = 1;
+	}
+	return positional;
+}
+
+static int import_perfdata(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "symfs", required_argument, NULL, 'S' },
+		{ "kcore", required_argument, NULL, 'K' },
+		{ "debug-dir", required_argument, NULL, 'D' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sptd_col_pd_import_opts o;
+	struct sptd_col_pd_import_result res;
+	char out[PATH_MAX], kcore[PATH_MAX], cmd[2048] = "", err[1024];
+	size_t len = 0;
+	int c, i, ret;
+	int64_t v;
+
+	memset(&o, 0, sizeof(o));
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":j:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'S':
+			o.paths.symfs = optarg;
+			break;
+		case 'K':
+			o.paths.kcore = optarg;
+			break;
+		case 'D':
+			o.paths.debug_dir = optarg;
+			break;
+		case 'j':
+			if (parse_int(optarg, 0, 1024, &v) < 0) {
+				fprintf(stderr, "sysptd import: bad -j '%s'\n", optarg);
+				return SPTD_EXIT_USAGE;
+			}
+			o.jobs = (int)v;
+			break;
+		case 'o':
+			o.output = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return SPTD_EXIT_OK;
+		case ':':
+			fprintf(stderr, "sysptd import: option '%s' needs a value\n", argv[optind - 1]);
+			return SPTD_EXIT_USAGE;
+		default:
+			fprintf(stderr, "sysptd import: unknown option '%s' (see sysptd import --help)\n",
+			        argv[optind - 1]);
+			return SPTD_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "sysptd import: want exactly one perf.data file (see sysptd import --help)\n");
+		return SPTD_EXIT_USAGE;
+	}
+	o.input = argv[optind];
+	if (!o.output) {
+		const char *base = strrchr(o.input, '/') ? strrchr(o.input, '/') + 1 : o.input;
+
+		snprintf(out, sizeof(out), "%s.incident", base[0] ? base : "perf.data");
+		o.output = out;
+	}
+	if (!o.paths.kcore) {
+		struct stat sb;
+
+		/* perf record --kcore writes a directory: DIR/data + DIR/kcore_dir */
+		snprintf(kcore, sizeof(kcore), "%s/kcore_dir", o.input);
+		if (stat(kcore, &sb) == 0 && S_ISDIR(sb.st_mode))
+			o.paths.kcore = kcore;
+	}
+	for (i = 0; i < argc && len + 1 < sizeof(cmd); i++)
+		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, "%s%s", i ? " " : "", argv[i]);
+	o.command = cmd;
+	sptd_col_set_log(log_stderr, NULL);
+	sptd_dec_set_log(log_stderr, NULL);
+	sptd_sched_set_log(log_stderr, NULL);
+	ret = sptd_col_perfdata_import(&o, &res, err, sizeof(err));
+	if (ret < 0) {
+		fprintf(stderr, "sysptd import: %s\n", err[0] ? err : strerror(-ret));
+		switch (ret) {
+		case -EBADMSG: case -ENOTSUP: case -ENOENT: case -ENODATA: case -EACCES:
+		case -EISDIR:
+			return SPTD_EXIT_BADFILE;
+		case -EINVAL:
+			return SPTD_EXIT_USAGE;
+		default:
+			return SPTD_EXIT_FAIL;
+		}
+	}
+	if (res.images_missing)
+		fprintf(stderr, "sysptd import: warning: the code of %" PRId64 " mapping(s) was not "
+		        "found (try --symfs DIR or --kcore DIR): it shows as gaps\n",
+		        res.images_missing);
+	{
+		struct sptd_store *st = NULL;
+
+		if (sptd_store_open(o.output, 0, &st) == 0) {
+			int64_t sched = 0;
+
+			sptd_store_query_int(st, "SELECT count(*) FROM sched_slice", &sched);
+			printf("%s: %" PRId64 " records, %" PRId64 " PT bytes, %" PRId64
+			       " context switches, %" PRId64 " sched slices\n", o.output, res.records,
+			       res.aux_bytes, res.switches, sched);
+			if (res.has_pt)
+				print_summary(st, o.output);
+		}
+		sptd_store_destroy(st);
+	}
+	return SPTD_EXIT_OK;
+}
+
 int sptd_col_cmd_import(int argc, char **argv)
 {
 	struct import_opts o;
 	struct sptd_store *st = NULL;
 	int ret, i;
 
+	if (perfdata_mode(argc, argv))
+		return import_perfdata(argc, argv);
 	ret = parse_opts(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? SPTD_EXIT_OK : SPTD_EXIT_USAGE;
