@@ -27,8 +27,10 @@ int sptd_col_trigger_create(const struct sptd_col_trigger_spec *spec,
 /* The fds to poll for input (count returned, at most @max). */
 int sptd_col_trigger_fds(const struct sptd_col_trigger *t, int *fds, int max);
 /* Drain pending input; 1 and *fire filled when the trigger fired (the
- * earliest qualifying hit), 0 when not. */
-int sptd_col_trigger_check(struct sptd_col_trigger *t, struct sptd_col_fire *fire);
+ * earliest qualifying hit at or after @not_before, ns), 0 when not.  Hits
+ * before @not_before (warm-up, cooldown) are consumed and ignored. */
+int sptd_col_trigger_check(struct sptd_col_trigger *t, int64_t not_before,
+                           struct sptd_col_fire *fire);
 /* Throw away hits up to now (after a capture, so a storm during the
  * capture does not fire again at once). */
 void sptd_col_trigger_drain(struct sptd_col_trigger *t);

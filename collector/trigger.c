@@ -298,7 +298,7 @@ static void parse_irq_raw(const unsigned char *raw, uint32_t size, struct hit *h
 }
 
 /* Read every new record of @ev's ring, calling back for samples. */
-static int drain_ring(struct sptd_col_trigger *t, struct trig_event *ev,
+static int drain_ring(struct sptd_col_trigger *t, struct trig_event *ev, int64_t not_before,
                       struct sptd_col_fire *fire, int *fired)
 {
 	struct perf_event_mmap_page *meta = ev->ring;
@@ -342,7 +342,8 @@ static int drain_ring(struct sptd_col_trigger *t, struct trig_event *ev,
 						int64_t took = h.ts - t->entry_ts[h.cpu];
 
 						t->entry_ts[h.cpu] = -1;
-						if (took >= t->spec.min_ns && (!*fired || h.ts < fire->ts)) {
+						if (took >= t->spec.min_ns && h.ts >= not_before &&
+						    (!*fired || h.ts < fire->ts)) {
 							*fired = 1;
 							fire->ts = h.ts;
 							fire->cpu = h.cpu;
@@ -351,7 +352,7 @@ static int drain_ring(struct sptd_col_trigger *t, struct trig_event *ev,
 						}
 					}
 				}
-			} else if (!*fired || h.ts < fire->ts) {
+			} else if (h.ts >= not_before && (!*fired || h.ts < fire->ts)) {
 				*fired = 1;
 				fire->ts = h.ts;
 				fire->cpu = h.cpu;
@@ -368,7 +369,8 @@ static int drain_ring(struct sptd_col_trigger *t, struct trig_event *ev,
 	return 0;
 }
 
-int sptd_col_trigger_check(struct sptd_col_trigger *t, struct sptd_col_fire *fire)
+int sptd_col_trigger_check(struct sptd_col_trigger *t, int64_t not_before,
+                           struct sptd_col_fire *fire)
 {
 	int fired = 0;
 
@@ -381,8 +383,9 @@ int sptd_col_trigger_check(struct sptd_col_trigger *t, struct sptd_col_fire *fir
 		uint64_t expirations;
 		struct timespec now;
 
-		if (read(t->timer_fd, &expirations, sizeof(expirations)) == (ssize_t)sizeof(expirations)) {
-			clock_gettime(CLOCK_MONOTONIC, &now);
+		if (read(t->timer_fd, &expirations, sizeof(expirations)) == (ssize_t)sizeof(expirations) &&
+		    clock_gettime(CLOCK_MONOTONIC, &now) == 0 &&
+		    (int64_t)now.tv_sec * 1000000000 + now.tv_nsec >= not_before) {
 			fired = 1;
 			fire->ts = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 			snprintf(fire->detail, sizeof(fire->detail), "timer every %" PRId64 " ns",
@@ -390,7 +393,7 @@ int sptd_col_trigger_check(struct sptd_col_trigger *t, struct sptd_col_fire *fir
 		}
 	}
 	for (int i = 0; i < t->nevents; i++)
-		drain_ring(t, &t->events[i], fire, &fired);
+		drain_ring(t, &t->events[i], not_before, fire, &fired);
 	return fired;
 }
 
@@ -399,7 +402,7 @@ void sptd_col_trigger_drain(struct sptd_col_trigger *t)
 	struct sptd_col_fire ignored;
 
 	if (t)
-		sptd_col_trigger_check(t, &ignored);
+		sptd_col_trigger_check(t, INT64_MAX, &ignored);
 }
 
 void sptd_col_trigger_destroy(struct sptd_col_trigger *t)
