@@ -11,10 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pt-local.h"
 #include "sptd_col.h"
 #include "sptd_sched.h"
 
-#define PT_PMU "/sys/bus/event_source/devices/intel_pt"
 
 static int problems;   /* lines that say "no" for something recording needs */
 
@@ -41,26 +41,15 @@ static long read_long(const char *path, long fallback)
 	return strtol(buf, NULL, 0);
 }
 
-static int kernel_at_least(int major, int minor)
-{
-	struct utsname u;
-	int ma = 0, mi = 0;
-
-	uname(&u);
-	sscanf(u.release, "%d.%d", &ma, &mi);
-	return ma > major || (ma == major && mi >= minor);
-}
-
 static void check_pt(void)
 {
-	static const char *const caps[] = { "psb_cyc", "mtc", "mtc_periods", "cyc_thresholds",
-		"psb_periods", "ip_filtering", "num_address_ranges", "power_event_trace",
-		"ptwrite", "topa_output", "topa_multiple_entries", "single_range_output",
-		"output_subsys", "payloads_lip", "event_trace", "tnt_disable", NULL };
-	char path[512], buf[256], list[2048] = "";
-	size_t off = 0;
+	struct sptd_col_pt_pmu pmu;
+	struct sptd_col_pt_request req = { .timing = SPTD_PT_TIMING_NORMAL, .window_ns = 10000000 };
+	struct sptd_col_pt_setup setup;
+	char err[512];
+	int ret;
 
-	if (access(PT_PMU, F_OK) != 0) {
+	if (!sptd_col_pt_available()) {
 		char vendor[64] = "?";
 		FILE *f = fopen("/proc/cpuinfo", "re");
 
@@ -72,26 +61,50 @@ static void check_pt(void)
 					break;
 			fclose(f);
 		}
-		line("no", "intel_pt", "no intel_pt PMU (%s): this CPU (vendor %s) or VM has no Intel PT; "
-		     "recording falls back to --source sample", PT_PMU, vendor);
+		line("no", "intel_pt", "no intel_pt PMU (%s/bus/event_source/devices/intel_pt): this "
+		     "CPU (vendor %s) or VM has no Intel PT; recording falls back to --source sample",
+		     sptd_col_pt_sysfs_root(), vendor);
 		return;
 	}
-	snprintf(path, sizeof(path), PT_PMU "/type");
-	line("ok", "intel_pt", "PMU type %ld", read_long(path, -1));
-	for (int i = 0; caps[i]; i++) {
-		snprintf(path, sizeof(path), PT_PMU "/caps/%s", caps[i]);
-		if (sptd_col_sys.read_file(path, buf, sizeof(buf)) >= 0) {
-			buf[strcspn(buf, "\n")] = '\0';
-			off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s=%s", off ? " " : "",
-			                        caps[i], buf);
-		}
+	ret = sptd_col_pt_pmu_read(&pmu, err, sizeof(err));
+	if (ret < 0) {
+		line("no", "intel_pt", "%s", err);
+		problems++;
+		return;
 	}
-	line("info", "intel_pt caps", "%s", list);
-	snprintf(path, sizeof(path), PT_PMU "/format/aux_action");
-	if (access(path, F_OK) == 0 || kernel_at_least(6, 13))
-		line("ok", "aux pause", "AUX pause/resume available (kernel >= 6.13): triggers pause PT in the kernel");
+	line("ok", "intel_pt", "PMU type %u", pmu.type);
+	line(pmu.cap_mtc ? "ok" : "no", "pt mtc", "%s (mtc_periods 0x%x)", pmu.cap_mtc ?
+	     "MTC timing packets" : "no MTC: time only at TSC packets (coarse)", pmu.mtc_periods);
+	line(pmu.cap_psb_cyc ? "ok" : "no", "pt cyc", "%s (cyc_thresholds 0x%x, psb_periods 0x%x)",
+	     pmu.cap_psb_cyc ? "cycle-accurate CYC packets and PSB period" :
+	     "no CYC: --timing normal/high add nothing", pmu.cyc_thresholds, pmu.psb_periods);
+	line(pmu.topa_multiple ? "ok" : "warn", "pt topa", "%s", pmu.topa_multiple ?
+	     "multiple ToPA entries: AUX rings of any power-of-two size" :
+	     "single ToPA entry: AUX ring at most 4 MiB per CPU");
+	line(pmu.max_nonturbo_ratio ? "ok" : "warn", "pt ratios",
+	     "max_nonturbo_ratio %u, tsc_art_ratio %u:%u%s", pmu.max_nonturbo_ratio,
+	     pmu.tsc_art_num, pmu.tsc_art_den, pmu.max_nonturbo_ratio ? "" :
+	     " (CYC cannot be scaled to time)");
+	line(pmu.noretcomp.present ? "ok" : "no", "pt noretcomp", "%s", pmu.noretcomp.present ?
+	     "--timing high can time every return" : "no noretcomp term");
+	ret = sptd_col_pt_setup_build(&pmu, &req, &setup, err, sizeof(err));
+	if (ret < 0) {
+		line("no", "pt config", "%s", err);
+		problems++;
+	} else {
+		line("ok", "pt config", "--timing normal: %s; AUX %llu KiB per CPU for a 10ms window",
+		     setup.desc, (unsigned long long)(setup.aux_bytes / 1024));
+	}
+	ret = geteuid() == 0 ? sptd_col_pt_aux_pause_probe(&pmu, 0) : -EACCES;
+	if (ret == 1)
+		line("ok", "aux pause", "AUX pause/resume (Linux 6.13+): a perf-event trigger can pause "
+		     "PT in the kernel on the CPU where it fired");
+	else if (ret == 0)
+		line("no", "aux pause", "kernel refuses aux_action (< 6.13): PT is frozen from user "
+		     "space on a trigger (some microseconds later)");
 	else
-		line("no", "aux pause", "kernel < 6.13: PT is frozen from user space on a trigger (a few us later)");
+		line("warn", "aux pause", "cannot probe (%s)%s", strerror(-ret),
+		     ret == -EACCES ? ": run as root" : "");
 }
 
 static void check_tracefs(void)
@@ -203,8 +216,8 @@ int sptd_col_cmd_doctor(int argc, char **argv)
 	check_pt();
 	check_tracefs();
 	check_perf();
-	line("info", "--source auto", "%s", access(PT_PMU, F_OK) == 0 ?
-	     "would pick pt (this build records PT through import only; live PT capture is coming)" :
+	line("info", "--source auto", "%s", sptd_col_pt_available() ?
+	     "picks pt (Intel PT on every CPU, sched/irq from ftrace on x86-tsc)" :
 	     "picks sample (per-CPU cpu-clock sampling with kernel+user call stacks)");
 	return problems ? SPTD_EXIT_FAIL : SPTD_EXIT_OK;
 }

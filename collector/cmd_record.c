@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "ctl-local.h"
+#include "pt-local.h"
 #include "record-local.h"
 #include "sptd_sched.h"
 #include "sptd_store.h"
@@ -52,7 +53,10 @@ static const char record_usage[] =
 "                         /sys/bus/event_source/devices/intel_pt exists, else\n"
 "                         sample (per-CPU cpu-clock sampling with call stacks)\n"
 "  -F, --freq HZ          sampling frequency per CPU (default 10000)\n"
-"  -b, --buffer SIZE      ftrace ring per CPU (default: sized from --window)\n"
+"  -b, --buffer SIZE      ftrace ring per CPU (default: sized from --window);\n"
+"                         with --source pt: the AUX (PT) ring per CPU instead\n"
+"      --timing LEVEL     PT timing: low (TSC+MTC), normal (+CYC, default) or\n"
+"                         high (+noretcomp: every return timed)\n"
 "      --user-only        leave kernel code out of samples/trace\n"
 "  -n, --count N          exit after N incidents (default: run until stopped)\n"
 "      --once             same as --count 1\n"
@@ -80,6 +84,7 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 		{ "freq", required_argument, NULL, 'F' },
 		{ "buffer", required_argument, NULL, 'b' },
 		{ "user-only", no_argument, NULL, 'U' },
+		{ "timing", required_argument, NULL, 'T' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "once", no_argument, NULL, '1' },
 		{ "cooldown", required_argument, NULL, 'C' },
@@ -97,6 +102,7 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->window_ns = 10000000;
 	o->freq = 10000;
+	o->timing = SPTD_PT_TIMING_NORMAL;
 	o->output = "/var/lib/sysptd";
 	for (int i = 0; i < argc && off < sizeof(o->command); i++)
 		off += (size_t)snprintf(o->command + off, sizeof(o->command) - off, "%s%s",
@@ -169,6 +175,12 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 		case 'U':
 			o->user_only = 1;
 			break;
+		case 'T':
+			if (sptd_col_pt_timing_parse(optarg, &o->timing) < 0) {
+				fprintf(stderr, "sysptd: unknown --timing '%s' (low, normal or high)\n", optarg);
+				return -EINVAL;
+			}
+			break;
 		case 'o':
 			o->output = optarg;
 			break;
@@ -216,6 +228,7 @@ struct service {
 	int cpus[SPTD_MAX_CPUS], ncpus;
 	struct sptd_sched_trace *trace;
 	struct sptd_col_sampler *sampler;
+	struct sptd_col_pt *pt;     /* the PT source (source "pt"), else NULL */
 	struct sptd_col_trigger *trig[SPTD_MAX_TRIGGERS];
 	int ntrig;
 	struct sptd_col_trigger_spec manual;
@@ -247,37 +260,63 @@ static void log_stderr(void *ctx, int level, const char *msg)
 
 /* ---- arming ----------------------------------------------------------------- */
 
-static int has_intel_pt(void)
-{
-	return access("/sys/bus/event_source/devices/intel_pt", F_OK) == 0;
-}
-
 static int choose_source(struct service *s)
 {
 	switch (s->o->source) {
 	case SPTD_SOURCE_PT:
-		if (!has_intel_pt()) {
-			sptd_col_log(LOG_ERR, "no intel_pt PMU (/sys/bus/event_source/devices/intel_pt): "
+		if (!sptd_col_pt_available()) {
+			sptd_col_log(LOG_ERR, "no intel_pt PMU (%s/bus/event_source/devices/intel_pt): "
 			             "this CPU or VM has no Intel PT; use --source sample (or auto) "
-			             "to record with per-CPU sampling instead");
+			             "to record with per-CPU sampling instead", sptd_col_pt_sysfs_root());
 			return -ENODEV;
 		}
-		sptd_col_log(LOG_ERR, "this build of sysptd cannot capture Intel PT yet; "
-		             "use --source sample, or decode PT recorded with perf through `sysptd import`");
-		return -ENOTSUP;
+		s->source_name = "pt";
+		return 0;
 	case SPTD_SOURCE_AUTO:
-		if (has_intel_pt())
-			sptd_col_log(LOG_WARNING, "intel_pt is present but this build cannot capture it yet; "
-			             "recording with per-CPU sampling instead");
-		else
-			sptd_col_log(LOG_NOTICE, "no intel_pt PMU on this machine: falling back to "
-			             "--source sample (cpu-clock sampling with call stacks at %d Hz)",
-			             s->o->freq);
+		if (sptd_col_pt_available()) {
+			sptd_col_log(LOG_NOTICE, "intel_pt found: recording Intel PT on every CPU");
+			s->source_name = "pt";
+			return 0;
+		}
+		sptd_col_log(LOG_NOTICE, "no intel_pt PMU on this machine: falling back to "
+		             "--source sample (cpu-clock sampling with call stacks at %d Hz)",
+		             s->o->freq);
 		break;
 	case SPTD_SOURCE_SAMPLE:
 		break;
 	}
 	s->source_name = "sample";
+	return 0;
+}
+
+static int is_pt(const struct service *s)
+{
+	return s->source_name && strcmp(s->source_name, "pt") == 0;
+}
+
+/* PT: the AUX ring from --buffer/--window; the ftrace ring from the window. */
+static int arm_pt(struct service *s)
+{
+	struct sptd_col_pt_config cfg = {
+		.req = { .timing = s->o->timing, .user_only = s->o->user_only,
+		         .aux_bytes = s->o->buffer_bytes, .window_ns = s->o->window_ns + s->o->post_ns },
+		.cpus = s->cpus,
+		.ncpus = s->ncpus,
+	};
+	const struct sptd_col_pt_setup *setup;
+	char err[512];
+	int ret = sptd_col_pt_create(&cfg, &s->pt, err, sizeof(err));
+
+	if (ret < 0) {
+		sptd_col_log(LOG_ERR, "cannot open Intel PT: %s", err);
+		return ret;
+	}
+	setup = sptd_col_pt_setup(s->pt);
+	sptd_col_log(LOG_INFO, "intel_pt config %s; AUX ring %" PRIu64 " KiB per CPU holds about %"
+	             PRId64 " us of a busy CPU (at %" PRIu64 " MB/s)%s", setup->desc,
+	             setup->aux_bytes / 1024, setup->coverage_ns / 1000, setup->rate_bytes_s / 1000000,
+	             setup->coverage_ns < s->o->window_ns + s->o->post_ns ?
+	             ": less than the window, raise --buffer" : "");
 	return 0;
 }
 
@@ -298,7 +337,7 @@ static int arm(struct service *s)
 	struct sptd_sched_config cfg = {
 		.instance = "sysptd",
 		.buffer_kb = (size_t)sptd_col_record_buffer_kb(s->o),
-		.clock = "mono",
+		.clock = is_pt(s) ? "x86-tsc" : "mono",
 		.irq = 1,
 		.softirq = 1,
 	};
@@ -309,9 +348,14 @@ static int arm(struct service *s)
 		.exclude_kernel = s->o->user_only,
 		.max_stack = 127,
 	};
+	struct sptd_col_record_opts window_only = *s->o;
 	char err[512];
 	int ret;
 
+	/* with PT, --buffer sizes the AUX ring, not the ftrace ring */
+	window_only.buffer_bytes = 0;
+	if (is_pt(s))
+		cfg.buffer_kb = (size_t)sptd_col_record_buffer_kb(&window_only);
 	ret = sptd_sched_trace_create(&cfg, &s->trace);
 	if (ret < 0) {
 		sptd_col_log(LOG_ERR, "cannot set up the ftrace instance: %s%s", strerror(-ret),
@@ -338,19 +382,30 @@ static int arm(struct service *s)
 				             strerror(-ret));
 		}
 	}
-	ret = sptd_col_sampler_create(&scfg, &s->sampler);
-	if (ret < 0) {
-		sptd_col_log(LOG_ERR, "cannot open the sampling events: %s", strerror(-ret));
-		return ret;
+	if (is_pt(s)) {
+		ret = arm_pt(s);
+		if (ret < 0)
+			return ret;
+	} else {
+		ret = sptd_col_sampler_create(&scfg, &s->sampler);
+		if (ret < 0) {
+			sptd_col_log(LOG_ERR, "cannot open the sampling events: %s", strerror(-ret));
+			return ret;
+		}
 	}
 	ret = sptd_sched_trace_start(s->trace);
 	if (ret < 0) {
 		sptd_col_log(LOG_ERR, "cannot start the ftrace instance: %s", strerror(-ret));
 		return ret;
 	}
+	if (s->pt) {
+		ret = sptd_col_pt_enable(s->pt);
+		if (ret < 0)
+			return ret;
+	}
 	sptd_col_seed_cpus(s->cpus, s->ncpus);
 	s->armed_at = now_ns();
-	sptd_col_log(LOG_INFO, "armed: source %s at %d Hz on %d CPUs; ftrace ring %" PRIu64
+	sptd_col_log(LOG_INFO, "armed: source %s (%d Hz if sampling) on %d CPUs; ftrace ring %" PRIu64
 	             " KiB per CPU; window %" PRId64 " us + post %" PRId64 " us; %d trigger(s) + manual; "
 	             "incidents go to %s", s->source_name, s->o->freq, s->ncpus,
 	             sptd_col_record_buffer_kb(s->o), s->o->window_ns / 1000, s->o->post_ns / 1000,
@@ -365,6 +420,8 @@ static void disarm(struct service *s)
 	s->ntrig = 0;
 	sptd_col_sampler_destroy(s->sampler);
 	s->sampler = NULL;
+	sptd_col_pt_destroy(s->pt);
+	s->pt = NULL;
 	sptd_sched_trace_destroy(s->trace);
 	s->trace = NULL;
 }
@@ -468,7 +525,7 @@ static int write_meta(struct service *s, struct sptd_store *st, const struct spt
 			{ "sysptd_version", SPTD_VERSION }, { "created", created }, { "host", host },
 			{ "kernel", u.release }, { "kernel_version", u.version }, { "machine", u.machine },
 			{ "cpu_model", model }, { "source", s->source_name }, { "clock", "monotonic" },
-			{ "ftrace_clock", "mono" }, { "trigger_spec", spec }, { "command", s->o->command },
+			{ "ftrace_clock", is_pt(s) ? "x86-tsc" : "mono" }, { "trigger_spec", spec }, { "command", s->o->command },
 			{ "trigger_kind", fire->spec ? fire->spec->text : "manual" },
 		};
 		const struct { const char *key; int64_t value; } ints[] = {
@@ -577,6 +634,35 @@ out:
 	return ret;
 }
 
+/* PT: the tasks the sideband names: their file mappings (symcap: dso +
+ * raw_mmap rows), anonymous/vDSO code (raw_image), and the kernel text. */
+static int pt_images(struct service *s, struct sptd_store *st)
+{
+	struct sptd_col_symcap *sc = NULL;
+	int pids[4096], npids, ret;
+
+	npids = sptd_col_pt_pids(s->pt, pids, 4096);
+	if (npids > 4096)
+		npids = 4096;
+	ret = sptd_col_symcap_create(st, &sc);
+	for (int i = 0; i < npids && ret >= 0; i++)
+		sptd_col_symcap_task(sc, pids[i]);   /* gone meanwhile: not an error */
+	if (ret >= 0)
+		ret = sptd_col_symcap_finish(sc);
+	sptd_col_symcap_destroy(sc);
+	if (ret >= 0)
+		ret = sptd_col_pt_images_anon(st, pids, npids);
+	if (ret >= 0 && !s->o->user_only) {
+		int k = sptd_col_pt_images_kernel(st, NULL);
+
+		if (k < 0 && k != -EIO)
+			sptd_col_log(LOG_WARNING, "kernel text not captured (%s): kernel code may "
+			             "show as gaps or misdecode", strerror(-k));
+		ret = k == -EIO ? k : 0;
+	}
+	return ret < 0 ? ret : 0;
+}
+
 static void rearm(struct service *s)
 {
 	int ret = sptd_sched_trace_reset(s->trace);
@@ -586,7 +672,10 @@ static void rearm(struct service *s)
 	if (ret < 0)
 		sptd_col_log(LOG_ERR, "cannot re-arm the ftrace instance: %s", strerror(-ret));
 	sptd_col_seed_cpus(s->cpus, s->ncpus);
-	sptd_col_sampler_pause(s->sampler, 0);
+	if (s->sampler)
+		sptd_col_sampler_pause(s->sampler, 0);
+	if (s->pt)
+		sptd_col_pt_enable(s->pt);
 	for (int i = 0; i < s->ntrig; i++)
 		sptd_col_trigger_drain(s->trig[i]);
 	s->armed_at = now_ns();
@@ -630,8 +719,12 @@ static int capture(struct service *s, const struct sptd_col_fire *fire)
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
 			;
 	}
+	/* PT first: it is the fastest-filling ring */
+	if (s->pt && sptd_col_pt_freeze(s->pt) < 0)
+		sptd_col_log(LOG_WARNING, "freezing PT failed: this incident may lack PT");
 	sptd_sched_trace_stop(s->trace);
-	sptd_col_sampler_pause(s->sampler, 1);
+	if (s->sampler)
+		sptd_col_sampler_pause(s->sampler, 1);
 
 	incident_path(s, path, sizeof(path));
 	ret = sptd_store_create(path, &c.st);
@@ -651,17 +744,25 @@ static int capture(struct service *s, const struct sptd_col_fire *fire)
 		if (ret < 0)
 			sptd_col_log(LOG_ERR, "reading the ftrace rings: %s", store_reason(c.st, ret));
 	}
-	if (ret >= 0) {
+	if (ret >= 0 && s->sampler) {
 		ret = sptd_col_sampler_read(s->sampler, wstart, wend, on_sample, &c);
 		if (ret < 0)
 			sptd_col_log(LOG_ERR, "reading the sample rings: %s", strerror(-ret));
+	}
+	if (ret >= 0 && s->pt) {
+		int64_t bytes = sptd_col_pt_write(s->pt, c.st);
+
+		if (bytes < 0) {
+			ret = (int)bytes;
+			sptd_col_log(LOG_ERR, "writing the PT capture: %s", store_reason(c.st, ret));
+		}
 	}
 	/* The raw window is copied: recording resumes before decoding. */
 	rearm(s);
 	if (ret >= 0)
 		ret = snapshot_all_tasks(c.st);
 	if (ret >= 0)
-		ret = symbolize(c.st, &c);
+		ret = s->pt ? pt_images(s, c.st) : symbolize(c.st, &c);
 	if (ret >= 0) {
 		ret = sptd_col_derive_all(c.st, s->o->jobs);
 		if (ret < 0)
@@ -770,6 +871,7 @@ static int run_loop(struct service *s)
 	while (!stop && (s->o->count == 0 || s->incidents < s->o->count)) {
 		struct sptd_col_fire fire, best = { .ts = INT64_MAX };
 		int nfds = 0, fired = 0, ctl_client = -1;
+		int64_t not_before;
 
 		pfds[nfds++] = (struct pollfd){ .fd = s->sig_fd, .events = POLLIN };
 		pfds[nfds++] = (struct pollfd){ .fd = s->ctl_fd, .events = POLLIN };
@@ -824,24 +926,21 @@ static int run_loop(struct service *s)
 				}
 			}
 		}
+		/* An automatic trigger acts only once the rings hold a whole
+		 * window (right after start or a capture they do not yet) and
+		 * the cooldown is over; a manual one always acts, and what is
+		 * missing becomes a gap. */
+		not_before = s->armed_at + s->o->window_ns;
+		if (s->o->cooldown_ns && s->last_capture &&
+		    s->last_capture + s->o->cooldown_ns > not_before)
+			not_before = s->last_capture + s->o->cooldown_ns;
 		for (int i = 0; i < s->ntrig; i++)
-			if (sptd_col_trigger_check(s->trig[i], &fire) == 1 && fire.ts < best.ts) {
+			if (sptd_col_trigger_check(s->trig[i], not_before, &fire) == 1 && fire.ts < best.ts) {
 				best = fire;
 				fired = 1;
 			}
 		if (!fired)
 			continue;
-		/* An automatic trigger acts only once the rings hold a whole
-		 * window (right after start or a capture they do not yet); a
-		 * manual one always acts, and what is missing becomes a gap. */
-		if (best.spec != &s->manual && best.ts < s->armed_at + s->o->window_ns)
-			continue;
-		if (s->o->cooldown_ns && s->last_capture &&
-		    best.ts < s->last_capture + s->o->cooldown_ns && best.spec != &s->manual) {
-			if (ctl_client >= 0)
-				close(ctl_client);
-			continue;
-		}
 		{
 			int ret = capture(s, &best);
 

@@ -315,6 +315,8 @@ int sptd_col_derive_all(struct sptd_store *st, int jobs)
 		ret = sptd_col_derive_samples(st, tasks);
 	if (ret >= 0)
 		ret = sptd_col_derive_pt(st, tasks, jobs);
+	if (ret >= 0)
+		ret = sptd_col_derive_pt_sideband(st);
 	/* load_tasks again: /proc's view of processes outranks comms from
 	 * the trace for names, since it was taken last. */
 	if (ret >= 0)

@@ -23,6 +23,7 @@ struct sptd_col_record_opts {
 	int freq;                   /* sampling frequency per CPU */
 	uint64_t buffer_bytes;      /* per-CPU ftrace ring, 0: from window */
 	int user_only;
+	enum sptd_col_pt_timing timing; /* --timing (PT) */
 	int jobs;                   /* decode threads */
 	int quiet;
 	struct sptd_col_trigger_spec triggers[SPTD_MAX_TRIGGERS];

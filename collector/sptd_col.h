@@ -364,6 +364,9 @@ struct sptd_col_pt_config {
 	size_t sideband_pages;   /* data pages of each sideband ring, power of
 	                          * two; 0: 64 */
 	int aux_pause;           /* 1: try AUX pause (kernel >= 6.13) */
+	int cpu_family, cpu_model, cpu_stepping; /* 0: CPUID of this machine
+	                          * (recorded only on GenuineIntel: other vendors
+	                          * have no PT, and libipt knows no errata for them) */
 };
 
 struct sptd_col_pt;

@@ -1,0 +1,79 @@
+/* fakepmu.h — a fake intel_pt PMU for tests of collector/pt_*.c.
+ *
+ * fakepmu_sysfs() writes a sysfs tree (intel_pt type, format/, caps/) of a
+ * CPU generation under a directory; fakepmu_install() replaces the members
+ * of sptd_col_sys so perf_event_open/mmap/ioctl/munmap/close of intel_pt and
+ * dummy events are served here: the AUX ring and the data rings are plain
+ * memory that the fake "hardware" fills with the PT bytes and sideband
+ * records a test scripts for each CPU, when the PT event is disabled (the
+ * freeze).  Everything else falls through to the real calls. */
+#ifndef SPTD_FAKEPMU_H
+#define SPTD_FAKEPMU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/perf_event.h>
+
+/* CPU generations whose caps differ in what matters to sysptd. */
+enum fakepmu_gen {
+	FAKEPMU_HASWELL,    /* no MTC, no CYC/psb_period, single ToPA entry */
+	FAKEPMU_BROADWELL,  /* MTC, no CYC/psb_period */
+	FAKEPMU_SKYLAKE,    /* MTC, CYC, psb_period, multiple ToPA entries */
+	FAKEPMU_ODD,        /* Skylake caps with format bits moved and split */
+	FAKEPMU_NOTSC,      /* a broken PMU without a tsc term */
+};
+
+/* Write ROOT/bus/event_source/devices/intel_pt for @gen with PMU type
+ * @type.  0 or -errno. */
+int fakepmu_sysfs(const char *root, enum fakepmu_gen gen, int type);
+
+/* What one CPU's "hardware" produces while enabled. */
+struct fakepmu_script {
+	const unsigned char *pt;  /* PT byte stream written into the AUX ring */
+	size_t pt_len;
+	size_t drop_at, drop_len; /* bytes [drop_at, drop_at+drop_len) are lost:
+	                           * not written, AUX record flagged TRUNCATED */
+	const unsigned char *sb;  /* sideband records (oldest first) written to
+	                           * the dummy event's backward ring */
+	size_t sb_len;
+	uint64_t aux_time;        /* perf time stamped on the AUX record */
+};
+
+/* Replace sptd_col_sys with the fake for PMU @type; scripts per CPU index
+ * (cpu number) up to @ncpus.  @head_is_counter: aux_head is a free-running
+ * counter (else the position in the ring, as Intel PT snapshot mode does). */
+void fakepmu_install(int type, const struct fakepmu_script *scripts, int ncpus,
+                     int head_is_counter);
+/* Restore the real calls and free every fake ring. */
+void fakepmu_uninstall(void);
+
+/* Failure injection: the next perf_event_open of an intel_pt event fails
+ * with @err (0: no failure). */
+void fakepmu_fail_open(int err);
+
+/* Attributes of the events opened so far, in order (NULL past the end). */
+const struct perf_event_attr *fakepmu_attr(int i, int *cpu);
+/* How many events are open now / were opened in all. */
+int fakepmu_open_count(void);
+/* Mapping checks the fake made: 1 when every AUX ring was mapped read-only
+ * at the offset the user page named and every dummy ring read-only. */
+int fakepmu_maps_ok(void);
+
+/* Build sideband records with sample_id TID|TIME|CPU into @buf (at most
+ * @cap bytes); each returns the new length. */
+size_t fakepmu_rec_comm(unsigned char *buf, size_t len, size_t cap, int pid, int tid,
+                        const char *comm, uint64_t time, int cpu);
+size_t fakepmu_rec_mmap2(unsigned char *buf, size_t len, size_t cap, int pid, int tid,
+                         uint64_t addr, uint64_t size, uint64_t pgoff, const char *file,
+                         uint64_t time, int cpu);
+size_t fakepmu_rec_switch(unsigned char *buf, size_t len, size_t cap, int out, int pid,
+                          int tid, int other_pid, int other_tid, uint64_t time, int cpu);
+size_t fakepmu_rec_lost(unsigned char *buf, size_t len, size_t cap, uint64_t lost,
+                        uint64_t time, int cpu);
+size_t fakepmu_rec_aux(unsigned char *buf, size_t len, size_t cap, uint64_t off,
+                       uint64_t size, uint64_t flags, uint64_t time, int cpu);
+size_t fakepmu_rec_itrace(unsigned char *buf, size_t len, size_t cap, int pid, int tid,
+                          uint64_t time, int cpu);
+
+#endif
