@@ -2,6 +2,8 @@
 # Overhead of an armed sysptd on a context-switch-heavy workload (pipe
 # ping-pong), against the same workload unarmed, in the same run.  Runs
 # alternate (off, on, off, on, ...) so drift hits both sides alike.
+# Both ping-pong processes are pinned to CPU 0 (taskset), so every round
+# trip is two context switches on one CPU and runs are comparable.
 # Usage: sudo sh bench/bench-overhead.sh [BUILD_DIR] [RUNS] [ROUNDS]
 set -eu
 build=${1:-build}
@@ -17,11 +19,14 @@ svc=""
 off=""
 on=""
 for i in $(seq "$runs"); do
-	off="$off $($pp "$rounds")"
-	"$bin" --window 10ms --trigger timer=1h -o "$work" 2>"$work/err" &
+	off="$off $(taskset -c 0 $pp "$rounds")"
+	"$bin" --window 10ms --trigger timer=3600s -o "$work" 2>"$work/err" &
 	svc=$!
-	while ! grep -q armed: "$work/err"; do sleep 0.1; done
-	on="$on $($pp "$rounds")"
+	while ! grep -q armed: "$work/err"; do
+		kill -0 $svc 2>/dev/null || { cat "$work/err" >&2; exit 1; }
+		sleep 0.1
+	done
+	on="$on $(taskset -c 0 $pp "$rounds")"
 	kill $svc; wait $svc || true
 	svc=""
 done

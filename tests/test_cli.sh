@@ -124,6 +124,7 @@ expect 1 "no sysptd service is running" -- "$BIN" snapshot
 [ "$(ls "$work/keep" | grep -c '^incident-.*\.db$')" = 2 ] && ok || { bad "--keep 2 left:"; ls "$work/keep" >&2; }
 
 # ---- decode rebuilds the same derived tables; bad files get exit 6
+head -c 4096 /dev/urandom >"$work/garbage.db"
 if [ -f "$first" ]; then
 	cp "$first" "$work/re.db"
 	s1=$("$BIN" query "$work/re.db" "SELECT count(*), sum(dur) FROM sched_slice" --format csv)
@@ -133,10 +134,22 @@ if [ -f "$first" ]; then
 	t2=$("$BIN" query "$work/re.db" "SELECT count(*) FROM sample" --format csv)
 	[ "$s1" = "$s2" ] && [ "$t1" = "$t2" ] && ok || bad "decode changed the derived tables: $s1/$t1 -> $s2/$t2"
 	expect 2 "read-only" -- "$BIN" query "$work/re.db" "DELETE FROM sched_slice"
+	# a real recorded incident exports; protoc decodes it with our .proto
+	expect 0 "wrote" -- "$BIN" export "$work/re.db" -o "$work/re.pftrace"
+	[ -s "$work/re.pftrace" ] && ok || bad "export wrote nothing"
+	if command -v protoc >/dev/null; then
+		if protoc --proto_path="$(dirname "$0")/perfetto" --decode=perfetto.protos.Trace sysptd_trace.proto \
+			<"$work/re.pftrace" >"$work/re.txt" 2>"$work/protoc.err" &&
+			grep -q compact_sched "$work/re.txt" && grep -q "sptd\|sysptd" "$work/re.txt"; then ok; else
+			bad "protoc could not decode the exported real incident"; head -5 "$work/protoc.err" >&2; fi
+	fi
+	expect 0 "wrote" -- "$BIN" export "$work/re.db" -o "$work/re.json" --format json
+	if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["traceEvents"] else 1)' "$work/re.json"; then
+		ok; else bad "exported JSON does not parse"; fi
+	expect 6 "garbage.db" -- "$BIN" export "$work/garbage.db" -o "$work/g.pftrace"
 	head -c 3000 "$first" >"$work/trunc.db"
 	expect 6 "trunc.db" -- "$BIN" query "$work/trunc.db" "SELECT 1"
 fi
-head -c 4096 /dev/urandom >"$work/garbage.db"
 expect 6 "garbage.db" -- "$BIN" query "$work/garbage.db" "SELECT 1"
 expect 6 "garbage.db" -- "$BIN" decode "$work/garbage.db"
 expect 6 "missing.db" -- "$BIN" query "$work/missing.db" "SELECT 1"
