@@ -700,7 +700,7 @@ static const char *store_reason(struct sptd_store *st, int ret)
 {
 	if (ret == -ENOSPC)
 		return "disk full";
-	return st ? sptd_store_errmsg(st) : strerror(-ret);
+	return st && sptd_store_errmsg(st)[0] ? sptd_store_errmsg(st) : strerror(-ret);
 }
 
 /* Freeze, copy, re-arm, decode, write.  Errors here lose this incident only:
