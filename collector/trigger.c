@@ -1,5 +1,9 @@
-/* trigger.c — trigger sources: perf tracepoint events (irq, tracepoint) read
- * from per-CPU rings, and timerfd timers.
+/* trigger.c — trigger sources: perf events read from per-CPU rings
+ * (tracepoints for irq, tracepoint and latency; the uprobe PMU for uprobe)
+ * and timerfd timers.
+ *
+ * Divisions: CPU lists · opening events · arming each kind · reading the
+ * rings (records -> hits) · deciding (hits -> a fire) · lifetime.
  *
  * The kernel freezes ftrace itself where it can (a traceoff event trigger
  * installed by the service); these events tell the service that, and when,
@@ -17,18 +21,47 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sptd_dec.h"
 #include "sptd_sched.h"
 #include "trigger-local.h"
 
-#define TRIG_RING_PAGES 8   /* data pages per CPU: hits are rare and small */
+#define TRIG_RING_PAGES 8      /* rare events: irq, tracepoint, uprobe */
+#define TRIG_BUSY_PAGES 64     /* latency: every switch and waking */
+
+/* What one perf event reports. */
+enum trig_role {
+	ROLE_HIT,            /* any record is a hit (tracepoint, uprobe, irq entry) */
+	ROLE_IRQ_EXIT,       /* irq min=: closes an entry */
+	ROLE_WAKING,         /* latency: sched_waking */
+	ROLE_SWITCH,         /* latency: sched_switch */
+};
 
 /* One perf event of a trigger on one CPU. */
 struct trig_event {
 	int fd;
 	int cpu;
-	int is_exit;            /* irq min=: irq_handler_exit */
+	enum trig_role role;
+	int has_raw;            /* PERF_SAMPLE_RAW follows TIME and CPU */
 	void *ring;             /* metadata page + data pages */
 	size_t ring_len;
+	size_t data_pages;
+};
+
+/* A record of interest from a trigger ring. */
+struct hit {
+	int64_t ts;
+	int cpu;
+	enum trig_role role;
+	int irq;           /* irq events */
+	int pid;           /* waking: the woken task; switch: next task */
+	int prev_pid;      /* switch: the task switched out */
+	char name[64];     /* irq_handler_entry name */
+};
+
+/* latency=: when each woken task was woken, until it runs. */
+struct pending_wake {
+	int pid;           /* 0: empty slot */
+	int64_t ts;
 };
 
 struct sptd_col_trigger {
@@ -40,7 +73,18 @@ struct sptd_col_trigger {
 	int64_t *entry_ts;              /* irq min=: open handler entry per CPU, -1 none */
 	int *entry_irq;
 	int max_cpu;
+	/* raw field offsets (tracepoint formats) */
+	int off_irq, off_irq_name;      /* irq_handler_entry/exit: irq, __data_loc name */
+	int off_wake_pid;               /* sched_waking: pid */
+	int off_next_pid, off_prev_pid; /* sched_switch */
+	char uprobe_path[512];          /* kept alive for attr.config1 */
+	struct hit *hits;               /* latency: one drain's hits, sorted */
+	size_t nhits, hits_cap;
+	struct pending_wake *wakes;     /* latency: open-addressed by pid */
+	size_t nwake_slots;             /* power of two */
 };
+
+/* ---- CPU lists -------------------------------------------------------------- */
 
 int sptd_col_cpus_parse(const char *text, int *cpus, int max)
 {
@@ -86,54 +130,54 @@ int sptd_col_cpus_online(int *cpus, int max)
 	return sptd_col_cpus_parse(buf, cpus, max);
 }
 
-static int open_tracepoint(int id, int cpu, const char *filter, struct trig_event *ev)
-{
-	struct perf_event_attr attr;
-	long page = sysconf(_SC_PAGESIZE);
-	int ret;
+/* ---- opening events ---------------------------------------------------------- */
 
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_TRACEPOINT;
-	attr.config = (uint64_t)id;
-	attr.sample_period = 1;
-	attr.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
-	attr.wakeup_events = 1;
-	attr.use_clockid = 1;
-	attr.clockid = CLOCK_MONOTONIC;
-	attr.disabled = 1;
+/* Open @attr on @cpu into @ev with its ring, apply @filter, enable. */
+static int open_event(struct perf_event_attr *attr, int cpu, const char *filter,
+                      struct trig_event *ev)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	attr->size = sizeof(*attr);
+	attr->sample_period = 1;
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
+	attr->disabled = 1;
 	ev->cpu = cpu;
-	ev->fd = sptd_col_sys.perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	ev->has_raw = (attr->sample_type & PERF_SAMPLE_RAW) != 0;
+	ev->fd = sptd_col_sys.perf_event_open(attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (ev->fd < 0)
 		return -errno;
 	if (filter && *filter &&
 	    sptd_col_sys.ioctl(ev->fd, PERF_EVENT_IOC_SET_FILTER, (unsigned long)filter) < 0)
 		return -EINVAL;
-	ev->ring_len = (size_t)page * (1 + TRIG_RING_PAGES);
+	ev->ring_len = (size_t)page * (1 + ev->data_pages);
 	ev->ring = sptd_col_sys.mmap(NULL, ev->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, ev->fd, 0);
 	if (ev->ring == MAP_FAILED) {
 		ev->ring = NULL;
 		return -errno;
 	}
-	ret = sptd_col_sys.ioctl(ev->fd, PERF_EVENT_IOC_ENABLE, 0);
-	return ret < 0 ? -errno : 0;
+	return sptd_col_sys.ioctl(ev->fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? -errno : 0;
 }
 
-/* The filter for irq=NUM / irq=NAME on irq_handler_entry/exit. */
-static void irq_filter(const struct sptd_col_trigger *t, char *buf, size_t len)
+/* A new event slot with its defaults. */
+static struct trig_event *new_event(struct sptd_col_trigger *t, enum trig_role role, size_t pages)
 {
-	size_t off = 0;
+	struct trig_event *ev = &t->events[t->nevents++];
 
-	buf[0] = '\0';
-	for (int i = 0; i < t->nirqs && off < len; i++)
-		off += (size_t)snprintf(buf + off, len - off, "%sirq==%d", i ? " || " : "", t->irqs[i]);
+	memset(ev, 0, sizeof(*ev));
+	ev->fd = -1;
+	ev->role = role;
+	ev->data_pages = pages;
+	return ev;
 }
 
 static int arm_tracepoint(struct sptd_col_trigger *t, const char *system, const char *event,
-                          const char *filter, int is_exit, const int *cpus, int ncpus,
+                          const char *filter, enum trig_role role, const int *cpus, int ncpus,
                           char *err, size_t errlen)
 {
 	int id = -1, ret = sptd_sched_event_exists(system, event, &id);
+	int busy = role == ROLE_WAKING || role == ROLE_SWITCH;
 
 	if (ret == 0) {
 		snprintf(err, errlen, "no tracepoint %s:%s on this kernel (see /sys/kernel/tracing/available_events)",
@@ -145,13 +189,21 @@ static int arm_tracepoint(struct sptd_col_trigger *t, const char *system, const 
 		return ret;
 	}
 	for (int i = 0; i < ncpus; i++) {
-		struct trig_event *ev = &t->events[t->nevents];
+		struct trig_event *ev = new_event(t, role, busy ? TRIG_BUSY_PAGES : TRIG_RING_PAGES);
+		struct perf_event_attr attr;
 
-		memset(ev, 0, sizeof(*ev));
-		ev->fd = -1;
-		ev->is_exit = is_exit;
-		t->nevents++;
-		ret = open_tracepoint(id, cpus[i], filter, ev);
+		memset(&attr, 0, sizeof(attr));
+		attr.type = PERF_TYPE_TRACEPOINT;
+		attr.config = (uint64_t)id;
+		attr.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+		if (busy) {
+			/* every switch: wake the service per half ring, not per event */
+			attr.watermark = 1;
+			attr.wakeup_watermark = (uint32_t)(TRIG_BUSY_PAGES * sysconf(_SC_PAGESIZE) / 2);
+		} else {
+			attr.wakeup_events = 1;
+		}
+		ret = open_event(&attr, cpus[i], filter, ev);
 		if (ret == -EINVAL && filter && *filter) {
 			snprintf(err, errlen, "the kernel rejected filter '%s' for %s:%s (ftrace filter syntax, fields in events/%s/%s/format)",
 			         filter, system, event, system, event);
@@ -166,11 +218,138 @@ static int arm_tracepoint(struct sptd_col_trigger *t, const char *system, const 
 	return 0;
 }
 
+static int field(const char *system, const char *event, const char *name, int *offset,
+                 char *err, size_t errlen)
+{
+	int size, ret = sptd_sched_event_field(system, event, name, offset, &size);
+
+	if (ret < 0)
+		snprintf(err, errlen, "tracepoint %s:%s has no field '%s' on this kernel", system, event, name);
+	return ret;
+}
+
+/* ---- arming each kind --------------------------------------------------------- */
+
+/* The filter for irq=NUM / irq=NAME on irq_handler_entry/exit. */
+static void irq_filter(const struct sptd_col_trigger *t, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < t->nirqs && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%sirq==%d", i ? " || " : "", t->irqs[i]);
+}
+
+static int arm_irq(struct sptd_col_trigger *t, const int *cpus, int ncpus, char *err, size_t errlen)
+{
+	const struct sptd_col_trigger_spec *spec = &t->spec;
+	char filter[512];
+	int ret;
+
+	if (spec->irq_name[0]) {
+		ret = sptd_col_irq_lookup("/proc/interrupts", spec->irq_name, t->irqs, 16);
+		if (ret < 0) {
+			snprintf(err, errlen, "no IRQ named '%s' in /proc/interrupts (use a name from its last column, or irq=NUMBER)",
+			         spec->irq_name);
+			return ret;
+		}
+		t->nirqs = ret;
+	} else if (spec->irq >= 0) {
+		t->irqs[0] = spec->irq;
+		t->nirqs = 1;
+	}
+	if (field("irq", "irq_handler_entry", "irq", &t->off_irq, err, errlen) < 0 ||
+	    field("irq", "irq_handler_entry", "name", &t->off_irq_name, err, errlen) < 0)
+		return -ENOENT;
+	irq_filter(t, filter, sizeof(filter));
+	ret = arm_tracepoint(t, "irq", "irq_handler_entry", filter, ROLE_HIT, cpus, ncpus, err, errlen);
+	if (ret < 0 || spec->min_ns <= 0)
+		return ret;
+	ret = arm_tracepoint(t, "irq", "irq_handler_exit", filter, ROLE_IRQ_EXIT, cpus, ncpus, err, errlen);
+	t->entry_ts = malloc(sizeof(*t->entry_ts) * (size_t)(t->max_cpu + 1));
+	t->entry_irq = malloc(sizeof(*t->entry_irq) * (size_t)(t->max_cpu + 1));
+	if (!t->entry_ts || !t->entry_irq)
+		return -ENOMEM;
+	for (int c = 0; c <= t->max_cpu; c++)
+		t->entry_ts[c] = -1;
+	return ret;
+}
+
+static int arm_latency(struct sptd_col_trigger *t, const int *cpus, int ncpus, char *err, size_t errlen)
+{
+	int ret;
+
+	if (field("sched", "sched_waking", "pid", &t->off_wake_pid, err, errlen) < 0 ||
+	    field("sched", "sched_switch", "next_pid", &t->off_next_pid, err, errlen) < 0 ||
+	    field("sched", "sched_switch", "prev_pid", &t->off_prev_pid, err, errlen) < 0)
+		return -ENOENT;
+	t->nwake_slots = 4096;
+	t->wakes = calloc(t->nwake_slots, sizeof(*t->wakes));
+	if (!t->wakes)
+		return -ENOMEM;
+	ret = arm_tracepoint(t, "sched", "sched_waking", NULL, ROLE_WAKING, cpus, ncpus, err, errlen);
+	if (ret >= 0)
+		ret = arm_tracepoint(t, "sched", "sched_switch", NULL, ROLE_SWITCH, cpus, ncpus, err, errlen);
+	return ret;
+}
+
+/* uprobe=PATH:SYMBOL through the uprobe PMU: the kernel places the probe by
+ * file offset, which the ELF's symbols and program headers give. */
+static int arm_uprobe(struct sptd_col_trigger *t, const int *cpus, int ncpus, char *err, size_t errlen)
+{
+	const struct sptd_col_trigger_spec *spec = &t->spec;
+	struct sptd_dec_symfile *sf = NULL;
+	struct sptd_dec_sym sym;
+	uint64_t offset = 0;
+	char buf[64];
+	int type, ret;
+
+	if (sptd_col_sys.read_file("/sys/bus/event_source/devices/uprobe/type", buf, sizeof(buf)) < 0) {
+		snprintf(err, errlen, "this kernel has no uprobe PMU (/sys/bus/event_source/devices/uprobe)");
+		return -EOPNOTSUPP;
+	}
+	type = atoi(buf);
+	ret = sptd_dec_symfile_load_elf(spec->path, &sf);
+	if (ret < 0) {
+		snprintf(err, errlen, "cannot read ELF symbols of %s: %s", spec->path,
+		         ret == -ENOENT ? "no such file" : ret == -EBADMSG ? "not an ELF file" : strerror(-ret));
+		return ret == -EBADMSG ? -EINVAL : ret;
+	}
+	ret = sptd_dec_symfile_find(sf, spec->symbol, &sym);
+	if (ret == 0)
+		ret = sptd_dec_symfile_offset(sf, sym.addr, &offset);
+	sptd_dec_symfile_destroy(sf);
+	if (ret < 0) {
+		snprintf(err, errlen, ret == -ENOTUNIQ ? "several functions named '%s' in %s" :
+		         "no function '%s' in the symbols of %s (stripped? see nm -D)", spec->symbol, spec->path);
+		return ret == -ENOTUNIQ ? -EINVAL : -ENOENT;
+	}
+	snprintf(t->uprobe_path, sizeof(t->uprobe_path), "%s", spec->path);
+	for (int i = 0; i < ncpus; i++) {
+		struct trig_event *ev = new_event(t, ROLE_HIT, TRIG_RING_PAGES);
+		struct perf_event_attr attr;
+
+		memset(&attr, 0, sizeof(attr));
+		attr.type = (uint32_t)type;
+		attr.config = 0;                                  /* entry, not retprobe */
+		attr.config1 = (uint64_t)(uintptr_t)t->uprobe_path; /* uprobe_path */
+		attr.config2 = offset;                             /* probe_offset */
+		attr.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+		attr.wakeup_events = 1;
+		ret = open_event(&attr, cpus[i], NULL, ev);
+		if (ret < 0) {
+			snprintf(err, errlen, "perf_event_open(uprobe %s:%s at offset 0x%" PRIx64 ", cpu %d): %s",
+			         spec->path, spec->symbol, offset, cpus[i], strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
 int sptd_col_trigger_create(const struct sptd_col_trigger_spec *spec, const int *cpus, int ncpus,
                             struct sptd_col_trigger **out, char *err, size_t errlen)
 {
 	struct sptd_col_trigger *t;
-	char filter[512];
 	int ret = 0;
 
 	if (!spec || !cpus || ncpus <= 0 || !out || !err)
@@ -190,33 +369,17 @@ int sptd_col_trigger_create(const struct sptd_col_trigger_spec *spec, const int 
 	}
 	switch (spec->kind) {
 	case SPTD_TRIG_IRQ:
-		if (spec->irq_name[0]) {
-			ret = sptd_col_irq_lookup("/proc/interrupts", spec->irq_name, t->irqs, 16);
-			if (ret < 0) {
-				snprintf(err, errlen, "no IRQ named '%s' in /proc/interrupts (use a name from its last column, or irq=NUMBER)",
-				         spec->irq_name);
-				goto fail;
-			}
-			t->nirqs = ret;
-		} else if (spec->irq >= 0) {
-			t->irqs[0] = spec->irq;
-			t->nirqs = 1;
-		}
-		irq_filter(t, filter, sizeof(filter));
-		ret = arm_tracepoint(t, "irq", "irq_handler_entry", filter, 0, cpus, ncpus, err, errlen);
-		if (ret >= 0 && spec->min_ns > 0) {
-			ret = arm_tracepoint(t, "irq", "irq_handler_exit", filter, 1, cpus, ncpus, err, errlen);
-			t->entry_ts = malloc(sizeof(*t->entry_ts) * (size_t)(t->max_cpu + 1));
-			t->entry_irq = malloc(sizeof(*t->entry_irq) * (size_t)(t->max_cpu + 1));
-			if (!t->entry_ts || !t->entry_irq)
-				ret = -ENOMEM;
-			else
-				for (int c = 0; c <= t->max_cpu; c++)
-					t->entry_ts[c] = -1;
-		}
+		ret = arm_irq(t, cpus, ncpus, err, errlen);
 		break;
 	case SPTD_TRIG_TRACEPOINT:
-		ret = arm_tracepoint(t, spec->system, spec->event, spec->filter, 0, cpus, ncpus, err, errlen);
+		ret = arm_tracepoint(t, spec->system, spec->event, spec->filter, ROLE_HIT, cpus, ncpus,
+		                     err, errlen);
+		break;
+	case SPTD_TRIG_LATENCY:
+		ret = arm_latency(t, cpus, ncpus, err, errlen);
+		break;
+	case SPTD_TRIG_UPROBE:
+		ret = arm_uprobe(t, cpus, ncpus, err, errlen);
 		break;
 	case SPTD_TRIG_TIMER: {
 		struct itimerspec its = {
@@ -231,12 +394,6 @@ int sptd_col_trigger_create(const struct sptd_col_trigger_spec *spec, const int 
 		}
 		break;
 	}
-	case SPTD_TRIG_LATENCY:
-	case SPTD_TRIG_UPROBE:
-		snprintf(err, errlen, "trigger '%s' is not supported by this version of sysptd (use irq, tracepoint or timer)",
-		         spec->text);
-		ret = -EOPNOTSUPP;
-		break;
 	default:
 		snprintf(err, errlen, "unknown trigger kind");
 		ret = -EINVAL;
@@ -264,109 +421,230 @@ int sptd_col_trigger_fds(const struct sptd_col_trigger *t, int *fds, int max)
 	return n;
 }
 
-/* A record of interest from a trigger ring. */
-struct hit {
-	int64_t ts;
-	int cpu;
-	int irq;           /* from the raw tracepoint data when the event has it */
-	char name[64];     /* irq_handler_entry name */
-};
+/* ---- reading the rings --------------------------------------------------------- */
 
-/* Raw irq_handler_entry: common header (8 bytes), int irq, __data_loc name.
- * irq_handler_exit: header, int irq, int ret. */
-static void parse_irq_raw(const unsigned char *raw, uint32_t size, struct hit *h, int entry)
+static int32_t raw_i32(const unsigned char *raw, uint32_t size, int off)
 {
-	int32_t irq;
+	int32_t v = -1;
 
-	if (size < 12)
-		return;
-	memcpy(&irq, raw + 8, 4);
-	h->irq = irq;
-	if (entry && size >= 16) {
-		uint32_t loc, off, len;
+	if (off >= 0 && (uint32_t)off + 4 <= size)
+		memcpy(&v, raw + off, 4);
+	return v;
+}
 
-		memcpy(&loc, raw + 12, 4);
-		off = loc & 0xffff;
-		len = loc >> 16;
-		if (off < size && len && off + len <= size) {
-			size_t n = len < sizeof(h->name) ? len : sizeof(h->name) - 1;
+/* Fill the event-specific parts of @h from the tracepoint's raw record. */
+static void parse_raw(const struct sptd_col_trigger *t, const unsigned char *raw, uint32_t size,
+                      struct hit *h)
+{
+	switch (h->role) {
+	case ROLE_HIT:
+		if (t->spec.kind != SPTD_TRIG_IRQ)
+			return;
+		h->irq = raw_i32(raw, size, t->off_irq);
+		{
+			uint32_t loc = (uint32_t)raw_i32(raw, size, t->off_irq_name);
+			uint32_t off = loc & 0xffff, len = loc >> 16;
 
-			memcpy(h->name, raw + off, n);
-			h->name[n] = '\0';
+			if (off < size && len && off + len <= size) {
+				size_t n = len < sizeof(h->name) ? len : sizeof(h->name) - 1;
+
+				memcpy(h->name, raw + off, n);
+				h->name[n] = '\0';
+			}
 		}
+		return;
+	case ROLE_IRQ_EXIT:
+		h->irq = raw_i32(raw, size, t->off_irq);
+		return;
+	case ROLE_WAKING:
+		h->pid = raw_i32(raw, size, t->off_wake_pid);
+		return;
+	case ROLE_SWITCH:
+		h->pid = raw_i32(raw, size, t->off_next_pid);
+		h->prev_pid = raw_i32(raw, size, t->off_prev_pid);
+		return;
 	}
 }
 
-/* Read every new record of @ev's ring, calling back for samples. */
-static int drain_ring(struct sptd_col_trigger *t, struct trig_event *ev, int64_t not_before,
-                      struct sptd_col_fire *fire, int *fired)
+static int add_hit(struct sptd_col_trigger *t, const struct hit *h)
+{
+	if (t->nhits == t->hits_cap) {
+		size_t cap = t->hits_cap ? t->hits_cap * 2 : 1024;
+		struct hit *more = realloc(t->hits, cap * sizeof(*more));
+
+		if (!more)
+			return -ENOMEM;
+		t->hits = more;
+		t->hits_cap = cap;
+	}
+	t->hits[t->nhits++] = *h;
+	return 0;
+}
+
+/* Every new sample record of @ev's ring becomes a hit. */
+static int drain_ring(struct sptd_col_trigger *t, struct trig_event *ev)
 {
 	struct perf_event_mmap_page *meta = ev->ring;
 	long page = sysconf(_SC_PAGESIZE);
 	unsigned char *data = (unsigned char *)ev->ring + page;
-	uint64_t size = (uint64_t)page * TRIG_RING_PAGES;
+	uint64_t size = (uint64_t)page * ev->data_pages;
 	uint64_t head, tail;
+	int ret = 0;
 
 	if (!meta)
 		return 0;
 	head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
 	tail = meta->data_tail;
-	while (tail < head) {
+	while (tail < head && ret >= 0) {
 		unsigned char rec[1024];
 		struct perf_event_header hdr;
 
 		sptd_col_ring_copy(data, size, tail + sizeof(hdr), sizeof(hdr), &hdr);
 		if (hdr.size < sizeof(hdr) || tail + hdr.size > head)
 			break;
-		if (hdr.type == PERF_RECORD_SAMPLE && hdr.size <= sizeof(rec)) {
-			struct hit h = { .irq = -1 };
+		if (hdr.type == PERF_RECORD_SAMPLE && hdr.size <= sizeof(rec) && hdr.size >= 24) {
+			struct hit h = { .irq = -1, .pid = -1, .prev_pid = -1, .role = ev->role };
 			uint64_t time;
 			uint32_t cpu_res[2], raw_size;
 
 			sptd_col_ring_copy(data, size, tail + hdr.size, hdr.size, rec);
-			/* TIME, CPU, RAW in that order (sample_type bit order) */
+			/* TIME, CPU, [RAW] in sample_type bit order */
 			memcpy(&time, rec + 8, 8);
 			memcpy(cpu_res, rec + 16, 8);
-			memcpy(&raw_size, rec + 24, 4);
 			h.ts = (int64_t)time;
 			h.cpu = (int)cpu_res[0];
-			if (28 + (size_t)raw_size <= hdr.size && t->spec.kind == SPTD_TRIG_IRQ)
-				parse_irq_raw(rec + 28, raw_size, &h, !ev->is_exit);
-			if (t->spec.kind == SPTD_TRIG_IRQ && t->spec.min_ns > 0) {
-				/* fire at exit when entry->exit on this CPU took long enough */
-				if (h.cpu >= 0 && h.cpu <= t->max_cpu) {
-					if (!ev->is_exit) {
-						t->entry_ts[h.cpu] = h.ts;
-						t->entry_irq[h.cpu] = h.irq;
-					} else if (t->entry_ts[h.cpu] >= 0) {
-						int64_t took = h.ts - t->entry_ts[h.cpu];
-
-						t->entry_ts[h.cpu] = -1;
-						if (took >= t->spec.min_ns && h.ts >= not_before &&
-						    (!*fired || h.ts < fire->ts)) {
-							*fired = 1;
-							fire->ts = h.ts;
-							fire->cpu = h.cpu;
-							snprintf(fire->detail, sizeof(fire->detail),
-							         "irq %d handler took %" PRId64 " ns", h.irq, took);
-						}
-					}
-				}
-			} else if (h.ts >= not_before && (!*fired || h.ts < fire->ts)) {
-				*fired = 1;
-				fire->ts = h.ts;
-				fire->cpu = h.cpu;
-				if (t->spec.kind == SPTD_TRIG_IRQ)
-					snprintf(fire->detail, sizeof(fire->detail), "irq %d %s", h.irq, h.name);
-				else
-					snprintf(fire->detail, sizeof(fire->detail), "%s:%s",
-					         t->spec.system, t->spec.event);
+			if (ev->has_raw && hdr.size >= 28) {
+				memcpy(&raw_size, rec + 24, 4);
+				if (28 + (size_t)raw_size <= hdr.size)
+					parse_raw(t, rec + 28, raw_size, &h);
 			}
+			ret = add_hit(t, &h);
 		}
 		tail += hdr.size;
 	}
 	__atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
-	return 0;
+	return ret;
+}
+
+/* ---- deciding ------------------------------------------------------------------ */
+
+static int cmp_hits(const void *a, const void *b)
+{
+	const struct hit *x = a, *y = b;
+
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+static struct pending_wake *wake_slot(struct sptd_col_trigger *t, int pid, int insert)
+{
+	size_t mask = t->nwake_slots - 1, s = ((uint32_t)pid * 2654435761u) & mask;
+
+	for (size_t probes = 0; probes < t->nwake_slots; probes++, s = (s + 1) & mask) {
+		if (t->wakes[s].pid == pid)
+			return &t->wakes[s];
+		if (t->wakes[s].pid == 0)
+			return insert ? &t->wakes[s] : NULL;
+	}
+	return NULL; /* full: forget this wakeup rather than grow without bound */
+}
+
+static void wake_forget(struct sptd_col_trigger *t, struct pending_wake *w)
+{
+	size_t mask = t->nwake_slots - 1, s = (size_t)(w - t->wakes);
+
+	/* backward-shift deletion keeps probe chains intact */
+	w->pid = 0;
+	for (size_t n = (s + 1) & mask; t->wakes[n].pid; n = (n + 1) & mask) {
+		struct pending_wake moved = t->wakes[n];
+
+		t->wakes[n].pid = 0;
+		*wake_slot(t, moved.pid, 1) = moved;
+	}
+}
+
+static void fire_at(struct sptd_col_fire *fire, int *fired, const struct hit *h, int64_t not_before)
+{
+	if (h->ts < not_before || (*fired && h->ts >= fire->ts))
+		return;
+	*fired = 1;
+	fire->ts = h->ts;
+	fire->cpu = h->cpu;
+}
+
+/* Walk this drain's hits in time order and pick the earliest that fires. */
+static void decide(struct sptd_col_trigger *t, int64_t not_before, struct sptd_col_fire *fire,
+                   int *fired)
+{
+	const struct sptd_col_trigger_spec *spec = &t->spec;
+
+	qsort(t->hits, t->nhits, sizeof(*t->hits), cmp_hits);
+	for (size_t i = 0; i < t->nhits; i++) {
+		const struct hit *h = &t->hits[i];
+		int64_t before = *fired ? fire->ts : INT64_MAX;
+
+		switch (spec->kind) {
+		case SPTD_TRIG_IRQ:
+			if (spec->min_ns <= 0) {
+				fire_at(fire, fired, h, not_before);
+				if (*fired && fire->ts != before)
+					snprintf(fire->detail, sizeof(fire->detail), "irq %d %s", h->irq, h->name);
+			} else if (h->cpu >= 0 && h->cpu <= t->max_cpu) {
+				if (h->role == ROLE_HIT) {
+					t->entry_ts[h->cpu] = h->ts;
+					t->entry_irq[h->cpu] = h->irq;
+				} else if (t->entry_ts[h->cpu] >= 0) {
+					int64_t took = h->ts - t->entry_ts[h->cpu];
+
+					t->entry_ts[h->cpu] = -1;
+					if (took >= spec->min_ns) {
+						fire_at(fire, fired, h, not_before);
+						if (*fired && fire->ts != before)
+							snprintf(fire->detail, sizeof(fire->detail),
+							         "irq %d handler took %" PRId64 " ns", h->irq, took);
+					}
+				}
+			}
+			break;
+		case SPTD_TRIG_LATENCY:
+			if (h->role == ROLE_WAKING && h->pid > 0) {
+				struct pending_wake *w = wake_slot(t, h->pid, 1);
+
+				if (w && w->pid == 0)
+					*w = (struct pending_wake){ .pid = h->pid, .ts = h->ts };
+			} else if (h->role == ROLE_SWITCH) {
+				struct pending_wake *w;
+
+				/* switched out: any earlier waking of it was not a wait */
+				if (h->prev_pid > 0 && (w = wake_slot(t, h->prev_pid, 0)))
+					wake_forget(t, w);
+				if (h->pid > 0 && (w = wake_slot(t, h->pid, 0))) {
+					int64_t waited = h->ts - w->ts;
+
+					wake_forget(t, w);
+					if (waited >= spec->period_ns) {
+						fire_at(fire, fired, h, not_before);
+						if (*fired && fire->ts != before)
+							snprintf(fire->detail, sizeof(fire->detail),
+							         "pid %d waited %" PRId64 " ns from wakeup to running",
+							         h->pid, waited);
+					}
+				}
+			}
+			break;
+		case SPTD_TRIG_UPROBE:
+			fire_at(fire, fired, h, not_before);
+			if (*fired && fire->ts != before)
+				snprintf(fire->detail, sizeof(fire->detail), "uprobe %.180s:%.60s", spec->path,
+				         spec->symbol);
+			break;
+		default:
+			fire_at(fire, fired, h, not_before);
+			if (*fired && fire->ts != before)
+				snprintf(fire->detail, sizeof(fire->detail), "%s:%s", spec->system, spec->event);
+			break;
+		}
+	}
+	t->nhits = 0;
 }
 
 int sptd_col_trigger_check(struct sptd_col_trigger *t, int64_t not_before,
@@ -393,7 +671,9 @@ int sptd_col_trigger_check(struct sptd_col_trigger *t, int64_t not_before,
 		}
 	}
 	for (int i = 0; i < t->nevents; i++)
-		drain_ring(t, &t->events[i], not_before, fire, &fired);
+		if (drain_ring(t, &t->events[i]) < 0)
+			break; /* out of memory: decide on what we have */
+	decide(t, not_before, fire, &fired);
 	return fired;
 }
 
@@ -404,6 +684,8 @@ void sptd_col_trigger_drain(struct sptd_col_trigger *t)
 	if (t)
 		sptd_col_trigger_check(t, INT64_MAX, &ignored);
 }
+
+/* ---- lifetime -------------------------------------------------------------------- */
 
 void sptd_col_trigger_destroy(struct sptd_col_trigger *t)
 {
@@ -420,5 +702,7 @@ void sptd_col_trigger_destroy(struct sptd_col_trigger *t)
 	free(t->events);
 	free(t->entry_ts);
 	free(t->entry_irq);
+	free(t->hits);
+	free(t->wakes);
 	free(t);
 }

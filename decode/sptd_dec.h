@@ -58,6 +58,14 @@ int sptd_dec_symfile_lookup(const struct sptd_dec_symfile *sf, uint64_t addr,
  * headers).  -ENOENT if no PT_LOAD covers @pgoff; kallsyms: bias 0. */
 int sptd_dec_symfile_bias(const struct sptd_dec_symfile *sf, uint64_t map_start,
                           uint64_t pgoff, int64_t *bias);
+/* The function named @name (C++: with or without its parameter list).
+ * -ENOENT none, -ENOTUNIQ several different functions have that name. */
+int sptd_dec_symfile_find(const struct sptd_dec_symfile *sf, const char *name,
+                          struct sptd_dec_sym *sym);
+/* File offset of file address @addr (through the PT_LOAD headers); what a
+ * uprobe is placed by.  -ENOENT when no loaded segment holds it. */
+int sptd_dec_symfile_offset(const struct sptd_dec_symfile *sf, uint64_t addr,
+                            uint64_t *offset);
 /* Number of symbols. */
 size_t sptd_dec_symfile_count(const struct sptd_dec_symfile *sf);
 /* Accepts NULL. */

@@ -96,6 +96,12 @@ int sptd_sched_tracefs_ensure(void);
  * id through @id if non-NULL (for perf_event_open PERF_TYPE_TRACEPOINT). */
 int sptd_sched_event_exists(const char *system, const char *event, int *id);
 
+/* Offset and size in bytes of @field in the raw record of SYSTEM:EVENT (as
+ * perf's PERF_SAMPLE_RAW hands it out), from the event's format file.
+ * -ENOENT no such event or field, -EINVAL bad names. */
+int sptd_sched_event_field(const char *system, const char *event, const char *field,
+                           int *offset, int *size);
+
 /* ---- 2. parsing ----------------------------------------------------------- */
 
 enum sptd_sched_event_type {

@@ -119,6 +119,47 @@ fi
 [ ! -e "$SYSPTD_RUNDIR/control" ] && ok || bad "control socket left behind"
 expect 1 "no sysptd service is running" -- "$BIN" snapshot
 
+# ---- uprobe and latency triggers
+pp=$(dirname "$BIN")/bench/sptd_pingpong
+if [ -x "$pp" ]; then
+	expect 2 "no function 'no_such_function'" -- "$BIN" --trigger "uprobe=$pp:no_such_function" --once -o "$work/up"
+	"$BIN" --window 5ms --trigger "uprobe=$pp:main" --once -o "$work/up" >"$work/up.out" 2>"$work/up.err" &
+	svc=$!
+	if wait_for "$work/up.err" "armed:"; then
+		sleep 0.1    # past the warm-up window
+		"$pp" 100 >/dev/null
+		wait "$svc"
+		svc=""
+		up=$(cat "$work/up.out")
+		n=$("$BIN" query "$up" "SELECT count(*) FROM trigger WHERE kind LIKE 'uprobe=%' AND detail LIKE 'uprobe %:main'" --format csv | tail -n 1)
+		[ "$n" = 1 ] && ok || { bad "uprobe trigger row missing in '$up'"; cat "$work/up.err" >&2; }
+	else
+		bad "uprobe service did not arm"; cat "$work/up.err" >&2
+	fi
+fi
+# a sleeper sharing CPU 0 with two CPU hogs waits for them after each wakeup
+hogs=""
+for i in 1 2; do taskset -c 0 sh -c 'while :; do :; done' & hogs="$hogs $!"; done
+taskset -c 0 sh -c 'while :; do sleep 0.001; done' & hogs="$hogs $!"
+timeout 30 "$BIN" --window 10ms --trigger latency=1ms --once -o "$work/lat" >"$work/lat.out" 2>"$work/lat.err"
+st=$?
+kill $hogs 2>/dev/null
+lat=$(cat "$work/lat.out")
+if [ "$st" = 0 ] && [ -f "$lat" ]; then
+	ok
+	# the trigger's own measure equals the wakeup latency ftrace shows
+	# (thread_state: runnable with a waker, then running) within 50 us
+	n=$("$BIN" query "$lat" "SELECT count(*) FROM trigger t, thread_state r JOIN thread_state n
+		ON n.utid = r.utid AND n.ts = r.ts + r.dur AND n.state = 'Running'
+		WHERE r.state = 'R' AND r.waker_utid IS NOT NULL AND r.dur >= 1000000
+		AND abs(r.dur - CAST(substr(t.detail, instr(t.detail, 'waited ') + 7) AS INTEGER)) < 50000
+		AND abs(n.ts - t.ts) < 50000" --format csv | tail -n 1)
+	[ "$n" -ge 1 ] && ok || { bad "latency trigger does not match the incident's wakeup latency";
+		"$BIN" query "$lat" "SELECT * FROM trigger" >&2; "$BIN" query "$lat" --report wakeup >&2; }
+else
+	bad "latency=1ms did not fire (exit $st)"; cat "$work/lat.err" >&2
+fi
+
 # ---- --keep: only the newest N incidents stay
 "$BIN" --window 5ms --trigger timer=100ms --count 4 --keep 2 -o "$work/keep" >/dev/null 2>&1
 [ "$(ls "$work/keep" | grep -c '^incident-.*\.db$')" = 2 ] && ok || { bad "--keep 2 left:"; ls "$work/keep" >&2; }
