@@ -42,6 +42,7 @@ struct pd_switch {
 	int cpu;
 	int prev, next;      /* tids; prev -1: not known (an IN record) */
 	int source;          /* enum sw_source */
+	size_t seq;          /* order in the file: ties keep it */
 	char comm[16];       /* next task's comm, "" unknown */
 };
 
@@ -125,7 +126,8 @@ static int add_switch(struct pd_ctx *c, int64_t ts, int cpu, int prev, int next,
 		return 0;
 	if (GROW(c->sw, c->nsw, c->capsw) < 0)
 		return -ENOMEM;
-	s = &c->sw[c->nsw++];
+	s = &c->sw[c->nsw];
+	s->seq = c->nsw++;
 	s->ts = ts;
 	s->cpu = cpu;
 	s->prev = prev;
@@ -399,7 +401,7 @@ static int sw_cmp(const void *a, const void *b)
 		return x->cpu < y->cpu ? -1 : 1;
 	if (x->ts != y->ts)
 		return x->ts < y->ts ? -1 : 1;
-	return 0;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 /* Keep the best source, order per CPU, and turn IN/OUT pairs into one
@@ -423,6 +425,8 @@ static int store_switches(struct pd_ctx *c)
 			cur_cpu = s->cpu;
 			cur = -1;
 		}
+		/* an IN record whose task the OUT half of the pair already
+		 * started adds nothing (file order breaks timestamp ties) */
 		if (s->prev < 0 && s->next == cur)
 			continue;
 		ret = sptd_store_raw_switch_add(c->st, s->ts, s->cpu, s->prev >= 0 ? s->prev :
