@@ -7,6 +7,7 @@
 
 #include "ctl-local.h"
 #include "sptd_col.h"
+#include "sptd_store.h"
 
 static const char main_usage[] =
 "Usage: sysptd [COMMAND] [OPTIONS]\n"
@@ -35,6 +36,43 @@ static const char main_usage[] =
 "\n"
 "Exit status: 0 success, 1 failure, 2 bad command line, 4 needs root,\n"
 "5 unsupported on this machine, 6 bad or missing incident file, 7 busy.\n";
+
+const char *sptd_col_option_value(int argc, char **argv, int *i, const char *opt)
+{
+	const char *arg = argv[*i];
+	size_t n = strlen(opt);
+
+	if (strncmp(arg, opt, n) == 0 && arg[n] == '=')
+		return arg + n + 1;
+	if (*i + 1 >= argc)
+		return NULL;
+	return argv[++*i];
+}
+
+int sptd_col_incident_open(const char *cmd, const char *path, int writable,
+                           struct sptd_store **st)
+{
+	int ret = sptd_store_open(path, writable, st);
+	const char *msg;
+
+	if (ret >= 0)
+		return 0;
+	msg = sptd_store_errmsg(NULL);
+	if (msg && *msg) {
+		fprintf(stderr, "sysptd %s: %s\n", cmd, msg);
+	} else {
+		msg = ret == -ENOENT ? "no such file" :
+		      ret == -EBADMSG ? "not a sysptd incident, or corrupt" :
+		      ret == -EPROTO ? "written by a newer sysptd; upgrade to read it" : strerror(-ret);
+		fprintf(stderr, "sysptd %s: %s: %s\n", cmd, path, msg);
+	}
+	if (ret == -ENOENT || ret == -EBADMSG || ret == -EPROTO || ret == -EISDIR ||
+	    ret == -ENOTDIR)
+		return SPTD_EXIT_BADFILE;
+	if (ret == -EACCES || ret == -EPERM)
+		return SPTD_EXIT_NOPERM;
+	return SPTD_EXIT_FAIL;
+}
 
 static int control(const char *cmd, int argc, char **argv)
 {

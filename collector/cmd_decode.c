@@ -63,12 +63,9 @@ int sptd_col_cmd_decode(int argc, char **argv)
 	sptd_col_set_log(log_stderr, NULL);
 	sptd_sched_set_log(log_stderr, NULL);
 	sptd_dec_set_log(log_stderr, NULL);
-	ret = sptd_store_open(argv[optind], 1, &st);
-	if (ret < 0) {
-		fprintf(stderr, "sysptd decode: %s\n", sptd_store_errmsg(st)[0] ? sptd_store_errmsg(st) : strerror(-ret));
-		sptd_store_destroy(st);
-		return SPTD_EXIT_BADFILE;
-	}
+	ret = sptd_col_incident_open("decode", argv[optind], 1, &st);
+	if (ret)
+		return ret;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ret = sptd_col_derive_all(st, jobs);
 	if (ret >= 0)

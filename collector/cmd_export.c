@@ -35,19 +35,6 @@ static const char export_usage[] =
 "Exit status: 0 success, 1 failure (e.g. cannot write FILE), 2 bad command\n"
 "line, 6 missing, corrupt or not an incident file.\n";
 
-/* The value of option @opt: "--opt=V", or the next argument. */
-static const char *option_value(int argc, char **argv, int *i, const char *opt)
-{
-	const char *arg = argv[*i];
-	size_t n = strlen(opt);
-
-	if (strncmp(arg, opt, n) == 0 && arg[n] == '=')
-		return arg + n + 1;
-	if (*i + 1 >= argc)
-		return NULL;
-	return argv[++*i];
-}
-
 /* Progress on stderr when it is a terminal: one line rewritten in place. */
 static void show_progress(void *ctx, const char *phase, uint64_t done, uint64_t total)
 {
@@ -59,34 +46,6 @@ static void show_progress(void *ctx, const char *phase, uint64_t done, uint64_t 
 	else
 		fprintf(stderr, "\rsysptd export: %-12s %llu rows                 ", phase,
 		        (unsigned long long)done);
-}
-
-/* Exit status and message for a failed sptd_store_open(). */
-static int open_failed(const char *path, int ret)
-{
-	const char *why;
-
-	switch (ret) {
-	case -ENOENT:
-		why = "no such file";
-		break;
-	case -EBADMSG:
-		why = "not a sysptd incident, or corrupt";
-		break;
-	case -EPROTO:
-		why = "written by a newer sysptd; upgrade to read it";
-		break;
-	default:
-		why = strerror(-ret);
-		break;
-	}
-	fprintf(stderr, "sysptd export: %s: %s\n", path, why);
-	if (ret == -ENOENT || ret == -EBADMSG || ret == -EPROTO || ret == -EISDIR ||
-	    ret == -ENOTDIR)
-		return SPTD_EXIT_BADFILE;
-	if (ret == -EACCES || ret == -EPERM)
-		return SPTD_EXIT_NOPERM;
-	return SPTD_EXIT_FAIL;
 }
 
 int sptd_col_cmd_export(int argc, char **argv)
@@ -110,14 +69,14 @@ int sptd_col_cmd_export(int argc, char **argv)
 			quiet = 1;
 		} else if (!strcmp(arg, "-o") || !strcmp(arg, "--output") ||
 		           !strncmp(arg, "--output=", 9)) {
-			output = option_value(argc, argv, &i, "--output");
+			output = sptd_col_option_value(argc, argv, &i, "--output");
 			if (!output || !*output) {
 				fprintf(stderr, "sysptd export: %s needs a file name\n", arg);
 				return SPTD_EXIT_USAGE;
 			}
 		} else if (!strcmp(arg, "-f") || !strcmp(arg, "--format") ||
 		           !strncmp(arg, "--format=", 9)) {
-			fmt_name = option_value(argc, argv, &i, "--format");
+			fmt_name = sptd_col_option_value(argc, argv, &i, "--format");
 			if (!fmt_name) {
 				fprintf(stderr, "sysptd export: %s needs proto or json\n", arg);
 				return SPTD_EXIT_USAGE;
@@ -146,9 +105,9 @@ int sptd_col_cmd_export(int argc, char **argv)
 		        opts.format == SPTD_QUERY_EXPORT_JSON ? "json" : "pftrace");
 		return SPTD_EXIT_USAGE;
 	}
-	ret = sptd_store_open(path, 0, &st);
-	if (ret < 0)
-		return open_failed(path, ret);
+	ret = sptd_col_incident_open("export", path, 0, &st);
+	if (ret)
+		return ret;
 	if (asprintf(&tmp, "%s.tmp", output) < 0) {
 		tmp = NULL;
 		fprintf(stderr, "sysptd export: out of memory\n");

@@ -32,19 +32,6 @@ static const char query_usage[] =
 "Exit status: 0 success, 1 failure, 2 bad command line or SQL (including\n"
 "a statement that writes), 6 missing, corrupt or not an incident file.\n";
 
-/* The value of option @opt: "--opt=V", or the next argument. */
-static const char *option_value(int argc, char **argv, int *i, const char *opt)
-{
-	const char *arg = argv[*i];
-	size_t n = strlen(opt);
-
-	if (strncmp(arg, opt, n) == 0 && arg[n] == '=')
-		return arg + n + 1;
-	if (*i + 1 >= argc)
-		return NULL;
-	return argv[++*i];
-}
-
 static int list_reports(void)
 {
 	const char *const *names = sptd_query_report_names();
@@ -52,38 +39,6 @@ static int list_reports(void)
 	for (; *names; names++)
 		printf("%-10s %s\n", *names, sptd_query_report_describe(*names));
 	return SPTD_EXIT_OK;
-}
-
-/* Exit status and message for a failed sptd_store_open(). */
-static int open_failed(const char *path, int ret)
-{
-	const char *msg = sptd_store_errmsg(NULL);
-
-	if (!msg || !*msg) {
-		switch (ret) {
-		case -ENOENT:
-			msg = "no such file";
-			break;
-		case -EBADMSG:
-			msg = "not a sysptd incident, or corrupt";
-			break;
-		case -EPROTO:
-			msg = "written by a newer sysptd; upgrade to read it";
-			break;
-		default:
-			msg = strerror(-ret);
-			break;
-		}
-		fprintf(stderr, "sysptd query: %s: %s\n", path, msg);
-	} else {
-		fprintf(stderr, "sysptd query: %s\n", msg);
-	}
-	if (ret == -ENOENT || ret == -EBADMSG || ret == -EPROTO || ret == -EISDIR ||
-	    ret == -ENOTDIR)
-		return SPTD_EXIT_BADFILE;
-	if (ret == -EACCES || ret == -EPERM)
-		return SPTD_EXIT_NOPERM;
-	return SPTD_EXIT_FAIL;
 }
 
 int sptd_col_cmd_query(int argc, char **argv)
@@ -104,14 +59,14 @@ int sptd_col_cmd_query(int argc, char **argv)
 			return SPTD_EXIT_OK;
 		} else if (!only_args && (strcmp(arg, "-r") == 0 || strcmp(arg, "--report") == 0 ||
 		                          strncmp(arg, "--report=", 9) == 0)) {
-			report = option_value(argc, argv, &i, "--report");
+			report = sptd_col_option_value(argc, argv, &i, "--report");
 			if (!report) {
 				fprintf(stderr, "sysptd query: %s needs a report name (try --report list)\n", arg);
 				return SPTD_EXIT_USAGE;
 			}
 		} else if (!only_args && (strcmp(arg, "-f") == 0 || strcmp(arg, "--format") == 0 ||
 		                          strncmp(arg, "--format=", 9) == 0)) {
-			fmt_name = option_value(argc, argv, &i, "--format");
+			fmt_name = sptd_col_option_value(argc, argv, &i, "--format");
 			if (!fmt_name) {
 				fprintf(stderr, "sysptd query: %s needs table, csv or json\n", arg);
 				return SPTD_EXIT_USAGE;
@@ -148,9 +103,9 @@ int sptd_col_cmd_query(int argc, char **argv)
 		return SPTD_EXIT_USAGE;
 	}
 
-	ret = sptd_store_open(path, 0, &st);
-	if (ret < 0)
-		return open_failed(path, ret);
+	ret = sptd_col_incident_open("query", path, 0, &st);
+	if (ret)
+		return ret;
 
 	if (sql)
 		ret = sptd_query_run(st, sql, fmt, stdout, err, sizeof(err));

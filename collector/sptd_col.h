@@ -197,6 +197,15 @@ int sptd_col_derive_all(struct sptd_store *st, int jobs);
 
 /* ---- subcommands (cmd_*.c): each returns the process exit status -------- */
 
+/* The value of long option @opt at argv[*i]: "--opt=V", or the next
+ * argument (advancing *i); NULL when it is missing. */
+const char *sptd_col_option_value(int argc, char **argv, int *i, const char *opt);
+/* Open INCIDENT @path for subcommand @cmd; on failure print one message
+ * naming the file and the problem to stderr and return the exit status
+ * (SPTD_EXIT_BADFILE for missing/corrupt/not an incident), else 0. */
+int sptd_col_incident_open(const char *cmd, const char *path, int writable,
+                           struct sptd_store **st);
+
 /* Dispatch argv[1] to a subcommand (no subcommand or an option first:
  * record).  Returns the exit status. */
 int sptd_col_main(int argc, char **argv);
