@@ -34,14 +34,23 @@ int sptd_sched_event_field(const char *system, const char *event, const char *fi
 	/* "\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;" */
 	while (fgets(line, sizeof(line), f)) {
 		char *decl = strstr(line, "field:");
-		char *semi, *bracket, *name, *off, *sz;
+		char *semi, *bracket, *name, *end, *off, *sz;
 
 		if (!decl || !(semi = strchr(decl, ';')))
 			continue;
 		*semi = '\0';
-		bracket = strchr(decl, '[');   /* arrays: "char prev_comm[16]" */
-		if (bracket)
-			*bracket = '\0';
+		/* drop array brackets, wherever they are: "char prev_comm[16]",
+		 * "__data_loc char[] name" */
+		while ((bracket = strchr(decl, '['))) {
+			char *close = strchr(bracket, ']');
+
+			if (!close)
+				break;
+			memmove(bracket, close + 1, strlen(close + 1) + 1);
+		}
+		end = decl + strlen(decl);
+		while (end > decl && end[-1] == ' ')
+			*--end = '\0';
 		name = strrchr(decl, ' ');
 		name = name ? name + 1 : decl + 6;
 		if (strlen(name) != flen || strcmp(name, field) != 0)

@@ -28,6 +28,13 @@ static void test_fields(void)
 	CHECK_INT(sptd_sched_event_field("sched", "sched_switch", "prev_comm", &off2, &size), 0);
 	CHECK_INT(size, 16); /* arrays: "char prev_comm[16]" */
 	CHECK(off2 >= 8 && off2 != off);
+	/* dynamic arrays: "__data_loc char[] name", a 4-byte locator */
+	if (sptd_sched_event_exists("irq", "irq_handler_entry", NULL) == 1) {
+		CHECK_INT(sptd_sched_event_field("irq", "irq_handler_entry", "name", &off, &size), 0);
+		CHECK_INT(size, 4);
+		CHECK_INT(sptd_sched_event_field("irq", "irq_handler_entry", "irq", &off2, &size), 0);
+		CHECK_INT(off2, 8);
+	}
 	CHECK_INT(sptd_sched_event_field("sched", "sched_switch", "common_pid", &off, &size), 0);
 	CHECK_INT(off, 4);
 	CHECK_INT(sptd_sched_event_field("sched", "sched_switch", "next", &off, &size), -ENOENT);
