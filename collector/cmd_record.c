@@ -61,6 +61,12 @@ static const char record_usage[] =
 "      --timing LEVEL     PT timing: low (TSC+MTC), normal (+CYC, default) or\n"
 "                         high (+noretcomp: every return timed)\n"
 "      --user-only        leave kernel code out of samples/trace\n"
+"      --image-cache DIR  PT: copy every mapped executable and library into\n"
+"                         DIR/<build-id>/<name> once (default\n"
+"                         /var/lib/sysptd/images), so incidents decode after\n"
+"                         the files change\n"
+"      --portable         PT: also embed those files in the incident, so it\n"
+"                         decodes on another machine\n"
 "  -n, --count N          exit after N incidents (default: run until stopped)\n"
 "      --once             same as --count 1\n"
 "      --cooldown DUR     ignore triggers for DUR after an incident (default 0)\n"
@@ -88,6 +94,8 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 		{ "buffer", required_argument, NULL, 'b' },
 		{ "user-only", no_argument, NULL, 'U' },
 		{ "timing", required_argument, NULL, 'T' },
+		{ "image-cache", required_argument, NULL, 'I' },
+		{ "portable", no_argument, NULL, 'p' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "once", no_argument, NULL, '1' },
 		{ "cooldown", required_argument, NULL, 'C' },
@@ -107,6 +115,7 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 	o->freq = 10000;
 	o->timing = SPTD_PT_TIMING_NORMAL;
 	o->output = "/var/lib/sysptd";
+	o->image_cache = sptd_col_pt_imgcache_default();
 	for (int i = 0; i < argc && off < sizeof(o->command); i++)
 		off += (size_t)snprintf(o->command + off, sizeof(o->command) - off, "%s%s",
 		                        i ? " " : "", argv[i]);
@@ -184,6 +193,16 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 				return -EINVAL;
 			}
 			break;
+		case 'I':
+			if (!optarg[0]) {
+				fprintf(stderr, "sysptd: --image-cache needs a directory\n");
+				return -EINVAL;
+			}
+			o->image_cache = optarg;
+			break;
+		case 'p':
+			o->portable = 1;
+			break;
 		case 'o':
 			o->output = optarg;
 			break;
@@ -241,6 +260,9 @@ struct service {
 	int64_t armed_at;          /* ns when the rings last started filling */
 	char last_path[4096];
 	const char *source_name;
+	int pt_failed;             /* opening PT failed: a runtime failure, not usage */
+	int aux_pause;             /* 1: triggers pause PT in the kernel (AUX pause) */
+	int aux_refused_logged;    /* the kernel's refusal was said once */
 };
 
 static int64_t now_ns(void)
@@ -312,6 +334,7 @@ static int arm_pt(struct service *s)
 
 	if (ret < 0) {
 		sptd_col_log(LOG_ERR, "cannot open Intel PT: %s", err);
+		s->pt_failed = 1;
 		return ret;
 	}
 	setup = sptd_col_pt_setup(s->pt);
@@ -352,6 +375,7 @@ static int arm(struct service *s)
 		.max_stack = 127,
 	};
 	struct sptd_col_record_opts window_only = *s->o;
+	static int pt_fds[SPTD_MAX_CPUS];
 	char err[512];
 	int ret;
 
@@ -365,13 +389,37 @@ static int arm(struct service *s)
 		             ret == -ENODEV ? " (is tracefs available? mount -t tracefs nodev /sys/kernel/tracing)" : "");
 		return ret;
 	}
+	/* PT before the triggers: a trigger that is a perf event joins the PT
+	 * event's group so the kernel pauses PT where it fired (AUX pause) */
+	if (is_pt(s)) {
+		ret = arm_pt(s);
+		if (ret < 0)
+			return ret;
+		ret = sptd_col_pt_resume_open(s->pt, err, sizeof(err));
+		s->aux_pause = ret >= 0;
+		if (ret >= 0)
+			for (int i = 0; i < s->ncpus; i++)
+				pt_fds[i] = sptd_col_pt_fd(s->pt, s->cpus[i]);
+		else if (s->o->ntriggers > 0)
+			sptd_col_log(LOG_NOTICE, "no AUX pause on this kernel (%s; needs Linux 6.13+): "
+			             "PT is frozen from user space when a trigger fires", err);
+	}
 	for (int i = 0; i < s->o->ntriggers; i++) {
 		const struct sptd_col_trigger_spec *spec = &s->o->triggers[i];
+		int refused = 0;
 
-		ret = sptd_col_trigger_create(spec, s->cpus, s->ncpus, &s->trig[s->ntrig], err, sizeof(err));
+		ret = sptd_col_trigger_create_aux(spec, s->cpus, s->ncpus, s->aux_pause ? pt_fds : NULL,
+		                                  &s->trig[s->ntrig], err, sizeof(err));
 		if (ret < 0) {
 			sptd_col_log(LOG_ERR, "--trigger %s: %s", spec->text, err);
 			return ret;
+		}
+		if (s->aux_pause && !sptd_col_trigger_aux_pause(s->trig[s->ntrig], &refused) &&
+		    refused && !s->aux_refused_logged) {
+			s->aux_refused_logged = 1;
+			sptd_col_log(LOG_NOTICE, "the kernel refused AUX pause for --trigger %s (%s): "
+			             "PT is frozen from user space when it fires", spec->text,
+			             strerror(refused));
 		}
 		s->ntrig++;
 		/* Let the kernel freeze ftrace at the very event when nothing
@@ -385,11 +433,7 @@ static int arm(struct service *s)
 				             strerror(-ret));
 		}
 	}
-	if (is_pt(s)) {
-		ret = arm_pt(s);
-		if (ret < 0)
-			return ret;
-	} else {
+	if (!is_pt(s)) {
 		ret = sptd_col_sampler_create(&scfg, &s->sampler);
 		if (ret < 0) {
 			sptd_col_log(LOG_ERR, "cannot open the sampling events: %s", strerror(-ret));
@@ -405,6 +449,8 @@ static int arm(struct service *s)
 		ret = sptd_col_pt_enable(s->pt);
 		if (ret < 0)
 			return ret;
+		if (s->aux_pause)
+			sptd_col_pt_resume(s->pt);
 	}
 	sptd_col_seed_cpus(s->cpus, s->ncpus);
 	s->armed_at = now_ns();
@@ -638,21 +684,41 @@ out:
 }
 
 /* PT: the tasks the sideband names: their file mappings (symcap: dso +
- * raw_mmap rows), anonymous/vDSO code (raw_image), and the kernel text. */
+ * raw_mmap rows; from the sideband's MMAP2 records for processes already
+ * gone), anonymous/vDSO code (raw_image), the kernel text, and the mapped
+ * files themselves (image cache, embedded with --portable). */
 static int pt_images(struct service *s, struct sptd_store *st)
 {
 	struct sptd_col_symcap *sc = NULL;
-	int pids[4096], npids, ret;
+	int pids[4096], gone[4096], npids, ngone = 0, ret;
 
 	npids = sptd_col_pt_pids(s->pt, pids, 4096);
 	if (npids > 4096)
 		npids = 4096;
 	ret = sptd_col_symcap_create(st, &sc);
-	for (int i = 0; i < npids && ret >= 0; i++)
-		sptd_col_symcap_task(sc, pids[i]);   /* gone meanwhile: not an error */
+	for (int i = 0; i < npids && ret >= 0; i++) {
+		int r = sptd_col_symcap_task(sc, pids[i]);
+		char sql[96];
+		int64_t maps = 0;
+
+		if (r == -ENOMEM || r == -ENOSPC || r == -EIO) {
+			ret = r;
+			break;
+		}
+		/* exited (or a zombie without maps): the sideband remembers */
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM raw_mmap WHERE pid = %d", pids[i]);
+		if (r < 0 || (sptd_store_query_int(st, sql, &maps) >= 0 && maps == 0))
+			gone[ngone++] = pids[i];
+	}
 	if (ret >= 0)
 		ret = sptd_col_symcap_finish(sc);
 	sptd_col_symcap_destroy(sc);
+	if (ret >= 0) {
+		ret = sptd_col_pt_mmaps_exited(s->pt, st, gone, ngone);
+		if (ret > 0)
+			sptd_col_log(LOG_INFO, "%d mapping(s) of %d exited process(es) rebuilt from "
+			             "the sideband", ret, ngone);
+	}
 	if (ret >= 0)
 		ret = sptd_col_pt_images_anon(st, pids, npids);
 	if (ret >= 0 && !s->o->user_only) {
@@ -663,6 +729,8 @@ static int pt_images(struct service *s, struct sptd_store *st)
 			             "show as gaps or misdecode", strerror(-k));
 		ret = k == -EIO ? k : 0;
 	}
+	if (ret >= 0)
+		ret = sptd_col_pt_images_files(st, s->o->image_cache, s->o->portable);
 	return ret < 0 ? ret : 0;
 }
 
@@ -681,6 +749,9 @@ static void rearm(struct service *s)
 		sptd_col_pt_enable(s->pt);
 	for (int i = 0; i < s->ntrig; i++)
 		sptd_col_trigger_drain(s->trig[i]);
+	/* after the drain: hits during the capture paused PT again */
+	if (s->pt && s->aux_pause)
+		sptd_col_pt_resume(s->pt);
 	s->armed_at = now_ns();
 }
 
@@ -754,6 +825,13 @@ static int capture(struct service *s, const struct sptd_col_fire *fire)
 	}
 	if (ret >= 0 && s->pt) {
 		int64_t bytes = sptd_col_pt_write(s->pt, c.st);
+
+		if (bytes >= 0) {
+			int m = sptd_store_meta_set(c.st, "pt_aux_pause", s->aux_pause ? "kernel" : "user");
+
+			if (m < 0)
+				bytes = m;
+		}
 
 		if (bytes < 0) {
 			ret = (int)bytes;
@@ -942,8 +1020,17 @@ static int run_loop(struct service *s)
 				best = fire;
 				fired = 1;
 			}
-		if (!fired)
+		if (!fired) {
+			/* a hit that did not fire (warm-up, cooldown) paused PT */
+			if (s->aux_pause) {
+				for (int k = 2; k < nfds; k++)
+					if (pfds[k].revents & POLLIN) {
+						sptd_col_pt_resume(s->pt);
+						break;
+					}
+			}
 			continue;
+		}
 		{
 			int ret = capture(s, &best);
 
@@ -1031,6 +1118,7 @@ int sptd_col_cmd_record(int argc, char **argv)
 	ret = arm(&s);
 	if (ret < 0) {
 		status = ret == -EACCES || ret == -EPERM ? SPTD_EXIT_NOPERM :
+		         s.pt_failed ? SPTD_EXIT_FAIL :
 		         ret == -ENOENT || ret == -EINVAL || ret == -EOPNOTSUPP ? SPTD_EXIT_USAGE :
 		         SPTD_EXIT_FAIL;
 		goto out;

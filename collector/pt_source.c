@@ -23,7 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +34,7 @@
 #endif
 
 #include "pt-local.h"
+#include "sptd_sched.h"
 #include "sptd_store.h"
 
 /* Data pages of the PT event's own ring: it only holds AUX/ITRACE_START
@@ -48,6 +51,7 @@ _Static_assert(offsetof(struct perf_event_attr, sig_data) ==
 struct pt_cpu {
 	int cpu;                 /* CPU number */
 	int pt_fd, sb_fd;        /* intel_pt event, sideband dummy (-1: none) */
+	int resume_fd;           /* AUX pause: aux_resume sibling of pt_fd (-1: none) */
 	void *pt_base;           /* user page + PT_DATA_PAGES data pages */
 	size_t pt_len;           /* bytes mapped at pt_base */
 	void *aux_base;          /* AUX ring, read-only */
@@ -317,7 +321,7 @@ int sptd_col_pt_create(const struct sptd_col_pt_config *cfg, struct sptd_col_pt 
 	}
 	for (int i = 0; i < cfg->ncpus; i++) {
 		pt->cpus[i].cpu = cfg->cpus[i];
-		pt->cpus[i].pt_fd = pt->cpus[i].sb_fd = -1;
+		pt->cpus[i].pt_fd = pt->cpus[i].sb_fd = pt->cpus[i].resume_fd = -1;
 	}
 	pt->ncpus = cfg->ncpus;
 	for (int i = 0; i < pt->ncpus; i++) {
@@ -581,6 +585,120 @@ int sptd_col_pt_pids(const struct sptd_col_pt *pt, int *pids, int max)
 	return p.n;
 }
 
+/* ---- AUX pause: resuming ------------------------------------------------------ */
+
+/* A trigger that pauses PT in the kernel leaves it paused (the pause is
+ * sticky: disable/enable does not clear it).  Only a group sibling with
+ * aux_resume can resume it, on its own CPU; sysptd's is a sched_yield
+ * syscall tracepoint filtered to sysptd itself, fired by yielding once on
+ * each CPU. */
+int sptd_col_pt_resume_open(struct sptd_col_pt *pt, char *err, size_t errlen)
+{
+	char filter[64];
+	int id = -1, ret;
+
+	if (!pt || !err)
+		return -EINVAL;
+	ret = sptd_sched_event_exists("syscalls", "sys_enter_sched_yield", &id);
+	if (ret <= 0) {
+		snprintf(err, errlen, "no syscalls:sys_enter_sched_yield tracepoint to resume PT with");
+		return ret < 0 ? ret : -ENOENT;
+	}
+	snprintf(filter, sizeof(filter), "common_pid == %d", (int)getpid());
+	for (int i = 0; i < pt->ncpus; i++) {
+		struct pt_cpu *c = &pt->cpus[i];
+		struct perf_event_attr attr;
+
+		memset(&attr, 0, sizeof(attr));
+		attr.size = sizeof(attr);
+		attr.type = PERF_TYPE_TRACEPOINT;
+		attr.config = (uint64_t)id;
+		attr.sample_period = 1;
+		sptd_col_pt_attr_set_aux_action(&attr, SPTD_PT_AUX_RESUME);
+		c->resume_fd = sptd_col_sys.perf_event_open(&attr, -1, c->cpu, c->pt_fd,
+		                                            PERF_FLAG_FD_CLOEXEC);
+		if (c->resume_fd < 0) {
+			ret = -errno;
+			c->resume_fd = -1;
+			snprintf(err, errlen, "perf_event_open(aux_resume sibling, cpu %d): %s", c->cpu,
+			         strerror(-ret));
+			goto fail;
+		}
+		if (sptd_col_sys.ioctl(c->resume_fd, PERF_EVENT_IOC_SET_FILTER,
+		                       (unsigned long)filter) < 0 ||
+		    sptd_col_sys.ioctl(c->resume_fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "setting up the aux_resume sibling on cpu %d: %s", c->cpu,
+			         strerror(-ret));
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	for (int i = 0; i < pt->ncpus; i++) {
+		if (pt->cpus[i].resume_fd >= 0)
+			sptd_col_sys.close(pt->cpus[i].resume_fd);
+		pt->cpus[i].resume_fd = -1;
+	}
+	return ret;
+}
+
+int sptd_col_pt_resume(struct sptd_col_pt *pt)
+{
+	cpu_set_t saved, one;
+	int n = 0;
+
+	if (!pt)
+		return -EINVAL;
+	if (sched_getaffinity(0, sizeof(saved), &saved) < 0)
+		return -errno;
+	for (int i = 0; i < pt->ncpus; i++) {
+		if (pt->cpus[i].resume_fd < 0 || pt->cpus[i].cpu >= CPU_SETSIZE)
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(pt->cpus[i].cpu, &one);
+		if (sched_setaffinity(0, sizeof(one), &one) < 0)
+			continue;   /* offline meanwhile */
+		syscall(SYS_sched_yield);
+		n++;
+	}
+	sched_setaffinity(0, sizeof(saved), &saved);
+	return n;
+}
+
+int sptd_col_pt_records(const struct sptd_col_pt *pt, sptd_col_pt_record_fn fn, void *ctx)
+{
+	uint64_t st = sptd_col_pt_sideband_sample_type();
+	int total = 0;
+
+	if (!pt || !fn)
+		return -EINVAL;
+	for (int i = 0; i < pt->ncpus; i++) {
+		const struct pt_cpu *c = &pt->cpus[i];
+		int n = sptd_col_pt_sideband_parse(c->sb_copy, c->sb_copy_len, st, fn, ctx);
+
+		/* a malformed tail loses what follows it, not the rest */
+		if (n < 0 && n != -EBADMSG)
+			return n;
+		total += n > 0 ? n : 0;
+		n = sptd_col_pt_sideband_parse(c->ptr_copy, c->ptr_copy_len, st, fn, ctx);
+		if (n < 0 && n != -EBADMSG)
+			return n;
+		total += n > 0 ? n : 0;
+	}
+	return total;
+}
+
+int sptd_col_pt_fd(const struct sptd_col_pt *pt, int cpu)
+{
+	if (!pt)
+		return -EINVAL;
+	for (int i = 0; i < pt->ncpus; i++)
+		if (pt->cpus[i].cpu == cpu)
+			return pt->cpus[i].pt_fd;
+	return -ENOENT;
+}
+
 void sptd_col_pt_destroy(struct sptd_col_pt *pt)
 {
 	if (!pt)
@@ -598,6 +716,8 @@ void sptd_col_pt_destroy(struct sptd_col_pt *pt)
 			sptd_col_sys.munmap(c->pt_base, c->pt_len);
 		if (c->sb_base)
 			sptd_col_sys.munmap(c->sb_base, c->sb_len);
+		if (c->resume_fd >= 0)
+			sptd_col_sys.close(c->resume_fd);
 		if (c->pt_fd >= 0)
 			sptd_col_sys.close(c->pt_fd);
 		if (c->sb_fd >= 0)

@@ -24,6 +24,8 @@ struct sptd_col_record_opts {
 	uint64_t buffer_bytes;      /* per-CPU ftrace ring, 0: from window */
 	int user_only;
 	enum sptd_col_pt_timing timing; /* --timing (PT) */
+	const char *image_cache;    /* --image-cache DIR (PT): mapped files by build-id */
+	int portable;               /* --portable (PT): embed mapped files in the incident */
 	int jobs;                   /* decode threads */
 	int quiet;
 	struct sptd_col_trigger_spec triggers[SPTD_MAX_TRIGGERS];

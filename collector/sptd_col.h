@@ -416,6 +416,75 @@ int sptd_col_pt_images_anon(struct sptd_store *st, const int *pids, int npids);
  * /proc/kallsyms _stext.._etext.  -EACCES/-ENOENT when unreadable (then
  * meta pt_kernel_image says patched code may misdecode). */
 int sptd_col_pt_images_kernel(struct sptd_store *st, const char *kcore);
+/* Every sideband record of the last freeze (both rings of every CPU) to
+ * @fn.  Returns the count, or @fn's error. */
+int sptd_col_pt_records(const struct sptd_col_pt *pt, sptd_col_pt_record_fn fn, void *ctx);
+/* The intel_pt event fd on @cpu (a group leader for AUX pause triggers);
+ * -ENOENT when @cpu is not traced. */
+int sptd_col_pt_fd(const struct sptd_col_pt *pt, int cpu);
+/* AUX pause needs a way back: open per CPU an aux_resume sibling of the PT
+ * event (a syscalls:sys_enter_sched_yield tracepoint filtered to this
+ * process).  -ENOENT no such tracepoint, -EINVAL/-EOPNOTSUPP the kernel
+ * has no AUX pause (then nothing stays open); @err says which. */
+int sptd_col_pt_resume_open(struct sptd_col_pt *pt, char *err, size_t errlen);
+/* Resume PT wherever a trigger paused it (after sptd_col_pt_enable, or
+ * after a hit that did not fire): yields once on every traced CPU.
+ * Returns the CPUs visited. */
+int sptd_col_pt_resume(struct sptd_col_pt *pt);
+/* File mappings of @pids (processes gone before the capture read /proc)
+ * from the last freeze's MMAP2 records: dso rows (path + build-id when the
+ * file is still there) and raw_mmap rows.  Writes meta pt_exited_mmaps.
+ * Returns the raw_mmap rows added. */
+int sptd_col_pt_mmaps_exited(const struct sptd_col_pt *pt, struct sptd_store *st,
+                             const int *pids, int npids);
+
+/* ---- images of mapped files (pt_imgcache.c) ---- */
+
+/* The GNU build-id of the 64-bit ELF file @path as lowercase hex (as
+ * dso.build_id holds it).  -ENOENT/-EACCES unreadable, -EBADMSG not a
+ * 64-bit little-endian ELF file, -ENODATA no build-id note. */
+int sptd_col_pt_build_id(const char *path, char *hex, size_t hexlen);
+/* The default --image-cache directory (static string). */
+const char *sptd_col_pt_imgcache_default(void);
+/* Where the cache @dir keeps the file @path of @build_id:
+ * DIR/<build-id>/<basename of path>.  -EINVAL (bad build-id: hex only). */
+int sptd_col_pt_imgcache_path(const char *dir, const char *build_id, const char *path,
+                              char *out, size_t outlen);
+/* Copy @path into the cache @dir under @build_id unless it is there; the
+ * copy is checked to still have @build_id (-ESTALE: the file changed since)
+ * and renamed into place whole.  @out gets the cached path.  Returns 1
+ * copied, 0 already cached, -errno. */
+int sptd_col_pt_imgcache_put(const char *dir, const char *path, const char *build_id,
+                             char *out, size_t outlen);
+/* For every dso row naming a file ("/..."): check the file still has the
+ * recorded build-id, copy it into the cache @cache_dir (NULL: none) and,
+ * with @portable, embed its bytes in raw_file.  Files that changed or
+ * vanished are logged and counted (meta pt_images_missing), not fatal.
+ * Writes meta pt_image_cache, pt_portable, pt_images_cached/_embedded.
+ * Returns the number of file dsos, or a store error. */
+int sptd_col_pt_images_files(struct sptd_store *st, const char *cache_dir, int portable);
+
+/* Where decoding finds the bytes of a dso (sptd_col_pt_imgfind_lookup). */
+#define SPTD_PT_IMAGE_EMBEDDED 1 /* raw_file of the incident (--portable) */
+#define SPTD_PT_IMAGE_CACHED   2 /* the image cache, by build-id */
+#define SPTD_PT_IMAGE_ORIGINAL 3 /* the recorded path, same build-id */
+
+struct sptd_col_pt_imgfind;
+/* A lookup over @st (borrowed, must outlive it).  The cache directory is
+ * $SPTD_IMAGE_CACHE, else meta pt_image_cache, else the default. */
+int sptd_col_pt_imgfind_create(struct sptd_store *st, struct sptd_col_pt_imgfind **out);
+/* A readable file with the bytes of dso @dso_id (recorded @path, hex
+ * @build_id or NULL): the embedded copy (unpacked into a private temporary
+ * directory, keeping the basename), else DIR/<build-id>/<basename>, else
+ * @path when its build-id matches.  *@where is valid until the next lookup;
+ * an unpacked file stays on disk until destroy, so a decoder may read it
+ * lazily.  Returns SPTD_PT_IMAGE_*, -ENOENT nowhere, -ESTALE @path is now a
+ * different file, -EINVAL, or a store/file error. */
+int sptd_col_pt_imgfind_lookup(struct sptd_col_pt_imgfind *f, int64_t dso_id, const char *path,
+                               const char *build_id, const char **where);
+/* Removes unpacked files.  Accepts NULL. */
+void sptd_col_pt_imgfind_destroy(struct sptd_col_pt_imgfind *f);
+
 /* Accepts NULL: disables, unmaps and closes everything. */
 void sptd_col_pt_destroy(struct sptd_col_pt *pt);
 

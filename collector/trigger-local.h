@@ -24,6 +24,20 @@ struct sptd_col_trigger;
 int sptd_col_trigger_create(const struct sptd_col_trigger_spec *spec,
                             const int *cpus, int ncpus,
                             struct sptd_col_trigger **out, char *err, size_t errlen);
+/* As sptd_col_trigger_create, and where the trigger is a perf event that
+ * fires on every hit (irq without min=, tracepoint, uprobe) and @pt_fds is
+ * not NULL: each CPU's event joins the group of the intel_pt event
+ * @pt_fds[i] (for @cpus[i]) with aux_pause set, so the kernel pauses PT on
+ * the CPU where the trigger fired (AUX pause, Linux 6.13+).  A kernel that
+ * refuses it gets plain events: see sptd_col_trigger_aux_pause().  @pt_fds
+ * is only read during the call. */
+int sptd_col_trigger_create_aux(const struct sptd_col_trigger_spec *spec, const int *cpus,
+                                int ncpus, const int *pt_fds, struct sptd_col_trigger **out,
+                                char *err, size_t errlen);
+/* 1 when every CPU's event of @t pauses PT in the kernel; else 0, and
+ * *@refused (may be NULL) is the errno the kernel refused it with (0: not
+ * asked, or not a kind that can). */
+int sptd_col_trigger_aux_pause(const struct sptd_col_trigger *t, int *refused);
 /* The fds to poll for input (count returned, at most @max). */
 int sptd_col_trigger_fds(const struct sptd_col_trigger *t, int *fds, int max);
 /* Drain pending input; 1 and *fire filled when the trigger fired (the

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pt-local.h"
 #include "sptd_dec.h"
 #include "sptd_sched.h"
 #include "trigger-local.h"
@@ -82,6 +83,9 @@ struct sptd_col_trigger {
 	size_t nhits, hits_cap;
 	struct pending_wake *wakes;     /* latency: open-addressed by pid */
 	size_t nwake_slots;             /* power of two */
+	const int *leaders;             /* AUX pause: PT event fd per CPU index, NULL none */
+	int aux_pausing;                /* 1: hit events pause PT (group siblings) */
+	int aux_refused;                /* errno the kernel refused AUX pause with, 0 none */
 };
 
 /* ---- CPU lists -------------------------------------------------------------- */
@@ -132,9 +136,13 @@ int sptd_col_cpus_online(int *cpus, int max)
 
 /* ---- opening events ---------------------------------------------------------- */
 
-/* Open @attr on @cpu into @ev with its ring, apply @filter, enable. */
-static int open_event(struct perf_event_attr *attr, int cpu, const char *filter,
-                      struct trig_event *ev)
+/* Open @attr on @cpu into @ev with its ring, apply @filter, enable.  With
+ * AUX pause wanted (@leader >= 0: the PT event of that CPU) the event joins
+ * the PT event's group with aux_pause set, so the kernel pauses PT on the
+ * CPU where it fired; a kernel that refuses (EINVAL/EOPNOTSUPP: no
+ * aux_action before 6.13) gets the plain event and t->aux_refused. */
+static int open_event(struct sptd_col_trigger *t, struct perf_event_attr *attr, int cpu,
+                      int leader, const char *filter, struct trig_event *ev)
 {
 	long page = sysconf(_SC_PAGESIZE);
 
@@ -145,7 +153,20 @@ static int open_event(struct perf_event_attr *attr, int cpu, const char *filter,
 	attr->disabled = 1;
 	ev->cpu = cpu;
 	ev->has_raw = (attr->sample_type & PERF_SAMPLE_RAW) != 0;
-	ev->fd = sptd_col_sys.perf_event_open(attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	ev->fd = -1;
+	if (leader >= 0 && t->aux_pausing) {
+		sptd_col_pt_attr_set_aux_action(attr, SPTD_PT_AUX_PAUSE);
+		ev->fd = sptd_col_sys.perf_event_open(attr, -1, cpu, leader, PERF_FLAG_FD_CLOEXEC);
+		sptd_col_pt_attr_set_aux_action(attr, 0);
+		if (ev->fd < 0 && (errno == EINVAL || errno == EOPNOTSUPP)) {
+			t->aux_refused = errno;
+			t->aux_pausing = 0;
+		} else if (ev->fd < 0) {
+			return -errno;
+		}
+	}
+	if (ev->fd < 0)
+		ev->fd = sptd_col_sys.perf_event_open(attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (ev->fd < 0)
 		return -errno;
 	if (filter && *filter &&
@@ -203,7 +224,8 @@ static int arm_tracepoint(struct sptd_col_trigger *t, const char *system, const 
 		} else {
 			attr.wakeup_events = 1;
 		}
-		ret = open_event(&attr, cpus[i], filter, ev);
+		ret = open_event(t, &attr, cpus[i], role == ROLE_HIT && t->leaders ? t->leaders[i] : -1,
+		                 filter, ev);
 		if (ret == -EINVAL && filter && *filter) {
 			snprintf(err, errlen, "the kernel rejected filter '%s' for %s:%s (ftrace filter syntax, fields in events/%s/%s/format)",
 			         filter, system, event, system, event);
@@ -336,7 +358,7 @@ static int arm_uprobe(struct sptd_col_trigger *t, const int *cpus, int ncpus, ch
 		attr.config2 = offset;                             /* probe_offset */
 		attr.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
 		attr.wakeup_events = 1;
-		ret = open_event(&attr, cpus[i], NULL, ev);
+		ret = open_event(t, &attr, cpus[i], t->leaders ? t->leaders[i] : -1, NULL, ev);
 		if (ret < 0) {
 			snprintf(err, errlen, "perf_event_open(uprobe %s:%s at offset 0x%" PRIx64 ", cpu %d): %s",
 			         spec->path, spec->symbol, offset, cpus[i], strerror(-ret));
@@ -349,6 +371,13 @@ static int arm_uprobe(struct sptd_col_trigger *t, const int *cpus, int ncpus, ch
 int sptd_col_trigger_create(const struct sptd_col_trigger_spec *spec, const int *cpus, int ncpus,
                             struct sptd_col_trigger **out, char *err, size_t errlen)
 {
+	return sptd_col_trigger_create_aux(spec, cpus, ncpus, NULL, out, err, errlen);
+}
+
+int sptd_col_trigger_create_aux(const struct sptd_col_trigger_spec *spec, const int *cpus,
+                                int ncpus, const int *pt_fds, struct sptd_col_trigger **out,
+                                char *err, size_t errlen)
+{
 	struct sptd_col_trigger *t;
 	int ret = 0;
 
@@ -358,6 +387,13 @@ int sptd_col_trigger_create(const struct sptd_col_trigger_spec *spec, const int 
 	if (!t)
 		return -ENOMEM;
 	t->spec = *spec;
+	/* each hit fires: irq without min=, tracepoint, uprobe (irq min= and
+	 * latency decide later, so a kernel pause at the event would be wrong) */
+	if (pt_fds && ((spec->kind == SPTD_TRIG_IRQ && spec->min_ns <= 0) ||
+	               spec->kind == SPTD_TRIG_TRACEPOINT || spec->kind == SPTD_TRIG_UPROBE)) {
+		t->leaders = pt_fds;
+		t->aux_pausing = 1;
+	}
 	t->timer_fd = -1;
 	for (int i = 0; i < ncpus; i++)
 		if (cpus[i] > t->max_cpu)
@@ -400,6 +436,7 @@ int sptd_col_trigger_create(const struct sptd_col_trigger_spec *spec, const int 
 	}
 	if (ret < 0)
 		goto fail;
+	t->leaders = NULL;   /* borrowed for the opening only */
 	*out = t;
 	return 0;
 fail:
@@ -675,6 +712,13 @@ int sptd_col_trigger_check(struct sptd_col_trigger *t, int64_t not_before,
 			break; /* out of memory: decide on what we have */
 	decide(t, not_before, fire, &fired);
 	return fired;
+}
+
+int sptd_col_trigger_aux_pause(const struct sptd_col_trigger *t, int *refused)
+{
+	if (refused)
+		*refused = t ? t->aux_refused : 0;
+	return t && t->aux_pausing ? 1 : 0;
 }
 
 void sptd_col_trigger_drain(struct sptd_col_trigger *t)

@@ -199,6 +199,13 @@ int sptd_store_raw_sideband_add(struct sptd_store *st, int cpu, int seq,
  * path/build-id instead unless embedded with --portable). */
 int sptd_store_raw_image_add(struct sptd_store *st, int64_t dso_id, uint64_t addr,
                              const void *data, size_t len);
+/* The bytes of the file dso @dso_id names (an executable or library, as
+ * the image cache holds it), embedded by --portable so the incident decodes
+ * without the recording machine's files; @build_id hex or NULL.  The table
+ * raw_file is created on first use (incidents without embedded files do not
+ * have it).  -EINVAL also when @dso_id already has a file. */
+int sptd_store_raw_file_add(struct sptd_store *st, int64_t dso_id, const char *build_id,
+                            const void *data, size_t len);
 /* A context switch known from outside ftrace (import --sched, perf SWITCH
  * records): on @cpu at @ts, @prev_tid stopped and @next_tid started. */
 int sptd_store_raw_switch_add(struct sptd_store *st, int64_t ts, int cpu,

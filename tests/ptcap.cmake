@@ -15,3 +15,13 @@ if(TARGET test_pt_fake)
   target_include_directories(test_pt_fake PRIVATE ${CMAKE_SOURCE_DIR}/collector)
   set_tests_properties(test_pt_fake PROPERTIES TIMEOUT 120)
 endif()
+sptd_add_test(test_pt_images SOURCES ${SPTD_TEST_DIR}/test_pt_images.c ${SPTD_FAKEPMU}
+              LIBS sptd_col sptd_store sptd_decode)
+if(TARGET test_pt_images)
+  target_include_directories(test_pt_images PRIVATE ${CMAKE_SOURCE_DIR}/collector)
+endif()
+sptd_add_test(test_pt_auxpause SOURCES ${SPTD_TEST_DIR}/test_pt_auxpause.c ${SPTD_FAKEPMU}
+              LIBS sptd_col sptd_store sptd_sched)
+if(TARGET test_pt_auxpause)
+  target_include_directories(test_pt_auxpause PRIVATE ${CMAKE_SOURCE_DIR}/collector)
+endif()

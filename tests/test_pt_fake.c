@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fakepmu/fakepmu.h"
 #include "pt-local.h"
@@ -135,7 +136,8 @@ int main(void)
 	size_t trace_len, image_len, expect_len[NCPU], sb_len[NCPU] = { 0, 0, 0 };
 	struct fakepmu_script scripts[NCPU];
 	const size_t drop_at = 6000, drop_len = 3000, aux = 64 * 1024, repeats = 5;
-	int cpus[NCPU] = { 0, 1, 2 }, pids[16], npids, me = getpid();
+	int cpus[NCPU] = { 0, 1, 2 }, pids[16], npids, me = getpid(), gone = 4194303;
+	char self_exe[1024];
 	struct sptd_col_pt_config cfg = { .cpus = cpus, .ncpus = NCPU };
 	struct sptd_col_pt *pt = NULL;
 	struct sptd_store *st = NULL;
@@ -188,6 +190,14 @@ int main(void)
 	sb_len[0] = fakepmu_rec_comm(sb[0], 0, sizeof(sb[0]), me, me, "unzip", 1000, 0);
 	sb_len[0] = fakepmu_rec_mmap2(sb[0], sb_len[0], sizeof(sb[0]), me, me, IMG_ADDR,
 	                              (uint64_t)image_len, 0, "//anon", 1100, 0);
+	/* a process that exited before the capture: only its MMAP2 is left */
+	{
+		ssize_t n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+
+		self_exe[n > 0 ? n : 0] = '\0';
+	}
+	sb_len[0] = fakepmu_rec_mmap2(sb[0], sb_len[0], sizeof(sb[0]), gone, gone, 0x560000000000ull,
+	                              0x3000, 0, self_exe, 1200, 0);
 	sb_len[1] = fakepmu_rec_switch(sb[1], 0, sizeof(sb[1]), 1, 0, 0, me, me, 1500, 1);
 	sb_len[1] = fakepmu_rec_switch(sb[1], sb_len[1], sizeof(sb[1]), 0, me, me, 0, 0, 1501, 1);
 	sb_len[2] = fakepmu_rec_lost(sb[2], 0, sizeof(sb[2]), 3, 2000, 2);
@@ -244,8 +254,9 @@ int main(void)
 	CHECK_INT(sptd_col_pt_enable(pt), 0);
 	CHECK_INT(sptd_col_pt_freeze(pt), 0);
 	npids = sptd_col_pt_pids(pt, pids, 16);
-	CHECK_INT(npids, 1);
+	CHECK_INT(npids, 2);
 	CHECK_INT(pids[0], me);
+	CHECK_INT(pids[1], gone);
 
 	snprintf(db, sizeof(db), "%s/incident.db", root);
 	CHECK_INT(sptd_store_create(db, &st), 0);
@@ -265,6 +276,14 @@ int main(void)
 	}
 	CHECK(sptd_col_pt_write(pt, st) == (int64_t)(expect_len[0] + expect_len[1] + expect_len[2]));
 	CHECK_INT(sptd_col_pt_images_anon(st, pids, npids) >= 1, 1);
+	/* its file mapping comes back from the sideband, with the file's build-id */
+	CHECK_INT(sptd_col_pt_mmaps_exited(pt, st, &gone, 1), 1);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM raw_mmap m JOIN dso d ON d.id = m.dso_id "
+	         "WHERE m.pid = %d AND m.start = %lld AND d.build_id IS NOT NULL", gone,
+	         0x560000000000ll);
+	CHECK_INT(q(st, sql), 1);
+	CHECK_INT(meta(st, "pt_exited_mmaps"), 1);
+	CHECK_INT(sptd_col_pt_mmaps_exited(NULL, st, &gone, 1), -EINVAL);
 	CHECK_INT(sptd_col_derive_all(st, 1), 0);
 	CHECK(sptd_col_derive_pt_sideband(st) >= 2);
 	/* resume works and a second freeze sees no new bytes from the fake */

@@ -23,7 +23,9 @@ struct fake_event {
 	int fd;                        /* real fd (of /dev/null) standing for it */
 	int open;                      /* 1 until closed */
 	int cpu;
-	int is_pt;                     /* intel_pt or the dummy */
+	int is_pt;                     /* intel_pt, else the dummy or a group sibling */
+	int is_dummy;                  /* the sideband dummy */
+	int group_fd;                  /* group leader's fd as passed (-1 none) */
 	struct perf_event_attr attr;   /* as opened */
 	unsigned char *base;           /* user page + data */
 	size_t len;
@@ -36,7 +38,7 @@ struct fake_event {
 static struct fake_event events[MAX_EVENTS];
 static int nevents;
 static struct sptd_col_sys saved;
-static int installed, fake_type, fail_errno, counter_head, maps_bad;
+static int installed, fake_type, fail_errno, counter_head, maps_bad, fail_grouped;
 static const struct fakepmu_script *scripts;
 static int nscripts;
 
@@ -225,8 +227,14 @@ static int fake_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group
 	int is_pt = (int)attr->type == fake_type;
 	int is_dummy = attr->type == PERF_TYPE_SOFTWARE && attr->config == PERF_COUNT_SW_DUMMY;
 
-	if (!is_pt && !is_dummy)
+	struct fake_event *leader = group_fd >= 0 ? by_fd(group_fd) : NULL;
+
+	if (!is_pt && !is_dummy && !leader)
 		return saved.perf_event_open(attr, pid, cpu, group_fd, flags);
+	if (leader && (fail_grouped || leader->cpu != cpu)) {
+		errno = fail_grouped ? fail_grouped : EINVAL;
+		return -1;
+	}
 	if (is_pt && fail_errno) {
 		errno = fail_errno;
 		fail_errno = 0;
@@ -244,6 +252,8 @@ static int fake_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group
 	e->open = 1;
 	e->cpu = cpu;
 	e->is_pt = is_pt;
+	e->is_dummy = is_dummy;
+	e->group_fd = group_fd;
 	e->attr = *attr;
 	nevents++;
 	return e->fd;
@@ -283,7 +293,7 @@ static void *fake_mmap(void *addr, size_t len, int prot, int flags, int fd, off_
 		}
 		pg->time_mult = 1u << 30;
 		pg->time_shift = 31;
-		if (!e->is_pt && (prot & PROT_WRITE))
+		if (e->is_dummy && (prot & PROT_WRITE))
 			maps_bad = 1;   /* the sideband ring must be overwrite (read-only) */
 		e->base = mem;
 		e->len = len;
@@ -400,9 +410,9 @@ static int fake_ioctl(int fd, unsigned long req, unsigned long arg)
 		return saved.ioctl(fd, req, arg);
 	switch (req) {
 	case PERF_EVENT_IOC_ENABLE:
-		if (!e->enabled && !e->ran && !e->is_pt && !e->paused)
+		if (!e->enabled && !e->ran && e->is_dummy && !e->paused && e->base)
 			sideband_run(e);
-		if (!e->is_pt)
+		if (e->is_dummy)
 			e->ran = 1;
 		e->enabled = 1;
 		return 0;
@@ -415,6 +425,8 @@ static int fake_ioctl(int fd, unsigned long req, unsigned long arg)
 		return 0;
 	case PERF_EVENT_IOC_PAUSE_OUTPUT:
 		e->paused = arg != 0;
+		return 0;
+	case PERF_EVENT_IOC_SET_FILTER:
 		return 0;
 	default:
 		errno = ENOTTY;
@@ -442,6 +454,7 @@ void fakepmu_install(int type, const struct fakepmu_script *s, int n, int head_i
 	nscripts = n;
 	counter_head = head_is_counter;
 	nevents = 0;
+	fail_grouped = 0;
 	maps_bad = 0;
 	sptd_col_sys.perf_event_open = fake_open;
 	sptd_col_sys.mmap = fake_mmap;
@@ -467,6 +480,21 @@ void fakepmu_uninstall(void)
 void fakepmu_fail_open(int err)
 {
 	fail_errno = err;
+}
+
+void fakepmu_fail_grouped(int err)
+{
+	fail_grouped = err;
+}
+
+int fakepmu_group_fd(int i)
+{
+	return i < 0 || i >= nevents ? -1 : events[i].group_fd;
+}
+
+int fakepmu_event_fd(int i)
+{
+	return i < 0 || i >= nevents ? -1 : events[i].fd;
 }
 
 const struct perf_event_attr *fakepmu_attr(int i, int *cpu)

@@ -52,6 +52,14 @@ void fakepmu_uninstall(void);
  * with @err (0: no failure). */
 void fakepmu_fail_open(int err);
 
+/* Every open of an event into the group of a fake intel_pt event fails
+ * with @err until reset with 0 (a kernel without AUX pause: EINVAL).
+ * Such siblings (AUX pause triggers, aux_resume events) are served here. */
+void fakepmu_fail_grouped(int err);
+/* The group_fd event @i was opened with (-1 none), and its own fd. */
+int fakepmu_group_fd(int i);
+int fakepmu_event_fd(int i);
+
 /* Attributes of the events opened so far, in order (NULL past the end). */
 const struct perf_event_attr *fakepmu_attr(int i, int *cpu);
 /* How many events are open now / were opened in all. */

@@ -1,0 +1,157 @@
+/* pt_exited.c — file mappings of processes that ran in the window but were
+ * gone before the capture could read /proc/PID/maps: rebuilt from the
+ * sideband's MMAP2 records into dso and raw_mmap rows, so their code still
+ * decodes (from the file, the image cache or the incident, as for any
+ * other process).
+ *
+ * The bias of a mapping comes from the file's program headers when the
+ * file is still there; otherwise the file is assumed mapped as laid out
+ * (start - pgoff), which only matters if a copy turns up at decode time. */
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "pt-local.h"
+#include "sptd_dec.h"
+#include "sptd_store.h"
+
+struct exited_ctx {
+	struct sptd_store *st;       /* where rows go; borrowed */
+	const int *pids;             /* processes to rebuild, any order */
+	int npids;                   /* count of @pids */
+	struct sptd_store_stmt *find_dso;  /* dso by path and build-id */
+	struct sptd_store_stmt *find_map;  /* raw_mmap row already there */
+	int rows;                    /* raw_mmap rows added */
+};
+
+static int wanted(const struct exited_ctx *c, int pid)
+{
+	for (int i = 0; i < c->npids; i++)
+		if (c->pids[i] == pid)
+			return 1;
+	return 0;
+}
+
+/* The dso row of @path with @build_id (NULL: none), added when new. */
+static int dso_for(struct exited_ctx *c, const char *path, const char *build_id, int64_t *id)
+{
+	int ret;
+
+	sptd_store_reset(c->find_dso);
+	sptd_store_bind_text(c->find_dso, 1, path);
+	sptd_store_bind_text(c->find_dso, 2, build_id);
+	ret = sptd_store_step(c->find_dso);
+	if (ret == 1)
+		*id = sptd_store_column_int(c->find_dso, 0);
+	sptd_store_reset(c->find_dso);
+	if (ret != 0)
+		return ret < 0 ? ret : 0;
+	ret = sptd_store_query_int(c->st, "SELECT coalesce(max(id), 0) + 1 FROM dso", id);
+	if (ret < 0)
+		return ret;
+	return sptd_store_dso_add(c->st, *id, path, build_id);
+}
+
+static int on_mmap2(void *arg, const struct sptd_col_pt_record *r)
+{
+	struct exited_ctx *c = arg;
+	struct sptd_dec_symfile *sf = NULL;
+	const char *bid = NULL;
+	int64_t dso_id = 0, bias;
+	int ret;
+
+	if (r->type != PERF_RECORD_MMAP2 || !r->name || r->name[0] != '/' ||
+	    r->name[1] == '/' /* "//anon" */ || r->pid <= 0 ||
+	    !(r->prot & PROT_EXEC) || r->len == 0 || !wanted(c, r->pid))
+		return 0;
+	if (sptd_dec_symfile_load_elf(r->name, &sf) < 0)
+		sf = NULL;
+	if (sf)
+		bid = sptd_dec_symfile_build_id(sf);
+	if (!sf || sptd_dec_symfile_bias(sf, r->addr, r->pgoff, &bias) < 0)
+		bias = (int64_t)(r->addr - r->pgoff);
+	ret = dso_for(c, r->name, bid, &dso_id);
+	sptd_dec_symfile_destroy(sf);
+	if (ret < 0)
+		return ret;
+	/* the same mapping seen twice (a record on two rings) is one row */
+	sptd_store_reset(c->find_map);
+	sptd_store_bind_int(c->find_map, 1, r->pid);
+	sptd_store_bind_int(c->find_map, 2, (int64_t)r->addr);
+	sptd_store_bind_int(c->find_map, 3, (int64_t)(r->addr + r->len));
+	sptd_store_bind_int(c->find_map, 4, dso_id);
+	ret = sptd_store_step(c->find_map);
+	sptd_store_reset(c->find_map);
+	if (ret != 0)
+		return ret < 0 ? ret : 0;
+	ret = sptd_store_raw_mmap_add(c->st, r->pid, r->addr, r->addr + r->len, r->pgoff, dso_id,
+	                              bias);
+	if (ret >= 0)
+		c->rows++;
+	return ret;
+}
+
+static int exited_begin(struct exited_ctx *c, struct sptd_store *st, const int *pids, int npids)
+{
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	c->st = st;
+	c->pids = pids;
+	c->npids = npids;
+	ret = sptd_store_prepare(st, "SELECT id FROM dso WHERE path = ? AND build_id IS ?",
+	                         &c->find_dso);
+	if (ret >= 0)
+		ret = sptd_store_prepare(st, "SELECT 1 FROM raw_mmap WHERE pid = ? AND start = ? "
+		                         "AND end = ? AND dso_id = ?", &c->find_map);
+	return ret < 0 ? ret : 0;
+}
+
+static void exited_end(struct exited_ctx *c)
+{
+	sptd_store_finalize(c->find_dso);
+	sptd_store_finalize(c->find_map);
+}
+
+int sptd_col_pt_mmaps_from_records(struct sptd_store *st, const void *buf, size_t len,
+                                   uint64_t sample_type, const int *pids, int npids)
+{
+	struct exited_ctx c;
+	int ret;
+
+	if (!st || (!buf && len) || (!pids && npids > 0) || npids < 0)
+		return -EINVAL;
+	if (npids == 0 || len == 0)
+		return 0;
+	ret = exited_begin(&c, st, pids, npids);
+	if (ret >= 0)
+		ret = sptd_col_pt_sideband_parse(buf, len, sample_type, on_mmap2, &c);
+	exited_end(&c);
+	/* records after a malformed one are lost, not the ones before */
+	if (ret == -EBADMSG)
+		ret = 0;
+	return ret < 0 ? ret : c.rows;
+}
+
+int sptd_col_pt_mmaps_exited(const struct sptd_col_pt *pt, struct sptd_store *st,
+                             const int *pids, int npids)
+{
+	struct exited_ctx c;
+	int ret;
+
+	if (!pt || !st || (!pids && npids > 0) || npids < 0)
+		return -EINVAL;
+	if (npids == 0)
+		return 0;
+	ret = exited_begin(&c, st, pids, npids);
+	if (ret >= 0)
+		ret = sptd_col_pt_records(pt, on_mmap2, &c);
+	exited_end(&c);
+	if (ret >= 0)
+		ret = sptd_store_meta_set_int(st, "pt_exited_mmaps", c.rows);
+	return ret < 0 ? ret : c.rows;
+}
