@@ -63,4 +63,9 @@ void sptd_col_pt_attr_set_aux_action(struct perf_event_attr *attr, uint32_t bits
  * at all (EACCES...). */
 int sptd_col_pt_aux_pause_probe(const struct sptd_col_pt_pmu *pmu, int cpu);
 
+/* As sptd_col_pt_mmaps_exited() over the records in @buf (raw_sideband
+ * bytes written with @sample_type).  Returns the raw_mmap rows added. */
+int sptd_col_pt_mmaps_from_records(struct sptd_store *st, const void *buf, size_t len,
+                                   uint64_t sample_type, const int *pids, int npids);
+
 #endif
