@@ -306,6 +306,10 @@ static int derive_one(struct derive *d, struct sptd_col_tasks *tasks, int64_t ts
 	free(ctx);
 	if (!frames)
 		return 0; /* nothing to attribute the sample to */
+	/* perf reports tid -1 for a sample in a task already past exit:
+	 * keep the sample, with no thread */
+	if (tid < 0)
+		return sptd_store_sample_add(d->st, ts, cpu, -1, parent);
 	ret = sptd_col_tasks_note(tasks, tid, pid, NULL, NULL);
 	if (ret < 0)
 		return ret;

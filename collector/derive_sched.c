@@ -296,33 +296,34 @@ int sptd_col_derive_all(struct sptd_store *st, int jobs)
 		"softirq_slice", "slice", "sample", "callsite", "gap", "stats", NULL,
 	};
 	struct sptd_col_tasks *tasks = NULL;
-	int ret;
+	const char *stage = "clearing derived tables";
+	int ret = 0;
 
 	if (!st)
 		return -EINVAL;
-	for (int i = 0; derived[i]; i++) {
+	for (int i = 0; derived[i] && ret >= 0; i++)
 		ret = sptd_store_table_clear(st, derived[i]);
-		if (ret < 0)
-			return ret;
-	}
-	ret = sptd_col_tasks_create(&tasks);
-	if (ret < 0)
-		return ret;
-	ret = load_tasks(st, tasks);
-	if (ret >= 0)
-		ret = sptd_col_derive_sched(st, tasks);
-	if (ret >= 0)
-		ret = sptd_col_derive_samples(st, tasks);
-	if (ret >= 0)
-		ret = sptd_col_derive_pt(st, tasks, jobs);
-	if (ret >= 0)
-		ret = sptd_col_derive_pt_sideband(st);
+	if (ret >= 0 && (ret = sptd_col_tasks_create(&tasks)) < 0)
+		stage = "task table";
+	if (ret >= 0 && (ret = load_tasks(st, tasks)) < 0)
+		stage = "reading raw_task";
+	if (ret >= 0 && (ret = sptd_col_derive_sched(st, tasks)) < 0)
+		stage = "scheduling (ftrace pages, switches)";
+	if (ret >= 0 && (ret = sptd_col_derive_samples(st, tasks)) < 0)
+		stage = "samples";
+	if (ret >= 0 && (ret = sptd_col_derive_pt(st, tasks, jobs)) < 0)
+		stage = "Intel PT";
+	if (ret >= 0 && (ret = sptd_col_derive_pt_sideband(st)) < 0)
+		stage = "PT sideband";
 	/* load_tasks again: /proc's view of processes outranks comms from
 	 * the trace for names, since it was taken last. */
-	if (ret >= 0)
-		ret = load_tasks(st, tasks);
-	if (ret >= 0)
-		ret = sptd_col_tasks_store(tasks, st);
+	if (ret >= 0 && (ret = load_tasks(st, tasks)) < 0)
+		stage = "reading raw_task";
+	if (ret >= 0 && (ret = sptd_col_tasks_store(tasks, st)) < 0)
+		stage = "processes and threads";
+	if (ret < 0)
+		sptd_col_log(LOG_ERR, "decoding %s failed: %s%s%s", stage, strerror(-ret),
+		             sptd_store_errmsg(st)[0] ? ": " : "", sptd_store_errmsg(st));
 	sptd_col_tasks_destroy(tasks);
 	return ret;
 }

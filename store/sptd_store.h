@@ -156,6 +156,8 @@ int sptd_store_dso_add(struct sptd_store *st, int64_t id, const char *path,
 int sptd_store_symbol_add(struct sptd_store *st, int64_t id, const char *name,
                           int64_t dso_id, uint64_t addr, uint64_t size);
 /* @callsite_id < 0 stores NULL (no stack). */
+/* @utid < 0 stores NULL: the kernel names no task for a sample taken
+ * while a task was past exit (perf reports pid/tid -1). */
 int sptd_store_sample_add(struct sptd_store *st, int64_t ts, int cpu,
                           int64_t utid, int64_t callsite_id);
 /* One frame of a call stack; @parent_id < 0 for a root frame (outermost

@@ -309,7 +309,7 @@ int sptd_store_sample_add(struct sptd_store *st, int64_t ts, int cpu,
 	sqlite3_bind_null(s, 1);
 	sqlite3_bind_int64(s, 2, ts);
 	sqlite3_bind_int(s, 3, cpu);
-	sqlite3_bind_int64(s, 4, utid);
+	sptd_store_bind_opt(s, 4, utid);
 	sptd_store_bind_opt(s, 5, callsite_id);
 	return sptd_store_row_end(st, s, what);
 }

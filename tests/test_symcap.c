@@ -177,6 +177,13 @@ static void test_derive(struct sptd_store *st, int root)
 	CHECK_INT(sptd_col_derive_samples(st, tasks), 0);
 	CHECK_INT(q_int(st, "SELECT count(*) FROM callsite"), 4);
 	CHECK_INT(q_int(st, "SELECT count(*) FROM sample"), 4);
+	/* a sample of a task past exit: perf says pid/tid -1; it is kept,
+	 * with no thread, and does not fail the derivation */
+	CHECK_INT(sptd_store_raw_sample_add(st, 500, 0, -1, -1, s2, 3), 0);
+	CHECK_INT(sptd_col_derive_samples(st, tasks), 0);
+	CHECK_INT(q_int(st, "SELECT count(*) FROM sample"), 5);
+	CHECK_INT(q_int(st, "SELECT count(*) FROM sample WHERE ts = 500 AND utid IS NULL "
+	                "AND callsite_id IS NOT NULL"), 1);
 	CHECK_INT(sptd_col_derive_samples(NULL, tasks), -EINVAL);
 	CHECK_INT(sptd_col_derive_samples(st, NULL), -EINVAL);
 	sptd_col_tasks_destroy(tasks);
