@@ -7,7 +7,12 @@
  * as raw_image bytes placed at ADDR, so the incident is self-contained; an
  * ELF file without @ADDR is referenced by path (dso + raw_mmap, bias 0) and
  * loaded by its program headers at decode time, so its symbols name the
- * functions. */
+ * functions.  FILE@ADDR:PID places the image in the address space of
+ * process PID only (two static programs share addresses): it becomes a
+ * dso + raw_mmap row of that pid, read at decode time (raw_image has no pid).
+ * --maps names each process's ELF mappings (code and symbols from the file,
+ * as a live capture records them) and --tasks which thread is in which
+ * process, so that each task decodes in its own address space. */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -40,6 +45,8 @@ struct import_opts {
 	int64_t cpuid15_eax, cpuid15_ebx;
 	int64_t tsc_hz;
 	const char *sched;
+	const char *maps;                /* PID START END PGOFF PATH per line */
+	const char *tasks;               /* PID TID [0xCR3] COMM per line */
 	const char *out;
 	int jobs;
 };
@@ -57,7 +64,8 @@ static void usage(FILE *f)
 	"Usage: sysptd import PERF.DATA [-o INCIDENT] [--symfs DIR] [--kcore DIR] [-j N]\n"
 	"       sysptd import --pt FILE[,FILE...] --image FILE[@ADDR] ... -o INCIDENT\n"
 	"                     [--cpu-id F/M/S] [--mtc-freq N] [--nom-freq N]\n"
-	"                     [--cpuid15 EAX/EBX] [--tsc-hz N] [--sched FILE] [-j N]\n\n"
+	"                     [--cpuid15 EAX/EBX] [--tsc-hz N] [--sched FILE]\n"
+	"                     [--maps FILE] [--tasks FILE] [-j N]\n\n"
 	"Write a decoded incident from a perf.data recording (Intel PT, context\n"
 	"switches, sched:sched_switch samples) or from raw Intel PT recorded elsewhere.\n\n"
 	"perf.data mode:\n"
@@ -68,9 +76,17 @@ static void usage(FILE *f)
 	"  -o FILE              default: ./BASENAME.incident\n\n"
 	"--pt mode:\n"
 	"  --pt FILE[,FILE...]  raw PT, one file per CPU in CPU order (repeatable)\n"
-	"  --image FILE[@ADDR]  code that ran: an ELF file without @ADDR is loaded by its\n"
+	"  --image FILE[@ADDR[:PID]]\n"
+	"                       code that ran: an ELF file without @ADDR is loaded by its\n"
 	"                       program headers; a flat image, or an ELF with @ADDR, is\n"
-	"                       placed at ADDR (repeatable)\n"
+	"                       placed at ADDR (repeatable); with :PID only process PID\n"
+	"                       sees it (an ELF memory image, e.g. the vdso, then also\n"
+	"                       names its functions)\n"
+	"  --maps FILE          executable mappings per process, one per line:\n"
+	"                       PID 0xSTART 0xEND 0xPGOFF PATH; an ELF PATH gives that\n"
+	"                       process's code and symbols ([vdso] etc. are skipped: give\n"
+	"                       their bytes with --image FILE@ADDR:PID)\n"
+	"  --tasks FILE         threads, one per line: PID TID [0xCR3] COMM\n"
 	"  --cpu-id F/M/S       CPU family/model/stepping of the recording machine\n"
 	"                       (selects libipt's errata workarounds)\n"
 	"  --mtc-freq N, --nom-freq N, --cpuid15 EAX/EBX\n"
@@ -108,6 +124,8 @@ static int parse_opts(int argc, char **argv, struct import_opts *o)
 		{ "cpuid15", required_argument, NULL, 'r' },
 		{ "tsc-hz", required_argument, NULL, 't' },
 		{ "sched", required_argument, NULL, 's' },
+		{ "maps", required_argument, NULL, 'M' },
+		{ "tasks", required_argument, NULL, 'T' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
@@ -176,6 +194,12 @@ static int parse_opts(int argc, char **argv, struct import_opts *o)
 			break;
 		case 's':
 			o->sched = optarg;
+			break;
+		case 'M':
+			o->maps = optarg;
+			break;
+		case 'T':
+			o->tasks = optarg;
 			break;
 		case 'j':
 			if (parse_int(optarg, 0, 1024, &v) < 0) {
@@ -269,23 +293,58 @@ out:
 	return ret;
 }
 
+/* FILE@ADDR:PID: a dso + raw_mmap row of @pid, the file read at decode time
+ * (derive_pt: an ELF memory image by its program headers, else flat).  The
+ * bias maps the image's own addresses to @addr: the file offset for a flat
+ * image, the lowest PT_LOAD vaddr for an ELF one. */
+static int store_pid_image(struct sptd_store *st, int64_t dso_id, const char *path,
+                           uint64_t addr, int pid)
+{
+	struct stat sb;
+	uint64_t lo, hi;
+	int is_elf;
+
+	if (stat(path, &sb) != 0) {
+		fprintf(stderr, "sysptd import: --image %s: %s\n", path, strerror(errno));
+		return -ENOENT;
+	}
+	if (sb.st_size <= 0) {
+		fprintf(stderr, "sysptd import: --image %s is empty\n", path);
+		return -EINVAL;
+	}
+	is_elf = elf_span(path, &lo, &hi);
+	if (is_elf < 0) {
+		fprintf(stderr, "sysptd import: --image %s: %s\n", path, strerror(-is_elf));
+		return is_elf;
+	}
+	if (!is_elf)
+		lo = 0;
+	return sptd_store_raw_mmap_add(st, pid, addr, addr + (uint64_t)sb.st_size, 0, dso_id,
+	                               (int64_t)(addr - lo));
+}
+
 static int store_image(struct sptd_store *st, int64_t dso_id, const char *spec)
 {
 	char path[PATH_MAX], real[PATH_MAX];
 	const char *at = strrchr(spec, '@');
 	uint64_t addr = 0, lo, hi;
-	int has_addr = 0, is_elf, ret;
+	int has_addr = 0, is_elf, ret, pid = -1;
 
 	if (at) {
 		char *end;
+		int64_t v;
 
 		snprintf(path, sizeof(path), "%.*s", (int)(at - spec), spec);
 		errno = 0;
 		addr = strtoull(at + 1, &end, 16);
-		if (errno || end == at + 1 || *end) {
-			fprintf(stderr, "sysptd import: bad address in --image '%s' (hex, e.g. @0x400000)\n", spec);
+		if (errno || end == at + 1 || (*end && *end != ':') ||
+		    (*end == ':' && parse_int(end + 1, 0, INT_MAX, &v) < 0)) {
+			fprintf(stderr, "sysptd import: bad address in --image '%s' "
+			        "(hex, e.g. @0x400000, optionally :PID)\n", spec);
 			return -EINVAL;
 		}
+		if (*end == ':')
+			pid = (int)v;
 		has_addr = 1;
 	} else {
 		snprintf(path, sizeof(path), "%s", spec);
@@ -308,6 +367,8 @@ static int store_image(struct sptd_store *st, int64_t dso_id, const char *spec)
 		return ret;
 	if (is_elf)
 		return sptd_store_raw_mmap_add(st, -1, lo, hi, 0, dso_id, 0);
+	if (pid >= 0)
+		return store_pid_image(st, dso_id, real, addr, pid);
 	{
 		FILE *f = fopen(real, "rb");
 		uint8_t *buf = NULL;
@@ -329,6 +390,124 @@ static int store_image(struct sptd_store *st, int64_t dso_id, const char *spec)
 		free(buf);
 		fclose(f);
 	}
+	return ret;
+}
+
+/* --maps: "PID 0xSTART 0xEND 0xPGOFF PATH" per line.  Every ELF file
+ * becomes one dso (ids from *next_dso on), every line a raw_mmap row with
+ * the bias its program headers give for PGOFF.  Paths that are not files
+ * ("[vdso]", "[anon]") are skipped: their bytes come from --image. */
+static int store_maps(struct sptd_store *st, const char *path, int64_t *next_dso)
+{
+	FILE *f = fopen(path, "r");
+	char line[PATH_MAX + 128], file[PATH_MAX], real[PATH_MAX];
+	char (*paths)[PATH_MAX] = NULL;
+	int64_t *ids = NULL;
+	size_t n = 0, i;
+	int lineno = 0, ret = 0;
+
+	if (!f) {
+		fprintf(stderr, "sysptd import: --maps %s: %s\n", path, strerror(errno));
+		return -ENOENT;
+	}
+	while (ret >= 0 && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, pgoff;
+		struct sptd_dec_symfile *sf = NULL;
+		int64_t bias = 0;
+		int pid;
+		char *p = line;
+
+		lineno++;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '#' || *p == '\n' || !*p)
+			continue;
+		if (sscanf(p, "%d %llx %llx %llx %4095s", &pid, &start, &end, &pgoff, file) != 5 ||
+		    pid < 0 || end <= start) {
+			fprintf(stderr, "sysptd import: %s:%d: want PID 0xSTART 0xEND 0xPGOFF PATH\n",
+			        path, lineno);
+			ret = -EINVAL;
+			break;
+		}
+		if (file[0] == '[')
+			continue;
+		if (!realpath(file, real)) {
+			fprintf(stderr, "sysptd import: %s:%d: %s: %s\n", path, lineno, file,
+			        strerror(errno));
+			ret = -ENOENT;
+			break;
+		}
+		ret = sptd_dec_symfile_load_elf(real, &sf);
+		if (ret >= 0)
+			ret = sptd_dec_symfile_bias(sf, start, pgoff, &bias);
+		sptd_dec_symfile_destroy(sf);
+		if (ret < 0) {
+			fprintf(stderr, "sysptd import: %s:%d: %s: %s\n", path, lineno, real,
+			        ret == -ENOENT ? "no program header maps that offset" :
+			        ret == -EBADMSG ? "not an ELF file" : strerror(-ret));
+			ret = ret == -ENOMEM ? ret : -EINVAL;
+			break;
+		}
+		for (i = 0; i < n && strcmp(paths[i], real) != 0; i++)
+			;
+		if (i == n) {
+			char (*np)[PATH_MAX] = realloc(paths, (n + 1) * sizeof(*np));
+			int64_t *ni = np ? realloc(ids, (n + 1) * sizeof(*ni)) : NULL;
+
+			if (np)
+				paths = np;
+			if (!ni) {
+				ret = -ENOMEM;
+				break;
+			}
+			ids = ni;
+			snprintf(paths[n], PATH_MAX, "%s", real);
+			ids[n] = (*next_dso)++;
+			ret = sptd_store_dso_add(st, ids[n], real, NULL);
+			n++;
+		}
+		if (ret >= 0)
+			ret = sptd_store_raw_mmap_add(st, pid, start, end, pgoff, ids[i], bias);
+	}
+	fclose(f);
+	free(paths);
+	free(ids);
+	return ret;
+}
+
+/* --tasks: "PID TID [0xCR3] COMM" per line. */
+static int store_tasks(struct sptd_store *st, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+	int lineno = 0, ret = 0;
+
+	if (!f) {
+		fprintf(stderr, "sysptd import: --tasks %s: %s\n", path, strerror(errno));
+		return -ENOENT;
+	}
+	while (ret >= 0 && fgets(line, sizeof(line), f)) {
+		char a[64] = "", b[64] = "";
+		int pid, tid, k;
+		char *p = line;
+
+		lineno++;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '#' || *p == '\n' || !*p)
+			continue;
+		k = sscanf(p, "%d %d %63s %63s", &pid, &tid, a, b);
+		if (k < 2 || pid < 0 || tid < 0) {
+			fprintf(stderr, "sysptd import: %s:%d: want PID TID [0xCR3] COMM\n",
+			        path, lineno);
+			ret = -EINVAL;
+			break;
+		}
+		/* a CR3 column is recognised by its 0x; the comm follows it */
+		ret = sptd_store_raw_task_add(st, pid, tid,
+		                              k == 4 && strncmp(a, "0x", 2) == 0 ? b : a, NULL);
+	}
+	fclose(f);
 	return ret;
 }
 
@@ -601,6 +780,13 @@ int sptd_col_cmd_import(int argc, char **argv)
 		ret = store_pt(st, i, o.pt[i]);
 	for (i = 0; i < o.nimage && ret >= 0; i++)
 		ret = store_image(st, i + 1, o.image[i]);
+	if (ret >= 0 && o.maps) {
+		int64_t next_dso = o.nimage + 1;
+
+		ret = store_maps(st, o.maps, &next_dso);
+	}
+	if (ret >= 0 && o.tasks)
+		ret = store_tasks(st, o.tasks);
 	if (ret >= 0 && o.sched)
 		ret = store_sched(st, o.sched);
 	if (ret == -EINVAL || ret == -ENOENT) {

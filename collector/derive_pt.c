@@ -74,7 +74,8 @@ static void load_config(struct sptd_store *st, struct sptd_dec_config *cfg, int 
 	cfg->jobs = jobs;
 }
 
-/* raw_image blobs as bytes; raw_mmap'd files without a blob as ELF files. */
+/* raw_image blobs as bytes; raw_mmap'd files without a blob as ELF files
+ * (or, when not ELF, as flat images placed by the row's bias). */
 static int load_images(struct sptd_store *st, struct sptd_dec_session *s)
 {
 	struct sptd_store_stmt *stmt = NULL;
@@ -113,6 +114,12 @@ static int load_images(struct sptd_store *st, struct sptd_dec_session *s)
 		err = sptd_dec_session_add_elf(s, pid < 0 ? -1 : pid, path,
 		                               sptd_store_column_int(stmt, 2),
 		                               sptd_store_column_int(stmt, 1));
+		/* not ELF: a flat per-process image (import FILE@ADDR:PID),
+		 * file offset + bias = address */
+		if (err == -EBADMSG)
+			err = sptd_dec_session_add_flat(s, pid < 0 ? -1 : pid, path,
+			                                (uint64_t)sptd_store_column_int(stmt, 2),
+			                                sptd_store_column_int(stmt, 1));
 		if (err < 0)
 			sptd_col_log(LOG_WARNING, "pt decode: cannot load %s (%s): its code "
 			             "will show as gaps", path, strerror(-err));

@@ -109,6 +109,8 @@ struct sptd_dec_cpu_result {
 	size_t ngaps, capgaps;
 	struct sptd_dec_cpu_stats stats;
 	int err;                    /* < 0: phase 1 failed (not a decode error) */
+	int64_t last_ts;            /* time of the last timing packet, -1 none:
+	                             * the data reach past the last branch */
 };
 int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu,
                       struct sptd_dec_cpu_result *res);

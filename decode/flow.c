@@ -6,9 +6,24 @@
  *
  * Blocks end at every call and jump (end_on_call/end_on_jump), so the
  * branch of interest is always a block's last instruction; its target is
- * the next block's first ip (or the ip of the event that intervenes). */
+ * the next block's first ip (or the ip of the event that intervenes).
+ *
+ * Time: libipt's time is that of the last timing packet read, a step
+ * function.  With coarse timing (no CYC packets: TSC only, one time per
+ * PSB+; MTC, one per MTC period) every event between two updates would get
+ * the earlier one.  Each event therefore keeps its position in the
+ * instruction stream, and once the CPU is decoded, the events of a stretch
+ * between two updates are placed between the two times in proportion to
+ * the instructions executed (an estimate, never outside the two known
+ * times).  In a stretch where tracing stopped (disable, overflow, error)
+ * for an unknown time, events up to the stop advance at the average rate
+ * of the stretches before, bounded by the next known time and the next
+ * context switch on the CPU; events after the stop take the stop's time.
+ * With CYC, libipt's times are cycle-accurate already (and run a packet
+ * ahead of the instruction position), so they are kept as they are. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +32,14 @@
 #include <intel-pt.h>
 
 #include "dec-local.h"
+
+/* A stretch of constant decoder time: from the update to @ts on. */
+struct flow_seg {
+	int64_t ts;                        /* the time (ns) from this update on */
+	uint64_t pos;                      /* instructions decoded at the update */
+	int stopped;                       /* tracing stopped within the stretch */
+	uint64_t stop_pos;                 /* instruction position of the first stop */
+};
 
 /* State of one CPU's decode. */
 struct flow_state {
@@ -32,12 +55,23 @@ struct flow_state {
 	int has_time;                      /* a timing packet has been seen */
 	uint64_t seq;                      /* events so far: order and tie-break */
 	uint64_t last_ip;                  /* last instruction decoded */
+	int in_user;                       /* 1: decoding user code with tracing
+	                                    * on (no switch can happen now) */
 	/* the branch ending the previous block, waiting for its target */
 	int pend_kind;                     /* 0: none */
 	uint64_t pend_from;
 	int64_t pend_ts;
 	int pend_timed;
 	int pend_tid;
+	uint64_t pend_pos;
+	size_t pend_seg;
+	/* time updates, for placing events between them (see the top) */
+	uint64_t pos;                      /* instructions decoded so far */
+	struct flow_seg *segs;             /* every change of the decoder's time */
+	size_t nsegs, capsegs;
+	uint64_t *ev_pos;                  /* per flow event: instruction position */
+	size_t *ev_seg;                    /* per flow event: segs index, SIZE_MAX none */
+	size_t capev;                      /* allocated entries of ev_pos/ev_seg */
 	/* an open gap (after an error or overflow) */
 	int gap_open;
 	int64_t gap_ts;
@@ -52,19 +86,58 @@ static int64_t now_mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Refresh fs->now from the decoder's time. */
-static void flow_time(struct flow_state *fs)
+/* Refresh fs->now from the decoder's time; @ahead: instructions of a block
+ * just decoded but not yet counted (the time read with it times its end). */
+static int flow_time(struct flow_state *fs, uint64_t ahead)
 {
 	uint64_t tsc;
 	uint32_t lost_mtc, lost_cyc;
+	int64_t now;
 
 	if (fs->s->cfg.no_timing)
-		return;
+		return 0;
 	if (pt_blk_time(fs->dec, &tsc, &lost_mtc, &lost_cyc) < 0)
-		return;
-	fs->now = sptd_dec_tsc_to_ns(&fs->s->cfg, tsc);
+		return 0;
+	now = sptd_dec_tsc_to_ns(&fs->s->cfg, tsc);
+	if (!fs->has_time || now != fs->now) {
+		if (fs->nsegs == fs->capsegs) {
+			size_t cap = fs->capsegs ? fs->capsegs * 2 : 256;
+			struct flow_seg *n = realloc(fs->segs, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			fs->segs = n;
+			fs->capsegs = cap;
+		}
+		fs->segs[fs->nsegs++] = (struct flow_seg){ .ts = now, .pos = fs->pos + ahead };
+	}
+	fs->now = now;
 	fs->has_time = 1;
 	fs->res->stats.saw_time = 1;
+	return 0;
+}
+
+/* The current stretch of constant time, SIZE_MAX before the first. */
+static size_t flow_seg_now(const struct flow_state *fs)
+{
+	return fs->nsegs ? fs->nsegs - 1 : SIZE_MAX;
+}
+
+/* Tracing stopped now: the stretch it stopped in keeps step times.  libipt
+ * reads timing packets ahead of events, so stretches that began at this
+ * instruction position (a PSB+ after the disable, say) are marked too,
+ * back to the one the position lies in. */
+static void flow_seg_stop(struct flow_state *fs)
+{
+	size_t k = fs->nsegs;
+
+	while (k-- > 0) {
+		if (!fs->segs[k].stopped || fs->segs[k].stop_pos > fs->pos)
+			fs->segs[k].stop_pos = fs->pos;
+		fs->segs[k].stopped = 1;
+		if (fs->segs[k].pos < fs->pos)
+			break;
+	}
 }
 
 /* Timestamp for an event now: time when known, else -1 (fixed up later). */
@@ -73,8 +146,10 @@ static int64_t flow_ts(const struct flow_state *fs)
 	return fs->has_time ? fs->now : -1;
 }
 
-static int flow_push(struct flow_state *fs, int kind, int tid, int64_t ts,
-                     uint64_t from, uint64_t to)
+/* Append an event stamped @ts, at instruction position @pos of stretch
+ * @seg. */
+static int flow_push_at(struct flow_state *fs, int kind, int tid, int64_t ts,
+                        uint64_t from, uint64_t to, uint64_t pos, size_t seg)
 {
 	struct sptd_dec_flowbuf *fb = &fs->res->flows;
 	struct sptd_dec_flow *ev;
@@ -88,6 +163,22 @@ static int flow_push(struct flow_state *fs, int kind, int tid, int64_t ts,
 		fb->ev = n;
 		fb->cap = cap;
 	}
+	if (fb->n == fs->capev) {
+		size_t cap = fs->capev ? fs->capev * 2 : 4096;
+		uint64_t *np = realloc(fs->ev_pos, cap * sizeof(*np));
+		size_t *ns;
+
+		if (!np)
+			return -ENOMEM;
+		fs->ev_pos = np;
+		ns = realloc(fs->ev_seg, cap * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		fs->ev_seg = ns;
+		fs->capev = cap;
+	}
+	fs->ev_pos[fb->n] = pos;
+	fs->ev_seg[fb->n] = seg;
 	ev = &fb->ev[fb->n++];
 	ev->ts = ts;
 	ev->seq = fs->seq++;
@@ -98,6 +189,13 @@ static int flow_push(struct flow_state *fs, int kind, int tid, int64_t ts,
 	ev->from = from;
 	ev->to = to;
 	return 0;
+}
+
+/* Append an event happening now. */
+static int flow_push(struct flow_state *fs, int kind, int tid, int64_t ts,
+                     uint64_t from, uint64_t to)
+{
+	return flow_push_at(fs, kind, tid, ts, from, to, fs->pos, flow_seg_now(fs));
 }
 
 /* Emit the pending branch now that its target @to is known (0: unknown). */
@@ -117,7 +215,8 @@ static int flow_flush(struct flow_state *fs, uint64_t to)
 		if (to != f.start && fs->pend_from - f.start < f.size)
 			return 0;
 	}
-	return flow_push(fs, kind, fs->pend_tid, fs->pend_ts, fs->pend_from, to);
+	return flow_push_at(fs, kind, fs->pend_tid, fs->pend_ts, fs->pend_from, to,
+	                    fs->pend_pos, fs->pend_seg);
 }
 
 static int gap_add(struct flow_state *fs, int64_t ts, int64_t dur, const char *reason)
@@ -163,12 +262,20 @@ static int gap_close(struct flow_state *fs)
 }
 
 /* Apply the sched switches up to now; change the decoder's image if the
- * next task lives in another address space. */
-static int flow_switch(struct flow_state *fs)
+ * next task lives in another address space.
+ *
+ * The decoder's time runs ahead of the instruction it is at (a timing
+ * packet times the branch packet after it, which may cover several earlier
+ * branches), so a switch timed at the end of a task's slice would take
+ * effect before that task's last instructions were decoded.  A switch
+ * happens in the kernel: while user code is being decoded (@user_code) the
+ * current task keeps running; switches take effect when tracing is enabled
+ * again, at a sync point, or while kernel code is traced. */
+static int flow_switch(struct flow_state *fs, int user_code)
 {
 	struct sptd_dec_aspace *as;
 
-	if (!fs->has_time || fs->swi >= fs->nsw || fs->sw[fs->swi].ts > fs->now)
+	if (user_code || !fs->has_time || fs->swi >= fs->nsw || fs->sw[fs->swi].ts > fs->now)
 		return 0;
 	while (fs->swi < fs->nsw && fs->sw[fs->swi].ts <= fs->now)
 		fs->tid = fs->sw[fs->swi++].next_tid;
@@ -191,16 +298,22 @@ static int flow_event(struct flow_state *fs, const struct pt_event *ev)
 		if (!err)
 			err = gap_close(fs);
 		if (!err)
+			err = flow_switch(fs, 0);
+		if (!err)
 			err = flow_push(fs, SPTD_DEC_FLOW_ENABLE, fs->tid, flow_ts(fs), 0,
 			                ev->variant.enabled.ip);
 		break;
 	case ptev_disabled:
+		fs->in_user = 0;
+		flow_seg_stop(fs);
 		err = flow_flush(fs, ev->ip_suppressed ? 0 : ev->variant.disabled.ip);
 		if (!err)
 			err = flow_push(fs, SPTD_DEC_FLOW_DISABLE, fs->tid, flow_ts(fs),
 			                fs->last_ip, 0);
 		break;
 	case ptev_async_disabled:
+		fs->in_user = 0;
+		flow_seg_stop(fs);
 		err = flow_flush(fs, ev->variant.async_disabled.at);
 		fs->res->stats.interrupts++;
 		if (!err)
@@ -211,6 +324,7 @@ static int flow_event(struct flow_state *fs, const struct pt_event *ev)
 			                ev->variant.async_disabled.at, 0);
 		break;
 	case ptev_async_branch:
+		fs->in_user = 0;
 		err = flow_flush(fs, ev->variant.async_branch.from);
 		fs->res->stats.interrupts++;
 		if (!err)
@@ -219,6 +333,8 @@ static int flow_event(struct flow_state *fs, const struct pt_event *ev)
 			                ev->ip_suppressed ? 0 : ev->variant.async_branch.to);
 		break;
 	case ptev_overflow:
+		fs->in_user = 0;
+		flow_seg_stop(fs);
 		err = flow_flush(fs, 0);
 		if (!err)
 			err = flow_push(fs, SPTD_DEC_FLOW_OVERFLOW, fs->tid, flow_ts(fs), 0,
@@ -230,6 +346,76 @@ static int flow_event(struct flow_state *fs, const struct pt_event *ev)
 		break;
 	}
 	return err;
+}
+
+/* The class of the branch at @ip, for blocks whose iclass libipt leaves at
+ * ptic_error (its block cache does so for indirect and far branches: the
+ * caller is to decode the instruction).  Legacy prefixes and REX are
+ * skipped; only the opcodes that end a block are told apart. */
+static enum pt_insn_class flow_classify(struct flow_state *fs, const struct pt_block *b)
+{
+	uint8_t insn[16];
+	const uint8_t *p = insn, *end;
+	int n;
+
+	if (b->truncated) {
+		memcpy(insn, b->raw, b->size < sizeof(insn) ? b->size : sizeof(insn));
+		n = b->size;
+	} else {
+		n = pt_iscache_read(fs->s->iscache, insn, sizeof(insn), b->isid, b->end_ip);
+	}
+	if (n <= 0)
+		return ptic_error;
+	end = insn + (n < (int)sizeof(insn) ? n : (int)sizeof(insn));
+	while (p < end && (*p == 0x66 || *p == 0x67 || *p == 0xf2 || *p == 0xf3 ||
+	                   *p == 0xf0 || *p == 0x2e || *p == 0x36 || *p == 0x3e ||
+	                   *p == 0x26 || *p == 0x64 || *p == 0x65))
+		p++;
+	if (p < end && (*p & 0xf0) == 0x40 && b->mode == ptem_64bit)
+		p++;
+	if (p >= end)
+		return ptic_error;
+	switch (*p) {
+	case 0xe8:
+		return ptic_call;
+	case 0xe9: case 0xeb:
+		return ptic_jump;
+	case 0xc2: case 0xc3:
+		return ptic_return;
+	case 0xca: case 0xcb: case 0xcf:
+		return ptic_far_return;
+	case 0xcc: case 0xcd: case 0xce:
+		return ptic_far_call;
+	case 0x9a:
+		return ptic_far_call;
+	case 0xea:
+		return ptic_far_jump;
+	case 0x0f:
+		if (p + 1 >= end)
+			return ptic_error;
+		if (p[1] == 0x05 || p[1] == 0x34)
+			return ptic_far_call;        /* syscall, sysenter */
+		if (p[1] == 0x07 || p[1] == 0x35)
+			return ptic_far_return;      /* sysret, sysexit */
+		return ptic_other;
+	case 0xff:
+		if (p + 1 >= end)
+			return ptic_error;
+		switch ((p[1] >> 3) & 7) {
+		case 2:
+			return ptic_call;
+		case 3:
+			return ptic_far_call;
+		case 4:
+			return ptic_jump;
+		case 5:
+			return ptic_far_jump;
+		default:
+			return ptic_other;
+		}
+	default:
+		return ptic_other;
+	}
 }
 
 /* One decoded block: count it and note its last branch. */
@@ -244,8 +430,10 @@ static int flow_block(struct flow_state *fs, const struct pt_block *b)
 	if (err)
 		return err;
 	st->instructions += b->ninsn;
+	fs->pos += b->ninsn;
 	fs->last_ip = b->end_ip;
-	switch (b->iclass) {
+	fs->in_user = !(b->end_ip >> 63);
+	switch (b->iclass == ptic_error ? flow_classify(fs, b) : b->iclass) {
 	case ptic_call:
 		st->calls++;
 		kind = SPTD_DEC_FLOW_CALL;
@@ -273,6 +461,8 @@ static int flow_block(struct flow_state *fs, const struct pt_block *b)
 		fs->pend_from = b->end_ip;
 		fs->pend_ts = flow_ts(fs);
 		fs->pend_tid = fs->tid;
+		fs->pend_pos = fs->pos;
+		fs->pend_seg = flow_seg_now(fs);
 	}
 	return 0;
 }
@@ -293,6 +483,7 @@ static int flow_error(struct flow_state *fs, int code, const struct pt_block *b)
 	else
 		snprintf(reason, sizeof(reason), "pt: decode error: %s at offset 0x%" PRIx64,
 		         pt_errstr((enum pt_error_code)code), off);
+	flow_seg_stop(fs);
 	err = flow_flush(fs, 0);
 	if (!err)
 		err = flow_push(fs, SPTD_DEC_FLOW_ERROR, fs->tid, flow_ts(fs), 0, 0);
@@ -315,25 +506,25 @@ static int flow_decode(struct flow_state *fs, int status)
 			status = pt_blk_event(fs->dec, &ev, sizeof(ev));
 			if (status < 0)
 				break;
-			flow_time(fs);
-			err = flow_event(fs, &ev);
+			err = flow_time(fs, 0);
+			if (!err)
+				err = flow_event(fs, &ev);
 			if (err)
 				return err;
 		}
 		if (status < 0) {
 			memset(&b, 0, sizeof(b));
 		} else {
-			err = flow_switch(fs);
+			err = flow_switch(fs, fs->in_user);
 			if (err)
 				return err;
 			memset(&b, 0, sizeof(b));
 			status = pt_blk_next(fs->dec, &b, sizeof(b));
-			flow_time(fs);
-			if (b.ninsn) {
+			err = flow_time(fs, b.ninsn);
+			if (!err && b.ninsn)
 				err = flow_block(fs, &b);
-				if (err)
-					return err;
-			}
+			if (err)
+				return err;
 		}
 		if (status < 0) {
 			if (status == -pte_eos)
@@ -342,6 +533,98 @@ static int flow_decode(struct flow_state *fs, int status)
 			return err ? err : 1;
 		}
 	}
+}
+
+/* The time events of stretch @k at instruction position @pos are placed at
+ * (@rate_num / @rate_den: ns per instruction over the stretches before it
+ * that ran without a stop, 0 none yet). */
+static int64_t flow_seg_place(const struct flow_state *fs, size_t k, uint64_t pos,
+                              int64_t rate_num, uint64_t rate_den)
+{
+	const struct flow_seg *a = &fs->segs[k], *b = k + 1 < fs->nsegs ? a + 1 : NULL;
+	int64_t bound, t;
+	size_t i;
+
+	if (pos <= a->pos)
+		return a->ts;
+	if (!a->stopped) {
+		/* ran without a stop up to the next time: by instruction count */
+		if (!b || b->ts <= a->ts || b->pos <= a->pos || pos >= b->pos)
+			return a->ts;
+		return a->ts + (int64_t)((unsigned __int128)(b->ts - a->ts) * (pos - a->pos) /
+		                         (b->pos - a->pos));
+	}
+	/* Tracing stopped in it, for an unknown time: up to the stop, at the
+	 * average rate of the earlier stretches without one; after the stop (tracing back
+	 * on before the next time) no later than the stop.  Never past the
+	 * next time, or the next context switch on this CPU. */
+	if (!rate_num || !rate_den)
+		return a->ts;
+	if (pos > a->stop_pos)
+		pos = a->stop_pos;
+	bound = b ? b->ts : INT64_MAX;
+	for (i = 0; i < fs->nsw; i++) {
+		if (fs->sw[i].ts > a->ts) {
+			if (fs->sw[i].ts < bound)
+				bound = fs->sw[i].ts;
+			break;
+		}
+	}
+	if (bound == INT64_MAX || bound <= a->ts)
+		return a->ts;
+	t = a->ts + (int64_t)((unsigned __int128)(uint64_t)rate_num * (pos - a->pos) / rate_den);
+	return t < bound ? t : bound;
+}
+
+/* Place the events of each stretch between its time and the next one's,
+ * by instruction position (see the top of the file). */
+static void flow_place_times(struct flow_state *fs)
+{
+	struct sptd_dec_flowbuf *fb = &fs->res->flows;
+	int64_t rate_num = 0;
+	uint64_t rate_den = 0;
+	size_t i, k = 0;
+
+	for (i = 0; i < fb->n; i++) {
+		size_t seg = fs->ev_seg[i];
+
+		if (seg == SIZE_MAX || fb->ev[i].ts != fs->segs[seg].ts)
+			continue;
+		/* the average rate of the stopless stretches before @seg */
+		for (; k < seg && k + 1 < fs->nsegs; k++) {
+			const struct flow_seg *a = &fs->segs[k], *b = a + 1;
+
+			if (!a->stopped && b->ts > a->ts && b->pos > a->pos) {
+				rate_num += b->ts - a->ts;
+				rate_den += b->pos - a->pos;
+			}
+		}
+		fb->ev[i].ts = flow_seg_place(fs, seg, fs->ev_pos[i], rate_num, rate_den);
+	}
+}
+
+/* Does @c's trace hold a CYC packet?  (Then its times need no placing.) */
+static int flow_has_cyc(const struct pt_config *cfg)
+{
+	struct pt_packet_decoder *pd = pt_pkt_alloc_decoder(cfg);
+	int found = 0, status;
+
+	if (!pd)
+		return -ENOMEM;
+	while (!found && pt_pkt_sync_forward(pd) >= 0) {
+		struct pt_packet pkt;
+
+		while ((status = pt_pkt_next(pd, &pkt, sizeof(pkt))) >= 0) {
+			if (pkt.type == ppt_cyc) {
+				found = 1;
+				break;
+			}
+		}
+		if (status == -pte_eos)
+			break;
+	}
+	pt_pkt_free_decoder(pd);
+	return found;
 }
 
 /* Events timed before the first timing packet take its time; a trace with
@@ -441,7 +724,10 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, struct sptd_dec_cpu_r
 				break;
 			continue;
 		}
-		flow_time(&fs);
+		err = flow_time(&fs, 0);
+		if (err)
+			break;
+		fs.in_user = 0;
 		if (first && sync_off > 0) {
 			char reason[96];
 
@@ -462,8 +748,20 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, struct sptd_dec_cpu_r
 		err = flow_flush(&fs, 0);
 	if (err >= 0)
 		err = gap_close(&fs);
+	if (err >= 0 && fs.res->stats.saw_time) {
+		int cyc = flow_has_cyc(&cfg);
+
+		if (cyc < 0)
+			err = cyc;
+		else if (!cyc)
+			flow_place_times(&fs);
+	}
 	flow_fixup_times(&fs);
+	res->last_ts = fs.has_time ? fs.now : -1;
 	pt_blk_free_decoder(fs.dec);
+	free(fs.segs);
+	free(fs.ev_pos);
+	free(fs.ev_seg);
 	res->stats.decode_ns = now_mono_ns() - t0;
 	return err;
 }

@@ -455,6 +455,17 @@ int64_t sptd_dec_session_run(struct sptd_dec_session *s, const struct sptd_dec_s
 		}
 		sptd_dec_cpu_result_fini(&res[i]);
 	}
+	/* frames open at the end close where the data end: the last timing
+	 * packet or context switch, which may be after the last branch (a
+	 * task ending in exit_group) */
+	if (!s->no_time && end >= start) {
+		for (i = 0; i < s->ncpus; i++)
+			if (s->cpus[i].len && res[i].last_ts > end)
+				end = res[i].last_ts;
+		for (k = 0; k < s->nswitches; k++)
+			if (s->switches[k].ts > end)
+				end = s->switches[k].ts;
+	}
 	if (ret >= 0)
 		ret = sptd_dec_stacks_run(stacks, start, end);
 out_lock:

@@ -6,9 +6,13 @@
  * generator's ground truth):
  *  1. a near call pushes a frame for the function containing the target;
  *  2. a near return pops the top frame; on an empty stack it makes an
- *     inferred frame for the function returned from, starting at the data
- *     start, and every frame of the task emitted so far moves one level
- *     deeper under it (frames are buffered per task until its end);
+ *     inferred frame for the function returned from, starting at the
+ *     task's data start, and every frame of the task emitted so far moves
+ *     one level deeper under it (frames are buffered per task until its
+ *     end).  The data start is the task's own first event in the trace,
+ *     for every task (a deliberate rule: earlier it was the run's first
+ *     event, which claimed that a task scheduled in later had been in that
+ *     function since before it was ever seen);
  *  3. a non-conditional jump to the first byte of a known function other
  *     than the top frame's is a tail call: the top frame is replaced;
  *  4. a jump, return or trace resume landing inside a function further down
@@ -45,6 +49,7 @@ struct stack_task {
 	struct sptd_dec_slice *done; /* closed frames, emitted at the task's end */
 	size_t ndone, capdone;
 	int tid, cpu_key;          /* identity (cpu_key only for tid < 0) */
+	int64_t data_start;        /* time of the task's first event */
 };
 
 struct sptd_dec_stacks {
@@ -250,7 +255,7 @@ static int frame_infer(struct sptd_dec_stacks *st, struct stack_task *t,
 	}
 	memset(&sl, 0, sizeof(sl));
 	sl.id = id;
-	sl.ts = st->start < ev->ts ? st->start : ev->ts;
+	sl.ts = t->data_start < ev->ts ? t->data_start : ev->ts;
 	sl.dur = ev->ts - sl.ts;
 	sl.cpu = ev->cpu;
 	sl.tid = t->tid;
@@ -470,6 +475,7 @@ int64_t sptd_dec_stacks_run(struct sptd_dec_stacks *st, int64_t start, int64_t e
 				err = task_finish(st, t, &count);
 			t->tid = ev->tid;
 			t->cpu_key = key;
+			t->data_start = ev->ts; /* events are in time order */
 			if (err)
 				break;
 		}

@@ -5,11 +5,14 @@
  * Divisions: building the table (shared), ELF loading, kallsyms loading,
  * lookup and bias.
  *
- * Rules: .symtab and .dynsym both feed one table; undefined and zero-address
- * symbols are skipped; at one address only one symbol is kept (global over
- * weak over local, a sized one over a size-0 one); a size-0 symbol reaches
- * to the next symbol, but not past the end of its section (ELF) or 4 KiB
- * (the last kallsyms symbol). */
+ * Rules (the emulated-PT generator's tests/ptgen/symtab.c applies the same,
+ * so that golden tests compare names exactly): .symtab and .dynsym both feed
+ * one table; undefined and zero-address symbols are skipped; at one address
+ * only one symbol is kept: GLOBAL over WEAK over LOCAL, then the shorter
+ * mangled name, then the alphabetically first mangled name; it takes the
+ * first size among the aliases in that order; a size-0 symbol reaches to
+ * the next symbol, but not past the end of its section (ELF) or 4 KiB (the
+ * last kallsyms symbol). */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -22,7 +25,8 @@
 #include "sptd_dec.h"
 #include "symfile-local.h"
 
-/* How far a size-0 symbol with nothing after it may reach. */
+/* How far a size-0 symbol with nothing after it and no section end may
+ * reach. */
 #define SYMFILE_LAST_REACH 4096
 
 /* ---- building the table --------------------------------------------------- */
@@ -33,6 +37,8 @@ struct raw_sym {
 	uint64_t size;          /* from the symbol table; 0 unknown */
 	uint64_t limit;         /* no symbol reaches past this (section end) */
 	size_t name_off;        /* offset of the name in the builder's arena */
+	size_t key_off;         /* offset of the mangled name (the sort key) */
+	const char *key;        /* arena + key_off, set once the arena is final */
 	int rank;               /* binding preference: higher wins at one address */
 };
 
@@ -53,13 +59,9 @@ static void builder_fini(struct builder *b)
 static int builder_add(struct builder *b, uint64_t addr, uint64_t size,
                        uint64_t limit, const char *name, int rank)
 {
-	size_t n = strlen(name) + 1;
 	char *demangled = sptd_dec_demangle_dup(name);
+	size_t nkey = strlen(name) + 1, nname = demangled ? strlen(demangled) + 1 : 0;
 
-	if (demangled) {
-		name = demangled;
-		n = strlen(name) + 1;
-	}
 	if (b->count == b->cap) {
 		size_t cap = b->cap ? b->cap * 2 : 1024;
 		struct raw_sym *syms = realloc(b->syms, cap * sizeof(*syms));
@@ -69,11 +71,11 @@ static int builder_add(struct builder *b, uint64_t addr, uint64_t size,
 		b->syms = syms;
 		b->cap = cap;
 	}
-	if (b->arena_len + n > b->arena_cap) {
+	if (b->arena_len + nkey + nname > b->arena_cap) {
 		size_t cap = b->arena_cap ? b->arena_cap * 2 : 16384;
 		char *arena;
 
-		while (cap < b->arena_len + n)
+		while (cap < b->arena_len + nkey + nname)
 			cap *= 2;
 		arena = realloc(b->arena, cap);
 		if (!arena)
@@ -81,12 +83,16 @@ static int builder_add(struct builder *b, uint64_t addr, uint64_t size,
 		b->arena = arena;
 		b->arena_cap = cap;
 	}
-	memcpy(b->arena + b->arena_len, name, n);
+	/* the mangled name, then the demangled one when it differs */
+	memcpy(b->arena + b->arena_len, name, nkey);
+	if (demangled)
+		memcpy(b->arena + b->arena_len + nkey, demangled, nname);
 	b->syms[b->count++] = (struct raw_sym){
 		.addr = addr, .size = size, .limit = limit,
-		.name_off = b->arena_len, .rank = rank,
+		.name_off = demangled ? b->arena_len + nkey : b->arena_len,
+		.key_off = b->arena_len, .rank = rank,
 	};
-	b->arena_len += n;
+	b->arena_len += nkey + nname;
 	free(demangled);
 	return 0;
 nomem:
@@ -98,15 +104,17 @@ nomem:
 static int raw_sym_cmp(const void *a, const void *b)
 {
 	const struct raw_sym *x = a, *y = b;
+	size_t lx, ly;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
 	if (x->rank != y->rank)
 		return x->rank > y->rank ? -1 : 1;
-	if ((x->size != 0) != (y->size != 0))
-		return x->size ? -1 : 1;
-	/* deterministic: the earlier-added name */
-	return x->name_off < y->name_off ? -1 : (x->name_off > y->name_off);
+	lx = strlen(x->key);
+	ly = strlen(y->key);
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return strcmp(x->key, y->key);
 }
 
 /* Turn the builder into @sf's table (the arena moves to @sf). */
@@ -114,11 +122,16 @@ static int builder_finish(struct builder *b, struct sptd_dec_symfile *sf)
 {
 	size_t i, out = 0;
 
+	for (i = 0; i < b->count; i++)
+		b->syms[i].key = b->arena + b->syms[i].key_off;
 	if (b->count)
 		qsort(b->syms, b->count, sizeof(*b->syms), raw_sym_cmp);
-	for (i = 0; i < b->count; i++)
-		if (i == 0 || b->syms[i].addr != b->syms[i - 1].addr)
+	for (i = 0; i < b->count; i++) {
+		if (i == 0 || b->syms[i].addr != b->syms[out - 1].addr)
 			b->syms[out++] = b->syms[i];
+		else if (!b->syms[out - 1].size)
+			b->syms[out - 1].size = b->syms[i].size; /* an alias's size */
+	}
 	sf->syms = calloc(out ? out : 1, sizeof(*sf->syms));
 	sf->ends = calloc(out ? out : 1, sizeof(*sf->ends));
 	if (!sf->syms || !sf->ends)
@@ -130,7 +143,12 @@ static int builder_finish(struct builder *b, struct sptd_dec_symfile *sf)
 		if (r->size) {
 			end = r->addr + r->size;
 		} else {
-			end = i + 1 < out ? b->syms[i + 1].addr : r->addr + SYMFILE_LAST_REACH;
+			if (i + 1 < out)
+				end = b->syms[i + 1].addr;
+			else if (r->limit > r->addr)
+				end = r->limit;
+			else
+				end = r->addr + SYMFILE_LAST_REACH;
 			if (r->limit > r->addr && end > r->limit)
 				end = r->limit;
 			if (end <= r->addr)

@@ -111,8 +111,16 @@ static const struct stack_case cases[] = {
 	{ "inferred frames shift depths", {
 		{ 10, 0, 7, CALL, 0x2010, 0x3000, 0 }, { 20, 0, 7, RET, 0x3050, 0x2015, 0 },
 		{ 30, 0, 7, RET, 0x2050, 0x1015, 0 }, { 50, 0, 7, RET, 0x1050, 0x9000, 0 } },
-	  { { 7, 12, 10, 10, 2, 11, U, 0, 0 }, { 7, 11, 0, 30, 1, 10, U, INF, 0 },
-	    { 7, 10, 0, 50, 0, -1, U, INF, 0 } }, 3 },
+	  /* inferred frames start at the task's first event (10), not the
+	   * window's start (0) */
+	  { { 7, 12, 10, 10, 2, 11, U, 0, 0 }, { 7, 11, 10, 20, 1, 10, U, INF, 0 },
+	    { 7, 10, 10, 40, 0, -1, U, INF, 0 } }, 3 },
+	{ "data start is each task's own first event", {
+		{ 10, 0, 7, CALL, 0x1010, 0x2000, 0 }, { 20, 0, 7, RET, 0x2050, 0x1015, 0 },
+		{ 30, 1, 8, ENA, 0, 0x3040, 0 }, { 45, 1, 8, RET, 0x3050, 0x2015, 0 },
+		{ 60, 0, 7, RET, 0x1050, 0x9000, 0 } },
+	  { { 7, 11, 10, 10, 1, 10, U, 0, 0 }, { 7, 10, 10, 50, 0, -1, U, INF, 0 },
+	    { 8, 12, 30, 15, 0, -1, U, INF, 1 } }, 3 },
 	{ "open at the end", {
 		{ 10, 0, 7, CALL, 0x1010, 0x2000, 0 }, { 20, 0, 7, CALL, 0x2010, 0x3000, 0 },
 		{ 30, 0, 7, RET, 0x3050, 0x2015, 0 }, { 100, 0, 7, DIS, 0x2020, 0, 0 } },
@@ -161,7 +169,7 @@ static const struct stack_case cases[] = {
 	{ "unknown tasks: one stack per CPU", {
 		{ 10, 0, -1, CALL, 0x1010, 0x2000, 0 }, { 15, 1, -1, RET, 0x3050, 0x2015, 0 },
 		{ 20, 0, -1, RET, 0x2050, 0x1015, 0 } },
-	  { { -1, 11, 10, 10, 0, -1, U, 0, 0 }, { -1, 12, 0, 15, 0, -1, U, INF, 1 } }, 2 },
+	  { { -1, 11, 10, 10, 0, -1, U, 0, 0 }, { -1, 12, 15, 0, 0, -1, U, INF, 1 } }, 2 },
 };
 
 static const struct sptd_dec_slice *find_slice(const struct got *g, int tid, int64_t sym,

@@ -207,8 +207,9 @@ void sptd_ptgen_stream_stats(const struct sptd_ptgen_stream *s,
 
 /* ---- truth.c: frames from the recorded execution ----------------------------- */
 
-/* A new shadow stack for @task; @start_ns is the data start (inferred
- * frames begin there).  -ENOMEM. */
+/* A new shadow stack for @task; @start_ns is the run's start, a lower bound:
+ * the task's data start (where inferred frames begin) is its first traced
+ * instruction.  -ENOMEM. */
 int sptd_ptgen_truth_attach(struct sptd_ptgen_task *task, uint64_t start_ns);
 /* The task executed @insn at @ip at @ns and went to @next. */
 int sptd_ptgen_truth_insn(struct sptd_ptgen_task *task, uint64_t ns, uint64_t ip,

@@ -2,7 +2,11 @@
  *
  * Aliases (several symbols at one address) resolve to one name chosen the
  * same way every time: GLOBAL before WEAK before LOCAL, then the shorter
- * name, then the alphabetically first. */
+ * name, then the alphabetically first; the kept symbol takes the first
+ * size among the aliases in that order.  A size-0 symbol reaches to the next
+ * symbol but never past the end of its section (so _init, size 0 in .init,
+ * does not cover the PLT after it).  decode/symfile.c applies the same
+ * rules: the golden test compares names exactly. */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -13,9 +17,14 @@
 
 #include "ptgen.h"
 
+/* How far a size-0 symbol with nothing after it and no section end may
+ * reach (as decode/symfile.c). */
+#define SYM_LAST_REACH 4096
+
 struct sym {
 	uint64_t addr;   /* file address */
 	uint64_t size;   /* 0 when the table gave none */
+	uint64_t limit;  /* end of its section, 0 unknown */
 	int rank;        /* binding preference, lower wins */
 	char *name;      /* heap */
 };
@@ -59,6 +68,7 @@ static int add_symbols(struct sptd_ptgen_symtab *st, Elf *elf, Elf_Scn *scn, GEl
 	for (i = 0; i < count; i++) {
 		GElf_Sym sym;
 		const char *name;
+		uint64_t limit;
 		int type;
 
 		if (!gelf_getsym(data, (int)i, &sym))
@@ -70,6 +80,14 @@ static int add_symbols(struct sptd_ptgen_symtab *st, Elf *elf, Elf_Scn *scn, GEl
 		name = elf_strptr(elf, sh->sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
+		limit = 0;
+		if (sym.st_shndx < SHN_LORESERVE) {
+			Elf_Scn *tscn = elf_getscn(elf, sym.st_shndx);
+			GElf_Shdr target;
+
+			if (tscn && gelf_getshdr(tscn, &target))
+				limit = target.sh_addr + target.sh_size;
+		}
 		if (st->n == *cap) {
 			size_t ncap = *cap ? *cap * 2 : 256;
 			struct sym *ns = realloc(st->syms, ncap * sizeof(*ns));
@@ -81,6 +99,7 @@ static int add_symbols(struct sptd_ptgen_symtab *st, Elf *elf, Elf_Scn *scn, GEl
 		}
 		st->syms[st->n].addr = sym.st_value;
 		st->syms[st->n].size = sym.st_size;
+		st->syms[st->n].limit = limit;
 		st->syms[st->n].rank = GELF_ST_BIND(sym.st_info) == STB_GLOBAL ? 0 :
 		                       GELF_ST_BIND(sym.st_info) == STB_WEAK ? 1 : 2;
 		st->syms[st->n].name = strdup(name);
@@ -219,10 +238,16 @@ int sptd_ptgen_symtab_lookup(const struct sptd_ptgen_symtab *st, uint64_t addr,
 	s = &st->syms[lo];
 	if (s->addr > addr)
 		return -ENOENT;
-	if (s->size)
+	if (s->size) {
 		e = s->addr + s->size;
-	else
-		e = lo + 1 < st->n ? st->syms[lo + 1].addr : s->addr + 1;
+	} else {
+		if (lo + 1 < st->n)
+			e = st->syms[lo + 1].addr;
+		else
+			e = s->limit > s->addr ? s->limit : s->addr + SYM_LAST_REACH;
+		if (s->limit > s->addr && e > s->limit)
+			e = s->limit;
+	}
 	if (addr >= e)
 		return -ENOENT;
 	if (name)

@@ -3,7 +3,7 @@
  * One shadow stack per task, fed with every executed instruction, applying
  * the frame rules a PT decoder applies to the trace (docs/PTGEN.md):
  * calls push, returns pop (an empty stack makes an inferred frame from the
- * data start), jumps to another function's first byte are tail calls,
+ * task's data start, its first traced instruction), jumps to another function's first byte are tail calls,
  * jumps and returns into a function further down the stack unwind to it,
  * syscalls nest a "[syscall]" frame, and what is open at the end is closed
  * there. */
@@ -37,7 +37,7 @@ struct sptd_ptgen_truth_task {
 	struct frame *done;        /* closed intervals */
 	size_t ndone, capdone;     /* used / allocated in @done */
 	uint64_t inferred;         /* inferred frames so far: each shifts older ones */
-	uint64_t start_ns;         /* data start: the run's, or the thread's birth */
+	uint64_t start_ns;         /* data start: the task's first instruction */
 	int seen;                  /* an instruction was recorded */
 	int in_syscall;            /* top frame is [syscall], closes at next insn */
 	uint64_t calls, rets;      /* call / return instructions seen */
@@ -164,10 +164,11 @@ int sptd_ptgen_truth_insn(struct sptd_ptgen_task *task, uint64_t ns, uint64_t ip
 		return -EINVAL;
 	t = task->truth;
 	if (!t->seen) {
-		/* A thread born during the run has its data start at birth. */
+		/* Data start of every task is its first traced instruction (not
+		 * the run's first instruction): a decoder sees a task from its
+		 * first event in the trace on, nothing earlier. */
 		t->seen = 1;
-		if (ns > t->start_ns)
-			t->start_ns = ns;
+		t->start_ns = ns;
 	}
 	if (t->in_syscall) {
 		t->in_syscall = 0;

@@ -1,0 +1,571 @@
+/* test_ptgen2perf.c — the emulated-PT generator's cases as perf.data.
+ *
+ * For each case: sptd-ptgen runs real programs (ground truth in truth.txt),
+ * sptd-ptgen2perf writes the perf.data perf record would have written, and
+ *  1. the real `sysptd import FILE` (SPTD_BIN) decodes it into an incident
+ *     whose call intervals equal truth.txt one for one: same thread, depth,
+ *     flags and function, in the same preorder, start and end within the
+ *     timing mode's resolution.  The rules are those of test_golden (the
+ *     `import --pt` golden test): truth names demangled with
+ *     sptd_dec_demangle, code without a symbol compared by address,
+ *     "[irq]" slices (the decoder's view of a preemption in user code,
+ *     which the truth does not model) left out; tolerance from config.txt:
+ *     cyc 128 cycles, mtc one MTC period + 64 cycles, tsc one PSB period
+ *     of instructions.
+ *  2. Debian's perf (`perf script --itrace=cr -F +flags`) decodes the same
+ *     file, with no --symfs: its call and return lines, counted per CPU,
+ *     equal the incident's decode stats and, in all, the call and return
+ *     instructions the generator executed (config.txt); per thread, the
+ *     targets of perf's calls, in order, are the functions of the
+ *     incident's call slices (neither inferred nor tail calls), in order.
+ *     Without perf, or when perf decodes nothing, this part is skipped
+ *     with a message.
+ *
+ * Usage: test_ptgen2perf PTGEN PTGEN2PERF PROGS_DIR   (sysptd from $SPTD_BIN)
+ * Needs ptrace (root): exit 77 otherwise. */
+#include <errno.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sptd_dec.h"
+#include "sptd_store.h"
+#include "sptd_test.h"
+
+/* One call interval, from truth.txt or from the incident. */
+struct frame {
+	int tid, depth, flags;
+	int64_t start, end;
+	int64_t id;          /* incident: slice id; truth: line number */
+	uint64_t addr;       /* runtime address of the function (0 unknown) */
+	uint64_t size;       /* the symbol's size (0 unknown) */
+	char name[520];      /* demangled */
+};
+
+struct frames {
+	struct frame *v;
+	size_t n, cap;
+};
+
+/* A generated case. */
+struct p2p_case {
+	const char *name;
+	int wrap_all;              /* sptd-ptgen2perf --wrap-all */
+	const char *args[16];      /* ptgen options and programs; "@prog" in PROGS_DIR */
+};
+
+static const struct p2p_case cases[] = {
+	{ "fib", 0, { "--timing", "cyc", "--", "@ptprog-fib", NULL } },
+	{ "two-programs-2cpus", 0, { "--cpus", "2", "--slice-insns", "2000", "--timing", "mtc",
+	                             "--", "@ptprog-fib", "--", "@ptprog-fptr", NULL } },
+	{ "threads-2cpus", 0, { "--cpus", "2", "--slice-insns", "1000", "--timing", "cyc", "--",
+	                        "@ptprog-threads", NULL } },
+	{ "fib-pie-wrapped", 1, { "--timing", "cyc", "--", "@ptprog-fib-pie", NULL } },
+};
+
+static const char *ptgen, *p2p, *progs, *sysptd;
+static char tmpdir[256];
+static int perf_missing_said;
+
+static void frames_push(struct frames *fs, const struct frame *f)
+{
+	if (fs->n == fs->cap) {
+		fs->cap = fs->cap ? 2 * fs->cap : 1024;
+		fs->v = realloc(fs->v, fs->cap * sizeof(*fs->v));
+		if (!fs->v)
+			abort();
+	}
+	fs->v[fs->n++] = *f;
+}
+
+static int frame_cmp(const void *a, const void *b)
+{
+	const struct frame *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	/* equal starts (a coarse timing mode): inferred frames, which
+	 * enclose everything, by depth; then the others in the order they
+	 * were opened (slice ids / truth lines), which is preorder */
+	if ((x->flags & 4) != (y->flags & 4))
+		return (x->flags & 4) ? -1 : 1;
+	if ((x->flags & 4) && x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Run argv with stdout+stderr into @log; the exit status, -1 if it died. */
+static int run(char *const argv[], const char *log)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		FILE *f = freopen(log, "w", stdout);
+
+		if (!f || dup2(fileno(stdout), 2) < 0)
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static void show(const char *log)
+{
+	char line[512];
+	FILE *f = fopen(log, "r");
+	int n = 0;
+
+	while (f && fgets(line, sizeof(line), f) && n++ < 20)
+		fprintf(stderr, "    | %s", line);
+	if (f)
+		fclose(f);
+}
+
+static int64_t config_get(const char *dir, const char *key)
+{
+	char path[600], line[512];
+	size_t klen = strlen(key);
+	int64_t v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/config.txt", dir);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, key, klen) == 0 && line[klen] == '=')
+			v = strtoll(line + klen + 1, NULL, 0);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static int64_t tolerance_ns(const char *dir)
+{
+	int64_t core_hz = config_get(dir, "core_hz"), ns_per_cycle;
+	char path[600], line[128], mode[16] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/config.txt", dir);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "timing=%15s", mode) == 1)
+			break;
+	if (f)
+		fclose(f);
+	ns_per_cycle = core_hz > 0 && core_hz <= 1000000000 ? 1000000000 / core_hz : 1;
+	if (strcmp(mode, "cyc") == 0)
+		return 128 * ns_per_cycle;
+	if (strcmp(mode, "mtc") == 0)
+		return ((int64_t)1 << config_get(dir, "mtc_freq")) * 40 + 64 * ns_per_cycle;
+	return config_get(dir, "psb_period") * ns_per_cycle;
+}
+
+static int read_truth(const char *dir, struct frames *out)
+{
+	char path[600], line[1024], mangled[512];
+	FILE *f;
+	int lineno = 0;
+
+	snprintf(path, sizeof(path), "%s/truth.txt", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		struct frame fr;
+		long long s, e;
+
+		memset(&fr, 0, sizeof(fr));
+		if (sscanf(line, "%d %d %lld %lld %d %511s", &fr.tid, &fr.depth, &s, &e, &fr.flags,
+		           mangled) != 6) {
+			fclose(f);
+			return -EBADMSG;
+		}
+		fr.start = s;
+		fr.end = e;
+		fr.id = ++lineno;
+		if (strncmp(mangled, "0x", 2) == 0)
+			fr.addr = strtoull(mangled, NULL, 16);
+		if (sptd_dec_demangle(mangled, fr.name, sizeof(fr.name)) < 0)
+			snprintf(fr.name, sizeof(fr.name), "%s", mangled);
+		frames_push(out, &fr);
+	}
+	fclose(f);
+	qsort(out->v, out->n, sizeof(*out->v), frame_cmp);
+	return 0;
+}
+
+/* Slices of @st (@where selects), with thread id and runtime address. */
+static int read_slices(struct sptd_store *st, const char *where, struct frames *out)
+{
+	char sql[1024];
+	struct sptd_store_stmt *stmt = NULL;
+	int ret;
+
+	snprintf(sql, sizeof(sql),
+	         "SELECT t.tid, s.depth, s.ts, s.ts + s.dur, s.flags, s.id, y.name, "
+	         "  y.addr + coalesce((SELECT m.bias FROM raw_mmap m WHERE m.dso_id = y.dso_id "
+	         "                     AND m.pid IN (t.pid, -1) LIMIT 1), 0), y.size "
+	         "FROM slice s JOIN (SELECT th.utid, th.tid, p.pid FROM thread th "
+	         "                   LEFT JOIN process p ON p.upid = th.upid) t ON t.utid = s.utid "
+	         "LEFT JOIN symbol y ON y.id = s.symbol_id WHERE %s", where);
+	ret = sptd_store_prepare(st, sql, &stmt);
+	while (ret >= 0 && (ret = sptd_store_step(stmt)) == 1) {
+		struct frame fr;
+		const char *name = sptd_store_column_text(stmt, 6);
+
+		memset(&fr, 0, sizeof(fr));
+		fr.tid = (int)sptd_store_column_int(stmt, 0);
+		fr.depth = (int)sptd_store_column_int(stmt, 1);
+		fr.start = sptd_store_column_int(stmt, 2);
+		fr.end = sptd_store_column_int(stmt, 3);
+		fr.flags = (int)sptd_store_column_int(stmt, 4);
+		fr.id = sptd_store_column_int(stmt, 5);
+		fr.addr = (uint64_t)sptd_store_column_int(stmt, 7);
+		fr.size = (uint64_t)sptd_store_column_int(stmt, 8);
+		snprintf(fr.name, sizeof(fr.name), "%s", name ? name : "(none)");
+		frames_push(out, &fr);
+	}
+	if (ret < 0)
+		fprintf(stderr, "  query: %s\n", sptd_store_errmsg(st));
+	sptd_store_finalize(stmt);
+	return ret < 0 ? ret : 0;
+}
+
+static int same_function(const struct frame *t, const struct frame *d)
+{
+	if (t->addr)
+		return d->addr == t->addr && (strncmp(d->name, "0x", 2) == 0 || strstr(d->name, "+0x"));
+	return strcmp(t->name, d->name) == 0;
+}
+
+/* Part 1: the incident's intervals against truth.txt. */
+static void compare_truth(const char *name, const char *dir, struct sptd_store *st)
+{
+	struct frames truth = { 0 }, dec = { 0 };
+	int64_t tol = tolerance_ns(dir), worst = 0;
+	size_t i, n, bad = 0;
+
+	CHECK_INT(read_truth(dir, &truth), 0);
+	CHECK_INT(read_slices(st, "s.kind <> 'irq'", &dec), 0);
+	qsort(dec.v, dec.n, sizeof(*dec.v), frame_cmp);
+	if (truth.n != dec.n)
+		fprintf(stderr, "  %s: %zu decoded intervals, truth has %zu\n", name, dec.n, truth.n);
+	CHECK_INT(dec.n, truth.n);
+	CHECK(truth.n > 0);
+	n = truth.n < dec.n ? truth.n : dec.n;
+	for (i = 0; i < n; i++) {
+		const struct frame *t = &truth.v[i], *d = &dec.v[i];
+		int64_t ds = llabs(t->start - d->start), de = llabs(t->end - d->end);
+
+		worst = ds > worst ? ds : worst;
+		worst = de > worst ? de : worst;
+		if (t->tid == d->tid && t->depth == d->depth && t->flags == d->flags &&
+		    same_function(t, d) && ds <= tol && de <= tol)
+			continue;
+		if (bad++ < 5)
+			fprintf(stderr, "  %s: interval %zu: truth tid %d depth %d [%" PRId64 ", %" PRId64
+			        "] flags %d %s; decoded tid %d depth %d [%" PRId64 ", %" PRId64
+			        "] flags %d %s\n", name, i, t->tid, t->depth, t->start, t->end, t->flags,
+			        t->name, d->tid, d->depth, d->start, d->end, d->flags, d->name);
+	}
+	CHECK_INT(bad, 0);
+	printf("  %s: %zu intervals equal to truth.txt: %s (worst time error %" PRId64
+	       " ns, tolerance %" PRId64 ")\n", name, truth.n, bad || truth.n != dec.n ? "NO" : "yes",
+	       worst, tol);
+	free(truth.v);
+	free(dec.v);
+}
+
+/* One call or return line of perf script. */
+struct pline {
+	int tid, cpu, is_call;
+	uint64_t to;
+};
+
+/* perf script --itrace=cr -F +flags: call and return lines (by the words
+ * "call" / "return" among the flags, so "syscall" is neither). */
+static size_t parse_perf(FILE *f, struct pline **out)
+{
+	char line[4096];
+	size_t n = 0, cap = 0;
+
+	*out = NULL;
+	while (fgets(line, sizeof(line), f)) {
+		char *br = strstr(line, "branches"), *arrow = strstr(line, "=>"), *p, word[64];
+		struct pline pl = { 0 };
+		int is_call = 0, is_ret = 0, k;
+
+		if (!br || !arrow || sscanf(line, "%*s %d [%d]", &pl.tid, &pl.cpu) != 2)
+			continue;
+		p = strchr(br, ' ');
+		while (p && p < arrow && sscanf(p, "%63s%n", word, &k) == 1) {
+			if (strspn(word, "0123456789abcdef") == strlen(word))
+				break;
+			is_call |= strcmp(word, "call") == 0;
+			is_ret |= strcmp(word, "return") == 0;
+			p += k;
+		}
+		if (!is_call && !is_ret)
+			continue;
+		pl.is_call = is_call;
+		pl.to = strtoull(arrow + 2, NULL, 16);
+		if (n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			*out = realloc(*out, cap * sizeof(**out));
+			if (!*out)
+				abort();
+		}
+		(*out)[n++] = pl;
+	}
+	return n;
+}
+
+static int64_t stat_of(struct sptd_store *st, const char *name, int cpu)
+{
+	char sql[160];
+	int64_t v = -1;
+
+	snprintf(sql, sizeof(sql), "SELECT coalesce(sum(value), 0) FROM stats WHERE name = '%s'%s",
+	         name, cpu >= 0 ? " AND cpu = " : "");
+	if (cpu >= 0)
+		snprintf(sql + strlen(sql), sizeof(sql) - strlen(sql), "%d", cpu);
+	sptd_store_query_int(st, sql, &v);
+	return v;
+}
+
+static int id_cmp(const void *a, const void *b)
+{
+	const struct frame *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Part 2: perf's decode of the same file against the incident and truth. */
+static void compare_perf(const char *name, const char *dir, const char *data,
+                         struct sptd_store *st)
+{
+	char cmd[1400];
+	struct pline *pl = NULL;
+	struct frames calls = { 0 };
+	size_t n, i, j, calls_n = 0, rets_n = 0, bad = 0;
+	int cpu, cpus = (int)config_get(dir, "cpus");
+	FILE *f;
+
+	if (system("perf --version >/dev/null 2>&1") != 0) {
+		if (!perf_missing_said++)
+			printf("  perf is not installed: perf's decode not compared\n");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "perf script -i '%s' --itrace=cr -F +flags 2>/dev/null", data);
+	f = popen(cmd, "r");
+	if (!f)
+		return;
+	n = parse_perf(f, &pl);
+	pclose(f);
+	if (!n) {
+		printf("  %s: perf script decoded no calls or returns (perf refused the file?): "
+		       "perf's decode not compared\n", name);
+		free(pl);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		pl[i].is_call ? calls_n++ : rets_n++;
+	/* all calls and returns that ran, none more */
+	CHECK_INT(calls_n, config_get(dir, "calls"));
+	CHECK_INT(rets_n, config_get(dir, "returns"));
+	/* per CPU: the same counts as sysptd's decode */
+	for (cpu = 0; cpu < cpus; cpu++) {
+		int64_t pc = 0, pr = 0;
+
+		for (i = 0; i < n; i++)
+			if (pl[i].cpu == cpu)
+				pl[i].is_call ? pc++ : pr++;
+		CHECK_INT(stat_of(st, "calls", cpu), pc);
+		CHECK_INT(stat_of(st, "returns", cpu), pr);
+	}
+	/* per thread, in order: perf's call targets = the incident's called functions */
+	CHECK_INT(read_slices(st, "s.kind = 'user' AND (s.flags & 12) = 0", &calls), 0);
+	qsort(calls.v, calls.n, sizeof(*calls.v), id_cmp);
+	CHECK_INT(calls.n, calls_n);
+	for (j = 0; j < calls.n; j++) {
+		const struct frame *c = &calls.v[j];
+		size_t k;
+
+		/* the k-th perf call of this thread for the k-th slice */
+		k = 0;
+		for (size_t m = 0; m < j; m++)
+			k += calls.v[m].tid == c->tid;
+		for (i = 0; i < n; i++)
+			if (pl[i].is_call && pl[i].tid == c->tid && k-- == 0)
+				break;
+		/* the target is the function's entry, or (a PLT stub, which the
+		 * symbol before it covers) inside the symbol */
+		if (i < n && (pl[i].to == c->addr || (c->addr && pl[i].to > c->addr &&
+		                                      (!c->size || pl[i].to < c->addr + c->size))))
+			continue;
+		if (bad++ < 5)
+			fprintf(stderr, "  %s: tid %d call #%zu: perf => %#" PRIx64 ", sysptd %s at %#"
+			        PRIx64 "\n", name, c->tid, j, i < n ? pl[i].to : 0, c->name, c->addr);
+	}
+	CHECK_INT(bad, 0);
+	printf("  %s: perf script: %zu calls, %zu returns; equal to the truth's counts, "
+	       "sysptd's per CPU and sysptd's call targets per thread: %s\n", name, calls_n,
+	       rets_n, bad || calls.n != calls_n ||
+	       calls_n != (size_t)config_get(dir, "calls") ? "NO" : "yes");
+	free(calls.v);
+	free(pl);
+}
+
+static void run_case(const struct p2p_case *c)
+{
+	char dir[400], data[420], db[420], log[420], progpath[16][400];
+	char *argv[40];
+	struct sptd_store *st = NULL;
+	int n = 0, i, rc;
+
+	snprintf(dir, sizeof(dir), "%s/%s", tmpdir, c->name);
+	snprintf(data, sizeof(data), "%s.perf.data", dir);
+	snprintf(db, sizeof(db), "%s.incident", dir);
+	snprintf(log, sizeof(log), "%s.log", dir);
+	argv[n++] = (char *)ptgen;
+	argv[n++] = (char *)"-o";
+	argv[n++] = dir;
+	for (i = 0; c->args[i]; i++) {
+		if (c->args[i][0] == '@') {
+			snprintf(progpath[i], sizeof(progpath[i]), "%s/%s", progs, c->args[i] + 1);
+			argv[n++] = progpath[i];
+		} else {
+			argv[n++] = (char *)c->args[i];
+		}
+	}
+	argv[n] = NULL;
+	rc = run(argv, log);
+	if (rc == 77)
+		SPTD_SKIP("sptd-ptgen: ptrace not permitted here");
+	if (rc != 0) {
+		fprintf(stderr, "  %s: sptd-ptgen failed (%d)\n", c->name, rc);
+		show(log);
+		CHECK(0);
+		return;
+	}
+	n = 0;
+	argv[n++] = (char *)p2p;
+	if (c->wrap_all)
+		argv[n++] = (char *)"--wrap-all";
+	argv[n++] = dir;
+	argv[n++] = data;
+	argv[n] = NULL;
+	rc = run(argv, log);
+	CHECK_INT(rc, 0);
+	if (rc != 0) {
+		show(log);
+		return;
+	}
+	n = 0;
+	argv[n++] = (char *)sysptd;
+	argv[n++] = (char *)"import";
+	argv[n++] = data;
+	argv[n++] = (char *)"-o";
+	argv[n++] = db;
+	argv[n] = NULL;
+	rc = run(argv, log);
+	CHECK_INT(rc, 0);
+	if (rc != 0) {
+		show(log);
+		return;
+	}
+	CHECK_INT(sptd_store_open(db, 0, &st), 0);
+	if (!st)
+		return;
+	if (c->wrap_all)   /* every image came from a wrapper ELF */
+		CHECK_INT(stat_of(st, "perf_images_missing", -1), 0);
+	compare_truth(c->name, dir, st);
+	compare_perf(c->name, dir, data, st);
+	sptd_store_destroy(st);
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	(void)sb;
+	(void)type;
+	(void)ftw;
+	return remove(path);
+}
+
+/* Bad input: the converter says why and exits 1 or 2. */
+static void test_bad_input(void)
+{
+	char log[400], missing[400];
+	char *argv[6];
+
+	snprintf(log, sizeof(log), "%s/bad.log", tmpdir);
+	snprintf(missing, sizeof(missing), "%s/no-such-dir", tmpdir);
+	argv[0] = (char *)p2p;
+	argv[1] = missing;
+	argv[2] = (char *)"/dev/null/x";
+	argv[3] = NULL;
+	CHECK_INT(run(argv, log), 1);
+	argv[1] = (char *)"--bogus";
+	CHECK_INT(run(argv, log), 2);
+	argv[1] = tmpdir;  /* a directory without config.txt */
+	CHECK_INT(run(argv, log), 1);
+	{
+		char line[512] = "";
+		FILE *f = fopen(log, "r");
+
+		if (f) {
+			if (!fgets(line, sizeof(line), f))
+				line[0] = 0;
+			fclose(f);
+		}
+		CHECK(strstr(line, "config.txt") != NULL);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: test_ptgen2perf PTGEN PTGEN2PERF PROGS_DIR\n");
+		return 2;
+	}
+	ptgen = argv[1];
+	p2p = argv[2];
+	progs = argv[3];
+	sysptd = getenv("SPTD_BIN");
+	SPTD_REQUIRE_ROOT();
+	if (!sysptd || access(sysptd, X_OK) != 0)
+		SPTD_SKIP("SPTD_BIN (the sysptd binary) not set or not built");
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/sptd-p2p-XXXXXX");
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_bad_input();
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		run_case(&cases[i]);
+	if (!getenv("SPTD_KEEP") && sptd_test_failed == 0)
+		nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	else
+		fprintf(stderr, "files kept in %s\n", tmpdir);
+	return SPTD_TEST_END();
+}
