@@ -41,6 +41,7 @@ struct pd_switch {
 	int64_t ts;          /* perf clock ns */
 	int cpu;
 	int prev, next;      /* tids; prev -1: not known (an IN record) */
+	int other;           /* an IN record's previous task from the record, -1 none */
 	int source;          /* enum sw_source */
 	size_t seq;          /* order in the file: ties keep it */
 	char comm[16];       /* next task's comm, "" unknown */
@@ -131,6 +132,7 @@ static int add_switch(struct pd_ctx *c, int64_t ts, int cpu, int prev, int next,
 	s->ts = ts;
 	s->cpu = cpu;
 	s->prev = prev;
+	s->other = -1;
 	s->next = next;
 	s->source = source;
 	snprintf(s->comm, sizeof(s->comm), "%s", comm ? comm : "");
@@ -349,7 +351,10 @@ static int on_record(void *arg, const struct sptd_col_perfdata_rec *r)
 
 			ret = (r->misc & PD_MISC_SWITCH_OUT) ?
 			      add_switch(c, (int64_t)id.time, id.cpu, id.tid, other, SW_CPU_WIDE, NULL) :
-			      add_switch(c, (int64_t)id.time, id.cpu, other, id.tid, SW_CPU_WIDE, NULL);
+			      add_switch(c, (int64_t)id.time, id.cpu, -1, id.tid, SW_CPU_WIDE, NULL);
+			if (ret == 0 && !(r->misc & PD_MISC_SWITCH_OUT) && c->nsw &&
+			    c->sw[c->nsw - 1].next == (int)id.tid)
+				c->sw[c->nsw - 1].other = other;
 		}
 		break;
 	case PD_REC_AUX:
@@ -430,7 +435,8 @@ static int store_switches(struct pd_ctx *c)
 		if (s->prev < 0 && s->next == cur)
 			continue;
 		ret = sptd_store_raw_switch_add(c->st, s->ts, s->cpu, s->prev >= 0 ? s->prev :
-		                                cur >= 0 ? cur : 0, s->next, s->comm);
+		                                cur >= 0 ? cur : s->other >= 0 ? s->other : 0,
+		                                s->next, s->comm);
 		cur = s->next;
 		c->res->switches++;
 	}

@@ -11,7 +11,8 @@
  *     "[irq]" slices (the decoder's view of a preemption in user code,
  *     which the truth does not model) left out; tolerance from config.txt:
  *     cyc 128 cycles, mtc one MTC period + 64 cycles, tsc one PSB period
- *     of instructions.
+ *     of instructions.  Its raw_switch has one row per sched.txt switch
+ *     (an OUT and IN record pair is one switch), in order per CPU.
  *  2. Debian's perf (`perf script --itrace=cr -F +flags`) decodes the same
  *     file, with no --symfs: its call and return lines, counted per CPU,
  *     equal the incident's decode stats and, in all, the call and return
@@ -292,6 +293,105 @@ static void compare_truth(const char *name, const char *dir, struct sptd_store *
 	free(dec.v);
 }
 
+/* One context switch: a sched.txt line or a raw_switch row. */
+struct swrow {
+	int64_t ts;
+	int cpu, prev, next;
+	size_t seq;          /* file line or row order */
+};
+
+static int swrow_cmp(const void *a, const void *b)
+{
+	const struct swrow *x = a, *y = b;
+
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The incident's raw_switch against sched.txt: one row per switch (the
+ * OUT and IN records of a pair are one switch), per CPU in the same
+ * order, with the same tasks, each at most the converter's switch slack
+ * (a quarter of --switch-cycles) from the generator's time. */
+static void compare_switches(const char *name, const char *dir, struct sptd_store *st)
+{
+	struct swrow *want = NULL, *got = NULL;
+	size_t nwant = 0, ngot = 0, cap = 0, i, n, bad = 0;
+	int64_t core_hz = config_get(dir, "core_hz"), slack;
+	struct sptd_store_stmt *stmt = NULL;
+	char path[600], line[256];
+	FILE *f;
+	int ret;
+
+	slack = core_hz > 0 ? config_get(dir, "switch_cycles") * 1000000000 / core_hz / 4 : 0;
+	snprintf(path, sizeof(path), "%s/sched.txt", dir);
+	f = fopen(path, "r");
+	CHECK(f != NULL);
+	while (f && fgets(line, sizeof(line), f)) {
+		struct swrow r = { 0 };
+		long long ts;
+
+		if (sscanf(line, "%lld %d %d %d", &ts, &r.cpu, &r.prev, &r.next) != 4)
+			continue;
+		r.ts = ts;
+		r.seq = nwant;
+		if (nwant == cap) {
+			cap = cap ? 2 * cap : 256;
+			want = realloc(want, cap * sizeof(*want));
+			if (!want)
+				abort();
+		}
+		want[nwant++] = r;
+	}
+	if (f)
+		fclose(f);
+	cap = 0;
+	ret = sptd_store_prepare(st, "SELECT ts, cpu, prev_tid, next_tid FROM raw_switch "
+	                             "ORDER BY cpu, ts, rowid", &stmt);
+	while (ret >= 0 && (ret = sptd_store_step(stmt)) == 1) {
+		struct swrow r = { 0 };
+
+		r.ts = sptd_store_column_int(stmt, 0);
+		r.cpu = (int)sptd_store_column_int(stmt, 1);
+		r.prev = (int)sptd_store_column_int(stmt, 2);
+		r.next = (int)sptd_store_column_int(stmt, 3);
+		r.seq = ngot;
+		if (ngot == cap) {
+			cap = cap ? 2 * cap : 256;
+			got = realloc(got, cap * sizeof(*got));
+			if (!got)
+				abort();
+		}
+		got[ngot++] = r;
+	}
+	sptd_store_finalize(stmt);
+	CHECK_INT(ret, 0);
+	if (nwant)
+		qsort(want, nwant, sizeof(*want), swrow_cmp);
+	if (ngot != nwant)
+		fprintf(stderr, "  %s: raw_switch has %zu rows, sched.txt %zu switches\n", name, ngot,
+		        nwant);
+	CHECK(nwant > 0);
+	CHECK_INT(ngot, nwant);
+	n = ngot < nwant ? ngot : nwant;
+	for (i = 0; i < n; i++) {
+		const struct swrow *w = &want[i], *g = &got[i];
+
+		if (w->cpu == g->cpu && w->prev == g->prev && w->next == g->next &&
+		    llabs(w->ts - g->ts) <= slack)
+			continue;
+		if (bad++ < 5)
+			fprintf(stderr, "  %s: switch %zu: sched.txt cpu %d %d->%d at %" PRId64
+			        "; raw_switch cpu %d %d->%d at %" PRId64 "\n", name, i, w->cpu, w->prev,
+			        w->next, w->ts, g->cpu, g->prev, g->next, g->ts);
+	}
+	CHECK_INT(bad, 0);
+	printf("  %s: raw_switch: %zu rows for %zu switches, equal to sched.txt: %s\n", name, ngot,
+	       nwant, bad || ngot != nwant ? "NO" : "yes");
+	free(want);
+	free(got);
+}
+
 /* One call or return line of perf script. */
 struct pline {
 	int tid, cpu, is_call;
@@ -498,6 +598,7 @@ static void run_case(const struct p2p_case *c)
 	if (c->wrap_all)   /* every image came from a wrapper ELF */
 		CHECK_INT(stat_of(st, "perf_images_missing", -1), 0);
 	compare_truth(c->name, dir, st);
+	compare_switches(c->name, dir, st);
 	compare_perf(c->name, dir, data, st);
 	sptd_store_destroy(st);
 }

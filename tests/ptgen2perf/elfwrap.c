@@ -9,7 +9,10 @@
  * symbol code (which places symbols by section) and sysptd's loader (by
  * program headers) both find the code; .symtab gets the function symbols
  * of the original file or, for the vdso, of the in-memory ELF itself,
- * moved by the mapping's load bias. */
+ * moved by the mapping's load bias.  The one .text loses the original
+ * section ends that a size-0 symbol stops at (_init in .init must not
+ * cover the PLT), so every symbol is written with the extent the symbol
+ * rules give it in the original file as its st_size. */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -23,16 +26,23 @@
 
 #include "p2p.h"
 
+/* How far a size-0 symbol with no symbol after it and no section end
+ * reaches (as tests/ptgen/symtab.c and decode/symfile.c). */
+#define WRAP_LAST_REACH 4096
+
 /* One function symbol for the wrapper. */
 struct wsym {
 	char *name;          /* heap */
 	uint64_t addr;       /* run-time address */
-	uint64_t size;       /* st_size */
+	uint64_t size;       /* st_size; the wrapper gets the symbol's extent */
+	uint64_t limit;      /* run-time end of its original section, 0 unknown */
+	int rank;            /* 0 GLOBAL, 1 WEAK, 2 LOCAL (lower preferred) */
 	unsigned char info;  /* st_info (binding and type) */
 };
 
+/* A growing array of symbols. */
 struct wsyms {
-	struct wsym *s;
+	struct wsym *s;      /* heap, @n used of @cap */
 	size_t n, cap;
 };
 
@@ -86,8 +96,9 @@ static int elf_bias(Elf *e, uint64_t map_start, uint64_t map_pgoff, int64_t *bia
 	return -ENOENT;
 }
 
-/* Function symbols of @e (.symtab and .dynsym) inside [lo, hi) after bias. */
-static int collect_syms(Elf *e, int64_t bias, uint64_t lo, uint64_t hi, struct wsyms *ws)
+/* Every function symbol of @e (.symtab and .dynsym: defined, non-zero
+ * address, named), moved by @bias, with its section's end. */
+static int collect_syms(Elf *e, int64_t bias, struct wsyms *ws)
 {
 	Elf_Scn *scn = NULL;
 
@@ -103,9 +114,8 @@ static int collect_syms(Elf *e, int64_t bias, uint64_t lo, uint64_t hi, struct w
 		for (i = 1; i < n; i++) {
 			GElf_Sym sym;
 			const char *name;
-			uint64_t addr;
-			size_t j;
-			int type;
+			uint64_t limit = 0;
+			int type, bind;
 
 			if (!gelf_getsym(d, (int)i, &sym))
 				continue;
@@ -113,33 +123,103 @@ static int collect_syms(Elf *e, int64_t bias, uint64_t lo, uint64_t hi, struct w
 			if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
 			    !sym.st_value)
 				continue;
-			addr = sym.st_value + (uint64_t)bias;
 			name = elf_strptr(e, sh.sh_link, sym.st_name);
-			if (addr < lo || addr >= hi || !name || !name[0])
+			if (!name || !name[0])
 				continue;
-			for (j = 0; j < ws->n; j++)   /* the same symbol in both tables */
-				if (ws->s[j].addr == addr && strcmp(ws->s[j].name, name) == 0)
-					break;
-			if (j < ws->n)
-				continue;
+			if (sym.st_shndx < SHN_LORESERVE) {
+				Elf_Scn *tscn = elf_getscn(e, sym.st_shndx);
+				GElf_Shdr tsh;
+
+				if (tscn && gelf_getshdr(tscn, &tsh))
+					limit = tsh.sh_addr + tsh.sh_size + (uint64_t)bias;
+			}
 			if (ws->n == ws->cap) {
-				void *p = realloc(ws->s, (ws->cap = ws->cap ? 2 * ws->cap : 256) *
-				                  sizeof(*ws->s));
+				size_t ncap = ws->cap ? 2 * ws->cap : 256;
+				void *p = realloc(ws->s, ncap * sizeof(*ws->s));
 
 				if (!p)
 					return -ENOMEM;
 				ws->s = p;
+				ws->cap = ncap;
 			}
 			ws->s[ws->n].name = strdup(name);
 			if (!ws->s[ws->n].name)
 				return -ENOMEM;
-			ws->s[ws->n].addr = addr;
+			bind = GELF_ST_BIND(sym.st_info);
+			ws->s[ws->n].addr = sym.st_value + (uint64_t)bias;
 			ws->s[ws->n].size = sym.st_size;
+			ws->s[ws->n].limit = limit;
+			ws->s[ws->n].rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
 			ws->s[ws->n].info = sym.st_info;
 			ws->n++;
 		}
 	}
 	return 0;
+}
+
+/* By address; at one address the symbol the alias rules keep first. */
+static int pref_cmp(const void *a, const void *b)
+{
+	const struct wsym *x = a, *y = b;
+	size_t lx, ly;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	lx = strlen(x->name);
+	ly = strlen(y->name);
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Give every symbol of @ws the extent the symbol rules of docs/PTGEN.md
+ * give its address in the original file: the first non-zero size among
+ * the aliases in preference order, else up to the next symbol but not
+ * past the kept alias's section end (4 KiB with neither).  The wrapper
+ * has one section over the whole image, so these ends are written out as
+ * sizes.  Then keep the symbols in [@lo, @hi), one per (address, name). */
+static void fix_extents(struct wsyms *ws, uint64_t lo, uint64_t hi)
+{
+	size_t i, j, g, out = 0;
+
+	if (ws->n)
+		qsort(ws->s, ws->n, sizeof(*ws->s), pref_cmp);
+	for (g = 0; g < ws->n; g = j) {
+		uint64_t addr = ws->s[g].addr, size = 0, limit = ws->s[g].limit, end;
+
+		for (j = g; j < ws->n && ws->s[j].addr == addr; j++)
+			if (!size)
+				size = ws->s[j].size;
+		if (size) {
+			end = addr + size;
+		} else {
+			if (j < ws->n)
+				end = ws->s[j].addr;
+			else
+				end = limit > addr ? limit : addr + WRAP_LAST_REACH;
+			if (limit > addr && end > limit)
+				end = limit;
+		}
+		for (i = g; i < j; i++)
+			ws->s[i].size = end - addr;
+	}
+	for (i = 0; i < ws->n; i++) {
+		struct wsym *s = &ws->s[i];
+		int dup = 0;
+
+		/* the same symbol in both tables: aliases sort together, and
+		 * equal names are adjacent unless the bindings differ */
+		for (j = out; j > 0 && ws->s[j - 1].addr == s->addr && !dup; j--)
+			dup = strcmp(ws->s[j - 1].name, s->name) == 0;
+		if (dup || s->addr < lo || s->addr >= hi) {
+			free(s->name);
+			continue;
+		}
+		ws->s[out++] = *s;
+	}
+	ws->n = out;
 }
 
 static int load_syms(const char *symsrc, const uint8_t *mem, size_t memlen, uint64_t map_start,
@@ -165,7 +245,9 @@ static int load_syms(const char *symsrc, const uint8_t *mem, size_t memlen, uint
 	}
 	ret = elf_bias(e, map_start, map_pgoff, &bias);
 	if (ret == 0)
-		ret = collect_syms(e, bias, lo, hi, ws);
+		ret = collect_syms(e, bias, ws);
+	if (ret == 0)
+		fix_extents(ws, lo, hi);
 out:
 	if (e)
 		elf_end(e);
