@@ -262,6 +262,7 @@ struct service {
 	const char *source_name;
 	int pt_failed;             /* opening PT failed: a runtime failure, not usage */
 	int aux_pause;             /* 1: triggers pause PT in the kernel (AUX pause) */
+	int kernel_freeze;         /* traceoff event triggers installed in ftrace */
 	int aux_refused_logged;    /* the kernel's refusal was said once */
 };
 
@@ -358,6 +359,53 @@ static size_t sample_ring_pages(const struct sptd_col_record_opts *o)
 	return pages;
 }
 
+/* Let the kernel freeze ftrace at the very event when nothing after it is
+ * wanted: a traceoff event trigger on the trigger's own tracepoint, with
+ * its filter (tracepoint=) or the IRQ numbers (irq= without min=, which is
+ * only known at the handler's exit).  Hits the service then ignores
+ * (warm-up, cooldown) are undone by restart_frozen_ftrace(). */
+static void install_kernel_freeze(struct service *s, const struct sptd_col_trigger_spec *spec)
+{
+	char filter[512] = "";
+	const char *system = spec->system, *event = spec->event;
+	int ret;
+
+	if (spec->kind == SPTD_TRIG_TRACEPOINT) {
+		snprintf(filter, sizeof(filter), "%s", spec->filter);
+	} else if (spec->kind == SPTD_TRIG_IRQ && spec->min_ns == 0) {
+		int irqs[16], n = 0;
+		size_t off = 0;
+
+		system = "irq";
+		event = "irq_handler_entry";
+		if (spec->irq_name[0])
+			n = sptd_col_irq_lookup("/proc/interrupts", spec->irq_name, irqs, 16);
+		else if (spec->irq >= 0)
+			irqs[n++] = spec->irq;
+		for (int i = 0; i < n && off < sizeof(filter); i++)
+			off += (size_t)snprintf(filter + off, sizeof(filter) - off, "%sirq==%d",
+			                        i ? " || " : "", irqs[i]);
+	} else {
+		return;
+	}
+	ret = sptd_sched_trace_freeze_on(s->trace, system, event, filter[0] ? filter : NULL);
+	if (ret < 0)
+		sptd_col_log(LOG_WARNING, "cannot install a traceoff trigger on %s:%s (%s); "
+		             "freezing from user space instead", system, event, strerror(-ret));
+	else
+		s->kernel_freeze = 1;
+}
+
+/* A traceoff trigger fired for a hit the service ignored: tracing on again,
+ * so the next incident's window is not stale. */
+static void restart_frozen_ftrace(struct service *s)
+{
+	if (s->kernel_freeze && s->trace && sptd_sched_trace_is_on(s->trace) == 0) {
+		sptd_sched_trace_start(s->trace);
+		sptd_col_seed_cpus(s->cpus, s->ncpus);
+	}
+}
+
 static int arm(struct service *s)
 {
 	struct sptd_sched_config cfg = {
@@ -424,14 +472,8 @@ static int arm(struct service *s)
 		s->ntrig++;
 		/* Let the kernel freeze ftrace at the very event when nothing
 		 * after it is wanted. */
-		if (spec->kind == SPTD_TRIG_TRACEPOINT && s->o->post_ns == 0) {
-			ret = sptd_sched_trace_freeze_on(s->trace, spec->system, spec->event,
-			                                 spec->filter[0] ? spec->filter : NULL);
-			if (ret < 0)
-				sptd_col_log(LOG_WARNING, "cannot install a traceoff trigger on %s:%s (%s); "
-				             "freezing from user space instead", spec->system, spec->event,
-				             strerror(-ret));
-		}
+		if (s->o->post_ns == 0)
+			install_kernel_freeze(s, spec);
 	}
 	if (!is_pt(s)) {
 		ret = sptd_col_sampler_create(&scfg, &s->sampler);
@@ -1021,14 +1063,15 @@ static int run_loop(struct service *s)
 				fired = 1;
 			}
 		if (!fired) {
-			/* a hit that did not fire (warm-up, cooldown) paused PT */
-			if (s->aux_pause) {
-				for (int k = 2; k < nfds; k++)
-					if (pfds[k].revents & POLLIN) {
+			/* a hit that did not fire (warm-up, cooldown) paused PT
+			 * and may have frozen ftrace in the kernel */
+			for (int k = 2; k < nfds; k++)
+				if (pfds[k].revents & POLLIN) {
+					if (s->aux_pause)
 						sptd_col_pt_resume(s->pt);
-						break;
-					}
-			}
+					restart_frozen_ftrace(s);
+					break;
+				}
 			continue;
 		}
 		{

@@ -161,6 +161,35 @@ else
 	bad "latency=1ms did not fire (exit $st)"; cat "$work/lat.err" >&2
 fi
 
+# ---- a hit ignored in the cooldown froze ftrace in the kernel (traceoff
+# trigger); the service turns it back on, so the next incident is fresh
+cp /bin/sleep "$work/sptd-cool"
+"$BIN" --window 20ms --trigger 'tracepoint=sched:sched_process_exit,filter=comm=="sptd-cool"' \
+	--cooldown 1s --count 2 -o "$work/cool" >"$work/cool.out" 2>"$work/cool.err" &
+svc=$!
+if wait_for "$work/cool.err" "armed:"; then
+	sleep 0.1
+	"$work/sptd-cool" 0.01        # incident 1
+	sleep 0.3
+	"$work/sptd-cool" 0.01        # in the cooldown: ignored
+	sleep 1.2
+	"$work/sptd-cool" 0.01        # incident 2
+	wait "$svc"
+	svc=""
+	second=$(sed -n 2p "$work/cool.out")
+	if [ -f "$second" ]; then
+		# the third sptd-cool ran inside the second incident's window:
+		# without the restart the rings would end at the ignored hit
+		n=$("$BIN" query "$second" "SELECT count(*) FROM sched_slice s JOIN thread t USING (utid)
+			WHERE t.name = 'sptd-cool' AND s.ts > (SELECT value FROM meta WHERE key = 'window_start')" --format csv | tail -n 1)
+		[ "$n" -ge 1 ] && ok || { bad "second incident after a cooldown has stale ftrace data"; cat "$work/cool.err" >&2; }
+	else
+		bad "no second incident after the cooldown"; cat "$work/cool.err" >&2
+	fi
+else
+	bad "cooldown service did not arm"; cat "$work/cool.err" >&2
+fi
+
 # ---- --keep: only the newest N incidents stay
 "$BIN" --window 5ms --trigger timer=100ms --count 4 --keep 2 -o "$work/keep" >/dev/null 2>&1
 [ "$(ls "$work/keep" | grep -c '^incident-.*\.db$')" = 2 ] && ok || { bad "--keep 2 left:"; ls "$work/keep" >&2; }
