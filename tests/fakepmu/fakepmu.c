@@ -39,6 +39,10 @@ static struct fake_event events[MAX_EVENTS];
 static int nevents;
 static struct sptd_col_sys saved;
 static int installed, fake_type, fail_errno, counter_head, maps_bad, fail_grouped;
+static int clock_set;                /* 1: clock_* below replace the default */
+static uint64_t clock_zero;          /* time_zero offered */
+static uint32_t clock_mult;          /* time_mult offered */
+static uint16_t clock_shift;         /* time_shift offered */
 static const struct fakepmu_script *scripts;
 static int nscripts;
 
@@ -117,6 +121,16 @@ int fakepmu_sysfs(const char *root, enum fakepmu_gen gen, int type)
 	put(caps, "max_nonturbo_ratio", gen >= FAKEPMU_SKYLAKE ? "34" : "0");
 	put(caps, "tsc_art_ratio", gen >= FAKEPMU_SKYLAKE ? "284:2" : "0:0");
 	return 0;
+}
+
+int fakepmu_sysfs_cap(const char *root, const char *name, const char *value)
+{
+	char caps[1100];
+
+	if (!root || !name || !value || strchr(name, '/'))
+		return -EINVAL;
+	snprintf(caps, sizeof(caps), "%s/bus/event_source/devices/intel_pt/caps", root);
+	return put(caps, name, value);
 }
 
 /* ---- records --------------------------------------------------------------------- */
@@ -293,6 +307,11 @@ static void *fake_mmap(void *addr, size_t len, int prot, int flags, int fd, off_
 		}
 		pg->time_mult = 1u << 30;
 		pg->time_shift = 31;
+		if (clock_set) {
+			pg->time_zero = clock_zero;
+			pg->time_mult = clock_mult;
+			pg->time_shift = clock_shift;
+		}
 		if (e->is_dummy && (prot & PROT_WRITE))
 			maps_bad = 1;   /* the sideband ring must be overwrite (read-only) */
 		e->base = mem;
@@ -456,11 +475,20 @@ void fakepmu_install(int type, const struct fakepmu_script *s, int n, int head_i
 	nevents = 0;
 	fail_grouped = 0;
 	maps_bad = 0;
+	clock_set = 0;
 	sptd_col_sys.perf_event_open = fake_open;
 	sptd_col_sys.mmap = fake_mmap;
 	sptd_col_sys.munmap = fake_munmap;
 	sptd_col_sys.ioctl = fake_ioctl;
 	sptd_col_sys.close = fake_close;
+}
+
+void fakepmu_set_clock(uint64_t time_zero, uint32_t mult, uint16_t shift)
+{
+	clock_set = 1;
+	clock_zero = time_zero;
+	clock_mult = mult;
+	clock_shift = shift;
 }
 
 void fakepmu_uninstall(void)

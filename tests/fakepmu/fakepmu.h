@@ -28,6 +28,10 @@ enum fakepmu_gen {
  * @type.  0 or -errno. */
 int fakepmu_sysfs(const char *root, enum fakepmu_gen gen, int type);
 
+/* Overwrite ROOT/.../intel_pt/caps/@name with @value (after
+ * fakepmu_sysfs), to describe the CPU a trace came from.  0 or -errno. */
+int fakepmu_sysfs_cap(const char *root, const char *name, const char *value);
+
 /* What one CPU's "hardware" produces while enabled. */
 struct fakepmu_script {
 	const unsigned char *pt;  /* PT byte stream written into the AUX ring */
@@ -45,6 +49,11 @@ struct fakepmu_script {
  * counter (else the position in the ring, as Intel PT snapshot mode does). */
 void fakepmu_install(int type, const struct fakepmu_script *scripts, int ncpus,
                      int head_is_counter);
+/* The perf clock the fake's user pages offer from the next mmap on:
+ * ns = @time_zero + (tsc * @mult >> @shift).  fakepmu_install() resets it
+ * to the default, a clock that reads about CLOCK_MONOTONIC now with
+ * ns = tsc / 2. */
+void fakepmu_set_clock(uint64_t time_zero, uint32_t mult, uint16_t shift);
 /* Restore the real calls and free every fake ring. */
 void fakepmu_uninstall(void);
 

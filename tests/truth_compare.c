@@ -1,0 +1,328 @@
+/* truth_compare.c — see truth_compare.h.  Moved out of test_golden.c so
+ * that the capture-path test (test_pt_fakegold) compares the same way. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sptd_dec.h"
+#include "sptd_store.h"
+#include "truth_compare.h"
+
+int truth_frames_push(struct frames *fs, const struct frame *f)
+{
+	if (fs->n == fs->cap) {
+		size_t cap = fs->cap ? fs->cap * 2 : 1024;
+		struct frame *n = realloc(fs->v, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		fs->v = n;
+		fs->cap = cap;
+	}
+	fs->v[fs->n++] = *f;
+	return 0;
+}
+
+void truth_frames_free(struct frames *fs)
+{
+	if (!fs)
+		return;
+	free(fs->v);
+	fs->v = NULL;
+	fs->n = fs->cap = 0;
+}
+
+/* Preorder: thread, start, depth, then the order frames were opened in. */
+static int frame_cmp(const void *a, const void *b)
+{
+	const struct frame *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+void truth_sort(struct frames *fs)
+{
+	if (fs && fs->n)
+		qsort(fs->v, fs->n, sizeof(*fs->v), frame_cmp);
+}
+
+/* Siblings: thread, parent, start, then slice id (the decoder hands out
+ * ids in the order it opens frames). */
+static int sibling_cmp(const void *a, const void *b)
+{
+	const struct frame *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->parent != y->parent)
+		return x->parent < y->parent ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int order_cmp(const void *a, const void *b)
+{
+	const struct frame *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int id_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* First index in @fs (sorted by sibling_cmp) of the children of @parent in
+ * thread @tid; fs->n when none. */
+static size_t first_child(const struct frames *fs, int tid, int64_t parent)
+{
+	size_t lo = 0, hi = fs->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct frame *m = &fs->v[mid];
+
+		if (m->tid < tid || (m->tid == tid && m->parent < parent))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < fs->n && fs->v[lo].tid == tid && fs->v[lo].parent == parent ? lo : fs->n;
+}
+
+/* Put the incident's intervals in preorder by walking the parent links:
+ * with coarse timing (MTC, TSC) many intervals share one timestamp, and
+ * sorting by (start, depth) would not give the nesting order the truth's
+ * exact times give.  A frame whose parent is not in the set (an [irq]
+ * slice, left out) counts as a root. */
+static int preorder(struct frames *fs)
+{
+	size_t *stack = NULL, n = 0, i, next = 0;
+	int64_t *ids = NULL;
+	int err = 0;
+
+	qsort(fs->v, fs->n, sizeof(*fs->v), sibling_cmp);
+	stack = malloc((fs->n + 1) * sizeof(*stack));
+	ids = malloc((fs->n + 1) * sizeof(*ids));
+	if (!stack || !ids) {
+		free(stack);
+		free(ids);
+		return -ENOMEM;
+	}
+	for (i = 0; i < fs->n; i++) {
+		fs->v[i].order = SIZE_MAX;
+		ids[i] = fs->v[i].id;
+	}
+	qsort(ids, fs->n, sizeof(*ids), id_cmp);
+	/* roots, in sibling order, pushed in reverse so the first pops first */
+	for (i = fs->n; i-- > 0;) {
+		const struct frame *f = &fs->v[i];
+
+		if (f->parent < 0 || !bsearch(&f->parent, ids, fs->n, sizeof(*ids), id_cmp))
+			stack[n++] = i;
+	}
+	while (n) {
+		size_t k = stack[--n], c, end;
+
+		fs->v[k].order = next++;
+		c = first_child(fs, fs->v[k].tid, fs->v[k].id);
+		for (end = c; end < fs->n && fs->v[end].tid == fs->v[k].tid &&
+		              fs->v[end].parent == fs->v[k].id; end++)
+			;
+		while (end-- > c)
+			stack[n++] = end;
+	}
+	for (i = 0; i < fs->n && !err; i++)
+		if (fs->v[i].order == SIZE_MAX)
+			err = -ELOOP;
+	free(stack);
+	free(ids);
+	qsort(fs->v, fs->n, sizeof(*fs->v), order_cmp);
+	return err;
+}
+
+/* config.txt value of @key, or -1. */
+int64_t truth_config_get(const char *dir, const char *key)
+{
+	char path[4200], line[512];
+	size_t klen = strlen(key);
+	int64_t v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/config.txt", dir);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, key, klen) == 0 && line[klen] == '=')
+			v = strtoll(line + klen + 1, NULL, 0);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+int truth_read(const char *dir, struct frames *out)
+{
+	char path[4200], line[1024], mangled[512];
+	FILE *f;
+	int lineno = 0, err = 0;
+
+	snprintf(path, sizeof(path), "%s/truth.txt", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (!err && fgets(line, sizeof(line), f)) {
+		struct frame fr;
+		long long s, e;
+
+		memset(&fr, 0, sizeof(fr));
+		if (sscanf(line, "%d %d %lld %lld %d %511s", &fr.tid, &fr.depth, &s, &e, &fr.flags,
+		           mangled) != 6) {
+			err = -EBADMSG;
+			break;
+		}
+		fr.start = s;
+		fr.end = e;
+		fr.id = ++lineno;
+		if (strncmp(mangled, "0x", 2) == 0)
+			fr.addr = strtoull(mangled, NULL, 16);
+		if (sptd_dec_demangle(mangled, fr.name, sizeof(fr.name)) < 0)
+			snprintf(fr.name, sizeof(fr.name), "%s", mangled);
+		err = truth_frames_push(out, &fr);
+	}
+	fclose(f);
+	truth_sort(out);
+	return err;
+}
+
+/* The PT slices of the incident (all but [irq]), with thread ids, symbol
+ * names and runtime addresses (symbol address + the mapping's bias). */
+int truth_read_incident(const char *path, int64_t time_offset_ns, struct frames *out)
+{
+	static const char sql[] =
+		"SELECT t.tid, s.depth, s.ts, s.ts + s.dur, s.flags, s.id, y.name, "
+		"  y.addr + coalesce((SELECT m.bias FROM raw_mmap m WHERE m.dso_id = y.dso_id "
+		"                     AND m.pid = t.upid_pid), 0), coalesce(s.parent_id, -1) "
+		"FROM slice s JOIN (SELECT th.utid, th.tid, p.pid AS upid_pid FROM thread th "
+		"                   LEFT JOIN process p ON p.upid = th.upid) t ON t.utid = s.utid "
+		"LEFT JOIN symbol y ON y.id = s.symbol_id WHERE s.kind <> 'irq'";
+	struct sptd_store *st = NULL;
+	struct sptd_store_stmt *stmt = NULL;
+	int ret;
+
+	ret = sptd_store_open(path, 0, &st);
+	if (ret >= 0)
+		ret = sptd_store_prepare(st, sql, &stmt);
+	while (ret >= 0 && (ret = sptd_store_step(stmt)) == 1) {
+		struct frame fr;
+		const char *name = sptd_store_column_text(stmt, 6);
+
+		memset(&fr, 0, sizeof(fr));
+		fr.tid = (int)sptd_store_column_int(stmt, 0);
+		fr.depth = (int)sptd_store_column_int(stmt, 1);
+		fr.start = sptd_store_column_int(stmt, 2) - time_offset_ns;
+		fr.end = sptd_store_column_int(stmt, 3) - time_offset_ns;
+		fr.flags = (int)sptd_store_column_int(stmt, 4);
+		fr.id = sptd_store_column_int(stmt, 5);
+		fr.addr = (uint64_t)sptd_store_column_int(stmt, 7);
+		fr.parent = sptd_store_column_int(stmt, 8);
+		snprintf(fr.name, sizeof(fr.name), "%s", name ? name : "(none)");
+		ret = truth_frames_push(out, &fr);
+	}
+	if (ret < 0 && st)
+		fprintf(stderr, "  %s: %s\n", path, sptd_store_errmsg(st));
+	sptd_store_finalize(stmt);
+	sptd_store_destroy(st);
+	if (ret >= 0)
+		ret = preorder(out);
+	return ret < 0 ? ret : 0;
+}
+
+/* Same function: by name, or by address for code without a symbol. */
+static int same_function(const struct frame *truth, const struct frame *dec)
+{
+	if (truth->addr)
+		return dec->addr == truth->addr &&
+		       (strncmp(dec->name, "0x", 2) == 0 || strstr(dec->name, "+0x"));
+	return strcmp(truth->name, dec->name) == 0;
+}
+
+/* How far a decoded time may be from the truth, from config.txt: the
+ * decoder knows the time of the timing packets only, and libipt's time is
+ * that of the last one read (it reads ahead to the next branch packet). */
+int64_t truth_tolerance_ns(const char *dir)
+{
+	int64_t core_hz = truth_config_get(dir, "core_hz"), mtc_freq = truth_config_get(dir, "mtc_freq");
+	int64_t psb = truth_config_get(dir, "psb_period"), timing_cyc, ns_per_cycle;
+	char path[4200], line[128], mode[16] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/config.txt", dir);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "timing=%15s", mode) == 1)
+			break;
+	if (f)
+		fclose(f);
+	ns_per_cycle = core_hz > 0 ? 1000000000 / core_hz : 1;
+	if (ns_per_cycle < 1)
+		ns_per_cycle = 1;
+	timing_cyc = strcmp(mode, "cyc") == 0;
+	if (timing_cyc)
+		/* CYC comes with every branch packet; a TNT packet carries up to
+		 * 6 branches, so the time of an event without a packet of its
+		 * own is known up to the instructions up to the next packet */
+		return 128 * ns_per_cycle;
+	if (strcmp(mode, "mtc") == 0)
+		/* one MTC period: 2^mtc_freq ticks of the 25 MHz crystal */
+		return ((int64_t)1 << mtc_freq) * 40 + 64 * ns_per_cycle;
+	/* TSC only: time is known at PSB+ (every psb_period bytes) and at
+	 * switches; between them the decoder places events by instruction
+	 * count (decode/flow.c), so the bound is psb_period cycles (a PSB+
+	 * interval holds more instructions than bytes: this bound needs that
+	 * placement, libipt's step time alone misses it by about 2x) */
+	return psb * ns_per_cycle;
+}
+
+int truth_compare(const char *casename, const struct frames *truth, const struct frames *dec,
+                   int64_t tol)
+{
+	size_t i, n = truth->n < dec->n ? truth->n : dec->n, bad = 0;
+	int64_t worst = 0;
+
+	if (truth->n != dec->n)
+		fprintf(stderr, "  %s: %zu decoded intervals, truth has %zu\n", casename, dec->n,
+		        truth->n);
+	for (i = 0; i < n; i++) {
+		const struct frame *t = &truth->v[i], *d = &dec->v[i];
+		int64_t ds = llabs(t->start - d->start), de = llabs(t->end - d->end);
+
+		if (ds > worst)
+			worst = ds;
+		if (de > worst)
+			worst = de;
+		if (t->tid == d->tid && t->depth == d->depth && t->flags == d->flags &&
+		    same_function(t, d) && ds <= tol && de <= tol)
+			continue;
+		if (bad++ < 5)
+			fprintf(stderr, "  %s: interval %zu: truth tid %d depth %d [%" PRId64 ", %"
+			        PRId64 "] flags %d %s; decoded tid %d depth %d [%" PRId64 ", %" PRId64
+			        "] flags %d %s\n", casename, i, t->tid, t->depth, t->start, t->end,
+			        t->flags, t->name, d->tid, d->depth, d->start, d->end, d->flags, d->name);
+	}
+	printf("  %s: %zu intervals, %zu differ, worst time error %" PRId64 " ns (tolerance %"
+	       PRId64 ")\n", casename, truth->n, bad, worst, tol);
+	return truth->n == dec->n && bad == 0 && truth->n > 0 ? 0 : -1;
+}

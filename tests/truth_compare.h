@@ -1,0 +1,63 @@
+/* truth_compare.h — compare an incident's PT call intervals with the
+ * ground truth of the emulated-PT generator (sptd-ptgen's truth.txt,
+ * docs/PTGEN.md).  Shared by test_golden (import path) and
+ * test_pt_fakegold (capture path through the fake PMU).
+ *
+ * Order: the truth is sorted by (thread, start, depth), its times being
+ * exact; the incident is put in preorder through its parent links, since
+ * with coarse timing (MTC, TSC) nested intervals may share a timestamp.
+ *
+ * Names: truth.txt holds mangled names, the incident demangled ones, so the
+ * truth is demangled with sptd_dec_demangle before comparing; code without
+ * a symbol (PLT stubs: "0xADDR" in the truth, a "dso+0xOFF" placeholder in
+ * the incident) is compared by address.  "[irq]" slices of the incident are
+ * left out (a user-only trace shows every preemption in user code as one;
+ * the generator's truth has no interrupts). */
+#ifndef SPTD_TRUTH_COMPARE_H
+#define SPTD_TRUTH_COMPARE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One call interval, from truth.txt or from the incident. */
+struct frame {
+	int tid, depth, flags;     /* thread, nesting level, SPTD_DEC_F_* */
+	int64_t start, end;        /* ns */
+	int64_t id;                /* incident: slice id; truth: line */
+	int64_t parent;            /* incident: parent slice id, -1 none */
+	size_t order;              /* incident: position in a preorder walk */
+	uint64_t addr;             /* runtime address of the function (0 unknown) */
+	char name[520];            /* demangled */
+};
+
+/* A growable list of intervals. */
+struct frames {
+	struct frame *v;           /* the intervals */
+	size_t n, cap;             /* used / allocated */
+};
+
+/* Append @f.  0 or -ENOMEM. */
+int truth_frames_push(struct frames *fs, const struct frame *f);
+/* Free the list (the struct itself is the caller's). */
+void truth_frames_free(struct frames *fs);
+/* Sort by thread, start, depth, then line: the truth's order. */
+void truth_sort(struct frames *fs);
+/* config.txt value of @key in the generator output @dir, or -1. */
+int64_t truth_config_get(const char *dir, const char *key);
+/* Read @dir/truth.txt, names demangled, sorted (truth_sort).  0 or -errno
+ * (-EBADMSG: a malformed line). */
+int truth_read(const char *dir, struct frames *out);
+/* The PT slices of the incident @path (all but [irq]), with thread ids,
+ * symbol names and runtime addresses, times minus @time_offset_ns, in
+ * preorder through their parent links.  0 or -errno. */
+int truth_read_incident(const char *path, int64_t time_offset_ns, struct frames *out);
+/* How far a decoded time may be from the truth for the timing mode of the
+ * generator output @dir (its config.txt). */
+int64_t truth_tolerance_ns(const char *dir);
+/* Compare one for one: same thread, depth, flags and function, start and
+ * end within @tol.  Prints a summary line and the first differences
+ * (labelled @name).  0 when equal and non-empty, else -1. */
+int truth_compare(const char *name, const struct frames *truth, const struct frames *dec,
+                  int64_t tol);
+
+#endif
