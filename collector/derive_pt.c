@@ -76,7 +76,11 @@ static void load_config(struct sptd_store *st, struct sptd_dec_config *cfg, int 
 
 /* raw_image blobs as bytes; raw_mmap'd files without a blob as ELF files
  * (or, when not ELF, as flat images placed by the row's bias). */
-static int load_images(struct sptd_store *st, struct sptd_dec_session *s)
+/* The code of the incident: raw_image bytes, then every mapped file, read
+ * from where @find says its recorded bytes are now (embedded copy, image
+ * cache by build-id, or the original path if unchanged). */
+static int load_images(struct sptd_store *st, struct sptd_dec_session *s,
+                       struct sptd_col_pt_imgfind *find)
 {
 	struct sptd_store_stmt *stmt = NULL;
 	int ret;
@@ -101,28 +105,41 @@ static int load_images(struct sptd_store *st, struct sptd_dec_session *s)
 		return ret;
 	stmt = NULL;
 	ret = sptd_store_prepare(st,
-		"SELECT DISTINCT m.pid, m.dso_id, m.bias, d.path FROM raw_mmap m "
+		"SELECT DISTINCT m.pid, m.dso_id, m.bias, d.path, d.build_id FROM raw_mmap m "
 		"JOIN dso d ON d.id = m.dso_id "
 		"WHERE m.dso_id NOT IN (SELECT dso_id FROM raw_image)", &stmt);
 	while (ret >= 0 && (ret = sptd_store_step(stmt)) == 1) {
 		const char *path = sptd_store_column_text(stmt, 3);
+		const char *build_id = sptd_store_column_text(stmt, 4);
+		const char *where = NULL;
+		int64_t dso_id = sptd_store_column_int(stmt, 1);
 		int pid = (int)sptd_store_column_int(stmt, 0);
 		int err;
 
 		if (!path || path[0] != '/')
 			continue;   /* [vdso], [kernel.kallsyms]: no file to read */
-		err = sptd_dec_session_add_elf(s, pid < 0 ? -1 : pid, path,
-		                               sptd_store_column_int(stmt, 2),
-		                               sptd_store_column_int(stmt, 1));
+		err = sptd_col_pt_imgfind_lookup(find, dso_id, path, build_id, &where);
+		if (err < 0) {
+			if (err == -ESTALE)
+				sptd_col_log(LOG_WARNING, "pt decode: %s changed since recording "
+				             "(build-id %s differs) and no copy of it is cached: its "
+				             "code will show as gaps", path, build_id ? build_id : "?");
+			else
+				sptd_col_log(LOG_WARNING, "pt decode: no bytes for %s (%s): its "
+				             "code will show as gaps", path, strerror(-err));
+			continue;
+		}
+		err = sptd_dec_session_add_elf(s, pid < 0 ? -1 : pid, where,
+		                               sptd_store_column_int(stmt, 2), dso_id);
 		/* not ELF: a flat per-process image (import FILE@ADDR:PID),
 		 * file offset + bias = address */
 		if (err == -EBADMSG)
-			err = sptd_dec_session_add_flat(s, pid < 0 ? -1 : pid, path,
+			err = sptd_dec_session_add_flat(s, pid < 0 ? -1 : pid, where,
 			                                (uint64_t)sptd_store_column_int(stmt, 2),
-			                                sptd_store_column_int(stmt, 1));
+			                                dso_id);
 		if (err < 0)
-			sptd_col_log(LOG_WARNING, "pt decode: cannot load %s (%s): its code "
-			             "will show as gaps", path, strerror(-err));
+			sptd_col_log(LOG_WARNING, "pt decode: cannot load %s (%s, from %s): its "
+			             "code will show as gaps", path, strerror(-err), where);
 	}
 	sptd_store_finalize(stmt);
 	return ret < 0 ? ret : 0;
@@ -289,6 +306,7 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 {
 	struct sptd_dec_config cfg;
 	struct sptd_dec_session *s = NULL;
+	struct sptd_col_pt_imgfind *find = NULL;
 	struct pt_ctx ctx;
 	struct sptd_dec_sink sink = { .symbol = on_symbol, .slice = on_slice,
 	                              .gap = on_gap, .stat = on_stat };
@@ -305,7 +323,10 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 	ret = sptd_dec_session_create(&cfg, &s);
 	if (ret < 0)
 		goto out;
-	ret = load_images(st, s);
+	ret = sptd_col_pt_imgfind_create(st, &find);
+	if (ret < 0)
+		goto out;
+	ret = load_images(st, s, find);
 	if (ret >= 0)
 		ret = load_timeline(st, s);
 	if (ret >= 0)
@@ -338,6 +359,8 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 out:
 	sptd_store_finalize(ctx.find_sym);
 	sptd_dec_session_destroy(s);
+	/* after the session: libipt reads the (unpacked) files lazily */
+	sptd_col_pt_imgfind_destroy(find);
 	free(ctx.sym_map);
 	free(ctx.pseudo_utid);
 	return (int)ret;

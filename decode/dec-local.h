@@ -26,12 +26,13 @@ struct sptd_dec_image {
 	int owns_symfile;          /* the first segment frees it */
 };
 
-/* An address space: the images one process sees, as a libipt image. */
+/* An address space: the images one process sees.  Shared read-only by the
+ * phase-1 threads; each of them builds its own libipt image of it
+ * (sptd_dec_aspace_image_new), since a pt_image is not thread-safe. */
 struct sptd_dec_aspace {
 	int pid;                   /* -1: the default (global images only) */
-	struct pt_image *image;    /* libipt image built from the cache */
 	struct sptd_dec_image **by_addr; /* images sorted by addr, for lookups */
-	size_t count;
+	size_t count;              /* entries of by_addr */
 };
 
 /* A context switch on one CPU. */
@@ -80,6 +81,14 @@ struct sptd_dec_session {
 /* image.c */
 int sptd_dec_aspaces_build(struct sptd_dec_session *s);
 void sptd_dec_aspaces_free(struct sptd_dec_session *s);
+/* A new libipt image of @as, for one decoder (thread) alone: pt_image_find
+ * moves the section it finds to the front of the image's list, so two
+ * threads decoding with one pt_image corrupt it (sections lost: "no
+ * image" gaps; a cycle: pt_blk_next never returns).  Sections come from the
+ * session's section cache, which is thread-safe.  Freed with
+ * pt_image_free().  0, -EINVAL, -ENOMEM or -EIO. */
+int sptd_dec_aspace_image_new(struct sptd_dec_session *s, const struct sptd_dec_aspace *as,
+                              struct pt_image **out);
 /* The address space task @tid decodes with (never NULL after build). */
 struct sptd_dec_aspace *sptd_dec_aspace_of(struct sptd_dec_session *s, int tid);
 /* Function containing @addr for @tid without assigning ids (thread-safe). */

@@ -51,6 +51,9 @@ struct flow_state {
 	size_t nsw, swi;                   /* count, next to apply */
 	int tid;                           /* task on the CPU now, -1 unknown */
 	struct sptd_dec_aspace *as;        /* its address space */
+	struct pt_image **images;          /* this decoder's own libipt image of
+	                                    * each address space (by index in
+	                                    * s->aspaces), built on first use */
 	int64_t now;                       /* latest time (ns), valid with has_time */
 	int has_time;                      /* a timing packet has been seen */
 	uint64_t seq;                      /* events so far: order and tie-break */
@@ -261,6 +264,21 @@ static int gap_close(struct flow_state *fs)
 	return gap_add(fs, fs->gap_ts, end - fs->gap_ts, fs->gap_reason);
 }
 
+/* Decode with address space @as from now on. */
+static int flow_use_aspace(struct flow_state *fs, struct sptd_dec_aspace *as)
+{
+	size_t k = (size_t)(as - fs->s->aspaces);
+	int err;
+
+	if (!fs->images[k]) {
+		err = sptd_dec_aspace_image_new(fs->s, as, &fs->images[k]);
+		if (err < 0)
+			return err;
+	}
+	fs->as = as;
+	return pt_blk_set_image(fs->dec, fs->images[k]) < 0 ? -EIO : 0;
+}
+
 /* Apply the sched switches up to now; change the decoder's image if the
  * next task lives in another address space.
  *
@@ -280,12 +298,7 @@ static int flow_switch(struct flow_state *fs, int user_code)
 	while (fs->swi < fs->nsw && fs->sw[fs->swi].ts <= fs->now)
 		fs->tid = fs->sw[fs->swi++].next_tid;
 	as = sptd_dec_aspace_of(fs->s, fs->tid);
-	if (as != fs->as) {
-		fs->as = as;
-		if (pt_blk_set_image(fs->dec, as->image) < 0)
-			return -EIO;
-	}
-	return 0;
+	return as != fs->as ? flow_use_aspace(fs, as) : 0;
 }
 
 static int flow_event(struct flow_state *fs, const struct pt_event *ev)
@@ -491,10 +504,55 @@ static int flow_error(struct flow_state *fs, int code, const struct pt_block *b)
 	return err;
 }
 
+/* Decoding without reading trace: libipt follows direct branches from
+ * the image alone, so an image whose code does not match the trace (or a
+ * `jmp .` the trace never leaves) keeps pt_blk_next returning blocks
+ * forever at one trace offset.  Real code cannot run this far on one packet:
+ * between two packets lie at most 47 conditional branches (a long TNT) and
+ * straight-line code between them. */
+#define FLOW_STALL_LIMIT (1u << 20)   /* instructions (or empty calls) at one offset */
+
+/* Note progress after a decoder call that decoded @ninsn instructions;
+ * 1 when the decoder has stalled (see FLOW_STALL_LIMIT). */
+static int flow_stalled(struct flow_state *fs, uint64_t ninsn, uint64_t *stall_off,
+                        uint64_t *stall_n)
+{
+	uint64_t off = 0;
+
+	if (pt_blk_get_offset(fs->dec, &off) < 0 || off != *stall_off) {
+		*stall_off = off;
+		*stall_n = 0;
+		return 0;
+	}
+	*stall_n += ninsn ? ninsn : 1;
+	return *stall_n > FLOW_STALL_LIMIT;
+}
+
+/* The decoder stalled: a gap up to the next sync point. */
+static int flow_stall(struct flow_state *fs, uint64_t off)
+{
+	char reason[160];
+	int err;
+
+	snprintf(reason, sizeof(reason),
+	         "pt: decoder made no progress at offset 0x%" PRIx64 " (%u instructions "
+	         "without trace, near ip 0x%" PRIx64 "): image does not match the trace?",
+	         off, FLOW_STALL_LIMIT, fs->last_ip);
+	fs->res->stats.decode_errors++;
+	flow_seg_stop(fs);
+	err = flow_flush(fs, 0);
+	if (!err)
+		err = flow_push(fs, SPTD_DEC_FLOW_ERROR, fs->tid, flow_ts(fs), 0, 0);
+	gap_open(fs, reason);
+	return err;
+}
+
 /* Decode from a sync point until the end or an error; returns 0 at the end
- * of the trace, 1 after a decode error (resync needed), < 0 failure. */
+ * of the trace, 1 after a decode error or a stall (resync needed), < 0
+ * failure. */
 static int flow_decode(struct flow_state *fs, int status)
 {
+	uint64_t stall_off = UINT64_MAX, stall_n = 0;
 	int err;
 
 	for (;;) {
@@ -525,6 +583,10 @@ static int flow_decode(struct flow_state *fs, int status)
 				err = flow_block(fs, &b);
 			if (err)
 				return err;
+			if (status >= 0 && flow_stalled(fs, b.ninsn, &stall_off, &stall_n)) {
+				err = flow_stall(fs, stall_off);
+				return err ? err : 1;
+			}
 		}
 		if (status < 0) {
 			if (status == -pte_eos)
@@ -679,7 +741,7 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, struct sptd_dec_cpu_r
 	struct pt_config cfg;
 	uint64_t sync_off = 0, last_sync = 0;
 	int64_t t0 = now_mono_ns();
-	int status, err, first = 1, stuck = 0;
+	int status, err, first = 1, stuck = 0, decoded = 0;
 	size_t i;
 
 	memset(&fs, 0, sizeof(fs));
@@ -701,11 +763,14 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, struct sptd_dec_cpu_r
 	err = flow_config(s, c, &cfg);
 	if (err)
 		return err;
+	fs.images = calloc(s->naspaces, sizeof(*fs.images));
 	fs.dec = pt_blk_alloc_decoder(&cfg);
-	if (!fs.dec)
+	if (!fs.dec || !fs.images) {
+		pt_blk_free_decoder(fs.dec);
+		free(fs.images);
 		return -ENOMEM;
-	fs.as = sptd_dec_aspace_of(s, fs.tid);
-	err = pt_blk_set_image(fs.dec, fs.as->image) < 0 ? -EIO : 0;
+	}
+	err = flow_use_aspace(&fs, sptd_dec_aspace_of(s, fs.tid));
 	while (!err) {
 		status = pt_blk_sync_forward(fs.dec);
 		if (status == -pte_eos) {
@@ -717,12 +782,20 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, struct sptd_dec_cpu_r
 		if (status < 0) {
 			/* a bad PSB+: count it and look for the next */
 			fs.res->stats.decode_errors++;
+			decoded = 0;
 			stuck = sync_off <= last_sync && !first ? stuck + 1 : 0;
 			last_sync = sync_off;
 			first = 0;
 			if (stuck > 2)
 				break;
 			continue;
+		}
+		if (decoded && sync_off <= last_sync) {
+			/* libipt syncs past the PSB it failed at; if it ever did
+			 * not, decoding the same stretch again would never end */
+			err = gap_add(&fs, fs.has_time ? fs.now : 0, 0,
+			              "pt: no sync point after the last error: rest not decoded");
+			break;
 		}
 		err = flow_time(&fs, 0);
 		if (err)
@@ -739,6 +812,7 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, struct sptd_dec_cpu_r
 		last_sync = sync_off;
 		if (!err)
 			err = flow_decode(&fs, status);
+		decoded = 1;
 		if (err == 1)
 			err = 0;
 		else if (!err)
@@ -759,6 +833,9 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, struct sptd_dec_cpu_r
 	flow_fixup_times(&fs);
 	res->last_ts = fs.has_time ? fs.now : -1;
 	pt_blk_free_decoder(fs.dec);
+	for (i = 0; i < s->naspaces; i++)
+		pt_image_free(fs.images[i]);
+	free(fs.images);
 	free(fs.segs);
 	free(fs.ev_pos);
 	free(fs.ev_seg);

@@ -1,5 +1,6 @@
 /* image.c — memory images: ELF files by program headers, address spaces
- * (one libipt image per process, sections from the shared cache), and
+ * (per process; each decoder thread builds its own libipt image of one,
+ * sections from the shared cache), and
  * resolving code addresses to functions and symbol ids. */
 #include <errno.h>
 #include <fcntl.h>
@@ -93,26 +94,55 @@ static int image_addr_cmp(const void *a, const void *b)
 static int aspace_fill(struct sptd_dec_session *s, struct sptd_dec_aspace *as, int pid)
 {
 	size_t i;
-	char name[32];
 
-	snprintf(name, sizeof(name), "pid-%d", pid);
 	as->pid = pid;
-	as->image = pt_image_alloc(name);
 	as->by_addr = calloc(s->nimages ? s->nimages : 1, sizeof(*as->by_addr));
-	if (!as->image || !as->by_addr)
+	if (!as->by_addr)
 		return -ENOMEM;
 	for (i = 0; i < s->nimages; i++) {
 		struct sptd_dec_image *img = &s->images[i];
-		int err;
 
 		if (img->pid != -1 && img->pid != pid)
 			continue;
-		err = pt_image_add_cached(as->image, s->iscache, img->isid, NULL);
-		if (err < 0)
-			return err == -pte_nomem ? -ENOMEM : -EIO;
 		as->by_addr[as->count++] = img;
 	}
 	qsort(as->by_addr, as->count, sizeof(*as->by_addr), image_addr_cmp);
+	return 0;
+}
+
+int sptd_dec_aspace_image_new(struct sptd_dec_session *s, const struct sptd_dec_aspace *as,
+                              struct pt_image **out)
+{
+	struct pt_image *image;
+	char name[32];
+	size_t i;
+	int err = 0;
+
+	if (!s || !as || !out)
+		return -EINVAL;
+	*out = NULL;
+	snprintf(name, sizeof(name), "pid-%d", as->pid);
+	image = pt_image_alloc(name);
+	if (!image)
+		return -ENOMEM;
+	/* in the order added: a later placement overlapping an earlier one
+	 * replaces it, in libipt as in image_at() */
+	for (i = 0; i < s->nimages && !err; i++) {
+		const struct sptd_dec_image *img = &s->images[i];
+
+		if (img->pid != -1 && img->pid != as->pid)
+			continue;
+		err = pt_image_add_cached(image, s->iscache, img->isid, NULL);
+		if (err < 0)
+			err = err == -pte_nomem ? -ENOMEM : -EIO;
+		else
+			err = 0;
+	}
+	if (err < 0) {
+		pt_image_free(image);
+		return err;
+	}
+	*out = image;
 	return 0;
 }
 
@@ -149,10 +179,8 @@ void sptd_dec_aspaces_free(struct sptd_dec_session *s)
 {
 	size_t i;
 
-	for (i = 0; i < s->naspaces; i++) {
-		pt_image_free(s->aspaces[i].image);
+	for (i = 0; i < s->naspaces; i++)
 		free(s->aspaces[i].by_addr);
-	}
 	free(s->aspaces);
 	s->aspaces = NULL;
 	s->naspaces = 0;

@@ -5,3 +5,10 @@ sptd_add_test(test_dec_stack SOURCES ${SPTD_TEST_DIR}/test_dec_stack.c
               LIBS sptd_decode)
 sptd_add_test(test_dec_import SOURCES ${SPTD_TEST_DIR}/test_dec_import.c
               LIBS sptd_col sptd_store)
+# The decoder always ends: crafted PT that leaves libipt on a `jmp .`
+# (decode/flow.c's stall guard).
+sptd_add_test(test_dec_stall SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_dec_stall.c
+              LIBS sptd_decode sptd_ipt)
+if(TARGET test_dec_stall)
+  set_tests_properties(test_dec_stall PROPERTIES TIMEOUT 60)
+endif()

@@ -111,6 +111,25 @@ static void test_hello(const char *dir)
 	CHECK_INT(q(st, "SELECT count(*) FROM raw_mmap WHERE bias = 0 AND start = 0x400000"), 1);
 	CHECK_INT(q(st, "SELECT value FROM meta WHERE key = 'pt_cpu_model'"), 85);
 	sptd_store_destroy(st);
+	st = NULL;
+	/* the file on disk is no longer the one recorded (another build-id):
+	 * a re-decode does not read it, its code becomes a gap */
+	CHECK_INT(sptd_store_open(out, 1, &st), 0);
+	if (!st)
+		return;
+	{
+		struct sptd_store_stmt *stmt = NULL;
+
+		CHECK_INT(sptd_store_prepare(st, "UPDATE dso SET build_id = "
+		          "'00112233445566778899aabbccddeeff00112233' WHERE path LIKE '%/hello'",
+		          &stmt), 0);
+		CHECK(stmt && sptd_store_step(stmt) >= 0);
+		sptd_store_finalize(stmt);
+	}
+	CHECK_INT(sptd_col_derive_all(st, 1), 0);
+	CHECK_INT(q(st, "SELECT value FROM stats WHERE name = 'instructions'"), 0);
+	CHECK(q(st, "SELECT count(*) FROM gap WHERE reason LIKE '%missing image%'") >= 1);
+	sptd_store_destroy(st);
 }
 
 static void test_bad_usage(const char *dir)
