@@ -393,159 +393,142 @@ static int store_image(struct sptd_store *st, int64_t dso_id, const char *spec)
 	return ret;
 }
 
+/* A list file of --maps, --tasks or --sched: @fn gets each line that is not
+ * blank or a '#' comment, leading blanks skipped, with its number for
+ * messages.  The first error ends the walk and is returned. */
+typedef int (*line_fn)(void *ctx, const char *path, int lineno, char *line);
+
+static int for_each_line(const char *option, const char *path, line_fn fn, void *ctx)
+{
+	FILE *f = fopen(path, "r");
+	char line[PATH_MAX + 128];
+	int lineno = 0, ret = 0;
+
+	if (!f) {
+		ret = -errno;
+		fprintf(stderr, "sysptd import: %s %s: %s\n", option, path, strerror(errno));
+		return ret;
+	}
+	while (ret >= 0 && fgets(line, sizeof(line), f)) {
+		char *p = line;
+
+		lineno++;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '#' || *p == '\n' || !*p)
+			continue;
+		ret = fn(ctx, path, lineno, p);
+	}
+	fclose(f);
+	return ret;
+}
+
 /* --maps: "PID 0xSTART 0xEND 0xPGOFF PATH" per line.  Every ELF file
  * becomes one dso (ids from *next_dso on), every line a raw_mmap row with
  * the bias its program headers give for PGOFF.  Paths that are not files
  * ("[vdso]", "[anon]") are skipped: their bytes come from --image. */
-static int store_maps(struct sptd_store *st, const char *path, int64_t *next_dso)
-{
-	FILE *f = fopen(path, "r");
-	char line[PATH_MAX + 128], file[PATH_MAX], real[PATH_MAX];
-	char (*paths)[PATH_MAX] = NULL;
-	int64_t *ids = NULL;
-	size_t n = 0, i;
-	int lineno = 0, ret = 0;
+struct maps_ctx {
+	struct sptd_store *st;
+	int64_t *next_dso;          /* next free dso id */
+	char (*paths)[PATH_MAX];    /* files given a dso row so far */
+	int64_t *ids;               /* their dso ids */
+	size_t n;
+};
 
-	if (!f) {
-		fprintf(stderr, "sysptd import: --maps %s: %s\n", path, strerror(errno));
+static int maps_line(void *arg, const char *path, int lineno, char *line)
+{
+	struct maps_ctx *m = arg;
+	unsigned long long start, end, pgoff;
+	struct sptd_dec_symfile *sf = NULL;
+	char file[PATH_MAX], real[PATH_MAX];
+	int64_t bias = 0;
+	size_t i;
+	int pid, ret;
+
+	if (sscanf(line, "%d %llx %llx %llx %4095s", &pid, &start, &end, &pgoff, file) != 5 ||
+	    pid < 0 || end <= start) {
+		fprintf(stderr, "sysptd import: %s:%d: want PID 0xSTART 0xEND 0xPGOFF PATH\n",
+		        path, lineno);
+		return -EINVAL;
+	}
+	if (file[0] == '[')
+		return 0;
+	if (!realpath(file, real)) {
+		fprintf(stderr, "sysptd import: %s:%d: %s: %s\n", path, lineno, file, strerror(errno));
 		return -ENOENT;
 	}
-	while (ret >= 0 && fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, pgoff;
-		struct sptd_dec_symfile *sf = NULL;
-		int64_t bias = 0;
-		int pid;
-		char *p = line;
-
-		lineno++;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (*p == '#' || *p == '\n' || !*p)
-			continue;
-		if (sscanf(p, "%d %llx %llx %llx %4095s", &pid, &start, &end, &pgoff, file) != 5 ||
-		    pid < 0 || end <= start) {
-			fprintf(stderr, "sysptd import: %s:%d: want PID 0xSTART 0xEND 0xPGOFF PATH\n",
-			        path, lineno);
-			ret = -EINVAL;
-			break;
-		}
-		if (file[0] == '[')
-			continue;
-		if (!realpath(file, real)) {
-			fprintf(stderr, "sysptd import: %s:%d: %s: %s\n", path, lineno, file,
-			        strerror(errno));
-			ret = -ENOENT;
-			break;
-		}
-		ret = sptd_dec_symfile_load_elf(real, &sf);
-		if (ret >= 0)
-			ret = sptd_dec_symfile_bias(sf, start, pgoff, &bias);
-		sptd_dec_symfile_destroy(sf);
-		if (ret < 0) {
-			fprintf(stderr, "sysptd import: %s:%d: %s: %s\n", path, lineno, real,
-			        ret == -ENOENT ? "no program header maps that offset" :
-			        ret == -EBADMSG ? "not an ELF file" : strerror(-ret));
-			ret = ret == -ENOMEM ? ret : -EINVAL;
-			break;
-		}
-		for (i = 0; i < n && strcmp(paths[i], real) != 0; i++)
-			;
-		if (i == n) {
-			char (*np)[PATH_MAX] = realloc(paths, (n + 1) * sizeof(*np));
-			int64_t *ni = np ? realloc(ids, (n + 1) * sizeof(*ni)) : NULL;
-
-			if (np)
-				paths = np;
-			if (!ni) {
-				ret = -ENOMEM;
-				break;
-			}
-			ids = ni;
-			snprintf(paths[n], PATH_MAX, "%s", real);
-			ids[n] = (*next_dso)++;
-			ret = sptd_store_dso_add(st, ids[n], real, NULL);
-			n++;
-		}
-		if (ret >= 0)
-			ret = sptd_store_raw_mmap_add(st, pid, start, end, pgoff, ids[i], bias);
+	ret = sptd_dec_symfile_load_elf(real, &sf);
+	if (ret >= 0)
+		ret = sptd_dec_symfile_bias(sf, start, pgoff, &bias);
+	sptd_dec_symfile_destroy(sf);
+	if (ret < 0) {
+		fprintf(stderr, "sysptd import: %s:%d: %s: %s\n", path, lineno, real,
+		        ret == -ENOENT ? "no program header maps that offset" :
+		        ret == -EBADMSG ? "not an ELF file" : strerror(-ret));
+		return ret == -ENOMEM ? ret : -EINVAL;
 	}
-	fclose(f);
-	free(paths);
-	free(ids);
+	for (i = 0; i < m->n && strcmp(m->paths[i], real) != 0; i++)
+		;
+	if (i == m->n) {
+		char (*np)[PATH_MAX] = realloc(m->paths, (m->n + 1) * sizeof(*np));
+		int64_t *ni = np ? realloc(m->ids, (m->n + 1) * sizeof(*ni)) : NULL;
+
+		if (np)
+			m->paths = np;
+		if (!ni)
+			return -ENOMEM;
+		m->ids = ni;
+		snprintf(m->paths[m->n], PATH_MAX, "%s", real);
+		m->ids[m->n] = (*m->next_dso)++;
+		ret = sptd_store_dso_add(m->st, m->ids[m->n], real, NULL);
+		m->n++;
+		if (ret < 0)
+			return ret;
+	}
+	return sptd_store_raw_mmap_add(m->st, pid, start, end, pgoff, m->ids[i], bias);
+}
+
+static int store_maps(struct sptd_store *st, const char *path, int64_t *next_dso)
+{
+	struct maps_ctx m = { .st = st, .next_dso = next_dso };
+	int ret = for_each_line("--maps", path, maps_line, &m);
+
+	free(m.paths);
+	free(m.ids);
 	return ret;
 }
 
 /* --tasks: "PID TID [0xCR3] COMM" per line. */
-static int store_tasks(struct sptd_store *st, const char *path)
+static int tasks_line(void *st, const char *path, int lineno, char *line)
 {
-	FILE *f = fopen(path, "r");
-	char line[512];
-	int lineno = 0, ret = 0;
+	char a[64] = "", b[64] = "";
+	int pid, tid, k = sscanf(line, "%d %d %63s %63s", &pid, &tid, a, b);
 
-	if (!f) {
-		fprintf(stderr, "sysptd import: --tasks %s: %s\n", path, strerror(errno));
-		return -ENOENT;
+	if (k < 2 || pid < 0 || tid < 0) {
+		fprintf(stderr, "sysptd import: %s:%d: want PID TID [0xCR3] COMM\n", path, lineno);
+		return -EINVAL;
 	}
-	while (ret >= 0 && fgets(line, sizeof(line), f)) {
-		char a[64] = "", b[64] = "";
-		int pid, tid, k;
-		char *p = line;
-
-		lineno++;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (*p == '#' || *p == '\n' || !*p)
-			continue;
-		k = sscanf(p, "%d %d %63s %63s", &pid, &tid, a, b);
-		if (k < 2 || pid < 0 || tid < 0) {
-			fprintf(stderr, "sysptd import: %s:%d: want PID TID [0xCR3] COMM\n",
-			        path, lineno);
-			ret = -EINVAL;
-			break;
-		}
-		/* a CR3 column is recognised by its 0x; the comm follows it */
-		ret = sptd_store_raw_task_add(st, pid, tid,
-		                              k == 4 && strncmp(a, "0x", 2) == 0 ? b : a, NULL);
-	}
-	fclose(f);
-	return ret;
+	/* a CR3 column is recognised by its 0x; the comm follows it */
+	return sptd_store_raw_task_add(st, pid, tid,
+	                               k == 4 && strncmp(a, "0x", 2) == 0 ? b : a, NULL);
 }
 
-/* "TS_NS CPU PREV_TID NEXT_TID NEXT_COMM" per line. */
-static int store_sched(struct sptd_store *st, const char *path)
+/* --sched: "TS_NS CPU PREV_TID NEXT_TID NEXT_COMM" per line. */
+static int sched_line(void *st, const char *path, int lineno, char *line)
 {
-	FILE *f = fopen(path, "r");
-	char line[512];
-	int lineno = 0, ret = 0;
+	long long ts;
+	int cpu, prev, next, used = 0;
+	char comm[64] = "";
 
-	if (!f) {
-		fprintf(stderr, "sysptd import: --sched %s: %s\n", path, strerror(errno));
-		return -errno;
+	if (sscanf(line, "%lld %d %d %d %n", &ts, &cpu, &prev, &next, &used) < 4 ||
+	    cpu < 0 || prev < 0 || next < 0) {
+		fprintf(stderr, "sysptd import: %s:%d: want TS_NS CPU PREV_TID NEXT_TID NEXT_COMM\n",
+		        path, lineno);
+		return -EINVAL;
 	}
-	while (ret >= 0 && fgets(line, sizeof(line), f)) {
-		long long ts;
-		int cpu, prev, next, used = 0;
-		char comm[64] = "";
-		char *p = line;
-
-		lineno++;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (*p == '#' || *p == '\n' || !*p)
-			continue;
-		if (sscanf(p, "%lld %d %d %d %n", &ts, &cpu, &prev, &next, &used) < 4 ||
-		    cpu < 0 || prev < 0 || next < 0) {
-			fprintf(stderr, "sysptd import: %s:%d: want TS_NS CPU PREV_TID NEXT_TID NEXT_COMM\n",
-			        path, lineno);
-			ret = -EINVAL;
-			break;
-		}
-		if (used)
-			sscanf(p + used, "%63s", comm);
-		ret = sptd_store_raw_switch_add(st, ts, cpu, prev, next, comm);
-	}
-	fclose(f);
-	return ret;
+	if (used)
+		sscanf(line + used, "%63s", comm);
+	return sptd_store_raw_switch_add(st, ts, cpu, prev, next, comm);
 }
 
 static int store_meta(struct sptd_store *st, const struct import_opts *o, int argc,
@@ -786,9 +769,9 @@ int sptd_col_cmd_import(int argc, char **argv)
 		ret = store_maps(st, o.maps, &next_dso);
 	}
 	if (ret >= 0 && o.tasks)
-		ret = store_tasks(st, o.tasks);
+		ret = for_each_line("--tasks", o.tasks, tasks_line, st);
 	if (ret >= 0 && o.sched)
-		ret = store_sched(st, o.sched);
+		ret = for_each_line("--sched", o.sched, sched_line, st);
 	if (ret == -EINVAL || ret == -ENOENT) {
 		sptd_store_destroy(st);
 		return ret == -EINVAL ? SPTD_EXIT_USAGE : SPTD_EXIT_BADFILE;
