@@ -1,0 +1,227 @@
+/* record_opts.c — the recording service's command line. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl-local.h"
+#include "pt-local.h"
+#include "record-local.h"
+#include "sptd_sched.h"
+#include "sptd_store.h"
+
+/* ---- options ---------------------------------------------------------------- */
+
+static const char record_usage[] =
+"Usage: sysptd [record] [OPTIONS]\n"
+"\n"
+"Keep a rolling record of what every CPU did and, when a trigger fires,\n"
+"freeze the last --window of it into one incident file (SQLite).\n"
+"Needs root.\n"
+"\n"
+"Options:\n"
+"  -w, --window DUR       history kept before the trigger (default 10ms)\n"
+"      --post DUR         history kept after the trigger (default 0)\n"
+"  -t, --trigger SPEC     fire on SPEC (repeatable; any one fires):\n"
+"                           irq[=NUM|NAME][,min=DUR]  a hard IRQ handler ran\n"
+"                             (NAME as in /proc/interrupts; min: entry->exit >= DUR)\n"
+"                           tracepoint=SYS:EVENT[,filter=EXPR]  that tracepoint hit\n"
+"                             (EXPR in ftrace filter syntax)\n"
+"                           latency=DUR  a task waited DUR or more between its\n"
+"                             wakeup and running (sched_waking -> sched_switch)\n"
+"                           uprobe=PATH:SYMBOL  any process ran that function\n"
+"                           timer=DUR  periodically\n"
+"                         Manual triggers are always armed: `sysptd snapshot`\n"
+"                         or SIGUSR2.\n"
+"  -s, --source SRC       auto (default), pt, or sample.  auto picks pt when\n"
+"                         /sys/bus/event_source/devices/intel_pt exists, else\n"
+"                         sample (per-CPU cpu-clock sampling with call stacks)\n"
+"  -F, --freq HZ          sampling frequency per CPU (default 10000)\n"
+"  -b, --buffer SIZE      ftrace ring per CPU (default: sized from --window);\n"
+"                         with --source pt: the AUX (PT) ring per CPU instead\n"
+"      --timing LEVEL     PT timing: low (TSC+MTC), normal (+CYC, default) or\n"
+"                         high (+noretcomp: every return timed)\n"
+"      --user-only        leave kernel code out of samples/trace\n"
+"      --image-cache DIR  PT: copy every mapped executable and library into\n"
+"                         DIR/<build-id>/<name> once (default\n"
+"                         /var/lib/sysptd/images), so incidents decode after\n"
+"                         the files change\n"
+"      --portable         PT: also embed those files in the incident, so it\n"
+"                         decodes on another machine\n"
+"  -n, --count N          exit after N incidents (default: run until stopped)\n"
+"      --once             same as --count 1\n"
+"      --cooldown DUR     ignore triggers for DUR after an incident (default 0)\n"
+"  -o, --output DIR       where incident files go (default /var/lib/sysptd)\n"
+"      --keep N           keep only the newest N incidents in DIR (default all)\n"
+"  -j, --jobs N           decode threads (default: number of CPUs)\n"
+"  -q, --quiet            print only errors and incident paths\n"
+"  -h, --help             this text\n"
+"\n"
+"DUR is a number with ns, us, ms or s (\"10ms\", \"1.5s\"); SIZE takes K, M, G.\n"
+"Each incident's path is printed on stdout when it is written.\n"
+"\n"
+"Exit status: 0 done (--count reached or stopped by SIGINT/SIGTERM), 1 runtime\n"
+"failure, 2 bad command line, 4 not root, 5 this machine lacks what was asked\n"
+"(e.g. --source pt without Intel PT), 7 another sysptd is running.\n";
+
+int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "window", required_argument, NULL, 'w' },
+		{ "post", required_argument, NULL, 'P' },
+		{ "trigger", required_argument, NULL, 't' },
+		{ "source", required_argument, NULL, 's' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "buffer", required_argument, NULL, 'b' },
+		{ "user-only", no_argument, NULL, 'U' },
+		{ "timing", required_argument, NULL, 'T' },
+		{ "image-cache", required_argument, NULL, 'I' },
+		{ "portable", no_argument, NULL, 'p' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "once", no_argument, NULL, '1' },
+		{ "cooldown", required_argument, NULL, 'C' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "keep", required_argument, NULL, 'K' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char err[512];
+	size_t off = 0;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->window_ns = 10000000;
+	o->freq = 10000;
+	o->timing = SPTD_PT_TIMING_NORMAL;
+	o->output = "/var/lib/sysptd";
+	o->image_cache = sptd_col_pt_imgcache_default();
+	for (int i = 0; i < argc && off < sizeof(o->command); i++)
+		off += (size_t)snprintf(o->command + off, sizeof(o->command) - off, "%s%s",
+		                        i ? " " : "", argv[i]);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":w:t:s:F:b:n:o:j:qh", longopts, NULL)) != -1) {
+		char *end;
+		long v;
+
+		switch (c) {
+		case 'w':
+		case 'P':
+		case 'C': {
+			int64_t ns;
+
+			if (sptd_col_parse_duration(optarg, &ns) < 0 || (c == 'w' && ns <= 0)) {
+				fprintf(stderr, "sysptd: bad duration '%s' for --%s (use e.g. 10ms, 500us, 2s)\n",
+				        optarg, c == 'w' ? "window" : c == 'P' ? "post" : "cooldown");
+				return -EINVAL;
+			}
+			*(c == 'w' ? &o->window_ns : c == 'P' ? &o->post_ns : &o->cooldown_ns) = ns;
+			break;
+		}
+		case 't':
+			if (o->ntriggers == SPTD_MAX_TRIGGERS) {
+				fprintf(stderr, "sysptd: at most %d --trigger options\n", SPTD_MAX_TRIGGERS);
+				return -EINVAL;
+			}
+			if (sptd_col_parse_trigger(optarg, &o->triggers[o->ntriggers], err, sizeof(err)) < 0) {
+				fprintf(stderr, "sysptd: --trigger %s: %s\n", optarg, err);
+				return -EINVAL;
+			}
+			o->ntriggers++;
+			break;
+		case 's':
+			if (strcmp(optarg, "auto") == 0)
+				o->source = SPTD_SOURCE_AUTO;
+			else if (strcmp(optarg, "sample") == 0)
+				o->source = SPTD_SOURCE_SAMPLE;
+			else if (strcmp(optarg, "pt") == 0)
+				o->source = SPTD_SOURCE_PT;
+			else {
+				fprintf(stderr, "sysptd: unknown --source '%s' (auto, pt or sample)\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'F':
+		case 'n':
+		case 'K':
+		case 'j':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || v < (c == 'F' ? 1 : 0) ||
+			    v > (c == 'F' ? 100000 : 1000000)) {
+				fprintf(stderr, "sysptd: bad number '%s' for -%c\n", optarg, c == 'K' ? 'k' : c);
+				return -EINVAL;
+			}
+			*(c == 'F' ? &o->freq : c == 'n' ? &o->count : c == 'K' ? &o->keep : &o->jobs) = (int)v;
+			break;
+		case '1':
+			o->count = 1;
+			break;
+		case 'b':
+			if (sptd_col_parse_size(optarg, &o->buffer_bytes) < 0 || o->buffer_bytes < 4096) {
+				fprintf(stderr, "sysptd: bad size '%s' for --buffer (use e.g. 4M; at least 4K)\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'U':
+			o->user_only = 1;
+			break;
+		case 'T':
+			if (sptd_col_pt_timing_parse(optarg, &o->timing) < 0) {
+				fprintf(stderr, "sysptd: unknown --timing '%s' (low, normal or high)\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'I':
+			if (!optarg[0]) {
+				fprintf(stderr, "sysptd: --image-cache needs a directory\n");
+				return -EINVAL;
+			}
+			o->image_cache = optarg;
+			break;
+		case 'p':
+			o->portable = 1;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'h':
+			fputs(record_usage, stdout);
+			return 1;
+		case ':':
+			fprintf(stderr, "sysptd: option '%s' needs a value (see sysptd --help)\n", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			fprintf(stderr, "sysptd: unknown option '%s' (see sysptd --help)\n", argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "sysptd: unexpected argument '%s' (see sysptd --help)\n", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+uint64_t sptd_col_record_buffer_kb(const struct sptd_col_record_opts *o)
+{
+	/* A busy CPU writes ~30 MB/s of sched/irq events; keep twice the span
+	 * so the window survives until the freeze lands. */
+	uint64_t span_ms = (uint64_t)((o->window_ns + o->post_ns) / 1000000) + 1;
+	uint64_t kb = o->buffer_bytes ? o->buffer_bytes / 1024 : span_ms * 64;
+
+	if (!o->buffer_bytes) {
+		if (kb < 1024)
+			kb = 1024;
+		if (kb > 262144)
+			kb = 262144;
+	}
+	return kb;
+}
+
