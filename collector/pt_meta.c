@@ -13,12 +13,20 @@
  *   pt_aux_bytes, pt_coverage_ns
  *   tsc_mult, tsc_shift, tsc_zero, tsc_offset_ns: ns = ((tsc - zero) * mult >> shift) + offset
  *   pt_time_source   "perf" (the PT event's mmap page) or "tsc-derived" (measured)
- *   perf_clock_offset_ns  CLOCK_MONOTONIC - perf clock: sideband times + it = incident ns */
+ *   perf_clock_offset_ns  CLOCK_MONOTONIC - perf clock: sideband times + it = incident ns
+ *
+ * SPTD_PT_CPU=FAMILY/MODEL/STEPPING in the environment replaces what CPUID
+ * says (only when set; vendor then GenuineIntel): for a guest whose CPUID
+ * hides the host's Intel model while PT is passed through, so the decoder
+ * applies the errata of the CPU that wrote the trace (as import --cpu-id),
+ * and for the tests that record a fake intel_pt PMU on a non-Intel host. */
 #include <cpuid.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 
 #include "pt-local.h"
 #include "sptd_store.h"
@@ -49,6 +57,22 @@ void sptd_col_pt_cpu_identify(struct sptd_col_pt_cpu *cpu)
 	if (max >= 0x15 && __get_cpuid(0x15, &eax, &ebx, &ecx, &edx)) {
 		cpu->cpuid15_eax = eax;
 		cpu->cpuid15_ebx = ebx;
+	}
+	{
+		const char *env = getenv("SPTD_PT_CPU");
+		int f, m, s;
+		char extra;
+
+		if (env && env[0] && (sscanf(env, "%d/%d/%d%c", &f, &m, &s, &extra) != 3 || f <= 0 ||
+		                      f > 255 || m < 0 || m > 255 || s < 0 || s > 255)) {
+			sptd_col_log(LOG_WARNING, "SPTD_PT_CPU='%s' ignored: want FAMILY/MODEL/STEPPING, "
+			             "e.g. 6/85/4", env);
+		} else if (env && env[0]) {
+			snprintf(cpu->vendor, sizeof(cpu->vendor), "GenuineIntel");
+			cpu->family = f;
+			cpu->model = m;
+			cpu->stepping = s;
+		}
 	}
 }
 

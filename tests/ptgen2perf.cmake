@@ -8,6 +8,7 @@ target_link_libraries(sptd-ptgen2perf PRIVATE PkgConfig::LIBELF)
 set_target_properties(sptd-ptgen2perf PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
 if(TARGET sptd-ptgen)
   sptd_add_test(test_ptgen2perf SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_ptgen2perf.c
+                ${CMAKE_CURRENT_LIST_DIR}/truth_compare.c
                 LIBS sptd_store sptd_decode
                 ARGS $<TARGET_FILE:sptd-ptgen> $<TARGET_FILE:sptd-ptgen2perf> ${CMAKE_BINARY_DIR}/progs
                 LABELS ptgen root)

@@ -83,27 +83,6 @@ static const char *fixtures(void)
 	return f ? f : "../shared/fixtures";
 }
 
-static void *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	void *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc(n > 0 ? (size_t)n : 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
 enum image_kind { IMG_FLAT, IMG_ELF, IMG_HALF, IMG_NONE };
 
 /* Decode @pt (len bytes) with one image; returns the run's result. */
@@ -128,7 +107,7 @@ static int64_t decode(const uint8_t *pt, size_t len, const char *image, uint64_t
 		ret = sptd_dec_session_add_elf(s, -1, image, 0, 1);
 	else if (kind == IMG_HALF) {
 		size_t ilen;
-		uint8_t *bytes = slurp(image, &ilen);
+		uint8_t *bytes = sptd_test_slurp(image, &ilen);
 
 		ret = bytes ? sptd_dec_session_add_bytes(s, -1, "half.img", bytes, ilen / 2,
 		                                         addr, 1) : -ENOENT;
@@ -168,7 +147,7 @@ static uint8_t *load_trace(const struct fixture *fx, size_t *len, char *image, s
 
 	snprintf(path, sizeof(path), "%s/real-pt/%s/%s", fixtures(), fx->dir, fx->trace);
 	snprintf(image, ilen, "%s/real-pt/%s/%s", fixtures(), fx->dir, fx->image);
-	return slurp(path, len);
+	return sptd_test_slurp(path, len);
 }
 
 static void test_reference_counts(void)

@@ -66,39 +66,6 @@ static const struct golden_case cases[] = {
 	                     "@ptprog-exc", "--", "@ptprog-fib-pie", NULL } },
 };
 
-/* Run @argv with stdout+stderr to @log; the exit status, or -1. */
-static int run_cmd(char *const argv[], const char *log)
-{
-	pid_t pid;
-	int status;
-
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		if (!freopen(log, "a", stdout) || dup2(fileno(stdout), 2) < 0)
-			_exit(126);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
-}
-
-static void show_log(const char *log)
-{
-	char line[512];
-	FILE *f = fopen(log, "r");
-	int n = 0;
-
-	while (f && fgets(line, sizeof(line), f) && n++ < 30)
-		fprintf(stderr, "    | %s", line);
-	if (f)
-		fclose(f);
-}
-
 /* Generate, import, compare one case; 77 when ptrace is not permitted. */
 static int run_case(const struct golden_case *c, const char *ptgen, const char *progs,
                     const char *sysptd, const char *tmp)
@@ -132,12 +99,12 @@ static int run_case(const struct golden_case *c, const char *ptgen, const char *
 			return 78;
 		}
 	}
-	rc = run_cmd(argv, log);
+	rc = truth_run(argv, log, 1);
 	if (rc == 77)
 		return 77;
 	if (rc != 0) {
 		fprintf(stderr, "  %s: sptd-ptgen exit %d\n", c->name, rc);
-		show_log(log);
+		truth_show_log(log, 30);
 		return -1;
 	}
 
@@ -196,10 +163,10 @@ static int run_case(const struct golden_case *c, const char *ptgen, const char *
 			fclose(f);
 	}
 	argv[argc] = NULL;
-	rc = run_cmd(argv, log);
+	rc = truth_run(argv, log, 1);
 	if (rc != 0) {
 		fprintf(stderr, "  %s: sysptd import exit %d\n", c->name, rc);
-		show_log(log);
+		truth_show_log(log, 30);
 		goto out;
 	}
 	if (truth_read(dir, &truth) < 0 || truth_read_incident(incident, 0, &dec) < 0) {
@@ -252,12 +219,6 @@ int main(int argc, char **argv)
 	}
 	if (!ran && skipped)
 		SPTD_SKIP("ptrace not permitted (kernel.yama.ptrace_scope)");
-	if (!sptd_test_failed && !getenv("SPTD_KEEP")) {
-		char cmd[128];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", tmp);
-	}
+	truth_tmp_done(tmp, sptd_test_failed);
 	return SPTD_TEST_END();
 }

@@ -278,27 +278,6 @@ static void test_partial(const char *name, int what)
 	sptd_store_destroy(st);
 }
 
-/* Read a whole small file. */
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = calloc(1, (size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
-
 static size_t count_of(const char *hay, const char *needle)
 {
 	size_t n = 0;
@@ -320,7 +299,7 @@ static void test_json(void)
 	if (!st)
 		return;
 	CHECK_INT(export_to(st, "full.json", SPTD_QUERY_EXPORT_JSON, &stats, path, sizeof(path)), 0);
-	text = slurp(path);
+	text = sptd_test_slurp(path, NULL);
 	CHECK(text != NULL);
 	if (text) {
 		CHECK(strncmp(text, "{\"traceEvents\":[", 16) == 0);

@@ -26,27 +26,6 @@
 static const char *const stat_names[STATS] = { "instructions", "calls", "returns",
                                                "decode_errors", "pt_bytes" };
 
-static unsigned char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	unsigned char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc(n > 0 ? (size_t)n : 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
 struct direct {
 	int64_t stats[NCPU][STATS];
 	int64_t slices, gaps[NCPU];
@@ -150,8 +129,8 @@ int main(void)
 	         fx ? fx : "../shared/fixtures");
 	snprintf(image_path, sizeof(image_path), "%s/real-pt/libxdc-unzip/flat_400000.img",
 	         fx ? fx : "../shared/fixtures");
-	trace = slurp(trace_path, &trace_len);
-	image = slurp(image_path, &image_len);
+	trace = sptd_test_slurp(trace_path, &trace_len);
+	image = sptd_test_slurp(image_path, &image_len);
 	if (!trace || !image)
 		SPTD_SKIP("fixtures missing: %s", trace_path);
 	/* the code PT ran, as an anonymous executable mapping of this process */

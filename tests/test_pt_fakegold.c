@@ -103,50 +103,6 @@ struct fg_run {
 	size_t drop_len;
 };
 
-static unsigned char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	unsigned char *buf;
-	long n;
-
-	*len = 0;
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc(n > 0 ? (size_t)n : 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	if (buf)
-		*len = (size_t)n;
-	return buf;
-}
-
-/* Run @argv with output to @log; its exit status, or -1. */
-static int run_cmd(char *const argv[], const char *log)
-{
-	pid_t pid;
-	int status;
-
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		if (!freopen(log, "a", stdout) || dup2(fileno(stdout), 2) < 0)
-			_exit(126);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
-}
-
 static int task_pid(const struct fg_run *r, int tid)
 {
 	for (int i = 0; i < r->ntasks; i++)
@@ -502,7 +458,7 @@ static int run_case(const struct fg_case *c, const char *ptgen, const char *prog
 		}
 	}
 	argv[argc] = NULL;
-	rc = run_cmd(argv, log);
+	rc = truth_run(argv, log, 1);
 	if (rc == 77) {
 		free(r);
 		return 77;
@@ -517,7 +473,7 @@ static int run_case(const struct fg_case *c, const char *ptgen, const char *prog
 		goto out;
 	for (int i = 0; i < r->ncpus; i++) {
 		snprintf(path, sizeof(path), "%s/cpu%d.pt", r->dir, i);
-		r->pt[i] = slurp(path, &r->pt_len[i]);
+		r->pt[i] = sptd_test_slurp(path, &r->pt_len[i]);
 		r->sb[i] = calloc(1, SB_CAP);
 		CHECK(r->pt[i] != NULL && r->sb[i] != NULL);
 		if (!r->pt[i] || !r->sb[i])
@@ -646,12 +602,6 @@ int main(int argc, char **argv)
 	}
 	if (!ran && skipped)
 		SPTD_SKIP("ptrace not permitted (kernel.yama.ptrace_scope)");
-	if (!sptd_test_failed && !getenv("SPTD_KEEP")) {
-		char cmd[128];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", tmp);
-	}
+	truth_tmp_done(tmp, sptd_test_failed);
 	return SPTD_TEST_END();
 }

@@ -19,28 +19,6 @@
 
 static char root[] = "/tmp/sptd-ptimg-XXXXXX";
 
-static unsigned char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	unsigned char *buf;
-	long n;
-
-	*len = 0;
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc(n > 0 ? (size_t)n : 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
 static int spit(const char *path, const void *data, size_t len)
 {
 	FILE *f = fopen(path, "wb");
@@ -55,7 +33,7 @@ static int spit(const char *path, const void *data, size_t len)
 static int same_file(const char *a, const void *data, size_t len)
 {
 	size_t n;
-	unsigned char *b = slurp(a, &n);
+	unsigned char *b = sptd_test_slurp(a, &n);
 	int same = b && n == len && memcmp(b, data, len) == 0;
 
 	free(b);
@@ -86,8 +64,8 @@ int main(void)
 	const char *where = NULL;
 	int ret;
 
-	self = slurp("/proc/self/exe", &self_len);
-	otherbytes = slurp("/bin/true", &other_len);
+	self = sptd_test_slurp("/proc/self/exe", &self_len);
+	otherbytes = sptd_test_slurp("/bin/true", &other_len);
 	if (!self || !otherbytes)
 		SPTD_SKIP("cannot read /proc/self/exe or /bin/true");
 	if (!mkdtemp(root))

@@ -4,10 +4,12 @@
  * sptd-ptgen2perf writes the perf.data perf record would have written, and
  *  1. the real `sysptd import FILE` (SPTD_BIN) decodes it into an incident
  *     whose call intervals equal truth.txt one for one: same thread, depth,
- *     flags and function, in the same preorder, start and end within the
- *     timing mode's resolution.  The rules are those of test_golden (the
- *     `import --pt` golden test): truth names demangled with
- *     sptd_dec_demangle, code without a symbol compared by address,
+ *     flags and function, in the same preorder (the truth by start, the
+ *     incident through its parent links), start and end within the
+ *     timing mode's resolution.  The rules, and the code, are those of
+ *     test_golden (the `import --pt` golden test; tests/truth_compare.c):
+ *     truth names demangled with sptd_dec_demangle, code without a symbol
+ *     compared by address,
  *     "[irq]" slices (the decoder's view of a preemption in user code,
  *     which the truth does not model) left out; tolerance from config.txt:
  *     cyc 128 cycles, mtc one MTC period + 64 cycles, tsc one PSB period
@@ -24,34 +26,16 @@
  *
  * Usage: test_ptgen2perf PTGEN PTGEN2PERF PROGS_DIR   (sysptd from $SPTD_BIN)
  * Needs ptrace (root): exit 77 otherwise. */
-#include <errno.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "sptd_dec.h"
 #include "sptd_store.h"
 #include "sptd_test.h"
-
-/* One call interval, from truth.txt or from the incident. */
-struct frame {
-	int tid, depth, flags;
-	int64_t start, end;
-	int64_t id;          /* incident: slice id; truth: line number */
-	uint64_t addr;       /* runtime address of the function (0 unknown) */
-	uint64_t size;       /* the symbol's size (0 unknown) */
-	char name[520];      /* demangled */
-};
-
-struct frames {
-	struct frame *v;
-	size_t n, cap;
-};
+#include "truth_compare.h"
 
 /* A generated case. */
 struct p2p_case {
@@ -73,224 +57,19 @@ static const char *ptgen, *p2p, *progs, *sysptd;
 static char tmpdir[256];
 static int perf_missing_said;
 
-static void frames_push(struct frames *fs, const struct frame *f)
-{
-	if (fs->n == fs->cap) {
-		fs->cap = fs->cap ? 2 * fs->cap : 1024;
-		fs->v = realloc(fs->v, fs->cap * sizeof(*fs->v));
-		if (!fs->v)
-			abort();
-	}
-	fs->v[fs->n++] = *f;
-}
-
-static int frame_cmp(const void *a, const void *b)
-{
-	const struct frame *x = a, *y = b;
-
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	/* equal starts (a coarse timing mode): inferred frames, which
-	 * enclose everything, by depth; then the others in the order they
-	 * were opened (slice ids / truth lines), which is preorder */
-	if ((x->flags & 4) != (y->flags & 4))
-		return (x->flags & 4) ? -1 : 1;
-	if ((x->flags & 4) && x->depth != y->depth)
-		return x->depth < y->depth ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-/* Run argv with stdout+stderr into @log; the exit status, -1 if it died. */
-static int run(char *const argv[], const char *log)
-{
-	int status;
-	pid_t pid;
-
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		FILE *f = freopen(log, "w", stdout);
-
-		if (!f || dup2(fileno(stdout), 2) < 0)
-			_exit(126);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
-}
-
-static void show(const char *log)
-{
-	char line[512];
-	FILE *f = fopen(log, "r");
-	int n = 0;
-
-	while (f && fgets(line, sizeof(line), f) && n++ < 20)
-		fprintf(stderr, "    | %s", line);
-	if (f)
-		fclose(f);
-}
-
-static int64_t config_get(const char *dir, const char *key)
-{
-	char path[600], line[512];
-	size_t klen = strlen(key);
-	int64_t v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/config.txt", dir);
-	f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (strncmp(line, key, klen) == 0 && line[klen] == '=')
-			v = strtoll(line + klen + 1, NULL, 0);
-	if (f)
-		fclose(f);
-	return v;
-}
-
-static int64_t tolerance_ns(const char *dir)
-{
-	int64_t core_hz = config_get(dir, "core_hz"), ns_per_cycle;
-	char path[600], line[128], mode[16] = "";
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/config.txt", dir);
-	f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "timing=%15s", mode) == 1)
-			break;
-	if (f)
-		fclose(f);
-	ns_per_cycle = core_hz > 0 && core_hz <= 1000000000 ? 1000000000 / core_hz : 1;
-	if (strcmp(mode, "cyc") == 0)
-		return 128 * ns_per_cycle;
-	if (strcmp(mode, "mtc") == 0)
-		return ((int64_t)1 << config_get(dir, "mtc_freq")) * 40 + 64 * ns_per_cycle;
-	return config_get(dir, "psb_period") * ns_per_cycle;
-}
-
-static int read_truth(const char *dir, struct frames *out)
-{
-	char path[600], line[1024], mangled[512];
-	FILE *f;
-	int lineno = 0;
-
-	snprintf(path, sizeof(path), "%s/truth.txt", dir);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		struct frame fr;
-		long long s, e;
-
-		memset(&fr, 0, sizeof(fr));
-		if (sscanf(line, "%d %d %lld %lld %d %511s", &fr.tid, &fr.depth, &s, &e, &fr.flags,
-		           mangled) != 6) {
-			fclose(f);
-			return -EBADMSG;
-		}
-		fr.start = s;
-		fr.end = e;
-		fr.id = ++lineno;
-		if (strncmp(mangled, "0x", 2) == 0)
-			fr.addr = strtoull(mangled, NULL, 16);
-		if (sptd_dec_demangle(mangled, fr.name, sizeof(fr.name)) < 0)
-			snprintf(fr.name, sizeof(fr.name), "%s", mangled);
-		frames_push(out, &fr);
-	}
-	fclose(f);
-	qsort(out->v, out->n, sizeof(*out->v), frame_cmp);
-	return 0;
-}
-
-/* Slices of @st (@where selects), with thread id and runtime address. */
-static int read_slices(struct sptd_store *st, const char *where, struct frames *out)
-{
-	char sql[1024];
-	struct sptd_store_stmt *stmt = NULL;
-	int ret;
-
-	snprintf(sql, sizeof(sql),
-	         "SELECT t.tid, s.depth, s.ts, s.ts + s.dur, s.flags, s.id, y.name, "
-	         "  y.addr + coalesce((SELECT m.bias FROM raw_mmap m WHERE m.dso_id = y.dso_id "
-	         "                     AND m.pid IN (t.pid, -1) LIMIT 1), 0), y.size "
-	         "FROM slice s JOIN (SELECT th.utid, th.tid, p.pid FROM thread th "
-	         "                   LEFT JOIN process p ON p.upid = th.upid) t ON t.utid = s.utid "
-	         "LEFT JOIN symbol y ON y.id = s.symbol_id WHERE %s", where);
-	ret = sptd_store_prepare(st, sql, &stmt);
-	while (ret >= 0 && (ret = sptd_store_step(stmt)) == 1) {
-		struct frame fr;
-		const char *name = sptd_store_column_text(stmt, 6);
-
-		memset(&fr, 0, sizeof(fr));
-		fr.tid = (int)sptd_store_column_int(stmt, 0);
-		fr.depth = (int)sptd_store_column_int(stmt, 1);
-		fr.start = sptd_store_column_int(stmt, 2);
-		fr.end = sptd_store_column_int(stmt, 3);
-		fr.flags = (int)sptd_store_column_int(stmt, 4);
-		fr.id = sptd_store_column_int(stmt, 5);
-		fr.addr = (uint64_t)sptd_store_column_int(stmt, 7);
-		fr.size = (uint64_t)sptd_store_column_int(stmt, 8);
-		snprintf(fr.name, sizeof(fr.name), "%s", name ? name : "(none)");
-		frames_push(out, &fr);
-	}
-	if (ret < 0)
-		fprintf(stderr, "  query: %s\n", sptd_store_errmsg(st));
-	sptd_store_finalize(stmt);
-	return ret < 0 ? ret : 0;
-}
-
-static int same_function(const struct frame *t, const struct frame *d)
-{
-	if (t->addr)
-		return d->addr == t->addr && (strncmp(d->name, "0x", 2) == 0 || strstr(d->name, "+0x"));
-	return strcmp(t->name, d->name) == 0;
-}
-
-/* Part 1: the incident's intervals against truth.txt. */
-static void compare_truth(const char *name, const char *dir, struct sptd_store *st)
+/* Part 1: the incident's intervals against truth.txt (tests/truth_compare.c:
+ * the rules of test_golden). */
+static void compare_truth(const char *name, const char *dir, const char *db)
 {
 	struct frames truth = { 0 }, dec = { 0 };
-	int64_t tol = tolerance_ns(dir), worst = 0;
-	size_t i, n, bad = 0;
 
-	CHECK_INT(read_truth(dir, &truth), 0);
-	CHECK_INT(read_slices(st, "s.kind <> 'irq'", &dec), 0);
-	qsort(dec.v, dec.n, sizeof(*dec.v), frame_cmp);
-	if (truth.n != dec.n)
-		fprintf(stderr, "  %s: %zu decoded intervals, truth has %zu\n", name, dec.n, truth.n);
+	CHECK_INT(truth_read(dir, &truth), 0);
+	CHECK_INT(truth_read_incident(db, 0, &dec), 0);
 	CHECK_INT(dec.n, truth.n);
 	CHECK(truth.n > 0);
-	n = truth.n < dec.n ? truth.n : dec.n;
-	for (i = 0; i < n; i++) {
-		const struct frame *t = &truth.v[i], *d = &dec.v[i];
-		int64_t ds = llabs(t->start - d->start), de = llabs(t->end - d->end);
-
-		worst = ds > worst ? ds : worst;
-		worst = de > worst ? de : worst;
-		if (t->tid == d->tid && t->depth == d->depth && t->flags == d->flags &&
-		    same_function(t, d) && ds <= tol && de <= tol)
-			continue;
-		if (bad++ < 5)
-			fprintf(stderr, "  %s: interval %zu: truth tid %d depth %d [%" PRId64 ", %" PRId64
-			        "] flags %d %s; decoded tid %d depth %d [%" PRId64 ", %" PRId64
-			        "] flags %d %s\n", name, i, t->tid, t->depth, t->start, t->end, t->flags,
-			        t->name, d->tid, d->depth, d->start, d->end, d->flags, d->name);
-	}
-	CHECK_INT(bad, 0);
-	printf("  %s: %zu intervals equal to truth.txt: %s (worst time error %" PRId64
-	       " ns, tolerance %" PRId64 ")\n", name, truth.n, bad || truth.n != dec.n ? "NO" : "yes",
-	       worst, tol);
-	free(truth.v);
-	free(dec.v);
+	CHECK_INT(truth_compare(name, &truth, &dec, truth_tolerance_ns(dir)), 0);
+	truth_frames_free(&truth);
+	truth_frames_free(&dec);
 }
 
 /* One context switch: a sched.txt line or a raw_switch row. */
@@ -309,6 +88,20 @@ static int swrow_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* Append @r to the list @v of *@n rows (*@cap allocated), its seq the
+ * position; aborts when memory runs out. */
+static void swrow_push(struct swrow **v, size_t *n, size_t *cap, struct swrow r)
+{
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 256;
+		*v = realloc(*v, *cap * sizeof(**v));
+		if (!*v)
+			abort();
+	}
+	r.seq = *n;
+	(*v)[(*n)++] = r;
+}
+
 /* The incident's raw_switch against sched.txt: one row per switch (the
  * OUT and IN records of a pair are one switch), per CPU in the same
  * order, with the same tasks, each at most the converter's switch slack
@@ -316,14 +109,14 @@ static int swrow_cmp(const void *a, const void *b)
 static void compare_switches(const char *name, const char *dir, struct sptd_store *st)
 {
 	struct swrow *want = NULL, *got = NULL;
-	size_t nwant = 0, ngot = 0, cap = 0, i, n, bad = 0;
-	int64_t core_hz = config_get(dir, "core_hz"), slack;
+	size_t nwant = 0, ngot = 0, capwant = 0, capgot = 0, i, n, bad = 0;
+	int64_t core_hz = truth_config_get(dir, "core_hz"), slack;
 	struct sptd_store_stmt *stmt = NULL;
 	char path[600], line[256];
 	FILE *f;
 	int ret;
 
-	slack = core_hz > 0 ? config_get(dir, "switch_cycles") * 1000000000 / core_hz / 4 : 0;
+	slack = core_hz > 0 ? truth_config_get(dir, "switch_cycles") * 1000000000 / core_hz / 4 : 0;
 	snprintf(path, sizeof(path), "%s/sched.txt", dir);
 	f = fopen(path, "r");
 	CHECK(f != NULL);
@@ -334,18 +127,10 @@ static void compare_switches(const char *name, const char *dir, struct sptd_stor
 		if (sscanf(line, "%lld %d %d %d", &ts, &r.cpu, &r.prev, &r.next) != 4)
 			continue;
 		r.ts = ts;
-		r.seq = nwant;
-		if (nwant == cap) {
-			cap = cap ? 2 * cap : 256;
-			want = realloc(want, cap * sizeof(*want));
-			if (!want)
-				abort();
-		}
-		want[nwant++] = r;
+		swrow_push(&want, &nwant, &capwant, r);
 	}
 	if (f)
 		fclose(f);
-	cap = 0;
 	ret = sptd_store_prepare(st, "SELECT ts, cpu, prev_tid, next_tid FROM raw_switch "
 	                             "ORDER BY cpu, ts, rowid", &stmt);
 	while (ret >= 0 && (ret = sptd_store_step(stmt)) == 1) {
@@ -355,14 +140,7 @@ static void compare_switches(const char *name, const char *dir, struct sptd_stor
 		r.cpu = (int)sptd_store_column_int(stmt, 1);
 		r.prev = (int)sptd_store_column_int(stmt, 2);
 		r.next = (int)sptd_store_column_int(stmt, 3);
-		r.seq = ngot;
-		if (ngot == cap) {
-			cap = cap ? 2 * cap : 256;
-			got = realloc(got, cap * sizeof(*got));
-			if (!got)
-				abort();
-		}
-		got[ngot++] = r;
+		swrow_push(&got, &ngot, &capgot, r);
 	}
 	sptd_store_finalize(stmt);
 	CHECK_INT(ret, 0);
@@ -466,7 +244,7 @@ static void compare_perf(const char *name, const char *dir, const char *data,
 	struct pline *pl = NULL;
 	struct frames calls = { 0 };
 	size_t n, i, j, calls_n = 0, rets_n = 0, bad = 0;
-	int cpu, cpus = (int)config_get(dir, "cpus");
+	int cpu, cpus = (int)truth_config_get(dir, "cpus");
 	FILE *f;
 
 	if (system("perf --version >/dev/null 2>&1") != 0) {
@@ -489,8 +267,8 @@ static void compare_perf(const char *name, const char *dir, const char *data,
 	for (i = 0; i < n; i++)
 		pl[i].is_call ? calls_n++ : rets_n++;
 	/* all calls and returns that ran, none more */
-	CHECK_INT(calls_n, config_get(dir, "calls"));
-	CHECK_INT(rets_n, config_get(dir, "returns"));
+	CHECK_INT(calls_n, truth_config_get(dir, "calls"));
+	CHECK_INT(rets_n, truth_config_get(dir, "returns"));
 	/* per CPU: the same counts as sysptd's decode */
 	for (cpu = 0; cpu < cpus; cpu++) {
 		int64_t pc = 0, pr = 0;
@@ -502,8 +280,9 @@ static void compare_perf(const char *name, const char *dir, const char *data,
 		CHECK_INT(stat_of(st, "returns", cpu), pr);
 	}
 	/* per thread, in order: perf's call targets = the incident's called functions */
-	CHECK_INT(read_slices(st, "s.kind = 'user' AND (s.flags & 12) = 0", &calls), 0);
-	qsort(calls.v, calls.n, sizeof(*calls.v), id_cmp);
+	CHECK_INT(truth_read_slices(st, "s.kind = 'user' AND (s.flags & 12) = 0", 0, &calls), 0);
+	if (calls.n)
+		qsort(calls.v, calls.n, sizeof(*calls.v), id_cmp);
 	CHECK_INT(calls.n, calls_n);
 	for (j = 0; j < calls.n; j++) {
 		const struct frame *c = &calls.v[j];
@@ -529,9 +308,21 @@ static void compare_perf(const char *name, const char *dir, const char *data,
 	printf("  %s: perf script: %zu calls, %zu returns; equal to the truth's counts, "
 	       "sysptd's per CPU and sysptd's call targets per thread: %s\n", name, calls_n,
 	       rets_n, bad || calls.n != calls_n ||
-	       calls_n != (size_t)config_get(dir, "calls") ? "NO" : "yes");
-	free(calls.v);
+	       calls_n != (size_t)truth_config_get(dir, "calls") ? "NO" : "yes");
+	truth_frames_free(&calls);
 	free(pl);
+}
+
+/* Run one step of a case, which must succeed: its exit status (its log
+ * shown when not 0). */
+static int run_step(char *const argv[], const char *log)
+{
+	int rc = truth_run(argv, log, 0);
+
+	CHECK_INT(rc, 0);
+	if (rc != 0)
+		truth_show_log(log, 20);
+	return rc;
 }
 
 static void run_case(const struct p2p_case *c)
@@ -557,12 +348,12 @@ static void run_case(const struct p2p_case *c)
 		}
 	}
 	argv[n] = NULL;
-	rc = run(argv, log);
+	rc = truth_run(argv, log, 0);
 	if (rc == 77)
 		SPTD_SKIP("sptd-ptgen: ptrace not permitted here");
 	if (rc != 0) {
 		fprintf(stderr, "  %s: sptd-ptgen failed (%d)\n", c->name, rc);
-		show(log);
+		truth_show_log(log, 20);
 		CHECK(0);
 		return;
 	}
@@ -573,12 +364,8 @@ static void run_case(const struct p2p_case *c)
 	argv[n++] = dir;
 	argv[n++] = data;
 	argv[n] = NULL;
-	rc = run(argv, log);
-	CHECK_INT(rc, 0);
-	if (rc != 0) {
-		show(log);
+	if (run_step(argv, log) != 0)
 		return;
-	}
 	n = 0;
 	argv[n++] = (char *)sysptd;
 	argv[n++] = (char *)"import";
@@ -586,29 +373,17 @@ static void run_case(const struct p2p_case *c)
 	argv[n++] = (char *)"-o";
 	argv[n++] = db;
 	argv[n] = NULL;
-	rc = run(argv, log);
-	CHECK_INT(rc, 0);
-	if (rc != 0) {
-		show(log);
+	if (run_step(argv, log) != 0)
 		return;
-	}
 	CHECK_INT(sptd_store_open(db, 0, &st), 0);
 	if (!st)
 		return;
 	if (c->wrap_all)   /* every image came from a wrapper ELF */
 		CHECK_INT(stat_of(st, "perf_images_missing", -1), 0);
-	compare_truth(c->name, dir, st);
+	compare_truth(c->name, dir, db);
 	compare_switches(c->name, dir, st);
 	compare_perf(c->name, dir, data, st);
 	sptd_store_destroy(st);
-}
-
-static int rm_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
-{
-	(void)sb;
-	(void)type;
-	(void)ftw;
-	return remove(path);
 }
 
 /* Bad input: the converter says why and exits 1 or 2. */
@@ -623,11 +398,11 @@ static void test_bad_input(void)
 	argv[1] = missing;
 	argv[2] = (char *)"/dev/null/x";
 	argv[3] = NULL;
-	CHECK_INT(run(argv, log), 1);
+	CHECK_INT(truth_run(argv, log, 0), 1);
 	argv[1] = (char *)"--bogus";
-	CHECK_INT(run(argv, log), 2);
+	CHECK_INT(truth_run(argv, log, 0), 2);
 	argv[1] = tmpdir;  /* a directory without config.txt */
-	CHECK_INT(run(argv, log), 1);
+	CHECK_INT(truth_run(argv, log, 0), 1);
 	{
 		char line[512] = "";
 		FILE *f = fopen(log, "r");
@@ -664,9 +439,6 @@ int main(int argc, char **argv)
 	test_bad_input();
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		run_case(&cases[i]);
-	if (!getenv("SPTD_KEEP") && sptd_test_failed == 0)
-		nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-	else
-		fprintf(stderr, "files kept in %s\n", tmpdir);
+	truth_tmp_done(tmpdir, sptd_test_failed);
 	return SPTD_TEST_END();
 }

@@ -1,11 +1,15 @@
 /* truth_compare.c — see truth_compare.h.  Moved out of test_golden.c so
- * that the capture-path test (test_pt_fakegold) compares the same way. */
+ * that the capture-path test (test_pt_fakegold) and the perf.data test
+ * (test_ptgen2perf) compare the same way. */
 #include <errno.h>
+#include <ftw.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "sptd_dec.h"
 #include "sptd_store.h"
@@ -207,24 +211,29 @@ int truth_read(const char *dir, struct frames *out)
 	return err;
 }
 
-/* The PT slices of the incident (all but [irq]), with thread ids, symbol
- * names and runtime addresses (symbol address + the mapping's bias). */
-int truth_read_incident(const char *path, int64_t time_offset_ns, struct frames *out)
+int truth_read_slices(struct sptd_store *st, const char *where, int64_t time_offset_ns,
+                      struct frames *out)
 {
-	static const char sql[] =
+	/* the bias: of the mapping in the thread's process, else of one for
+	 * every task (pid -1: what a perf.data import of a file without
+	 * per-task mappings stores) */
+	static const char head[] =
 		"SELECT t.tid, s.depth, s.ts, s.ts + s.dur, s.flags, s.id, y.name, "
 		"  y.addr + coalesce((SELECT m.bias FROM raw_mmap m WHERE m.dso_id = y.dso_id "
-		"                     AND m.pid = t.upid_pid), 0), coalesce(s.parent_id, -1) "
+		"                     AND m.pid = t.upid_pid), "
+		"                    (SELECT m.bias FROM raw_mmap m WHERE m.dso_id = y.dso_id "
+		"                     AND m.pid = -1), 0), "
+		"  coalesce(s.parent_id, -1), y.size "
 		"FROM slice s JOIN (SELECT th.utid, th.tid, p.pid AS upid_pid FROM thread th "
 		"                   LEFT JOIN process p ON p.upid = th.upid) t ON t.utid = s.utid "
-		"LEFT JOIN symbol y ON y.id = s.symbol_id WHERE s.kind <> 'irq'";
-	struct sptd_store *st = NULL;
+		"LEFT JOIN symbol y ON y.id = s.symbol_id WHERE ";
 	struct sptd_store_stmt *stmt = NULL;
+	char sql[sizeof(head) + 512];
 	int ret;
 
-	ret = sptd_store_open(path, 0, &st);
-	if (ret >= 0)
-		ret = sptd_store_prepare(st, sql, &stmt);
+	if ((size_t)snprintf(sql, sizeof(sql), "%s%s", head, where) >= sizeof(sql))
+		return -ENAMETOOLONG;
+	ret = sptd_store_prepare(st, sql, &stmt);
 	while (ret >= 0 && (ret = sptd_store_step(stmt)) == 1) {
 		struct frame fr;
 		const char *name = sptd_store_column_text(stmt, 6);
@@ -238,12 +247,27 @@ int truth_read_incident(const char *path, int64_t time_offset_ns, struct frames 
 		fr.id = sptd_store_column_int(stmt, 5);
 		fr.addr = (uint64_t)sptd_store_column_int(stmt, 7);
 		fr.parent = sptd_store_column_int(stmt, 8);
+		fr.size = (uint64_t)sptd_store_column_int(stmt, 9);
 		snprintf(fr.name, sizeof(fr.name), "%s", name ? name : "(none)");
 		ret = truth_frames_push(out, &fr);
 	}
-	if (ret < 0 && st)
-		fprintf(stderr, "  %s: %s\n", path, sptd_store_errmsg(st));
+	if (ret < 0)
+		fprintf(stderr, "  slices: %s\n", sptd_store_errmsg(st));
 	sptd_store_finalize(stmt);
+	return ret < 0 ? ret : 0;
+}
+
+/* The PT slices of the incident (all but [irq]), in preorder. */
+int truth_read_incident(const char *path, int64_t time_offset_ns, struct frames *out)
+{
+	struct sptd_store *st = NULL;
+	int ret;
+
+	ret = sptd_store_open(path, 0, &st);
+	if (ret < 0)
+		fprintf(stderr, "  %s: cannot open (%d)\n", path, ret);
+	if (ret >= 0)
+		ret = truth_read_slices(st, "s.kind <> 'irq'", time_offset_ns, out);
 	sptd_store_destroy(st);
 	if (ret >= 0)
 		ret = preorder(out);
@@ -325,4 +349,55 @@ int truth_compare(const char *casename, const struct frames *truth, const struct
 	printf("  %s: %zu intervals, %zu differ, worst time error %" PRId64 " ns (tolerance %"
 	       PRId64 ")\n", casename, truth->n, bad, worst, tol);
 	return truth->n == dec->n && bad == 0 && truth->n > 0 ? 0 : -1;
+}
+
+int truth_run(char *const argv[], const char *log, int append)
+{
+	pid_t pid;
+	int status;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (!freopen(log, append ? "a" : "w", stdout) || dup2(fileno(stdout), 2) < 0)
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+void truth_show_log(const char *log, int max_lines)
+{
+	char line[512];
+	FILE *f = fopen(log, "r");
+	int n = 0;
+
+	while (f && fgets(line, sizeof(line), f) && n++ < max_lines)
+		fprintf(stderr, "    | %s", line);
+	if (f)
+		fclose(f);
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	(void)sb;
+	(void)type;
+	(void)ftw;
+	return remove(path);
+}
+
+void truth_tmp_done(const char *dir, int failed)
+{
+	if (failed || getenv("SPTD_KEEP")) {
+		fprintf(stderr, "files kept in %s\n", dir);
+		return;
+	}
+	if (nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
 }

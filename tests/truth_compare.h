@@ -1,7 +1,9 @@
 /* truth_compare.h — compare an incident's PT call intervals with the
  * ground truth of the emulated-PT generator (sptd-ptgen's truth.txt,
- * docs/PTGEN.md).  Shared by test_golden (import path) and
- * test_pt_fakegold (capture path through the fake PMU).
+ * docs/PTGEN.md).  Shared by test_golden (import path), test_pt_fakegold
+ * (capture path through the fake PMU) and test_ptgen2perf (perf.data
+ * import path), with the helpers they share to run the generator and
+ * sysptd and to clean up after themselves.
  *
  * Order: the truth is sorted by (thread, start, depth), its times being
  * exact; the incident is put in preorder through its parent links, since
@@ -19,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct sptd_store;
+
 /* One call interval, from truth.txt or from the incident. */
 struct frame {
 	int tid, depth, flags;     /* thread, nesting level, SPTD_DEC_F_* */
@@ -27,6 +31,7 @@ struct frame {
 	int64_t parent;            /* incident: parent slice id, -1 none */
 	size_t order;              /* incident: position in a preorder walk */
 	uint64_t addr;             /* runtime address of the function (0 unknown) */
+	uint64_t size;             /* incident: the symbol's size (0 unknown) */
 	char name[520];            /* demangled */
 };
 
@@ -47,6 +52,14 @@ int64_t truth_config_get(const char *dir, const char *key);
 /* Read @dir/truth.txt, names demangled, sorted (truth_sort).  0 or -errno
  * (-EBADMSG: a malformed line). */
 int truth_read(const char *dir, struct frames *out);
+/* The slices of the open incident @st that @where (an SQL condition on
+ * slice s) selects, appended to @out in no particular order, with thread
+ * ids, symbol names, sizes and runtime addresses (symbol address + the bias
+ * of its mapping in the thread's process, else of a mapping for every task,
+ * pid -1), times minus @time_offset_ns.  0 or -errno (the store's message
+ * printed to stderr). */
+int truth_read_slices(struct sptd_store *st, const char *where, int64_t time_offset_ns,
+                      struct frames *out);
 /* The PT slices of the incident @path (all but [irq]), with thread ids,
  * symbol names and runtime addresses, times minus @time_offset_ns, in
  * preorder through their parent links.  0 or -errno. */
@@ -59,5 +72,14 @@ int64_t truth_tolerance_ns(const char *dir);
  * (labelled @name).  0 when equal and non-empty, else -1. */
 int truth_compare(const char *name, const struct frames *truth, const struct frames *dec,
                   int64_t tol);
+/* Run @argv (argv[0] a path) with its stdout and stderr written to @log,
+ * appended when @append, else replacing what @log held.  Its exit status,
+ * or -1 when it could not be started or did not exit. */
+int truth_run(char *const argv[], const char *log, int append);
+/* Print the first @max_lines lines of @log to stderr, indented. */
+void truth_show_log(const char *log, int max_lines);
+/* At the end of a test: remove its temporary directory @dir and all in it,
+ * unless a check @failed or $SPTD_KEEP is set (then say where it is). */
+void truth_tmp_done(const char *dir, int failed);
 
 #endif

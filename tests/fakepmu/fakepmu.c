@@ -38,7 +38,7 @@ struct fake_event {
 static struct fake_event events[MAX_EVENTS];
 static int nevents;
 static struct sptd_col_sys saved;
-static int installed, fake_type, fail_errno, counter_head, maps_bad, fail_grouped;
+static int fake_type, fail_errno, counter_head, maps_bad, fail_grouped;
 static int clock_set;                /* 1: clock_* below replace the default */
 static uint64_t clock_zero;          /* time_zero offered */
 static uint32_t clock_mult;          /* time_mult offered */
@@ -463,11 +463,10 @@ static int fake_close(int fd)
 	return close(fd);
 }
 
-void fakepmu_install(int type, const struct fakepmu_script *s, int n, int head_is_counter)
+void fakepmu_serve(int type, const struct fakepmu_script *s, int n, int head_is_counter,
+                   const struct sptd_col_sys *real, struct sptd_col_sys *fake)
 {
-	if (!installed)
-		saved = sptd_col_sys;
-	installed = 1;
+	saved = *real;
 	fake_type = type;
 	scripts = s;
 	nscripts = n;
@@ -476,11 +475,12 @@ void fakepmu_install(int type, const struct fakepmu_script *s, int n, int head_i
 	fail_grouped = 0;
 	maps_bad = 0;
 	clock_set = 0;
-	sptd_col_sys.perf_event_open = fake_open;
-	sptd_col_sys.mmap = fake_mmap;
-	sptd_col_sys.munmap = fake_munmap;
-	sptd_col_sys.ioctl = fake_ioctl;
-	sptd_col_sys.close = fake_close;
+	*fake = *real;
+	fake->perf_event_open = fake_open;
+	fake->mmap = fake_mmap;
+	fake->munmap = fake_munmap;
+	fake->ioctl = fake_ioctl;
+	fake->close = fake_close;
 }
 
 void fakepmu_set_clock(uint64_t time_zero, uint32_t mult, uint16_t shift)
@@ -489,6 +489,19 @@ void fakepmu_set_clock(uint64_t time_zero, uint32_t mult, uint16_t shift)
 	clock_zero = time_zero;
 	clock_mult = mult;
 	clock_shift = shift;
+}
+
+/* The preload (FAKEPMU_PRELOAD) serves the calls without sptd_col, whose
+ * table it cannot reach inside another program. */
+#ifndef FAKEPMU_PRELOAD
+static int installed;                /* 1: sptd_col_sys holds the fake */
+
+void fakepmu_install(int type, const struct fakepmu_script *s, int n, int head_is_counter)
+{
+	struct sptd_col_sys real = installed ? saved : sptd_col_sys;
+
+	installed = 1;
+	fakepmu_serve(type, s, n, head_is_counter, &real, &sptd_col_sys);
 }
 
 void fakepmu_uninstall(void)
@@ -504,6 +517,7 @@ void fakepmu_uninstall(void)
 		sptd_col_sys = saved;
 	installed = 0;
 }
+#endif
 
 void fakepmu_fail_open(int err)
 {

@@ -49,10 +49,17 @@ struct fakepmu_script {
  * counter (else the position in the ring, as Intel PT snapshot mode does). */
 void fakepmu_install(int type, const struct fakepmu_script *scripts, int ncpus,
                      int head_is_counter);
+/* The same fake without touching sptd_col_sys (for a process that does
+ * not link sptd_col: tests/fakepmu/preload.c): fills @fake with the fake
+ * calls, which fall through to @real for everything not theirs. */
+struct sptd_col_sys;
+void fakepmu_serve(int type, const struct fakepmu_script *scripts, int ncpus,
+                   int head_is_counter, const struct sptd_col_sys *real,
+                   struct sptd_col_sys *fake);
 /* The perf clock the fake's user pages offer from the next mmap on:
  * ns = @time_zero + (tsc * @mult >> @shift).  fakepmu_install() resets it
- * to the default, a clock that reads about CLOCK_MONOTONIC now with
- * ns = tsc / 2. */
+ * (fakepmu_serve() too) to the default, a clock that reads about
+ * CLOCK_MONOTONIC now with ns = tsc / 2. */
 void fakepmu_set_clock(uint64_t time_zero, uint32_t mult, uint16_t shift);
 /* Restore the real calls and free every fake ring. */
 void fakepmu_uninstall(void);

@@ -1,0 +1,548 @@
+/* test_pt_binary.c — the real `sysptd --source pt --trigger ... --once`
+ * recording the fake intel_pt PMU, proven against exact ground truth.
+ *
+ * sptd-ptgen (docs/PTGEN.md) runs real programs and writes the Intel PT
+ * their execution makes, per virtual CPU, with every call interval as
+ * truth.txt.  The sysptd binary runs with tests/fakepmu/preload.c preloaded
+ * (SPTD_FAKEPMU_GEN: that output) and SPTD_SYSFS_ROOT at a fake intel_pt
+ * tree with the generator's caps, SPTD_PT_CPU the generator's CPU: its
+ * intel_pt and sideband events are the fake's, its tracepoint trigger and
+ * ftrace real.  Once "armed:", a process named sptd-ptbin exits
+ * (sched:sched_process_exit fires); the incident sysptd writes must hold
+ * what each fake AUX ring kept, and decode (inside sysptd) to truth.txt.
+ *
+ * Usage: test_pt_binary PTGEN PROGS_DIR PRELOAD_SO [CASE...]; $SPTD_BIN.
+ *
+ * Cases (the 64 KiB AUX ring of --buffer 64K):
+ *   one    ptprog-fib on 1 CPU, nothing lost: every interval equal.
+ *   lossy  ptprog-fib 19 and 17 on 2 CPUs (migration, switches, CYC): CPU
+ *          1's stream outgrows its ring, which wraps; CPU 0's AUX record is
+ *          TRUNCATED, its first 3000 bytes lost.  Where data was lost the
+ *          capture starts at the first PSB left: intervals of the task cut
+ *          there that ended before are gone, those open across it start at
+ *          the cut flagged INFERRED|START_TRUNCATED; gap rows say where. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <intel-pt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fakepmu/fakepmu_gen.h"
+#include "sptd_dec.h"
+#include "sptd_store.h"
+#include "sptd_test.h"
+#include "truth_compare.h"
+
+#define PMU_TYPE 42
+#define AUX_BYTES 65536
+#define TSC_HZ "8000000000"  /* as test_pt_fakegold: keeps incident times positive */
+
+/* One generated case and what the fake loses. */
+struct pb_case {
+	const char *name;
+	const char *args[24];      /* ptgen options and programs, NULL-ended;
+	                            * "@prog" is a program in PROGS_DIR */
+	int wrap_cpu;              /* CPU whose stream must overflow its ring (-1 none) */
+	int drop_cpu;              /* CPU that loses its first drop_len bytes (-1 none) */
+	size_t drop_len;
+};
+
+static const struct pb_case cases[] = {
+	{ "one", { "--timing", "cyc", "--tsc-hz", TSC_HZ, "--", "@ptprog-fib", NULL }, -1, -1, 0 },
+	{ "lossy", { "--timing", "cyc", "--tsc-hz", TSC_HZ, "--cpus", "2", "--slice-insns", "72000",
+	             "--psb-period", "256", "--", "@ptprog-fib", "19", "--", "@ptprog-fib", "17",
+	             NULL },
+	  1, 0, 3000 },
+};
+
+/* What one case expects of the capture. */
+struct pb_run {
+	struct fakepmu_ptgen *g;
+	const unsigned char *ring[FAKEPMU_GEN_MAXCPU]; /* what each AUX ring keeps */
+	size_t ring_len[FAKEPMU_GEN_MAXCPU];
+	int64_t cut_ts[FAKEPMU_GEN_MAXTASK];  /* per task: data start after a loss (0 none) */
+	int64_t cut_cpu_ts[FAKEPMU_GEN_MAXCPU]; /* per CPU: the same */
+	uint64_t cut_skip[FAKEPMU_GEN_MAXCPU];  /* per CPU: bytes before its first PSB */
+};
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Run @argv with output to @log; its exit status, or -1. */
+static int run_cmd(char *const argv[], const char *log)
+{
+	pid_t pid;
+	int status;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (!freopen(log, "a", stdout) || dup2(fileno(stdout), 2) < 0)
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* 1 when the file @path contains @needle. */
+static int file_has(const char *path, const char *needle)
+{
+	char line[4096];
+	FILE *f = fopen(path, "r");
+	int found = 0;
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, needle) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static void dump(const char *path)
+{
+	char line[4096];
+	FILE *f = fopen(path, "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		fprintf(stderr, "    | %s", line);
+	if (f)
+		fclose(f);
+}
+
+/* TSC of the first PSB+ in @buf (libipt's packet decoder), its offset in
+ * *@at; 0 when none. */
+static uint64_t first_psb_tsc(const unsigned char *buf, size_t len, uint64_t *at)
+{
+	struct pt_config cfg;
+	struct pt_packet_decoder *d;
+	struct pt_packet pkt;
+	uint64_t tsc = 0;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)buf;
+	cfg.end = (uint8_t *)buf + len;
+	d = pt_pkt_alloc_decoder(&cfg);
+	if (!d)
+		return 0;
+	*at = 0;
+	if (pt_pkt_sync_forward(d) >= 0) {
+		pt_pkt_get_sync_offset(d, at);
+		while (pt_pkt_next(d, &pkt, sizeof(pkt)) >= 0 && pkt.type != ppt_psbend)
+			if (pkt.type == ppt_tsc) {
+				tsc = pkt.payload.tsc.tsc;
+				break;
+			}
+	}
+	pt_pkt_free_decoder(d);
+	return tsc;
+}
+
+/* A loss at the start of @cpu's data: what survived begins at a PSB whose
+ * time is the cut.  The cases are built so that the cut is clean: the task
+ * running there is on its first run, nothing else ran on that CPU before. */
+static void note_cut(struct pb_run *r, int cpu)
+{
+	const struct fakepmu_ptgen *g = r->g;
+	uint64_t tsc = first_psb_tsc(r->ring[cpu], r->ring_len[cpu], &r->cut_skip[cpu]);
+	int64_t cut = (int64_t)((unsigned __int128)tsc * 1000000000u / (uint64_t)g->tsc_hz), since;
+	int tid, idx, first_run = -1;
+
+	CHECK(tsc != 0);
+	tid = fakepmu_gen_running_at(g, cpu, cut, &since);
+	idx = fakepmu_gen_task_index(g, tid);
+	printf("  cpu %d: data from the first PSB left, %" PRId64 " ns (tid %d)\n", cpu, cut, tid);
+	CHECK(idx >= 0);
+	if (idx < 0 || !tsc)
+		return;
+	for (int k = 0; k < g->nsw; k++) {
+		if (g->sws[k].next == tid && first_run < 0)
+			first_run = k;
+		if (g->sws[k].cpu == cpu && g->sws[k].next != 0 && g->sws[k].ts < since)
+			CHECK(!"the lost data of this CPU held another run");
+	}
+	CHECK(first_run >= 0 && g->sws[first_run].ts == since && g->sws[first_run].cpu == cpu);
+	r->cut_ts[idx] = cut;
+	r->cut_cpu_ts[cpu] = cut;
+}
+
+/* What the decode can know after the cuts: intervals of a cut task that
+ * ended before the cut (+ @tol) are gone from both sides; those open
+ * across it start at the cut, INFERRED|START_TRUNCATED. */
+static int apply_cuts(const struct pb_run *r, struct frames *truth, struct frames *dec, int64_t tol)
+{
+	int truncated = 0;
+	size_t i, n;
+
+	for (int t = 0; t < r->g->ntasks; t++) {
+		int64_t cut = r->cut_ts[t];
+		int tid = r->g->tasks[t].tid;
+
+		if (!cut)
+			continue;
+		for (i = n = 0; i < truth->n; i++) {
+			struct frame *f = &truth->v[i];
+
+			if (f->tid == tid && f->end < cut + tol)
+				continue;
+			if (f->tid == tid && f->start < cut) {
+				f->start = cut;
+				f->flags |= SPTD_DEC_F_INFERRED | SPTD_DEC_F_START_TRUNCATED;
+				truncated++;
+			}
+			truth->v[n++] = *f;
+		}
+		truth->n = n;
+		for (i = n = 0; i < dec->n; i++)
+			if (dec->v[i].tid != tid || dec->v[i].end >= cut + tol)
+				dec->v[n++] = dec->v[i];
+		dec->n = n;
+	}
+	truth_sort(truth);
+	return truncated;
+}
+
+static int64_t q(struct sptd_store *st, const char *sql)
+{
+	int64_t v = -1;
+
+	if (sptd_store_query_int(st, sql, &v) < 0)
+		return -1;
+	return v;
+}
+
+/* Start sysptd under the fake, trip its trigger, wait for the incident;
+ * its path in @incident.  0, or -1 (logs shown). */
+static int record(const struct pb_case *c, const char *tmp, const char *preload, const char *gendir,
+                  const char *sysroot, char *incident, size_t len)
+{
+	const char *bin = getenv("SPTD_BIN");
+	char out[4200], errlog[4200], outdir[4200], cache[4200], drop[64], cpu[64], line[4200];
+	char fms[3][32] = { "", "", "" };
+	const char *keys[3] = { "cpu_family", "cpu_model", "cpu_stepping" };
+	int64_t t0;
+	pid_t pid, trip;
+	int status = 0, done = 0;
+	FILE *f;
+
+	snprintf(out, sizeof(out), "%s/%s.out", tmp, c->name);
+	snprintf(errlog, sizeof(errlog), "%s/%s.err", tmp, c->name);
+	snprintf(outdir, sizeof(outdir), "%s/%s-incidents", tmp, c->name);
+	snprintf(cache, sizeof(cache), "%s/%s-cache", tmp, c->name);
+	snprintf(drop, sizeof(drop), "%d:%zu", c->drop_cpu, c->drop_len);
+	for (int i = 0; i < 3; i++)
+		snprintf(fms[i], sizeof(fms[i]), "%" PRId64, truth_config_get(gendir, keys[i]));
+	snprintf(cpu, sizeof(cpu), "%s/%s/%s", fms[0], fms[1], fms[2]);
+	if (!bin || access(bin, X_OK) != 0) {
+		fprintf(stderr, "  no sysptd binary (SPTD_BIN=%s)\n", bin ? bin : "unset");
+		return -1;
+	}
+	/* Another sysptd on this machine (a concurrent test) holds the lock or
+	 * the "sysptd" ftrace instance: wait for it, a few times. */
+	for (int attempt = 0; attempt < 5; attempt++) {
+		if (attempt) {
+			printf("  sysptd could not arm (another sysptd running?): retrying\n");
+			nap_ms(2000);
+		}
+		done = 0;
+		fflush(stdout);
+		pid = fork();
+		if (pid < 0)
+			return -1;
+		if (pid == 0) {
+			char *argv[] = { (char *)bin, "--source", "pt", "--window", "20ms", "--buffer", "64K",
+			                 "--trigger", "tracepoint=sched:sched_process_exit,filter=comm==\"sptd-ptbin\"",
+			                 "--once", "-o", outdir, "--image-cache", cache, "-j", "2", NULL };
+
+			if (!freopen(out, "w", stdout) || !freopen(errlog, "w", stderr))
+				_exit(126);
+			setenv("LD_PRELOAD", preload, 1);
+			setenv("SPTD_SYSFS_ROOT", sysroot, 1);
+			setenv("SPTD_FAKEPMU_GEN", gendir, 1);
+			setenv("SPTD_PT_CPU", cpu, 1);
+			if (c->drop_cpu >= 0)
+				setenv("SPTD_FAKEPMU_DROP", drop, 1);
+			execv(bin, argv);
+			_exit(127);
+		}
+		/* armed: the fake's events are open and enabled, the trigger too */
+		for (t0 = mono_ms(); !file_has(errlog, "armed:") && mono_ms() - t0 < 30000;) {
+			if (waitpid(pid, &status, WNOHANG) == pid) {
+				done = 1;
+				break;
+			}
+			nap_ms(20);
+		}
+		if (!done || !((WIFEXITED(status) && WEXITSTATUS(status) == 7) ||
+		               file_has(errlog, "ftrace instance")))
+			break;
+	}
+	CHECK(!done && file_has(errlog, "armed:"));
+	if (!done && file_has(errlog, "armed:")) {
+		nap_ms(200);   /* past sysptd's warm-up */
+		trip = fork();
+		if (trip == 0) {
+			prctl(PR_SET_NAME, "sptd-ptbin", 0, 0, 0);
+			_exit(0);
+		}
+		if (trip > 0)
+			waitpid(trip, NULL, 0);
+	}
+	for (t0 = mono_ms(); !done && mono_ms() - t0 < 60000; nap_ms(20))
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			done = 1;
+	if (!done) {
+		fprintf(stderr, "  sysptd did not finish: stopping it\n");
+		kill(pid, SIGTERM);
+		waitpid(pid, &status, 0);
+	}
+	CHECK(done && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	incident[0] = '\0';
+	f = fopen(out, "r");
+	if (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(incident, len, "%s", line);
+	}
+	if (f)
+		fclose(f);
+	CHECK(incident[0] && access(incident, R_OK) == 0);
+	if (!done || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !incident[0]) {
+		fprintf(stderr, "  sysptd (SPTD_PT_CPU=%s) said:\n", cpu);
+		dump(errlog);
+		return -1;
+	}
+	if (getenv("SPTD_VERBOSE"))
+		dump(errlog);
+	return 0;
+}
+
+/* The incident holds the binary's capture of the fake: meta, the raw PT
+ * each ring kept, the trigger. */
+static int check_capture(const struct pb_run *r, const char *incident, int online, int64_t *offset)
+{
+	struct sptd_store *st = NULL;
+	char buf[64] = "", sql[128];
+	int ret = sptd_store_open(incident, 0, &st);
+
+	CHECK_INT(ret, 0);
+	if (ret < 0)
+		return ret;
+	CHECK_INT(sptd_store_meta_get(st, "source", buf, sizeof(buf)) >= 0, 1);
+	CHECK(strcmp(buf, "pt") == 0);
+	CHECK_INT(sptd_store_meta_get(st, "pt_time_source", buf, sizeof(buf)) >= 0, 1);
+	CHECK(strcmp(buf, "perf") == 0);
+	/* the fake refuses AUX pause groups: sysptd freezes from user space */
+	CHECK_INT(sptd_store_meta_get(st, "pt_aux_pause", buf, sizeof(buf)) >= 0, 1);
+	CHECK(strcmp(buf, "user") == 0);
+	CHECK_INT(sptd_store_meta_get(st, "pt_cpu_vendor", buf, sizeof(buf)) >= 0, 1);
+	CHECK(strcmp(buf, "GenuineIntel") == 0);
+	CHECK_INT(q(st, "SELECT value FROM meta WHERE key = 'pt_cpu_model'"),
+	          truth_config_get(r->g->dir, "cpu_model"));
+	CHECK_INT(q(st, "SELECT value FROM meta WHERE key = 'pt_aux_bytes'"), AUX_BYTES);
+	CHECK_INT(q(st, "SELECT count(*) FROM trigger WHERE kind LIKE 'tracepoint=sched:sched_process_exit%'"), 1);
+	CHECK_INT(sptd_store_meta_get_int(st, "perf_clock_offset_ns", offset), 0);
+	CHECK(*offset + r->g->start_ns > 0);
+	/* every online CPU was traced; those the generator had no stream for
+	 * kept nothing */
+	snprintf(sql, sizeof(sql), "SELECT count(DISTINCT cpu) FROM raw_pt WHERE cpu >= %d", r->g->ncpus);
+	CHECK_INT(q(st, sql), 0);
+	CHECK_INT(q(st, "SELECT value FROM meta WHERE key = 'cpus'"), online);
+	for (int c = 0; c < r->g->ncpus; c++) {
+		struct sptd_store_stmt *s = NULL;
+
+		snprintf(sql, sizeof(sql), "SELECT data FROM raw_pt WHERE cpu = %d", c);
+		CHECK_INT(sptd_store_prepare(st, sql, &s), 0);
+		if (s && sptd_store_step(s) == 1) {
+			size_t len = 0;
+			const void *blob = sptd_store_column_blob(s, 0, &len);
+
+			CHECK_INT((int64_t)len, (int64_t)r->ring_len[c]);
+			CHECK(blob && len == r->ring_len[c] && memcmp(blob, r->ring[c], len) == 0);
+		} else {
+			CHECK(!"raw_pt row missing");
+		}
+		sptd_store_finalize(s);
+	}
+	sptd_store_destroy(st);
+	return 0;
+}
+
+/* The gaps: where the fake lost data, and only there. */
+static void check_gaps(const struct pb_run *r, const struct pb_case *c, const char *incident,
+                       int64_t offset, int64_t tol)
+{
+	struct sptd_store *st = NULL;
+	char sql[256];
+
+	CHECK_INT(sptd_store_open(incident, 0, &st), 0);
+	for (int cpu = 0; st && cpu < r->g->ncpus; cpu++) {
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM gap WHERE cpu = %d AND reason "
+		         "LIKE 'sideband: pt aux data truncated%%'", cpu);
+		CHECK_INT(q(st, sql), cpu == c->drop_cpu ? 1 : 0);
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM gap WHERE cpu = %d AND reason "
+		         "LIKE 'pt: %%' AND reason NOT LIKE 'pt: %% bytes before the first PSB %%'", cpu);
+		CHECK_INT(q(st, sql), 0);
+		if (r->cut_cpu_ts[cpu]) {
+			snprintf(sql, sizeof(sql), "SELECT count(*) FROM gap WHERE cpu = %d AND reason = "
+			         "'pt: %" PRIu64 " bytes before the first PSB not decodable' AND "
+			         "abs(ts - %" PRId64 ") <= %" PRId64, cpu, r->cut_skip[cpu],
+			         r->cut_cpu_ts[cpu] + offset, tol);
+			CHECK_INT(q(st, sql), 1);
+		}
+	}
+	sptd_store_destroy(st);
+}
+
+/* Generate, record through the binary, compare; 77 when it cannot run. */
+static int run_case(const struct pb_case *c, const char *ptgen, const char *progs,
+                    const char *preload, const char *tmp, int online)
+{
+	char progpath[8][4200], gendir[4200], log[4200], sysroot[4200], incident[4200], err[512];
+	char *argv[40];
+	struct pb_run r;
+	struct frames truth = { 0 }, dec = { 0 };
+	int argc = 0, np = 0, rc, ret = -1;
+	int64_t offset = 0, tol;
+
+	memset(&r, 0, sizeof(r));
+	snprintf(gendir, sizeof(gendir), "%s/%s", tmp, c->name);
+	snprintf(log, sizeof(log), "%s/%s.ptgen.log", tmp, c->name);
+	snprintf(sysroot, sizeof(sysroot), "%s/%s-sys", tmp, c->name);
+	argv[argc++] = (char *)ptgen;
+	argv[argc++] = "-o";
+	argv[argc++] = gendir;
+	for (int i = 0; c->args[i] && argc < 38; i++) {
+		if (c->args[i][0] == '@') {
+			snprintf(progpath[np], sizeof(progpath[np]), "%s/%s", progs, c->args[i] + 1);
+			argv[argc++] = progpath[np++];
+		} else {
+			argv[argc++] = (char *)c->args[i];
+		}
+	}
+	argv[argc] = NULL;
+	rc = run_cmd(argv, log);
+	if (rc == 77)
+		return 77;
+	CHECK_INT(rc, 0);
+	if (rc != 0)
+		return -1;
+	rc = fakepmu_gen_load(gendir, &r.g, err, sizeof(err));
+	CHECK_INT(rc, 0);
+	if (rc < 0) {
+		fprintf(stderr, "  %s\n", err);
+		return -1;
+	}
+	if (r.g->ncpus > online) {
+		printf("  %s: needs %d CPUs, this machine has %d: not run\n", c->name, r.g->ncpus, online);
+		fakepmu_gen_free(r.g);
+		return 77;
+	}
+	if (c->drop_cpu >= 0)
+		CHECK_INT(fakepmu_gen_drop(r.g, c->drop_cpu, c->drop_len), 0);
+	for (int cpu = 0; cpu < r.g->ncpus; cpu++) {
+		size_t kept = r.g->pt_len[cpu] - (cpu == c->drop_cpu ? c->drop_len : 0);
+
+		r.ring_len[cpu] = kept > AUX_BYTES ? AUX_BYTES : kept;
+		r.ring[cpu] = r.g->pt[cpu] + (r.g->pt_len[cpu] - r.ring_len[cpu]);
+	}
+	CHECK_INT(fakepmu_gen_sysfs(r.g, sysroot, PMU_TYPE), 0);
+	if (record(c, tmp, preload, gendir, sysroot, incident, sizeof(incident)) < 0)
+		goto out;
+	if (check_capture(&r, incident, online, &offset) < 0)
+		goto out;
+	if (c->wrap_cpu >= 0) {
+		CHECK(r.g->pt_len[c->wrap_cpu] > AUX_BYTES);
+		note_cut(&r, c->wrap_cpu);
+	}
+	if (c->drop_cpu >= 0) {
+		CHECK(r.g->pt_len[c->drop_cpu] - c->drop_len <= AUX_BYTES);
+		note_cut(&r, c->drop_cpu);
+	}
+	CHECK_INT(truth_read(gendir, &truth), 0);
+	CHECK_INT(truth_read_incident(incident, offset, &dec), 0);
+	tol = truth_tolerance_ns(gendir);
+	if (c->wrap_cpu >= 0 || c->drop_cpu >= 0) {
+		int n = apply_cuts(&r, &truth, &dec, tol);
+
+		printf("  %s: %d intervals open across a cut (start truncated)\n", c->name, n);
+		CHECK(n > 0);
+	}
+	ret = truth_compare(c->name, &truth, &dec, tol);
+	CHECK_INT(ret, 0);
+	check_gaps(&r, c, incident, offset, tol);
+out:
+	truth_frames_free(&truth);
+	truth_frames_free(&dec);
+	fakepmu_gen_free(r.g);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	char tmp[] = "/tmp/sptd-ptbinary-XXXXXX";
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	int skipped = 0, ran = 0;
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: test_pt_binary PTGEN PROGS_DIR PRELOAD_SO [CASE...]\n");
+		return 2;
+	}
+	SPTD_REQUIRE_ROOT();
+	if (access("/sys/kernel/tracing/events/sched/sched_process_exit", F_OK) != 0)
+		SPTD_SKIP("no tracefs with sched:sched_process_exit (the trigger)");
+	if (!mkdtemp(tmp)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int want = argc == 4, rc;
+
+		for (int k = 4; k < argc && !want; k++)
+			want = strcmp(argv[k], cases[i].name) == 0;
+		if (!want)
+			continue;
+		rc = run_case(&cases[i], argv[1], argv[2], argv[3], tmp, (int)online);
+		if (rc == 77) {
+			skipped++;
+			continue;
+		}
+		ran++;
+		CHECK_INT(rc, 0);
+		if (rc != 0)
+			fprintf(stderr, "case %s FAILED (files in %s)\n", cases[i].name, tmp);
+	}
+	if (!ran && skipped)
+		SPTD_SKIP("ptrace not permitted (kernel.yama.ptrace_scope) or too few CPUs");
+	if (!sptd_test_failed && !getenv("SPTD_KEEP")) {
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", tmp);
+	}
+	return SPTD_TEST_END();
+}
