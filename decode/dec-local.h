@@ -73,6 +73,8 @@ struct sptd_dec_session {
 	struct sptd_dec_symkey *symtab;    /* open addressing, power-of-two size */
 	size_t symcap, symcount;
 	int64_t next_symbol_id;
+	int resolve_tid;                   /* task of the last phase-2 resolve */
+	struct sptd_dec_aspace *resolve_as; /* its address space; NULL none yet */
 	const struct sptd_dec_sink *sink;  /* during run */
 	int saw_time;                      /* some event had a timestamp */
 	int no_time;                       /* result of the last run */
@@ -94,6 +96,9 @@ struct sptd_dec_aspace *sptd_dec_aspace_of(struct sptd_dec_session *s, int tid);
 /* Function containing @addr for @tid without assigning ids (thread-safe). */
 int sptd_dec_func_peek(struct sptd_dec_session *s, int tid, uint64_t addr,
                        struct sptd_dec_func *f);
+/* As peek, in address space @as (see sptd_dec_aspace_of). */
+int sptd_dec_func_peek_as(const struct sptd_dec_aspace *as, uint64_t addr,
+                          struct sptd_dec_func *f);
 /* The phase-2 resolver: as peek, plus a symbol id reported to the sink. */
 int sptd_dec_func_resolve(void *ctx, int tid, uint64_t addr, struct sptd_dec_func *f);
 
@@ -124,6 +129,12 @@ struct sptd_dec_cpu_result {
 int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu,
                       struct sptd_dec_cpu_result *res);
 void sptd_dec_cpu_result_fini(struct sptd_dec_cpu_result *res);
+
+/* flowsort.c: sort @nev events of *@evp (malloc'ed) into phase 2's order
+ * (tid; CPU when tid < 0; ts; cpu; seq), stably.  *@evp is replaced by a
+ * new array of exactly @nev entries.  0, or -ENOMEM: then *@evp stays
+ * but its entries are undefined (the caller drops the queue). */
+int sptd_dec_flows_sort(struct sptd_dec_flow **evp, size_t nev);
 
 /* session.c */
 /* Add [offset, offset+size) of @path at @addr to the cache and record it;

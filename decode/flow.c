@@ -41,6 +41,16 @@ struct flow_seg {
 	uint64_t stop_pos;                 /* instruction position of the first stop */
 };
 
+/* One remembered branch class (flow_classify): code does not change under
+ * a section, so (section, ip, mode) always gives the same answer. */
+struct flow_class {
+	uint64_t ip;                       /* end ip of the block */
+	int isid;                          /* section it was read from; 0: empty slot */
+	int mode;                          /* enum pt_exec_mode */
+	int iclass;                        /* enum pt_insn_class */
+};
+#define FLOW_CLASS_SLOTS 4096            /* power of two */
+
 /* State of one CPU's decode. */
 struct flow_state {
 	struct sptd_dec_session *s;
@@ -55,6 +65,7 @@ struct flow_state {
 	                                    * each address space (by index in
 	                                    * s->aspaces), built on first use */
 	int64_t now;                       /* latest time (ns), valid with has_time */
+	uint64_t now_tsc;                  /* the decoder time @now was made from */
 	int has_time;                      /* a timing packet has been seen */
 	uint64_t seq;                      /* events so far: order and tie-break */
 	uint64_t last_ip;                  /* last instruction decoded */
@@ -66,6 +77,8 @@ struct flow_state {
 	int64_t pend_ts;
 	int pend_timed;
 	int pend_tid;
+	int peek_tid;                      /* task whose address space is peek_as */
+	struct sptd_dec_aspace *peek_as;   /* for jump targets; NULL none yet */
 	uint64_t pend_pos;
 	size_t pend_seg;
 	/* time updates, for placing events between them (see the top) */
@@ -75,6 +88,8 @@ struct flow_state {
 	uint64_t *ev_pos;                  /* per flow event: instruction position */
 	size_t *ev_seg;                    /* per flow event: segs index, SIZE_MAX none */
 	size_t capev;                      /* allocated entries of ev_pos/ev_seg */
+	/* branch classes of blocks libipt left unclassified, by end ip */
+	struct flow_class *classes;        /* FLOW_CLASS_SLOTS entries, direct-mapped */
 	/* an open gap (after an error or overflow) */
 	int gap_open;
 	int64_t gap_ts;
@@ -101,6 +116,8 @@ static int flow_time(struct flow_state *fs, uint64_t ahead)
 		return 0;
 	if (pt_blk_time(fs->dec, &tsc, &lost_mtc, &lost_cyc) < 0)
 		return 0;
+	if (fs->has_time && tsc == fs->now_tsc)
+		return 0;                  /* unchanged: most blocks */
 	now = sptd_dec_tsc_to_ns(&fs->s->cfg, tsc);
 	if (!fs->has_time || now != fs->now) {
 		if (fs->nsegs == fs->capsegs) {
@@ -115,6 +132,7 @@ static int flow_time(struct flow_state *fs, uint64_t ahead)
 		fs->segs[fs->nsegs++] = (struct flow_seg){ .ts = now, .pos = fs->pos + ahead };
 	}
 	fs->now = now;
+	fs->now_tsc = tsc;
 	fs->has_time = 1;
 	fs->res->stats.saw_time = 1;
 	return 0;
@@ -213,7 +231,11 @@ static int flow_flush(struct flow_state *fs, uint64_t to)
 		struct sptd_dec_func f;
 
 		/* only jumps that may change the function matter to phase 2 */
-		if (!to || sptd_dec_func_peek(fs->s, fs->pend_tid, to, &f) < 0 || !f.known)
+		if (fs->peek_tid != fs->pend_tid || !fs->peek_as) {
+			fs->peek_as = sptd_dec_aspace_of(fs->s, fs->pend_tid);
+			fs->peek_tid = fs->pend_tid;
+		}
+		if (!to || sptd_dec_func_peek_as(fs->peek_as, to, &f) < 0 || !f.known)
 			return 0;
 		if (to != f.start && fs->pend_from - f.start < f.size)
 			return 0;
@@ -365,7 +387,7 @@ static int flow_event(struct flow_state *fs, const struct pt_event *ev)
  * ptic_error (its block cache does so for indirect and far branches: the
  * caller is to decode the instruction).  Legacy prefixes and REX are
  * skipped; only the opcodes that end a block are told apart. */
-static enum pt_insn_class flow_classify(struct flow_state *fs, const struct pt_block *b)
+static enum pt_insn_class flow_classify_insn(struct flow_state *fs, const struct pt_block *b)
 {
 	uint8_t insn[16];
 	const uint8_t *p = insn, *end;
@@ -429,6 +451,24 @@ static enum pt_insn_class flow_classify(struct flow_state *fs, const struct pt_b
 	default:
 		return ptic_other;
 	}
+}
+
+/* flow_classify_insn, remembered per (section, ip, mode) unless the block
+ * is truncated (its bytes span sections). */
+static enum pt_insn_class flow_classify(struct flow_state *fs, const struct pt_block *b)
+{
+	struct flow_class *c;
+	enum pt_insn_class iclass;
+
+	if (b->truncated || b->isid <= 0 || !fs->classes)
+		return flow_classify_insn(fs, b);
+	c = &fs->classes[(b->end_ip ^ (b->end_ip >> 12)) & (FLOW_CLASS_SLOTS - 1)];
+	if (c->isid == b->isid && c->ip == b->end_ip && c->mode == (int)b->mode)
+		return (enum pt_insn_class)c->iclass;
+	iclass = flow_classify_insn(fs, b);
+	*c = (struct flow_class){ .ip = b->end_ip, .isid = b->isid, .mode = (int)b->mode,
+	                          .iclass = (int)iclass };
+	return iclass;
 }
 
 /* One decoded block: count it and note its last branch. */
@@ -764,10 +804,12 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, struct sptd_dec_cpu_r
 	if (err)
 		return err;
 	fs.images = calloc(s->naspaces, sizeof(*fs.images));
+	fs.classes = calloc(FLOW_CLASS_SLOTS, sizeof(*fs.classes));
 	fs.dec = pt_blk_alloc_decoder(&cfg);
-	if (!fs.dec || !fs.images) {
+	if (!fs.dec || !fs.images || !fs.classes) {
 		pt_blk_free_decoder(fs.dec);
 		free(fs.images);
+		free(fs.classes);
 		return -ENOMEM;
 	}
 	err = flow_use_aspace(&fs, sptd_dec_aspace_of(s, fs.tid));
@@ -836,6 +878,7 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, struct sptd_dec_cpu_r
 	for (i = 0; i < s->naspaces; i++)
 		pt_image_free(fs.images[i]);
 	free(fs.images);
+	free(fs.classes);
 	free(fs.segs);
 	free(fs.ev_pos);
 	free(fs.ev_seg);

@@ -226,11 +226,11 @@ static struct sptd_dec_image *image_at(const struct sptd_dec_aspace *as, uint64_
 
 /* Function containing @addr; *imgp the image (NULL: none), *sym filled and
  * 1 returned when a symbol names it. */
-static int func_find(struct sptd_dec_session *s, int tid, uint64_t addr,
+static int func_find(const struct sptd_dec_aspace *as, uint64_t addr,
                      struct sptd_dec_func *f, struct sptd_dec_image **imgp,
                      struct sptd_dec_sym *sym)
 {
-	struct sptd_dec_image *img = image_at(sptd_dec_aspace_of(s, tid), addr);
+	struct sptd_dec_image *img = image_at(as, addr);
 
 	memset(f, 0, sizeof(*f));
 	f->start = addr;
@@ -254,7 +254,19 @@ int sptd_dec_func_peek(struct sptd_dec_session *s, int tid, uint64_t addr,
 
 	if (!s || !f || !s->aspaces)
 		return -EINVAL;
-	func_find(s, tid, addr, f, &img, &sym);
+	func_find(sptd_dec_aspace_of(s, tid), addr, f, &img, &sym);
+	return 0;
+}
+
+int sptd_dec_func_peek_as(const struct sptd_dec_aspace *as, uint64_t addr,
+                          struct sptd_dec_func *f)
+{
+	struct sptd_dec_image *img;
+	struct sptd_dec_sym sym;
+
+	if (!as || !f)
+		return -EINVAL;
+	func_find(as, addr, f, &img, &sym);
 	return 0;
 }
 
@@ -300,7 +312,12 @@ int sptd_dec_func_resolve(void *ctx, int tid, uint64_t addr, struct sptd_dec_fun
 	size_t h;
 	int named, err;
 
-	named = func_find(s, tid, addr, f, &img, &sym);
+	/* phase 2 replays one task at a time: remember its address space */
+	if (!s->resolve_as || s->resolve_tid != tid) {
+		s->resolve_as = sptd_dec_aspace_of(s, tid);
+		s->resolve_tid = tid;
+	}
+	named = func_find(s->resolve_as, addr, f, &img, &sym);
 	/* key: which image (0 none) and the function start */
 	key = ((uint64_t)(img ? (size_t)(img - s->images) + 1 : 0) << 48) ^ f->start;
 	if (2 * (s->symcount + 1) > s->symcap) {

@@ -343,6 +343,7 @@ static int run_prepare(struct sptd_dec_session *s)
 	if (s->nswitches)
 		qsort(s->switches, s->nswitches, sizeof(*s->switches), switch_cmp);
 	sptd_dec_aspaces_free(s);
+	s->resolve_as = NULL;
 	return sptd_dec_aspaces_build(s);
 }
 

@@ -114,25 +114,6 @@ int sptd_dec_stacks_add(struct sptd_dec_stacks *st, const struct sptd_dec_flow *
 	return 0;
 }
 
-/* Task order, then time, then CPU and stream position. */
-static int flow_cmp(const void *a, const void *b)
-{
-	const struct sptd_dec_flow *x = a, *y = b;
-	int kx = x->tid < 0 ? x->cpu : -1, ky = y->tid < 0 ? y->cpu : -1;
-
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (kx != ky)
-		return kx < ky ? -1 : 1;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	if (x->cpu != y->cpu)
-		return x->cpu < y->cpu ? -1 : 1;
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
-	return 0;
-}
-
 static int resolve(struct sptd_dec_stacks *st, int tid, uint64_t addr,
                    struct sptd_dec_func *f)
 {
@@ -464,8 +445,11 @@ int64_t sptd_dec_stacks_run(struct sptd_dec_stacks *st, int64_t start, int64_t e
 	}
 	st->start = start;
 	st->end = end;
-	if (st->nev)
-		qsort(st->ev, st->nev, sizeof(*st->ev), flow_cmp);
+	if (st->nev) {
+		err = sptd_dec_flows_sort(&st->ev, st->nev);
+		if (!err)
+			st->capev = st->nev;
+	}
 	for (i = 0; i < st->nev && !err; i++) {
 		const struct sptd_dec_flow *ev = &st->ev[i];
 		int key = ev->tid < 0 ? ev->cpu : -1;

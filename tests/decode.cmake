@@ -12,3 +12,8 @@ sptd_add_test(test_dec_stall SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_dec_stall.c
 if(TARGET test_dec_stall)
   set_tests_properties(test_dec_stall PROPERTIES TIMEOUT 60)
 endif()
+# phase 2's event order against a plain stable sort of the same keys
+sptd_add_test(test_dec_sort SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_dec_sort.c LIBS sptd_decode)
+if(TARGET test_dec_sort)
+  target_include_directories(test_dec_sort PRIVATE ${CMAKE_SOURCE_DIR}/decode)
+endif()
