@@ -298,7 +298,7 @@ static int clear_previous(struct sptd_store *st)
 		ret = exec_sql(st, "DELETE FROM stats WHERE name IN ('pt_bytes', "
 		               "'instructions', 'calls', 'returns', 'far_calls', "
 		               "'far_returns', 'interrupts', 'decode_errors', 'gaps', "
-		               "'decode_ns')");
+		               "'decode_ns', 'cr3_mismatches')");
 	return ret;
 }
 

@@ -110,6 +110,8 @@ struct sptd_dec_flowbuf {
 struct sptd_dec_cpu_stats {
 	int64_t instructions, calls, returns, far_calls, far_returns;
 	int64_t interrupts, decode_errors, gaps, decode_ns;
+	int64_t cr3_mismatches;     /* PIPs naming another process than the
+	                             * sched timeline's (flow_paging) */
 	int saw_time;               /* a timing packet was seen */
 };
 /* A gap found by phase 1, kept until the sink can be called safely. */

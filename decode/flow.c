@@ -2,7 +2,10 @@
  * events (calls, returns, far transfers, interrupts, enable/disable,
  * overflows, errors) with timestamps, switching address spaces as the sched
  * timeline says, counting what libipt classifies, and recording every
- * stretch that could not be decoded as a gap.
+ * stretch that could not be decoded as a gap.  PIP packets (CR3 writes)
+ * cross-check the timeline: a CR3 bound to another process than the one
+ * scheduled is counted (cr3_mismatches) and becomes a gap; decoding still
+ * follows the timeline.
  *
  * Blocks end at every call and jump (end_on_call/end_on_jump), so the
  * branch of interest is always a block's last instruction; its target is
@@ -51,6 +54,12 @@ struct flow_class {
 };
 #define FLOW_CLASS_SLOTS 4096            /* power of two */
 
+/* A CR3 this CPU has seen, and the process it was bound to (flow_paging). */
+struct flow_cr3 {
+	uint64_t cr3;                      /* page-table base from a PIP */
+	int pid;                           /* process the timeline ran at its first PIP */
+};
+
 /* State of one CPU's decode. */
 struct flow_state {
 	struct sptd_dec_session *s;
@@ -90,6 +99,11 @@ struct flow_state {
 	size_t capev;                      /* allocated entries of ev_pos/ev_seg */
 	/* branch classes of blocks libipt left unclassified, by end ip */
 	struct flow_class *classes;        /* FLOW_CLASS_SLOTS entries, direct-mapped */
+	/* PIP/CR3 cross-check of the sched timeline (flow_paging) */
+	struct flow_cr3 *cr3s;             /* CR3s learned on this CPU */
+	size_t ncr3, capcr3;
+	size_t cr3_flagged;                /* 1 + switches applied at the last
+	                                    * reported mismatch; 0 none */
 	/* an open gap (after an error or overflow) */
 	int gap_open;
 	int64_t gap_ts;
@@ -323,6 +337,66 @@ static int flow_switch(struct flow_state *fs, int user_code)
 	return as != fs->as ? flow_use_aspace(fs, as) : 0;
 }
 
+/* The task the timeline says runs at the decoder's time (its switches
+ * applied up to now, the decoder's state unchanged), and in *@napplied how
+ * many of this CPU's switches that takes; -1 unknown. */
+static int flow_sched_tid(const struct flow_state *fs, size_t *napplied)
+{
+	size_t i = fs->swi;
+	int tid = fs->tid;
+
+	while (i < fs->nsw && fs->sw[i].ts <= fs->now)
+		tid = fs->sw[i++].next_tid;
+	*napplied = i;
+	return tid;
+}
+
+/* A PIP (CR3 write) as a cross-check of the timeline: the first CR3 seen
+ * while the timeline runs a process binds it to that process (threads
+ * share one); a bound CR3 showing up while the timeline runs another
+ * process is a mismatch, reported once per stretch between two switches
+ * as a gap up to the next switch.  Decoding keeps following the timeline.
+ * Guest (non-root) CR3s, CR3 0 and traces without time are left alone. */
+static int flow_paging(struct flow_state *fs, uint64_t cr3, int non_root)
+{
+	char reason[160];
+	size_t i, napplied;
+	int tid, pid;
+	int64_t dur = 0;
+
+	if (non_root || !cr3 || !fs->has_time || fs->s->cfg.no_timing)
+		return 0;
+	tid = flow_sched_tid(fs, &napplied);
+	if (tid < 0)
+		return 0;
+	pid = sptd_dec_task_pid(fs->s, tid);
+	for (i = 0; i < fs->ncr3 && fs->cr3s[i].cr3 != cr3; i++)
+		;
+	if (i == fs->ncr3) {
+		if (fs->ncr3 == fs->capcr3) {
+			size_t cap = fs->capcr3 ? fs->capcr3 * 2 : 16;
+			struct flow_cr3 *n = realloc(fs->cr3s, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			fs->cr3s = n;
+			fs->capcr3 = cap;
+		}
+		fs->cr3s[fs->ncr3++] = (struct flow_cr3){ .cr3 = cr3, .pid = pid };
+		return 0;
+	}
+	if (fs->cr3s[i].pid == pid || fs->cr3_flagged == napplied + 1)
+		return 0;
+	fs->cr3_flagged = napplied + 1;
+	fs->res->stats.cr3_mismatches++;
+	if (napplied < fs->nsw && fs->sw[napplied].ts > fs->now)
+		dur = fs->sw[napplied].ts - fs->now;
+	snprintf(reason, sizeof(reason),
+	         "pt: CR3 0x%" PRIx64 " belongs to pid %d but the schedule says pid %d runs",
+	         cr3, fs->cr3s[i].pid, pid);
+	return gap_add(fs, fs->now, dur, reason);
+}
+
 static int flow_event(struct flow_state *fs, const struct pt_event *ev)
 {
 	int err = 0;
@@ -376,8 +450,15 @@ static int flow_event(struct flow_state *fs, const struct pt_event *ev)
 			                ev->ip_suppressed ? 0 : ev->variant.overflow.ip);
 		gap_open(fs, "pt: overflow: the CPU dropped trace");
 		break;
+	case ptev_paging:
+		err = flow_paging(fs, ev->variant.paging.cr3, ev->variant.paging.non_root);
+		break;
+	case ptev_async_paging:
+		err = flow_paging(fs, ev->variant.async_paging.cr3,
+		                  ev->variant.async_paging.non_root);
+		break;
 	default:
-		/* paging (PIP), timing, power, exec mode: nothing for the stacks */
+		/* timing, power, exec mode: nothing for the stacks */
 		break;
 	}
 	return err;
@@ -879,6 +960,7 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, struct sptd_dec_cpu_r
 		pt_image_free(fs.images[i]);
 	free(fs.images);
 	free(fs.classes);
+	free(fs.cr3s);
 	free(fs.segs);
 	free(fs.ev_pos);
 	free(fs.ev_seg);

@@ -361,6 +361,7 @@ static int emit_stats(const struct sptd_dec_sink *sink, int cpu, size_t pt_bytes
 		{ "decode_errors", cs->decode_errors },
 		{ "gaps", cs->gaps },
 		{ "decode_ns", cs->decode_ns },
+		{ "cr3_mismatches", cs->cr3_mismatches },
 	};
 	size_t i;
 	int err = 0;

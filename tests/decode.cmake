@@ -17,3 +17,13 @@ sptd_add_test(test_dec_sort SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_dec_sort.c LI
 if(TARGET test_dec_sort)
   target_include_directories(test_dec_sort PRIVATE ${CMAKE_SOURCE_DIR}/decode)
 endif()
+# PIP/CR3 cross-check of the sched timeline: sptd-ptgen on 2 CPUs imported
+# with the true sched.txt (no mismatch) and a swapped one (mismatches + gap).
+sptd_add_test(test_dec_pip SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_dec_pip.c
+              ${CMAKE_CURRENT_LIST_DIR}/truth_compare.c
+              LIBS sptd_store sptd_decode
+              ARGS $<TARGET_FILE:sptd-ptgen> ${CMAKE_BINARY_DIR}/progs)
+if(TARGET test_dec_pip)
+  add_dependencies(test_dec_pip sysptd sptd-ptgen ptprog-fib ptprog-fptr)
+  set_tests_properties(test_dec_pip PROPERTIES TIMEOUT 60)
+endif()
