@@ -181,6 +181,21 @@ static int add_idle_switch(struct sptd_query_pf *pf, struct bundle *b, int cpu,
 	                  0, IDLE_PRIO, comm);
 }
 
+/* The end of a writer's loop over @stmt (on @table): a step error @rc < 0
+ * reported, else the last bundle flushed; @stmt and @b released either
+ * way.  0 or -errno. */
+static int writer_done(struct sptd_query_pf *pf, struct bundle *b, struct sptd_store_stmt *stmt,
+                       const char *table, int rc)
+{
+	if (rc < 0)
+		rc = sptd_query_pf_step_fail(pf, table, rc);
+	else
+		rc = bundle_flush(pf, b);
+	sptd_store_finalize(stmt);
+	bundle_fini(b);
+	return rc;
+}
+
 int sptd_query_pf_write_sched(struct sptd_query_pf *pf)
 {
 	static const char sql[] =
@@ -241,14 +256,10 @@ int sptd_query_pf_write_sched(struct sptd_query_pf *pf)
 		prev_has_state = end_state != NULL;
 		snprintf(prev_state, sizeof(prev_state), "%s", end_state ? end_state : "");
 	}
-	if (rc < 0) {
-		rc = sptd_query_pf_step_fail(pf, "sched_slice", rc);
-		goto out;
-	}
-	if (have_prev && prev_has_state &&
+	if (rc >= 0 && have_prev && prev_has_state &&
 	    (rc = add_idle_switch(pf, &b, cpu, prev_end, prev_state)) < 0)
 		goto out;
-	rc = bundle_flush(pf, &b);
+	return writer_done(pf, &b, stmt, "sched_slice", rc);
 out:
 	sptd_store_finalize(stmt);
 	bundle_fini(&b);
@@ -304,11 +315,7 @@ int sptd_query_pf_write_wakings(struct sptd_query_pf *pf)
 		b.n++;
 		pf->stats->sched_wakings++;
 	}
-	if (rc < 0) {
-		rc = sptd_query_pf_step_fail(pf, "thread_state", rc);
-		goto out;
-	}
-	rc = bundle_flush(pf, &b);
+	return writer_done(pf, &b, stmt, "thread_state", rc);
 out:
 	sptd_store_finalize(stmt);
 	bundle_fini(&b);
@@ -377,11 +384,7 @@ int sptd_query_pf_write_irqs(struct sptd_query_pf *pf)
 		b.n++;
 		pf->stats->irq_events++;
 	}
-	if (rc < 0) {
-		rc = sptd_query_pf_step_fail(pf, "irq_slice", rc);
-		goto out;
-	}
-	rc = bundle_flush(pf, &b);
+	return writer_done(pf, &b, stmt, "irq_slice", rc);
 out:
 	sptd_store_finalize(stmt);
 	bundle_fini(&b);

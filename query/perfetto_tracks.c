@@ -63,72 +63,81 @@ static void put_cmdline(struct sptd_query_pb *pb, const char *cmdline,
 	}
 }
 
-int sptd_query_pf_write_process_tree(struct sptd_query_pf *pf)
+/* One ProcessTree.processes entry from a row of the process query. */
+static void put_process(struct sptd_query_pf *pf, struct sptd_store_stmt *stmt)
+{
+	struct sptd_query_pb *pb = &pf->pkt;
+
+	sptd_query_pb_begin(pb, PT_PROCESSES);
+	sptd_query_pb_int(pb, PTP_PID, sptd_store_column_int(stmt, 0));
+	put_cmdline(pb, sptd_store_column_text(stmt, 2), sptd_store_column_text(stmt, 1));
+	sptd_query_pb_end(pb);
+	pf->stats->processes++;
+}
+
+/* One ProcessTree.threads entry from a row of the thread query. */
+static void put_thread(struct sptd_query_pf *pf, struct sptd_store_stmt *stmt)
+{
+	struct sptd_query_pb *pb = &pf->pkt;
+
+	sptd_query_pb_begin(pb, PT_THREADS);
+	sptd_query_pb_int(pb, PTT_TID, sptd_store_column_int(stmt, 0));
+	if (sptd_store_column_text(stmt, 2))
+		sptd_query_pb_string(pb, PTT_NAME, sptd_store_column_text(stmt, 2));
+	if (sptd_store_column_type(stmt, 1) != SPTD_STORE_NULL)
+		sptd_query_pb_int(pb, PTT_TGID, sptd_store_column_int(stmt, 1));
+	sptd_query_pb_end(pb);
+	pf->stats->threads++;
+}
+
+/* Every row of @sql (on @table) as an entry made by @put, in ProcessTree
+ * packets of TREE_CHUNK entries; *@n entries are in the packet still open
+ * (0: none open).  0 or -errno. */
+static int tree_rows(struct sptd_query_pf *pf, const char *table, const char *sql,
+                     void (*put)(struct sptd_query_pf *, struct sptd_store_stmt *), int *n)
 {
 	struct sptd_store_stmt *stmt = NULL;
-	struct sptd_query_pb *pb = &pf->pkt;
-	int rc, n = 0;
+	int rc;
 
-	rc = sptd_query_pf_prepare(pf, "process",
-	                           "SELECT pid, name, cmdline FROM process ORDER BY upid", &stmt);
+	rc = sptd_query_pf_prepare(pf, table, sql, &stmt);
 	if (rc < 0)
 		goto out;
 	while ((rc = sptd_store_step(stmt)) == 1) {
-		if (n == 0)
+		if (*n == 0)
 			tree_packet_open(pf);
-		sptd_query_pb_begin(pb, PT_PROCESSES);
-		sptd_query_pb_int(pb, PTP_PID, sptd_store_column_int(stmt, 0));
-		put_cmdline(pb, sptd_store_column_text(stmt, 2), sptd_store_column_text(stmt, 1));
-		sptd_query_pb_end(pb);
-		pf->stats->processes++;
-		if (++n == TREE_CHUNK) {
-			sptd_query_pb_end(pb);
+		put(pf, stmt);
+		if (++*n == TREE_CHUNK) {
+			sptd_query_pb_end(&pf->pkt);
 			if ((rc = sptd_query_pf_flush(pf)) < 0)
 				goto out;
-			n = 0;
+			*n = 0;
 		}
 	}
-	if (rc < 0) {
-		rc = sptd_query_pf_step_fail(pf, "process", rc);
-		goto out;
-	}
-	sptd_store_finalize(stmt);
-	stmt = NULL;
-	rc = sptd_query_pf_prepare(pf, "thread",
-	                           "SELECT t.tid, p.pid, t.name FROM thread t "
-	                           "LEFT JOIN process p ON p.upid = t.upid ORDER BY t.utid",
-	                           &stmt);
 	if (rc < 0)
-		goto out;
-	while ((rc = sptd_store_step(stmt)) == 1) {
-		if (n == 0)
-			tree_packet_open(pf);
-		sptd_query_pb_begin(pb, PT_THREADS);
-		sptd_query_pb_int(pb, PTT_TID, sptd_store_column_int(stmt, 0));
-		if (sptd_store_column_text(stmt, 2))
-			sptd_query_pb_string(pb, PTT_NAME, sptd_store_column_text(stmt, 2));
-		if (sptd_store_column_type(stmt, 1) != SPTD_STORE_NULL)
-			sptd_query_pb_int(pb, PTT_TGID, sptd_store_column_int(stmt, 1));
-		sptd_query_pb_end(pb);
-		pf->stats->threads++;
-		if (++n == TREE_CHUNK) {
-			sptd_query_pb_end(pb);
-			if ((rc = sptd_query_pf_flush(pf)) < 0)
-				goto out;
-			n = 0;
-		}
-	}
-	if (rc < 0) {
-		rc = sptd_query_pf_step_fail(pf, "thread", rc);
-		goto out;
-	}
-	rc = 0;
-	if (n > 0) {
-		sptd_query_pb_end(pb);
-		rc = sptd_query_pf_flush(pf);
-	}
+		rc = sptd_query_pf_step_fail(pf, table, rc);
 out:
 	sptd_store_finalize(stmt);
+	return rc < 0 ? rc : 0;
+}
+
+int sptd_query_pf_write_process_tree(struct sptd_query_pf *pf)
+{
+	int rc, n = 0;
+
+	rc = tree_rows(pf, "process", "SELECT pid, name, cmdline FROM process ORDER BY upid",
+	               put_process, &n);
+	if (rc < 0)
+		return rc;
+	rc = tree_rows(pf, "thread",
+	               "SELECT t.tid, p.pid, t.name FROM thread t "
+	               "LEFT JOIN process p ON p.upid = t.upid ORDER BY t.utid",
+	               put_thread, &n);
+	if (rc < 0)
+		return rc;
+	if (n > 0) {
+		sptd_query_pb_end(&pf->pkt);
+		rc = sptd_query_pf_flush(pf);
+	}
 	return rc;
 }
 

@@ -5,6 +5,7 @@
 # come from ptgen.cmake (dependencies resolve at generate time).
 sptd_add_test(test_pt_fakegold SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_pt_fakegold.c
               ${CMAKE_CURRENT_LIST_DIR}/truth_compare.c ${CMAKE_CURRENT_LIST_DIR}/fakepmu/fakepmu.c
+              ${CMAKE_CURRENT_LIST_DIR}/fakepmu/fakepmu_gen.c ${CMAKE_CURRENT_LIST_DIR}/fakepmu/fakepmu_cut.c
               LIBS sptd_col sptd_store sptd_decode sptd_ipt
               ARGS $<TARGET_FILE:sptd-ptgen> ${CMAKE_BINARY_DIR}/progs LABELS golden)
 if(TARGET test_pt_fakegold)

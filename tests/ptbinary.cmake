@@ -13,7 +13,7 @@ target_link_libraries(sptd-fakepmu-preload PRIVATE ${CMAKE_DL_LIBS})
 set_target_properties(sptd-fakepmu-preload PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
 sptd_add_test(test_pt_binary SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_pt_binary.c
               ${CMAKE_CURRENT_LIST_DIR}/truth_compare.c ${CMAKE_CURRENT_LIST_DIR}/fakepmu/fakepmu.c
-              ${CMAKE_CURRENT_LIST_DIR}/fakepmu/fakepmu_gen.c
+              ${CMAKE_CURRENT_LIST_DIR}/fakepmu/fakepmu_gen.c ${CMAKE_CURRENT_LIST_DIR}/fakepmu/fakepmu_cut.c
               LIBS sptd_col sptd_store sptd_decode sptd_ipt
               ARGS $<TARGET_FILE:sptd-ptgen> ${CMAKE_BINARY_DIR}/progs
                    $<TARGET_FILE:sptd-fakepmu-preload> LABELS golden)

@@ -24,7 +24,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <intel-pt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fakepmu/fakepmu_cut.h"
 #include "fakepmu/fakepmu_gen.h"
 #include "sptd_dec.h"
 #include "sptd_store.h"
@@ -65,12 +65,8 @@ static const struct pb_case cases[] = {
 
 /* What one case expects of the capture. */
 struct pb_run {
-	struct fakepmu_ptgen *g;
-	const unsigned char *ring[FAKEPMU_GEN_MAXCPU]; /* what each AUX ring keeps */
-	size_t ring_len[FAKEPMU_GEN_MAXCPU];
-	int64_t cut_ts[FAKEPMU_GEN_MAXTASK];  /* per task: data start after a loss (0 none) */
-	int64_t cut_cpu_ts[FAKEPMU_GEN_MAXCPU]; /* per CPU: the same */
-	uint64_t cut_skip[FAKEPMU_GEN_MAXCPU];  /* per CPU: bytes before its first PSB */
+	struct fakepmu_ptgen *g;   /* the generator output the fake serves */
+	struct fakepmu_cuts k;     /* what each AUX ring keeps, where data starts again */
 };
 
 static int64_t mono_ms(void)
@@ -86,27 +82,6 @@ static void nap_ms(long ms)
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
 
 	nanosleep(&ts, NULL);
-}
-
-/* Run @argv with output to @log; its exit status, or -1. */
-static int run_cmd(char *const argv[], const char *log)
-{
-	pid_t pid;
-	int status;
-
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		if (!freopen(log, "a", stdout) || dup2(fileno(stdout), 2) < 0)
-			_exit(126);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
 }
 
 /* 1 when the file @path contains @needle. */
@@ -134,96 +109,15 @@ static void dump(const char *path)
 		fclose(f);
 }
 
-/* TSC of the first PSB+ in @buf (libipt's packet decoder), its offset in
- * *@at; 0 when none. */
-static uint64_t first_psb_tsc(const unsigned char *buf, size_t len, uint64_t *at)
-{
-	struct pt_config cfg;
-	struct pt_packet_decoder *d;
-	struct pt_packet pkt;
-	uint64_t tsc = 0;
-
-	pt_config_init(&cfg);
-	cfg.begin = (uint8_t *)buf;
-	cfg.end = (uint8_t *)buf + len;
-	d = pt_pkt_alloc_decoder(&cfg);
-	if (!d)
-		return 0;
-	*at = 0;
-	if (pt_pkt_sync_forward(d) >= 0) {
-		pt_pkt_get_sync_offset(d, at);
-		while (pt_pkt_next(d, &pkt, sizeof(pkt)) >= 0 && pkt.type != ppt_psbend)
-			if (pkt.type == ppt_tsc) {
-				tsc = pkt.payload.tsc.tsc;
-				break;
-			}
-	}
-	pt_pkt_free_decoder(d);
-	return tsc;
-}
-
-/* A loss at the start of @cpu's data: what survived begins at a PSB whose
- * time is the cut.  The cases are built so that the cut is clean: the task
- * running there is on its first run, nothing else ran on that CPU before. */
+/* Note the cut of @cpu's data (fakepmu_cuts_note), checking it is clean. */
 static void note_cut(struct pb_run *r, int cpu)
 {
-	const struct fakepmu_ptgen *g = r->g;
-	uint64_t tsc = first_psb_tsc(r->ring[cpu], r->ring_len[cpu], &r->cut_skip[cpu]);
-	int64_t cut = (int64_t)((unsigned __int128)tsc * 1000000000u / (uint64_t)g->tsc_hz), since;
-	int tid, idx, first_run = -1;
+	char why[256] = "";
+	int ret = fakepmu_cuts_note(&r->k, r->g, cpu, why, sizeof(why));
 
-	CHECK(tsc != 0);
-	tid = fakepmu_gen_running_at(g, cpu, cut, &since);
-	idx = fakepmu_gen_task_index(g, tid);
-	printf("  cpu %d: data from the first PSB left, %" PRId64 " ns (tid %d)\n", cpu, cut, tid);
-	CHECK(idx >= 0);
-	if (idx < 0 || !tsc)
-		return;
-	for (int k = 0; k < g->nsw; k++) {
-		if (g->sws[k].next == tid && first_run < 0)
-			first_run = k;
-		if (g->sws[k].cpu == cpu && g->sws[k].next != 0 && g->sws[k].ts < since)
-			CHECK(!"the lost data of this CPU held another run");
-	}
-	CHECK(first_run >= 0 && g->sws[first_run].ts == since && g->sws[first_run].cpu == cpu);
-	r->cut_ts[idx] = cut;
-	r->cut_cpu_ts[cpu] = cut;
-}
-
-/* What the decode can know after the cuts: intervals of a cut task that
- * ended before the cut (+ @tol) are gone from both sides; those open
- * across it start at the cut, INFERRED|START_TRUNCATED. */
-static int apply_cuts(const struct pb_run *r, struct frames *truth, struct frames *dec, int64_t tol)
-{
-	int truncated = 0;
-	size_t i, n;
-
-	for (int t = 0; t < r->g->ntasks; t++) {
-		int64_t cut = r->cut_ts[t];
-		int tid = r->g->tasks[t].tid;
-
-		if (!cut)
-			continue;
-		for (i = n = 0; i < truth->n; i++) {
-			struct frame *f = &truth->v[i];
-
-			if (f->tid == tid && f->end < cut + tol)
-				continue;
-			if (f->tid == tid && f->start < cut) {
-				f->start = cut;
-				f->flags |= SPTD_DEC_F_INFERRED | SPTD_DEC_F_START_TRUNCATED;
-				truncated++;
-			}
-			truth->v[n++] = *f;
-		}
-		truth->n = n;
-		for (i = n = 0; i < dec->n; i++)
-			if (dec->v[i].tid != tid || dec->v[i].end >= cut + tol)
-				dec->v[n++] = dec->v[i];
-		dec->n = n;
-	}
-	truth_sort(truth);
-	return truncated;
+	if (ret < 0)
+		fprintf(stderr, "  %s\n", why);
+	CHECK_INT(ret, 0);
 }
 
 static int64_t q(struct sptd_store *st, const char *sql)
@@ -380,8 +274,8 @@ static int check_capture(const struct pb_run *r, const char *incident, int onlin
 			size_t len = 0;
 			const void *blob = sptd_store_column_blob(s, 0, &len);
 
-			CHECK_INT((int64_t)len, (int64_t)r->ring_len[c]);
-			CHECK(blob && len == r->ring_len[c] && memcmp(blob, r->ring[c], len) == 0);
+			CHECK_INT((int64_t)len, (int64_t)r->k.ring_len[c]);
+			CHECK(blob && len == r->k.ring_len[c] && memcmp(blob, r->k.ring[c], len) == 0);
 		} else {
 			CHECK(!"raw_pt row missing");
 		}
@@ -391,60 +285,21 @@ static int check_capture(const struct pb_run *r, const char *incident, int onlin
 	return 0;
 }
 
-/* The gaps: where the fake lost data, and only there. */
-static void check_gaps(const struct pb_run *r, const struct pb_case *c, const char *incident,
-                       int64_t offset, int64_t tol)
-{
-	struct sptd_store *st = NULL;
-	char sql[256];
-
-	CHECK_INT(sptd_store_open(incident, 0, &st), 0);
-	for (int cpu = 0; st && cpu < r->g->ncpus; cpu++) {
-		snprintf(sql, sizeof(sql), "SELECT count(*) FROM gap WHERE cpu = %d AND reason "
-		         "LIKE 'sideband: pt aux data truncated%%'", cpu);
-		CHECK_INT(q(st, sql), cpu == c->drop_cpu ? 1 : 0);
-		snprintf(sql, sizeof(sql), "SELECT count(*) FROM gap WHERE cpu = %d AND reason "
-		         "LIKE 'pt: %%' AND reason NOT LIKE 'pt: %% bytes before the first PSB %%'", cpu);
-		CHECK_INT(q(st, sql), 0);
-		if (r->cut_cpu_ts[cpu]) {
-			snprintf(sql, sizeof(sql), "SELECT count(*) FROM gap WHERE cpu = %d AND reason = "
-			         "'pt: %" PRIu64 " bytes before the first PSB not decodable' AND "
-			         "abs(ts - %" PRId64 ") <= %" PRId64, cpu, r->cut_skip[cpu],
-			         r->cut_cpu_ts[cpu] + offset, tol);
-			CHECK_INT(q(st, sql), 1);
-		}
-	}
-	sptd_store_destroy(st);
-}
-
 /* Generate, record through the binary, compare; 77 when it cannot run. */
 static int run_case(const struct pb_case *c, const char *ptgen, const char *progs,
                     const char *preload, const char *tmp, int online)
 {
-	char progpath[8][4200], gendir[4200], log[4200], sysroot[4200], incident[4200], err[512];
-	char *argv[40];
+	char gendir[4200], log[4200], sysroot[4200], incident[4200], err[512];
 	struct pb_run r;
 	struct frames truth = { 0 }, dec = { 0 };
-	int argc = 0, np = 0, rc, ret = -1;
+	int rc, ret = -1;
 	int64_t offset = 0, tol;
 
 	memset(&r, 0, sizeof(r));
 	snprintf(gendir, sizeof(gendir), "%s/%s", tmp, c->name);
 	snprintf(log, sizeof(log), "%s/%s.ptgen.log", tmp, c->name);
 	snprintf(sysroot, sizeof(sysroot), "%s/%s-sys", tmp, c->name);
-	argv[argc++] = (char *)ptgen;
-	argv[argc++] = "-o";
-	argv[argc++] = gendir;
-	for (int i = 0; c->args[i] && argc < 38; i++) {
-		if (c->args[i][0] == '@') {
-			snprintf(progpath[np], sizeof(progpath[np]), "%s/%s", progs, c->args[i] + 1);
-			argv[argc++] = progpath[np++];
-		} else {
-			argv[argc++] = (char *)c->args[i];
-		}
-	}
-	argv[argc] = NULL;
-	rc = run_cmd(argv, log);
+	rc = truth_run_ptgen(ptgen, progs, c->args, gendir, log);
 	if (rc == 77)
 		return 77;
 	CHECK_INT(rc, 0);
@@ -463,12 +318,7 @@ static int run_case(const struct pb_case *c, const char *ptgen, const char *prog
 	}
 	if (c->drop_cpu >= 0)
 		CHECK_INT(fakepmu_gen_drop(r.g, c->drop_cpu, c->drop_len), 0);
-	for (int cpu = 0; cpu < r.g->ncpus; cpu++) {
-		size_t kept = r.g->pt_len[cpu] - (cpu == c->drop_cpu ? c->drop_len : 0);
-
-		r.ring_len[cpu] = kept > AUX_BYTES ? AUX_BYTES : kept;
-		r.ring[cpu] = r.g->pt[cpu] + (r.g->pt_len[cpu] - r.ring_len[cpu]);
-	}
+	fakepmu_cuts_rings(&r.k, r.g, c->drop_cpu, c->drop_len, AUX_BYTES);
 	CHECK_INT(fakepmu_gen_sysfs(r.g, sysroot, PMU_TYPE), 0);
 	if (record(c, tmp, preload, gendir, sysroot, incident, sizeof(incident)) < 0)
 		goto out;
@@ -486,14 +336,15 @@ static int run_case(const struct pb_case *c, const char *ptgen, const char *prog
 	CHECK_INT(truth_read_incident(incident, offset, &dec), 0);
 	tol = truth_tolerance_ns(gendir);
 	if (c->wrap_cpu >= 0 || c->drop_cpu >= 0) {
-		int n = apply_cuts(&r, &truth, &dec, tol);
+		int n = fakepmu_cuts_apply(&r.k, r.g, &truth, &dec, tol);
 
 		printf("  %s: %d intervals open across a cut (start truncated)\n", c->name, n);
 		CHECK(n > 0);
 	}
 	ret = truth_compare(c->name, &truth, &dec, tol);
 	CHECK_INT(ret, 0);
-	check_gaps(&r, c, incident, offset, tol);
+	/* the gaps: where the fake lost data, and only there */
+	CHECK_INT(fakepmu_cuts_check_gaps(&r.k, r.g->ncpus, c->drop_cpu, incident, offset, tol), 0);
 out:
 	truth_frames_free(&truth);
 	truth_frames_free(&dec);
@@ -537,12 +388,6 @@ int main(int argc, char **argv)
 	}
 	if (!ran && skipped)
 		SPTD_SKIP("ptrace not permitted (kernel.yama.ptrace_scope) or too few CPUs");
-	if (!sptd_test_failed && !getenv("SPTD_KEEP")) {
-		char cmd[128];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", tmp);
-	}
+	truth_tmp_done(tmp, sptd_test_failed);
 	return SPTD_TEST_END();
 }

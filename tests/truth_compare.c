@@ -372,6 +372,30 @@ int truth_run(char *const argv[], const char *log, int append)
 	return WEXITSTATUS(status);
 }
 
+int truth_run_ptgen(const char *ptgen, const char *progs, const char *const args[],
+                    const char *outdir, const char *log)
+{
+	char progpath[8][4200];
+	char *argv[40];
+	int argc = 0, np = 0;
+
+	argv[argc++] = (char *)ptgen;
+	argv[argc++] = "-o";
+	argv[argc++] = (char *)outdir;
+	for (int i = 0; args[i]; i++) {
+		if (argc >= 39 || (args[i][0] == '@' && np >= 8))
+			return -1;
+		if (args[i][0] == '@') {
+			snprintf(progpath[np], sizeof(progpath[np]), "%s/%s", progs, args[i] + 1);
+			argv[argc++] = progpath[np++];
+		} else {
+			argv[argc++] = (char *)args[i];
+		}
+	}
+	argv[argc] = NULL;
+	return truth_run(argv, log, 1);
+}
+
 void truth_show_log(const char *log, int max_lines)
 {
 	char line[512];

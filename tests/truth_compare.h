@@ -76,6 +76,12 @@ int truth_compare(const char *name, const struct frames *truth, const struct fra
  * appended when @append, else replacing what @log held.  Its exit status,
  * or -1 when it could not be started or did not exit. */
 int truth_run(char *const argv[], const char *log, int append);
+/* Run the generator @ptgen -o @outdir with @args (NULL-ended, at most 36
+ * words, at most 8 of them "@prog": the program prog in @progs), its
+ * stdout and stderr appended to @log.  Its exit status (truth_run), or -1
+ * when @args is too long. */
+int truth_run_ptgen(const char *ptgen, const char *progs, const char *const args[],
+                    const char *outdir, const char *log);
 /* Print the first @max_lines lines of @log to stderr, indented. */
 void truth_show_log(const char *log, int max_lines);
 /* At the end of a test: remove its temporary directory @dir and all in it,
