@@ -32,28 +32,13 @@ struct sw_line {
 static int import(const char *sysptd, const char *dir, const char *sched,
                   const char *incident, const char *log)
 {
-	char buf[12][4200];
-	char *argv[16];
-	int argc = 0, i;
+	char buf[TRUTH_IMPORT_ARGS][4200];
+	char *argv[TRUTH_IMPORT_ARGS + 4];
+	int argc = 0;
 
 	argv[argc++] = (char *)sysptd;
 	argv[argc++] = "import";
-	snprintf(buf[0], sizeof(buf[0]), "--pt=%s/cpu0.pt", dir);
-	snprintf(buf[1], sizeof(buf[1]), "--pt=%s/cpu1.pt", dir);
-	snprintf(buf[2], sizeof(buf[2]), "--maps=%s/maps.txt", dir);
-	snprintf(buf[3], sizeof(buf[3]), "--tasks=%s/tasks.txt", dir);
-	snprintf(buf[4], sizeof(buf[4]), "--sched=%s", sched);
-	snprintf(buf[5], sizeof(buf[5]), "--cpu-id=%" PRId64 "/%" PRId64 "/%" PRId64,
-	         truth_config_get(dir, "cpu_family"), truth_config_get(dir, "cpu_model"),
-	         truth_config_get(dir, "cpu_stepping"));
-	snprintf(buf[6], sizeof(buf[6]), "--mtc-freq=%" PRId64, truth_config_get(dir, "mtc_freq"));
-	snprintf(buf[7], sizeof(buf[7]), "--nom-freq=%" PRId64, truth_config_get(dir, "nom_freq"));
-	snprintf(buf[8], sizeof(buf[8]), "--cpuid15=%" PRId64 "/%" PRId64,
-	         truth_config_get(dir, "cpuid15_eax"), truth_config_get(dir, "cpuid15_ebx"));
-	snprintf(buf[9], sizeof(buf[9]), "--tsc-hz=%" PRId64, truth_config_get(dir, "tsc_hz"));
-	snprintf(buf[10], sizeof(buf[10]), "-o%s", incident);
-	for (i = 0; i <= 10; i++)
-		argv[argc++] = buf[i];
+	truth_import_args(dir, sched, incident, buf, argv, &argc);
 	argv[argc] = NULL;
 	unlink(incident);
 	return truth_run(argv, log, 1);

@@ -71,10 +71,9 @@ static int run_case(const struct golden_case *c, const char *ptgen, const char *
                     const char *sysptd, const char *tmp)
 {
 	char dir[4096], log[4200], incident[4200], progpath[MAX_ARGS][4200], buf[MAX_ARGS][8400];
-	char *argv[MAX_ARGS + 40];
+	char *argv[MAX_ARGS + 40], imp[TRUTH_IMPORT_ARGS][4200];
 	struct frames truth = { 0 }, dec = { 0 };
 	int argc = 0, np = 0, i, rc, ret = -1;
-	int64_t cpus;
 	FILE *f;
 
 	snprintf(dir, sizeof(dir), "%s/%s", tmp, c->name);
@@ -109,28 +108,10 @@ static int run_case(const struct golden_case *c, const char *ptgen, const char *
 	}
 
 	/* the import: every file ptgen wrote, the vdso from its memory image */
-	cpus = truth_config_get(dir, "cpus");
 	argc = 0;
 	argv[argc++] = (char *)sysptd;
 	argv[argc++] = "import";
-	for (i = 0; i < cpus && i < 8; i++) {
-		snprintf(buf[i], sizeof(buf[i]), "--pt=%s/cpu%d.pt", dir, i);
-		argv[argc++] = buf[i];
-	}
-	snprintf(buf[10], sizeof(buf[10]), "--maps=%s/maps.txt", dir);
-	snprintf(buf[11], sizeof(buf[11]), "--tasks=%s/tasks.txt", dir);
-	snprintf(buf[12], sizeof(buf[12]), "--sched=%s/sched.txt", dir);
-	snprintf(buf[13], sizeof(buf[13]), "--cpu-id=%" PRId64 "/%" PRId64 "/%" PRId64,
-	         truth_config_get(dir, "cpu_family"), truth_config_get(dir, "cpu_model"),
-	         truth_config_get(dir, "cpu_stepping"));
-	snprintf(buf[14], sizeof(buf[14]), "--mtc-freq=%" PRId64, truth_config_get(dir, "mtc_freq"));
-	snprintf(buf[15], sizeof(buf[15]), "--nom-freq=%" PRId64, truth_config_get(dir, "nom_freq"));
-	snprintf(buf[16], sizeof(buf[16]), "--cpuid15=%" PRId64 "/%" PRId64,
-	         truth_config_get(dir, "cpuid15_eax"), truth_config_get(dir, "cpuid15_ebx"));
-	snprintf(buf[17], sizeof(buf[17]), "--tsc-hz=%" PRId64, truth_config_get(dir, "tsc_hz"));
-	snprintf(buf[18], sizeof(buf[18]), "-o%s", incident);
-	for (i = 10; i <= 18; i++)
-		argv[argc++] = buf[i];
+	truth_import_args(dir, NULL, incident, imp, argv, &argc);
 	{
 		/* [vdso] lines of maps.txt: bytes from images.txt, per process */
 		char path[4200], line[4400], img[4096], mpath[4096];

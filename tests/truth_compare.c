@@ -177,6 +177,33 @@ int64_t truth_config_get(const char *dir, const char *key)
 	return v;
 }
 
+void truth_import_args(const char *dir, const char *sched, const char *incident,
+                       char buf[][4200], char **argv, int *argc)
+{
+	int64_t cpus = truth_config_get(dir, "cpus");
+	int n = 0;
+
+	for (int i = 0; i < cpus && i < 8; i++)
+		snprintf(buf[n++], 4200, "--pt=%s/cpu%d.pt", dir, i);
+	snprintf(buf[n++], 4200, "--maps=%s/maps.txt", dir);
+	snprintf(buf[n++], 4200, "--tasks=%s/tasks.txt", dir);
+	if (sched)
+		snprintf(buf[n++], 4200, "--sched=%s", sched);
+	else
+		snprintf(buf[n++], 4200, "--sched=%s/sched.txt", dir);
+	snprintf(buf[n++], 4200, "--cpu-id=%" PRId64 "/%" PRId64 "/%" PRId64,
+	         truth_config_get(dir, "cpu_family"), truth_config_get(dir, "cpu_model"),
+	         truth_config_get(dir, "cpu_stepping"));
+	snprintf(buf[n++], 4200, "--mtc-freq=%" PRId64, truth_config_get(dir, "mtc_freq"));
+	snprintf(buf[n++], 4200, "--nom-freq=%" PRId64, truth_config_get(dir, "nom_freq"));
+	snprintf(buf[n++], 4200, "--cpuid15=%" PRId64 "/%" PRId64,
+	         truth_config_get(dir, "cpuid15_eax"), truth_config_get(dir, "cpuid15_ebx"));
+	snprintf(buf[n++], 4200, "--tsc-hz=%" PRId64, truth_config_get(dir, "tsc_hz"));
+	snprintf(buf[n++], 4200, "-o%s", incident);
+	for (int i = 0; i < n; i++)
+		argv[(*argc)++] = buf[i];
+}
+
 int truth_read(const char *dir, struct frames *out)
 {
 	char path[4200], line[1024], mangled[512];

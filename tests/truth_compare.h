@@ -82,6 +82,15 @@ int truth_run(char *const argv[], const char *log, int append);
  * when @args is too long. */
 int truth_run_ptgen(const char *ptgen, const char *progs, const char *const args[],
                     const char *outdir, const char *log);
+/* Entries of @buf that truth_import_args() fills (at most). */
+#define TRUTH_IMPORT_ARGS 20
+/* Append to @argv (at *@argc) the `sysptd import --pt` arguments for the
+ * generator's output @dir: one --pt per CPU of config.txt (at most 8),
+ * --maps, --tasks, --sched (@sched, or DIR/sched.txt when NULL), the decode
+ * configuration of config.txt, and -o @incident.  The strings live in
+ * @buf, TRUTH_IMPORT_ARGS entries; @argv is not NULL-terminated. */
+void truth_import_args(const char *dir, const char *sched, const char *incident,
+                       char buf[][4200], char **argv, int *argc);
 /* Print the first @max_lines lines of @log to stderr, indented. */
 void truth_show_log(const char *log, int max_lines);
 /* At the end of a test: remove its temporary directory @dir and all in it,
