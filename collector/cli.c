@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ctl-local.h"
+#include "sptd_col_record.h"
 #include "sptd_col.h"
 #include "sptd_store.h"
 

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "sptd_col.h"
+#include "sptd_col_derive.h"
 #include "sptd_dec.h"
 #include "sptd_sched.h"
 #include "sptd_store.h"

@@ -11,7 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pt-local.h"
+#include "sptd_col_perf.h"
+#include "sptd_col_record.h"
 #include "sptd_col.h"
 #include "sptd_sched.h"
 

@@ -71,6 +71,12 @@ size_t sptd_dec_symfile_count(const struct sptd_dec_symfile *sf);
 /* Accepts NULL. */
 void sptd_dec_symfile_destroy(struct sptd_dec_symfile *sf);
 
+/* The GNU build-id of the 64-bit ELF file @path as lowercase hex (as
+ * dso.build_id holds it).  -ENOENT/-EACCES unreadable, -EBADMSG not a
+ * 64-bit little-endian ELF file, -ENODATA no build-id note, -ENAMETOOLONG
+ * @hexlen too small. */
+int sptd_dec_build_id(const char *path, char *hex, size_t hexlen);
+
 /* Demangle a C++ (Itanium) or Rust symbol into @buf; returns the length, or
  * -EINVAL if @mangled is not mangled (then @buf holds a copy). */
 int sptd_dec_demangle(const char *mangled, char *buf, size_t len);

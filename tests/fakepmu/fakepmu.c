@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "fakepmu.h"
-#include "sptd_col.h"
+#include "sptd_col_perf.h"
 
 #define MAX_EVENTS 256
 

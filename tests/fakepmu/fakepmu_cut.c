@@ -6,7 +6,7 @@
 #include "fakepmu_cut.h"
 #include "sptd_dec.h"
 #include "sptd_store.h"
-#include "../truth_compare.h"
+#include "truth_compare.h"
 
 void fakepmu_cuts_rings(struct fakepmu_cuts *k, const struct fakepmu_ptgen *g, int drop_cpu,
                         size_t drop_len, size_t aux_bytes)

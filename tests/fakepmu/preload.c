@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "fakepmu_gen.h"
-#include "sptd_col.h"
+#include "sptd_col_perf.h"
 
 /* The interposers: exported, so no prototypes elsewhere. */
 long syscall(long number, ...);

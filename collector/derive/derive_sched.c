@@ -1,0 +1,329 @@
+/* derive_sched.c — raw ftrace pages (and outside switch lists) -> the
+ * scheduling tables, and derive_all(): the whole of `sysptd decode`.
+ *
+ * The same code runs right after a capture and when a user re-decodes an
+ * incident, so what is stored is always what decode makes of the raw data. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "derive-local.h"
+#include "sptd_sched.h"
+#include "sptd_store.h"
+
+/* Converts trace-clock values to incident nanoseconds. */
+struct clock_conv {
+	int tsc;              /* 1: values are TSC ticks */
+	uint64_t mult;        /* ns = ((tsc - zero) * mult) >> shift + offset */
+	unsigned int shift;
+	uint64_t zero;        /* tsc at offset_ns */
+	int64_t offset_ns;
+};
+
+struct sched_ctx {
+	struct sptd_store *st;
+	struct sptd_col_tasks *tasks;
+	struct sptd_sched_builder *builder;
+	struct clock_conv conv;
+	int64_t events, bad_pages;
+};
+
+static int64_t conv_ns(const struct clock_conv *c, int64_t raw)
+{
+	if (!c->tsc)
+		return raw;
+	return (int64_t)((unsigned __int128)((uint64_t)raw - c->zero) * c->mult >> c->shift) +
+	       c->offset_ns;
+}
+
+static int on_event(void *arg, const struct sptd_sched_event *ev)
+{
+	struct sched_ctx *ctx = arg;
+	struct sptd_sched_event e = *ev;
+
+	e.ts = conv_ns(&ctx->conv, ev->ts);
+	ctx->events++;
+	return sptd_sched_builder_add(ctx->builder, &e);
+}
+
+static int64_t utid_of(struct sched_ctx *ctx, int tid)
+{
+	return sptd_col_tasks_utid(ctx->tasks, tid);
+}
+
+static int sink_thread(void *arg, int tid, const char *comm)
+{
+	struct sched_ctx *ctx = arg;
+
+	return sptd_col_tasks_note(ctx->tasks, tid, -1, comm, NULL);
+}
+
+static int sink_sched_slice(void *arg, int64_t ts, int64_t dur, int cpu, int tid,
+                            const char *end_state, int prio)
+{
+	struct sched_ctx *ctx = arg;
+	int64_t utid = utid_of(ctx, tid);
+
+	if (utid < 0)
+		return (int)utid;
+	return sptd_store_sched_slice_add(ctx->st, ts, dur, cpu, utid, end_state, prio);
+}
+
+static int sink_thread_state(void *arg, int64_t ts, int64_t dur, int tid,
+                             const char *state, int cpu, int waker_tid)
+{
+	struct sched_ctx *ctx = arg;
+	int64_t utid = utid_of(ctx, tid);
+	int64_t waker = waker_tid >= 0 ? utid_of(ctx, waker_tid) : -1;
+
+	if (utid < 0)
+		return (int)utid;
+	return sptd_store_thread_state_add(ctx->st, ts, dur, utid, state, cpu, waker);
+}
+
+static int sink_irq(void *arg, int64_t ts, int64_t dur, int cpu, int irq,
+                    const char *name, int ret)
+{
+	struct sched_ctx *ctx = arg;
+
+	return sptd_store_irq_slice_add(ctx->st, ts, dur, cpu, irq, name, ret);
+}
+
+static int sink_softirq(void *arg, int64_t ts, int64_t dur, int cpu, int vec,
+                        const char *name)
+{
+	struct sched_ctx *ctx = arg;
+
+	return sptd_store_softirq_slice_add(ctx->st, ts, dur, cpu, vec, name);
+}
+
+static int sink_gap(void *arg, int64_t ts, int64_t dur, int cpu, const char *reason)
+{
+	struct sched_ctx *ctx = arg;
+	char text[256];
+
+	snprintf(text, sizeof(text), "sched: %s", reason);
+	return sptd_store_gap_add(ctx->st, ts, dur, cpu, text);
+}
+
+static int load_clock(struct sptd_store *st, struct clock_conv *c)
+{
+	char clock[32];
+	int64_t v;
+
+	memset(c, 0, sizeof(*c));
+	if (sptd_store_meta_get(st, "ftrace_clock", clock, sizeof(clock)) < 0 ||
+	    strcmp(clock, "x86-tsc") != 0)
+		return 0;
+	c->tsc = 1;
+	if (sptd_store_meta_get_int(st, "tsc_mult", &v) < 0)
+		return -EBADMSG;
+	c->mult = (uint64_t)v;
+	if (sptd_store_meta_get_int(st, "tsc_shift", &v) < 0)
+		return -EBADMSG;
+	c->shift = (unsigned int)v;
+	if (sptd_store_meta_get_int(st, "tsc_zero", &v) < 0)
+		return -EBADMSG;
+	c->zero = (uint64_t)v;
+	if (sptd_store_meta_get_int(st, "tsc_offset_ns", &v) == 0)
+		c->offset_ns = v;
+	return 0;
+}
+
+/* Feed the parser every stored format, then every page in capture order. */
+static int feed_ftrace(struct sched_ctx *ctx, int *ncpus)
+{
+	struct sptd_sched_parser *parser = NULL;
+	struct sptd_store_stmt *stmt = NULL;
+	int ret;
+
+	ret = sptd_sched_parser_create(&parser);
+	if (ret < 0)
+		goto out;
+	ret = sptd_store_prepare(ctx->st, "SELECT name, text FROM raw_ftrace_format", &stmt);
+	if (ret < 0)
+		goto out;
+	while ((ret = sptd_store_step(stmt)) == 1) {
+		const char *name = sptd_store_column_text(stmt, 0);
+		const char *text = sptd_store_column_text(stmt, 1);
+
+		if (name && text && sptd_sched_parser_add_format(parser, name, text) < 0)
+			sptd_col_log(LOG_WARNING, "cannot parse ftrace format '%s'", name);
+	}
+	sptd_store_finalize(stmt);
+	stmt = NULL;
+	if (ret < 0)
+		goto out;
+	ret = sptd_store_prepare(ctx->st,
+	                         "SELECT cpu, data FROM raw_ftrace_page ORDER BY cpu, seq", &stmt);
+	if (ret < 0)
+		goto out;
+	while ((ret = sptd_store_step(stmt)) == 1) {
+		int cpu = (int)sptd_store_column_int(stmt, 0);
+		size_t len = 0;
+		const void *page = sptd_store_column_blob(stmt, 1, &len);
+		int n;
+
+		if (cpu + 1 > *ncpus)
+			*ncpus = cpu + 1;
+		n = sptd_sched_parser_parse_page(parser, cpu, page, len, on_event, ctx);
+		if (n == -EBADMSG) {
+			ctx->bad_pages++;
+			continue;
+		}
+		if (n < 0) {
+			ret = n;
+			goto out;
+		}
+	}
+out:
+	sptd_store_finalize(stmt);
+	sptd_sched_parser_destroy(parser);
+	return ret < 0 ? ret : 0;
+}
+
+/* Switches known from outside ftrace (import --sched, perf SWITCH records). */
+static int feed_switches(struct sched_ctx *ctx, int *ncpus)
+{
+	struct sptd_store_stmt *stmt = NULL;
+	int ret;
+
+	ret = sptd_store_prepare(ctx->st,
+	                         "SELECT ts, cpu, prev_tid, next_tid, next_comm FROM raw_switch ORDER BY ts",
+	                         &stmt);
+	if (ret < 0)
+		return ret;
+	while ((ret = sptd_store_step(stmt)) == 1) {
+		struct sptd_sched_event ev;
+		const char *comm = sptd_store_column_text(stmt, 4);
+
+		memset(&ev, 0, sizeof(ev));
+		ev.type = SPTD_SCHED_SWITCH;
+		ev.ts = sptd_store_column_int(stmt, 0);
+		ev.cpu = (int)sptd_store_column_int(stmt, 1);
+		ev.u.sw.prev_tid = (int)sptd_store_column_int(stmt, 2);
+		ev.u.sw.next_tid = (int)sptd_store_column_int(stmt, 3);
+		ev.pid = ev.u.sw.prev_tid;
+		strcpy(ev.u.sw.prev_state, "R");
+		if (comm)
+			snprintf(ev.u.sw.next_comm, sizeof(ev.u.sw.next_comm), "%s", comm);
+		if (ev.cpu + 1 > *ncpus)
+			*ncpus = ev.cpu + 1;
+		ret = sptd_sched_builder_add(ctx->builder, &ev);
+		if (ret < 0)
+			break;
+		ctx->events++;
+	}
+	sptd_store_finalize(stmt);
+	return ret < 0 ? ret : 0;
+}
+
+int sptd_col_derive_sched(struct sptd_store *st, struct sptd_col_tasks *tasks)
+{
+	static const struct sptd_sched_sink sink_template = {
+		.thread = sink_thread,
+		.sched_slice = sink_sched_slice,
+		.thread_state = sink_thread_state,
+		.irq_slice = sink_irq,
+		.softirq_slice = sink_softirq,
+		.gap = sink_gap,
+	};
+	struct sched_ctx ctx = { .st = st, .tasks = tasks };
+	struct sptd_sched_sink sink = sink_template;
+	int64_t wstart = 0, wend = INT64_MAX, cpus = 0;
+	int ncpus = 0, ret;
+
+	if (!st || !tasks)
+		return -EINVAL;
+	sptd_store_meta_get_int(st, "window_start", &wstart);
+	sptd_store_meta_get_int(st, "window_end", &wend);
+	if (sptd_store_meta_get_int(st, "cpus", &cpus) == 0)
+		ncpus = (int)cpus;
+	ret = load_clock(st, &ctx.conv);
+	if (ret < 0) {
+		sptd_col_log(LOG_ERR, "incident says ftrace used x86-tsc but has no TSC conversion in meta");
+		return ret;
+	}
+	/* The builder sorts; it needs the CPU count only for gaps, so give it
+	 * the largest we can know before feeding. */
+	ret = sptd_sched_builder_create(wstart, wend, ncpus > 0 ? ncpus : 1, &ctx.builder);
+	if (ret < 0)
+		return ret;
+	ret = feed_ftrace(&ctx, &ncpus);
+	if (ret >= 0)
+		ret = feed_switches(&ctx, &ncpus);
+	if (ret >= 0) {
+		sink.ctx = &ctx;
+		ret = sptd_sched_builder_finish(ctx.builder, &sink);
+	}
+	if (ret >= 0 && ctx.bad_pages) {
+		sptd_col_log(LOG_WARNING, "%" PRId64 " corrupt ftrace pages skipped", ctx.bad_pages);
+		ret = sptd_store_gap_add(st, wstart, 0, -1, "sched: corrupt ftrace pages skipped");
+	}
+	if (ret >= 0)
+		ret = sptd_store_stat_add(st, "sched_events", -1, ctx.events);
+	sptd_sched_builder_destroy(ctx.builder);
+	return ret < 0 ? ret : 0;
+}
+
+/* Tasks as /proc showed them at capture time: best names and processes. */
+static int load_tasks(struct sptd_store *st, struct sptd_col_tasks *tasks)
+{
+	struct sptd_store_stmt *stmt = NULL;
+	int ret = sptd_store_prepare(st, "SELECT pid, tid, comm, cmdline FROM raw_task", &stmt);
+
+	if (ret < 0)
+		return ret;
+	while ((ret = sptd_store_step(stmt)) == 1) {
+		ret = sptd_col_tasks_note(tasks, (int)sptd_store_column_int(stmt, 1),
+		                          (int)sptd_store_column_int(stmt, 0),
+		                          sptd_store_column_text(stmt, 2),
+		                          sptd_store_column_text(stmt, 3));
+		if (ret < 0)
+			break;
+	}
+	sptd_store_finalize(stmt);
+	return ret < 0 ? ret : 0;
+}
+
+int sptd_col_derive_all(struct sptd_store *st, int jobs)
+{
+	static const char *const derived[] = {
+		"process", "thread", "sched_slice", "thread_state", "irq_slice",
+		"softirq_slice", "slice", "sample", "callsite", "gap", "stats", NULL,
+	};
+	struct sptd_col_tasks *tasks = NULL;
+	const char *stage = "clearing derived tables";
+	int ret = 0;
+
+	if (!st)
+		return -EINVAL;
+	for (int i = 0; derived[i] && ret >= 0; i++)
+		ret = sptd_store_table_clear(st, derived[i]);
+	if (ret >= 0 && (ret = sptd_col_tasks_create(&tasks)) < 0)
+		stage = "task table";
+	if (ret >= 0 && (ret = load_tasks(st, tasks)) < 0)
+		stage = "reading raw_task";
+	if (ret >= 0 && (ret = sptd_col_derive_sched(st, tasks)) < 0)
+		stage = "scheduling (ftrace pages, switches)";
+	if (ret >= 0 && (ret = sptd_col_derive_samples(st, tasks)) < 0)
+		stage = "samples";
+	if (ret >= 0 && (ret = sptd_col_derive_pt(st, tasks, jobs)) < 0)
+		stage = "Intel PT";
+	if (ret >= 0 && (ret = sptd_col_derive_pt_sideband(st)) < 0)
+		stage = "PT sideband";
+	/* load_tasks again: /proc's view of processes outranks comms from
+	 * the trace for names, since it was taken last. */
+	if (ret >= 0 && (ret = load_tasks(st, tasks)) < 0)
+		stage = "reading raw_task";
+	if (ret >= 0 && (ret = sptd_col_tasks_store(tasks, st)) < 0)
+		stage = "processes and threads";
+	if (ret < 0)
+		sptd_col_log(LOG_ERR, "decoding %s failed: %s%s%s", stage, strerror(-ret),
+		             sptd_store_errmsg(st)[0] ? ": " : "", sptd_store_errmsg(st));
+	sptd_col_tasks_destroy(tasks);
+	return ret;
+}

@@ -1,0 +1,77 @@
+/* sptd_col_derive.h — raw tables -> derived tables: what capture, import and
+ * `sysptd decode` all run.  Tasks (tid -> utid), scheduling, samples, PT,
+ * sideband gaps, and where the code of a dso is found for decoding. */
+#ifndef SPTD_COL_DERIVE_H
+#define SPTD_COL_DERIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sptd_store;
+
+/* ---- tasks (tasks.c): tid/pid -> utid/upid for every table -------------- */
+
+struct sptd_col_tasks;
+
+int sptd_col_tasks_create(struct sptd_col_tasks **out);
+void sptd_col_tasks_destroy(struct sptd_col_tasks *t);
+/* Learn that @tid belongs to process @pid (-1 unknown) and is called @comm
+ * (NULL unknown).  Later knowledge refines earlier. */
+int sptd_col_tasks_note(struct sptd_col_tasks *t, int tid, int pid,
+                        const char *comm, const char *cmdline);
+/* The utid for @tid, assigning one if new (never fails for tid >= 0;
+ * -EINVAL for tid < 0, -ENOMEM). tid 0 is the idle task ("swapper"). */
+int64_t sptd_col_tasks_utid(struct sptd_col_tasks *t, int tid);
+/* Write process and thread rows for everything known. */
+int sptd_col_tasks_store(struct sptd_col_tasks *t, struct sptd_store *st);
+
+/* ---- derivation from raw tables (derive_*.c): what `sysptd decode` runs -- */
+
+/* Rebuild sample + callsite rows from raw_sample, raw_mmap, symbol. */
+int sptd_col_derive_samples(struct sptd_store *st, struct sptd_col_tasks *tasks);
+/* Rebuild sched_slice, thread_state, irq_slice, softirq_slice (+ gaps) from
+ * raw_ftrace_* and raw_switch, clipped to meta window_start..window_end. */
+int sptd_col_derive_sched(struct sptd_store *st, struct sptd_col_tasks *tasks);
+/* Rebuild slice/gap/stats rows from raw_pt (+ images, switches); 0 rows and
+ * success when the incident has no PT.  @jobs threads (0: all cores). */
+int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int jobs);
+/* All of the above in order, then process/thread rows; used after capture
+ * and by `sysptd decode`. */
+int sptd_col_derive_all(struct sptd_store *st, int jobs);
+
+/* Rebuild the gap rows of raw_sideband (reasons "sideband: ..."): AUX
+ * records flagged truncated/partial/collision, LOST records and trace
+ * (re)starts (ITRACE_START).  Times converted with meta perf_clock_offset_ns.
+ * Returns the number of gap rows. */
+int sptd_col_derive_pt_sideband(struct sptd_store *st);
+
+/* The default --image-cache directory (static string). */
+const char *sptd_col_pt_imgcache_default(void);
+/* Where the cache @dir keeps the file @path of @build_id:
+ * DIR/<build-id>/<basename of path>.  -EINVAL (bad build-id: hex only). */
+int sptd_col_pt_imgcache_path(const char *dir, const char *build_id, const char *path,
+                              char *out, size_t outlen);
+
+/* Where decoding finds the bytes of a dso (sptd_col_pt_imgfind_lookup). */
+#define SPTD_PT_IMAGE_EMBEDDED 1 /* raw_file of the incident (--portable) */
+#define SPTD_PT_IMAGE_CACHED   2 /* the image cache, by build-id */
+#define SPTD_PT_IMAGE_ORIGINAL 3 /* the recorded path, same build-id */
+
+struct sptd_col_pt_imgfind;
+/* A lookup over @st (borrowed, must outlive it).  The cache directory is
+ * $SPTD_IMAGE_CACHE, else meta pt_image_cache, else the default. */
+int sptd_col_pt_imgfind_create(struct sptd_store *st, struct sptd_col_pt_imgfind **out);
+/* A readable file with the bytes of dso @dso_id (recorded @path, hex
+ * @build_id or NULL): the embedded copy (unpacked into a private temporary
+ * directory, keeping the basename), else DIR/<build-id>/<basename>, else
+ * @path when its build-id matches.  *@where is valid until the next lookup;
+ * an unpacked file stays on disk until destroy, so a decoder may read it
+ * lazily.  Returns SPTD_PT_IMAGE_*, -ENOENT nowhere, -ESTALE @path is now a
+ * different file, -EINVAL, or a store/file error. */
+int sptd_col_pt_imgfind_lookup(struct sptd_col_pt_imgfind *f, int64_t dso_id, const char *path,
+                               const char *build_id, const char **where);
+/* Removes unpacked files.  Accepts NULL. */
+void sptd_col_pt_imgfind_destroy(struct sptd_col_pt_imgfind *f);
+
+
+#endif /* SPTD_COL_DERIVE_H */

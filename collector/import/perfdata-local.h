@@ -1,0 +1,202 @@
+/* perfdata-local.h — reading perf.data files (perf record's output) and
+ * importing them as incidents.  Written from the documented format
+ * (tools/perf/Documentation/perf.data-file-format.txt); no perf code.
+ *
+ * perfdata_read.c    file header, attrs + ids, feature sections, record walk
+ * perfdata_sample.c  sample / sample_id_all parsing, sched_switch tracepoint
+ * perfdata_images.c  finding the code perf would use (--symfs, build-id cache)
+ * perfdata_import.c  records -> raw tables + meta, then decode, gaps, stats
+ *
+ * Only little-endian, seekable (non-pipe), uncompressed files are read.
+ * Errors: -EBADMSG not perf.data / corrupt / truncated, -ENOTSUP a variant
+ * not handled (pipe, big-endian, compressed), -ENOENT, -ENOMEM, -EINVAL;
+ * the detail is in sptd_col_perfdata_errmsg(). */
+#ifndef SPTD_PERFDATA_LOCAL_H
+#define SPTD_PERFDATA_LOCAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sptd_store;
+
+#include "import-local.h"
+
+/* record types (perf_event.h and perf's user types) */
+#define PD_REC_MMAP            1
+#define PD_REC_LOST            2
+#define PD_REC_COMM            3
+#define PD_REC_EXIT            4
+#define PD_REC_FORK            7
+#define PD_REC_SAMPLE          9
+#define PD_REC_MMAP2          10
+#define PD_REC_AUX            11
+#define PD_REC_ITRACE_START   12
+#define PD_REC_LOST_SAMPLES   13
+#define PD_REC_SWITCH         14
+#define PD_REC_SWITCH_CPU_WIDE 15
+#define PD_REC_FINISHED_ROUND 68
+#define PD_REC_AUXTRACE_INFO  70
+#define PD_REC_AUXTRACE       71
+#define PD_REC_AUXTRACE_ERROR 72
+#define PD_REC_TIME_CONV      79
+#define PD_REC_COMPRESSED     81
+
+/* header feature bits */
+#define PD_FEAT_TRACING_DATA  1
+#define PD_FEAT_BUILD_ID      2
+#define PD_FEAT_HOSTNAME      3
+#define PD_FEAT_OSRELEASE     4
+#define PD_FEAT_VERSION       5
+#define PD_FEAT_ARCH          6
+#define PD_FEAT_NRCPUS        7
+#define PD_FEAT_CPUDESC       8
+#define PD_FEAT_CPUID         9
+#define PD_FEAT_CMDLINE      11
+#define PD_FEAT_AUXTRACE     18
+#define PD_FEAT_MAX         256
+
+/* sample_type bits */
+#define PD_SAMPLE_IP          (1u << 0)
+#define PD_SAMPLE_TID         (1u << 1)
+#define PD_SAMPLE_TIME        (1u << 2)
+#define PD_SAMPLE_ADDR        (1u << 3)
+#define PD_SAMPLE_READ        (1u << 4)
+#define PD_SAMPLE_CALLCHAIN   (1u << 5)
+#define PD_SAMPLE_ID          (1u << 6)
+#define PD_SAMPLE_CPU         (1u << 7)
+#define PD_SAMPLE_PERIOD      (1u << 8)
+#define PD_SAMPLE_STREAM_ID   (1u << 9)
+#define PD_SAMPLE_RAW         (1u << 10)
+#define PD_SAMPLE_IDENTIFIER  (1u << 16)
+
+#define PD_MISC_SWITCH_OUT    (1u << 13)
+#define PD_MISC_MMAP_BUILD_ID (1u << 14)
+#define PD_AUX_TRUNCATED      1u
+#define PD_AUX_PARTIAL        4u
+#define PD_AUX_COLLISION      8u
+#define PD_TYPE_TRACEPOINT    2u
+
+/* One event attribute of the file and the sample ids that name it. */
+struct sptd_col_perfdata_attr {
+	uint32_t type;          /* PERF_TYPE_* or a dynamic PMU type */
+	uint64_t config;        /* PMU config (intel_pt: the RTIT_CTL-like bits) */
+	uint64_t sample_type;   /* PERF_SAMPLE_* of its samples */
+	uint64_t read_format;   /* PERF_FORMAT_* (for PERF_SAMPLE_READ) */
+	int sample_id_all;      /* non-sample records carry sample_id fields */
+	const uint64_t *ids;    /* borrowed from the file mapping, @nids entries
+	                         * (unaligned-safe: read with memcpy) */
+	size_t nids;
+};
+
+/* The sample_id fields of a record (-1 / 0 when absent). */
+struct sptd_col_perfdata_id {
+	int pid, tid;           /* -1 absent */
+	uint64_t time;          /* perf clock ns; 0 absent */
+	int has_time;
+	int cpu;                /* -1 absent */
+	uint64_t id;            /* event id; 0 absent */
+};
+
+/* An open perf.data: the whole file mapped read-only. */
+struct sptd_col_perfdata {
+	const uint8_t *map;     /* file bytes */
+	size_t size;            /* file length */
+	uint64_t data_off, data_size;   /* the records */
+	uint64_t feat_off[PD_FEAT_MAX]; /* feature sections; size 0 absent */
+	uint64_t feat_size[PD_FEAT_MAX];
+	struct sptd_col_perfdata_attr *attrs;
+	size_t nattrs;
+	int data_size_guessed;  /* header said 0: records read to end of file */
+	char err[512];          /* last error, for the user */
+};
+
+/* One record handed to a walker.  @data is the record (header included);
+ * @payload is the AUXTRACE buffer that follows an AUXTRACE record. */
+struct sptd_col_perfdata_rec {
+	uint32_t type;
+	uint16_t misc;
+	uint16_t size;
+	const uint8_t *data;
+	const uint8_t *payload; /* AUXTRACE only, else NULL */
+	uint64_t payload_len;
+	uint64_t offset;        /* file offset of the record */
+};
+
+typedef int (*sptd_col_perfdata_rec_fn)(void *ctx, const struct sptd_col_perfdata_rec *rec);
+
+/* ---- perfdata_read.c ----------------------------------------------------- */
+
+/* Open and validate @path (a perf.data file, or a `perf record --kcore`
+ * directory holding "data").  *out freed with sptd_col_perfdata_close().
+ * On failure *out is NULL and @err (may be NULL) gets the reason. */
+int sptd_col_perfdata_open(const char *path, struct sptd_col_perfdata **out,
+                           char *err, size_t errlen);
+/* Accepts NULL. */
+void sptd_col_perfdata_close(struct sptd_col_perfdata *pd);
+/* The last error's detail ("" none). */
+const char *sptd_col_perfdata_errmsg(const struct sptd_col_perfdata *pd);
+/* Call @fn for every record of the data section in file order; stops at
+ * the first negative return.  -EBADMSG on a truncated or corrupt record
+ * (the records before it were delivered), -ENOTSUP on compressed data. */
+int sptd_col_perfdata_walk(struct sptd_col_perfdata *pd, sptd_col_perfdata_rec_fn fn,
+                           void *ctx);
+/* Feature section @feat: borrowed bytes and length, or NULL when absent. */
+const uint8_t *sptd_col_perfdata_feature(const struct sptd_col_perfdata *pd, int feat,
+                                         size_t *len);
+/* A perf_header_string feature (hostname, osrelease, cpuid, ...) copied
+ * into @buf; -ENOENT absent, -EBADMSG malformed. */
+int sptd_col_perfdata_feature_string(const struct sptd_col_perfdata *pd, int feat,
+                                     char *buf, size_t len);
+/* The CMDLINE feature joined with spaces into @buf. */
+int sptd_col_perfdata_cmdline(const struct sptd_col_perfdata *pd, char *buf, size_t len);
+/* Little-endian loads from possibly unaligned bytes. */
+uint64_t sptd_col_pd_u64(const uint8_t *p);
+uint32_t sptd_col_pd_u32(const uint8_t *p);
+
+/* ---- perfdata_sample.c --------------------------------------------------- */
+
+/* The attr whose ids contain @id, or the only attr; NULL unknown. */
+const struct sptd_col_perfdata_attr *
+sptd_col_perfdata_attr_by_id(const struct sptd_col_perfdata *pd, uint64_t id);
+/* The sample_id_all fields at the end of non-sample record @rec; 0, or
+ * -EBADMSG if the record is too short for them. */
+int sptd_col_perfdata_rec_id(const struct sptd_col_perfdata *pd,
+                             const struct sptd_col_perfdata_rec *rec,
+                             struct sptd_col_perfdata_id *id);
+
+/* What a PERF_RECORD_SAMPLE holds, as far as the importer needs. */
+struct sptd_col_perfdata_sample {
+	const struct sptd_col_perfdata_attr *attr; /* NULL: unknown event */
+	struct sptd_col_perfdata_id id;            /* pid/tid/time/cpu/id */
+	const uint8_t *raw;     /* PERF_SAMPLE_RAW bytes (tracepoint record) */
+	uint32_t raw_size;
+};
+int sptd_col_perfdata_sample_parse(const struct sptd_col_perfdata *pd,
+                                   const struct sptd_col_perfdata_rec *rec,
+                                   struct sptd_col_perfdata_sample *s);
+
+/* Where sched_switch keeps its fields (offsets into the raw record). */
+struct sptd_col_pd_switch_fmt {
+	uint64_t id;                 /* tracepoint id (attr.config) */
+	int prev_comm, prev_pid, prev_prio, prev_state; /* offsets */
+	int next_comm, next_pid, next_prio;
+	int prev_state_size;         /* 4 or 8 */
+	int found;                   /* 1: taken from the file's format text */
+};
+/* Offsets from the TRACING_DATA feature's sched:sched_switch format, or
+ * the layout every kernel since 4.x uses when the file has none. */
+void sptd_col_perfdata_switch_fmt(const struct sptd_col_perfdata *pd,
+                                  struct sptd_col_pd_switch_fmt *fmt);
+
+/* ---- perfdata_images.c --------------------------------------------------- */
+
+/* Resolve @recorded (with hex @build_id or NULL) to a readable file, as
+ * perf does: symfs + path, build-id cache, the recorded path itself; a
+ * candidate whose build-id differs from @build_id is refused.  1 and
+ * @out filled (absolute), 0 not found.  Kernel names ("[kernel.kallsyms]")
+ * resolve to DIR/kcore when @paths->kcore is set. */
+int sptd_col_perfdata_find_image(const struct sptd_col_pd_paths *paths,
+                                 const char *recorded, const char *build_id,
+                                 char *out, size_t outlen);
+
+#endif /* SPTD_PERFDATA_LOCAL_H */

@@ -1,0 +1,783 @@
+/* perfdata_import.c — a perf.data recording becomes an incident: its
+ * records go into the raw tables (raw_pt per CPU, dso + raw_mmap for the
+ * code found, raw_task, raw_switch) and meta (the recording's host, command
+ * line and PT configuration), then the same derivation `sysptd decode` runs
+ * builds the scheduling and call tables.  What only the perf.data knows
+ * (lost records, truncated AUX areas) is added as gap and stats rows after.
+ *
+ * Divisions: state and helpers; record handlers; images; meta; the import.
+ *
+ * Switch sources, best first (one is used, so nothing is counted twice):
+ * sched:sched_switch samples, SWITCH_CPU_WIDE, per-task SWITCH,
+ * ITRACE_START (which task a CPU's trace starts in). */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "perfdata-local.h"
+#include "sptd_dec.h"
+#include "sptd_store.h"
+
+#define PD_MAX_CPU 1024
+#define PT_AUXTRACE_INTEL_PT 1
+
+/* intel_pt AUXTRACE_INFO private words (perf's intel-pt.h order) */
+enum {
+	PTI_PMU_TYPE, PTI_TIME_SHIFT, PTI_TIME_MULT, PTI_TIME_ZERO, PTI_CAP_USER_TIME_ZERO,
+	PTI_TSC_BIT, PTI_NORETCOMP_BIT, PTI_HAVE_SCHED_SWITCH, PTI_SNAPSHOT_MODE,
+	PTI_PER_CPU_MMAPS, PTI_MTC_BIT, PTI_MTC_FREQ_BITS, PTI_TSC_CTC_N, PTI_TSC_CTC_D,
+	PTI_CYC_BIT, PTI_MAX_NONTURBO_RATIO, PTI_FILTER_STR_LEN, PTI_NWORDS
+};
+
+enum sw_source { SW_ITRACE = 1, SW_TASK, SW_CPU_WIDE, SW_TRACEPOINT };
+
+/* One context-switch fact before deduplication. */
+struct pd_switch {
+	int64_t ts;          /* perf clock ns */
+	int cpu;
+	int prev, next;      /* tids; prev -1: not known (an IN record) */
+	int other;           /* an IN record's previous task from the record, -1 none */
+	int source;          /* enum sw_source */
+	size_t seq;          /* order in the file: ties keep it */
+	char comm[16];       /* next task's comm, "" unknown */
+};
+
+/* One executable mapping. */
+struct pd_mmap {
+	int pid;             /* -1: kernel */
+	uint64_t start, len, pgoff;
+	char *path;          /* recorded file name (heap) */
+	char build_id[41];   /* from MMAP2 with build-id, "" none */
+};
+
+/* A gap known from the records (written after decode). */
+struct pd_gap {
+	int64_t ts;
+	int cpu;
+	char reason[96];
+};
+
+struct pd_ctx {
+	struct sptd_col_perfdata *pd;
+	struct sptd_store *st;
+	const struct sptd_col_pd_import_opts *o;
+	struct sptd_col_pd_import_result *res;
+	struct sptd_col_pd_switch_fmt swfmt;
+	uint64_t pti[PTI_NWORDS];         /* intel_pt AUXTRACE_INFO words */
+	int npti;                         /* how many were present */
+	int aux_type;                     /* AUXTRACE_INFO type, 0 none */
+	struct pd_switch *sw;
+	size_t nsw, capsw;
+	struct pd_mmap *mm;
+	size_t nmm, capmm;
+	struct pd_gap *gaps;
+	size_t ngaps, capgaps;
+	int aux_seq[PD_MAX_CPU];          /* next raw_pt seq per CPU */
+	int pt_cpu_tid[PD_MAX_CPU];       /* per-thread buffers: pseudo CPU -> tid */
+	int max_cpu;                      /* highest CPU seen */
+	int64_t t_min, t_max;             /* record times seen */
+	int64_t lost, aux_truncated, aux_partial, aux_collision, aux_errors;
+	int64_t snapshot_skipped;
+	char *err;
+	size_t errlen;
+};
+
+#define GROW(arr, n, cap)                                                      \
+	((n) < (cap) ? 0 : grow((void **)&(arr), &(cap), sizeof(*(arr))))
+
+static int grow(void **arr, size_t *cap, size_t elem)
+{
+	size_t ncap = *cap ? *cap * 2 : 64;
+	void *n = realloc(*arr, ncap * elem);
+
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = ncap;
+	return 0;
+}
+
+static void see_time(struct pd_ctx *c, const struct sptd_col_perfdata_id *id)
+{
+	if (!id->has_time || !id->time)
+		return;
+	if (c->t_min == 0 || (int64_t)id->time < c->t_min)
+		c->t_min = (int64_t)id->time;
+	if ((int64_t)id->time > c->t_max)
+		c->t_max = (int64_t)id->time;
+}
+
+static void see_cpu(struct pd_ctx *c, int cpu)
+{
+	if (cpu >= 0 && cpu < PD_MAX_CPU && cpu > c->max_cpu)
+		c->max_cpu = cpu;
+}
+
+static int add_switch(struct pd_ctx *c, int64_t ts, int cpu, int prev, int next,
+                      int source, const char *comm)
+{
+	struct pd_switch *s;
+
+	if (cpu < 0 || cpu >= PD_MAX_CPU || next < 0)
+		return 0;
+	if (GROW(c->sw, c->nsw, c->capsw) < 0)
+		return -ENOMEM;
+	s = &c->sw[c->nsw];
+	s->seq = c->nsw++;
+	s->ts = ts;
+	s->cpu = cpu;
+	s->prev = prev;
+	s->other = -1;
+	s->next = next;
+	s->source = source;
+	snprintf(s->comm, sizeof(s->comm), "%s", comm ? comm : "");
+	see_cpu(c, cpu);
+	return 0;
+}
+
+static int add_gap(struct pd_ctx *c, int64_t ts, int cpu, const char *reason)
+{
+	if (GROW(c->gaps, c->ngaps, c->capgaps) < 0)
+		return -ENOMEM;
+	c->gaps[c->ngaps].ts = ts;
+	c->gaps[c->ngaps].cpu = cpu;
+	snprintf(c->gaps[c->ngaps].reason, sizeof(c->gaps[0].reason), "%s", reason);
+	c->ngaps++;
+	return 0;
+}
+
+/* A NUL-terminated string inside a record (bounded by its size). */
+static void rec_string(const struct sptd_col_perfdata_rec *r, size_t off, char *buf,
+                       size_t len)
+{
+	size_t max = r->size > off ? r->size - off : 0;
+	size_t n = strnlen((const char *)r->data + off, max);
+
+	snprintf(buf, len, "%.*s", (int)n, (const char *)r->data + off);
+}
+
+/* ---- record handlers -------------------------------------------------------- */
+
+static int on_auxtrace_info(struct pd_ctx *c, const struct sptd_col_perfdata_rec *r)
+{
+	int i;
+
+	if (r->size < 16)
+		return -EBADMSG;
+	c->aux_type = (int)sptd_col_pd_u32(r->data + 8);
+	if (c->aux_type != PT_AUXTRACE_INTEL_PT)
+		return 0;
+	c->npti = (int)((r->size - 16) / 8);
+	if (c->npti > PTI_NWORDS)
+		c->npti = PTI_NWORDS;
+	for (i = 0; i < c->npti; i++)
+		c->pti[i] = sptd_col_pd_u64(r->data + 16 + 8 * i);
+	return 0;
+}
+
+/* First PSB (16 bytes of 02 82) of a snapshot buffer: what comes before it
+ * is the cut-off tail of an older packet stream. */
+static const uint8_t *first_psb(const uint8_t *p, size_t len)
+{
+	static const uint8_t psb[16] = { 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
+	                                 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82 };
+
+	return memmem(p, len, psb, sizeof(psb));
+}
+
+static int on_auxtrace(struct pd_ctx *c, const struct sptd_col_perfdata_rec *r)
+{
+	uint32_t idx = sptd_col_pd_u32(r->data + 32), tid = sptd_col_pd_u32(r->data + 36);
+	uint32_t rcpu = sptd_col_pd_u32(r->data + 40);
+	const uint8_t *p = r->payload;
+	size_t len = (size_t)r->payload_len;
+	int cpu, ret;
+
+	if (c->aux_type != PT_AUXTRACE_INTEL_PT || !len)
+		return 0;
+	if (rcpu != UINT32_MAX) {
+		cpu = (int)rcpu;
+	} else {
+		/* per-thread buffers (perf record --per-thread): one pseudo CPU
+		 * each, above the real ones, running that thread */
+		cpu = PD_MAX_CPU - 1 - (int)(idx % 256);
+		c->pt_cpu_tid[cpu] = (int)tid;
+	}
+	if (cpu < 0 || cpu >= PD_MAX_CPU)
+		return 0;
+	if (c->npti > PTI_SNAPSHOT_MODE && c->pti[PTI_SNAPSHOT_MODE]) {
+		const uint8_t *psb = first_psb(p, len);
+
+		if (!psb) {
+			c->snapshot_skipped++;
+			return 0;
+		}
+		len -= (size_t)(psb - p);
+		p = psb;
+	}
+	ret = sptd_store_raw_pt_add(c->st, cpu, c->aux_seq[cpu]++, p, len);
+	if (ret >= 0)
+		c->res->aux_bytes += (int64_t)len;
+	if (rcpu != UINT32_MAX)
+		see_cpu(c, cpu);
+	return ret;
+}
+
+static int on_mmap(struct pd_ctx *c, const struct sptd_col_perfdata_rec *r)
+{
+	struct pd_mmap *m;
+	size_t name_off = r->type == PD_REC_MMAP ? 40 : 72;
+	char path[PATH_MAX];
+	uint32_t prot;
+
+	if (r->size < name_off + 1)
+		return -EBADMSG;
+	if (r->type == PD_REC_MMAP2) {
+		prot = sptd_col_pd_u32(r->data + 64);
+		if (!(prot & 4))     /* PROT_EXEC */
+			return 0;
+	} else if (r->misc & (1u << 13)) {
+		return 0;            /* PERF_RECORD_MISC_MMAP_DATA */
+	}
+	rec_string(r, name_off, path, sizeof(path));
+	if (GROW(c->mm, c->nmm, c->capmm) < 0)
+		return -ENOMEM;
+	m = &c->mm[c->nmm];
+	memset(m, 0, sizeof(*m));
+	m->pid = (int)sptd_col_pd_u32(r->data + 8);
+	m->start = sptd_col_pd_u64(r->data + 16);
+	m->len = sptd_col_pd_u64(r->data + 24);
+	m->pgoff = sptd_col_pd_u64(r->data + 32);
+	if (r->type == PD_REC_MMAP2 && (r->misc & PD_MISC_MMAP_BUILD_ID)) {
+		int n = r->data[40] > 20 ? 20 : r->data[40];
+
+		for (int i = 0; i < n; i++)
+			snprintf(m->build_id + 2 * i, 3, "%02x", r->data[44 + i]);
+	}
+	m->path = strdup(path);
+	if (!m->path)
+		return -ENOMEM;
+	c->nmm++;
+	return 0;
+}
+
+static int on_sample(struct pd_ctx *c, const struct sptd_col_perfdata_rec *r)
+{
+	struct sptd_col_perfdata_sample s;
+	const struct sptd_col_pd_switch_fmt *f = &c->swfmt;
+	char prev_comm[17], next_comm[17];
+	int prev, next;
+
+	if (sptd_col_perfdata_sample_parse(c->pd, r, &s) < 0 || !s.attr)
+		return 0;
+	see_time(c, &s.id);
+	if (s.attr->type != PD_TYPE_TRACEPOINT || !s.raw || (f->id && s.attr->config != f->id))
+		return 0;
+	if (!f->id && s.raw_size < 64)
+		return 0;
+	if ((uint32_t)f->next_prio + 4 > s.raw_size || (uint32_t)f->prev_comm + 16 > s.raw_size ||
+	    (uint32_t)f->next_comm + 16 > s.raw_size || !s.id.has_time || s.id.cpu < 0)
+		return 0;
+	prev = (int)sptd_col_pd_u32(s.raw + f->prev_pid);
+	next = (int)sptd_col_pd_u32(s.raw + f->next_pid);
+	snprintf(prev_comm, sizeof(prev_comm), "%.16s", (const char *)s.raw + f->prev_comm);
+	snprintf(next_comm, sizeof(next_comm), "%.16s", (const char *)s.raw + f->next_comm);
+	if (next > 0 && sptd_store_raw_task_add(c->st, -1, next, next_comm, NULL) < 0)
+		return -ENOMEM;
+	if (prev > 0 && sptd_store_raw_task_add(c->st, -1, prev, prev_comm, NULL) < 0)
+		return -ENOMEM;
+	return add_switch(c, (int64_t)s.id.time, s.id.cpu, prev, next, SW_TRACEPOINT, next_comm);
+}
+
+static int on_record(void *arg, const struct sptd_col_perfdata_rec *r)
+{
+	struct pd_ctx *c = arg;
+	struct sptd_col_perfdata_id id;
+	char text[96];
+	int ret = 0;
+
+	c->res->records++;
+	if (r->type == PD_REC_SAMPLE)
+		return on_sample(c, r);
+	if (r->type < 64 && sptd_col_perfdata_rec_id(c->pd, r, &id) < 0)
+		return 0;   /* too short for its sample_id: skip, counted below */
+	if (r->type >= 64)
+		memset(&id, 0, sizeof(id)), id.cpu = -1;
+	see_time(c, &id);
+	switch (r->type) {
+	case PD_REC_AUXTRACE_INFO:
+		ret = on_auxtrace_info(c, r);
+		break;
+	case PD_REC_AUXTRACE:
+		ret = on_auxtrace(c, r);
+		break;
+	case PD_REC_MMAP:
+	case PD_REC_MMAP2:
+		ret = on_mmap(c, r);
+		break;
+	case PD_REC_COMM:
+		if (r->size >= 17) {
+			char comm[17];
+
+			rec_string(r, 16, comm, sizeof(comm));
+			ret = sptd_store_raw_task_add(c->st, (int)sptd_col_pd_u32(r->data + 8),
+			                              (int)sptd_col_pd_u32(r->data + 12), comm, NULL);
+		}
+		break;
+	case PD_REC_FORK:
+		if (r->size >= 24)
+			ret = sptd_store_raw_task_add(c->st, (int)sptd_col_pd_u32(r->data + 8),
+			                              (int)sptd_col_pd_u32(r->data + 16), NULL, NULL);
+		break;
+	case PD_REC_ITRACE_START:
+		if (r->size >= 16 && id.has_time)
+			ret = add_switch(c, (int64_t)id.time, id.cpu, -1,
+			                 (int)sptd_col_pd_u32(r->data + 12), SW_ITRACE, NULL);
+		break;
+	case PD_REC_SWITCH:
+		if (id.has_time && id.tid >= 0)
+			ret = (r->misc & PD_MISC_SWITCH_OUT) ?
+			      add_switch(c, (int64_t)id.time, id.cpu, id.tid, 0, SW_TASK, NULL) :
+			      add_switch(c, (int64_t)id.time, id.cpu, -1, id.tid, SW_TASK, NULL);
+		break;
+	case PD_REC_SWITCH_CPU_WIDE:
+		if (r->size >= 16 && id.has_time && id.tid >= 0) {
+			int other = (int)sptd_col_pd_u32(r->data + 12);
+
+			ret = (r->misc & PD_MISC_SWITCH_OUT) ?
+			      add_switch(c, (int64_t)id.time, id.cpu, id.tid, other, SW_CPU_WIDE, NULL) :
+			      add_switch(c, (int64_t)id.time, id.cpu, -1, id.tid, SW_CPU_WIDE, NULL);
+			if (ret == 0 && !(r->misc & PD_MISC_SWITCH_OUT) && c->nsw &&
+			    c->sw[c->nsw - 1].next == (int)id.tid)
+				c->sw[c->nsw - 1].other = other;
+		}
+		break;
+	case PD_REC_AUX:
+		if (r->size >= 32) {
+			uint64_t flags = sptd_col_pd_u64(r->data + 24);
+
+			if (flags & PD_AUX_TRUNCATED)
+				c->aux_truncated++;
+			if (flags & PD_AUX_PARTIAL)
+				c->aux_partial++;
+			if (flags & PD_AUX_COLLISION)
+				c->aux_collision++;
+			if (flags & (PD_AUX_TRUNCATED | PD_AUX_PARTIAL | PD_AUX_COLLISION)) {
+				snprintf(text, sizeof(text), "pt: perf AUX area %s%s%s: trace lost",
+				         flags & PD_AUX_TRUNCATED ? "truncated " : "",
+				         flags & PD_AUX_PARTIAL ? "partial " : "",
+				         flags & PD_AUX_COLLISION ? "collision " : "");
+				ret = add_gap(c, (int64_t)id.time, id.cpu, text);
+			}
+		}
+		break;
+	case PD_REC_LOST:
+		if (r->size >= 24) {
+			uint64_t n = sptd_col_pd_u64(r->data + 16);
+
+			c->lost += (int64_t)n;
+			snprintf(text, sizeof(text), "perf: %" PRIu64 " sideband records lost", n);
+			ret = add_gap(c, (int64_t)id.time, id.cpu, text);
+		}
+		break;
+	case PD_REC_AUXTRACE_ERROR:
+		c->aux_errors++;
+		break;
+	default:
+		break;
+	}
+	if (id.cpu >= 0)
+		see_cpu(c, id.cpu);
+	return ret;
+}
+
+/* ---- switches --------------------------------------------------------------- */
+
+static int sw_cmp(const void *a, const void *b)
+{
+	const struct pd_switch *x = a, *y = b;
+
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Keep the best source, order per CPU, and turn IN/OUT pairs into one
+ * switch each: an IN whose task the previous switch already started adds
+ * nothing. */
+static int store_switches(struct pd_ctx *c)
+{
+	int best = 0, cur = -1, cur_cpu = -1, ret = 0;
+	size_t i;
+
+	for (i = 0; i < c->nsw; i++)
+		if (c->sw[i].source > best)
+			best = c->sw[i].source;
+	qsort(c->sw, c->nsw, sizeof(*c->sw), sw_cmp);
+	for (i = 0; i < c->nsw && ret >= 0; i++) {
+		struct pd_switch *s = &c->sw[i];
+
+		if (s->source != best)
+			continue;
+		if (s->cpu != cur_cpu) {
+			cur_cpu = s->cpu;
+			cur = -1;
+		}
+		/* an IN record whose task the OUT half of the pair already
+		 * started adds nothing (file order breaks timestamp ties) */
+		if (s->prev < 0 && s->next == cur)
+			continue;
+		ret = sptd_store_raw_switch_add(c->st, s->ts, s->cpu, s->prev >= 0 ? s->prev :
+		                                cur >= 0 ? cur : s->other >= 0 ? s->other : 0,
+		                                s->next, s->comm);
+		cur = s->next;
+		c->res->switches++;
+	}
+	/* per-thread PT buffers: their pseudo CPU runs that thread throughout */
+	for (i = 0; i < PD_MAX_CPU && ret >= 0; i++)
+		if (c->pt_cpu_tid[i] > 0)
+			ret = sptd_store_raw_switch_add(c->st, c->t_min, (int)i, 0,
+			                                c->pt_cpu_tid[i], NULL);
+	return ret;
+}
+
+/* ---- images ----------------------------------------------------------------- */
+
+/* BUILD_ID feature: the build-id recorded for @path ("" unknown). */
+static void recorded_build_id(const struct sptd_col_perfdata *pd, const char *path,
+                              char *out, size_t outlen)
+{
+	size_t len = 0, pos = 0;
+	const uint8_t *p = sptd_col_perfdata_feature(pd, PD_FEAT_BUILD_ID, &len);
+
+	out[0] = 0;
+	while (p && len - pos >= 8 + 4 + 24) {
+		uint16_t misc, size;
+		size_t n = 20;
+
+		memcpy(&misc, p + pos + 4, 2);
+		memcpy(&size, p + pos + 6, 2);
+		if (size < 36 || size > len - pos)
+			return;
+		if (misc & (1u << 15))   /* PERF_RECORD_MISC_BUILD_ID_SIZE */
+			n = p[pos + 12 + 20] <= 20 ? p[pos + 12 + 20] : 20;
+		if (strnlen((const char *)p + pos + 36, size - 36) < (size_t)(size - 36) &&
+		    strcmp((const char *)p + pos + 36, path) == 0 && outlen > 2 * n) {
+			for (size_t i = 0; i < n; i++)
+				snprintf(out + 2 * i, 3, "%02x", p[pos + 12 + i]);
+			return;
+		}
+		pos += size;
+	}
+}
+
+static int store_images(struct pd_ctx *c, int every_task)
+{
+	int64_t next_dso = 1;
+	size_t i, j;
+	int ret = 0;
+
+	for (i = 0; i < c->nmm && ret >= 0; i++) {
+		struct pd_mmap *m = &c->mm[i];
+		char bid[41], found[PATH_MAX];
+		struct sptd_dec_symfile *sf = NULL;
+		int64_t dso = -1, bias = 0;
+		int is_kernel = m->pid == -1 || strncmp(m->path, "[kernel.kallsyms]", 17) == 0;
+
+		if (!m->path)
+			continue;
+		/* one dso per path: an earlier mapping of the same file */
+		for (j = 0; j < i; j++)
+			if (c->mm[j].path && strcmp(c->mm[j].path, m->path) == 0)
+				break;
+		snprintf(bid, sizeof(bid), "%s", m->build_id);
+		if (!bid[0])
+			recorded_build_id(c->pd, m->path, bid, sizeof(bid));
+		if (sptd_col_perfdata_find_image(&c->o->paths, m->path, bid[0] ? bid : NULL,
+		                                 found, sizeof(found)) <= 0) {
+			if (m->path[0] == '/' || is_kernel)
+				c->res->images_missing++;
+			if (j == i && (m->path[0] == '/' || is_kernel))
+				ret = sptd_store_dso_add(c->st, next_dso++, m->path, bid[0] ? bid : NULL);
+			continue;
+		}
+		{
+			/* the same file found for an earlier mapping: its dso row */
+			struct sptd_store_stmt *stmt = NULL;
+
+			ret = sptd_store_prepare(c->st, "SELECT id FROM dso WHERE path = ?", &stmt);
+			if (ret >= 0)
+				ret = sptd_store_bind_text(stmt, 1, found);
+			if (ret >= 0 && (ret = sptd_store_step(stmt)) == 1)
+				dso = sptd_store_column_int(stmt, 0);
+			sptd_store_finalize(stmt);
+			if (ret < 0)
+				break;
+		}
+		if (!is_kernel) {
+			ret = sptd_dec_symfile_load_elf(found, &sf);
+			if (ret >= 0)
+				ret = sptd_dec_symfile_bias(sf, m->start, m->pgoff, &bias);
+			if (ret >= 0 && !bid[0] && sptd_dec_symfile_build_id(sf))
+				snprintf(bid, sizeof(bid), "%s", sptd_dec_symfile_build_id(sf));
+			sptd_dec_symfile_destroy(sf);
+			if (ret < 0) {
+				sptd_col_log(LOG_WARNING, "%s (for %s): %s: its code will show as "
+				             "gaps", found, m->path, strerror(-ret));
+				c->res->images_missing++;
+				ret = 0;
+				continue;
+			}
+		}
+		if (dso < 0) {
+			dso = next_dso++;
+			ret = sptd_store_dso_add(c->st, dso, found, bid[0] ? bid : NULL);
+		}
+		if (ret >= 0)
+			ret = sptd_store_raw_mmap_add(c->st, is_kernel || every_task ? -1 : m->pid,
+			                              m->start, m->start + m->len, m->pgoff, dso, bias);
+		c->res->images++;
+	}
+	return ret < 0 ? ret : 0;
+}
+
+/* ---- meta ------------------------------------------------------------------- */
+
+static int meta_feature(struct pd_ctx *c, int feat, const char *key)
+{
+	char buf[1024];
+
+	if (sptd_col_perfdata_feature_string(c->pd, feat, buf, sizeof(buf)) <= 0)
+		return 0;
+	return sptd_store_meta_set(c->st, key, buf);
+}
+
+static int lowest_bit(uint64_t v)
+{
+	return v ? __builtin_ctzll(v) : 0;
+}
+
+static int store_pt_meta(struct pd_ctx *c, uint64_t config)
+{
+	struct sptd_store *st = c->st;
+	char cpuid[128], vendor[64];
+	int fam, model, step, ret = 0;
+
+	if (sptd_col_perfdata_feature_string(c->pd, PD_FEAT_CPUID, cpuid, sizeof(cpuid)) > 0 &&
+	    sscanf(cpuid, "%63[^,],%d,%d,%d", vendor, &fam, &model, &step) == 4) {
+		ret = sptd_store_meta_set_int(st, "pt_cpu_family", fam);
+		if (ret >= 0)
+			ret = sptd_store_meta_set_int(st, "pt_cpu_model", model);
+		if (ret >= 0)
+			ret = sptd_store_meta_set_int(st, "pt_cpu_stepping", step);
+	}
+#define PTI(i) (c->npti > (i) ? c->pti[i] : 0)
+	if (ret >= 0 && PTI(PTI_MTC_BIT) && (config & PTI(PTI_MTC_BIT)))
+		ret = sptd_store_meta_set_int(st, "pt_mtc_freq", (int64_t)((config &
+		                              PTI(PTI_MTC_FREQ_BITS)) >> lowest_bit(PTI(PTI_MTC_FREQ_BITS))));
+	if (ret >= 0)
+		ret = sptd_store_meta_set_int(st, "pt_nom_freq", (int64_t)PTI(PTI_MAX_NONTURBO_RATIO));
+	if (ret >= 0)
+		ret = sptd_store_meta_set_int(st, "pt_cpuid15_eax", (int64_t)PTI(PTI_TSC_CTC_D));
+	if (ret >= 0)
+		ret = sptd_store_meta_set_int(st, "pt_cpuid15_ebx", (int64_t)PTI(PTI_TSC_CTC_N));
+	if (ret >= 0 && PTI(PTI_CAP_USER_TIME_ZERO) && PTI(PTI_TIME_MULT)) {
+		ret = sptd_store_meta_set_int(st, "tsc_mult", (int64_t)PTI(PTI_TIME_MULT));
+		if (ret >= 0)
+			ret = sptd_store_meta_set_int(st, "tsc_shift", (int64_t)PTI(PTI_TIME_SHIFT));
+		if (ret >= 0)
+			ret = sptd_store_meta_set_int(st, "tsc_zero", 0);
+		if (ret >= 0)
+			ret = sptd_store_meta_set_int(st, "tsc_offset_ns", (int64_t)PTI(PTI_TIME_ZERO));
+	}
+	if (ret >= 0)
+		ret = sptd_store_meta_set_int(st, "pt_no_timing", !(config & PTI(PTI_TSC_BIT)));
+	if (ret >= 0)
+		ret = sptd_store_meta_set_int(st, "pt_pmu_type", (int64_t)PTI(PTI_PMU_TYPE));
+	if (ret >= 0) {
+		char hex[32];
+
+		snprintf(hex, sizeof(hex), "0x%" PRIx64, config);
+		ret = sptd_store_meta_set(st, "pt_config", hex);
+	}
+	if (ret >= 0)
+		ret = sptd_store_meta_set_int(st, "pt_cyc", PTI(PTI_CYC_BIT) && (config & PTI(PTI_CYC_BIT)));
+	if (ret >= 0)
+		ret = sptd_store_meta_set_int(st, "pt_noretcomp",
+		                              PTI(PTI_NORETCOMP_BIT) && (config & PTI(PTI_NORETCOMP_BIT)));
+	if (ret >= 0)
+		ret = sptd_store_meta_set_int(st, "pt_snapshot", PTI(PTI_SNAPSHOT_MODE) != 0);
+	if (ret >= 0)
+		ret = sptd_store_meta_set_int(st, "pt_per_cpu_mmaps", PTI(PTI_PER_CPU_MMAPS) != 0);
+#undef PTI
+	return ret;
+}
+
+static int store_meta(struct pd_ctx *c)
+{
+	char buf[4096];
+	size_t len = 0;
+	const uint8_t *nr = sptd_col_perfdata_feature(c->pd, PD_FEAT_NRCPUS, &len);
+	int64_t cpus = c->max_cpu + 1;
+	int ret;
+
+	if (nr && len >= 8 && sptd_col_pd_u32(nr) > 0 && sptd_col_pd_u32(nr) <= PD_MAX_CPU &&
+	    (int64_t)sptd_col_pd_u32(nr) > cpus)
+		cpus = sptd_col_pd_u32(nr);
+	ret = sptd_store_meta_set(c->st, "source", c->res->has_pt ? "pt" : "sched");
+	if (ret >= 0)
+		ret = sptd_store_meta_set(c->st, "clock", "perf");
+	if (ret >= 0)
+		ret = sptd_store_meta_set(c->st, "trigger_spec", "import");
+	if (ret >= 0)
+		ret = sptd_store_meta_set(c->st, "command", c->o->command ? c->o->command : "import");
+	if (ret >= 0)
+		ret = sptd_store_meta_set_int(c->st, "cpus", cpus);
+	if (ret >= 0)
+		ret = meta_feature(c, PD_FEAT_HOSTNAME, "host");
+	if (ret >= 0)
+		ret = meta_feature(c, PD_FEAT_OSRELEASE, "kernel");
+	if (ret >= 0)
+		ret = meta_feature(c, PD_FEAT_ARCH, "machine");
+	if (ret >= 0)
+		ret = meta_feature(c, PD_FEAT_CPUDESC, "cpu_model");
+	if (ret >= 0)
+		ret = meta_feature(c, PD_FEAT_VERSION, "perf_version");
+	if (ret >= 0 && sptd_col_perfdata_cmdline(c->pd, buf, sizeof(buf)) > 0)
+		ret = sptd_store_meta_set(c->st, "perf_cmdline", buf);
+	if (ret >= 0)
+		ret = sptd_store_meta_set(c->st, "perf_data", c->o->input);
+	if (ret >= 0 && c->t_max > 0) {
+		ret = sptd_store_meta_set_int(c->st, "window_start", c->t_min);
+		if (ret >= 0)
+			ret = sptd_store_meta_set_int(c->st, "window_end", c->t_max);
+		if (ret >= 0)
+			ret = sptd_store_meta_set_int(c->st, "window_ns", c->t_max - c->t_min);
+	}
+	return ret;
+}
+
+/* ---- the import -------------------------------------------------------------- */
+
+static int store_after(struct pd_ctx *c)
+{
+	static const char *const names[] = { "perf_records", "perf_lost", "perf_aux_truncated",
+	                                     "perf_aux_partial", "perf_aux_collision",
+	                                     "perf_auxtrace_errors", "perf_images_missing",
+	                                     "perf_snapshot_no_psb" };
+	int64_t vals[8];
+	size_t i;
+	int ret = 0;
+
+	vals[0] = c->res->records;
+	vals[1] = c->lost;
+	vals[2] = c->aux_truncated;
+	vals[3] = c->aux_partial;
+	vals[4] = c->aux_collision;
+	vals[5] = c->aux_errors;
+	vals[6] = c->res->images_missing;
+	vals[7] = c->snapshot_skipped;
+	for (i = 0; i < c->ngaps && ret >= 0; i++)
+		ret = sptd_store_gap_add(c->st, c->gaps[i].ts, 0, c->gaps[i].cpu, c->gaps[i].reason);
+	for (i = 0; i < 8 && ret >= 0; i++)
+		ret = sptd_store_stat_add(c->st, names[i], -1, vals[i]);
+	return ret;
+}
+
+static uint64_t pt_config(const struct sptd_col_perfdata *pd, uint64_t pmu_type)
+{
+	for (size_t i = 0; i < pd->nattrs; i++)
+		if (pd->attrs[i].type == pmu_type)
+			return pd->attrs[i].config;
+	return 0;
+}
+
+int sptd_col_perfdata_import(const struct sptd_col_pd_import_opts *o,
+                             struct sptd_col_pd_import_result *res,
+                             char *err, size_t errlen)
+{
+	struct pd_ctx c;
+	uint64_t config = 0;
+	int ret;
+	size_t i;
+
+	if (!o || !o->input || !o->output || !res || !err || !errlen)
+		return -EINVAL;
+	memset(res, 0, sizeof(*res));
+	memset(&c, 0, sizeof(c));
+	err[0] = 0;
+	c.o = o;
+	c.res = res;
+	c.err = err;
+	c.errlen = errlen;
+	ret = sptd_col_perfdata_open(o->input, &c.pd, err, errlen);
+	if (ret < 0)
+		return ret;
+	sptd_col_perfdata_switch_fmt(c.pd, &c.swfmt);
+	ret = sptd_store_create(o->output, &c.st);
+	if (ret < 0) {
+		snprintf(err, errlen, "cannot create %s: %s", o->output,
+		         ret == -EEXIST ? "it already exists" : sptd_store_errmsg(NULL));
+		goto out;
+	}
+	ret = sptd_col_perfdata_walk(c.pd, on_record, &c);
+	if (ret < 0) {
+		if (sptd_col_perfdata_errmsg(c.pd)[0])
+			snprintf(err, errlen, "%s", sptd_col_perfdata_errmsg(c.pd));
+		else if (ret == -EBADMSG)
+			snprintf(err, errlen, "corrupt record in %s", o->input);
+		else
+			snprintf(err, errlen, "%s", sptd_store_errmsg(c.st));
+		goto out;
+	}
+	res->has_pt = c.aux_type == PT_AUXTRACE_INTEL_PT;
+	if (c.aux_type && !res->has_pt)
+		sptd_col_log(LOG_WARNING, "%s holds AUX trace of type %d, not Intel PT: "
+		             "importing its scheduling only", o->input, c.aux_type);
+	if (!res->has_pt && !c.nsw) {
+		snprintf(err, errlen, "%s has neither Intel PT (perf record -e intel_pt//) nor "
+		         "scheduling records (sched:sched_switch, --switch-events): nothing "
+		         "to import", o->input);
+		ret = -ENODATA;
+		goto out;
+	}
+	if (!res->has_pt)
+		sptd_col_log(LOG_NOTICE, "%s was recorded without Intel PT: importing its "
+		             "scheduling only", o->input);
+	if (res->has_pt)
+		config = pt_config(c.pd, c.npti > PTI_PMU_TYPE ? c.pti[PTI_PMU_TYPE] : 0);
+	ret = store_switches(&c);
+	if (ret >= 0)
+		/* without timing the decoder cannot place switches: the traced
+		 * code must then be visible to whichever task it attributes */
+		ret = store_images(&c, res->has_pt && c.npti > PTI_TSC_BIT &&
+		                       !(config & c.pti[PTI_TSC_BIT]));
+	if (ret >= 0)
+		ret = store_meta(&c);
+	if (ret >= 0 && res->has_pt)
+		ret = store_pt_meta(&c, config);
+	if (ret >= 0)
+		ret = sptd_col_derive_all(c.st, o->jobs);
+	if (ret >= 0)
+		ret = store_after(&c);
+	if (ret >= 0)
+		ret = sptd_store_commit(c.st);
+	if (ret < 0 && !err[0])
+		snprintf(err, errlen, "%s: %s", o->output, sptd_store_errmsg(c.st)[0] ?
+		         sptd_store_errmsg(c.st) : strerror(-ret));
+out:
+	sptd_store_destroy(c.st);
+	sptd_col_perfdata_close(c.pd);
+	for (i = 0; i < c.nmm; i++)
+		free(c.mm[i].path);
+	free(c.mm);
+	free(c.sw);
+	free(c.gaps);
+	return ret < 0 ? ret : 0;
+}

@@ -1,0 +1,52 @@
+/* cpus.c — CPU lists as sysfs writes them ("0-3,6"), and the online CPUs. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perf-local.h"
+
+
+int sptd_col_cpus_parse(const char *text, int *cpus, int max)
+{
+	int n = 0;
+	const char *p = text;
+
+	if (!text || !cpus || max <= 0)
+		return -EINVAL;
+	while (*p && *p != '\n') {
+		char *end;
+		long a = strtol(p, &end, 10), b;
+
+		if (end == p || a < 0)
+			return -EINVAL;
+		b = a;
+		p = end;
+		if (*p == '-') {
+			b = strtol(p + 1, &end, 10);
+			if (end == p + 1 || b < a)
+				return -EINVAL;
+			p = end;
+		}
+		for (long c = a; c <= b; c++) {
+			if (n >= max)
+				return -E2BIG;
+			cpus[n++] = (int)c;
+		}
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			return -EINVAL;
+	}
+	return n;
+}
+
+int sptd_col_cpus_online(int *cpus, int max)
+{
+	char buf[4096];
+	ssize_t len = sptd_col_sys.read_file("/sys/devices/system/cpu/online", buf, sizeof(buf));
+
+	if (len < 0)
+		return (int)len;
+	return sptd_col_cpus_parse(buf, cpus, max);
+}

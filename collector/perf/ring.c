@@ -1,0 +1,108 @@
+/* ring.c — arithmetic on perf ring buffers: unwrapping copies (data and AUX
+ * rings, forward mode) and walking the records of a write_backward
+ * (overwrite) data ring.
+ *
+ * Heads are the kernel's free-running u64 byte counters: only their value
+ * modulo the ring size is a position.  In write_backward mode the kernel
+ * moves data_head DOWN before writing each record, so the newest record
+ * starts at data_head and older records follow it at higher addresses; once
+ * the ring has wrapped the oldest record may have lost its tail to the
+ * newest one (it is "torn") and must be dropped. */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perf-local.h"
+
+void sptd_col_ring_copy(const void *base, uint64_t size, uint64_t head,
+                        uint64_t len, void *dst)
+{
+	const unsigned char *ring = base;
+	unsigned char *out = dst;
+	uint64_t start, first;
+
+	if (!base || !dst || size == 0 || len == 0)
+		return;
+	if (len > size)
+		len = size;
+	start = (head - len) % size;
+	first = size - start;
+	if (first > len)
+		first = len;
+	memcpy(out, ring + start, (size_t)first);
+	if (len > first)
+		memcpy(out + first, ring, (size_t)(len - first));
+}
+
+/* Copy @len bytes starting at ring position @pos (already reduced modulo
+ * @size) into @dst, continuing at the ring's start when the end is hit. */
+static void ring_read_at(const unsigned char *ring, uint64_t size, uint64_t pos,
+                         size_t len, void *dst)
+{
+	uint64_t first = size - pos;
+
+	if (first >= len) {
+		memcpy(dst, ring + pos, len);
+		return;
+	}
+	memcpy(dst, ring + pos, (size_t)first);
+	memcpy((unsigned char *)dst + first, ring, len - (size_t)first);
+}
+
+int sptd_col_ring_walk_backward(const void *base, uint64_t size, uint64_t head,
+                                sptd_col_record_fn fn, void *ctx)
+{
+	const unsigned char *ring = base;
+	struct perf_event_header hdr;
+	unsigned char *bounce = NULL;
+	uint64_t limit, offset = 0;
+	int count = 0, ret = 0;
+
+	if (!base || !fn || size < sizeof(hdr) || (size & (size - 1)) != 0)
+		return -EINVAL;
+	/* The counter started at 0 and only went down: -head is how much was
+	 * ever written; until the ring wraps only that much is valid. */
+	limit = (uint64_t)0 - head;
+	if (limit == 0)
+		return 0;
+	if (limit > size)
+		limit = size;
+
+	while (offset + sizeof(hdr) <= limit) {
+		uint64_t pos = (head + offset) % size;
+		const void *rec;
+
+		ring_read_at(ring, size, pos, sizeof(hdr), &hdr);
+		/* A zero or malformed header ends the valid data: the kernel
+		 * writes records of whole u64s, at least a header long. */
+		if (hdr.size < sizeof(hdr) || (hdr.size & 7) != 0 || hdr.type == 0)
+			break;
+		/* Torn: its tail was overwritten by the newest records. */
+		if (offset + hdr.size > limit)
+			break;
+		if (pos + hdr.size <= size) {
+			rec = ring + pos;
+		} else {
+			if (!bounce) {
+				/* perf records are at most 64 KiB (u16 size). */
+				bounce = malloc(1u << 16);
+				if (!bounce) {
+					ret = -ENOMEM;
+					goto out;
+				}
+			}
+			ring_read_at(ring, size, pos, hdr.size, bounce);
+			rec = bounce;
+		}
+		ret = fn(ctx, rec, hdr.size);
+		if (ret < 0)
+			goto out;
+		count++;
+		offset += hdr.size;
+	}
+	ret = count;
+out:
+	free(bounce);
+	return ret;
+}

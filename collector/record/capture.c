@@ -1,0 +1,422 @@
+/* capture.c — what the service does when a trigger fires: freeze
+ * the sources, copy the window, re-arm, then symbolize, decode and write
+ * one incident file.  Errors lose this incident only.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctl-local.h"
+#include "pt-local.h"
+#include "record-local.h"
+#include "sptd_sched.h"
+#include "sptd_store.h"
+
+/* ---- capture ------------------------------------------------------------------ */
+
+/* Samples copied out of the rings before re-arming. */
+struct sample_copy {
+	int64_t ts;
+	int cpu, pid, tid;
+	uint64_t nr;
+	uint64_t *ips;
+};
+
+struct capture {
+	struct sptd_store *st;
+	struct sample_copy *samples;
+	size_t nsamples, cap;
+	int pages;
+};
+
+static int on_raw(void *arg, enum sptd_sched_raw_kind kind, const char *name, int cpu,
+                  int seq, const void *data, size_t len)
+{
+	struct capture *c = arg;
+
+	if (kind == SPTD_SCHED_RAW_FORMAT)
+		return sptd_store_raw_ftrace_format_add(c->st, name, data);
+	c->pages++;
+	return sptd_store_raw_ftrace_page_add(c->st, cpu, seq, data, len);
+}
+
+static int on_sample(void *arg, const struct sptd_col_sample *smp)
+{
+	struct capture *c = arg;
+	struct sample_copy *copy;
+
+	if (c->nsamples == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 1024;
+		struct sample_copy *more = realloc(c->samples, cap * sizeof(*more));
+
+		if (!more)
+			return -ENOMEM;
+		c->samples = more;
+		c->cap = cap;
+	}
+	copy = &c->samples[c->nsamples];
+	copy->ips = malloc(smp->nr * sizeof(uint64_t) + 1);
+	if (!copy->ips)
+		return -ENOMEM;
+	memcpy(copy->ips, smp->ips, smp->nr * sizeof(uint64_t));
+	copy->ts = smp->ts;
+	copy->cpu = smp->cpu;
+	copy->pid = smp->pid;
+	copy->tid = smp->tid;
+	copy->nr = smp->nr;
+	c->nsamples++;
+	return 0;
+}
+
+static void capture_fini(struct capture *c)
+{
+	for (size_t i = 0; i < c->nsamples; i++)
+		free(c->samples[i].ips);
+	free(c->samples);
+}
+
+static int write_meta(struct sptd_col_service *s, struct sptd_store *st, const struct sptd_col_fire *fire,
+                      int64_t wstart, int64_t wend)
+{
+	struct utsname u;
+	char host[256] = "", created[64], model[256] = "", line[512], spec[2048] = "";
+	time_t t = time(NULL);
+	struct tm tm;
+	size_t off = 0;
+	FILE *f;
+	int ret = 0;
+
+	uname(&u);
+	gethostname(host, sizeof(host) - 1);
+	gmtime_r(&t, &tm);
+	strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	f = fopen("/proc/cpuinfo", "re");
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (strncmp(line, "model name", 10) == 0) {
+				char *colon = strchr(line, ':');
+
+				if (colon)
+					snprintf(model, sizeof(model), "%s", colon + 2);
+				model[strcspn(model, "\n")] = '\0';
+				break;
+			}
+		fclose(f);
+	}
+	for (int i = 0; i < s->o->ntriggers && off < sizeof(spec); i++)
+		off += (size_t)snprintf(spec + off, sizeof(spec) - off, "%s%s", i ? " " : "",
+		                        s->o->triggers[i].text);
+	{
+		const struct { const char *key, *value; } text[] = {
+			{ "sysptd_version", SPTD_VERSION }, { "created", created }, { "host", host },
+			{ "kernel", u.release }, { "kernel_version", u.version }, { "machine", u.machine },
+			{ "cpu_model", model }, { "source", s->source_name }, { "clock", "monotonic" },
+			{ "ftrace_clock", sptd_col_record_is_pt(s) ? "x86-tsc" : "mono" }, { "trigger_spec", spec }, { "command", s->o->command },
+			{ "trigger_kind", fire->spec ? fire->spec->text : "manual" },
+		};
+		const struct { const char *key; int64_t value; } ints[] = {
+			{ "cpus", s->ncpus }, { "window_ns", s->o->window_ns }, { "post_ns", s->o->post_ns },
+			{ "window_start", wstart }, { "window_end", wend }, { "trigger_ts", fire->ts },
+			{ "sample_freq", s->o->freq },
+			{ "ftrace_buffer_kb", (int64_t)sptd_col_record_buffer_kb(s->o) },
+		};
+
+		for (size_t i = 0; i < sizeof(text) / sizeof(text[0]) && ret >= 0; i++)
+			ret = sptd_store_meta_set(st, text[i].key, text[i].value);
+		for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]) && ret >= 0; i++)
+			ret = sptd_store_meta_set_int(st, ints[i].key, ints[i].value);
+	}
+	return ret;
+}
+
+/* Every task on the machine, light: tid, tgid, comm (no maps).  Gives
+ * threads their process even when they were never sampled. */
+static int snapshot_all_tasks(struct sptd_store *st)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *pe;
+	int ret = 0;
+
+	if (!proc)
+		return -errno;
+	while (ret >= 0 && (pe = readdir(proc))) {
+		char path[300], comm[64];
+		int pid = atoi(pe->d_name);
+		DIR *task;
+		struct dirent *te;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task", pid);
+		task = opendir(path);
+		if (!task)
+			continue; /* exited meanwhile */
+		while (ret >= 0 && (te = readdir(task))) {
+			int tid = atoi(te->d_name);
+			ssize_t n;
+
+			if (tid <= 0)
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
+			n = sptd_col_sys.read_file(path, comm, sizeof(comm));
+			if (n < 0)
+				continue;
+			comm[strcspn(comm, "\n")] = '\0';
+			ret = sptd_store_raw_task_add(st, pid, tid, comm, NULL);
+		}
+		closedir(task);
+	}
+	closedir(proc);
+	return ret;
+}
+
+static int symbolize(struct sptd_store *st, struct capture *c)
+{
+	struct sptd_col_symcap *sc = NULL;
+	int *pids = NULL;
+	size_t npids = 0;
+	int ret;
+
+	ret = sptd_col_symcap_create(st, &sc);
+	if (ret < 0)
+		return ret;
+	pids = calloc(c->nsamples + 1, sizeof(*pids));
+	if (!pids) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < c->nsamples; i++) {
+		size_t j;
+
+		for (j = 0; j < npids && pids[j] != c->samples[i].pid; j++)
+			;
+		if (j == npids && c->samples[i].pid > 0) {
+			pids[npids++] = c->samples[i].pid;
+			/* a process that exited since is not an error */
+			sptd_col_symcap_task(sc, c->samples[i].pid);
+		}
+	}
+	for (size_t i = 0; i < c->nsamples && ret >= 0; i++) {
+		struct sample_copy *smp = &c->samples[i];
+
+		for (uint64_t k = 0; k < smp->nr; k++) {
+			if (smp->ips[k] >= (uint64_t)-4095) /* PERF_CONTEXT_* markers */
+				continue;
+			ret = sptd_col_symcap_addr(sc, smp->pid, smp->ips[k]);
+			if (ret == -ENOENT || ret == -ESRCH)
+				ret = 0;
+			if (ret < 0)
+				break;
+		}
+		if (ret >= 0)
+			ret = sptd_store_raw_sample_add(st, smp->ts, smp->cpu, smp->pid, smp->tid,
+			                                smp->ips, (size_t)smp->nr);
+	}
+	if (ret >= 0)
+		ret = sptd_col_symcap_finish(sc);
+out:
+	free(pids);
+	sptd_col_symcap_destroy(sc);
+	return ret;
+}
+
+/* PT: the tasks the sideband names: their file mappings (symcap: dso +
+ * raw_mmap rows; from the sideband's MMAP2 records for processes already
+ * gone), anonymous/vDSO code (raw_image), the kernel text, and the mapped
+ * files themselves (image cache, embedded with --portable). */
+static int pt_images(struct sptd_col_service *s, struct sptd_store *st)
+{
+	struct sptd_col_symcap *sc = NULL;
+	int pids[4096], gone[4096], npids, ngone = 0, ret;
+
+	npids = sptd_col_pt_pids(s->pt, pids, 4096);
+	if (npids > 4096)
+		npids = 4096;
+	ret = sptd_col_symcap_create(st, &sc);
+	for (int i = 0; i < npids && ret >= 0; i++) {
+		int r = sptd_col_symcap_task(sc, pids[i]);
+		char sql[96];
+		int64_t maps = 0;
+
+		if (r == -ENOMEM || r == -ENOSPC || r == -EIO) {
+			ret = r;
+			break;
+		}
+		/* exited (or a zombie without maps): the sideband remembers */
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM raw_mmap WHERE pid = %d", pids[i]);
+		if (r < 0 || (sptd_store_query_int(st, sql, &maps) >= 0 && maps == 0))
+			gone[ngone++] = pids[i];
+	}
+	if (ret >= 0)
+		ret = sptd_col_symcap_finish(sc);
+	sptd_col_symcap_destroy(sc);
+	if (ret >= 0) {
+		ret = sptd_col_pt_mmaps_exited(s->pt, st, gone, ngone);
+		if (ret > 0)
+			sptd_col_log(LOG_INFO, "%d mapping(s) of %d exited process(es) rebuilt from "
+			             "the sideband", ret, ngone);
+	}
+	if (ret >= 0)
+		ret = sptd_col_pt_images_anon(st, pids, npids);
+	if (ret >= 0 && !s->o->user_only) {
+		int k = sptd_col_pt_images_kernel(st, NULL);
+
+		if (k < 0 && k != -EIO)
+			sptd_col_log(LOG_WARNING, "kernel text not captured (%s): kernel code may "
+			             "show as gaps or misdecode", strerror(-k));
+		ret = k == -EIO ? k : 0;
+	}
+	if (ret >= 0)
+		ret = sptd_col_pt_images_files(st, s->o->image_cache, s->o->portable);
+	return ret < 0 ? ret : 0;
+}
+
+void sptd_col_record_rearm(struct sptd_col_service *s)
+{
+	int ret = sptd_sched_trace_reset(s->trace);
+
+	if (ret >= 0)
+		ret = sptd_sched_trace_start(s->trace);
+	if (ret < 0)
+		sptd_col_log(LOG_ERR, "cannot re-arm the ftrace instance: %s", strerror(-ret));
+	sptd_col_seed_cpus(s->cpus, s->ncpus);
+	if (s->sampler)
+		sptd_col_sampler_pause(s->sampler, 0);
+	if (s->pt)
+		sptd_col_pt_enable(s->pt);
+	for (int i = 0; i < s->ntrig; i++)
+		sptd_col_trigger_drain(s->trig[i]);
+	/* after the drain: hits during the capture paused PT again */
+	if (s->pt && s->aux_pause)
+		sptd_col_pt_resume(s->pt);
+	s->armed_at = sptd_col_now_ns();
+}
+
+static void incident_path(struct sptd_col_service *s, char *buf, size_t len)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	char stamp[32];
+
+	gmtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	for (int seq = 0;; seq++) {
+		snprintf(buf, len, "%s/incident-%s-%d.db", s->o->output, stamp, seq);
+		if (access(buf, F_OK) != 0)
+			return;
+	}
+}
+
+static const char *store_reason(struct sptd_store *st, int ret)
+{
+	if (ret == -ENOSPC)
+		return "disk full";
+	return st && sptd_store_errmsg(st)[0] ? sptd_store_errmsg(st) : strerror(-ret);
+}
+
+/* Freeze, copy, re-arm, decode, write.  Errors here lose this incident only:
+ * the service re-arms and goes on. */
+int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fire *fire)
+{
+	struct capture c = { 0 };
+	int64_t wstart = fire->ts - s->o->window_ns, wend = fire->ts + s->o->post_ns;
+	int64_t t0 = sptd_col_now_ns(), slices = 0, nsamples;
+	char path[4096];
+	int ret;
+
+	if (s->o->post_ns > 0) {
+		struct timespec until = { wend / 1000000000, wend % 1000000000 };
+
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+			;
+	}
+	/* PT first: it is the fastest-filling ring */
+	if (s->pt && sptd_col_pt_freeze(s->pt) < 0)
+		sptd_col_log(LOG_WARNING, "freezing PT failed: this incident may lack PT");
+	sptd_sched_trace_stop(s->trace);
+	if (s->sampler)
+		sptd_col_sampler_pause(s->sampler, 1);
+
+	incident_path(s, path, sizeof(path));
+	ret = sptd_store_create(path, &c.st);
+	if (ret < 0) {
+		sptd_col_log(LOG_ERR, "cannot create %s: %s", path,
+		             ret == -ENOSPC ? "disk full (free space in the --output directory)"
+		                            : strerror(-ret));
+		sptd_col_record_rearm(s);
+		return ret;
+	}
+	ret = write_meta(s, c.st, fire, wstart, wend);
+	if (ret >= 0)
+		ret = sptd_store_trigger_add(c.st, fire->ts, fire->cpu,
+		                             fire->spec ? fire->spec->text : "manual", fire->detail);
+	if (ret >= 0) {
+		ret = sptd_sched_trace_capture(s->trace, on_raw, &c);
+		if (ret < 0)
+			sptd_col_log(LOG_ERR, "reading the ftrace rings: %s", store_reason(c.st, ret));
+	}
+	if (ret >= 0 && s->sampler) {
+		ret = sptd_col_sampler_read(s->sampler, wstart, wend, on_sample, &c);
+		if (ret < 0)
+			sptd_col_log(LOG_ERR, "reading the sample rings: %s", strerror(-ret));
+	}
+	if (ret >= 0 && s->pt) {
+		int64_t bytes = sptd_col_pt_write(s->pt, c.st);
+
+		if (bytes >= 0) {
+			int m = sptd_store_meta_set(c.st, "pt_aux_pause", s->aux_pause ? "kernel" : "user");
+
+			if (m < 0)
+				bytes = m;
+		}
+
+		if (bytes < 0) {
+			ret = (int)bytes;
+			sptd_col_log(LOG_ERR, "writing the PT capture: %s", store_reason(c.st, ret));
+		}
+	}
+	/* The raw window is copied: recording resumes before decoding. */
+	sptd_col_record_rearm(s);
+	if (ret >= 0)
+		ret = snapshot_all_tasks(c.st);
+	if (ret >= 0)
+		ret = s->pt ? pt_images(s, c.st) : symbolize(c.st, &c);
+	if (ret >= 0) {
+		ret = sptd_col_derive_all(c.st, s->o->jobs);
+		if (ret < 0)
+			sptd_col_log(LOG_ERR, "decoding the capture: %s", store_reason(c.st, ret));
+	}
+	if (ret >= 0) {
+		sptd_store_query_int(c.st, "SELECT count(*) FROM sched_slice", &slices);
+		ret = sptd_store_commit(c.st);
+	}
+	nsamples = (int64_t)c.nsamples;
+	if (ret < 0) {
+		sptd_col_log(LOG_ERR, "incident not written (%s): %s; nothing was left at %s%s",
+		             fire->detail, store_reason(c.st, ret), path,
+		             ret == -ENOSPC ? "; free space in the --output directory" : "");
+	} else {
+		s->incidents++;
+		snprintf(s->last_path, sizeof(s->last_path), "%s", path);
+		sptd_col_log(LOG_INFO, "trigger %s (%s) on cpu %d: %d ftrace pages, %" PRId64
+		             " sched slices, %" PRId64 " samples; written in %" PRId64 " ms",
+		             fire->spec ? fire->spec->text : "manual", fire->detail, fire->cpu, c.pages,
+		             slices, nsamples, (sptd_col_now_ns() - t0) / 1000000);
+		printf("%s\n", path);
+		fflush(stdout);
+		if (s->o->keep > 0)
+			sptd_col_retention(s->o->output, s->o->keep);
+	}
+	sptd_store_destroy(c.st);
+	capture_fini(&c);
+	s->last_capture = sptd_col_now_ns();
+	return ret;
+}
+

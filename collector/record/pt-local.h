@@ -1,0 +1,170 @@
+/* pt-local.h — internals of the Intel PT source (pt_*.c). */
+#ifndef SPTD_PT_LOCAL_H
+#define SPTD_PT_LOCAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sptd_col_base.h"
+#include "sptd_col_perf.h"
+#include "sptd_col_record.h"
+
+/* The attr field Linux 6.13 added for AUX pause: a u32 right after
+ * aux_sample_size, where older headers (Debian bookworm's) have
+ * __reserved_3.  Bits as in the 6.13 uapi. */
+#define SPTD_PT_AUX_START_PAUSED (1u << 0)  /* start AUX tracing paused */
+#define SPTD_PT_AUX_PAUSE        (1u << 1)  /* on overflow, pause AUX tracing */
+#define SPTD_PT_AUX_RESUME       (1u << 2)  /* on overflow, resume AUX tracing */
+
+/* Read ROOT/bus/event_source/devices/intel_pt/@rel into @buf, first line
+ * only.  -errno of the read. */
+int sptd_col_pt_read_sysfs(const char *rel, char *buf, size_t len);
+/* Largest AUX ring the PMU's ToPA capabilities allow per CPU. */
+uint64_t sptd_col_pt_aux_max(const struct sptd_col_pt_pmu *pmu);
+
+/* The CPU as libipt wants it described. */
+struct sptd_col_pt_cpu {
+	char vendor[13];          /* "GenuineIntel", "AuthenticAMD" */
+	int family, model, stepping; /* display family/model, as perf reports */
+	uint32_t cpuid15_eax;     /* TSC/crystal ratio denominator; 0 unknown */
+	uint32_t cpuid15_ebx;     /* ... numerator */
+};
+/* Identify the running CPU with CPUID (leaf 0, 1, 0x15 when present). */
+void sptd_col_pt_cpu_identify(struct sptd_col_pt_cpu *cpu);
+
+/* TSC -> perf clock, from the PT event's mmap page. */
+struct sptd_col_pt_time {
+	int from_perf;            /* 1: cap_user_time_zero; 0: measured here */
+	uint32_t mult;            /* ns = zero_ns + (tsc * mult >> shift) */
+	int shift;
+	uint64_t zero_tsc;        /* tsc subtracted first (0 for perf's page) */
+	int64_t zero_ns;          /* perf time_zero (or ns at zero_tsc) */
+	int64_t mono_offset_ns;   /* CLOCK_MONOTONIC - perf clock */
+};
+/* Perf-clock ns of @tsc. */
+int64_t sptd_col_pt_time_ns(const struct sptd_col_pt_time *t, uint64_t tsc);
+
+/* Write the decode configuration and the conversion into meta. */
+int sptd_col_pt_meta_write(struct sptd_store *st, const struct sptd_col_pt_pmu *pmu,
+                           const struct sptd_col_pt_setup *setup,
+                           const struct sptd_col_pt_cpu *cpu,
+                           const struct sptd_col_pt_time *time);
+
+/* Store @buf as raw_sideband row (@cpu, @seq), parse it and write raw_switch rows
+ * (SWITCH_CPU_WIDE switch-in records) and raw_task rows (COMM records),
+ * times shifted by @offset_ns onto the incident clock.  Returns the number
+ * of records. */
+int sptd_col_pt_sideband_store(struct sptd_store *st, int cpu, int seq, const void *buf,
+                               size_t len, uint64_t sample_type, int64_t offset_ns);
+/* Set the AUX pause bits (SPTD_PT_AUX_*) of @attr: the u32 after
+ * aux_sample_size (aux_action in 6.13 headers). */
+struct perf_event_attr;
+void sptd_col_pt_attr_set_aux_action(struct perf_event_attr *attr, uint32_t bits);
+
+/* As sptd_col_pt_mmaps_exited() over the records in @buf (raw_sideband
+ * bytes written with @sample_type).  Returns the raw_mmap rows added. */
+int sptd_col_pt_mmaps_from_records(struct sptd_store *st, const void *buf, size_t len,
+                                   uint64_t sample_type, const int *pids, int npids);
+
+/* Put @value into the bits of @term in @config (3 words).  -EINVAL when the
+ * term is absent or @value does not fit. */
+int sptd_col_pt_term_set(const struct sptd_col_pt_term *term, uint64_t value,
+                         uint64_t config[3]);
+/* Parse a format file's text ("config:0-3,7", "config1:5") into @term.
+ * -EBADMSG when it does not parse. */
+int sptd_col_pt_term_parse(const char *text, struct sptd_col_pt_term *term);
+
+/* The recording source: an intel_pt event and a sideband event per CPU. */
+struct sptd_col_pt_config {
+	struct sptd_col_pt_request req; /* timing, user_only, sizes */
+	const int *cpus;         /* CPUs to trace */
+	int ncpus;               /* count of @cpus */
+	size_t sideband_pages;   /* data pages of each sideband ring, power of
+	                          * two; 0: 64 */
+	int aux_pause;           /* 1: try AUX pause (kernel >= 6.13) */
+	int cpu_family, cpu_model, cpu_stepping; /* 0: CPUID of this machine
+	                          * (recorded only on GenuineIntel: other vendors
+	                          * have no PT, and libipt knows no errata for them) */
+};
+
+struct sptd_col_pt;
+
+/* Read the PMU, build the setup, open per CPU the PT event (pid -1, cpu N,
+ * disabled; data ring + read-only AUX ring = overwrite/snapshot mode) and
+ * the sideband dummy event (mmap2, comm, comm_exec, task, context_switch;
+ * sample_id_all TID|TIME|CPU; read-only write_backward ring), and read the
+ * time conversion from the PT event's mmap page.  Nothing is enabled yet.
+ * -ENODEV no PT, -ENOTSUP PMU lacks tsc, -EACCES/-EPERM not allowed,
+ * -ENOMEM; @err says what and why. */
+int sptd_col_pt_create(const struct sptd_col_pt_config *cfg, struct sptd_col_pt **out,
+                       char *err, size_t errlen);
+/* The setup in use (borrowed for the life of @pt). */
+const struct sptd_col_pt_setup *sptd_col_pt_setup(const struct sptd_col_pt *pt);
+/* Enable every CPU's events, sideband first, in one tight loop. */
+int sptd_col_pt_enable(struct sptd_col_pt *pt);
+/* Freeze: disable PT on every CPU (the PMU writes its last bytes and
+ * aux_head), pause the sideband rings, then copy AUX and sideband into
+ * memory owned by @pt.  Call sptd_col_pt_enable() to resume. */
+int sptd_col_pt_freeze(struct sptd_col_pt *pt);
+/* Write the last freeze into @st: raw_pt and raw_sideband per CPU,
+ * raw_switch rows from SWITCH_CPU_WIDE, raw_task rows from COMM records,
+ * meta pt_* (decode configuration, config used), tsc_* and
+ * perf_clock_offset_ns (incident clock: CLOCK_MONOTONIC).  Returns bytes of
+ * PT written. */
+int64_t sptd_col_pt_write(struct sptd_col_pt *pt, struct sptd_store *st);
+/* Processes named by the last freeze's sideband (pids > 0), sorted, unique:
+ * fills up to @max, returns how many there are. */
+int sptd_col_pt_pids(const struct sptd_col_pt *pt, int *pids, int max);
+/* Code that is not in a file, for each process in @pids: anonymous
+ * executable mappings (JIT) and the vDSO, copied from /proc/PID/mem into
+ * raw_image rows (with a dso row "[anon:PID]" / "[vdso:PID]").  Processes
+ * gone meanwhile are skipped.  Returns the number of images. */
+int sptd_col_pt_images_anon(struct sptd_store *st, const int *pids, int npids);
+/* Kernel text as it is in memory, from /proc/kcore (@kcore, NULL for the
+ * default) into raw_image rows under dso "[kernel.kallsyms]", ranges from
+ * /proc/kallsyms _stext.._etext.  -EACCES/-ENOENT when unreadable (then
+ * meta pt_kernel_image says patched code may misdecode). */
+int sptd_col_pt_images_kernel(struct sptd_store *st, const char *kcore);
+/* Every sideband record of the last freeze (both rings of every CPU) to
+ * @fn.  Returns the count, or @fn's error. */
+int sptd_col_pt_records(const struct sptd_col_pt *pt, sptd_col_pt_record_fn fn, void *ctx);
+/* The intel_pt event fd on @cpu (a group leader for AUX pause triggers);
+ * -ENOENT when @cpu is not traced. */
+int sptd_col_pt_fd(const struct sptd_col_pt *pt, int cpu);
+/* AUX pause needs a way back: open per CPU an aux_resume sibling of the PT
+ * event (a syscalls:sys_enter_sched_yield tracepoint filtered to this
+ * process).  -ENOENT no such tracepoint, -EINVAL/-EOPNOTSUPP the kernel
+ * has no AUX pause (then nothing stays open); @err says which. */
+int sptd_col_pt_resume_open(struct sptd_col_pt *pt, char *err, size_t errlen);
+/* Resume PT wherever a trigger paused it (after sptd_col_pt_enable, or
+ * after a hit that did not fire): yields once on every traced CPU.
+ * Returns the CPUs visited. */
+int sptd_col_pt_resume(struct sptd_col_pt *pt);
+/* File mappings of @pids (processes gone before the capture read /proc)
+ * from the last freeze's MMAP2 records: dso rows (path + build-id when the
+ * file is still there) and raw_mmap rows.  Writes meta pt_exited_mmaps.
+ * Returns the raw_mmap rows added. */
+int sptd_col_pt_mmaps_exited(const struct sptd_col_pt *pt, struct sptd_store *st,
+                             const int *pids, int npids);
+
+/* ---- images of mapped files (pt_imgcache.c) ---- */
+
+/* Copy @path into the cache @dir under @build_id unless it is there; the
+ * copy is checked to still have @build_id (-ESTALE: the file changed since)
+ * and renamed into place whole.  @out gets the cached path.  Returns 1
+ * copied, 0 already cached, -errno. */
+int sptd_col_pt_imgcache_put(const char *dir, const char *path, const char *build_id,
+                             char *out, size_t outlen);
+/* For every dso row naming a file ("/..."): check the file still has the
+ * recorded build-id, copy it into the cache @cache_dir (NULL: none) and,
+ * with @portable, embed its bytes in raw_file.  Files that changed or
+ * vanished are logged and counted (meta pt_images_missing), not fatal.
+ * Writes meta pt_image_cache, pt_portable, pt_images_cached/_embedded.
+ * Returns the number of file dsos, or a store error. */
+int sptd_col_pt_images_files(struct sptd_store *st, const char *cache_dir, int portable);
+
+/* Accepts NULL: disables, unmaps and closes everything. */
+void sptd_col_pt_destroy(struct sptd_col_pt *pt);
+
+
+#endif

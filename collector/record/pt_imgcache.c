@@ -1,0 +1,298 @@
+/* pt_imgcache.c — the code of mapped files for PT decoding: a
+ * content-addressed image cache, files embedded in the incident
+ * (--portable), and the decode-time lookup over both.
+ *
+ * Divisions: the cache (DIR/<build-id hex>/<basename>, as
+ * perf's ~/.debug; a file is copied once) · capture (every file dso row:
+ * cache it, embed it) · decode-time lookup (embedded, then cache, then the
+ * recorded path, each only when its build-id matches the one recorded).
+ *
+ * A build-id names a file's contents, so a cached copy never needs
+ * refreshing and a library upgraded after the capture is not mistaken for
+ * the one that ran. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "pt-local.h"
+#include "sptd_col_derive.h"
+#include "sptd_dec.h"
+#include "sptd_store.h"
+
+/* Largest file embedded or cached (SQLite blobs stop at 1 GB). */
+#define IMG_FILE_MAX (512ull << 20)
+
+/* ---- the cache -------------------------------------------------------------------- */
+
+static int mkdir_p(const char *dir)
+{
+	char buf[PATH_MAX];
+
+	if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	return mkdir(buf, 0755) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+/* Copy @src to @dst (a new file, mode 0644).  -errno. */
+static int copy_file(const char *src, const char *dst)
+{
+	char buf[65536];
+	int in, out, ret = 0;
+	ssize_t n;
+
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (out < 0) {
+		ret = -errno;
+		close(in);
+		return ret;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0) {
+		for (ssize_t done = 0; done < n;) {
+			ssize_t w = write(out, buf + done, (size_t)(n - done));
+
+			if (w < 0) {
+				ret = -errno;
+				goto out;
+			}
+			done += w;
+		}
+	}
+	if (n < 0)
+		ret = -errno;
+out:
+	if (close(out) < 0 && ret == 0)
+		ret = -errno;
+	close(in);
+	return ret;
+}
+
+int sptd_col_pt_imgcache_put(const char *dir, const char *path, const char *build_id,
+                             char *out, size_t outlen)
+{
+	char sub[PATH_MAX], dst[PATH_MAX], tmp[PATH_MAX + 32], bid[130];
+	struct stat sb;
+	int ret;
+
+	if (!dir || !path || path[0] != '/' || !out)
+		return -EINVAL;
+	ret = sptd_col_pt_imgcache_path(dir, build_id, path, dst, sizeof(dst));
+	if (ret < 0)
+		return ret;
+	if (snprintf(out, outlen, "%s", dst) >= (int)outlen)
+		return -ENAMETOOLONG;
+	if (stat(dst, &sb) == 0)
+		return 0;   /* same build-id: same contents, already there */
+	if (stat(path, &sb) < 0)
+		return -errno;
+	if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > IMG_FILE_MAX)
+		return -EFBIG;
+	snprintf(sub, sizeof(sub), "%s/%s", dir, build_id);
+	ret = mkdir_p(sub);
+	if (ret < 0)
+		return ret;
+	/* copy beside, check, then rename: readers never see half a file,
+	 * and a file replaced since it was mapped is not cached under the
+	 * old build-id */
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", dst, (int)getpid());
+	unlink(tmp);
+	ret = copy_file(path, tmp);
+	if (ret >= 0 && (sptd_dec_build_id(tmp, bid, sizeof(bid)) < 0 ||
+	                 strcmp(bid, build_id) != 0))
+		ret = -ESTALE;
+	if (ret >= 0 && rename(tmp, dst) < 0)
+		ret = -errno;
+	if (ret < 0) {
+		unlink(tmp);
+		return ret;
+	}
+	return 1;
+}
+
+/* ---- capture ---------------------------------------------------------------------- */
+
+/* Read a whole (regular, bounded) file. */
+static int slurp(const char *path, unsigned char **data, size_t *len)
+{
+	struct stat sb;
+	unsigned char *buf;
+	int fd, ret = 0;
+	size_t got = 0;
+
+	*data = NULL;
+	*len = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > IMG_FILE_MAX) {
+		close(fd);
+		return -EFBIG;
+	}
+	buf = malloc(sb.st_size ? (size_t)sb.st_size : 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (got < (size_t)sb.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)sb.st_size - got);
+
+		if (n <= 0) {
+			ret = n < 0 ? -errno : -EIO;
+			break;
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	if (ret < 0) {
+		free(buf);
+		return ret;
+	}
+	*data = buf;
+	*len = got;
+	return 0;
+}
+
+/* One file dso row. */
+struct file_dso {
+	int64_t id;              /* dso.id */
+	char *path;              /* dso.path */
+	char *build_id;          /* dso.build_id, NULL none */
+};
+
+static void file_dsos_free(struct file_dso *d, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(d[i].path);
+		free(d[i].build_id);
+	}
+	free(d);
+}
+
+/* Every dso row naming a file, read out before rows are added. */
+static int file_dsos(struct sptd_store *st, struct file_dso **out, size_t *count)
+{
+	struct sptd_store_stmt *stmt = NULL;
+	struct file_dso *d = NULL;
+	size_t n = 0, cap = 0;
+	int ret;
+
+	ret = sptd_store_prepare(st, "SELECT id, path, build_id FROM dso WHERE path LIKE '/%' "
+	                         "ORDER BY id", &stmt);
+	while (ret >= 0 && (ret = sptd_store_step(stmt)) == 1) {
+		const char *path = sptd_store_column_text(stmt, 1);
+		const char *bid = sptd_store_column_text(stmt, 2);
+
+		if (n == cap) {
+			struct file_dso *more = realloc(d, (cap = cap ? cap * 2 : 64) * sizeof(*d));
+
+			if (!more) {
+				ret = -ENOMEM;
+				break;
+			}
+			d = more;
+		}
+		d[n].id = sptd_store_column_int(stmt, 0);
+		d[n].path = strdup(path ? path : "");
+		d[n].build_id = bid ? strdup(bid) : NULL;
+		n++;
+		if (!d[n - 1].path || (bid && !d[n - 1].build_id)) {
+			ret = -ENOMEM;
+			break;
+		}
+	}
+	sptd_store_finalize(stmt);
+	if (ret < 0) {
+		file_dsos_free(d, n);
+		return ret;
+	}
+	*out = d;
+	*count = n;
+	return 0;
+}
+
+int sptd_col_pt_images_files(struct sptd_store *st, const char *cache_dir, int portable)
+{
+	struct file_dso *d = NULL;
+	size_t n = 0;
+	int64_t cached = 0, embedded = 0, missing = 0;
+	int ret;
+
+	if (!st)
+		return -EINVAL;
+	ret = file_dsos(st, &d, &n);
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < n && ret >= 0; i++) {
+		char bid[130], where[PATH_MAX];
+		const char *src = d[i].path;
+		int have = sptd_dec_build_id(d[i].path, bid, sizeof(bid)) == 0;
+		int in_cache = 0;
+
+		/* the file must still be what was mapped */
+		if (d[i].build_id && (!have || strcmp(bid, d[i].build_id) != 0)) {
+			missing++;
+			sptd_col_log(LOG_WARNING, "image %s changed or vanished since it was mapped "
+			             "(build-id %s): its code will show as gaps", d[i].path,
+			             d[i].build_id);
+			continue;
+		}
+		if (cache_dir && have) {
+			int c = sptd_col_pt_imgcache_put(cache_dir, d[i].path, bid, where, sizeof(where));
+
+			if (c >= 0) {
+				in_cache = 1;
+				cached += c;
+				src = where;   /* embed the checked copy */
+			} else {
+				sptd_col_log(LOG_WARNING, "cannot cache %s in %s: %s", d[i].path,
+				             cache_dir, strerror(-c));
+			}
+		}
+		if (portable) {
+			unsigned char *data;
+			size_t len;
+			int r = slurp(src, &data, &len);
+
+			if (r < 0) {
+				missing++;
+				sptd_col_log(LOG_WARNING, "cannot embed %s: %s", src, strerror(-r));
+				continue;
+			}
+			ret = sptd_store_raw_file_add(st, d[i].id, have ? bid : NULL, data, len);
+			free(data);
+			if (ret >= 0)
+				embedded++;
+		}
+		(void)in_cache;
+	}
+	if (ret >= 0 && cache_dir)
+		ret = sptd_store_meta_set(st, "pt_image_cache", cache_dir);
+	if (ret >= 0)
+		ret = sptd_store_meta_set_int(st, "pt_portable", portable ? 1 : 0);
+	if (ret >= 0)
+		ret = sptd_store_meta_set_int(st, "pt_images_cached", cached);
+	if (ret >= 0)
+		ret = sptd_store_meta_set_int(st, "pt_images_embedded", embedded);
+	if (ret >= 0)
+		ret = sptd_store_meta_set_int(st, "pt_images_missing", missing);
+	file_dsos_free(d, n);
+	return ret < 0 ? ret : (int)n;
+}

@@ -1,0 +1,85 @@
+/* record-local.h — the recording service's options and state. */
+#ifndef SPTD_RECORD_LOCAL_H
+#define SPTD_RECORD_LOCAL_H
+
+#include <stdint.h>
+
+#include "sptd_col_base.h"
+#include "sptd_col_perf.h"
+#include "sptd_col_derive.h"
+#include "sptd_col_record.h"
+#include "sampling-local.h"
+#include "trigger-local.h"
+
+struct sptd_sched_trace;
+struct sptd_col_pt;
+
+#define SPTD_MAX_CPUS 1024
+
+/* ---- capture-time symbol and task snapshot (symcap.c) --------------------- */
+
+struct sptd_col_symcap;
+
+/* Collects, for the processes and addresses an incident names: raw_task and
+ * raw_mmap rows (from /proc/PID/{maps,comm,cmdline,task}), dso rows (path +
+ * build-id) and the symbol rows of every function an address falls in
+ * (ELF .symtab/.dynsym of the mapped file; /proc/kallsyms for the kernel). */
+int sptd_col_symcap_create(struct sptd_store *st, struct sptd_col_symcap **out);
+/* Snapshot process @pid (all its threads) now, before it can exit. */
+int sptd_col_symcap_task(struct sptd_col_symcap *c, int pid);
+/* Make sure the symbol covering @addr in @pid (-1 or kernel address: the
+ * kernel) is in the store. */
+int sptd_col_symcap_addr(struct sptd_col_symcap *c, int pid, uint64_t addr);
+/* Flush remaining rows. */
+int sptd_col_symcap_finish(struct sptd_col_symcap *c);
+void sptd_col_symcap_destroy(struct sptd_col_symcap *c);
+
+/* ---- CPU seeding (seed.c) ------------------------------------------------ */
+
+/* Visit each CPU in @cpus with the calling thread (then restore its
+ * affinity), so every ftrace ring holds a sched_switch from the start.
+ * Returns the number of CPUs visited. */
+int sptd_col_seed_cpus(const int *cpus, int ncpus);
+
+
+/* ftrace ring KiB per CPU for @o: --buffer, or sized from the window. */
+uint64_t sptd_col_record_buffer_kb(const struct sptd_col_record_opts *o);
+
+/* Delete the oldest incident-*.db files in @dir beyond @keep.  Returns how
+ * many were removed. */
+int sptd_col_retention(const char *dir, int keep);
+
+/* The running service: what is armed and what it has done (service.c
+ * arms and loops, capture.c freezes, copies and writes). */
+struct sptd_col_service {
+	struct sptd_col_record_opts *o;
+	int cpus[SPTD_MAX_CPUS], ncpus;
+	struct sptd_sched_trace *trace;
+	struct sptd_col_sampler *sampler;
+	struct sptd_col_pt *pt;     /* the PT source (source "pt"), else NULL */
+	struct sptd_col_trigger *trig[SPTD_MAX_TRIGGERS];
+	int ntrig;
+	struct sptd_col_trigger_spec manual;
+	int lock_fd, ctl_fd, sig_fd;
+	int incidents;             /* written so far */
+	int64_t last_capture;      /* ns, for --cooldown */
+	int64_t armed_at;          /* ns when the rings last started filling */
+	char last_path[4096];
+	const char *source_name;
+	int pt_failed;             /* opening PT failed: a runtime failure, not usage */
+	int aux_pause;             /* 1: triggers pause PT in the kernel (AUX pause) */
+	int kernel_freeze;         /* traceoff event triggers installed in ftrace */
+	int aux_refused_logged;    /* the kernel's refusal was said once */
+};
+
+/* CLOCK_MONOTONIC now, in ns: the incident clock of the service. */
+int64_t sptd_col_now_ns(void);
+/* 1 when the service records Intel PT (source "pt"). */
+int sptd_col_record_is_pt(const struct sptd_col_service *s);
+/* Freeze, copy the window around @fire, re-arm, then decode and write one
+ * incident.  An error loses this incident only. */
+int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fire *fire);
+/* Turn every source back on after a capture. */
+void sptd_col_record_rearm(struct sptd_col_service *s);
+
+#endif

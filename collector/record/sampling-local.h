@@ -1,0 +1,59 @@
+/* sampling-local.h — insides of the sampling source (sampler.c):
+ * per-CPU perf events; their rings are parsed in collector/perf. */
+#ifndef SPTD_SAMPLING_LOCAL_H
+#define SPTD_SAMPLING_LOCAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sptd_col_base.h"
+#include "sptd_col_perf.h"
+
+/* ---- sampling source (sampler.c) --------------------------- */
+
+struct sptd_col_sampler_config {
+	int freq;                /* samples per second per CPU (10000) */
+	size_t ring_pages;       /* data pages per CPU ring, power of two */
+	int use_clock;           /* attr.use_clockid with CLOCK_MONOTONIC */
+	int exclude_kernel;      /* user-only */
+	int max_stack;           /* callchain depth limit (127) */
+};
+
+
+struct sptd_col_sampler;
+
+/* One software cpu-clock event per online CPU, system-wide, kernel+user
+ * callchains, overwrite (write_backward) ring each, enabled.  -ENOENT/
+ * -EACCES/-EINVAL from perf_event_open with a logged reason. */
+int sptd_col_sampler_create(const struct sptd_col_sampler_config *cfg,
+                            struct sptd_col_sampler **out);
+/* Stop (pause) / resume ring output on every CPU. */
+int sptd_col_sampler_pause(struct sptd_col_sampler *s, int paused);
+/* With output paused: every sample with @from <= ts <= @to, per CPU oldest
+ * first.  Returns the number delivered. */
+int sptd_col_sampler_read(struct sptd_col_sampler *s, int64_t from, int64_t to,
+                          sptd_col_sample_fn fn, void *ctx);
+void sptd_col_sampler_destroy(struct sptd_col_sampler *s);
+
+
+/* One CPU's cpu-clock event and its overwrite ring. */
+struct sptd_col_sampler_cpu {
+	int cpu;                 /* CPU number as the kernel names it */
+	int fd;                  /* perf event fd, -1 when not open */
+	void *map;               /* control page + data ring, PROT_READ */
+	size_t map_len;          /* bytes mapped at @map */
+};
+
+struct sptd_col_sampler {
+	struct sptd_col_sampler_cpu *cpus; /* one per online CPU */
+	int ncpus;               /* entries in @cpus */
+	size_t page_size;        /* system page size: the control page's size */
+	int paused;              /* output paused on every CPU */
+};
+
+/* Parse a sysfs CPU list ("0-3,5,7-8\n") into a malloc'd array (*cpus, freed
+ * by the caller) of *n numbers.  -EINVAL on a malformed list. */
+int sptd_col_sampler_parse_cpus(const char *text, int **cpus, int *n);
+
+
+#endif /* SPTD_SAMPLING_LOCAL_H */

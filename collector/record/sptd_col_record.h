@@ -1,0 +1,178 @@
+/* sptd_col_record.h — the recording service: what the program needs of it.
+ * The trigger language, the record options, probing Intel PT (for doctor),
+ * running the service, and talking to a running one. */
+#ifndef SPTD_COL_RECORD_H
+#define SPTD_COL_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sptd_col_base.h"
+
+struct sptd_store;
+
+/* ---- triggers (trigger_parse.c) ------------------------------------------ */
+
+enum sptd_col_trigger_kind {
+	SPTD_TRIG_IRQ = 1,       /* irq[=NUM|NAME][,min=DUR] */
+	SPTD_TRIG_TRACEPOINT,    /* tracepoint=SYS:EVENT[,filter=EXPR] */
+	SPTD_TRIG_TIMER,         /* timer=DUR */
+	SPTD_TRIG_LATENCY,       /* latency=DUR */
+	SPTD_TRIG_UPROBE,        /* uprobe=PATH:SYMBOL */
+	SPTD_TRIG_MANUAL,        /* snapshot command / SIGUSR2 (not parsed) */
+};
+
+struct sptd_col_trigger_spec {
+	enum sptd_col_trigger_kind kind;
+	int irq;                 /* -1: any (or named, see irq_name) */
+	char irq_name[64];       /* as in /proc/interrupts; "" when by number/any */
+	int64_t min_ns;          /* irq: handler entry->exit at least this; 0 off */
+	char system[64], event[128]; /* tracepoint */
+	char filter[512];        /* tracepoint filter, ftrace syntax; "" none */
+	int64_t period_ns;       /* timer, latency */
+	char path[512], symbol[128]; /* uprobe */
+	char text[768];          /* the spec as given, for meta/trigger rows */
+};
+
+/* Parse one --trigger SPEC.  -EINVAL with a message naming the problem. */
+int sptd_col_parse_trigger(const char *text, struct sptd_col_trigger_spec *spec,
+                           char *err, size_t errlen);
+
+/* Resolve an IRQ name ("virtio1-req.0", "ahci", "nvme0q1") to the numbers in
+ * @interrupts_path (normally /proc/interrupts).  Fills up to @max numbers;
+ * returns how many, -ENOENT if none matches. */
+int sptd_col_irq_lookup(const char *interrupts_path, const char *name,
+                        int *irqs, int max);
+
+
+/* ---- Intel PT source (pt_*.c) --------------------------------------------- */
+
+/* Where sysfs is read (the intel_pt PMU's type, format/ and caps/): @root
+ * replaces "/sys" (tests point it at a fake tree); NULL restores the
+ * default, which is $SPTD_SYSFS_ROOT when set, else "/sys".  The string is
+ * copied. */
+void sptd_col_pt_set_sysfs_root(const char *root);
+/* The sysfs root in use.  Static storage, valid until the next set. */
+const char *sptd_col_pt_sysfs_root(void);
+/* 1 when ROOT/bus/event_source/devices/intel_pt exists, else 0. */
+int sptd_col_pt_available(void);
+
+/* One config term of the PMU's format/ directory ("config:14-17"): which
+ * attr word and which bits a term's value is spread over, low bits first. */
+#define SPTD_PT_TERM_RANGES 4
+struct sptd_col_pt_term {
+	int present;             /* 1: format/NAME exists */
+	int word;                /* 0 config, 1 config1, 2 config2 */
+	int nranges;             /* bit ranges used */
+	int lo[SPTD_PT_TERM_RANGES], hi[SPTD_PT_TERM_RANGES]; /* inclusive */
+};
+
+/* What the intel_pt PMU of this machine says about itself. */
+struct sptd_col_pt_pmu {
+	uint32_t type;           /* attr.type, from .../intel_pt/type */
+	struct sptd_col_pt_term pt, tsc, mtc, mtc_period, cyc, cyc_thresh,
+	                        psb_period, noretcomp, branch; /* format/ terms */
+	int cap_psb_cyc;         /* caps/psb_cyc: cyc, cyc_thresh, psb_period work */
+	int cap_mtc;             /* caps/mtc: MTC packets */
+	uint32_t mtc_periods;    /* caps/mtc_periods bitmap of allowed mtc_period */
+	uint32_t cyc_thresholds; /* caps/cyc_thresholds bitmap of cyc_thresh */
+	uint32_t psb_periods;    /* caps/psb_periods bitmap of psb_period */
+	int topa_output;         /* caps/topa_output */
+	int topa_multiple;       /* caps/topa_multiple_entries: AUX may be big */
+	int single_range;        /* caps/single_range_output */
+	int ip_filtering;        /* caps/ip_filtering */
+	int ptwrite;             /* caps/ptwrite */
+	int power_event_trace;   /* caps/power_event_trace */
+	uint32_t max_nonturbo_ratio; /* caps/max_nonturbo_ratio (0 unknown) */
+	uint32_t tsc_art_num;    /* caps/tsc_art_ratio "num:den" (CPUID 0x15 ebx) */
+	uint32_t tsc_art_den;    /* ... (CPUID 0x15 eax); 0 unknown */
+};
+
+/* Read the PMU under the sysfs root.  -ENODEV no intel_pt PMU, -EBADMSG a
+ * type or format file that does not parse (@err names it). */
+int sptd_col_pt_pmu_read(struct sptd_col_pt_pmu *pmu, char *err, size_t errlen);
+
+/* --timing: how much timing PT carries (magic-trace's levels). */
+enum sptd_col_pt_timing {
+	SPTD_PT_TIMING_LOW = 0,  /* TSC + MTC (mtc_period 3): cheapest */
+	SPTD_PT_TIMING_NORMAL,   /* + CYC (cyc_thresh 1), MTC as often as allowed */
+	SPTD_PT_TIMING_HIGH,     /* + noretcomp: a TIP for every return */
+};
+/* "low", "normal", "high" -> the level; -EINVAL otherwise. */
+int sptd_col_pt_timing_parse(const char *text, enum sptd_col_pt_timing *out);
+
+/* What the user asked for. */
+struct sptd_col_pt_request {
+	enum sptd_col_pt_timing timing;
+	int user_only;           /* leave the kernel out (exclude_kernel) */
+	uint64_t aux_bytes;      /* AUX ring per CPU; 0: sized from @window_ns */
+	int64_t window_ns;       /* history wanted (for sizing and coverage) */
+};
+
+/* The event as it will be opened, and what went into it. */
+struct sptd_col_pt_setup {
+	uint32_t type;           /* attr.type */
+	uint64_t config[3];      /* attr.config, config1, config2 */
+	int exclude_kernel;      /* attr.exclude_kernel */
+	int mtc, mtc_period;     /* MTC on, its period (-1: not settable) */
+	int cyc, cyc_thresh;     /* CYC on, its threshold (-1: not settable) */
+	int psb_period;          /* -1: hardware default */
+	int noretcomp, branch;   /* 1: set */
+	uint64_t aux_bytes;      /* AUX ring per CPU: power of two pages */
+	int64_t coverage_ns;     /* expected history the AUX ring holds */
+	uint64_t rate_bytes_s;   /* the PT rate per busy CPU assumed for it */
+	char desc[256];          /* "tsc,mtc,mtc_period=0,cyc,..." for meta/logs */
+};
+
+/* Choose config bits from @pmu's format/ and caps/ for @req.  -ENOTSUP when
+ * the PMU lacks a term that is required (tsc), -EINVAL bad arguments. */
+int sptd_col_pt_setup_build(const struct sptd_col_pt_pmu *pmu,
+                            const struct sptd_col_pt_request *req,
+                            struct sptd_col_pt_setup *out, char *err, size_t errlen);
+/* 1 when the kernel takes an intel_pt event with aux_start_paused (AUX
+ * pause, Linux 6.13+), 0 when it refuses it, -errno when PT cannot be opened
+ * at all (EACCES...). */
+int sptd_col_pt_aux_pause_probe(const struct sptd_col_pt_pmu *pmu, int cpu);
+
+/* ---- the service (service.c) ---------------------------------------------- */
+
+#define SPTD_MAX_TRIGGERS 16
+#define SPTD_MAX_CPUS 1024
+
+enum sptd_col_source { SPTD_SOURCE_AUTO, SPTD_SOURCE_SAMPLE, SPTD_SOURCE_PT };
+
+struct sptd_col_record_opts {
+	int64_t window_ns;          /* history kept before the trigger */
+	int64_t post_ns;            /* and after it */
+	int64_t cooldown_ns;        /* ignore triggers this long after a capture */
+	int count;                  /* incidents before exiting, 0 forever */
+	int keep;                   /* newest incidents kept in output, 0 all */
+	const char *output;         /* directory for incident files */
+	enum sptd_col_source source;
+	int freq;                   /* sampling frequency per CPU */
+	uint64_t buffer_bytes;      /* per-CPU ftrace ring, 0: from window */
+	int user_only;
+	enum sptd_col_pt_timing timing; /* --timing (PT) */
+	const char *image_cache;    /* --image-cache DIR (PT): mapped files by build-id */
+	int portable;               /* --portable (PT): embed mapped files in the incident */
+	int jobs;                   /* decode threads */
+	int quiet;
+	struct sptd_col_trigger_spec triggers[SPTD_MAX_TRIGGERS];
+	int ntriggers;
+	char command[1024];         /* argv joined, for meta */
+};
+
+/* Run the recording service with @o until --count incidents or a signal.
+ * Returns the process exit status (SPTD_EXIT_*). */
+int sptd_col_record_run(struct sptd_col_record_opts *o);
+
+/* ---- the control socket, client side (ctl.c) --------------------------- */
+
+/* Directory for the lock and the socket (overridable with $SYSPTD_RUNDIR for
+ * tests that run two services side by side). */
+const char *sptd_col_rundir(void);
+/* Send @cmd to the running service, read the whole reply into @reply.
+ * -ECONNREFUSED / -ENOENT when no service runs. */
+int sptd_col_ctl_request(const char *cmd, char *reply, size_t len, int timeout_ms);
+
+#endif /* SPTD_COL_RECORD_H */

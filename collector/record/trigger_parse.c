@@ -1,0 +1,187 @@
+/* trigger_parse.c — the --trigger SPEC language, and IRQ names to numbers.
+ *
+ * Table-driven tests in tests/collector/test_parse.c cover every accepted form and the
+ * rejections. */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trigger-local.h"
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/* Copy @len bytes of @src into the fixed field @dst of @size; -EINVAL if it
+ * does not fit. */
+static int copy_field(char *dst, size_t size, const char *src, size_t len)
+{
+	if (len >= size)
+		return -EINVAL;
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+	return 0;
+}
+
+/* irq[=NUM|NAME][,min=DUR] — the part after "irq" is in @rest. */
+static int parse_irq(const char *rest, struct sptd_col_trigger_spec *spec,
+                     char *err, size_t errlen)
+{
+	const char *comma;
+	size_t len;
+
+	spec->kind = SPTD_TRIG_IRQ;
+	spec->irq = -1;
+	if (*rest == '=') {
+		rest++;
+		comma = strchr(rest, ',');
+		len = comma ? (size_t)(comma - rest) : strlen(rest);
+		if (!len)
+			return fail(err, errlen, "irq= needs a number or a name as in /proc/interrupts");
+		if (strspn(rest, "0123456789") == len) {
+			char *end;
+			long v = strtol(rest, &end, 10);
+
+			if (v < 0 || v > INT_MAX)
+				return fail(err, errlen, "irq number out of range");
+			spec->irq = (int)v;
+		} else if (copy_field(spec->irq_name, sizeof(spec->irq_name), rest, len)) {
+			return fail(err, errlen, "irq name too long");
+		}
+		rest += len;
+	}
+	if (*rest == ',') {
+		rest++;
+		if (strncmp(rest, "min=", 4) != 0)
+			return fail(err, errlen, "unknown irq option '%s' (expected min=DUR)", rest);
+		if (sptd_col_parse_duration(rest + 4, &spec->min_ns) < 0)
+			return fail(err, errlen, "bad duration '%s' in min= (use e.g. 50us, 1ms)", rest + 4);
+		return 0;
+	}
+	if (*rest)
+		return fail(err, errlen, "unexpected '%s' after irq (expected irq[=NUM|NAME][,min=DUR])", rest);
+	return 0;
+}
+
+/* tracepoint=SYS:EVENT[,filter=EXPR] — the filter runs to the end. */
+static int parse_tracepoint(const char *rest, struct sptd_col_trigger_spec *spec,
+                            char *err, size_t errlen)
+{
+	const char *colon = strchr(rest, ':');
+	const char *comma = strchr(rest, ',');
+	size_t evlen;
+
+	spec->kind = SPTD_TRIG_TRACEPOINT;
+	if (!colon || (comma && comma < colon) || colon == rest)
+		return fail(err, errlen, "tracepoint needs SYS:EVENT, e.g. tracepoint=sched:sched_process_exec");
+	if (copy_field(spec->system, sizeof(spec->system), rest, (size_t)(colon - rest)))
+		return fail(err, errlen, "tracepoint system name too long");
+	evlen = comma ? (size_t)(comma - colon - 1) : strlen(colon + 1);
+	if (!evlen || copy_field(spec->event, sizeof(spec->event), colon + 1, evlen))
+		return fail(err, errlen, "tracepoint event name missing or too long");
+	if (strspn(spec->system, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != strlen(spec->system) ||
+	    strspn(spec->event, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != strlen(spec->event))
+		return fail(err, errlen, "tracepoint names are letters, digits and _ only");
+	if (comma) {
+		if (strncmp(comma + 1, "filter=", 7) != 0)
+			return fail(err, errlen, "unknown tracepoint option '%s' (expected filter=EXPR)", comma + 1);
+		if (!comma[8] || copy_field(spec->filter, sizeof(spec->filter), comma + 8, strlen(comma + 8)))
+			return fail(err, errlen, "filter= is empty or too long");
+	}
+	return 0;
+}
+
+int sptd_col_parse_trigger(const char *text, struct sptd_col_trigger_spec *spec,
+                           char *err, size_t errlen)
+{
+	if (!text || !spec)
+		return fail(err, errlen, "no trigger given");
+	memset(spec, 0, sizeof(*spec));
+	spec->irq = -1;
+	if (copy_field(spec->text, sizeof(spec->text), text, strlen(text)))
+		return fail(err, errlen, "trigger spec too long");
+	if (strncmp(text, "irq", 3) == 0 && (text[3] == '\0' || text[3] == '=' || text[3] == ','))
+		return parse_irq(text + 3, spec, err, errlen);
+	if (strncmp(text, "tracepoint=", 11) == 0)
+		return parse_tracepoint(text + 11, spec, err, errlen);
+	if (strncmp(text, "timer=", 6) == 0 || strncmp(text, "latency=", 8) == 0) {
+		int timer = text[0] == 't';
+		const char *v = text + (timer ? 6 : 8);
+
+		spec->kind = timer ? SPTD_TRIG_TIMER : SPTD_TRIG_LATENCY;
+		if (sptd_col_parse_duration(v, &spec->period_ns) < 0 || spec->period_ns <= 0)
+			return fail(err, errlen, "bad duration '%s' (use e.g. 500ms, 2s)", v);
+		return 0;
+	}
+	if (strncmp(text, "uprobe=", 7) == 0) {
+		const char *colon = strrchr(text + 7, ':');
+
+		spec->kind = SPTD_TRIG_UPROBE;
+		if (!colon || colon == text + 7 || !colon[1])
+			return fail(err, errlen, "uprobe needs PATH:SYMBOL, e.g. uprobe=/usr/bin/foo:main");
+		if (copy_field(spec->path, sizeof(spec->path), text + 7, (size_t)(colon - text - 7)) ||
+		    copy_field(spec->symbol, sizeof(spec->symbol), colon + 1, strlen(colon + 1)))
+			return fail(err, errlen, "uprobe path or symbol too long");
+		return 0;
+	}
+	return fail(err, errlen,
+	            "unknown trigger '%s' (expected irq[=NUM|NAME][,min=DUR], "
+	            "tracepoint=SYS:EVENT[,filter=EXPR], timer=DUR, latency=DUR or uprobe=PATH:SYMBOL)",
+	            text);
+}
+
+int sptd_col_irq_lookup(const char *interrupts_path, const char *name, int *irqs, int max)
+{
+	char line[4096];
+	int found = 0;
+	FILE *f;
+
+	if (!interrupts_path || !name || !*name || !irqs || max <= 0)
+		return -EINVAL;
+	f = fopen(interrupts_path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line, *end, *tok, *save = NULL;
+		long num;
+
+		while (isspace((unsigned char)*p))
+			p++;
+		num = strtol(p, &end, 10);
+		if (end == p || *end != ':')
+			continue; /* NMI:, LOC: and the CPU header */
+		/* The action names are the last column(s): match any token,
+		 * whole word, ignoring a trailing comma (shared IRQs). */
+		for (tok = strtok_r(end + 1, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+			size_t len = strlen(tok);
+
+			if (len && tok[len - 1] == ',')
+				tok[--len] = '\0';
+			if (strcmp(tok, name) == 0) {
+				if (found < max)
+					irqs[found] = (int)num;
+				found++;
+				break;
+			}
+		}
+	}
+	fclose(f);
+	if (!found)
+		return -ENOENT;
+	return found < max ? found : max;
+}

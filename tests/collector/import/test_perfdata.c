@@ -1,0 +1,506 @@
+/* test_perfdata.c — `sysptd import perf.data` on real recordings.
+ *
+ * Calls and returns: each fixture is imported; then the PT, images, tasks
+ * and switches the incident holds are decoded again through decode/'s
+ * session (phase 1 per CPU) and the CALL and RETURN flow events are compared
+ * with perf's `perf script --itrace=cr -F +flags` lines, one for one and in
+ * order, per CPU.  A perf line counts as a call when its flags contain the
+ * word "call" ("call", and "tr end  call": a call whose target lies outside
+ * the traced range, after which the trace stops), as a return when they
+ * contain "return" ("return", "tr end  return"); "tr strt", "tr end",
+ * "syscall", "async" and "hw int" lines are neither.  Two events are equal
+ * when the branch address (perf's first address) is equal and the target
+ * (perf's address after "=>") is equal, except that perf prints target 0 for
+ * a "tr end" branch into untraced code; then the target is not compared.
+ * The incident's own stats rows (calls, returns, per CPU, written by the
+ * import's decode) must equal the same counts.
+ *
+ * Also: a perf.data recorded here with `perf record -e sched:sched_switch -a`
+ * imports its scheduling; bad inputs give clear errors and exit statuses. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "perfdata-local.h"
+#include "sptd_col.h"
+#include "sptd_col_derive.h"
+#include "sptd_dec.h"
+#include "sptd_store.h"
+#include "sptd_test.h"
+
+struct branch {
+	int cpu;
+	int kind;          /* SPTD_DEC_FLOW_CALL / RETURN */
+	uint64_t from, to;
+	int to_unknown;    /* perf printed 0: trace ended */
+};
+
+struct branches {
+	struct branch *b;
+	size_t n, cap;
+};
+
+static char tmpdir[256];
+
+static const char *fixtures(void)
+{
+	const char *f = getenv("SPTD_FIXTURES");
+
+	return f ? f : "../shared/fixtures";
+}
+
+static void push(struct branches *bs, const struct branch *b)
+{
+	if (bs->n == bs->cap) {
+		bs->cap = bs->cap ? bs->cap * 2 : 1024;
+		bs->b = realloc(bs->b, bs->cap * sizeof(*bs->b));
+		if (!bs->b)
+			abort();
+	}
+	bs->b[bs->n++] = *b;
+}
+
+/* perf script --itrace=cr -F +flags output -> calls and returns. */
+static int parse_perf(FILE *f, struct branches *bs)
+{
+	char line[4096];
+
+	while (fgets(line, sizeof(line), f)) {
+		struct branch b = { 0 };
+		char *br = strstr(line, "branches"), *cpu = strchr(line, '['), *arrow, *flags, *p;
+
+		if (!br || !cpu || !(arrow = strstr(line, "=>")))
+			continue;
+		flags = strchr(br, ':');
+		while (flags && *flags == ':')
+			flags = strchr(flags + 1, ' ') ? strchr(flags + 1, ' ') : NULL;
+		if (!flags)
+			continue;
+		b.cpu = atoi(cpu + 1);
+		/* flags run until the first hex address */
+		p = flags;
+		while (*p == ' ')
+			p++;
+		{
+			char word[64];
+			int is_call = 0, is_ret = 0, n;
+
+			while (sscanf(p, "%63s%n", word, &n) == 1 && strspn(word, "0123456789abcdef") != strlen(word)) {
+				if (strcmp(word, "call") == 0)
+					is_call = 1;
+				if (strcmp(word, "return") == 0)
+					is_ret = 1;
+				p += n;
+			}
+			if (!is_call && !is_ret)
+				continue;
+			b.kind = is_call ? SPTD_DEC_FLOW_CALL : SPTD_DEC_FLOW_RETURN;
+		}
+		b.from = strtoull(p, NULL, 16);
+		b.to = strtoull(arrow + 2, NULL, 16);
+		b.to_unknown = b.to == 0 && strstr(flags, "tr end") != NULL;
+		push(bs, &b);
+	}
+	return 0;
+}
+
+struct collect {
+	struct branches *bs;
+	int cpu;
+};
+
+static int on_flow(void *arg, const struct sptd_dec_flow *ev)
+{
+	struct collect *c = arg;
+	struct branch b = { .cpu = c->cpu, .kind = ev->kind, .from = ev->from, .to = ev->to };
+
+	if (ev->kind == SPTD_DEC_FLOW_CALL || ev->kind == SPTD_DEC_FLOW_RETURN)
+		push(c->bs, &b);
+	return 0;
+}
+
+static int64_t q(struct sptd_store *st, const char *sql)
+{
+	int64_t v = -1;
+
+	if (sptd_store_query_int(st, sql, &v) < 0)
+		return -1;
+	return v;
+}
+
+static int64_t meta_i(struct sptd_store *st, const char *key)
+{
+	int64_t v = 0;
+
+	sptd_store_meta_get_int(st, key, &v);
+	return v;
+}
+
+/* Decode what the incident holds, per CPU, into @bs. */
+static int redecode(struct sptd_store *st, struct branches *bs)
+{
+	struct sptd_dec_config cfg = { 0 };
+	struct sptd_dec_session *s = NULL;
+	struct sptd_store_stmt *stmt = NULL;
+	int cpus[1024], ncpus = 0, ret, i;
+
+	cfg.cpu_family = (int)meta_i(st, "pt_cpu_family");
+	cfg.cpu_model = (int)meta_i(st, "pt_cpu_model");
+	cfg.cpu_stepping = (int)meta_i(st, "pt_cpu_stepping");
+	cfg.mtc_freq = (int)meta_i(st, "pt_mtc_freq");
+	cfg.nom_freq = (int)meta_i(st, "pt_nom_freq");
+	cfg.cpuid15_eax = (uint32_t)meta_i(st, "pt_cpuid15_eax");
+	cfg.cpuid15_ebx = (uint32_t)meta_i(st, "pt_cpuid15_ebx");
+	cfg.no_timing = (int)meta_i(st, "pt_no_timing");
+	cfg.tsc_mult = (uint32_t)meta_i(st, "tsc_mult");
+	cfg.tsc_shift = (int)meta_i(st, "tsc_shift");
+	cfg.tsc_offset_ns = meta_i(st, "tsc_offset_ns");
+	cfg.jobs = 1;
+	ret = sptd_dec_session_create(&cfg, &s);
+	if (ret < 0)
+		return ret;
+	ret = sptd_store_prepare(st, "SELECT m.pid, d.path, m.bias, m.dso_id FROM raw_mmap m "
+	                         "JOIN dso d ON d.id = m.dso_id", &stmt);
+	while (ret >= 0 && (ret = sptd_store_step(stmt)) == 1)
+		sptd_dec_session_add_elf(s, (int)sptd_store_column_int(stmt, 0),
+		                         sptd_store_column_text(stmt, 1),
+		                         sptd_store_column_int(stmt, 2), sptd_store_column_int(stmt, 3));
+	sptd_store_finalize(stmt);
+	ret = sptd_store_prepare(st, "SELECT pid, tid FROM raw_task WHERE pid >= 0", &stmt);
+	while (ret >= 0 && (ret = sptd_store_step(stmt)) == 1)
+		sptd_dec_session_add_task(s, (int)sptd_store_column_int(stmt, 1),
+		                          (int)sptd_store_column_int(stmt, 0));
+	sptd_store_finalize(stmt);
+	ret = sptd_store_prepare(st, "SELECT ts, cpu, prev_tid, next_tid FROM raw_switch", &stmt);
+	while (ret >= 0 && (ret = sptd_store_step(stmt)) == 1)
+		sptd_dec_session_add_switch(s, sptd_store_column_int(stmt, 0),
+		                            (int)sptd_store_column_int(stmt, 1),
+		                            (int)sptd_store_column_int(stmt, 2),
+		                            (int)sptd_store_column_int(stmt, 3));
+	sptd_store_finalize(stmt);
+	ret = sptd_store_prepare(st, "SELECT cpu, data FROM raw_pt ORDER BY cpu, seq", &stmt);
+	while (ret >= 0 && (ret = sptd_store_step(stmt)) == 1) {
+		size_t len = 0;
+		const void *d = sptd_store_column_blob(stmt, 1, &len);
+		int cpu = (int)sptd_store_column_int(stmt, 0);
+
+		sptd_dec_session_add_pt(s, cpu, d, len);
+		if (!ncpus || cpus[ncpus - 1] != cpu)
+			cpus[ncpus++] = cpu;
+	}
+	sptd_store_finalize(stmt);
+	for (i = 0; i < ncpus && ret >= 0; i++) {
+		struct collect c = { .bs = bs, .cpu = cpus[i] };
+		int64_t n = sptd_dec_session_run_cpu(s, cpus[i], NULL, on_flow, &c);
+
+		ret = n < 0 ? (int)n : 0;
+	}
+	sptd_dec_session_destroy(s);
+	return ret;
+}
+
+/* Compare per CPU, in order; report the first difference. */
+static void compare(const char *name, const struct branches *want, const struct branches *got,
+                    struct sptd_store *st)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < 1024; cpu++) {
+		size_t i = 0, j = 0, nw = 0, ng = 0, calls = 0, rets = 0, mism = 0;
+		char sql[160];
+
+		for (;;) {
+			while (i < want->n && want->b[i].cpu != cpu)
+				i++;
+			while (j < got->n && got->b[j].cpu != cpu)
+				j++;
+			if (i >= want->n || j >= got->n)
+				break;
+			if (want->b[i].kind != got->b[j].kind || want->b[i].from != got->b[j].from ||
+			    (!want->b[i].to_unknown && want->b[i].to != got->b[j].to)) {
+				if (!mism++)
+					fprintf(stderr, "%s cpu %d #%zu: perf %s %llx => %llx, sysptd %s %llx => %llx\n",
+					        name, cpu, nw, want->b[i].kind == SPTD_DEC_FLOW_CALL ? "call" : "return",
+					        (unsigned long long)want->b[i].from, (unsigned long long)want->b[i].to,
+					        got->b[j].kind == SPTD_DEC_FLOW_CALL ? "call" : "return",
+					        (unsigned long long)got->b[j].from, (unsigned long long)got->b[j].to);
+			}
+			calls += want->b[i].kind == SPTD_DEC_FLOW_CALL;
+			rets += want->b[i].kind == SPTD_DEC_FLOW_RETURN;
+			i++, j++, nw++, ng++;
+		}
+		for (; i < want->n; i++)
+			if (want->b[i].cpu == cpu)
+				nw++, calls += want->b[i].kind == SPTD_DEC_FLOW_CALL,
+				rets += want->b[i].kind == SPTD_DEC_FLOW_RETURN;
+		for (; j < got->n; j++)
+			ng += got->b[j].cpu == cpu;
+		if (!nw && !ng)
+			continue;
+		if (nw != ng)
+			fprintf(stderr, "%s cpu %d: perf %zu calls+returns, sysptd %zu\n", name, cpu, nw, ng);
+		CHECK_INT(ng, nw);
+		CHECK_INT(mism, 0);
+		snprintf(sql, sizeof(sql), "SELECT value FROM stats WHERE name = 'calls' AND cpu = %d", cpu);
+		CHECK_INT(q(st, sql), (int64_t)calls);
+		snprintf(sql, sizeof(sql), "SELECT value FROM stats WHERE name = 'returns' AND cpu = %d", cpu);
+		CHECK_INT(q(st, sql), (int64_t)rets);
+		printf("%s cpu %d: %zu calls, %zu returns, equal to perf's: %s\n", name, cpu, calls,
+		       rets, nw == ng && !mism ? "yes" : "NO");
+	}
+}
+
+static int have_perf(void)
+{
+	return system("perf --version >/dev/null 2>&1") == 0;
+}
+
+static void test_fixture(const char *name, int saved)
+{
+	char dir[512], out[600], cmd[2048], data[600], symfs[600], err[1024];
+	struct sptd_col_pd_import_opts o = { 0 };
+	struct sptd_col_pd_import_result res;
+	struct branches want = { 0 }, got = { 0 };
+	struct sptd_store *st = NULL;
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s/real-pt/%s", fixtures(), name);
+	snprintf(data, sizeof(data), "%s/perf.data", dir);
+	snprintf(symfs, sizeof(symfs), "%s/symfs", dir);
+	snprintf(out, sizeof(out), "%s/%s.db", tmpdir, name);
+	if (access(data, R_OK) != 0) {
+		fprintf(stderr, "%s: fixture missing, not compared\n", name);
+		CHECK(0);
+		return;
+	}
+	o.input = data;
+	o.output = out;
+	o.paths.symfs = symfs;
+	o.jobs = 1;
+	CHECK_INT(sptd_col_perfdata_import(&o, &res, err, sizeof(err)), 0);
+	if (err[0])
+		fprintf(stderr, "%s: %s\n", name, err);
+	CHECK(res.has_pt);
+	CHECK(res.aux_bytes > 0);
+	if (saved) {
+		snprintf(cmd, sizeof(cmd), "%s/perf-script-itrace-cr.txt", dir);
+		f = fopen(cmd, "r");
+	} else {
+		if (!have_perf()) {
+			printf("%s: perf is not installed: perf's sequence not compared\n", name);
+			return;
+		}
+		snprintf(cmd, sizeof(cmd), "perf script -i '%s' --symfs='%s' --itrace=cr -F +flags 2>/dev/null",
+		         data, symfs);
+		f = popen(cmd, "r");
+	}
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	parse_perf(f, &want);
+	if (saved)
+		fclose(f);
+	else
+		pclose(f);
+	CHECK(want.n > 0 || strcmp(name, "hase-loopy") == 0);
+	CHECK_INT(sptd_store_open(out, 0, &st), 0);
+	if (st) {
+		CHECK_INT(redecode(st, &got), 0);
+		compare(name, &want, &got, st);
+		/* the recording's identity lands in meta */
+		{
+			char buf[256];
+
+			CHECK(sptd_store_meta_get(st, "perf_cmdline", buf, sizeof(buf)) > 0);
+			CHECK(sptd_store_meta_get(st, "source", buf, sizeof(buf)) > 0 &&
+			      strcmp(buf, "pt") == 0);
+		}
+		CHECK(q(st, "SELECT count(*) FROM sched_slice") > 0);
+		CHECK(q(st, "SELECT count(*) FROM dso WHERE path LIKE '%symfs%'") >= 1);
+	}
+	sptd_store_destroy(st);
+	free(want.b);
+	free(got.b);
+}
+
+static int run_import(const char *a1, const char *a2, const char *a3, const char *a4,
+                      const char *a5)
+{
+	char *argv[8] = { "import" };
+	int argc = 1;
+
+	if (a1) argv[argc++] = (char *)a1;
+	if (a2) argv[argc++] = (char *)a2;
+	if (a3) argv[argc++] = (char *)a3;
+	if (a4) argv[argc++] = (char *)a4;
+	if (a5) argv[argc++] = (char *)a5;
+	return sptd_col_cmd_import(argc, argv);
+}
+
+static void write_file(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	if (f) {
+		fwrite(data, 1, len, f);
+		fclose(f);
+	}
+}
+
+static void test_bad_files(void)
+{
+	char path[512], out[512], err[1024], src[600];
+	unsigned char junk[4096];
+	struct sptd_col_perfdata *pd = NULL;
+	FILE *f;
+	size_t i, n;
+	static unsigned char buf[1 << 20];
+
+	for (i = 0; i < sizeof(junk); i++)
+		junk[i] = (unsigned char)(i * 2654435761u >> 13);
+	snprintf(path, sizeof(path), "%s/random.data", tmpdir);
+	write_file(path, junk, sizeof(junk));
+	CHECK_INT(sptd_col_perfdata_open(path, &pd, err, sizeof(err)), -EBADMSG);
+	CHECK(pd == NULL);
+	CHECK(strstr(err, "not a perf.data") != NULL);
+	snprintf(out, sizeof(out), "%s/random.db", tmpdir);
+	CHECK_INT(run_import(path, "-o", out, NULL, NULL), SPTD_EXIT_BADFILE);
+	CHECK(access(out, F_OK) != 0);
+
+	snprintf(path, sizeof(path), "%s/empty.data", tmpdir);
+	write_file(path, "", 0);
+	CHECK_INT(sptd_col_perfdata_open(path, &pd, err, sizeof(err)), -EBADMSG);
+
+	/* truncated inside the data section and inside the header */
+	snprintf(src, sizeof(src), "%s/real-pt/hase-control_flow/perf.data", fixtures());
+	f = fopen(src, "rb");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/trunc.data", tmpdir);
+	write_file(path, buf, n / 2);
+	CHECK_INT(sptd_col_perfdata_open(path, &pd, err, sizeof(err)), -EBADMSG);
+	CHECK(strstr(err, "truncated") != NULL);
+	printf("truncated file: %s\n", err);
+	snprintf(out, sizeof(out), "%s/trunc.db", tmpdir);
+	CHECK_INT(run_import(path, "-o", out, NULL, NULL), SPTD_EXIT_BADFILE);
+	write_file(path, buf, 60);
+	CHECK_INT(sptd_col_perfdata_open(path, &pd, err, sizeof(err)), -EBADMSG);
+
+	/* pipe-mode header */
+	memcpy(junk, "PERFILE2", 8);
+	memset(junk + 8, 0, 8);
+	junk[8] = 16;
+	snprintf(path, sizeof(path), "%s/pipe.data", tmpdir);
+	write_file(path, junk, 64);
+	CHECK_INT(sptd_col_perfdata_open(path, &pd, err, sizeof(err)), -ENOTSUP);
+	CHECK(strstr(err, "pipe") != NULL);
+
+	/* argument errors */
+	CHECK_INT(sptd_col_perfdata_open(NULL, &pd, err, sizeof(err)), -EINVAL);
+	CHECK_INT(sptd_col_perfdata_import(NULL, NULL, err, sizeof(err)), -EINVAL);
+	CHECK_INT(sptd_col_perfdata_walk(NULL, NULL, NULL), -EINVAL);
+	sptd_col_perfdata_close(NULL);
+	CHECK_INT(run_import("a.data", "b.data", NULL, NULL, NULL), SPTD_EXIT_USAGE);
+	CHECK_INT(run_import("x.data", "--bogus", NULL, NULL, NULL), SPTD_EXIT_USAGE);
+	snprintf(path, sizeof(path), "%s/missing.data", tmpdir);
+	CHECK_INT(run_import(path, "-o", out, NULL, NULL), SPTD_EXIT_BADFILE);
+	/* output exists */
+	snprintf(out, sizeof(out), "%s/hase-control_flow.db", tmpdir);
+	CHECK_INT(run_import(src, "-o", out, NULL, NULL), SPTD_EXIT_FAIL);
+}
+
+static int sh(const char *cmd)
+{
+	int st = system(cmd);
+
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* perf record of the sched_switch tracepoint, system-wide; and a recording
+ * with neither PT nor switches. */
+static void test_recorded(void)
+{
+	char cmd[1024], data[512], out[512], nopt[512];
+	struct sptd_store *st = NULL;
+	int64_t lines = -1;
+	FILE *f;
+
+	if (geteuid() != 0 || !have_perf() || access("/sys/kernel/tracing/events/sched", F_OK) != 0) {
+		printf("SKIP part: recording with perf needs root, perf and tracefs\n");
+		return;
+	}
+	snprintf(data, sizeof(data), "%s/sched.data", tmpdir);
+	snprintf(cmd, sizeof(cmd), "perf record -q -o '%s' -e sched:sched_switch -a -- sleep 0.2 "
+	         ">/dev/null 2>&1", data);
+	if (sh(cmd) != 0) {
+		printf("SKIP part: perf record -e sched:sched_switch failed here\n");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "perf script -i '%s' -F event 2>/dev/null | grep -c sched_switch", data);
+	f = popen(cmd, "r");
+	if (f) {
+		if (fscanf(f, "%" SCNd64, &lines) != 1)
+			lines = -1;
+		pclose(f);
+	}
+	snprintf(out, sizeof(out), "%s/sched.db", tmpdir);
+	CHECK_INT(run_import(data, "-o", out, NULL, NULL), SPTD_EXIT_OK);
+	CHECK_INT(sptd_store_open(out, 0, &st), 0);
+	if (st) {
+		int64_t sw = q(st, "SELECT count(*) FROM raw_switch");
+
+		printf("sched.data: perf shows %" PRId64 " sched_switch samples, incident has %" PRId64
+		       " switches, %" PRId64 " sched slices\n", lines, sw,
+		       q(st, "SELECT count(*) FROM sched_slice"));
+		CHECK(lines > 0);
+		CHECK_INT(sw, lines);
+		CHECK(q(st, "SELECT count(*) FROM sched_slice") > 0);
+		CHECK(q(st, "SELECT count(*) FROM sched_slice s JOIN thread t USING (utid) "
+		        "WHERE t.name = 'sleep'") > 0);
+		CHECK(q(st, "SELECT count(*) FROM slice") == 0);
+		{
+			char buf[64];
+
+			CHECK(sptd_store_meta_get(st, "source", buf, sizeof(buf)) > 0 &&
+			      strcmp(buf, "sched") == 0);
+			CHECK(sptd_store_meta_get(st, "host", buf, sizeof(buf)) > 0);
+		}
+	}
+	sptd_store_destroy(st);
+
+	snprintf(nopt, sizeof(nopt), "%s/nopt.data", tmpdir);
+	snprintf(cmd, sizeof(cmd), "perf record -q -o '%s' -e cpu-clock -- true >/dev/null 2>&1", nopt);
+	if (sh(cmd) == 0) {
+		snprintf(out, sizeof(out), "%s/nopt.db", tmpdir);
+		CHECK_INT(run_import(nopt, "-o", out, NULL, NULL), SPTD_EXIT_BADFILE);
+		CHECK(access(out, F_OK) != 0);
+	}
+}
+
+int main(void)
+{
+	char cmd[600];
+
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/sptd-perfdata-XXXXXX");
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_fixture("hase-control_flow", 1);
+	test_fixture("hase-loopy", 1);
+	test_fixture("hase-control_flow-snapshot", 1);
+	test_fixture("libxdc-foo", 0);
+	test_fixture("libxdc-unzip", 0);
+	test_fixture("libxdc-mruby", 0);
+	test_bad_files();
+	test_recorded();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", tmpdir);
+	return SPTD_TEST_END();
+}

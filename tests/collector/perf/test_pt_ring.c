@@ -1,0 +1,233 @@
+/* test_pt_ring.c — AUX overwrite-ring copies at every wrap edge (head as a
+ * counter and as a position), sideband records parsed from bytes (good,
+ * cut short, malformed), and the rows they become in a real incident. */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+
+#include "fakepmu/fakepmu.h"
+#include "pt-local.h"
+#include "sptd_col_derive.h"
+#include "sptd_store.h"
+#include "sptd_test.h"
+
+#define RING 64
+
+/* Stream @n bytes of @stream into a zeroed ring as the PMU would, copy
+ * them back and compare with the stream's last min(n, RING) bytes. */
+static int ring_case(const unsigned char *stream, size_t n, int counter)
+{
+	unsigned char ring[RING] = { 0 }, out[RING];
+	size_t want = n < RING ? n : RING;
+	int64_t got;
+
+	for (size_t i = 0; i < n; i++)
+		ring[i % RING] = stream[i];
+	got = sptd_col_pt_aux_copy(ring, RING, counter ? n : n % RING, out);
+	if (got != (int64_t)want) {
+		fprintf(stderr, "n=%zu counter=%d: copied %lld, want %zu\n", n, counter,
+		        (long long)got, want);
+		return 0;
+	}
+	return memcmp(out, stream + n - want, want) == 0;
+}
+
+static void test_aux_copy(void)
+{
+	unsigned char stream[4 * RING], zeros_end[2 * RING], out[RING], ring[RING] = { 0 };
+
+	for (size_t i = 0; i < sizeof(stream); i++)
+		stream[i] = (unsigned char)(1 + i % 251);
+	/* every length from empty to three times round, both head styles */
+	for (size_t n = 0; n <= 3 * RING + 1; n++) {
+		CHECK(ring_case(stream, n, 1));
+		CHECK(ring_case(stream, n, 0));
+	}
+	/* PAD (0x00) bytes at the end of an unwrapped stream are kept */
+	memcpy(zeros_end, stream, sizeof(zeros_end));
+	memset(zeros_end + 20, 0, 10);
+	CHECK(ring_case(zeros_end, 30, 0));
+	CHECK(ring_case(zeros_end, 30, 1));
+	/* wrapped with zeros after the head: a counter head still knows */
+	memset(zeros_end + RING + 10, 0, RING - 10);
+	CHECK(ring_case(zeros_end, 2 * RING - 5, 1));
+	/* bad arguments */
+	CHECK_INT(sptd_col_pt_aux_copy(NULL, RING, 0, out), -EINVAL);
+	CHECK_INT(sptd_col_pt_aux_copy(ring, 48, 0, out), -EINVAL);   /* not a power of two */
+	CHECK_INT(sptd_col_pt_aux_copy(ring, 0, 0, out), -EINVAL);
+	CHECK_INT(sptd_col_pt_aux_copy(ring, RING, 0, NULL), -EINVAL);
+}
+
+struct seen {
+	struct sptd_col_pt_record r[16];
+	char names[16][64];
+	int n;
+};
+
+static int on_rec(void *ctx, const struct sptd_col_pt_record *r)
+{
+	struct seen *s = ctx;
+
+	if (s->n < 16) {
+		s->r[s->n] = *r;
+		if (r->name)
+			snprintf(s->names[s->n], sizeof(s->names[0]), "%s", r->name);
+		s->n++;
+	}
+	return 0;
+}
+
+static int stop_at_two(void *ctx, const struct sptd_col_pt_record *r)
+{
+	struct seen *s = ctx;
+
+	(void)r;
+	return ++s->n == 2 ? -ECANCELED : 0;
+}
+
+static size_t sample_records(unsigned char *buf, size_t cap)
+{
+	size_t len = 0;
+
+	len = fakepmu_rec_comm(buf, len, cap, 100, 101, "worker", 5000, 1);
+	len = fakepmu_rec_mmap2(buf, len, cap, 100, 100, 0x400000, 0x2000, 0x1000, "/usr/bin/x",
+	                        5100, 1);
+	len = fakepmu_rec_switch(buf, len, cap, 1, 7, 7, 100, 101, 6000, 1);   /* 7 out, next 101 */
+	len = fakepmu_rec_switch(buf, len, cap, 0, 100, 101, 7, 7, 6001, 1);   /* 101 in, prev 7 */
+	len = fakepmu_rec_aux(buf, len, cap, 4096, 8192, PERF_AUX_FLAG_TRUNCATED |
+	                      PERF_AUX_FLAG_OVERWRITE, 7000, 1);
+	len = fakepmu_rec_lost(buf, len, cap, 12, 7100, 1);
+	len = fakepmu_rec_itrace(buf, len, cap, 100, 101, 7200, 1);
+	len = fakepmu_rec_aux(buf, len, cap, 0, 100, PERF_AUX_FLAG_OVERWRITE, 7300, 1);
+	return len;
+}
+
+static void test_parse(void)
+{
+	unsigned char buf[2048];
+	uint64_t st = sptd_col_pt_sideband_sample_type();
+	size_t len = sample_records(buf, sizeof(buf));
+	struct seen s = { .n = 0 };
+
+	CHECK_INT(sptd_col_pt_sideband_parse(buf, len, st, on_rec, &s), 8);
+	CHECK_INT(s.r[0].type, PERF_RECORD_COMM);
+	CHECK_INT(s.r[0].pid, 100);
+	CHECK_INT(s.r[0].tid, 101);
+	CHECK_STR(s.names[0], "worker");
+	CHECK_INT(s.r[0].time, 5000);
+	CHECK_INT(s.r[0].id_cpu, 1);
+	CHECK_INT(s.r[1].type, PERF_RECORD_MMAP2);
+	CHECK(s.r[1].addr == 0x400000 && s.r[1].len == 0x2000 && s.r[1].pgoff == 0x1000);
+	CHECK_STR(s.names[1], "/usr/bin/x");
+	CHECK_INT(s.r[1].prot & 4, 4);   /* PROT_EXEC */
+	CHECK_INT(s.r[2].switch_out, 1);
+	CHECK_INT(s.r[2].other_tid, 101);
+	CHECK_INT(s.r[3].switch_out, 0);
+	CHECK_INT(s.r[3].id_tid, 101);
+	CHECK_INT(s.r[3].other_tid, 7);
+	CHECK_INT(s.r[4].aux_offset, 4096);
+	CHECK_INT(s.r[4].aux_size, 8192);
+	CHECK_INT(s.r[4].aux_flags & PERF_AUX_FLAG_TRUNCATED, PERF_AUX_FLAG_TRUNCATED);
+	CHECK_INT(s.r[5].lost, 12);
+	CHECK_INT(s.r[6].type, PERF_RECORD_ITRACE_START);
+	CHECK_INT(s.r[6].tid, 101);
+
+	/* cut short anywhere inside the last record: the earlier ones arrive,
+	 * then -EBADMSG */
+	for (size_t cut = 1; cut < 40; cut++) {
+		s.n = 0;
+		CHECK_INT(sptd_col_pt_sideband_parse(buf, len - cut, st, on_rec, &s), -EBADMSG);
+		CHECK_INT(s.n, 7);
+	}
+	/* a header claiming less than a header, or zero type */
+	{
+		unsigned char bad[64];
+		struct perf_event_header h = { .type = PERF_RECORD_COMM, .misc = 0, .size = 4 };
+
+		memset(bad, 0, sizeof(bad));
+		memcpy(bad, &h, sizeof(h));
+		CHECK_INT(sptd_col_pt_sideband_parse(bad, sizeof(bad), st, on_rec, &s), -EBADMSG);
+		h.size = 16;   /* too short for the sample_id trailer */
+		memcpy(bad, &h, sizeof(h));
+		CHECK_INT(sptd_col_pt_sideband_parse(bad, sizeof(bad), st, on_rec, &s), -EBADMSG);
+		h.type = 0;
+		h.size = 32;
+		memcpy(bad, &h, sizeof(h));
+		CHECK_INT(sptd_col_pt_sideband_parse(bad, sizeof(bad), st, on_rec, &s), -EBADMSG);
+		/* a COMM whose name has no NUL inside the record */
+		len = fakepmu_rec_comm(bad, 0, sizeof(bad), 1, 1, "abcdefg", 1, 0);
+		memset(bad + 16, 'x', 8);
+		CHECK_INT(sptd_col_pt_sideband_parse(bad, len, st, on_rec, &s), -EBADMSG);
+	}
+	/* a callback's error stops the walk */
+	len = sample_records(buf, sizeof(buf));
+	s.n = 0;
+	CHECK_INT(sptd_col_pt_sideband_parse(buf, len, st, stop_at_two, &s), -ECANCELED);
+	CHECK_INT(sptd_col_pt_sideband_parse(NULL, 10, st, on_rec, &s), -EINVAL);
+	CHECK_INT(sptd_col_pt_sideband_parse(buf, len, st, NULL, &s), -EINVAL);
+	CHECK_INT(sptd_col_pt_sideband_parse(buf, 0, st, on_rec, &s), 0);
+}
+
+static void test_store(void)
+{
+	char path[] = "/tmp/sptd-ptring-XXXXXX", db[64];
+	unsigned char buf[2048];
+	struct sptd_store *st = NULL;
+	size_t len = sample_records(buf, sizeof(buf));
+	int64_t v = 0;
+	struct sptd_store_stmt *q = NULL;
+
+	if (!mkdtemp(path))
+		return;
+	snprintf(db, sizeof(db), "%s/i.db", path);
+	CHECK_INT(sptd_store_create(db, &st), 0);
+	if (!st)
+		return;
+	CHECK_INT(sptd_store_meta_set_int(st, "perf_clock_offset_ns", 1000000), 0);
+	CHECK_INT(sptd_col_pt_sideband_store(st, 1, 0, buf, len, sptd_col_pt_sideband_sample_type(),
+	                                     1000000), 8);
+	/* one raw_switch per switch (the switch-in), on the incident clock */
+	CHECK_INT(sptd_store_query_int(st, "SELECT count(*) FROM raw_switch", &v), 0);
+	CHECK_INT(v, 1);
+	CHECK_INT(sptd_store_prepare(st, "SELECT ts, cpu, prev_tid, next_tid, next_comm FROM raw_switch",
+	                             &q), 0);
+	if (q && sptd_store_step(q) == 1) {
+		CHECK_INT(sptd_store_column_int(q, 0), 1006001);
+		CHECK_INT(sptd_store_column_int(q, 1), 1);
+		CHECK_INT(sptd_store_column_int(q, 2), 7);
+		CHECK_INT(sptd_store_column_int(q, 3), 101);
+		CHECK_STR(sptd_store_column_text(q, 4), "worker");
+	}
+	sptd_store_finalize(q);
+	CHECK_INT(sptd_store_query_int(st, "SELECT count(*) FROM raw_task WHERE pid = 100 AND "
+	                               "tid = 101 AND comm = 'worker'", &v), 0);
+	CHECK_INT(v, 1);
+	/* gaps: truncated AUX, LOST, ITRACE_START (not the clean AUX) */
+	CHECK_INT(sptd_col_derive_pt_sideband(st), 3);
+	CHECK_INT(sptd_store_query_int(st, "SELECT count(*) FROM gap WHERE cpu = 1 AND "
+	                               "reason LIKE 'sideband: pt aux data truncated%' AND ts = 1007000",
+	                               &v), 0);
+	CHECK_INT(v, 1);
+	CHECK_INT(sptd_store_query_int(st, "SELECT count(*) FROM gap WHERE reason = "
+	                               "'sideband: 12 sideband records lost'", &v), 0);
+	CHECK_INT(v, 1);
+	/* rerunning replaces, not duplicates */
+	CHECK_INT(sptd_col_derive_pt_sideband(st), 3);
+	CHECK_INT(sptd_store_query_int(st, "SELECT count(*) FROM gap", &v), 0);
+	CHECK_INT(v, 3);
+	/* a corrupt raw_sideband row becomes a gap, not a failure */
+	CHECK_INT(sptd_store_raw_sideband_add(st, 2, 0, "\x01\x00\x00\x00\x04\x00", 6), 0);
+	CHECK_INT(sptd_col_derive_pt_sideband(st), 4);
+	CHECK_INT(sptd_col_derive_pt_sideband(NULL), -EINVAL);
+	CHECK_INT(sptd_col_pt_sideband_store(NULL, 0, 0, buf, len, 0, 0), -EINVAL);
+	sptd_store_destroy(st);
+	rmdir(path);
+}
+
+int main(void)
+{
+	test_aux_copy();
+	test_parse();
+	test_store();
+	return SPTD_TEST_END();
+}

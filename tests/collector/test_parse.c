@@ -1,0 +1,264 @@
+/* test_parse.c — the collector's parsers, table-driven: durations, sizes,
+ * trigger specs, IRQ names, CPU lists; plus retention and the task map. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "record-local.h"
+#include "sptd_col.h"
+#include "sptd_col_derive.h"
+#include "sptd_test.h"
+#include "trigger-local.h"
+
+static void test_durations(void)
+{
+	static const struct { const char *text; int ret; int64_t ns; } cases[] = {
+		{ "10ms", 0, 10000000 }, { "250us", 0, 250000 }, { "1.5s", 0, 1500000000 },
+		{ "100ns", 0, 100 }, { "42", 0, 42 }, { "0", 0, 0 }, { "0.5ms", 0, 500000 },
+		{ "2s", 0, 2000000000 }, { ".25s", 0, 250000000 }, { "1.0000005ms", 0, 1000000 },
+		{ "", -EINVAL, 0 }, { "ms", -EINVAL, 0 }, { "-5ms", -EINVAL, 0 }, { "10 ms", -EINVAL, 0 },
+		{ "10m", -EINVAL, 0 }, { "10msx", -EINVAL, 0 }, { "1e3", -EINVAL, 0 },
+		{ "99999999999999999999s", -EINVAL, 0 }, { "9300000000s", -EINVAL, 0 }, { ".", -EINVAL, 0 },
+	};
+	int64_t ns;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ns = -1;
+		int ret = sptd_col_parse_duration(cases[i].text, &ns);
+
+		CHECK_INT(ret, cases[i].ret);
+		if (ret == 0)
+			CHECK_INT(ns, cases[i].ns);
+		if (ret != cases[i].ret || (ret == 0 && ns != cases[i].ns))
+			fprintf(stderr, "  duration case '%s'\n", cases[i].text);
+	}
+	CHECK_INT(sptd_col_parse_duration(NULL, &ns), -EINVAL);
+	CHECK_INT(sptd_col_parse_duration("1ms", NULL), -EINVAL);
+}
+
+static void test_sizes(void)
+{
+	static const struct { const char *text; int ret; uint64_t bytes; } cases[] = {
+		{ "4096", 0, 4096 }, { "64K", 0, 65536 }, { "4M", 0, 4194304 }, { "1G", 0, 1073741824 },
+		{ "2MiB", 0, 2097152 }, { "1.5M", 0, 1572864 }, { "M", -EINVAL, 0 }, { "4T", -EINVAL, 0 },
+		{ "-1M", -EINVAL, 0 },
+	};
+	uint64_t b;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int ret = sptd_col_parse_size(cases[i].text, &b);
+
+		CHECK_INT(ret, cases[i].ret);
+		if (ret == 0)
+			CHECK_INT(b, cases[i].bytes);
+	}
+	CHECK_INT(sptd_col_parse_size("1M", NULL), -EINVAL);
+}
+
+static void test_triggers(void)
+{
+	struct sptd_col_trigger_spec s;
+	char err[256];
+	static const char *const bad[] = {
+		"", "irq=", "irq,min=", "irq,max=5ms", "irq=12,min=fast", "irqx",
+		"tracepoint=", "tracepoint=sched", "tracepoint=:foo", "tracepoint=sched:",
+		"tracepoint=sched:sched_switch,filter=", "tracepoint=sched:sched_switch,flt=x",
+		"tracepoint=sch-ed:x", "timer=", "timer=0", "timer=fast", "latency=", "uprobe=",
+		"uprobe=/bin/true", "uprobe=:main", "bogus", "irq=1,min=1ms,extra",
+	};
+
+	CHECK_INT(sptd_col_parse_trigger("irq", &s, err, sizeof(err)), 0);
+	CHECK_INT(s.kind, SPTD_TRIG_IRQ);
+	CHECK_INT(s.irq, -1);
+	CHECK_STR(s.irq_name, "");
+	CHECK_INT(s.min_ns, 0);
+
+	CHECK_INT(sptd_col_parse_trigger("irq=36", &s, err, sizeof(err)), 0);
+	CHECK_INT(s.irq, 36);
+	CHECK_STR(s.text, "irq=36");
+
+	CHECK_INT(sptd_col_parse_trigger("irq=virtio1-req.0,min=50us", &s, err, sizeof(err)), 0);
+	CHECK_INT(s.irq, -1);
+	CHECK_STR(s.irq_name, "virtio1-req.0");
+	CHECK_INT(s.min_ns, 50000);
+
+	CHECK_INT(sptd_col_parse_trigger("irq,min=1ms", &s, err, sizeof(err)), 0);
+	CHECK_INT(s.min_ns, 1000000);
+
+	CHECK_INT(sptd_col_parse_trigger("tracepoint=sched:sched_process_exit", &s, err, sizeof(err)), 0);
+	CHECK_INT(s.kind, SPTD_TRIG_TRACEPOINT);
+	CHECK_STR(s.system, "sched");
+	CHECK_STR(s.event, "sched_process_exit");
+	CHECK_STR(s.filter, "");
+
+	/* the filter runs to the end and may hold commas and colons */
+	CHECK_INT(sptd_col_parse_trigger("tracepoint=irq:irq_handler_entry,filter=irq==36 || name ~ \"a,b:c\"",
+	                                 &s, err, sizeof(err)), 0);
+	CHECK_STR(s.event, "irq_handler_entry");
+	CHECK_STR(s.filter, "irq==36 || name ~ \"a,b:c\"");
+
+	CHECK_INT(sptd_col_parse_trigger("timer=500ms", &s, err, sizeof(err)), 0);
+	CHECK_INT(s.kind, SPTD_TRIG_TIMER);
+	CHECK_INT(s.period_ns, 500000000);
+	CHECK_INT(sptd_col_parse_trigger("latency=2ms", &s, err, sizeof(err)), 0);
+	CHECK_INT(s.kind, SPTD_TRIG_LATENCY);
+	CHECK_INT(sptd_col_parse_trigger("uprobe=/usr/bin/foo:main", &s, err, sizeof(err)), 0);
+	CHECK_STR(s.path, "/usr/bin/foo");
+	CHECK_STR(s.symbol, "main");
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		int ret = sptd_col_parse_trigger(bad[i], &s, err, sizeof(err));
+
+		CHECK_INT(ret, -EINVAL);
+		CHECK(err[0] != '\0'); /* every rejection says why */
+		if (ret != -EINVAL)
+			fprintf(stderr, "  accepted bad trigger '%s'\n", bad[i]);
+	}
+	CHECK_INT(sptd_col_parse_trigger(NULL, &s, err, sizeof(err)), -EINVAL);
+	CHECK_INT(sptd_col_parse_trigger("irq", NULL, err, sizeof(err)), -EINVAL);
+}
+
+static void test_irq_lookup(const char *dir)
+{
+	char path[512];
+	int irqs[4];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/interrupts", dir);
+	f = fopen(path, "w");
+	fputs("           CPU0       CPU1       \n"
+	      "  1:          9          0   IO-APIC   1-edge      i8042\n"
+	      " 36:          0      28069 PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0\n"
+	      " 40:          1          2   IO-APIC  16-fasteoi   ehci_hcd:usb1, ahci\n"
+	      " 41:          1          2   IO-APIC  17-fasteoi   ahci\n"
+	      "NMI:          0          0   Non-maskable interrupts\n"
+	      "LOC:       7581       9256   Local timer interrupts\n", f);
+	fclose(f);
+	CHECK_INT(sptd_col_irq_lookup(path, "virtio1-req.0", irqs, 4), 1);
+	CHECK_INT(irqs[0], 36);
+	CHECK_INT(sptd_col_irq_lookup(path, "ahci", irqs, 4), 2); /* shared and own line */
+	CHECK_INT(irqs[0], 40);
+	CHECK_INT(irqs[1], 41);
+	CHECK_INT(sptd_col_irq_lookup(path, "ehci_hcd:usb1", irqs, 4), 1);
+	CHECK_INT(sptd_col_irq_lookup(path, "virtio1", irqs, 4), -ENOENT); /* whole names only */
+	CHECK_INT(sptd_col_irq_lookup(path, "Local", irqs, 4), -ENOENT);  /* not numbered IRQs */
+	CHECK_INT(sptd_col_irq_lookup("/nonexistent/interrupts", "x", irqs, 4), -ENOENT);
+	CHECK_INT(sptd_col_irq_lookup(path, "", irqs, 4), -EINVAL);
+	CHECK_INT(sptd_col_irq_lookup(path, "ahci", NULL, 4), -EINVAL);
+}
+
+static void test_cpus(void)
+{
+	int cpus[16];
+
+	CHECK_INT(sptd_col_cpus_parse("0-3,6\n", cpus, 16), 5);
+	CHECK_INT(cpus[4], 6);
+	CHECK_INT(sptd_col_cpus_parse("0\n", cpus, 16), 1);
+	CHECK_INT(sptd_col_cpus_parse("0-1,4-5", cpus, 16), 4);
+	CHECK_INT(cpus[2], 4);
+	CHECK_INT(sptd_col_cpus_parse("3-1", cpus, 16), -EINVAL);
+	CHECK_INT(sptd_col_cpus_parse("x", cpus, 16), -EINVAL);
+	CHECK_INT(sptd_col_cpus_parse("0-31", cpus, 16), -E2BIG);
+	CHECK(sptd_col_cpus_online(cpus, 16) >= 1);
+}
+
+static void test_retention(const char *dir)
+{
+	static const char *const names[] = {
+		"incident-20260101T000000Z-0.db", "incident-20260101T000000Z-1.db",
+		"incident-20260102T000000Z-0.db", "incident-20260103T000000Z-0.db", "notes.txt",
+	};
+	char path[512];
+
+	for (size_t i = 0; i < 5; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		close(open(path, O_CREAT | O_WRONLY, 0600));
+	}
+	CHECK_INT(sptd_col_retention(dir, 2), 2);
+	for (size_t i = 0; i < 5; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		CHECK_INT(access(path, F_OK) == 0, i >= 2); /* oldest two gone, others kept */
+	}
+	CHECK_INT(sptd_col_retention(dir, 2), 0);
+	CHECK_INT(sptd_col_retention(NULL, 2), -EINVAL);
+	CHECK_INT(sptd_col_retention("/nonexistent-dir", 2), -ENOENT);
+}
+
+static void test_record_options(void)
+{
+	struct sptd_col_record_opts o;
+	char *ok[] = { "sysptd", "--window", "5ms", "--post", "1ms", "-t", "irq=3", "--trigger",
+		       "timer=1s", "--once", "--keep", "4", "-o", "/tmp/x", "--freq", "999", NULL };
+	char *bad[][4] = {
+		{ "sysptd", "--window", "soon", NULL }, { "sysptd", "--window", "0", NULL },
+		{ "sysptd", "--bogus", NULL, NULL }, { "sysptd", "--trigger", "wat", NULL },
+		{ "sysptd", "--source", "magic", NULL }, { "sysptd", "--freq", "0", NULL },
+		{ "sysptd", "--buffer", "12", NULL }, { "sysptd", "extra", NULL, NULL },
+		{ "sysptd", "--window", NULL, NULL },
+	};
+
+	CHECK_INT(sptd_col_record_parse(16, ok, &o), 0);
+	CHECK_INT(o.window_ns, 5000000);
+	CHECK_INT(o.post_ns, 1000000);
+	CHECK_INT(o.ntriggers, 2);
+	CHECK_INT(o.triggers[0].irq, 3);
+	CHECK_INT(o.count, 1);
+	CHECK_INT(o.keep, 4);
+	CHECK_INT(o.freq, 999);
+	CHECK_STR(o.output, "/tmp/x");
+	CHECK_INT(sptd_col_record_buffer_kb(&o), 1024); /* small windows get the floor */
+	o.window_ns = 10000000000LL;
+	CHECK_INT(sptd_col_record_buffer_kb(&o), 640128 > 262144 ? 262144 : 640128);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int argc = 0;
+
+		while (bad[i][argc])
+			argc++;
+		CHECK_INT(sptd_col_record_parse(argc, bad[i], &o), -EINVAL);
+	}
+}
+
+static void test_tasks(void)
+{
+	struct sptd_col_tasks *t = NULL;
+
+	CHECK_INT(sptd_col_tasks_create(NULL), -EINVAL);
+	CHECK_INT(sptd_col_tasks_create(&t), 0);
+	CHECK_INT(sptd_col_tasks_utid(t, 0), 0);
+	CHECK_INT(sptd_col_tasks_utid(t, 100), 1);
+	CHECK_INT(sptd_col_tasks_utid(t, 101), 2);
+	CHECK_INT(sptd_col_tasks_utid(t, 100), 1); /* stable */
+	CHECK_INT(sptd_col_tasks_utid(t, -1), -EINVAL);
+	CHECK_INT(sptd_col_tasks_note(t, 101, 100, "worker", NULL), 0);
+	CHECK_INT(sptd_col_tasks_note(t, -5, 1, "x", NULL), -EINVAL);
+	for (int tid = 1000; tid < 5000; tid++) /* grow past the first table */
+		CHECK_INT(sptd_col_tasks_utid(t, tid), tid - 1000 + 3);
+	CHECK_INT(sptd_col_tasks_utid(t, 101), 2);
+	CHECK_INT(sptd_col_tasks_store(t, NULL), -EINVAL);
+	sptd_col_tasks_destroy(t);
+	sptd_col_tasks_destroy(NULL);
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/sptd-parse-XXXXXX";
+
+	if (!mkdtemp(dir))
+		return 1;
+	test_durations();
+	test_sizes();
+	test_triggers();
+	test_irq_lookup(dir);
+	test_cpus();
+	test_retention(dir);
+	test_record_options();
+	test_tasks();
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		(void)!system(cmd);
+	}
+	return SPTD_TEST_END();
+}
