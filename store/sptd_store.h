@@ -1,8 +1,12 @@
 /* sptd_store.h — the incident file: one SQLite database per incident.
  *
- * Only store/ includes sqlite3.h.  Everything else writes rows through the
- * typed add functions below and reads through the small statement API at
- * the end of this header.
+ * Only store/ includes sqlite3.h, and every SQL statement on the incident's
+ * tables is written here.  Everything else writes rows through the typed add
+ * functions, reads raw and derived rows through named readers that hand out
+ * typed row structs (sptd_store_raw_pt_each, ...), and counts, allocates ids,
+ * looks rows up and deletes a producer's rows through named functions.  The
+ * generic statement API at the end of this header is for SQL a user wrote
+ * (query/) and for tests.
  *
  * Writing: sptd_store_create() opens "PATH.tmp.<pid>" and begins ONE
  * transaction; sptd_store_commit() commits, fsyncs and renames the file to
@@ -11,7 +15,8 @@
  *
  * Updating (sysptd decode): sptd_store_open(path, 1, ...) begins one
  * transaction on the existing file; derived tables are cleared with
- * sptd_store_table_clear() and refilled; sptd_store_commit() makes it
+ * sptd_store_derived_clear() (or one at a time, sptd_store_table_clear())
+ * and refilled; sptd_store_commit() makes it
  * visible.  destroy without commit rolls back: nothing is lost.
  *
  * Units: ts and dur are int64 nanoseconds on the clock named in meta
@@ -58,6 +63,42 @@ extern "C" {
 
 struct sptd_store;
 struct sptd_store_stmt;
+
+/* Every incident table, in schema order (derived, then raw): the order of
+ * sptd_store_tables(), of the store's insert statement cache, and the order
+ * sptd_store_derived_clear() empties the derived ones in.  raw_file (made
+ * on first use, see sptd_store_raw_file_add) is not among them. */
+enum sptd_store_table_id {
+	SPTD_STORE_T_META,
+	SPTD_STORE_T_TRIGGER,
+	SPTD_STORE_T_PROCESS,
+	SPTD_STORE_T_THREAD,
+	SPTD_STORE_T_SCHED_SLICE,
+	SPTD_STORE_T_THREAD_STATE,
+	SPTD_STORE_T_IRQ_SLICE,
+	SPTD_STORE_T_SOFTIRQ_SLICE,
+	SPTD_STORE_T_SLICE,
+	SPTD_STORE_T_SYMBOL,
+	SPTD_STORE_T_DSO,
+	SPTD_STORE_T_SAMPLE,
+	SPTD_STORE_T_CALLSITE,
+	SPTD_STORE_T_GAP,
+	SPTD_STORE_T_STATS,
+	SPTD_STORE_T_RAW_FTRACE_PAGE,
+	SPTD_STORE_T_RAW_FTRACE_FORMAT,
+	SPTD_STORE_T_RAW_SAMPLE,
+	SPTD_STORE_T_RAW_TASK,
+	SPTD_STORE_T_RAW_MMAP,
+	SPTD_STORE_T_RAW_PT,
+	SPTD_STORE_T_RAW_SIDEBAND,
+	SPTD_STORE_T_RAW_IMAGE,
+	SPTD_STORE_T_RAW_SWITCH,
+	SPTD_STORE_T_COUNT
+};
+
+/* The name of @table as in the schema ("sched_slice"); NULL when @table is
+ * out of range.  Static storage. */
+const char *sptd_store_table_name(enum sptd_store_table_id table);
 
 /* --- lifetime ----------------------------------------------------------- */
 
@@ -219,7 +260,254 @@ int sptd_store_raw_switch_add(struct sptd_store *st, int64_t ts, int cpu,
  * trigger, symbol, dso are never cleared). */
 int sptd_store_table_clear(struct sptd_store *st, const char *table);
 
-/* --- reading ------------------------------------------------------------- */
+/* --- clearing what a producer wrote (store_schema.c, store_clear.c) ------ */
+
+/* Empty every derived table (process, thread, sched_slice, thread_state,
+ * irq_slice, softirq_slice, slice, sample, callsite, gap, stats), in schema
+ * order: what `sysptd decode` does before rebuilding.  -EINVAL (NULL or
+ * closed store), -EROFS (read-only or committed), the sticky error of a
+ * failed transaction, -ENOSPC, -EIO. */
+int sptd_store_derived_clear(struct sptd_store *st);
+/* Delete the gap rows whose reason starts with @prefix (a producer's tag
+ * such as "pt: "; ASCII letters match in either case, as SQL LIKE does).
+ * Returns the number of rows deleted.  -EINVAL (NULL, empty @prefix),
+ * -ENOMEM, -EROFS, the sticky error, -ENOSPC, -EIO. */
+int sptd_store_gap_clear(struct sptd_store *st, const char *prefix);
+/* Delete the stats rows named @names[0..@n) (every CPU's and the
+ * whole-incident one).  Returns the number of rows deleted.  -EINVAL (NULL
+ * store, @names NULL with @n > 0, a NULL name), -EROFS, the sticky error,
+ * -ENOSPC, -EIO. */
+int sptd_store_stats_clear(struct sptd_store *st, const char *const *names, size_t n);
+
+/* --- counts, ids and lookups (store_lookup.c) ---------------------------- *
+ *
+ * Each runs one statement the store prepares once and reuses.  They work on
+ * read-only and committed stores.  Errors besides those listed: -EBADMSG (a
+ * corrupt file), -ENOMEM, -EIO. */
+
+/* The number of rows of @table in *@n.  -EINVAL (NULL, @table out of
+ * range, closed store). */
+int sptd_store_count(struct sptd_store *st, enum sptd_store_table_id table, int64_t *n);
+/* The number of raw_mmap rows of process @pid (-1: the kernel's) in *@n.
+ * -EINVAL (NULL, closed store). */
+int sptd_store_raw_mmap_count(struct sptd_store *st, int pid, int64_t *n);
+/* The next free caller-chosen id of @table (process.upid, thread.utid,
+ * slice.id, symbol.id, dso.id, callsite.id): one above the largest stored,
+ * 1 for an empty table, in *@id.  -EINVAL (NULL, closed store, @table out of
+ * range or one whose ids the store assigns). */
+int sptd_store_next_id(struct sptd_store *st, enum sptd_store_table_id table, int64_t *id);
+/* The dso row of @path whose build-id is @build_id (hex; NULL matches a row
+ * without one): 1 and its id in *@id, 0 when there is none (*@id
+ * untouched).  -EINVAL (NULL @st, @path or @id, closed store). */
+int sptd_store_dso_find(struct sptd_store *st, const char *path, const char *build_id,
+                        int64_t *id);
+/* The first dso row of @path (the lowest id), whatever its build-id: 1 and
+ * its id in *@id, 0 none.  -EINVAL (NULL @st, @path or @id, closed store). */
+int sptd_store_dso_find_path(struct sptd_store *st, const char *path, int64_t *id);
+/* The symbol row of @dso_id with start @addr and @name: 1 and its id in
+ * *@id, 0 none.  -EINVAL (NULL @st, @name or @id, closed store). */
+int sptd_store_symbol_find(struct sptd_store *st, int64_t dso_id, uint64_t addr,
+                           const char *name, int64_t *id);
+/* Is there a raw_mmap row of @pid for [@start, @end) of dso @dso_id?  1
+ * yes, 0 no.  -EINVAL (NULL or closed store). */
+int sptd_store_raw_mmap_has(struct sptd_store *st, int pid, uint64_t start, uint64_t end,
+                            int64_t dso_id);
+/* The embedded bytes of dso @dso_id (sptd_store_raw_file_add): calls
+ * @fn(@ctx, data, len) once, with bytes borrowed until @fn returns, and
+ * returns 1, or @fn's negative value.  0 without calling @fn when the
+ * incident embeds no file for @dso_id (or no file at all, or an empty
+ * one).  -EINVAL (NULL @st or @fn, closed store). */
+int sptd_store_raw_file_read(struct sptd_store *st, int64_t dso_id,
+                             int (*fn)(void *ctx, const void *data, size_t len), void *ctx);
+
+/* --- readers: rows as typed structs (store_read.c) ----------------------- *
+ *
+ * Each reader runs one statement the store prepares once and reuses, and
+ * calls @fn(@ctx, row) for every row in the order stated, with no
+ * allocation per row.  Pointers in a row (text, bytes) are borrowed until
+ * @fn returns: copy what must live longer.  NULL text stays NULL; bytes are
+ * NULL for a NULL value and a valid pointer with len 0 for an empty blob.
+ * @fn returns 0 to go on, > 0 to stop (the reader returns that value), or a
+ * negative errno to stop with it.  @fn may add rows, and call lookups and
+ * other readers (a reader called from its own @fn gets a statement of its
+ * own).  Readers work on read-only and committed stores.  Returns 0 after
+ * the last row, @fn's value when it stopped, or: -EINVAL (NULL @st or @fn,
+ * closed store), -ENOMEM, -EBADMSG (a corrupt file), -EIO. */
+
+/* One row of raw_pt, raw_sideband or raw_ftrace_page: bytes of one CPU. */
+struct sptd_store_chunk_row {
+	int cpu;                /* the CPU the bytes came from */
+	int seq;                /* capture order within the CPU */
+	const void *data;       /* the bytes (borrowed) */
+	size_t len;             /* how many */
+};
+
+/* raw_pt rows by cpu, then seq: each CPU's trace in capture order. */
+int sptd_store_raw_pt_each(struct sptd_store *st,
+                           int (*fn)(void *ctx, const struct sptd_store_chunk_row *row),
+                           void *ctx);
+/* raw_sideband rows by cpu, then seq. */
+int sptd_store_raw_sideband_each(struct sptd_store *st,
+                                 int (*fn)(void *ctx, const struct sptd_store_chunk_row *row),
+                                 void *ctx);
+/* raw_ftrace_page rows by cpu, then seq. */
+int sptd_store_raw_ftrace_page_each(struct sptd_store *st,
+                                    int (*fn)(void *ctx, const struct sptd_store_chunk_row *row),
+                                    void *ctx);
+
+/* One raw_ftrace_format row. */
+struct sptd_store_ftrace_format_row {
+	const char *name;       /* "header_page", "SYSTEM/EVENT", ... (borrowed) */
+	const char *text;       /* the format file's text (borrowed) */
+};
+
+/* raw_ftrace_format rows in stored order. */
+int sptd_store_raw_ftrace_format_each(struct sptd_store *st,
+                                      int (*fn)(void *ctx,
+                                                const struct sptd_store_ftrace_format_row *row),
+                                      void *ctx);
+
+/* One raw_task row. */
+struct sptd_store_raw_task_row {
+	int pid;                /* process */
+	int tid;                /* thread */
+	const char *comm;       /* name, NULL unknown (borrowed) */
+	const char *cmdline;    /* command line, NULL unknown (borrowed) */
+};
+
+/* raw_task rows in stored order. */
+int sptd_store_raw_task_each(struct sptd_store *st,
+                             int (*fn)(void *ctx, const struct sptd_store_raw_task_row *row),
+                             void *ctx);
+
+/* One raw_switch row. */
+struct sptd_store_raw_switch_row {
+	int64_t ts;             /* when, incident ns */
+	int cpu;                /* where */
+	int prev_tid;           /* the task that stopped */
+	int next_tid;           /* the task that started */
+	const char *next_comm;  /* its name, NULL unknown (borrowed) */
+};
+
+/* raw_switch rows: in stored order (@by_time 0) or by ts (@by_time 1). */
+int sptd_store_raw_switch_each(struct sptd_store *st, int by_time,
+                               int (*fn)(void *ctx, const struct sptd_store_raw_switch_row *row),
+                               void *ctx);
+
+/* One raw_sample row. */
+struct sptd_store_raw_sample_row {
+	int64_t ts;             /* when, incident ns */
+	int cpu;                /* where */
+	int pid;                /* process, -1 unknown */
+	int tid;                /* thread, -1 unknown */
+	const uint64_t *callchain; /* the kernel's array in host byte order,
+	                            * PERF_CONTEXT_* markers included (borrowed) */
+	size_t nr;              /* entries of @callchain */
+};
+
+/* raw_sample rows by ts (the call chains are stored little-endian; the
+ * reader hands them out in host order, from one buffer grown as needed). */
+int sptd_store_raw_sample_each(struct sptd_store *st,
+                               int (*fn)(void *ctx, const struct sptd_store_raw_sample_row *row),
+                               void *ctx);
+
+/* One raw_mmap row. */
+struct sptd_store_raw_mmap_row {
+	int pid;                /* process, -1 the kernel */
+	uint64_t start;         /* first address mapped */
+	uint64_t end;           /* one past the last */
+	uint64_t pgoff;         /* file offset of @start */
+	int64_t dso_id;         /* dso.id of the file */
+	int64_t bias;           /* runtime address = dso address + bias */
+};
+
+/* raw_mmap rows in stored order. */
+int sptd_store_raw_mmap_each(struct sptd_store *st,
+                             int (*fn)(void *ctx, const struct sptd_store_raw_mmap_row *row),
+                             void *ctx);
+
+/* One raw_image row with the path of its dso. */
+struct sptd_store_raw_image_row {
+	int64_t dso_id;         /* dso.id the bytes belong to */
+	uint64_t addr;          /* where they were mapped */
+	const void *data;       /* the code bytes (borrowed) */
+	size_t len;             /* how many */
+	const char *path;       /* dso.path, NULL when no dso row (borrowed) */
+};
+
+/* raw_image rows in stored order, each with its dso's path. */
+int sptd_store_raw_image_each(struct sptd_store *st,
+                              int (*fn)(void *ctx, const struct sptd_store_raw_image_row *row),
+                              void *ctx);
+
+/* A file that decoding must read: a mapping's dso with no raw_image bytes. */
+struct sptd_store_mapped_file_row {
+	int pid;                /* process that mapped it, -1 the kernel */
+	int64_t dso_id;         /* dso.id */
+	int64_t bias;           /* runtime address = file address + bias */
+	const char *path;       /* dso.path (borrowed) */
+	const char *build_id;   /* dso.build_id, NULL none (borrowed) */
+};
+
+/* Every distinct (pid, dso, bias) of raw_mmap whose dso has a dso row and
+ * no raw_image row, with that dso's path and build-id. */
+int sptd_store_mapped_file_each(struct sptd_store *st,
+                                int (*fn)(void *ctx,
+                                          const struct sptd_store_mapped_file_row *row),
+                                void *ctx);
+
+/* One symbol row. */
+struct sptd_store_symbol_row {
+	int64_t id;             /* symbol.id */
+	const char *name;       /* (borrowed) */
+	int64_t dso_id;         /* the dso it is in */
+	uint64_t addr;          /* start, dso address space */
+	uint64_t size;          /* bytes, 0 unknown */
+};
+
+/* symbol rows in stored order. */
+int sptd_store_symbol_each(struct sptd_store *st,
+                           int (*fn)(void *ctx, const struct sptd_store_symbol_row *row),
+                           void *ctx);
+
+/* One dso row. */
+struct sptd_store_dso_row {
+	int64_t id;             /* dso.id */
+	const char *path;       /* file path or "[name]" (borrowed) */
+	const char *build_id;   /* hex, NULL none (borrowed) */
+};
+
+/* dso rows by id. */
+int sptd_store_dso_each(struct sptd_store *st,
+                        int (*fn)(void *ctx, const struct sptd_store_dso_row *row),
+                        void *ctx);
+
+/* One trigger row. */
+struct sptd_store_trigger_row {
+	int64_t ts;             /* when it fired */
+	int cpu;                /* where, -1 not tied to a CPU */
+	const char *kind;       /* "irq", "manual", ... (borrowed) */
+	const char *detail;     /* what exactly, NULL none (borrowed) */
+};
+
+/* trigger rows by ts (return 1 from @fn for just the first). */
+int sptd_store_trigger_each(struct sptd_store *st,
+                            int (*fn)(void *ctx, const struct sptd_store_trigger_row *row),
+                            void *ctx);
+
+/* One stats row. */
+struct sptd_store_stat_row {
+	const char *name;       /* (borrowed) */
+	int cpu;                /* the CPU, -1 whole incident */
+	int64_t value;          /* the figure */
+};
+
+/* The per-CPU stats rows (cpu not NULL), by cpu. */
+int sptd_store_cpu_stats_each(struct sptd_store *st,
+                              int (*fn)(void *ctx, const struct sptd_store_stat_row *row),
+                              void *ctx);
+
+/* --- user SQL: the generic statement API (query/, tests) ----------------- */
 
 enum sptd_store_type {
 	SPTD_STORE_NULL = 0,

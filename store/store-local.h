@@ -11,36 +11,6 @@
 
 #include "sptd_store.h"
 
-/* Every incident table, in schema order (derived, then raw).  The order is
- * the order of sptd_store_tables() and of the insert statement cache. */
-enum sptd_store_table_id {
-	SPTD_STORE_T_META,
-	SPTD_STORE_T_TRIGGER,
-	SPTD_STORE_T_PROCESS,
-	SPTD_STORE_T_THREAD,
-	SPTD_STORE_T_SCHED_SLICE,
-	SPTD_STORE_T_THREAD_STATE,
-	SPTD_STORE_T_IRQ_SLICE,
-	SPTD_STORE_T_SOFTIRQ_SLICE,
-	SPTD_STORE_T_SLICE,
-	SPTD_STORE_T_SYMBOL,
-	SPTD_STORE_T_DSO,
-	SPTD_STORE_T_SAMPLE,
-	SPTD_STORE_T_CALLSITE,
-	SPTD_STORE_T_GAP,
-	SPTD_STORE_T_STATS,
-	SPTD_STORE_T_RAW_FTRACE_PAGE,
-	SPTD_STORE_T_RAW_FTRACE_FORMAT,
-	SPTD_STORE_T_RAW_SAMPLE,
-	SPTD_STORE_T_RAW_TASK,
-	SPTD_STORE_T_RAW_MMAP,
-	SPTD_STORE_T_RAW_PT,
-	SPTD_STORE_T_RAW_SIDEBAND,
-	SPTD_STORE_T_RAW_IMAGE,
-	SPTD_STORE_T_RAW_SWITCH,
-	SPTD_STORE_T_COUNT
-};
-
 /* One table of the schema. */
 struct sptd_store_table_def {
 	const char *name;     /* table name as in docs/SCHEMA.md */
@@ -48,6 +18,41 @@ struct sptd_store_table_def {
 	int ncols;            /* number of columns: parameters of its INSERT */
 	int replace;          /* keyed map: INSERT OR REPLACE (meta, formats) */
 	int clearable;        /* derived table that decode may clear and refill */
+	const char *id_col;   /* key column whose values the caller chooses
+	                       * (sptd_store_next_id); NULL: the store assigns */
+};
+
+/* The store's own statements (store_named.c): each prepared on first use,
+ * then reset and reused for the life of the store.  The per-table slots
+ * (count, next id) follow the fixed ones, one per enum sptd_store_table_id. */
+enum sptd_store_named_id {
+	SPTD_STORE_Q_RAW_PT,            /* store_read.c: the readers */
+	SPTD_STORE_Q_RAW_SIDEBAND,
+	SPTD_STORE_Q_RAW_FTRACE_PAGE,
+	SPTD_STORE_Q_RAW_FTRACE_FORMAT,
+	SPTD_STORE_Q_RAW_TASK,
+	SPTD_STORE_Q_RAW_SWITCH,
+	SPTD_STORE_Q_RAW_SWITCH_BY_TS,
+	SPTD_STORE_Q_RAW_SAMPLE,
+	SPTD_STORE_Q_RAW_MMAP,
+	SPTD_STORE_Q_RAW_IMAGE,
+	SPTD_STORE_Q_MAPPED_FILE,
+	SPTD_STORE_Q_SYMBOL,
+	SPTD_STORE_Q_DSO,
+	SPTD_STORE_Q_TRIGGER,
+	SPTD_STORE_Q_CPU_STATS,
+	SPTD_STORE_Q_RAW_MMAP_COUNT,    /* store_lookup.c: counts and lookups */
+	SPTD_STORE_Q_DSO_FIND,
+	SPTD_STORE_Q_DSO_FIND_PATH,
+	SPTD_STORE_Q_SYMBOL_FIND,
+	SPTD_STORE_Q_RAW_MMAP_HAS,
+	SPTD_STORE_Q_RAW_FILE,
+	SPTD_STORE_Q_TABLE_EXISTS,
+	SPTD_STORE_Q_GAP_CLEAR,         /* store_clear.c: targeted deletes */
+	SPTD_STORE_Q_STATS_CLEAR,
+	SPTD_STORE_Q_COUNT_OF,          /* + table id: SELECT count(*) */
+	SPTD_STORE_Q_NEXT_ID_OF = SPTD_STORE_Q_COUNT_OF + SPTD_STORE_T_COUNT, /* + table id */
+	SPTD_STORE_Q_N = SPTD_STORE_Q_NEXT_ID_OF + SPTD_STORE_T_COUNT
 };
 
 /* The open incident. */
@@ -63,6 +68,7 @@ struct sptd_store {
 	char fatal_msg[1024];      /* what that failure was */
 	sqlite3_stmt *insert[SPTD_STORE_T_COUNT]; /* cached INSERT, prepared lazily */
 	sqlite3_stmt *meta_get;   /* cached SELECT of one meta value */
+	sqlite3_stmt *named[SPTD_STORE_Q_N]; /* the store's own statements, lazily */
 	struct sptd_store_stmt *stmts; /* caller statements still alive */
 	uint64_t *le_buf;         /* scratch for byte-swapping callchains (BE hosts) */
 	size_t le_cap;            /* entries le_buf holds */
@@ -139,6 +145,31 @@ int sptd_store_bind_bytes(struct sptd_store *st, sqlite3_stmt *s, int idx,
 
 /* Finalize the cached statements (before closing the connection). */
 void sptd_store_rows_release(struct sptd_store *st);
+
+/* --- store_named.c ------------------------------------------------------- */
+
+/* The statement @q of @st, whose text is @sql, prepared on first use.
+ * While @q is running already (a reader called again from its own row
+ * callback) a fresh statement is prepared instead and *@owned set to 1.
+ * NULL on failure (-EINVAL for a closed store; recorded on @st, returned
+ * through @ret).  Give it back with sptd_store_named_done(). */
+sqlite3_stmt *sptd_store_named_get(struct sptd_store *st, int q, const char *sql,
+                                   const char *what, int *owned, int *ret);
+/* Reset @s and clear its bindings, or finalize it when @owned. */
+void sptd_store_named_done(sqlite3_stmt *s, int owned);
+/* Step @s (got and bound by the caller) to the end, handing each row to
+ * @row(@s, @arg); stops at a non-zero @row result and returns it.  Gives
+ * @s back.  0 after the last row, or the failure of a step (recorded). */
+int sptd_store_named_each(struct sptd_store *st, sqlite3_stmt *s, int owned,
+                          const char *what, int (*row)(sqlite3_stmt *s, void *arg),
+                          void *arg);
+/* Step @s (got and bound by the caller) once: 1 and column 0 in *@value
+ * (when not NULL) for a row, 0 for none.  Gives @s back. */
+int sptd_store_named_one(struct sptd_store *st, sqlite3_stmt *s, int owned,
+                         const char *what, int64_t *value);
+/* Finalize every statement of st->named (before the connection closes,
+ * and at commit). */
+void sptd_store_named_release(struct sptd_store *st);
 
 /* --- store_query.c ------------------------------------------------------- */
 

@@ -375,6 +375,7 @@ int sptd_store_commit(struct sptd_store *st)
 	if (ret < 0)
 		return ret;
 	sptd_store_rows_release(st);
+	sptd_store_named_release(st);
 	ret = sptd_store_exec(st, "COMMIT", "committing");
 	if (ret < 0)
 		return ret;
@@ -403,6 +404,7 @@ void sptd_store_destroy(struct sptd_store *st)
 		return;
 	sptd_store_stmts_release(st);
 	sptd_store_rows_release(st);
+	sptd_store_named_release(st);
 	if (st->db) {
 		if (!sqlite3_get_autocommit(st->db))
 			sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);

@@ -1,5 +1,6 @@
 /* store_schema.c — the tables and indexes of the incident file
- * (docs/SCHEMA.md), their creation, and clearing derived tables. */
+ * (docs/SCHEMA.md), their creation, and clearing derived tables (one, or
+ * all of them in schema order). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,9 +13,9 @@ const struct sptd_store_table_def sptd_store_table_defs[SPTD_STORE_T_COUNT] = {
 	[SPTD_STORE_T_TRIGGER] = { "trigger",
 		"id INTEGER PRIMARY KEY, ts INT, cpu INT, kind TEXT, detail TEXT", 5, 0, 0 },
 	[SPTD_STORE_T_PROCESS] = { "process",
-		"upid INTEGER PRIMARY KEY, pid INT, name TEXT, cmdline TEXT", 4, 0, 1 },
+		"upid INTEGER PRIMARY KEY, pid INT, name TEXT, cmdline TEXT", 4, 0, 1, "upid" },
 	[SPTD_STORE_T_THREAD] = { "thread",
-		"utid INTEGER PRIMARY KEY, tid INT, upid INT NULL, name TEXT", 4, 0, 1 },
+		"utid INTEGER PRIMARY KEY, tid INT, upid INT NULL, name TEXT", 4, 0, 1, "utid" },
 	[SPTD_STORE_T_SCHED_SLICE] = { "sched_slice",
 		"id INTEGER PRIMARY KEY, ts INT, dur INT, cpu INT, utid INT, "
 		"end_state TEXT NULL, priority INT", 7, 0, 1 },
@@ -28,16 +29,16 @@ const struct sptd_store_table_def sptd_store_table_defs[SPTD_STORE_T_COUNT] = {
 		"id INTEGER PRIMARY KEY, ts INT, dur INT, cpu INT, vec INT, name TEXT", 6, 0, 1 },
 	[SPTD_STORE_T_SLICE] = { "slice",
 		"id INTEGER PRIMARY KEY, ts INT, dur INT, cpu INT, utid INT, depth INT, "
-		"parent_id INT NULL, symbol_id INT NULL, kind TEXT, flags INT", 10, 0, 1 },
+		"parent_id INT NULL, symbol_id INT NULL, kind TEXT, flags INT", 10, 0, 1, "id" },
 	[SPTD_STORE_T_SYMBOL] = { "symbol",
-		"id INTEGER PRIMARY KEY, name TEXT, dso_id INT, addr INT, size INT", 5, 0, 0 },
+		"id INTEGER PRIMARY KEY, name TEXT, dso_id INT, addr INT, size INT", 5, 0, 0, "id" },
 	[SPTD_STORE_T_DSO] = { "dso",
-		"id INTEGER PRIMARY KEY, path TEXT, build_id TEXT NULL", 3, 0, 0 },
+		"id INTEGER PRIMARY KEY, path TEXT, build_id TEXT NULL", 3, 0, 0, "id" },
 	[SPTD_STORE_T_SAMPLE] = { "sample",
 		"id INTEGER PRIMARY KEY, ts INT, cpu INT, utid INT, callsite_id INT", 5, 0, 1 },
 	[SPTD_STORE_T_CALLSITE] = { "callsite",
 		"id INTEGER PRIMARY KEY, parent_id INT NULL, depth INT, symbol_id INT NULL, "
-		"addr INT", 5, 0, 1 },
+		"addr INT", 5, 0, 1, "id" },
 	[SPTD_STORE_T_GAP] = { "gap",
 		"id INTEGER PRIMARY KEY, ts INT, dur INT, cpu INT NULL, reason TEXT", 5, 0, 1 },
 	[SPTD_STORE_T_STATS] = { "stats",
@@ -94,6 +95,11 @@ static const char *const table_names[SPTD_STORE_T_COUNT + 1] = {
 const char *const *sptd_store_tables(void)
 {
 	return table_names;
+}
+
+const char *sptd_store_table_name(enum sptd_store_table_id table)
+{
+	return (int)table >= 0 && table < SPTD_STORE_T_COUNT ? table_names[table] : NULL;
 }
 
 int sptd_store_table_find(const char *name)
@@ -196,4 +202,14 @@ int sptd_store_table_clear(struct sptd_store *st, const char *table)
 	}
 	snprintf(sql, sizeof(sql), "DELETE FROM \"%s\"", table);
 	return sptd_store_exec(st, sql, "clearing a table");
+}
+
+int sptd_store_derived_clear(struct sptd_store *st)
+{
+	int ret = sptd_store_writable_check(st, "clearing the derived tables");
+
+	for (int i = 0; i < SPTD_STORE_T_COUNT && ret >= 0; i++)
+		if (sptd_store_table_defs[i].clearable)
+			ret = sptd_store_table_clear(st, sptd_store_table_defs[i].name);
+	return ret;
 }

@@ -1,0 +1,86 @@
+/* store_clear.c — deleting the rows one producer wrote into a table that
+ * several fill (gap reasons tagged "pt: ", "sideband: "; the stats a
+ * decoder counts), so that producer can run again without touching the
+ * others' rows.  Whole derived tables are emptied in store_schema.c. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store-local.h"
+
+/* @prefix as a LIKE pattern matching what starts with it: its own %, _ and
+ * \ escaped with \, then %.  Freed by the caller; NULL out of memory. */
+static char *prefix_pattern(const char *prefix)
+{
+	size_t n = strlen(prefix);
+	char *pat = malloc(2 * n + 2), *p = pat;
+
+	if (!pat)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (prefix[i] == '%' || prefix[i] == '_' || prefix[i] == '\\')
+			*p++ = '\\';
+		*p++ = prefix[i];
+	}
+	*p++ = '%';
+	*p = '\0';
+	return pat;
+}
+
+int sptd_store_gap_clear(struct sptd_store *st, const char *prefix)
+{
+	static const char what[] = "deleting gap rows";
+	sqlite3_stmt *s;
+	char *pattern;
+	int owned, ret, rc;
+
+	SPTD_STORE_REQUIRE(st, prefix && *prefix, what, "prefix is NULL or empty");
+	ret = sptd_store_writable_check(st, what);
+	if (ret < 0)
+		return ret;
+	pattern = prefix_pattern(prefix);
+	if (!pattern)
+		return sptd_store_fail(st, -ENOMEM, "%s: out of memory", what);
+	s = sptd_store_named_get(st, SPTD_STORE_Q_GAP_CLEAR,
+	                         "DELETE FROM gap WHERE reason LIKE ?1 ESCAPE '\\'", what,
+	                         &owned, &ret);
+	if (s) {
+		sqlite3_bind_text(s, 1, pattern, -1, SQLITE_STATIC);
+		rc = sqlite3_step(s);
+		ret = rc == SQLITE_DONE ? sqlite3_changes(st->db) : sptd_store_fail_sqlite(st, rc, what);
+		sptd_store_named_done(s, owned);
+	}
+	free(pattern);
+	return ret;
+}
+
+int sptd_store_stats_clear(struct sptd_store *st, const char *const *names, size_t n)
+{
+	static const char what[] = "deleting stats rows";
+	sqlite3_stmt *s;
+	int owned, ret, deleted = 0;
+
+	SPTD_STORE_REQUIRE(st, names || !n, what, "names is NULL");
+	for (size_t i = 0; i < n; i++)
+		SPTD_STORE_REQUIRE(st, names[i], what, "a name is NULL");
+	ret = sptd_store_writable_check(st, what);
+	if (ret < 0 || !n)
+		return ret;
+	s = sptd_store_named_get(st, SPTD_STORE_Q_STATS_CLEAR,
+	                         "DELETE FROM stats WHERE name = ?1", what, &owned, &ret);
+	if (!s)
+		return ret;
+	for (size_t i = 0; i < n && ret >= 0; i++) {
+		int rc;
+
+		sptd_store_bind_str(s, 1, names[i]);
+		rc = sqlite3_step(s);
+		if (rc == SQLITE_DONE)
+			deleted += sqlite3_changes(st->db);
+		else
+			ret = sptd_store_fail_sqlite(st, rc, what);
+		sqlite3_reset(s);
+	}
+	sptd_store_named_done(s, owned);
+	return ret < 0 ? ret : deleted;
+}
