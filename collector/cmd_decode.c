@@ -81,16 +81,17 @@ int sptd_col_cmd_decode(int argc, char **argv)
 	printf("%s decoded in %.3f s:", argv[optind],
 	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	{
-		static const char *const tables[] = { "sched_slice", "thread_state", "irq_slice",
-			"softirq_slice", "sample", "slice", "gap", "thread", NULL };
+		static const enum sptd_store_table_id tables[] = {
+			SPTD_STORE_T_SCHED_SLICE, SPTD_STORE_T_THREAD_STATE, SPTD_STORE_T_IRQ_SLICE,
+			SPTD_STORE_T_SOFTIRQ_SLICE, SPTD_STORE_T_SAMPLE, SPTD_STORE_T_SLICE,
+			SPTD_STORE_T_GAP, SPTD_STORE_T_THREAD,
+		};
+		size_t ntables = sizeof(tables) / sizeof(tables[0]);
 
-		for (int i = 0; tables[i]; i++) {
-			char sql[128];
-
-			snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", tables[i]);
-			if (sptd_store_query_int(st, sql, &n) == 0)
-				printf(" %s %" PRId64 "%s", tables[i], n, tables[i + 1] ? "," : "\n");
-		}
+		for (size_t i = 0; i < ntables; i++)
+			if (sptd_store_count(st, tables[i], &n) == 0)
+				printf(" %s %" PRId64 "%s", sptd_store_table_name(tables[i]), n,
+				       i + 1 < ntables ? "," : "\n");
 	}
 	sptd_store_destroy(st);
 	return SPTD_EXIT_OK;

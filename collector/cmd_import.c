@@ -205,37 +205,35 @@ static int parse_opts(int argc, char **argv, struct sptd_col_rawpt_opts *o)
 	return 0;
 }
 
-/* Per CPU: instructions, calls, returns, far calls, gaps. */
-static void print_summary(struct sptd_store *st, const char *out)
+/* One per-CPU stats row of the summary; *@arg is the CPU printed last. */
+static int print_cpu_stat(void *arg, const struct sptd_store_stat_row *row)
 {
 	static const char *const names[] = { "instructions", "calls", "returns",
 	                                     "far_calls", "decode_errors", "gaps" };
-	struct sptd_store_stmt *stmt = NULL;
-	int64_t slices = 0;
-	int cpu, last = -1;
+	int *last = arg;
 
-	sptd_store_query_int(st, "SELECT count(*) FROM slice", &slices);
-	printf("%s: %" PRId64 " call slices\n", out, slices);
-	if (sptd_store_prepare(st, "SELECT cpu, name, value FROM stats WHERE cpu IS NOT NULL "
-	                       "ORDER BY cpu", &stmt) < 0)
-		return;
-	while (sptd_store_step(stmt) == 1) {
-		const char *name = sptd_store_column_text(stmt, 1);
-		size_t i;
-
-		cpu = (int)sptd_store_column_int(stmt, 0);
-		for (i = 0; name && i < sizeof(names) / sizeof(names[0]); i++) {
-			if (strcmp(name, names[i]) != 0)
-				continue;
-			if (cpu != last)
-				printf("%scpu %d:", last >= 0 ? "\n" : "", cpu);
-			last = cpu;
-			printf(" %s %" PRId64, names[i], sptd_store_column_int(stmt, 2));
-		}
+	for (size_t i = 0; row->name && i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(row->name, names[i]) != 0)
+			continue;
+		if (row->cpu != *last)
+			printf("%scpu %d:", *last >= 0 ? "\n" : "", row->cpu);
+		*last = row->cpu;
+		printf(" %s %" PRId64, names[i], row->value);
 	}
+	return 0;
+}
+
+/* Per CPU: instructions, calls, returns, far calls, gaps. */
+static void print_summary(struct sptd_store *st, const char *out)
+{
+	int64_t slices = 0;
+	int last = -1;
+
+	sptd_store_count(st, SPTD_STORE_T_SLICE, &slices);
+	printf("%s: %" PRId64 " call slices\n", out, slices);
+	sptd_store_cpu_stats_each(st, print_cpu_stat, &last);
 	if (last >= 0)
 		printf("\n");
-	sptd_store_finalize(stmt);
 }
 
 /* ---- perf.data mode --------------------------------------------------------- */
@@ -356,7 +354,7 @@ static int import_perfdata(int argc, char **argv)
 		if (sptd_store_open(o.output, 0, &st) == 0) {
 			int64_t sched = 0;
 
-			sptd_store_query_int(st, "SELECT count(*) FROM sched_slice", &sched);
+			sptd_store_count(st, SPTD_STORE_T_SCHED_SLICE, &sched);
 			printf("%s: %" PRId64 " records, %" PRId64 " PT bytes, %" PRId64
 			       " context switches, %" PRId64 " sched slices\n", o.output, res.records,
 			       res.aux_bytes, res.switches, sched);

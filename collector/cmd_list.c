@@ -16,6 +16,14 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* "kind: detail" of the first trigger into @arg (256 bytes); stops there. */
+static int first_trigger(void *arg, const struct sptd_store_trigger_row *row)
+{
+	if (row->kind && row->detail)
+		snprintf(arg, 256, "%s: %s", row->kind, row->detail);
+	return 1;
+}
+
 static void list_one(const char *dir, const char *name)
 {
 	char path[4096], created[64] = "?", source[32] = "?", trig[256] = "?";
@@ -36,18 +44,10 @@ static void list_one(const char *dir, const char *name)
 	sptd_store_meta_get(st, "created", created, sizeof(created));
 	sptd_store_meta_get(st, "source", source, sizeof(source));
 	sptd_store_meta_get_int(st, "window_ns", &window);
-	sptd_store_query_int(st, "SELECT count(*) FROM sched_slice", &slices);
-	sptd_store_query_int(st, "SELECT count(*) FROM sample", &samples);
-	sptd_store_query_int(st, "SELECT count(*) FROM slice", &cslices);
-	{
-		struct sptd_store_stmt *stmt = NULL;
-
-		if (sptd_store_prepare(st, "SELECT kind || ': ' || detail FROM trigger ORDER BY ts LIMIT 1",
-		                       &stmt) == 0 && sptd_store_step(stmt) == 1 &&
-		    sptd_store_column_text(stmt, 0))
-			snprintf(trig, sizeof(trig), "%s", sptd_store_column_text(stmt, 0));
-		sptd_store_finalize(stmt);
-	}
+	sptd_store_count(st, SPTD_STORE_T_SCHED_SLICE, &slices);
+	sptd_store_count(st, SPTD_STORE_T_SAMPLE, &samples);
+	sptd_store_count(st, SPTD_STORE_T_SLICE, &cslices);
+	sptd_store_trigger_each(st, first_trigger, trig);
 	printf("%-44s  %-20s  %-6s  %8.3f ms  %9" PRId64 "  %9" PRId64 "  %9" PRId64 "  %7.1f MiB  %s\n",
 	       name, created, source, (double)window / 1e6, slices, samples, cslices,
 	       (double)sb.st_size / (1024.0 * 1024.0), trig);

@@ -24,7 +24,6 @@
 struct pt_ctx {
 	struct sptd_store *st;
 	struct sptd_col_tasks *tasks;
-	struct sptd_store_stmt *find_sym;  /* existing symbol by dso, addr, name */
 	int64_t next_symbol_id;            /* for symbols not yet stored */
 	int64_t *sym_map;                  /* session symbol id -> store symbol id */
 	size_t nsym_map;
@@ -32,17 +31,6 @@ struct pt_ctx {
 	int npseudo;
 	int64_t slices;
 };
-
-static int exec_sql(struct sptd_store *st, const char *sql)
-{
-	struct sptd_store_stmt *stmt = NULL;
-	int ret = sptd_store_prepare(st, sql, &stmt);
-
-	while (ret >= 0 && (ret = sptd_store_step(stmt)) == 1)
-		;
-	sptd_store_finalize(stmt);
-	return ret < 0 ? ret : 0;
-}
 
 static int64_t meta_int(struct sptd_store *st, const char *key, int64_t dflt)
 {
@@ -74,120 +62,110 @@ static void load_config(struct sptd_store *st, struct sptd_dec_config *cfg, int 
 	cfg->jobs = jobs;
 }
 
-/* raw_image blobs as bytes; raw_mmap'd files without a blob as ELF files
- * (or, when not ELF, as flat images placed by the row's bias). */
+/* raw_image rows: code bytes placed at their address. */
+static int on_image(void *arg, const struct sptd_store_raw_image_row *row)
+{
+	struct sptd_dec_session *s = arg;
+	const char *name = row->path && strrchr(row->path, '/') ? strrchr(row->path, '/') + 1
+	                                                        : row->path;
+
+	if (!row->data || !row->len)
+		return 0;
+	return sptd_dec_session_add_bytes(s, -1, name ? name : "image", row->data, row->len,
+	                                  row->addr, row->dso_id);
+}
+
+/* What load_images hands the mapped-file reader. */
+struct files_ctx {
+	struct sptd_dec_session *s;          /* where images go */
+	struct sptd_col_pt_imgfind *find;    /* where their bytes are now */
+};
+
+/* A mapped file without raw_image bytes: read from where @find says its
+ * recorded bytes are now; what cannot be loaded shows as gaps. */
+static int on_mapped_file(void *arg, const struct sptd_store_mapped_file_row *row)
+{
+	struct files_ctx *fc = arg;
+	const char *path = row->path, *build_id = row->build_id;
+	const char *where = NULL;
+	int pid = row->pid;
+	int err;
+
+	if (!path || path[0] != '/')
+		return 0;   /* [vdso], [kernel.kallsyms]: no file to read */
+	err = sptd_col_pt_imgfind_lookup(fc->find, row->dso_id, path, build_id, &where);
+	if (err < 0) {
+		if (err == -ESTALE)
+			sptd_col_log(LOG_WARNING, "pt decode: %s changed since recording "
+			             "(build-id %s differs) and no copy of it is cached: its "
+			             "code will show as gaps", path, build_id ? build_id : "?");
+		else
+			sptd_col_log(LOG_WARNING, "pt decode: no bytes for %s (%s): its "
+			             "code will show as gaps", path, strerror(-err));
+		return 0;
+	}
+	err = sptd_dec_session_add_elf(fc->s, pid < 0 ? -1 : pid, where, row->bias, row->dso_id);
+	/* not ELF: a flat per-process image (import FILE@ADDR:PID),
+	 * file offset + bias = address */
+	if (err == -EBADMSG)
+		err = sptd_dec_session_add_flat(fc->s, pid < 0 ? -1 : pid, where,
+		                                (uint64_t)row->bias, row->dso_id);
+	if (err < 0)
+		sptd_col_log(LOG_WARNING, "pt decode: cannot load %s (%s, from %s): its "
+		             "code will show as gaps", path, strerror(-err), where);
+	return 0;
+}
+
 /* The code of the incident: raw_image bytes, then every mapped file, read
  * from where @find says its recorded bytes are now (embedded copy, image
  * cache by build-id, or the original path if unchanged). */
 static int load_images(struct sptd_store *st, struct sptd_dec_session *s,
                        struct sptd_col_pt_imgfind *find)
 {
-	struct sptd_store_stmt *stmt = NULL;
-	int ret;
+	struct files_ctx fc = { .s = s, .find = find };
+	int ret = sptd_store_raw_image_each(st, on_image, s);
 
-	ret = sptd_store_prepare(st,
-		"SELECT i.dso_id, i.addr, i.data, d.path FROM raw_image i "
-		"LEFT JOIN dso d ON d.id = i.dso_id", &stmt);
-	while (ret >= 0 && (ret = sptd_store_step(stmt)) == 1) {
-		size_t len = 0;
-		const void *data = sptd_store_column_blob(stmt, 2, &len);
-		const char *path = sptd_store_column_text(stmt, 3);
-		const char *name = path && strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-
-		if (!data || !len)
-			continue;
-		ret = sptd_dec_session_add_bytes(s, -1, name ? name : "image", data, len,
-		                                 (uint64_t)sptd_store_column_int(stmt, 1),
-		                                 sptd_store_column_int(stmt, 0));
-	}
-	sptd_store_finalize(stmt);
-	if (ret < 0)
-		return ret;
-	stmt = NULL;
-	ret = sptd_store_prepare(st,
-		"SELECT DISTINCT m.pid, m.dso_id, m.bias, d.path, d.build_id FROM raw_mmap m "
-		"JOIN dso d ON d.id = m.dso_id "
-		"WHERE m.dso_id NOT IN (SELECT dso_id FROM raw_image)", &stmt);
-	while (ret >= 0 && (ret = sptd_store_step(stmt)) == 1) {
-		const char *path = sptd_store_column_text(stmt, 3);
-		const char *build_id = sptd_store_column_text(stmt, 4);
-		const char *where = NULL;
-		int64_t dso_id = sptd_store_column_int(stmt, 1);
-		int pid = (int)sptd_store_column_int(stmt, 0);
-		int err;
-
-		if (!path || path[0] != '/')
-			continue;   /* [vdso], [kernel.kallsyms]: no file to read */
-		err = sptd_col_pt_imgfind_lookup(find, dso_id, path, build_id, &where);
-		if (err < 0) {
-			if (err == -ESTALE)
-				sptd_col_log(LOG_WARNING, "pt decode: %s changed since recording "
-				             "(build-id %s differs) and no copy of it is cached: its "
-				             "code will show as gaps", path, build_id ? build_id : "?");
-			else
-				sptd_col_log(LOG_WARNING, "pt decode: no bytes for %s (%s): its "
-				             "code will show as gaps", path, strerror(-err));
-			continue;
-		}
-		err = sptd_dec_session_add_elf(s, pid < 0 ? -1 : pid, where,
-		                               sptd_store_column_int(stmt, 2), dso_id);
-		/* not ELF: a flat per-process image (import FILE@ADDR:PID),
-		 * file offset + bias = address */
-		if (err == -EBADMSG)
-			err = sptd_dec_session_add_flat(s, pid < 0 ? -1 : pid, where,
-			                                (uint64_t)sptd_store_column_int(stmt, 2),
-			                                dso_id);
-		if (err < 0)
-			sptd_col_log(LOG_WARNING, "pt decode: cannot load %s (%s, from %s): its "
-			             "code will show as gaps", path, strerror(-err), where);
-	}
-	sptd_store_finalize(stmt);
+	if (ret >= 0)
+		ret = sptd_store_mapped_file_each(st, on_mapped_file, &fc);
 	return ret < 0 ? ret : 0;
+}
+
+static int on_task(void *arg, const struct sptd_store_raw_task_row *row)
+{
+	if (row->pid >= 0 && row->tid >= 0)
+		return sptd_dec_session_add_task(arg, row->tid, row->pid);
+	return 0;
+}
+
+static int on_switch(void *arg, const struct sptd_store_raw_switch_row *row)
+{
+	int err = sptd_dec_session_add_switch(arg, row->ts, row->cpu, row->prev_tid,
+	                                      row->next_tid);
+
+	/* a switch the session rejects (bad cpu or tid) is left out */
+	return err == -ENOMEM ? err : 0;
 }
 
 static int load_timeline(struct sptd_store *st, struct sptd_dec_session *s)
 {
-	struct sptd_store_stmt *stmt = NULL;
-	int ret;
+	int ret = sptd_store_raw_task_each(st, on_task, s);
 
-	ret = sptd_store_prepare(st, "SELECT pid, tid FROM raw_task", &stmt);
-	while (ret >= 0 && (ret = sptd_store_step(stmt)) == 1) {
-		int pid = (int)sptd_store_column_int(stmt, 0), tid = (int)sptd_store_column_int(stmt, 1);
-
-		if (pid >= 0 && tid >= 0)
-			ret = sptd_dec_session_add_task(s, tid, pid);
-	}
-	sptd_store_finalize(stmt);
-	if (ret < 0)
-		return ret;
-	stmt = NULL;
-	ret = sptd_store_prepare(st, "SELECT ts, cpu, prev_tid, next_tid FROM raw_switch", &stmt);
-	while (ret >= 0 && (ret = sptd_store_step(stmt)) == 1) {
-		int err = sptd_dec_session_add_switch(s, sptd_store_column_int(stmt, 0),
-		                                      (int)sptd_store_column_int(stmt, 1),
-		                                      (int)sptd_store_column_int(stmt, 2),
-		                                      (int)sptd_store_column_int(stmt, 3));
-		if (err == -ENOMEM)
-			ret = err;
-	}
-	sptd_store_finalize(stmt);
+	if (ret >= 0)
+		ret = sptd_store_raw_switch_each(st, 0, on_switch, s);
 	return ret < 0 ? ret : 0;
+}
+
+static int on_pt(void *arg, const struct sptd_store_chunk_row *row)
+{
+	if (!row->data || !row->len)
+		return 0;
+	return sptd_dec_session_add_pt(arg, row->cpu, row->data, row->len);
 }
 
 static int load_pt(struct sptd_store *st, struct sptd_dec_session *s)
 {
-	struct sptd_store_stmt *stmt = NULL;
-	int ret;
+	int ret = sptd_store_raw_pt_each(st, on_pt, s);
 
-	ret = sptd_store_prepare(st, "SELECT cpu, data FROM raw_pt ORDER BY cpu, seq", &stmt);
-	while (ret >= 0 && (ret = sptd_store_step(stmt)) == 1) {
-		size_t len = 0;
-		const void *data = sptd_store_column_blob(stmt, 1, &len);
-
-		if (data && len)
-			ret = sptd_dec_session_add_pt(s, (int)sptd_store_column_int(stmt, 0), data, len);
-	}
-	sptd_store_finalize(stmt);
 	return ret < 0 ? ret : 0;
 }
 
@@ -209,16 +187,10 @@ static int on_symbol(void *arg, const struct sptd_dec_symbol *sym)
 		ctx->sym_map = m;
 		ctx->nsym_map = n;
 	}
-	sptd_store_reset(ctx->find_sym);
-	sptd_store_bind_int(ctx->find_sym, 1, sym->dso_id);
-	sptd_store_bind_int(ctx->find_sym, 2, (int64_t)sym->addr);
-	sptd_store_bind_text(ctx->find_sym, 3, sym->name);
-	ret = sptd_store_step(ctx->find_sym);
+	ret = sptd_store_symbol_find(ctx->st, sym->dso_id, sym->addr, sym->name, &id);
 	if (ret < 0)
 		return ret;
-	if (ret == 1) {
-		id = sptd_store_column_int(ctx->find_sym, 0);
-	} else {
+	if (ret == 0) {
 		id = ctx->next_symbol_id++;
 		ret = sptd_store_symbol_add(ctx->st, id, sym->name, sym->dso_id, sym->addr,
 		                            sym->size);
@@ -290,16 +262,17 @@ static int on_stat(void *arg, const char *name, int cpu, int64_t value)
 /* Remove what an earlier PT decode of this incident wrote. */
 static int clear_previous(struct sptd_store *st)
 {
+	static const char *const pt_stats[] = {
+		"pt_bytes", "instructions", "calls", "returns", "far_calls", "far_returns",
+		"interrupts", "decode_errors", "gaps", "decode_ns", "cr3_mismatches",
+	};
 	int ret = sptd_store_table_clear(st, "slice");
 
 	if (ret >= 0)
-		ret = exec_sql(st, "DELETE FROM gap WHERE reason LIKE 'pt: %'");
+		ret = sptd_store_gap_clear(st, "pt: ");
 	if (ret >= 0)
-		ret = exec_sql(st, "DELETE FROM stats WHERE name IN ('pt_bytes', "
-		               "'instructions', 'calls', 'returns', 'far_calls', "
-		               "'far_returns', 'interrupts', 'decode_errors', 'gaps', "
-		               "'decode_ns', 'cr3_mismatches')");
-	return ret;
+		ret = sptd_store_stats_clear(st, pt_stats, sizeof(pt_stats) / sizeof(pt_stats[0]));
+	return ret < 0 ? ret : 0;
 }
 
 int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int jobs)
@@ -316,7 +289,7 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 	if (!st || !tasks || jobs < 0)
 		return -EINVAL;
 	memset(&ctx, 0, sizeof(ctx));
-	ret = sptd_store_query_int(st, "SELECT count(*) FROM raw_pt", &n);
+	ret = sptd_store_count(st, SPTD_STORE_T_RAW_PT, &n);
 	if (ret < 0 || n == 0)
 		return ret < 0 ? (int)ret : 0;
 	load_config(st, &cfg, jobs);
@@ -337,11 +310,7 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 		goto out;
 	ctx.st = st;
 	ctx.tasks = tasks;
-	ret = sptd_store_query_int(st, "SELECT coalesce(max(id), 0) + 1 FROM symbol",
-	                           &ctx.next_symbol_id);
-	if (ret >= 0)
-		ret = sptd_store_prepare(st, "SELECT id FROM symbol WHERE dso_id IS ? AND "
-		                         "addr = ? AND name = ?", &ctx.find_sym);
+	ret = sptd_store_next_id(st, SPTD_STORE_T_SYMBOL, &ctx.next_symbol_id);
 	if (ret < 0)
 		goto out;
 	sink.ctx = &ctx;
@@ -357,7 +326,6 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 	if (ret >= 0)
 		ret = 0;
 out:
-	sptd_store_finalize(ctx.find_sym);
 	sptd_dec_session_destroy(s);
 	/* after the session: libipt reads the (unpacked) files lazily */
 	sptd_col_pt_imgfind_destroy(find);

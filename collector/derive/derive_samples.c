@@ -43,9 +43,9 @@ struct derive_node {
 struct derive {
 	struct sptd_store *st;   /* borrowed */
 	struct derive_map *maps; /* sorted by pid, start */
-	size_t nmaps;
+	size_t nmaps, maps_cap;  /* used / allocated */
 	struct derive_sym *syms; /* sorted by dso_id, addr */
-	size_t nsyms;
+	size_t nsyms, syms_cap;  /* used / allocated */
 	struct derive_node *nodes; /* open-addressing table */
 	size_t slots, nnodes;    /* table size (power of two) / used */
 	int64_t next_id;         /* next callsite id */
@@ -69,36 +69,33 @@ static int sym_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+static int on_map(void *arg, const struct sptd_store_raw_mmap_row *row)
+{
+	struct derive *d = arg;
+
+	if (d->nmaps == d->maps_cap) {
+		size_t cap = d->maps_cap ? d->maps_cap * 2 : 256;
+		struct derive_map *n = realloc(d->maps, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		d->maps = n;
+		d->maps_cap = cap;
+	}
+	d->maps[d->nmaps++] = (struct derive_map){
+		.pid = row->pid,
+		.start = row->start,
+		.end = row->end,
+		.dso_id = row->dso_id,
+		.bias = row->bias,
+	};
+	return 0;
+}
+
 static int load_maps(struct derive *d)
 {
-	struct sptd_store_stmt *q = NULL;
-	size_t cap = 0;
-	int ret;
+	int ret = sptd_store_raw_mmap_each(d->st, on_map, d);
 
-	ret = sptd_store_prepare(d->st, "SELECT pid, start, end, dso_id, bias FROM raw_mmap", &q);
-	if (ret < 0)
-		return ret;
-	while ((ret = sptd_store_step(q)) == 1) {
-		if (d->nmaps == cap) {
-			struct derive_map *n;
-
-			cap = cap ? cap * 2 : 256;
-			n = realloc(d->maps, cap * sizeof(*n));
-			if (!n) {
-				ret = -ENOMEM;
-				break;
-			}
-			d->maps = n;
-		}
-		d->maps[d->nmaps++] = (struct derive_map){
-			.pid = (int)sptd_store_column_int(q, 0),
-			.start = (uint64_t)sptd_store_column_int(q, 1),
-			.end = (uint64_t)sptd_store_column_int(q, 2),
-			.dso_id = sptd_store_column_int(q, 3),
-			.bias = sptd_store_column_int(q, 4),
-		};
-	}
-	sptd_store_finalize(q);
 	if (ret < 0)
 		return ret;
 	if (d->nmaps)
@@ -106,35 +103,32 @@ static int load_maps(struct derive *d)
 	return 0;
 }
 
+static int on_sym(void *arg, const struct sptd_store_symbol_row *row)
+{
+	struct derive *d = arg;
+
+	if (d->nsyms == d->syms_cap) {
+		size_t cap = d->syms_cap ? d->syms_cap * 2 : 1024;
+		struct derive_sym *n = realloc(d->syms, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		d->syms = n;
+		d->syms_cap = cap;
+	}
+	d->syms[d->nsyms++] = (struct derive_sym){
+		.id = row->id,
+		.dso_id = row->dso_id,
+		.addr = row->addr,
+		.size = row->size,
+	};
+	return 0;
+}
+
 static int load_syms(struct derive *d)
 {
-	struct sptd_store_stmt *q = NULL;
-	size_t cap = 0;
-	int ret;
+	int ret = sptd_store_symbol_each(d->st, on_sym, d);
 
-	ret = sptd_store_prepare(d->st, "SELECT id, dso_id, addr, size FROM symbol", &q);
-	if (ret < 0)
-		return ret;
-	while ((ret = sptd_store_step(q)) == 1) {
-		if (d->nsyms == cap) {
-			struct derive_sym *n;
-
-			cap = cap ? cap * 2 : 1024;
-			n = realloc(d->syms, cap * sizeof(*n));
-			if (!n) {
-				ret = -ENOMEM;
-				break;
-			}
-			d->syms = n;
-		}
-		d->syms[d->nsyms++] = (struct derive_sym){
-			.id = sptd_store_column_int(q, 0),
-			.dso_id = sptd_store_column_int(q, 1),
-			.addr = (uint64_t)sptd_store_column_int(q, 2),
-			.size = (uint64_t)sptd_store_column_int(q, 3),
-		};
-	}
-	sptd_store_finalize(q);
 	if (ret < 0)
 		return ret;
 	if (d->nsyms)
@@ -319,12 +313,24 @@ static int derive_one(struct derive *d, struct sptd_col_tasks *tasks, int64_t ts
 	return sptd_store_sample_add(d->st, ts, cpu, utid, parent);
 }
 
+/* What the raw_sample reader hands derive_one. */
+struct samples_ctx {
+	struct derive *d;             /* maps, symbols, interned callsites */
+	struct sptd_col_tasks *tasks; /* tid -> utid */
+};
+
+static int on_sample(void *arg, const struct sptd_store_raw_sample_row *row)
+{
+	struct samples_ctx *sc = arg;
+
+	return derive_one(sc->d, sc->tasks, row->ts, row->cpu, row->pid, row->tid,
+	                  row->callchain, row->nr);
+}
+
 int sptd_col_derive_samples(struct sptd_store *st, struct sptd_col_tasks *tasks)
 {
 	struct derive d = { .st = st, .next_id = 1 };
-	struct sptd_store_stmt *q = NULL;
-	uint64_t *chain = NULL;
-	size_t chain_cap = 0;
+	struct samples_ctx sc = { .d = &d, .tasks = tasks };
 	int ret;
 
 	if (!st || !tasks)
@@ -337,44 +343,7 @@ int sptd_col_derive_samples(struct sptd_store *st, struct sptd_col_tasks *tasks)
 	if (ret >= 0)
 		ret = load_syms(&d);
 	if (ret >= 0)
-		ret = sptd_store_prepare(st, "SELECT ts, cpu, pid, tid, callchain FROM raw_sample "
-		                         "ORDER BY ts", &q);
-	if (ret < 0)
-		goto out;
-	while ((ret = sptd_store_step(q)) == 1) {
-		size_t len = 0, nr;
-		const void *blob = sptd_store_column_blob(q, 4, &len);
-
-		nr = len / sizeof(uint64_t);
-		if (nr > chain_cap) {
-			uint64_t *n = realloc(chain, nr * sizeof(*n));
-
-			if (!n) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			chain = n;
-			chain_cap = nr;
-		}
-		/* stored little-endian; x86-64 and arm64 hosts are too, but
-		 * decode byte by byte so a big-endian reader gets it right */
-		for (size_t i = 0; i < nr; i++) {
-			const unsigned char *b = (const unsigned char *)blob + i * 8;
-			uint64_t v = 0;
-
-			for (int k = 7; k >= 0; k--)
-				v = (v << 8) | b[k];
-			chain[i] = v;
-		}
-		ret = derive_one(&d, tasks, sptd_store_column_int(q, 0),
-		                 (int)sptd_store_column_int(q, 1), (int)sptd_store_column_int(q, 2),
-		                 (int)sptd_store_column_int(q, 3), chain, nr);
-		if (ret < 0)
-			goto out;
-	}
-out:
-	sptd_store_finalize(q);
-	free(chain);
+		ret = sptd_store_raw_sample_each(st, on_sample, &sc);
 	free(d.maps);
 	free(d.syms);
 	free(d.nodes);

@@ -133,91 +133,84 @@ static int load_clock(struct sptd_store *st, struct clock_conv *c)
 	return 0;
 }
 
+static int on_format(void *arg, const struct sptd_store_ftrace_format_row *row)
+{
+	struct sptd_sched_parser *parser = arg;
+
+	if (row->name && row->text && sptd_sched_parser_add_format(parser, row->name, row->text) < 0)
+		sptd_col_log(LOG_WARNING, "cannot parse ftrace format '%s'", row->name);
+	return 0;
+}
+
+/* What the page reader hands the parser. */
+struct pages_ctx {
+	struct sched_ctx *ctx;                /* events go to its builder */
+	struct sptd_sched_parser *parser;     /* formats loaded */
+	int *ncpus;                           /* raised to every CPU seen */
+};
+
+static int on_page(void *arg, const struct sptd_store_chunk_row *row)
+{
+	struct pages_ctx *pc = arg;
+	int n;
+
+	if (row->cpu + 1 > *pc->ncpus)
+		*pc->ncpus = row->cpu + 1;
+	n = sptd_sched_parser_parse_page(pc->parser, row->cpu, row->data, row->len, on_event,
+	                                 pc->ctx);
+	if (n == -EBADMSG) {
+		pc->ctx->bad_pages++;
+		return 0;
+	}
+	return n < 0 ? n : 0;
+}
+
 /* Feed the parser every stored format, then every page in capture order. */
 static int feed_ftrace(struct sched_ctx *ctx, int *ncpus)
 {
-	struct sptd_sched_parser *parser = NULL;
-	struct sptd_store_stmt *stmt = NULL;
+	struct pages_ctx pc = { .ctx = ctx, .ncpus = ncpus };
 	int ret;
 
-	ret = sptd_sched_parser_create(&parser);
-	if (ret < 0)
-		goto out;
-	ret = sptd_store_prepare(ctx->st, "SELECT name, text FROM raw_ftrace_format", &stmt);
-	if (ret < 0)
-		goto out;
-	while ((ret = sptd_store_step(stmt)) == 1) {
-		const char *name = sptd_store_column_text(stmt, 0);
-		const char *text = sptd_store_column_text(stmt, 1);
-
-		if (name && text && sptd_sched_parser_add_format(parser, name, text) < 0)
-			sptd_col_log(LOG_WARNING, "cannot parse ftrace format '%s'", name);
-	}
-	sptd_store_finalize(stmt);
-	stmt = NULL;
-	if (ret < 0)
-		goto out;
-	ret = sptd_store_prepare(ctx->st,
-	                         "SELECT cpu, data FROM raw_ftrace_page ORDER BY cpu, seq", &stmt);
-	if (ret < 0)
-		goto out;
-	while ((ret = sptd_store_step(stmt)) == 1) {
-		int cpu = (int)sptd_store_column_int(stmt, 0);
-		size_t len = 0;
-		const void *page = sptd_store_column_blob(stmt, 1, &len);
-		int n;
-
-		if (cpu + 1 > *ncpus)
-			*ncpus = cpu + 1;
-		n = sptd_sched_parser_parse_page(parser, cpu, page, len, on_event, ctx);
-		if (n == -EBADMSG) {
-			ctx->bad_pages++;
-			continue;
-		}
-		if (n < 0) {
-			ret = n;
-			goto out;
-		}
-	}
-out:
-	sptd_store_finalize(stmt);
-	sptd_sched_parser_destroy(parser);
+	ret = sptd_sched_parser_create(&pc.parser);
+	if (ret >= 0)
+		ret = sptd_store_raw_ftrace_format_each(ctx->st, on_format, pc.parser);
+	if (ret >= 0)
+		ret = sptd_store_raw_ftrace_page_each(ctx->st, on_page, &pc);
+	sptd_sched_parser_destroy(pc.parser);
 	return ret < 0 ? ret : 0;
+}
+
+static int on_switch(void *arg, const struct sptd_store_raw_switch_row *row)
+{
+	struct sptd_sched_event ev;
+	struct pages_ctx *pc = arg;
+	int ret;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = SPTD_SCHED_SWITCH;
+	ev.ts = row->ts;
+	ev.cpu = row->cpu;
+	ev.u.sw.prev_tid = row->prev_tid;
+	ev.u.sw.next_tid = row->next_tid;
+	ev.pid = ev.u.sw.prev_tid;
+	strcpy(ev.u.sw.prev_state, "R");
+	if (row->next_comm)
+		snprintf(ev.u.sw.next_comm, sizeof(ev.u.sw.next_comm), "%s", row->next_comm);
+	if (ev.cpu + 1 > *pc->ncpus)
+		*pc->ncpus = ev.cpu + 1;
+	ret = sptd_sched_builder_add(pc->ctx->builder, &ev);
+	if (ret < 0)
+		return ret;
+	pc->ctx->events++;
+	return 0;
 }
 
 /* Switches known from outside ftrace (import --sched, perf SWITCH records). */
 static int feed_switches(struct sched_ctx *ctx, int *ncpus)
 {
-	struct sptd_store_stmt *stmt = NULL;
-	int ret;
+	struct pages_ctx pc = { .ctx = ctx, .ncpus = ncpus };
+	int ret = sptd_store_raw_switch_each(ctx->st, 1, on_switch, &pc);
 
-	ret = sptd_store_prepare(ctx->st,
-	                         "SELECT ts, cpu, prev_tid, next_tid, next_comm FROM raw_switch ORDER BY ts",
-	                         &stmt);
-	if (ret < 0)
-		return ret;
-	while ((ret = sptd_store_step(stmt)) == 1) {
-		struct sptd_sched_event ev;
-		const char *comm = sptd_store_column_text(stmt, 4);
-
-		memset(&ev, 0, sizeof(ev));
-		ev.type = SPTD_SCHED_SWITCH;
-		ev.ts = sptd_store_column_int(stmt, 0);
-		ev.cpu = (int)sptd_store_column_int(stmt, 1);
-		ev.u.sw.prev_tid = (int)sptd_store_column_int(stmt, 2);
-		ev.u.sw.next_tid = (int)sptd_store_column_int(stmt, 3);
-		ev.pid = ev.u.sw.prev_tid;
-		strcpy(ev.u.sw.prev_state, "R");
-		if (comm)
-			snprintf(ev.u.sw.next_comm, sizeof(ev.u.sw.next_comm), "%s", comm);
-		if (ev.cpu + 1 > *ncpus)
-			*ncpus = ev.cpu + 1;
-		ret = sptd_sched_builder_add(ctx->builder, &ev);
-		if (ret < 0)
-			break;
-		ctx->events++;
-	}
-	sptd_store_finalize(stmt);
 	return ret < 0 ? ret : 0;
 }
 
@@ -269,40 +262,30 @@ int sptd_col_derive_sched(struct sptd_store *st, struct sptd_col_tasks *tasks)
 	return ret < 0 ? ret : 0;
 }
 
+static int on_task(void *arg, const struct sptd_store_raw_task_row *row)
+{
+	int ret = sptd_col_tasks_note(arg, row->tid, row->pid, row->comm, row->cmdline);
+
+	return ret < 0 ? ret : 0;
+}
+
 /* Tasks as /proc showed them at capture time: best names and processes. */
 static int load_tasks(struct sptd_store *st, struct sptd_col_tasks *tasks)
 {
-	struct sptd_store_stmt *stmt = NULL;
-	int ret = sptd_store_prepare(st, "SELECT pid, tid, comm, cmdline FROM raw_task", &stmt);
+	int ret = sptd_store_raw_task_each(st, on_task, tasks);
 
-	if (ret < 0)
-		return ret;
-	while ((ret = sptd_store_step(stmt)) == 1) {
-		ret = sptd_col_tasks_note(tasks, (int)sptd_store_column_int(stmt, 1),
-		                          (int)sptd_store_column_int(stmt, 0),
-		                          sptd_store_column_text(stmt, 2),
-		                          sptd_store_column_text(stmt, 3));
-		if (ret < 0)
-			break;
-	}
-	sptd_store_finalize(stmt);
 	return ret < 0 ? ret : 0;
 }
 
 int sptd_col_derive_all(struct sptd_store *st, int jobs)
 {
-	static const char *const derived[] = {
-		"process", "thread", "sched_slice", "thread_state", "irq_slice",
-		"softirq_slice", "slice", "sample", "callsite", "gap", "stats", NULL,
-	};
 	struct sptd_col_tasks *tasks = NULL;
 	const char *stage = "clearing derived tables";
 	int ret = 0;
 
 	if (!st)
 		return -EINVAL;
-	for (int i = 0; derived[i] && ret >= 0; i++)
-		ret = sptd_store_table_clear(st, derived[i]);
+	ret = sptd_store_derived_clear(st);
 	if (ret >= 0 && (ret = sptd_col_tasks_create(&tasks)) < 0)
 		stage = "task table";
 	if (ret >= 0 && (ret = load_tasks(st, tasks)) < 0)

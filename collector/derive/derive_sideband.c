@@ -53,10 +53,35 @@ static int on_gap_record(void *arg, const struct sptd_col_pt_record *r)
 	return ret;
 }
 
+/* What the sideband reader hands the record parser. */
+struct sideband_ctx {
+	struct gap_ctx *g;            /* where gap rows go */
+	uint64_t sample_type;         /* of the sideband records */
+};
+
+static int on_sideband(void *arg, const struct sptd_store_chunk_row *row)
+{
+	struct sideband_ctx *sc = arg;
+	struct gap_ctx *g = sc->g;
+	int n;
+
+	g->cpu = row->cpu;
+	if (!row->data || !row->len)
+		return 0;
+	n = sptd_col_pt_sideband_parse(row->data, row->len, sc->sample_type, on_gap_record, g);
+	if (n == -EBADMSG) {
+		/* what parsed is in; the rest is itself a gap */
+		n = sptd_store_gap_add(g->st, 0, 0, g->cpu, "sideband: malformed records skipped");
+		if (n >= 0)
+			g->rows++;
+	}
+	return n < 0 ? n : 0;
+}
+
 int sptd_col_derive_pt_sideband(struct sptd_store *st)
 {
-	struct sptd_store_stmt *stmt = NULL, *del = NULL;
 	struct gap_ctx g = { .st = st };
+	struct sideband_ctx sc = { .g = &g };
 	int64_t sample_type = (int64_t)sptd_col_pt_sideband_sample_type();
 	int ret;
 
@@ -64,31 +89,9 @@ int sptd_col_derive_pt_sideband(struct sptd_store *st)
 		return -EINVAL;
 	sptd_store_meta_get_int(st, "perf_clock_offset_ns", &g.offset_ns);
 	sptd_store_meta_get_int(st, "pt_sideband_sample_type", &sample_type);
-	ret = sptd_store_prepare(st, "DELETE FROM gap WHERE reason LIKE 'sideband: %'", &del);
-	while (ret >= 0 && (ret = sptd_store_step(del)) == 1)
-		;
-	sptd_store_finalize(del);
-	if (ret < 0)
-		return ret;
-	ret = sptd_store_prepare(st, "SELECT cpu, data FROM raw_sideband ORDER BY cpu, seq", &stmt);
-	while (ret >= 0 && (ret = sptd_store_step(stmt)) == 1) {
-		size_t len = 0;
-		const void *data = sptd_store_column_blob(stmt, 1, &len);
-		int n;
-
-		g.cpu = (int)sptd_store_column_int(stmt, 0);
-		if (!data || !len)
-			continue;
-		n = sptd_col_pt_sideband_parse(data, len, (uint64_t)sample_type, on_gap_record, &g);
-		if (n == -EBADMSG) {
-			/* what parsed is in; the rest is itself a gap */
-			n = sptd_store_gap_add(st, 0, 0, g.cpu, "sideband: malformed records skipped");
-			if (n >= 0)
-				g.rows++;
-		}
-		if (n < 0)
-			ret = n;
-	}
-	sptd_store_finalize(stmt);
+	sc.sample_type = (uint64_t)sample_type;
+	ret = sptd_store_gap_clear(st, "sideband: ");
+	if (ret >= 0)
+		ret = sptd_store_raw_sideband_each(st, on_sideband, &sc);
 	return ret < 0 ? ret : g.rows;
 }

@@ -56,7 +56,6 @@ int sptd_col_pt_imgcache_path(const char *dir, const char *build_id, const char 
 
 struct sptd_col_pt_imgfind {
 	struct sptd_store *st;       /* the incident; borrowed */
-	struct sptd_store_stmt *embedded; /* SELECT from raw_file; NULL: no such table */
 	char cache_dir[PATH_MAX];    /* "" none */
 	char tmp_dir[PATH_MAX];      /* where embedded files are unpacked; "" not yet */
 	char where[PATH_MAX];        /* the last answer */
@@ -78,9 +77,6 @@ int sptd_col_pt_imgfind_create(struct sptd_store *st, struct sptd_col_pt_imgfind
 		snprintf(f->cache_dir, sizeof(f->cache_dir), "%s", env);
 	else if (sptd_store_meta_get(st, "pt_image_cache", f->cache_dir, sizeof(f->cache_dir)) < 0)
 		snprintf(f->cache_dir, sizeof(f->cache_dir), "%s", sptd_col_pt_imgcache_default());
-	/* raw_file exists only in incidents that embed files */
-	if (sptd_store_prepare(st, "SELECT data FROM raw_file WHERE dso_id = ?", &f->embedded) < 0)
-		f->embedded = NULL;
 	*out = f;
 	return 0;
 }
@@ -127,9 +123,24 @@ static int unpack(struct sptd_col_pt_imgfind *f, int64_t id, const char *path,
 	return ret;
 }
 
+/* Which dso the raw_file reader's bytes belong to. */
+struct unpack_ctx {
+	struct sptd_col_pt_imgfind *f;   /* the lookup */
+	int64_t dso_id;                  /* the dso */
+	const char *path;                /* its recorded path */
+};
+
+static int on_embedded(void *arg, const void *data, size_t len)
+{
+	const struct unpack_ctx *u = arg;
+
+	return unpack(u->f, u->dso_id, u->path, data, len);
+}
+
 int sptd_col_pt_imgfind_lookup(struct sptd_col_pt_imgfind *f, int64_t dso_id, const char *path,
                                const char *build_id, const char **where)
 {
+	struct unpack_ctx u;
 	char bid[130];
 	int ret;
 
@@ -139,26 +150,15 @@ int sptd_col_pt_imgfind_lookup(struct sptd_col_pt_imgfind *f, int64_t dso_id, co
 	if (build_id && !build_id[0])
 		build_id = NULL;
 	/* 1. embedded in the incident */
-	if (f->embedded) {
-		sptd_store_reset(f->embedded);
-		sptd_store_bind_int(f->embedded, 1, dso_id);
-		ret = sptd_store_step(f->embedded);
-		if (ret < 0)
-			return ret;
-		if (ret == 1) {
-			size_t len = 0;
-			const void *data = sptd_store_column_blob(f->embedded, 0, &len);
-
-			if (data && len) {
-				ret = unpack(f, dso_id, path, data, len);
-				sptd_store_reset(f->embedded);
-				if (ret < 0)
-					return ret;
-				*where = f->where;
-				return SPTD_PT_IMAGE_EMBEDDED;
-			}
-		}
-		sptd_store_reset(f->embedded);
+	u.f = f;
+	u.dso_id = dso_id;
+	u.path = path;
+	ret = sptd_store_raw_file_read(f->st, dso_id, on_embedded, &u);
+	if (ret < 0)
+		return ret;
+	if (ret == 1) {
+		*where = f->where;
+		return SPTD_PT_IMAGE_EMBEDDED;
 	}
 	/* 2. the image cache, by build-id */
 	if (build_id && f->cache_dir[0] &&
@@ -214,7 +214,6 @@ void sptd_col_pt_imgfind_destroy(struct sptd_col_pt_imgfind *f)
 {
 	if (!f)
 		return;
-	sptd_store_finalize(f->embedded);
 	if (f->tmp_dir[0])
 		remove_tmp(f->tmp_dir);
 	free(f);

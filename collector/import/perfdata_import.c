@@ -507,19 +507,10 @@ static int store_images(struct pd_ctx *c, int every_task)
 				ret = sptd_store_dso_add(c->st, next_dso++, m->path, bid[0] ? bid : NULL);
 			continue;
 		}
-		{
-			/* the same file found for an earlier mapping: its dso row */
-			struct sptd_store_stmt *stmt = NULL;
-
-			ret = sptd_store_prepare(c->st, "SELECT id FROM dso WHERE path = ?", &stmt);
-			if (ret >= 0)
-				ret = sptd_store_bind_text(stmt, 1, found);
-			if (ret >= 0 && (ret = sptd_store_step(stmt)) == 1)
-				dso = sptd_store_column_int(stmt, 0);
-			sptd_store_finalize(stmt);
-			if (ret < 0)
-				break;
-		}
+		/* the same file found for an earlier mapping: its dso row */
+		ret = sptd_store_dso_find_path(c->st, found, &dso);
+		if (ret < 0)
+			break;
 		if (!is_kernel) {
 			ret = sptd_dec_symfile_load_elf(found, &sf);
 			if (ret >= 0)

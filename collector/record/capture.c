@@ -242,7 +242,6 @@ static int pt_images(struct sptd_col_service *s, struct sptd_store *st)
 	ret = sptd_col_symcap_create(st, &sc);
 	for (int i = 0; i < npids && ret >= 0; i++) {
 		int r = sptd_col_symcap_task(sc, pids[i]);
-		char sql[96];
 		int64_t maps = 0;
 
 		if (r == -ENOMEM || r == -ENOSPC || r == -EIO) {
@@ -250,8 +249,7 @@ static int pt_images(struct sptd_col_service *s, struct sptd_store *st)
 			break;
 		}
 		/* exited (or a zombie without maps): the sideband remembers */
-		snprintf(sql, sizeof(sql), "SELECT count(*) FROM raw_mmap WHERE pid = %d", pids[i]);
-		if (r < 0 || (sptd_store_query_int(st, sql, &maps) >= 0 && maps == 0))
+		if (r < 0 || (sptd_store_raw_mmap_count(st, pids[i], &maps) >= 0 && maps == 0))
 			gone[ngone++] = pids[i];
 	}
 	if (ret >= 0)
@@ -394,7 +392,7 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 			sptd_col_log(LOG_ERR, "decoding the capture: %s", store_reason(c.st, ret));
 	}
 	if (ret >= 0) {
-		sptd_store_query_int(c.st, "SELECT count(*) FROM sched_slice", &slices);
+		sptd_store_count(c.st, SPTD_STORE_T_SCHED_SLICE, &slices);
 		ret = sptd_store_commit(c.st);
 	}
 	nsamples = (int64_t)c.nsamples;

@@ -23,8 +23,6 @@ struct exited_ctx {
 	struct sptd_store *st;       /* where rows go; borrowed */
 	const int *pids;             /* processes to rebuild, any order */
 	int npids;                   /* count of @pids */
-	struct sptd_store_stmt *find_dso;  /* dso by path and build-id */
-	struct sptd_store_stmt *find_map;  /* raw_mmap row already there */
 	int rows;                    /* raw_mmap rows added */
 };
 
@@ -39,18 +37,11 @@ static int wanted(const struct exited_ctx *c, int pid)
 /* The dso row of @path with @build_id (NULL: none), added when new. */
 static int dso_for(struct exited_ctx *c, const char *path, const char *build_id, int64_t *id)
 {
-	int ret;
+	int ret = sptd_store_dso_find(c->st, path, build_id, id);
 
-	sptd_store_reset(c->find_dso);
-	sptd_store_bind_text(c->find_dso, 1, path);
-	sptd_store_bind_text(c->find_dso, 2, build_id);
-	ret = sptd_store_step(c->find_dso);
-	if (ret == 1)
-		*id = sptd_store_column_int(c->find_dso, 0);
-	sptd_store_reset(c->find_dso);
 	if (ret != 0)
 		return ret < 0 ? ret : 0;
-	ret = sptd_store_query_int(c->st, "SELECT coalesce(max(id), 0) + 1 FROM dso", id);
+	ret = sptd_store_next_id(c->st, SPTD_STORE_T_DSO, id);
 	if (ret < 0)
 		return ret;
 	return sptd_store_dso_add(c->st, *id, path, build_id);
@@ -79,13 +70,7 @@ static int on_mmap2(void *arg, const struct sptd_col_pt_record *r)
 	if (ret < 0)
 		return ret;
 	/* the same mapping seen twice (a record on two rings) is one row */
-	sptd_store_reset(c->find_map);
-	sptd_store_bind_int(c->find_map, 1, r->pid);
-	sptd_store_bind_int(c->find_map, 2, (int64_t)r->addr);
-	sptd_store_bind_int(c->find_map, 3, (int64_t)(r->addr + r->len));
-	sptd_store_bind_int(c->find_map, 4, dso_id);
-	ret = sptd_store_step(c->find_map);
-	sptd_store_reset(c->find_map);
+	ret = sptd_store_raw_mmap_has(c->st, r->pid, r->addr, r->addr + r->len, dso_id);
 	if (ret != 0)
 		return ret < 0 ? ret : 0;
 	ret = sptd_store_raw_mmap_add(c->st, r->pid, r->addr, r->addr + r->len, r->pgoff, dso_id,
@@ -95,26 +80,12 @@ static int on_mmap2(void *arg, const struct sptd_col_pt_record *r)
 	return ret;
 }
 
-static int exited_begin(struct exited_ctx *c, struct sptd_store *st, const int *pids, int npids)
+static void exited_begin(struct exited_ctx *c, struct sptd_store *st, const int *pids, int npids)
 {
-	int ret;
-
 	memset(c, 0, sizeof(*c));
 	c->st = st;
 	c->pids = pids;
 	c->npids = npids;
-	ret = sptd_store_prepare(st, "SELECT id FROM dso WHERE path = ? AND build_id IS ?",
-	                         &c->find_dso);
-	if (ret >= 0)
-		ret = sptd_store_prepare(st, "SELECT 1 FROM raw_mmap WHERE pid = ? AND start = ? "
-		                         "AND end = ? AND dso_id = ?", &c->find_map);
-	return ret < 0 ? ret : 0;
-}
-
-static void exited_end(struct exited_ctx *c)
-{
-	sptd_store_finalize(c->find_dso);
-	sptd_store_finalize(c->find_map);
 }
 
 int sptd_col_pt_mmaps_from_records(struct sptd_store *st, const void *buf, size_t len,
@@ -127,10 +98,8 @@ int sptd_col_pt_mmaps_from_records(struct sptd_store *st, const void *buf, size_
 		return -EINVAL;
 	if (npids == 0 || len == 0)
 		return 0;
-	ret = exited_begin(&c, st, pids, npids);
-	if (ret >= 0)
-		ret = sptd_col_pt_sideband_parse(buf, len, sample_type, on_mmap2, &c);
-	exited_end(&c);
+	exited_begin(&c, st, pids, npids);
+	ret = sptd_col_pt_sideband_parse(buf, len, sample_type, on_mmap2, &c);
 	/* records after a malformed one are lost, not the ones before */
 	if (ret == -EBADMSG)
 		ret = 0;
@@ -147,10 +116,8 @@ int sptd_col_pt_mmaps_exited(const struct sptd_col_pt *pt, struct sptd_store *st
 		return -EINVAL;
 	if (npids == 0)
 		return 0;
-	ret = exited_begin(&c, st, pids, npids);
-	if (ret >= 0)
-		ret = sptd_col_pt_records(pt, on_mmap2, &c);
-	exited_end(&c);
+	exited_begin(&c, st, pids, npids);
+	ret = sptd_col_pt_records(pt, on_mmap2, &c);
 	if (ret >= 0)
 		ret = sptd_store_meta_set_int(st, "pt_exited_mmaps", c.rows);
 	return ret < 0 ? ret : c.rows;

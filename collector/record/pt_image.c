@@ -28,7 +28,7 @@ static int64_t next_dso_id(struct sptd_store *st)
 {
 	int64_t id = 1;
 
-	if (sptd_store_query_int(st, "SELECT coalesce(max(id), 0) + 1 FROM dso", &id) < 0)
+	if (sptd_store_next_id(st, SPTD_STORE_T_DSO, &id) < 0)
 		id = 1;
 	return id;
 }

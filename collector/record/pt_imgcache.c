@@ -186,45 +186,49 @@ static void file_dsos_free(struct file_dso *d, size_t n)
 	free(d);
 }
 
-/* Every dso row naming a file, read out before rows are added. */
+/* The dso rows naming a file, as file_dsos gathers them. */
+struct file_dsos_ctx {
+	struct file_dso *d;      /* rows so far */
+	size_t n, cap;           /* used / allocated */
+};
+
+static int on_dso(void *arg, const struct sptd_store_dso_row *row)
+{
+	struct file_dsos_ctx *fc = arg;
+	struct file_dso *d;
+
+	if (!row->path || row->path[0] != '/')
+		return 0;   /* [vdso], [kernel.kallsyms], anonymous code: no file */
+	if (fc->n == fc->cap) {
+		size_t cap = fc->cap ? fc->cap * 2 : 64;
+		struct file_dso *more = realloc(fc->d, cap * sizeof(*more));
+
+		if (!more)
+			return -ENOMEM;
+		fc->d = more;
+		fc->cap = cap;
+	}
+	d = &fc->d[fc->n++];
+	d->id = row->id;
+	d->path = strdup(row->path);
+	d->build_id = row->build_id ? strdup(row->build_id) : NULL;
+	if (!d->path || (row->build_id && !d->build_id))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Every dso row naming a file, by id, read out before rows are added. */
 static int file_dsos(struct sptd_store *st, struct file_dso **out, size_t *count)
 {
-	struct sptd_store_stmt *stmt = NULL;
-	struct file_dso *d = NULL;
-	size_t n = 0, cap = 0;
-	int ret;
+	struct file_dsos_ctx fc = { 0 };
+	int ret = sptd_store_dso_each(st, on_dso, &fc);
 
-	ret = sptd_store_prepare(st, "SELECT id, path, build_id FROM dso WHERE path LIKE '/%' "
-	                         "ORDER BY id", &stmt);
-	while (ret >= 0 && (ret = sptd_store_step(stmt)) == 1) {
-		const char *path = sptd_store_column_text(stmt, 1);
-		const char *bid = sptd_store_column_text(stmt, 2);
-
-		if (n == cap) {
-			struct file_dso *more = realloc(d, (cap = cap ? cap * 2 : 64) * sizeof(*d));
-
-			if (!more) {
-				ret = -ENOMEM;
-				break;
-			}
-			d = more;
-		}
-		d[n].id = sptd_store_column_int(stmt, 0);
-		d[n].path = strdup(path ? path : "");
-		d[n].build_id = bid ? strdup(bid) : NULL;
-		n++;
-		if (!d[n - 1].path || (bid && !d[n - 1].build_id)) {
-			ret = -ENOMEM;
-			break;
-		}
-	}
-	sptd_store_finalize(stmt);
 	if (ret < 0) {
-		file_dsos_free(d, n);
+		file_dsos_free(fc.d, fc.n);
 		return ret;
 	}
-	*out = d;
-	*count = n;
+	*out = fc.d;
+	*count = fc.n;
 	return 0;
 }
 

@@ -82,7 +82,6 @@ static int grow(void **arr, size_t *cap, size_t used, size_t elem)
 int sptd_col_symcap_create(struct sptd_store *st, struct sptd_col_symcap **out)
 {
 	struct sptd_col_symcap *c;
-	int64_t max_id = 0;
 
 	if (!st || !out)
 		return -EINVAL;
@@ -91,13 +90,10 @@ int sptd_col_symcap_create(struct sptd_store *st, struct sptd_col_symcap **out)
 	if (!c)
 		return -ENOMEM;
 	c->st = st;
-	if (sptd_store_query_int(st, "SELECT coalesce(max(id), 0) FROM dso", &max_id) < 0)
-		max_id = 0;
-	c->next_dso_id = max_id + 1;
-	max_id = 0;
-	if (sptd_store_query_int(st, "SELECT coalesce(max(id), 0) FROM symbol", &max_id) < 0)
-		max_id = 0;
-	c->next_sym_id = max_id + 1;
+	if (sptd_store_next_id(st, SPTD_STORE_T_DSO, &c->next_dso_id) < 0)
+		c->next_dso_id = 1;
+	if (sptd_store_next_id(st, SPTD_STORE_T_SYMBOL, &c->next_sym_id) < 0)
+		c->next_sym_id = 1;
 	*out = c;
 	return 0;
 }
