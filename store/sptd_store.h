@@ -16,8 +16,8 @@
  * Updating (sysptd decode): sptd_store_open(path, 1, ...) begins one
  * transaction on the existing file; derived tables are cleared with
  * sptd_store_derived_clear() (or one at a time, sptd_store_table_clear())
- * and refilled; sptd_store_commit() makes it
- * visible.  destroy without commit rolls back: nothing is lost.
+ * and refilled; sptd_store_commit() makes it visible.  destroy without
+ * commit rolls back: nothing is lost.
  *
  * Units: ts and dur are int64 nanoseconds on the clock named in meta
  * "clock".  ids that other rows refer to (upid, utid, dso, symbol, callsite,

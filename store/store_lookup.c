@@ -15,12 +15,28 @@ static int table_ok(struct sptd_store *st, int table, const char *what)
 	return sptd_store_fail(st, -EINVAL, "%s: no table %d in the schema", what, table);
 }
 
+/* The one value of named statement @q (text @sql) in *@value.  Its
+ * aggregate always gives a row: none is a broken invariant (-EIO). */
+static int value_of(struct sptd_store *st, int q, const char *sql, const char *what,
+                    int64_t *value)
+{
+	sqlite3_stmt *s;
+	int owned, ret;
+
+	s = sptd_store_named_get(st, q, sql, what, &owned, &ret);
+	if (!s)
+		return ret;
+	ret = sptd_store_named_one(st, s, owned, what, value);
+	if (ret == 0)
+		return sptd_store_fail(st, -EIO, "%s: the query gave no row", what);
+	return ret < 0 ? ret : 0;
+}
+
 int sptd_store_count(struct sptd_store *st, enum sptd_store_table_id table, int64_t *n)
 {
 	static const char what[] = "counting rows";
 	char sql[96];
-	sqlite3_stmt *s;
-	int owned, ret;
+	int ret;
 
 	SPTD_STORE_REQUIRE(st, n, what, "n is NULL");
 	ret = table_ok(st, (int)table, what);
@@ -29,11 +45,7 @@ int sptd_store_count(struct sptd_store *st, enum sptd_store_table_id table, int6
 	/* "trigger" is an SQL keyword: quote every name */
 	snprintf(sql, sizeof(sql), "SELECT count(*) FROM \"%s\"",
 	         sptd_store_table_defs[table].name);
-	s = sptd_store_named_get(st, SPTD_STORE_Q_COUNT_OF + (int)table, sql, what, &owned, &ret);
-	if (!s)
-		return ret;
-	ret = sptd_store_named_one(st, s, owned, what, n);
-	return ret < 0 ? ret : 0;
+	return value_of(st, SPTD_STORE_Q_COUNT_OF + (int)table, sql, what, n);
 }
 
 int sptd_store_raw_mmap_count(struct sptd_store *st, int pid, int64_t *n)
@@ -57,8 +69,7 @@ int sptd_store_next_id(struct sptd_store *st, enum sptd_store_table_id table, in
 	static const char what[] = "choosing the next id";
 	const struct sptd_store_table_def *t;
 	char sql[128];
-	sqlite3_stmt *s;
-	int owned, ret;
+	int ret;
 
 	SPTD_STORE_REQUIRE(st, id, what, "id is NULL");
 	ret = table_ok(st, (int)table, what);
@@ -70,11 +81,7 @@ int sptd_store_next_id(struct sptd_store *st, enum sptd_store_table_id table, in
 		                       what, t->name);
 	snprintf(sql, sizeof(sql), "SELECT coalesce(max(\"%s\"), 0) + 1 FROM \"%s\"",
 	         t->id_col, t->name);
-	s = sptd_store_named_get(st, SPTD_STORE_Q_NEXT_ID_OF + (int)table, sql, what, &owned, &ret);
-	if (!s)
-		return ret;
-	ret = sptd_store_named_one(st, s, owned, what, id);
-	return ret < 0 ? ret : 0;
+	return value_of(st, SPTD_STORE_Q_NEXT_ID_OF + (int)table, sql, what, id);
 }
 
 int sptd_store_dso_find(struct sptd_store *st, const char *path, const char *build_id,

@@ -69,18 +69,29 @@ static int sym_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/* @arr of *@cap elements of @size bytes made twice as big (@first when
+ * empty): the new array, *@cap updated; NULL, both as they were, when out
+ * of memory. */
+static void *grow(void *arr, size_t *cap, size_t first, size_t size)
+{
+	size_t n = *cap ? *cap * 2 : first;
+	void *more = realloc(arr, n * size);
+
+	if (more)
+		*cap = n;
+	return more;
+}
+
 static int on_map(void *arg, const struct sptd_store_raw_mmap_row *row)
 {
 	struct derive *d = arg;
 
 	if (d->nmaps == d->maps_cap) {
-		size_t cap = d->maps_cap ? d->maps_cap * 2 : 256;
-		struct derive_map *n = realloc(d->maps, cap * sizeof(*n));
+		struct derive_map *more = grow(d->maps, &d->maps_cap, 256, sizeof(*more));
 
-		if (!n)
+		if (!more)
 			return -ENOMEM;
-		d->maps = n;
-		d->maps_cap = cap;
+		d->maps = more;
 	}
 	d->maps[d->nmaps++] = (struct derive_map){
 		.pid = row->pid,
@@ -108,13 +119,11 @@ static int on_sym(void *arg, const struct sptd_store_symbol_row *row)
 	struct derive *d = arg;
 
 	if (d->nsyms == d->syms_cap) {
-		size_t cap = d->syms_cap ? d->syms_cap * 2 : 1024;
-		struct derive_sym *n = realloc(d->syms, cap * sizeof(*n));
+		struct derive_sym *more = grow(d->syms, &d->syms_cap, 1024, sizeof(*more));
 
-		if (!n)
+		if (!more)
 			return -ENOMEM;
-		d->syms = n;
-		d->syms_cap = cap;
+		d->syms = more;
 	}
 	d->syms[d->nsyms++] = (struct derive_sym){
 		.id = row->id,
