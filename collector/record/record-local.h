@@ -72,8 +72,6 @@ struct sptd_col_service {
 	int aux_refused_logged;    /* the kernel's refusal was said once */
 };
 
-/* CLOCK_MONOTONIC now, in ns: the incident clock of the service. */
-int64_t sptd_col_now_ns(void);
 /* 1 when the service records Intel PT (source "pt"). */
 int sptd_col_record_is_pt(const struct sptd_col_service *s);
 /* Freeze, copy the window around @fire, re-arm, then decode and write one

@@ -27,14 +27,6 @@
 /* ---- state ----------------------------------------------------------------- */
 
 
-int64_t sptd_col_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void log_stderr(void *ctx, int level, const char *msg)
 {
 	const struct sptd_col_record_opts *o = ctx;
@@ -127,28 +119,12 @@ static size_t sample_ring_pages(const struct sptd_col_record_opts *o)
  * (warm-up, cooldown) are undone by restart_frozen_ftrace(). */
 static void install_kernel_freeze(struct sptd_col_service *s, const struct sptd_col_trigger_spec *spec)
 {
-	char filter[512] = "";
-	const char *system = spec->system, *event = spec->event;
+	char system[64], event[128], filter[512];
 	int ret;
 
-	if (spec->kind == SPTD_TRIG_TRACEPOINT) {
-		snprintf(filter, sizeof(filter), "%s", spec->filter);
-	} else if (spec->kind == SPTD_TRIG_IRQ && spec->min_ns == 0) {
-		int irqs[16], n = 0;
-		size_t off = 0;
-
-		system = "irq";
-		event = "irq_handler_entry";
-		if (spec->irq_name[0])
-			n = sptd_col_irq_lookup("/proc/interrupts", spec->irq_name, irqs, 16);
-		else if (spec->irq >= 0)
-			irqs[n++] = spec->irq;
-		for (int i = 0; i < n && off < sizeof(filter); i++)
-			off += (size_t)snprintf(filter + off, sizeof(filter) - off, "%sirq==%d",
-			                        i ? " || " : "", irqs[i]);
-	} else {
+	if (sptd_col_trigger_freeze_point(spec, system, sizeof(system), event, sizeof(event),
+	                                  filter, sizeof(filter)) != 1)
 		return;
-	}
 	ret = sptd_sched_trace_freeze_on(s->trace, system, event, filter[0] ? filter : NULL);
 	if (ret < 0)
 		sptd_col_log(LOG_WARNING, "cannot install a traceoff trigger on %s:%s (%s); "
@@ -356,14 +332,10 @@ static int run_loop(struct sptd_col_service *s)
 				}
 			}
 		}
-		/* An automatic trigger acts only once the rings hold a whole
-		 * window (right after start or a capture they do not yet) and
-		 * the cooldown is over; a manual one always acts, and what is
-		 * missing becomes a gap. */
-		not_before = s->armed_at + s->o->window_ns;
-		if (s->o->cooldown_ns && s->last_capture &&
-		    s->last_capture + s->o->cooldown_ns > not_before)
-			not_before = s->last_capture + s->o->cooldown_ns;
+		/* automatic triggers wait for a whole window and the cooldown;
+		 * a manual one always acts, and what is missing becomes a gap */
+		not_before = sptd_col_trigger_not_before(s->armed_at, s->o->window_ns,
+		                                         s->last_capture, s->o->cooldown_ns);
 		for (int i = 0; i < s->ntrig; i++)
 			if (sptd_col_trigger_check(s->trig[i], not_before, &fire) == 1 && fire.ts < best.ts) {
 				best = fire;

@@ -11,7 +11,7 @@
 
 struct sptd_store;
 
-/* ---- triggers (trigger_parse.c) ------------------------------------------ */
+/* ---- triggers (trigger_parse.c, trigger_irq.c) ---------------------------- */
 
 enum sptd_col_trigger_kind {
 	SPTD_TRIG_IRQ = 1,       /* irq[=NUM|NAME][,min=DUR] */
