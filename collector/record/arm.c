@@ -1,7 +1,7 @@
 /* arm.c — turning the service's sources on and off: choosing the source,
- * arming the ftrace instance, PT or the sampler and the triggers;
- * re-arming after a capture; undoing what a hit that did not fire froze;
- * disarming.
+ * sizing every ring (the capture plan, plan.c), arming the ftrace
+ * instance, PT or the sampler and the triggers; re-arming after a capture;
+ * undoing what a hit that did not fire froze; disarming.
  *
  * service.c runs the loop and calls in here; capture.c re-arms from here
  * once the window is copied.  Nothing here calls either. */
@@ -50,16 +50,39 @@ int sptd_col_record_choose_source(struct sptd_col_service *s)
 	return 0;
 }
 
-/* PT: the AUX ring from --buffer/--window; the ftrace ring from the window. */
+/* The plan for the chosen source; PT reads the PMU's limits for it. */
+static int make_plan(struct sptd_col_service *s)
+{
+	struct sptd_col_pt_pmu pmu;
+	char err[512];
+	int ret;
+
+	if (s->source == SPTD_SOURCE_PT) {
+		ret = sptd_col_pt_pmu_read(&pmu, err, sizeof(err));
+		if (ret < 0) {
+			sptd_col_log(LOG_ERR, "cannot open Intel PT: %s", err);
+			s->pt_failed = 1;
+			return ret;
+		}
+	}
+	ret = sptd_col_plan_compute(s->o, s->source, s->source == SPTD_SOURCE_PT ? &pmu : NULL,
+	                            (size_t)sysconf(_SC_PAGESIZE), &s->plan);
+	if (ret < 0)
+		sptd_col_log(LOG_ERR, "cannot size the buffers: %s", strerror(-ret));
+	return ret;
+}
+
+/* PT: the AUX and sideband rings as the plan says. */
 static int arm_pt(struct sptd_col_service *s)
 {
 	struct sptd_col_pt_config cfg = {
 		.req = { .timing = s->o->timing, .user_only = s->o->user_only,
-		         .aux_bytes = s->o->buffer_bytes, .window_ns = s->o->window_ns + s->o->post_ns },
+		         .aux_bytes = s->plan.aux.bytes, .window_ns = s->plan.span_ns },
 		.cpus = s->cpus,
 		.ncpus = s->ncpus,
+		.sideband_pages = s->plan.sideband_pages,
 	};
-	const struct sptd_col_pt_setup *setup;
+	const struct sptd_col_plan_aux *aux = &s->plan.aux;
 	char err[512];
 	int ret = sptd_col_pt_create(&cfg, &s->pt, err, sizeof(err));
 
@@ -68,25 +91,11 @@ static int arm_pt(struct sptd_col_service *s)
 		s->pt_failed = 1;
 		return ret;
 	}
-	setup = sptd_col_pt_setup(s->pt);
 	sptd_col_log(LOG_INFO, "intel_pt config %s; AUX ring %" PRIu64 " KiB per CPU holds about %"
-	             PRId64 " us of a busy CPU (at %" PRIu64 " MB/s)%s", setup->desc,
-	             setup->aux_bytes / 1024, setup->coverage_ns / 1000, setup->rate_bytes_s / 1000000,
-	             setup->coverage_ns < s->o->window_ns + s->o->post_ns ?
-	             ": less than the window, raise --buffer" : "");
+	             PRId64 " us of a busy CPU (at %" PRIu64 " MB/s)%s", sptd_col_pt_setup(s->pt)->desc,
+	             aux->bytes / 1024, aux->coverage_ns / 1000, aux->rate_bytes_s / 1000000,
+	             aux->coverage_ns < s->plan.span_ns ? ": less than the window, raise --buffer" : "");
 	return 0;
-}
-
-static size_t sample_ring_pages(const struct sptd_col_record_opts *o)
-{
-	/* ~1 KiB per sample with a deep call chain; twice the span. */
-	double span_s = (double)(o->window_ns + o->post_ns) / 1e9;
-	uint64_t bytes = (uint64_t)(span_s * o->freq * 1024.0 * 2) + 65536;
-	size_t pages = 16;
-
-	while ((uint64_t)pages * 4096 < bytes && pages < 8192)
-		pages *= 2;
-	return pages;
 }
 
 /* ---- ftrace frozen by the kernel ------------------------------------------------ */
@@ -166,17 +175,14 @@ int sptd_col_record_arm(struct sptd_col_service *s)
 		.irq = 1,
 		.softirq = 1,
 	};
-	struct sptd_col_record_opts window_only = *s->o;
 	static int pt_fds[SPTD_MAX_CPUS];
-	char err[512];
-	int ret;
+	char err[512], sizes[256];
+	int ret = make_plan(s);
 
+	if (ret < 0)
+		return ret;
 	s->ftrace_clock = cfg.clock;
-	cfg.buffer_kb = (size_t)sptd_col_record_buffer_kb(s->o);
-	/* with PT, --buffer sizes the AUX ring, not the ftrace ring */
-	window_only.buffer_bytes = 0;
-	if (is_pt)
-		cfg.buffer_kb = (size_t)sptd_col_record_buffer_kb(&window_only);
+	cfg.buffer_kb = (size_t)s->plan.ftrace_kb;
 	ret = sptd_sched_trace_create(&cfg, &s->trace);
 	if (ret < 0) {
 		sptd_col_log(LOG_ERR, "cannot set up the ftrace instance: %s%s", strerror(-ret),
@@ -204,7 +210,7 @@ int sptd_col_record_arm(struct sptd_col_service *s)
 	if (!is_pt) {
 		struct sptd_col_sampler_config scfg = {
 			.freq = s->o->freq,
-			.ring_pages = sample_ring_pages(s->o),
+			.ring_pages = s->plan.sample_pages,
 			.use_clock = 1,
 			.exclude_kernel = s->o->user_only,
 			.max_stack = 127,
@@ -230,11 +236,11 @@ int sptd_col_record_arm(struct sptd_col_service *s)
 	}
 	sptd_col_seed_cpus(s->cpus, s->ncpus);
 	s->armed_at = sptd_col_now_ns();
-	sptd_col_log(LOG_INFO, "armed: source %s (%d Hz if sampling) on %d CPUs; ftrace ring %" PRIu64
-	             " KiB per CPU; window %" PRId64 " us + post %" PRId64 " us; %d trigger(s) + manual; "
-	             "incidents go to %s", s->source_name, s->o->freq, s->ncpus,
-	             sptd_col_record_buffer_kb(s->o), s->o->window_ns / 1000, s->o->post_ns / 1000,
-	             s->ntrig, s->o->output);
+	sptd_col_plan_describe(&s->plan, sizes, sizeof(sizes));
+	sptd_col_log(LOG_INFO, "armed: source %s (%d Hz if sampling) on %d CPUs; %s per CPU; "
+	             "window %" PRId64 " us + post %" PRId64 " us; %d trigger(s) + manual; "
+	             "incidents go to %s", s->source_name, s->o->freq, s->ncpus, sizes,
+	             s->o->window_ns / 1000, s->o->post_ns / 1000, s->ntrig, s->o->output);
 	return 0;
 }
 

@@ -125,7 +125,6 @@ static int write_meta(struct sptd_col_service *s, struct sptd_store *st, const s
 			{ "cpus", s->ncpus }, { "window_ns", s->o->window_ns }, { "post_ns", s->o->post_ns },
 			{ "window_start", wstart }, { "window_end", wend }, { "trigger_ts", fire->ts },
 			{ "sample_freq", s->o->freq },
-			{ "ftrace_buffer_kb", (int64_t)sptd_col_record_buffer_kb(s->o) },
 		};
 
 		for (size_t i = 0; i < sizeof(text) / sizeof(text[0]) && ret >= 0; i++)
@@ -133,6 +132,8 @@ static int write_meta(struct sptd_col_service *s, struct sptd_store *st, const s
 		for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]) && ret >= 0; i++)
 			ret = sptd_store_meta_set_int(st, ints[i].key, ints[i].value);
 	}
+	if (ret >= 0)
+		ret = sptd_col_plan_meta_write(&s->plan, st);
 	return ret;
 }
 

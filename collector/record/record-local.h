@@ -8,6 +8,7 @@
 #include "sptd_col_perf.h"
 #include "sptd_col_derive.h"
 #include "sptd_col_record.h"
+#include "plan-local.h"
 #include "sampling-local.h"
 #include "trigger-local.h"
 
@@ -42,9 +43,6 @@ void sptd_col_symcap_destroy(struct sptd_col_symcap *c);
 int sptd_col_seed_cpus(const int *cpus, int ncpus);
 
 
-/* ftrace ring KiB per CPU for @o: --buffer, or sized from the window. */
-uint64_t sptd_col_record_buffer_kb(const struct sptd_col_record_opts *o);
-
 /* Delete the oldest incident-*.db files in @dir beyond @keep.  Returns how
  * many were removed. */
 int sptd_col_retention(const char *dir, int keep);
@@ -57,6 +55,7 @@ struct sptd_col_service {
 	int cpus[SPTD_MAX_CPUS], ncpus; /* online CPUs, all recorded */
 	enum sptd_col_source source; /* the source chosen: PT or SAMPLE */
 	const char *source_name;     /* "pt" or "sample", for logs and meta */
+	struct sptd_col_plan plan;   /* every ring's size (arm.c computes it) */
 	const char *ftrace_clock;    /* trace_clock of the ftrace instance */
 	struct sptd_sched_trace *trace; /* the ftrace instance */
 	struct sptd_col_sampler *sampler; /* the sampling source, else NULL */
@@ -80,7 +79,7 @@ struct sptd_col_service {
 /* Resolve --source (auto: PT when the machine has it) into s->source and
  * s->source_name, saying which.  -ENODEV: --source pt without Intel PT. */
 int sptd_col_record_choose_source(struct sptd_col_service *s);
-/* Create the ftrace instance, open PT or the
+/* Size every ring (s->plan), create the ftrace instance, open PT or the
  * sampler and the triggers, start them, and say "armed:".  Errors are
  * logged; s->pt_failed tells a PT failure.  What was armed is undone by
  * sptd_col_record_disarm(). */
