@@ -118,14 +118,13 @@ static int write_meta(struct sptd_col_service *s, struct sptd_store *st, const s
 			{ "sysptd_version", SPTD_VERSION }, { "created", created }, { "host", host },
 			{ "kernel", u.release }, { "kernel_version", u.version }, { "machine", u.machine },
 			{ "cpu_model", model }, { "source", s->source_name }, { "clock", "monotonic" },
-			{ "ftrace_clock", sptd_col_record_is_pt(s) ? "x86-tsc" : "mono" }, { "trigger_spec", spec }, { "command", s->o->command },
+			{ "ftrace_clock", s->ftrace_clock }, { "trigger_spec", spec }, { "command", s->o->command },
 			{ "trigger_kind", fire->spec ? fire->spec->text : "manual" },
 		};
 		const struct { const char *key; int64_t value; } ints[] = {
 			{ "cpus", s->ncpus }, { "window_ns", s->o->window_ns }, { "post_ns", s->o->post_ns },
 			{ "window_start", wstart }, { "window_end", wend }, { "trigger_ts", fire->ts },
 			{ "sample_freq", s->o->freq },
-			{ "ftrace_buffer_kb", (int64_t)sptd_col_record_buffer_kb(s->o) },
 		};
 
 		for (size_t i = 0; i < sizeof(text) / sizeof(text[0]) && ret >= 0; i++)
@@ -133,6 +132,8 @@ static int write_meta(struct sptd_col_service *s, struct sptd_store *st, const s
 		for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]) && ret >= 0; i++)
 			ret = sptd_store_meta_set_int(st, ints[i].key, ints[i].value);
 	}
+	if (ret >= 0)
+		ret = sptd_col_plan_meta_write(&s->plan, st);
 	return ret;
 }
 
@@ -274,27 +275,6 @@ static int pt_images(struct sptd_col_service *s, struct sptd_store *st)
 	if (ret >= 0)
 		ret = sptd_col_pt_images_files(st, s->o->image_cache, s->o->portable);
 	return ret < 0 ? ret : 0;
-}
-
-void sptd_col_record_rearm(struct sptd_col_service *s)
-{
-	int ret = sptd_sched_trace_reset(s->trace);
-
-	if (ret >= 0)
-		ret = sptd_sched_trace_start(s->trace);
-	if (ret < 0)
-		sptd_col_log(LOG_ERR, "cannot re-arm the ftrace instance: %s", strerror(-ret));
-	sptd_col_seed_cpus(s->cpus, s->ncpus);
-	if (s->sampler)
-		sptd_col_sampler_pause(s->sampler, 0);
-	if (s->pt)
-		sptd_col_pt_enable(s->pt);
-	for (int i = 0; i < s->ntrig; i++)
-		sptd_col_trigger_drain(s->trig[i]);
-	/* after the drain: hits during the capture paused PT again */
-	if (s->pt && s->aux_pause)
-		sptd_col_pt_resume(s->pt);
-	s->armed_at = sptd_col_now_ns();
 }
 
 static void incident_path(struct sptd_col_service *s, char *buf, size_t len)

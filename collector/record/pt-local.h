@@ -19,8 +19,6 @@
 /* Read ROOT/bus/event_source/devices/intel_pt/@rel into @buf, first line
  * only.  -errno of the read. */
 int sptd_col_pt_read_sysfs(const char *rel, char *buf, size_t len);
-/* Largest AUX ring the PMU's ToPA capabilities allow per CPU. */
-uint64_t sptd_col_pt_aux_max(const struct sptd_col_pt_pmu *pmu);
 
 /* The CPU as libipt wants it described. */
 struct sptd_col_pt_cpu {

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "plan-local.h"
 #include "pt-local.h"
 
 #define PT_DEVICE "bus/event_source/devices/intel_pt"
@@ -266,25 +267,12 @@ static void append(char *desc, size_t len, const char *name, int value)
 		snprintf(desc + used, len - used, "%s%s=%d", used ? "," : "", name, value);
 }
 
-uint64_t sptd_col_pt_aux_max(const struct sptd_col_pt_pmu *pmu)
-{
-	/* Without multiple ToPA entries the kernel needs the whole ring as one
-	 * table entry: one high-order allocation (MAX_ORDER: 4 MiB on x86). */
-	if (!pmu->topa_multiple)
-		return 4ull << 20;
-	return 1ull << 30;
-}
-
 int sptd_col_pt_setup_build(const struct sptd_col_pt_pmu *pmu,
                             const struct sptd_col_pt_request *req,
                             struct sptd_col_pt_setup *out, char *err, size_t errlen)
 {
-	/* PT bytes per second of one busy CPU at each level: branchy code with
-	 * timing runs 100-400 MB/s; these are middle-of-the-road figures used
-	 * for sizing and for the coverage printed at start. */
-	static const uint64_t rate[] = { 150000000ull, 250000000ull, 400000000ull };
+	struct sptd_col_plan_aux aux;
 	uint64_t *cfg;
-	uint64_t want, aux, max;
 	char scratch[8];
 	int ret = 0, v;
 
@@ -357,20 +345,12 @@ int sptd_col_pt_setup_build(const struct sptd_col_pt_pmu *pmu,
 		return -EBADMSG;
 	}
 
-	/* AUX: twice the window at the assumed rate, or --buffer; a power of
-	 * two pages (the kernel requires it), at least 16 pages, at most what
-	 * the ToPA setup allows. */
-	out->rate_bytes_s = rate[req->timing];
-	want = req->aux_bytes;
-	if (!want)
-		want = (uint64_t)((double)req->window_ns / 1e9 * (double)out->rate_bytes_s * 2);
-	max = sptd_col_pt_aux_max(pmu);
-	aux = 16 * 4096;
-	while (aux < want && aux < max)
-		aux *= 2;
-	if (aux > max)
-		aux = max;
-	out->aux_bytes = aux;
-	out->coverage_ns = (int64_t)((double)aux / (double)out->rate_bytes_s * 1e9);
+	/* AUX: --buffer or sized from the window, as the capture plan does */
+	ret = sptd_col_plan_aux_size(pmu, req->timing, req->aux_bytes, req->window_ns, &aux);
+	if (ret < 0)
+		return ret;
+	out->rate_bytes_s = aux.rate_bytes_s;
+	out->aux_bytes = aux.bytes;
+	out->coverage_ns = aux.coverage_ns;
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include "sptd_col_perf.h"
 #include "sptd_col_derive.h"
 #include "sptd_col_record.h"
+#include "plan-local.h"
 #include "sampling-local.h"
 #include "trigger-local.h"
 
@@ -42,44 +43,60 @@ void sptd_col_symcap_destroy(struct sptd_col_symcap *c);
 int sptd_col_seed_cpus(const int *cpus, int ncpus);
 
 
-/* ftrace ring KiB per CPU for @o: --buffer, or sized from the window. */
-uint64_t sptd_col_record_buffer_kb(const struct sptd_col_record_opts *o);
-
 /* Delete the oldest incident-*.db files in @dir beyond @keep.  Returns how
  * many were removed. */
 int sptd_col_retention(const char *dir, int keep);
 
 /* The running service: what is armed and what it has done (service.c
- * arms and loops, capture.c freezes, copies and writes). */
+ * runs the loop, arm.c arms and re-arms, capture.c freezes, copies and
+ * writes). */
 struct sptd_col_service {
-	struct sptd_col_record_opts *o;
-	int cpus[SPTD_MAX_CPUS], ncpus;
-	struct sptd_sched_trace *trace;
-	struct sptd_col_sampler *sampler;
+	struct sptd_col_record_opts *o; /* the options (owned by the caller) */
+	int cpus[SPTD_MAX_CPUS], ncpus; /* online CPUs, all recorded */
+	enum sptd_col_source source; /* the source chosen: PT or SAMPLE */
+	const char *source_name;     /* "pt" or "sample", for logs and meta */
+	struct sptd_col_plan plan;   /* every ring's size (arm.c computes it) */
+	const char *ftrace_clock;    /* trace_clock of the ftrace instance */
+	struct sptd_sched_trace *trace; /* the ftrace instance */
+	struct sptd_col_sampler *sampler; /* the sampling source, else NULL */
 	struct sptd_col_pt *pt;     /* the PT source (source "pt"), else NULL */
-	struct sptd_col_trigger *trig[SPTD_MAX_TRIGGERS];
-	int ntrig;
-	struct sptd_col_trigger_spec manual;
-	int lock_fd, ctl_fd, sig_fd;
+	struct sptd_col_trigger *trig[SPTD_MAX_TRIGGERS]; /* armed --trigger's */
+	int ntrig;                  /* entries of @trig */
+	struct sptd_col_trigger_spec manual; /* what snapshot / SIGUSR2 fire as */
+	int lock_fd, ctl_fd, sig_fd; /* the lock, control socket, signalfd; -1 none */
 	int incidents;             /* written so far */
 	int64_t last_capture;      /* ns, for --cooldown */
 	int64_t armed_at;          /* ns when the rings last started filling */
-	char last_path[4096];
-	const char *source_name;
+	char last_path[4096];      /* the last incident written */
 	int pt_failed;             /* opening PT failed: a runtime failure, not usage */
 	int aux_pause;             /* 1: triggers pause PT in the kernel (AUX pause) */
 	int kernel_freeze;         /* traceoff event triggers installed in ftrace */
 	int aux_refused_logged;    /* the kernel's refusal was said once */
 };
 
-/* CLOCK_MONOTONIC now, in ns: the incident clock of the service. */
-int64_t sptd_col_now_ns(void);
-/* 1 when the service records Intel PT (source "pt"). */
-int sptd_col_record_is_pt(const struct sptd_col_service *s);
+/* ---- arming (arm.c) ------------------------------------------------------ */
+
+/* Resolve --source (auto: PT when the machine has it) into s->source and
+ * s->source_name, saying which.  -ENODEV: --source pt without Intel PT. */
+int sptd_col_record_choose_source(struct sptd_col_service *s);
+/* Size every ring (s->plan), create the ftrace instance, open PT or the
+ * sampler and the triggers, start them, and say "armed:".  Errors are
+ * logged; s->pt_failed tells a PT failure.  What was armed is undone by
+ * sptd_col_record_disarm(). */
+int sptd_col_record_arm(struct sptd_col_service *s);
+/* Turn every source back on after a capture, and forget the hits it
+ * caused. */
+void sptd_col_record_rearm(struct sptd_col_service *s);
+/* A hit that did not fire (warm-up, cooldown) may have paused PT or frozen
+ * ftrace in the kernel: turn them back on. */
+void sptd_col_record_unfreeze(struct sptd_col_service *s);
+/* Close every source and trigger; accepts a partly armed service. */
+void sptd_col_record_disarm(struct sptd_col_service *s);
+
+/* ---- capture (capture.c) ----------------------------------------------- */
+
 /* Freeze, copy the window around @fire, re-arm, then decode and write one
  * incident.  An error loses this incident only. */
 int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fire *fire);
-/* Turn every source back on after a capture. */
-void sptd_col_record_rearm(struct sptd_col_service *s);
 
 #endif

@@ -6,11 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ctl-local.h"
-#include "pt-local.h"
 #include "record-local.h"
-#include "sptd_sched.h"
-#include "sptd_store.h"
 
 /* ---- retention ---------------------------------------------------------------- */
 

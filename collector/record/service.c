@@ -1,9 +1,10 @@
-/* service.c — the recording service: arm, loop, disarm.
+/* service.c — the recording service: take the lock, arm, loop, disarm.
  *
- * Divisions: state · arming (lock, ftrace instance, source, triggers,
- * socket) · the loop (signals, control socket, trigger fds) · entry.
- * Options are parsed in collector/cmd_record.c, freezing and writing an incident in
- * capture.c, --keep in retention.c.
+ * Divisions: state · the loop (signals, control socket, trigger fds) ·
+ * entry (lock, output directory, source, signals, socket).  Options are
+ * parsed in collector/cmd_record.c, the sources armed and re-armed in
+ * arm.c, an incident frozen and written in capture.c, --keep in
+ * retention.c.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,25 +16,13 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <syslog.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ctl-local.h"
-#include "pt-local.h"
 #include "record-local.h"
 #include "sptd_sched.h"
-#include "sptd_store.h"
 
 /* ---- state ----------------------------------------------------------------- */
-
-
-int64_t sptd_col_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static void log_stderr(void *ctx, int level, const char *msg)
 {
@@ -43,239 +32,6 @@ static void log_stderr(void *ctx, int level, const char *msg)
 		return;
 	fprintf(stderr, "sysptd: %s%s\n", level <= LOG_ERR ? "error: " :
 	        level == LOG_WARNING ? "warning: " : "", msg);
-}
-
-/* ---- arming ----------------------------------------------------------------- */
-
-static int choose_source(struct sptd_col_service *s)
-{
-	switch (s->o->source) {
-	case SPTD_SOURCE_PT:
-		if (!sptd_col_pt_available()) {
-			sptd_col_log(LOG_ERR, "no intel_pt PMU (%s/bus/event_source/devices/intel_pt): "
-			             "this CPU or VM has no Intel PT; use --source sample (or auto) "
-			             "to record with per-CPU sampling instead", sptd_col_pt_sysfs_root());
-			return -ENODEV;
-		}
-		s->source_name = "pt";
-		return 0;
-	case SPTD_SOURCE_AUTO:
-		if (sptd_col_pt_available()) {
-			sptd_col_log(LOG_NOTICE, "intel_pt found: recording Intel PT on every CPU");
-			s->source_name = "pt";
-			return 0;
-		}
-		sptd_col_log(LOG_NOTICE, "no intel_pt PMU on this machine: falling back to "
-		             "--source sample (cpu-clock sampling with call stacks at %d Hz)",
-		             s->o->freq);
-		break;
-	case SPTD_SOURCE_SAMPLE:
-		break;
-	}
-	s->source_name = "sample";
-	return 0;
-}
-
-int sptd_col_record_is_pt(const struct sptd_col_service *s)
-{
-	return s->source_name && strcmp(s->source_name, "pt") == 0;
-}
-
-/* PT: the AUX ring from --buffer/--window; the ftrace ring from the window. */
-static int arm_pt(struct sptd_col_service *s)
-{
-	struct sptd_col_pt_config cfg = {
-		.req = { .timing = s->o->timing, .user_only = s->o->user_only,
-		         .aux_bytes = s->o->buffer_bytes, .window_ns = s->o->window_ns + s->o->post_ns },
-		.cpus = s->cpus,
-		.ncpus = s->ncpus,
-	};
-	const struct sptd_col_pt_setup *setup;
-	char err[512];
-	int ret = sptd_col_pt_create(&cfg, &s->pt, err, sizeof(err));
-
-	if (ret < 0) {
-		sptd_col_log(LOG_ERR, "cannot open Intel PT: %s", err);
-		s->pt_failed = 1;
-		return ret;
-	}
-	setup = sptd_col_pt_setup(s->pt);
-	sptd_col_log(LOG_INFO, "intel_pt config %s; AUX ring %" PRIu64 " KiB per CPU holds about %"
-	             PRId64 " us of a busy CPU (at %" PRIu64 " MB/s)%s", setup->desc,
-	             setup->aux_bytes / 1024, setup->coverage_ns / 1000, setup->rate_bytes_s / 1000000,
-	             setup->coverage_ns < s->o->window_ns + s->o->post_ns ?
-	             ": less than the window, raise --buffer" : "");
-	return 0;
-}
-
-static size_t sample_ring_pages(const struct sptd_col_record_opts *o)
-{
-	/* ~1 KiB per sample with a deep call chain; twice the span. */
-	double span_s = (double)(o->window_ns + o->post_ns) / 1e9;
-	uint64_t bytes = (uint64_t)(span_s * o->freq * 1024.0 * 2) + 65536;
-	size_t pages = 16;
-
-	while ((uint64_t)pages * 4096 < bytes && pages < 8192)
-		pages *= 2;
-	return pages;
-}
-
-/* Let the kernel freeze ftrace at the very event when nothing after it is
- * wanted: a traceoff event trigger on the trigger's own tracepoint, with
- * its filter (tracepoint=) or the IRQ numbers (irq= without min=, which is
- * only known at the handler's exit).  Hits the service then ignores
- * (warm-up, cooldown) are undone by restart_frozen_ftrace(). */
-static void install_kernel_freeze(struct sptd_col_service *s, const struct sptd_col_trigger_spec *spec)
-{
-	char filter[512] = "";
-	const char *system = spec->system, *event = spec->event;
-	int ret;
-
-	if (spec->kind == SPTD_TRIG_TRACEPOINT) {
-		snprintf(filter, sizeof(filter), "%s", spec->filter);
-	} else if (spec->kind == SPTD_TRIG_IRQ && spec->min_ns == 0) {
-		int irqs[16], n = 0;
-		size_t off = 0;
-
-		system = "irq";
-		event = "irq_handler_entry";
-		if (spec->irq_name[0])
-			n = sptd_col_irq_lookup("/proc/interrupts", spec->irq_name, irqs, 16);
-		else if (spec->irq >= 0)
-			irqs[n++] = spec->irq;
-		for (int i = 0; i < n && off < sizeof(filter); i++)
-			off += (size_t)snprintf(filter + off, sizeof(filter) - off, "%sirq==%d",
-			                        i ? " || " : "", irqs[i]);
-	} else {
-		return;
-	}
-	ret = sptd_sched_trace_freeze_on(s->trace, system, event, filter[0] ? filter : NULL);
-	if (ret < 0)
-		sptd_col_log(LOG_WARNING, "cannot install a traceoff trigger on %s:%s (%s); "
-		             "freezing from user space instead", system, event, strerror(-ret));
-	else
-		s->kernel_freeze = 1;
-}
-
-/* A traceoff trigger fired for a hit the service ignored: tracing on again,
- * so the next incident's window is not stale. */
-static void restart_frozen_ftrace(struct sptd_col_service *s)
-{
-	if (s->kernel_freeze && s->trace && sptd_sched_trace_is_on(s->trace) == 0) {
-		sptd_sched_trace_start(s->trace);
-		sptd_col_seed_cpus(s->cpus, s->ncpus);
-	}
-}
-
-static int arm(struct sptd_col_service *s)
-{
-	struct sptd_sched_config cfg = {
-		.instance = "sysptd",
-		.buffer_kb = (size_t)sptd_col_record_buffer_kb(s->o),
-		.clock = sptd_col_record_is_pt(s) ? "x86-tsc" : "mono",
-		.irq = 1,
-		.softirq = 1,
-	};
-	struct sptd_col_sampler_config scfg = {
-		.freq = s->o->freq,
-		.ring_pages = sample_ring_pages(s->o),
-		.use_clock = 1,
-		.exclude_kernel = s->o->user_only,
-		.max_stack = 127,
-	};
-	struct sptd_col_record_opts window_only = *s->o;
-	static int pt_fds[SPTD_MAX_CPUS];
-	char err[512];
-	int ret;
-
-	/* with PT, --buffer sizes the AUX ring, not the ftrace ring */
-	window_only.buffer_bytes = 0;
-	if (sptd_col_record_is_pt(s))
-		cfg.buffer_kb = (size_t)sptd_col_record_buffer_kb(&window_only);
-	ret = sptd_sched_trace_create(&cfg, &s->trace);
-	if (ret < 0) {
-		sptd_col_log(LOG_ERR, "cannot set up the ftrace instance: %s%s", strerror(-ret),
-		             ret == -ENODEV ? " (is tracefs available? mount -t tracefs nodev /sys/kernel/tracing)" : "");
-		return ret;
-	}
-	/* PT before the triggers: a trigger that is a perf event joins the PT
-	 * event's group so the kernel pauses PT where it fired (AUX pause) */
-	if (sptd_col_record_is_pt(s)) {
-		ret = arm_pt(s);
-		if (ret < 0)
-			return ret;
-		ret = sptd_col_pt_resume_open(s->pt, err, sizeof(err));
-		s->aux_pause = ret >= 0;
-		if (ret >= 0)
-			for (int i = 0; i < s->ncpus; i++)
-				pt_fds[i] = sptd_col_pt_fd(s->pt, s->cpus[i]);
-		else if (s->o->ntriggers > 0)
-			sptd_col_log(LOG_NOTICE, "no AUX pause on this kernel (%s; needs Linux 6.13+): "
-			             "PT is frozen from user space when a trigger fires", err);
-	}
-	for (int i = 0; i < s->o->ntriggers; i++) {
-		const struct sptd_col_trigger_spec *spec = &s->o->triggers[i];
-		int refused = 0;
-
-		ret = sptd_col_trigger_create_aux(spec, s->cpus, s->ncpus, s->aux_pause ? pt_fds : NULL,
-		                                  &s->trig[s->ntrig], err, sizeof(err));
-		if (ret < 0) {
-			sptd_col_log(LOG_ERR, "--trigger %s: %s", spec->text, err);
-			return ret;
-		}
-		if (s->aux_pause && !sptd_col_trigger_aux_pause(s->trig[s->ntrig], &refused) &&
-		    refused && !s->aux_refused_logged) {
-			s->aux_refused_logged = 1;
-			sptd_col_log(LOG_NOTICE, "the kernel refused AUX pause for --trigger %s (%s): "
-			             "PT is frozen from user space when it fires", spec->text,
-			             strerror(refused));
-		}
-		s->ntrig++;
-		/* Let the kernel freeze ftrace at the very event when nothing
-		 * after it is wanted. */
-		if (s->o->post_ns == 0)
-			install_kernel_freeze(s, spec);
-	}
-	if (!sptd_col_record_is_pt(s)) {
-		ret = sptd_col_sampler_create(&scfg, &s->sampler);
-		if (ret < 0) {
-			sptd_col_log(LOG_ERR, "cannot open the sampling events: %s", strerror(-ret));
-			return ret;
-		}
-	}
-	ret = sptd_sched_trace_start(s->trace);
-	if (ret < 0) {
-		sptd_col_log(LOG_ERR, "cannot start the ftrace instance: %s", strerror(-ret));
-		return ret;
-	}
-	if (s->pt) {
-		ret = sptd_col_pt_enable(s->pt);
-		if (ret < 0)
-			return ret;
-		if (s->aux_pause)
-			sptd_col_pt_resume(s->pt);
-	}
-	sptd_col_seed_cpus(s->cpus, s->ncpus);
-	s->armed_at = sptd_col_now_ns();
-	sptd_col_log(LOG_INFO, "armed: source %s (%d Hz if sampling) on %d CPUs; ftrace ring %" PRIu64
-	             " KiB per CPU; window %" PRId64 " us + post %" PRId64 " us; %d trigger(s) + manual; "
-	             "incidents go to %s", s->source_name, s->o->freq, s->ncpus,
-	             sptd_col_record_buffer_kb(s->o), s->o->window_ns / 1000, s->o->post_ns / 1000,
-	             s->ntrig, s->o->output);
-	return 0;
-}
-
-static void disarm(struct sptd_col_service *s)
-{
-	for (int i = 0; i < s->ntrig; i++)
-		sptd_col_trigger_destroy(s->trig[i]);
-	s->ntrig = 0;
-	sptd_col_sampler_destroy(s->sampler);
-	s->sampler = NULL;
-	sptd_col_pt_destroy(s->pt);
-	s->pt = NULL;
-	sptd_sched_trace_destroy(s->trace);
-	s->trace = NULL;
 }
 
 /* ---- the loop ------------------------------------------------------------------ */
@@ -356,14 +112,10 @@ static int run_loop(struct sptd_col_service *s)
 				}
 			}
 		}
-		/* An automatic trigger acts only once the rings hold a whole
-		 * window (right after start or a capture they do not yet) and
-		 * the cooldown is over; a manual one always acts, and what is
-		 * missing becomes a gap. */
-		not_before = s->armed_at + s->o->window_ns;
-		if (s->o->cooldown_ns && s->last_capture &&
-		    s->last_capture + s->o->cooldown_ns > not_before)
-			not_before = s->last_capture + s->o->cooldown_ns;
+		/* automatic triggers wait for a whole window and the cooldown;
+		 * a manual one always acts, and what is missing becomes a gap */
+		not_before = sptd_col_trigger_not_before(s->armed_at, s->o->window_ns,
+		                                         s->last_capture, s->o->cooldown_ns);
 		for (int i = 0; i < s->ntrig; i++)
 			if (sptd_col_trigger_check(s->trig[i], not_before, &fire) == 1 && fire.ts < best.ts) {
 				best = fire;
@@ -374,9 +126,7 @@ static int run_loop(struct sptd_col_service *s)
 			 * and may have frozen ftrace in the kernel */
 			for (int k = 2; k < nfds; k++)
 				if (pfds[k].revents & POLLIN) {
-					if (s->aux_pause)
-						sptd_col_pt_resume(s->pt);
-					restart_frozen_ftrace(s);
+					sptd_col_record_unfreeze(s);
 					break;
 				}
 			continue;
@@ -444,7 +194,7 @@ int sptd_col_record_run(struct sptd_col_record_opts *opts)
 		fprintf(stderr, "sysptd: cannot read the online CPUs\n");
 		goto out;
 	}
-	ret = choose_source(&s);
+	ret = sptd_col_record_choose_source(&s);
 	if (ret < 0) {
 		status = SPTD_EXIT_UNSUPP;
 		goto out;
@@ -462,7 +212,7 @@ int sptd_col_record_run(struct sptd_col_record_opts *opts)
 		        sptd_col_rundir(), strerror(s.ctl_fd < 0 ? -s.ctl_fd : errno));
 		goto out;
 	}
-	ret = arm(&s);
+	ret = sptd_col_record_arm(&s);
 	if (ret < 0) {
 		status = ret == -EACCES || ret == -EPERM ? SPTD_EXIT_NOPERM :
 		         s.pt_failed ? SPTD_EXIT_FAIL :
@@ -473,7 +223,7 @@ int sptd_col_record_run(struct sptd_col_record_opts *opts)
 	ret = run_loop(&s);
 	status = ret < 0 ? SPTD_EXIT_FAIL : SPTD_EXIT_OK;
 out:
-	disarm(&s);
+	sptd_col_record_disarm(&s);
 	if (s.ctl_fd >= 0) {
 		char sock[300];
 

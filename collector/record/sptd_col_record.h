@@ -11,7 +11,7 @@
 
 struct sptd_store;
 
-/* ---- triggers (trigger_parse.c) ------------------------------------------ */
+/* ---- triggers (trigger_parse.c, trigger_irq.c) ---------------------------- */
 
 enum sptd_col_trigger_kind {
 	SPTD_TRIG_IRQ = 1,       /* irq[=NUM|NAME][,min=DUR] */
@@ -150,7 +150,8 @@ struct sptd_col_record_opts {
 	const char *output;         /* directory for incident files */
 	enum sptd_col_source source;
 	int freq;                   /* sampling frequency per CPU */
-	uint64_t buffer_bytes;      /* per-CPU ftrace ring, 0: from window */
+	uint64_t buffer_bytes;      /* --buffer: the ftrace ring per CPU (sampling) or
+	                             * the AUX ring (PT); 0: from the window */
 	int user_only;
 	enum sptd_col_pt_timing timing; /* --timing (PT) */
 	const char *image_cache;    /* --image-cache DIR (PT): mapped files by build-id */

@@ -1,18 +1,44 @@
-/* trigger-local.h — trigger sources of the recording service. */
+/* trigger-local.h — trigger sources of the recording service: what the
+ * service (and the tests) use.  The kinds' insides are in
+ * trigger-kind-local.h. */
 #ifndef SPTD_TRIGGER_LOCAL_H
 #define SPTD_TRIGGER_LOCAL_H
 
 #include <stdint.h>
+#include <time.h>
 
 #include "sptd_col_base.h"
 #include "sptd_col_record.h"
 
+/* CLOCK_MONOTONIC now, in ns: the incident clock of the service, the clock
+ * of every trigger hit and fire. */
+static inline int64_t sptd_col_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /* A trigger that fired: what, where, when (CLOCK_MONOTONIC ns). */
 struct sptd_col_fire {
-	int64_t ts;
+	int64_t ts;                 /* when the hit happened */
 	int cpu;                    /* -1: not tied to a CPU (timer, manual) */
-	const struct sptd_col_trigger_spec *spec;
+	const struct sptd_col_trigger_spec *spec; /* which trigger (borrowed) */
 	char detail[256];           /* e.g. "irq 36 virtio1-req.0 took 12us" */
+};
+
+/* A record of interest from a trigger event, decoded: what the decision
+ * works on.  Fields a record does not carry are -1 (name ""). */
+struct sptd_col_trigger_hit {
+	int64_t ts;                 /* CLOCK_MONOTONIC ns */
+	int cpu;                    /* where it happened */
+	int role;                   /* which event of the trigger (SPTD_TRIG_ROLE_*,
+	                             * trigger-kind-local.h): 0 a plain hit */
+	int irq;                    /* irq events: the IRQ number */
+	int pid;                    /* waking: the woken task; switch: the next task */
+	int prev_pid;               /* switch: the task switched out */
+	char name[64];              /* irq_handler_entry: the handler's name */
 };
 
 /* One armed trigger: perf events per CPU or a timerfd. */
@@ -20,8 +46,8 @@ struct sptd_col_trigger;
 
 /* Arm @spec on every CPU in @cpus (count @ncpus).  Tracepoints are resolved
  * and filters applied here, so a missing event or a bad filter fails now,
- * with @err saying which.  -ENOENT, -EINVAL, -EOPNOTSUPP (latency, uprobe:
- * not in this version), -EACCES. */
+ * with @err saying which.  -ENOENT, -EINVAL, -EOPNOTSUPP (no uprobe PMU),
+ * -EACCES. */
 int sptd_col_trigger_create(const struct sptd_col_trigger_spec *spec,
                             const int *cpus, int ncpus,
                             struct sptd_col_trigger **out, char *err, size_t errlen);
@@ -35,21 +61,45 @@ int sptd_col_trigger_create(const struct sptd_col_trigger_spec *spec,
 int sptd_col_trigger_create_aux(const struct sptd_col_trigger_spec *spec, const int *cpus,
                                 int ncpus, const int *pt_fds, struct sptd_col_trigger **out,
                                 char *err, size_t errlen);
+/* A trigger of @spec that opens nothing (no events, no timer): its kind's
+ * decision logic fed by hand with sptd_col_trigger_feed() (tests, replay).
+ * CPUs 0..@max_cpu.  -EINVAL, -ENOMEM. */
+int sptd_col_trigger_create_unarmed(const struct sptd_col_trigger_spec *spec, int max_cpu,
+                                    struct sptd_col_trigger **out);
 /* 1 when every CPU's event of @t pauses PT in the kernel; else 0, and
  * *@refused (may be NULL) is the errno the kernel refused it with (0: not
  * asked, or not a kind that can). */
 int sptd_col_trigger_aux_pause(const struct sptd_col_trigger *t, int *refused);
 /* The fds to poll for input (count returned, at most @max). */
 int sptd_col_trigger_fds(const struct sptd_col_trigger *t, int *fds, int max);
+/* The earliest moment a hit may fire an automatic trigger: once the rings
+ * hold a whole @window_ns after arming at @armed_at (warm-up), and not
+ * within @cooldown_ns after the capture that ended at @last_capture (0:
+ * none yet). */
+int64_t sptd_col_trigger_not_before(int64_t armed_at, int64_t window_ns, int64_t last_capture,
+                                    int64_t cooldown_ns);
 /* Drain pending input; 1 and *fire filled when the trigger fired (the
  * earliest qualifying hit at or after @not_before, ns), 0 when not.  Hits
  * before @not_before (warm-up, cooldown) are consumed and ignored. */
 int sptd_col_trigger_check(struct sptd_col_trigger *t, int64_t not_before,
                            struct sptd_col_fire *fire);
+/* Add @h to the hits the next decision takes (as draining a ring does).
+ * -EINVAL, -ENOMEM. */
+int sptd_col_trigger_feed(struct sptd_col_trigger *t, const struct sptd_col_trigger_hit *h);
+/* Decide on the hits fed so far, in time order, and forget them: 1 and
+ * *fire filled as sptd_col_trigger_check, 0 not fired, -EINVAL. */
+int sptd_col_trigger_decide(struct sptd_col_trigger *t, int64_t not_before,
+                            struct sptd_col_fire *fire);
 /* Throw away hits up to now (after a capture, so a storm during the
  * capture does not fire again at once). */
 void sptd_col_trigger_drain(struct sptd_col_trigger *t);
+/* The tracepoint (and its filter, "" none) whose hit fires @spec, where the
+ * kernel can freeze ftrace itself (a traceoff event trigger): tracepoint=,
+ * irq without min=.  1 filled, 0 none for this kind, -EINVAL. */
+int sptd_col_trigger_freeze_point(const struct sptd_col_trigger_spec *spec, char *system,
+                                  size_t syslen, char *event, size_t evlen, char *filter,
+                                  size_t filterlen);
+/* Accepts NULL: closes everything @t opened and frees it. */
 void sptd_col_trigger_destroy(struct sptd_col_trigger *t);
-
 
 #endif

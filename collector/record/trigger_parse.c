@@ -1,8 +1,9 @@
-/* trigger_parse.c — the --trigger SPEC language, and IRQ names to numbers.
+/* trigger_parse.c — the --trigger SPEC language: one grammar and one set of
+ * messages for every kind (what each kind does once armed is in
+ * trigger_<kind>.c; IRQ names become numbers in trigger_irq.c).
  *
  * Table-driven tests in tests/collector/test_parse.c cover every accepted form and the
  * rejections. */
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -143,45 +144,4 @@ int sptd_col_parse_trigger(const char *text, struct sptd_col_trigger_spec *spec,
 	            "unknown trigger '%s' (expected irq[=NUM|NAME][,min=DUR], "
 	            "tracepoint=SYS:EVENT[,filter=EXPR], timer=DUR, latency=DUR or uprobe=PATH:SYMBOL)",
 	            text);
-}
-
-int sptd_col_irq_lookup(const char *interrupts_path, const char *name, int *irqs, int max)
-{
-	char line[4096];
-	int found = 0;
-	FILE *f;
-
-	if (!interrupts_path || !name || !*name || !irqs || max <= 0)
-		return -EINVAL;
-	f = fopen(interrupts_path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		char *p = line, *end, *tok, *save = NULL;
-		long num;
-
-		while (isspace((unsigned char)*p))
-			p++;
-		num = strtol(p, &end, 10);
-		if (end == p || *end != ':')
-			continue; /* NMI:, LOC: and the CPU header */
-		/* The action names are the last column(s): match any token,
-		 * whole word, ignoring a trailing comma (shared IRQs). */
-		for (tok = strtok_r(end + 1, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
-			size_t len = strlen(tok);
-
-			if (len && tok[len - 1] == ',')
-				tok[--len] = '\0';
-			if (strcmp(tok, name) == 0) {
-				if (found < max)
-					irqs[found] = (int)num;
-				found++;
-				break;
-			}
-		}
-	}
-	fclose(f);
-	if (!found)
-		return -ENOENT;
-	return found < max ? found : max;
 }

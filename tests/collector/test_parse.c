@@ -188,6 +188,7 @@ static void test_retention(const char *dir)
 static void test_record_options(void)
 {
 	struct sptd_col_record_opts o;
+	struct sptd_col_plan plan;
 	char *ok[] = { "sysptd", "--window", "5ms", "--post", "1ms", "-t", "irq=3", "--trigger",
 		       "timer=1s", "--once", "--keep", "4", "-o", "/tmp/x", "--freq", "999", NULL };
 	char *bad[][4] = {
@@ -207,9 +208,13 @@ static void test_record_options(void)
 	CHECK_INT(o.keep, 4);
 	CHECK_INT(o.freq, 999);
 	CHECK_STR(o.output, "/tmp/x");
-	CHECK_INT(sptd_col_record_buffer_kb(&o), 1024); /* small windows get the floor */
+	/* the options as the plan sizes them (tests/collector/record/test_plan.c
+	 * has the whole table) */
+	CHECK_INT(sptd_col_plan_compute(&o, SPTD_SOURCE_SAMPLE, NULL, 4096, &plan), 0);
+	CHECK_INT(plan.ftrace_kb, 1024); /* small windows get the floor */
 	o.window_ns = 10000000000LL;
-	CHECK_INT(sptd_col_record_buffer_kb(&o), 640128 > 262144 ? 262144 : 640128);
+	CHECK_INT(sptd_col_plan_compute(&o, SPTD_SOURCE_SAMPLE, NULL, 4096, &plan), 0);
+	CHECK_INT(plan.ftrace_kb, 640128 > 262144 ? 262144 : 640128);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int argc = 0;
 

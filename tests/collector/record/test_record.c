@@ -109,8 +109,13 @@ static int service_start(struct service *s, const char *const *args)
 		if (r > 0) {
 			off += (size_t)r;
 			buf[off] = '\0';
-			if (strstr(buf, "armed:"))
+			if (strstr(buf, "armed:") && strchr(strstr(buf, "armed:"), '\n')) {
+				/* the plan's rings, each named for what it is: the
+				 * ftrace ring sized from --window 40ms, then the
+				 * source's own ring(s) */
+				CHECK(strstr(buf, "; ftrace ring 2624 KiB + ") != NULL);
 				return 0;
+			}
 		} else if (r == 0) {
 			break;
 		}
@@ -175,6 +180,13 @@ static void check_incident(const char *path, int64_t cause_lo, int64_t cause_hi,
 	sptd_store_meta_get_int(st, "cpus", &ncpu);
 	CHECK(we > ws);
 	CHECK(ncpu >= 1);
+	{
+		int64_t ftrace_kb = 0;
+
+		/* the ftrace ring as the plan sized it for --window 40ms */
+		sptd_store_meta_get_int(st, "ftrace_buffer_kb", &ftrace_kb);
+		CHECK_INT(ftrace_kb, 41 * 64);
+	}
 
 	/* the trigger row, near the cause */
 	snprintf(sql, sizeof(sql), "SELECT count(*) FROM trigger WHERE kind = '%s'", kind);

@@ -1,0 +1,279 @@
+/* arm.c — turning the service's sources on and off: choosing the source,
+ * sizing every ring (the capture plan, plan.c), arming the ftrace
+ * instance, PT or the sampler and the triggers; re-arming after a capture;
+ * undoing what a hit that did not fire froze; disarming.
+ *
+ * service.c runs the loop and calls in here; capture.c re-arms from here
+ * once the window is copied.  Nothing here calls either. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "pt-local.h"
+#include "record-local.h"
+#include "sptd_sched.h"
+
+/* ---- the source --------------------------------------------------------------- */
+
+int sptd_col_record_choose_source(struct sptd_col_service *s)
+{
+	switch (s->o->source) {
+	case SPTD_SOURCE_PT:
+		if (!sptd_col_pt_available()) {
+			sptd_col_log(LOG_ERR, "no intel_pt PMU (%s/bus/event_source/devices/intel_pt): "
+			             "this CPU or VM has no Intel PT; use --source sample (or auto) "
+			             "to record with per-CPU sampling instead", sptd_col_pt_sysfs_root());
+			return -ENODEV;
+		}
+		break;
+	case SPTD_SOURCE_AUTO:
+		if (sptd_col_pt_available()) {
+			sptd_col_log(LOG_NOTICE, "intel_pt found: recording Intel PT on every CPU");
+			break;
+		}
+		sptd_col_log(LOG_NOTICE, "no intel_pt PMU on this machine: falling back to "
+		             "--source sample (cpu-clock sampling with call stacks at %d Hz)",
+		             s->o->freq);
+		s->source = SPTD_SOURCE_SAMPLE;
+		s->source_name = "sample";
+		return 0;
+	case SPTD_SOURCE_SAMPLE:
+		s->source = SPTD_SOURCE_SAMPLE;
+		s->source_name = "sample";
+		return 0;
+	}
+	s->source = SPTD_SOURCE_PT;
+	s->source_name = "pt";
+	return 0;
+}
+
+/* The plan for the chosen source; PT reads the PMU's limits for it. */
+static int make_plan(struct sptd_col_service *s)
+{
+	struct sptd_col_pt_pmu pmu;
+	char err[512];
+	int ret;
+
+	if (s->source == SPTD_SOURCE_PT) {
+		ret = sptd_col_pt_pmu_read(&pmu, err, sizeof(err));
+		if (ret < 0) {
+			sptd_col_log(LOG_ERR, "cannot open Intel PT: %s", err);
+			s->pt_failed = 1;
+			return ret;
+		}
+	}
+	ret = sptd_col_plan_compute(s->o, s->source, s->source == SPTD_SOURCE_PT ? &pmu : NULL,
+	                            (size_t)sysconf(_SC_PAGESIZE), &s->plan);
+	if (ret < 0)
+		sptd_col_log(LOG_ERR, "cannot size the buffers: %s", strerror(-ret));
+	return ret;
+}
+
+/* PT: the AUX and sideband rings as the plan says. */
+static int arm_pt(struct sptd_col_service *s)
+{
+	struct sptd_col_pt_config cfg = {
+		.req = { .timing = s->o->timing, .user_only = s->o->user_only,
+		         .aux_bytes = s->plan.aux.bytes, .window_ns = s->plan.span_ns },
+		.cpus = s->cpus,
+		.ncpus = s->ncpus,
+		.sideband_pages = s->plan.sideband_pages,
+	};
+	const struct sptd_col_plan_aux *aux = &s->plan.aux;
+	char err[512];
+	int ret = sptd_col_pt_create(&cfg, &s->pt, err, sizeof(err));
+
+	if (ret < 0) {
+		sptd_col_log(LOG_ERR, "cannot open Intel PT: %s", err);
+		s->pt_failed = 1;
+		return ret;
+	}
+	sptd_col_log(LOG_INFO, "intel_pt config %s; AUX ring %" PRIu64 " KiB per CPU holds about %"
+	             PRId64 " us of a busy CPU (at %" PRIu64 " MB/s)%s", sptd_col_pt_setup(s->pt)->desc,
+	             aux->bytes / 1024, aux->coverage_ns / 1000, aux->rate_bytes_s / 1000000,
+	             aux->coverage_ns < s->plan.span_ns ? ": less than the window, raise --buffer" : "");
+	return 0;
+}
+
+/* ---- ftrace frozen by the kernel ------------------------------------------------ */
+
+/* Let the kernel freeze ftrace at the very event when nothing after it is
+ * wanted: a traceoff event trigger on the trigger's own tracepoint, with
+ * its filter (tracepoint=) or the IRQ numbers (irq= without min=, which is
+ * only known at the handler's exit).  Hits the service then ignores
+ * (warm-up, cooldown) are undone by sptd_col_record_unfreeze(). */
+static void install_kernel_freeze(struct sptd_col_service *s, const struct sptd_col_trigger_spec *spec)
+{
+	char system[64], event[128], filter[512];
+	int ret;
+
+	if (sptd_col_trigger_freeze_point(spec, system, sizeof(system), event, sizeof(event),
+	                                  filter, sizeof(filter)) != 1)
+		return;
+	ret = sptd_sched_trace_freeze_on(s->trace, system, event, filter[0] ? filter : NULL);
+	if (ret < 0)
+		sptd_col_log(LOG_WARNING, "cannot install a traceoff trigger on %s:%s (%s); "
+		             "freezing from user space instead", system, event, strerror(-ret));
+	else
+		s->kernel_freeze = 1;
+}
+
+void sptd_col_record_unfreeze(struct sptd_col_service *s)
+{
+	if (s->aux_pause)
+		sptd_col_pt_resume(s->pt);
+	/* a traceoff trigger fired for a hit the service ignored: tracing on
+	 * again, so the next incident's window is not stale */
+	if (s->kernel_freeze && s->trace && sptd_sched_trace_is_on(s->trace) == 0) {
+		sptd_sched_trace_start(s->trace);
+		sptd_col_seed_cpus(s->cpus, s->ncpus);
+	}
+}
+
+/* ---- arming ---------------------------------------------------------------------- */
+
+/* Every --trigger, joining the PT events (@pt_fds, NULL none) for AUX pause. */
+static int arm_triggers(struct sptd_col_service *s, const int *pt_fds)
+{
+	char err[512];
+
+	for (int i = 0; i < s->o->ntriggers; i++) {
+		const struct sptd_col_trigger_spec *spec = &s->o->triggers[i];
+		int refused = 0, ret;
+
+		ret = sptd_col_trigger_create_aux(spec, s->cpus, s->ncpus, pt_fds, &s->trig[s->ntrig],
+		                                  err, sizeof(err));
+		if (ret < 0) {
+			sptd_col_log(LOG_ERR, "--trigger %s: %s", spec->text, err);
+			return ret;
+		}
+		if (s->aux_pause && !sptd_col_trigger_aux_pause(s->trig[s->ntrig], &refused) &&
+		    refused && !s->aux_refused_logged) {
+			s->aux_refused_logged = 1;
+			sptd_col_log(LOG_NOTICE, "the kernel refused AUX pause for --trigger %s (%s): "
+			             "PT is frozen from user space when it fires", spec->text,
+			             strerror(refused));
+		}
+		s->ntrig++;
+		/* Let the kernel freeze ftrace at the very event when nothing
+		 * after it is wanted. */
+		if (s->o->post_ns == 0)
+			install_kernel_freeze(s, spec);
+	}
+	return 0;
+}
+
+int sptd_col_record_arm(struct sptd_col_service *s)
+{
+	int is_pt = s->source == SPTD_SOURCE_PT;
+	struct sptd_sched_config cfg = {
+		.instance = "sysptd",
+		.clock = is_pt ? "x86-tsc" : "mono",
+		.irq = 1,
+		.softirq = 1,
+	};
+	static int pt_fds[SPTD_MAX_CPUS];
+	char err[512], sizes[256];
+	int ret = make_plan(s);
+
+	if (ret < 0)
+		return ret;
+	s->ftrace_clock = cfg.clock;
+	cfg.buffer_kb = (size_t)s->plan.ftrace_kb;
+	ret = sptd_sched_trace_create(&cfg, &s->trace);
+	if (ret < 0) {
+		sptd_col_log(LOG_ERR, "cannot set up the ftrace instance: %s%s", strerror(-ret),
+		             ret == -ENODEV ? " (is tracefs available? mount -t tracefs nodev /sys/kernel/tracing)" : "");
+		return ret;
+	}
+	/* PT before the triggers: a trigger that is a perf event joins the PT
+	 * event's group so the kernel pauses PT where it fired (AUX pause) */
+	if (is_pt) {
+		ret = arm_pt(s);
+		if (ret < 0)
+			return ret;
+		ret = sptd_col_pt_resume_open(s->pt, err, sizeof(err));
+		s->aux_pause = ret >= 0;
+		if (ret >= 0)
+			for (int i = 0; i < s->ncpus; i++)
+				pt_fds[i] = sptd_col_pt_fd(s->pt, s->cpus[i]);
+		else if (s->o->ntriggers > 0)
+			sptd_col_log(LOG_NOTICE, "no AUX pause on this kernel (%s; needs Linux 6.13+): "
+			             "PT is frozen from user space when a trigger fires", err);
+	}
+	ret = arm_triggers(s, s->aux_pause ? pt_fds : NULL);
+	if (ret < 0)
+		return ret;
+	if (!is_pt) {
+		struct sptd_col_sampler_config scfg = {
+			.freq = s->o->freq,
+			.ring_pages = s->plan.sample_pages,
+			.use_clock = 1,
+			.exclude_kernel = s->o->user_only,
+			.max_stack = 127,
+		};
+
+		ret = sptd_col_sampler_create(&scfg, &s->sampler);
+		if (ret < 0) {
+			sptd_col_log(LOG_ERR, "cannot open the sampling events: %s", strerror(-ret));
+			return ret;
+		}
+	}
+	ret = sptd_sched_trace_start(s->trace);
+	if (ret < 0) {
+		sptd_col_log(LOG_ERR, "cannot start the ftrace instance: %s", strerror(-ret));
+		return ret;
+	}
+	if (s->pt) {
+		ret = sptd_col_pt_enable(s->pt);
+		if (ret < 0)
+			return ret;
+		if (s->aux_pause)
+			sptd_col_pt_resume(s->pt);
+	}
+	sptd_col_seed_cpus(s->cpus, s->ncpus);
+	s->armed_at = sptd_col_now_ns();
+	sptd_col_plan_describe(&s->plan, sizes, sizeof(sizes));
+	sptd_col_log(LOG_INFO, "armed: source %s (%d Hz if sampling) on %d CPUs; %s per CPU; "
+	             "window %" PRId64 " us + post %" PRId64 " us; %d trigger(s) + manual; "
+	             "incidents go to %s", s->source_name, s->o->freq, s->ncpus, sizes,
+	             s->o->window_ns / 1000, s->o->post_ns / 1000, s->ntrig, s->o->output);
+	return 0;
+}
+
+void sptd_col_record_rearm(struct sptd_col_service *s)
+{
+	int ret = sptd_sched_trace_reset(s->trace);
+
+	if (ret >= 0)
+		ret = sptd_sched_trace_start(s->trace);
+	if (ret < 0)
+		sptd_col_log(LOG_ERR, "cannot re-arm the ftrace instance: %s", strerror(-ret));
+	sptd_col_seed_cpus(s->cpus, s->ncpus);
+	if (s->sampler)
+		sptd_col_sampler_pause(s->sampler, 0);
+	if (s->pt)
+		sptd_col_pt_enable(s->pt);
+	for (int i = 0; i < s->ntrig; i++)
+		sptd_col_trigger_drain(s->trig[i]);
+	/* after the drain: hits during the capture paused PT again */
+	if (s->pt && s->aux_pause)
+		sptd_col_pt_resume(s->pt);
+	s->armed_at = sptd_col_now_ns();
+}
+
+void sptd_col_record_disarm(struct sptd_col_service *s)
+{
+	for (int i = 0; i < s->ntrig; i++)
+		sptd_col_trigger_destroy(s->trig[i]);
+	s->ntrig = 0;
+	sptd_col_sampler_destroy(s->sampler);
+	s->sampler = NULL;
+	sptd_col_pt_destroy(s->pt);
+	s->pt = NULL;
+	sptd_sched_trace_destroy(s->trace);
+	s->trace = NULL;
+}
