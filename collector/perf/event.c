@@ -22,6 +22,8 @@ _Static_assert(offsetof(struct perf_event_attr, sig_data) ==
 
 void sptd_col_pt_attr_set_aux_action(struct perf_event_attr *attr, uint32_t bits)
 {
+	if (!attr)
+		return;
 	memcpy((char *)attr + offsetof(struct perf_event_attr, aux_sample_size) + 4, &bits,
 	       sizeof(bits));
 }

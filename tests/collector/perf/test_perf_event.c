@@ -234,6 +234,7 @@ static void test_attr_events(void)
 	CHECK_INT(last_attr.watermark, 1);
 	CHECK_INT(last_attr.wakeup_watermark, 4096);
 	CHECK_INT(aux_action_of(&last_attr), SPTD_PERF_AUX_PAUSE);
+	sptd_col_pt_attr_set_aux_action(NULL, SPTD_PERF_AUX_PAUSE);   /* ignored */
 	CHECK_INT(last_group, 17);
 	/* ... or woken per event */
 	ev.flags = 0;

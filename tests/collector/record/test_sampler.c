@@ -144,6 +144,11 @@ static void test_sample_ring_read(void)
 	                                    got_sample, &g), -ECANCELED);
 	CHECK_INT(sptd_col_sample_ring_read(NULL, sizeof(ring), head, 0, 1, got_sample, &g),
 	          -EINVAL);
+	CHECK_INT(sptd_col_sample_ring_read(ring, sizeof(ring), head, 0, 1, NULL, &g), -EINVAL);
+	CHECK_INT(sptd_col_sample_ring_read(ring, 100, head, 0, 1, got_sample, &g), -EINVAL);
+	CHECK_INT(sptd_col_sample_parse(ring, 16, NULL), -EINVAL);
+	CHECK(sptd_col_sampler_sample_type() == (SPTD_PERF_SAMPLE_IP | SPTD_PERF_SAMPLE_TID |
+	      SPTD_PERF_SAMPLE_TIME | SPTD_PERF_SAMPLE_CPU | SPTD_PERF_SAMPLE_CALLCHAIN));
 }
 
 /* ---- error paths through the syscall table -------------------------------------- */
