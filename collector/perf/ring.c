@@ -51,6 +51,23 @@ static void ring_read_at(const unsigned char *ring, uint64_t size, uint64_t pos,
 	memcpy((unsigned char *)dst + first, ring, len - (size_t)first);
 }
 
+/* Hand the @len-byte record at ring position @pos to @fn: in place when
+ * it does not wrap, else unwrapped into *@bounce (allocated on first use;
+ * perf records are at most 64 KiB, their size being a u16). */
+static int deliver(const unsigned char *ring, uint64_t size, uint64_t pos, size_t len,
+                   unsigned char **bounce, sptd_col_record_fn fn, void *ctx)
+{
+	if (pos + len <= size)
+		return fn(ctx, ring + pos, len);
+	if (!*bounce) {
+		*bounce = malloc(1u << 16);
+		if (!*bounce)
+			return -ENOMEM;
+	}
+	ring_read_at(ring, size, pos, len, *bounce);
+	return fn(ctx, *bounce, len);
+}
+
 int sptd_col_ring_walk_backward(const void *base, uint64_t size, uint64_t head,
                                 sptd_col_record_fn fn, void *ctx)
 {
@@ -72,7 +89,6 @@ int sptd_col_ring_walk_backward(const void *base, uint64_t size, uint64_t head,
 
 	while (offset + sizeof(hdr) <= limit) {
 		uint64_t pos = (head + offset) % size;
-		const void *rec;
 
 		ring_read_at(ring, size, pos, sizeof(hdr), &hdr);
 		/* A zero or malformed header ends the valid data: the kernel
@@ -82,21 +98,7 @@ int sptd_col_ring_walk_backward(const void *base, uint64_t size, uint64_t head,
 		/* Torn: its tail was overwritten by the newest records. */
 		if (offset + hdr.size > limit)
 			break;
-		if (pos + hdr.size <= size) {
-			rec = ring + pos;
-		} else {
-			if (!bounce) {
-				/* perf records are at most 64 KiB (u16 size). */
-				bounce = malloc(1u << 16);
-				if (!bounce) {
-					ret = -ENOMEM;
-					goto out;
-				}
-			}
-			ring_read_at(ring, size, pos, hdr.size, bounce);
-			rec = bounce;
-		}
-		ret = fn(ctx, rec, hdr.size);
+		ret = deliver(ring, size, pos, hdr.size, &bounce, fn, ctx);
 		if (ret < 0)
 			goto out;
 		count++;
@@ -173,25 +175,11 @@ int sptd_col_ring_walk_forward(const void *base, uint64_t size, uint64_t tail,
 		return 0;
 	while (head - tail >= sizeof(hdr)) {
 		uint64_t pos = tail % size;
-		const void *rec;
 
 		ring_read_at(ring, size, pos, sizeof(hdr), &hdr);
 		if (hdr.size < sizeof(hdr) || hdr.size > head - tail)
 			break;
-		if (pos + hdr.size <= size) {
-			rec = ring + pos;
-		} else {
-			if (!bounce) {
-				bounce = malloc(1u << 16);
-				if (!bounce) {
-					ret = -ENOMEM;
-					goto out;
-				}
-			}
-			ring_read_at(ring, size, pos, hdr.size, bounce);
-			rec = bounce;
-		}
-		ret = fn(ctx, rec, hdr.size);
+		ret = deliver(ring, size, pos, hdr.size, &bounce, fn, ctx);
 		if (ret < 0)
 			goto out;
 		count++;

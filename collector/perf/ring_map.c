@@ -152,19 +152,29 @@ uint64_t sptd_col_perf_ring_unread(const struct sptd_col_perf_ring *ring)
 	return len > size ? size : len;   /* more than the ring: cannot be, with a reader */
 }
 
+/* A mapped forward ring's data area, size, head and control page, or
+ * -EINVAL. */
+static int forward_ring(struct sptd_col_perf_ring *ring, const void **data, uint64_t *size,
+                        uint64_t *head, struct perf_event_mmap_page **pg)
+{
+	if (!ring || !ring->base)
+		return -EINVAL;
+	*data = sptd_col_perf_ring_data(ring, size);
+	if (!*data)
+		return -EINVAL;
+	*pg = ring->base;
+	*head = sptd_col_perf_ring_head(ring);
+	return 0;
+}
+
 int64_t sptd_col_perf_ring_consume(struct sptd_col_perf_ring *ring, void *dst, uint64_t cap)
 {
 	struct perf_event_mmap_page *pg;
 	const void *data;
 	uint64_t size, head, tail, len;
 
-	if (!ring || !ring->base || (!dst && cap))
+	if ((!dst && cap) || forward_ring(ring, &data, &size, &head, &pg) < 0)
 		return -EINVAL;
-	data = sptd_col_perf_ring_data(ring, &size);
-	if (!data)
-		return -EINVAL;
-	pg = ring->base;
-	head = sptd_col_perf_ring_head(ring);
 	tail = pg->data_tail;
 	if (head - tail > size)
 		tail = head - size;   /* overrun: what is older is gone */
@@ -182,13 +192,8 @@ int sptd_col_perf_ring_drain(struct sptd_col_perf_ring *ring, sptd_col_record_fn
 	uint64_t size, head;
 	int ret;
 
-	if (!ring || !ring->base || !fn)
+	if (!fn || forward_ring(ring, &data, &size, &head, &pg) < 0)
 		return -EINVAL;
-	data = sptd_col_perf_ring_data(ring, &size);
-	if (!data)
-		return -EINVAL;
-	pg = ring->base;
-	head = sptd_col_perf_ring_head(ring);
 	ret = sptd_col_ring_walk_forward(data, size, pg->data_tail, head, fn, ctx);
 	__atomic_store_n(&pg->data_tail, head, __ATOMIC_RELEASE);
 	return ret;

@@ -97,21 +97,29 @@ static void test_ring_copy(void)
 
 /* ---- ring_walk_backward --------------------------------------------------- */
 
-/* Write one record of @size bytes the way the kernel does in write_backward
- * mode: move head down by the size, then store the record at the new head,
- * wrapping across the end byte by byte.  The payload is u64 @seq repeated. */
-static void kernel_write_backward(unsigned char *ring, uint64_t size, uint64_t *head,
-                                  uint32_t type, uint16_t rec_size, uint64_t seq)
+/* Write one record of @size bytes the way the kernel does: in
+ * write_backward mode (@backward) move head down by the size, then store
+ * the record at the new head; forward, store it at head and move head up.
+ * Bytes wrap across the end one by one.  The payload is u64 @seq repeated. */
+static void kernel_write(unsigned char *ring, uint64_t size, uint64_t *head, int backward,
+                         uint32_t type, uint16_t rec_size, uint64_t seq)
 {
 	unsigned char rec[1024];
 	struct perf_event_header hdr = { .type = type, .misc = 0, .size = rec_size };
+	uint64_t at = backward ? *head - rec_size : *head;
 
 	memcpy(rec, &hdr, sizeof(hdr));
 	for (size_t off = sizeof(hdr); off + 8 <= rec_size; off += 8)
 		memcpy(rec + off, &seq, 8);
-	*head -= rec_size;
 	for (uint64_t i = 0; i < rec_size; i++)
-		ring[(*head + i) % size] = rec[i];
+		ring[(at + i) % size] = rec[i];
+	*head = backward ? at : *head + rec_size;
+}
+
+static void kernel_write_backward(unsigned char *ring, uint64_t size, uint64_t *head,
+                                  uint32_t type, uint16_t rec_size, uint64_t seq)
+{
+	kernel_write(ring, size, head, 1, type, rec_size, seq);
 }
 
 struct seen {
@@ -354,19 +362,10 @@ static void test_copy_backward(void)
 
 /* ---- walk_forward ------------------------------------------------------------ */
 
-/* Append one record at *@head of a forward ring, as the kernel does. */
 static void kernel_write_forward(unsigned char *ring, uint64_t size, uint64_t *head,
                                  uint32_t type, uint16_t rec_size, uint64_t seq)
 {
-	unsigned char rec[1024];
-	struct perf_event_header hdr = { .type = type, .misc = 0, .size = rec_size };
-
-	memcpy(rec, &hdr, sizeof(hdr));
-	for (size_t off = sizeof(hdr); off + 8 <= rec_size; off += 8)
-		memcpy(rec + off, &seq, 8);
-	for (uint64_t i = 0; i < rec_size; i++)
-		ring[(*head + i) % size] = rec[i];
-	*head += rec_size;
+	kernel_write(ring, size, head, 0, type, rec_size, seq);
 }
 
 static void test_walk_forward(void)
