@@ -3,8 +3,8 @@
  * description becomes exactly the perf_event_attr the kernel expects
  * (table-driven), ioctls carry the right request and argument, errors come
  * back as -errno, the control page's fields are read and written as
- * perf_event_open(2) says, and every public function refuses bad
- * arguments. */
+ * perf_event_open(2) says, a trigger's event works end to end, and every
+ * public function refuses bad arguments. */
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <stddef.h>
@@ -451,6 +451,91 @@ static void test_rings(void)
 	sptd_col_perf_ring_unmap(&ring);
 }
 
+/* What a trigger keeps of each tracepoint sample (TIME | CPU | RAW). */
+struct hits {
+	int n;                   /* samples seen */
+	uint64_t time[4];        /* their times */
+	int cpu[4];              /* their CPUs */
+	uint32_t raw0[4];        /* the first u32 of their raw data */
+};
+
+static int on_trigger_record(void *ctx, const void *rec, size_t len)
+{
+	static const struct sptd_col_perf_layout layout = {
+		.sample_type = SPTD_PERF_SAMPLE_TIME | SPTD_PERF_SAMPLE_CPU | SPTD_PERF_SAMPLE_RAW,
+	};
+	struct hits *h = ctx;
+	struct sptd_col_perf_record r;
+
+	if (sptd_col_perf_record_parse(rec, len, &layout, &r) < 0 ||
+	    r.type != SPTD_PERF_RECORD_SAMPLE || h->n == 4)
+		return 0;
+	h->time[h->n] = r.id.time;
+	h->cpu[h->n] = r.id.cpu;
+	memcpy(&h->raw0[h->n], r.sample.raw, 4);
+	h->n++;
+	return 0;
+}
+
+/* A trigger's event end to end: a tracepoint sibling opened, filtered,
+ * its ring mapped and enabled, then drained sample by sample. */
+static void test_trigger_flow(void)
+{
+	struct sptd_col_perf_event ev;
+	struct sptd_col_perf_ring ring = { 0 };
+	struct perf_event_mmap_page *pg;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct hits h = { 0 };
+	int fd;
+
+	sptd_col_perf_event_tracepoint(&ev, 77);
+	ev.sample_type = SPTD_PERF_SAMPLE_TIME | SPTD_PERF_SAMPLE_CPU | SPTD_PERF_SAMPLE_RAW;
+	ev.flags = SPTD_PERF_EV_DISABLED | SPTD_PERF_EV_USE_CLOCKID;
+	ev.clockid = CLOCK_MONOTONIC;
+	ev.wakeup = 1;
+	ev.aux_action = SPTD_PERF_AUX_PAUSE;
+	fd = sptd_col_perf_event_open(&ev, -1, 1, 9);
+	CHECK_INT(fd, 42);
+	CHECK_INT(last_group, 9);
+	CHECK_INT(sptd_col_perf_event_set_filter(fd, "irq==36"), 0);
+	CHECK_INT(sptd_col_perf_ring_map(&ring, fd, 1, 1), 0);
+	CHECK_INT(sptd_col_perf_event_enable(fd), 0);
+	pg = ring.base;
+	pg->data_offset = page;
+	pg->data_size = page;
+	/* two hits (irq 36 on cpu 1, then 37 on cpu 2) with a LOST between,
+	 * the second across the ring's end */
+	pg->data_head = pg->data_tail = page - 40;
+	for (int i = 0; i < 2; i++) {
+		uint64_t rec[5];
+		struct perf_event_header hd = { .type = SPTD_PERF_RECORD_SAMPLE, .size = 40 };
+		uint32_t cpu_res[2] = { 1u + (uint32_t)i, 0 }, raw[2] = { 4, 36u + (uint32_t)i };
+		struct perf_event_header lost = { .type = SPTD_PERF_RECORD_LOST, .size = 24 };
+		uint64_t lost_rec[3] = { 0, 1, 1 };
+
+		memcpy(&rec[0], &hd, 8);
+		rec[1] = 1000 + (uint64_t)i;
+		memcpy(&rec[2], cpu_res, 8);
+		memcpy(&rec[3], raw, 8);
+		rec[4] = 0;
+		kernel_put(&ring, rec, 40);
+		if (i == 0) {
+			memcpy(&lost_rec[0], &lost, 8);
+			kernel_put(&ring, lost_rec, sizeof(lost_rec));
+		}
+	}
+	CHECK_INT(sptd_col_perf_ring_drain(&ring, on_trigger_record, &h), 3);
+	CHECK_INT(h.n, 2);
+	CHECK_INT(h.time[0], 1000);
+	CHECK_INT(h.cpu[0], 1);
+	CHECK_INT(h.raw0[0], 36);
+	CHECK_INT(h.time[1], 1001);
+	CHECK_INT(h.cpu[1], 2);
+	CHECK_INT(h.raw0[1], 37);
+	CHECK_INT(sptd_col_perf_ring_unread(&ring), 0);
+	sptd_col_perf_ring_unmap(&ring);
+}
+
 static int never(void *ctx, const void *rec, size_t len)
 {
 	(void)ctx, (void)rec, (void)len;
@@ -503,6 +588,7 @@ int main(void)
 	test_ioctls();
 	test_pmu_type();
 	test_rings();
+	test_trigger_flow();
 	test_ring_invalid();
 	sptd_col_sys = saved;
 	return SPTD_TEST_END();
