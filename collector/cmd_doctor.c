@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
-#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,7 +140,17 @@ static void check_tracefs(void)
 
 static void check_perf(void)
 {
-	struct perf_event_attr attr;
+	struct sptd_col_perf_event clock = {
+		.type = SPTD_PERF_TYPE_SOFTWARE,
+		.config = { SPTD_PERF_COUNT_SW_CPU_CLOCK },
+		.period = 1000,
+		.flags = SPTD_PERF_EV_FREQ | SPTD_PERF_EV_DISABLED,
+	};
+	struct sptd_col_perf_event cycles = {
+		.type = SPTD_PERF_TYPE_HARDWARE,
+		.config = { SPTD_PERF_COUNT_HW_CPU_CYCLES },
+		.flags = SPTD_PERF_EV_DISABLED,
+	};
 	long paranoid = read_long("/proc/sys/kernel/perf_event_paranoid", 99);
 	long kptr = read_long("/proc/sys/kernel/kptr_restrict", -1);
 	char lockdown[256] = "";
@@ -150,28 +159,16 @@ static void check_perf(void)
 	line(paranoid <= 1 || geteuid() == 0 ? "ok" : "no", "perf_event_paranoid",
 	     "%ld%s", paranoid, geteuid() == 0 ? " (root: not limited)" :
 	     paranoid > 1 ? " (system-wide recording needs root, or paranoid <= -1)" : "");
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	attr.sample_freq = 1000;
-	attr.freq = 1;
-	attr.disabled = 1;
-	fd = sptd_col_sys.perf_event_open(&attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = sptd_col_perf_event_open(&clock, -1, 0, -1);
 	if (fd >= 0) {
 		line("ok", "cpu-clock sampling", "software events work: --source sample is available");
 		close(fd);
 	} else {
-		line("no", "cpu-clock sampling", "perf_event_open: %s%s", strerror(errno),
-		     errno == EACCES ? " (run as root)" : "");
+		line("no", "cpu-clock sampling", "perf_event_open: %s%s", strerror(-fd),
+		     fd == -EACCES ? " (run as root)" : "");
 		problems++;
 	}
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_HARDWARE;
-	attr.config = PERF_COUNT_HW_CPU_CYCLES;
-	attr.disabled = 1;
-	fd = sptd_col_sys.perf_event_open(&attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = sptd_col_perf_event_open(&cycles, -1, 0, -1);
 	line(fd >= 0 ? "ok" : "no", "hardware PMU", fd >= 0 ? "cycles counter available" :
 	     "no hardware counters (a VM without PMU passthrough): sampling uses cpu-clock");
 	if (fd >= 0)

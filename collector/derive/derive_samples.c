@@ -1,7 +1,7 @@
 /* derive_samples.c — sample and callsite rows from raw_sample, resolved
  * with the raw_mmap and symbol rows written at capture time.
  *
- * Call chains are split at PERF_CONTEXT_* markers (kernel frames first,
+ * Call chains are split at SPTD_PERF_CONTEXT_* markers (kernel frames first,
  * then user frames, innermost first within each); every ip is resolved
  * through its process's mappings (kernel ips through the pid -1 mapping)
  * to the symbol containing it.  Stacks are stored outermost caller first
@@ -11,7 +11,6 @@
  * sample hit.  callsite.addr is the symbol's start (dso address space) when
  * resolved, else the raw ip. */
 #include <errno.h>
-#include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -282,9 +281,9 @@ static int derive_one(struct derive *d, struct sptd_col_tasks *tasks, int64_t ts
 	if (!ctx)
 		return -ENOMEM;
 	for (i = 0; i < nr; i++) {
-		if (chain[i] >= PERF_CONTEXT_MAX) {
-			kernel = chain[i] == PERF_CONTEXT_KERNEL ||
-			         chain[i] == PERF_CONTEXT_GUEST_KERNEL;
+		if (chain[i] >= SPTD_PERF_CONTEXT_MAX) {
+			kernel = chain[i] == SPTD_PERF_CONTEXT_KERNEL ||
+			         chain[i] == SPTD_PERF_CONTEXT_GUEST_KERNEL;
 			ctx[i] = 2;
 		} else {
 			ctx[i] = (unsigned char)kernel;

@@ -2,7 +2,6 @@
  * flagged truncated/partial/collision, LOST records, trace (re)starts. */
 #include <errno.h>
 #include <inttypes.h>
-#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,35 +18,35 @@ struct gap_ctx {
 	int rows;
 };
 
-static int on_gap_record(void *arg, const struct sptd_col_pt_record *r)
+static int on_gap_record(void *arg, const struct sptd_col_perf_record *r)
 {
 	struct gap_ctx *g = arg;
-	int64_t ts = (int64_t)r->time + g->offset_ns;
+	int64_t ts = (int64_t)r->id.time + g->offset_ns;
 	char reason[160];
 	int ret;
 
 	reason[0] = '\0';
-	if (r->type == PERF_RECORD_AUX) {
-		if (r->aux_flags & PERF_AUX_FLAG_TRUNCATED)
+	if (r->type == SPTD_PERF_RECORD_AUX) {
+		if (r->aux_flags & SPTD_PERF_AUX_FLAG_TRUNCATED)
 			snprintf(reason, sizeof(reason), "sideband: pt aux data truncated "
 			         "(%" PRIu64 " bytes at offset %" PRIu64 ")", r->aux_size, r->aux_offset);
-		else if (r->aux_flags & PERF_AUX_FLAG_PARTIAL)
+		else if (r->aux_flags & SPTD_PERF_AUX_FLAG_PARTIAL)
 			snprintf(reason, sizeof(reason), "sideband: pt aux data has gaps "
 			         "(%" PRIu64 " bytes at offset %" PRIu64 ")", r->aux_size, r->aux_offset);
-		else if (r->aux_flags & PERF_AUX_FLAG_COLLISION)
+		else if (r->aux_flags & SPTD_PERF_AUX_FLAG_COLLISION)
 			snprintf(reason, sizeof(reason), "sideband: pt aux data collided");
-	} else if (r->type == PERF_RECORD_LOST) {
+	} else if (r->type == SPTD_PERF_RECORD_LOST) {
 		snprintf(reason, sizeof(reason), "sideband: %" PRIu64 " sideband records lost",
 		         r->lost);
-	} else if (r->type == PERF_RECORD_LOST_SAMPLES) {
+	} else if (r->type == SPTD_PERF_RECORD_LOST_SAMPLES) {
 		snprintf(reason, sizeof(reason), "sideband: %" PRIu64 " samples lost", r->lost);
-	} else if (r->type == PERF_RECORD_ITRACE_START) {
+	} else if (r->type == SPTD_PERF_RECORD_ITRACE_START) {
 		snprintf(reason, sizeof(reason), "sideband: pt trace (re)started (pid %d tid %d)",
 		         r->pid, r->tid);
 	}
 	if (!reason[0])
 		return 0;
-	ret = sptd_store_gap_add(g->st, ts, 0, r->id_cpu >= 0 ? r->id_cpu : g->cpu, reason);
+	ret = sptd_store_gap_add(g->st, ts, 0, r->id.cpu >= 0 ? r->id.cpu : g->cpu, reason);
 	if (ret >= 0)
 		g->rows++;
 	return ret;

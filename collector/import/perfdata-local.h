@@ -3,7 +3,9 @@
  * (tools/perf/Documentation/perf.data-file-format.txt); no perf code.
  *
  * perfdata_read.c    file header, attrs + ids, feature sections, record walk
- * perfdata_sample.c  sample / sample_id_all parsing, sched_switch tracepoint
+ * perfdata_sample.c  records decoded by collector/perf's parser with the
+ *                    layout of the event that wrote them; sched_switch
+ *                    tracepoint fields
  * perfdata_images.c  finding the code perf would use (--symfs, build-id cache)
  * perfdata_import.c  records -> raw tables + meta, then decode, gaps, stats
  *
@@ -21,26 +23,6 @@ struct sptd_store;
 
 #include "import-local.h"
 
-/* record types (perf_event.h and perf's user types) */
-#define PD_REC_MMAP            1
-#define PD_REC_LOST            2
-#define PD_REC_COMM            3
-#define PD_REC_EXIT            4
-#define PD_REC_FORK            7
-#define PD_REC_SAMPLE          9
-#define PD_REC_MMAP2          10
-#define PD_REC_AUX            11
-#define PD_REC_ITRACE_START   12
-#define PD_REC_LOST_SAMPLES   13
-#define PD_REC_SWITCH         14
-#define PD_REC_SWITCH_CPU_WIDE 15
-#define PD_REC_FINISHED_ROUND 68
-#define PD_REC_AUXTRACE_INFO  70
-#define PD_REC_AUXTRACE       71
-#define PD_REC_AUXTRACE_ERROR 72
-#define PD_REC_TIME_CONV      79
-#define PD_REC_COMPRESSED     81
-
 /* header feature bits */
 #define PD_FEAT_TRACING_DATA  1
 #define PD_FEAT_BUILD_ID      2
@@ -55,46 +37,12 @@ struct sptd_store;
 #define PD_FEAT_AUXTRACE     18
 #define PD_FEAT_MAX         256
 
-/* sample_type bits */
-#define PD_SAMPLE_IP          (1u << 0)
-#define PD_SAMPLE_TID         (1u << 1)
-#define PD_SAMPLE_TIME        (1u << 2)
-#define PD_SAMPLE_ADDR        (1u << 3)
-#define PD_SAMPLE_READ        (1u << 4)
-#define PD_SAMPLE_CALLCHAIN   (1u << 5)
-#define PD_SAMPLE_ID          (1u << 6)
-#define PD_SAMPLE_CPU         (1u << 7)
-#define PD_SAMPLE_PERIOD      (1u << 8)
-#define PD_SAMPLE_STREAM_ID   (1u << 9)
-#define PD_SAMPLE_RAW         (1u << 10)
-#define PD_SAMPLE_IDENTIFIER  (1u << 16)
-
-#define PD_MISC_SWITCH_OUT    (1u << 13)
-#define PD_MISC_MMAP_BUILD_ID (1u << 14)
-#define PD_AUX_TRUNCATED      1u
-#define PD_AUX_PARTIAL        4u
-#define PD_AUX_COLLISION      8u
-#define PD_TYPE_TRACEPOINT    2u
-
 /* One event attribute of the file and the sample ids that name it. */
 struct sptd_col_perfdata_attr {
-	uint32_t type;          /* PERF_TYPE_* or a dynamic PMU type */
-	uint64_t config;        /* PMU config (intel_pt: the RTIT_CTL-like bits) */
-	uint64_t sample_type;   /* PERF_SAMPLE_* of its samples */
-	uint64_t read_format;   /* PERF_FORMAT_* (for PERF_SAMPLE_READ) */
-	int sample_id_all;      /* non-sample records carry sample_id fields */
+	struct sptd_col_perf_attr event; /* type, config, record layout */
 	const uint64_t *ids;    /* borrowed from the file mapping, @nids entries
 	                         * (unaligned-safe: read with memcpy) */
-	size_t nids;
-};
-
-/* The sample_id fields of a record (-1 / 0 when absent). */
-struct sptd_col_perfdata_id {
-	int pid, tid;           /* -1 absent */
-	uint64_t time;          /* perf clock ns; 0 absent */
-	int has_time;
-	int cpu;                /* -1 absent */
-	uint64_t id;            /* event id; 0 absent */
+	size_t nids;            /* entries at @ids */
 };
 
 /* An open perf.data: the whole file mapped read-only. */
@@ -104,8 +52,8 @@ struct sptd_col_perfdata {
 	uint64_t data_off, data_size;   /* the records */
 	uint64_t feat_off[PD_FEAT_MAX]; /* feature sections; size 0 absent */
 	uint64_t feat_size[PD_FEAT_MAX];
-	struct sptd_col_perfdata_attr *attrs;
-	size_t nattrs;
+	struct sptd_col_perfdata_attr *attrs; /* one per event */
+	size_t nattrs;          /* entries at @attrs */
 	int data_size_guessed;  /* header said 0: records read to end of file */
 	char err[512];          /* last error, for the user */
 };
@@ -158,22 +106,16 @@ uint32_t sptd_col_pd_u32(const uint8_t *p);
 /* The attr whose ids contain @id, or the only attr; NULL unknown. */
 const struct sptd_col_perfdata_attr *
 sptd_col_perfdata_attr_by_id(const struct sptd_col_perfdata *pd, uint64_t id);
-/* The sample_id_all fields at the end of non-sample record @rec; 0, or
- * -EBADMSG if the record is too short for them. */
-int sptd_col_perfdata_rec_id(const struct sptd_col_perfdata *pd,
-                             const struct sptd_col_perfdata_rec *rec,
-                             struct sptd_col_perfdata_id *id);
-
-/* What a PERF_RECORD_SAMPLE holds, as far as the importer needs. */
-struct sptd_col_perfdata_sample {
-	const struct sptd_col_perfdata_attr *attr; /* NULL: unknown event */
-	struct sptd_col_perfdata_id id;            /* pid/tid/time/cpu/id */
-	const uint8_t *raw;     /* PERF_SAMPLE_RAW bytes (tracepoint record) */
-	uint32_t raw_size;
-};
-int sptd_col_perfdata_sample_parse(const struct sptd_col_perfdata *pd,
-                                   const struct sptd_col_perfdata_rec *rec,
-                                   struct sptd_col_perfdata_sample *s);
+/* Decode kernel record @rec (type below SPTD_PERF_RECORD_USER_START) with
+ * collector/perf's record parser: a SAMPLE with the layout of the event
+ * its id names (*@attr that event, NULL when the file names none: @r then
+ * holds the header only), any other record with the layout every event of
+ * a file shares (the first attr's: perf requires it to find the id).
+ * 0, -EINVAL, -EBADMSG (a record that does not fit its layout). */
+int sptd_col_perfdata_rec_parse(const struct sptd_col_perfdata *pd,
+                                const struct sptd_col_perfdata_rec *rec,
+                                struct sptd_col_perf_record *r,
+                                const struct sptd_col_perfdata_attr **attr);
 
 /* Where sched_switch keeps its fields (offsets into the raw record). */
 struct sptd_col_pd_switch_fmt {

@@ -101,7 +101,7 @@ static int grow(void **arr, size_t *cap, size_t elem)
 	return 0;
 }
 
-static void see_time(struct pd_ctx *c, const struct sptd_col_perfdata_id *id)
+static void see_time(struct pd_ctx *c, const struct sptd_col_perf_id *id)
 {
 	if (!id->has_time || !id->time)
 		return;
@@ -148,16 +148,6 @@ static int add_gap(struct pd_ctx *c, int64_t ts, int cpu, const char *reason)
 	snprintf(c->gaps[c->ngaps].reason, sizeof(c->gaps[0].reason), "%s", reason);
 	c->ngaps++;
 	return 0;
-}
-
-/* A NUL-terminated string inside a record (bounded by its size). */
-static void rec_string(const struct sptd_col_perfdata_rec *r, size_t off, char *buf,
-                       size_t len)
-{
-	size_t max = r->size > off ? r->size - off : 0;
-	size_t n = strnlen((const char *)r->data + off, max);
-
-	snprintf(buf, len, "%.*s", (int)n, (const char *)r->data + off);
 }
 
 /* ---- record handlers -------------------------------------------------------- */
@@ -227,37 +217,28 @@ static int on_auxtrace(struct pd_ctx *c, const struct sptd_col_perfdata_rec *r)
 	return ret;
 }
 
-static int on_mmap(struct pd_ctx *c, const struct sptd_col_perfdata_rec *r)
+static int on_mmap(struct pd_ctx *c, const struct sptd_col_perf_record *r)
 {
 	struct pd_mmap *m;
-	size_t name_off = r->type == PD_REC_MMAP ? 40 : 72;
 	char path[PATH_MAX];
-	uint32_t prot;
 
-	if (r->size < name_off + 1)
-		return -EBADMSG;
-	if (r->type == PD_REC_MMAP2) {
-		prot = sptd_col_pd_u32(r->data + 64);
-		if (!(prot & 4))     /* PROT_EXEC */
+	if (r->type == SPTD_PERF_RECORD_MMAP2) {
+		if (!(r->prot & 4))     /* PROT_EXEC */
 			return 0;
-	} else if (r->misc & (1u << 13)) {
-		return 0;            /* PERF_RECORD_MISC_MMAP_DATA */
+	} else if (r->misc & SPTD_PERF_MISC_MMAP_DATA) {
+		return 0;
 	}
-	rec_string(r, name_off, path, sizeof(path));
+	snprintf(path, sizeof(path), "%s", r->name);
 	if (GROW(c->mm, c->nmm, c->capmm) < 0)
 		return -ENOMEM;
 	m = &c->mm[c->nmm];
 	memset(m, 0, sizeof(*m));
-	m->pid = (int)sptd_col_pd_u32(r->data + 8);
-	m->start = sptd_col_pd_u64(r->data + 16);
-	m->len = sptd_col_pd_u64(r->data + 24);
-	m->pgoff = sptd_col_pd_u64(r->data + 32);
-	if (r->type == PD_REC_MMAP2 && (r->misc & PD_MISC_MMAP_BUILD_ID)) {
-		int n = r->data[40] > 20 ? 20 : r->data[40];
-
-		for (int i = 0; i < n; i++)
-			snprintf(m->build_id + 2 * i, 3, "%02x", r->data[44 + i]);
-	}
+	m->pid = r->pid;
+	m->start = r->addr;
+	m->len = r->len;
+	m->pgoff = r->pgoff;
+	for (int i = 0; i < r->build_id_size; i++)
+		snprintf(m->build_id + 2 * i, 3, "%02x", r->build_id[i]);
 	m->path = strdup(path);
 	if (!m->path)
 		return -ENOMEM;
@@ -265,133 +246,144 @@ static int on_mmap(struct pd_ctx *c, const struct sptd_col_perfdata_rec *r)
 	return 0;
 }
 
-static int on_sample(struct pd_ctx *c, const struct sptd_col_perfdata_rec *r)
+static int on_sample(struct pd_ctx *c, const struct sptd_col_perf_record *r,
+                     const struct sptd_col_perfdata_attr *attr)
 {
-	struct sptd_col_perfdata_sample s;
 	const struct sptd_col_pd_switch_fmt *f = &c->swfmt;
+	const uint8_t *raw = r->sample.raw;
+	uint32_t raw_size = r->sample.raw_size;
 	char prev_comm[17], next_comm[17];
 	int prev, next;
 
-	if (sptd_col_perfdata_sample_parse(c->pd, r, &s) < 0 || !s.attr)
+	see_time(c, &r->id);
+	if (attr->event.type != SPTD_PERF_TYPE_TRACEPOINT || !raw ||
+	    (f->id && attr->event.config != f->id))
 		return 0;
-	see_time(c, &s.id);
-	if (s.attr->type != PD_TYPE_TRACEPOINT || !s.raw || (f->id && s.attr->config != f->id))
+	if (!f->id && raw_size < 64)
 		return 0;
-	if (!f->id && s.raw_size < 64)
+	if ((uint32_t)f->next_prio + 4 > raw_size || (uint32_t)f->prev_comm + 16 > raw_size ||
+	    (uint32_t)f->next_comm + 16 > raw_size || !r->id.has_time || r->id.cpu < 0)
 		return 0;
-	if ((uint32_t)f->next_prio + 4 > s.raw_size || (uint32_t)f->prev_comm + 16 > s.raw_size ||
-	    (uint32_t)f->next_comm + 16 > s.raw_size || !s.id.has_time || s.id.cpu < 0)
-		return 0;
-	prev = (int)sptd_col_pd_u32(s.raw + f->prev_pid);
-	next = (int)sptd_col_pd_u32(s.raw + f->next_pid);
-	snprintf(prev_comm, sizeof(prev_comm), "%.16s", (const char *)s.raw + f->prev_comm);
-	snprintf(next_comm, sizeof(next_comm), "%.16s", (const char *)s.raw + f->next_comm);
+	prev = (int)sptd_col_pd_u32(raw + f->prev_pid);
+	next = (int)sptd_col_pd_u32(raw + f->next_pid);
+	snprintf(prev_comm, sizeof(prev_comm), "%.16s", (const char *)raw + f->prev_comm);
+	snprintf(next_comm, sizeof(next_comm), "%.16s", (const char *)raw + f->next_comm);
 	if (next > 0 && sptd_store_raw_task_add(c->st, -1, next, next_comm, NULL) < 0)
 		return -ENOMEM;
 	if (prev > 0 && sptd_store_raw_task_add(c->st, -1, prev, prev_comm, NULL) < 0)
 		return -ENOMEM;
-	return add_switch(c, (int64_t)s.id.time, s.id.cpu, prev, next, SW_TRACEPOINT, next_comm);
+	return add_switch(c, (int64_t)r->id.time, r->id.cpu, prev, next, SW_TRACEPOINT, next_comm);
 }
 
-static int on_record(void *arg, const struct sptd_col_perfdata_rec *r)
+/* The switch records: which task a CPU switched to (and from). */
+static int on_switch(struct pd_ctx *c, const struct sptd_col_perf_record *r)
+{
+	const struct sptd_col_perf_id *id = &r->id;
+	int ret;
+
+	if (!id->has_time || id->tid < 0)
+		return 0;
+	if (r->type == SPTD_PERF_RECORD_SWITCH)
+		return r->switch_out ?
+		       add_switch(c, (int64_t)id->time, id->cpu, id->tid, 0, SW_TASK, NULL) :
+		       add_switch(c, (int64_t)id->time, id->cpu, -1, id->tid, SW_TASK, NULL);
+	ret = r->switch_out ?
+	      add_switch(c, (int64_t)id->time, id->cpu, id->tid, r->other_tid, SW_CPU_WIDE, NULL) :
+	      add_switch(c, (int64_t)id->time, id->cpu, -1, id->tid, SW_CPU_WIDE, NULL);
+	if (ret == 0 && !r->switch_out && c->nsw && c->sw[c->nsw - 1].next == id->tid)
+		c->sw[c->nsw - 1].other = r->other_tid;
+	return ret;
+}
+
+/* AUX flags that mean trace was lost: counted, and a gap. */
+static int on_aux(struct pd_ctx *c, const struct sptd_col_perf_record *r)
+{
+	uint64_t flags = r->aux_flags;
+	char text[96];
+
+	if (flags & SPTD_PERF_AUX_FLAG_TRUNCATED)
+		c->aux_truncated++;
+	if (flags & SPTD_PERF_AUX_FLAG_PARTIAL)
+		c->aux_partial++;
+	if (flags & SPTD_PERF_AUX_FLAG_COLLISION)
+		c->aux_collision++;
+	if (!(flags & (SPTD_PERF_AUX_FLAG_TRUNCATED | SPTD_PERF_AUX_FLAG_PARTIAL |
+	               SPTD_PERF_AUX_FLAG_COLLISION)))
+		return 0;
+	snprintf(text, sizeof(text), "pt: perf AUX area %s%s%s: trace lost",
+	         flags & SPTD_PERF_AUX_FLAG_TRUNCATED ? "truncated " : "",
+	         flags & SPTD_PERF_AUX_FLAG_PARTIAL ? "partial " : "",
+	         flags & SPTD_PERF_AUX_FLAG_COLLISION ? "collision " : "");
+	return add_gap(c, (int64_t)r->id.time, r->id.cpu, text);
+}
+
+static int on_record(void *arg, const struct sptd_col_perfdata_rec *rec)
 {
 	struct pd_ctx *c = arg;
-	struct sptd_col_perfdata_id id;
+	const struct sptd_col_perfdata_attr *attr = NULL;
+	struct sptd_col_perf_record r;
 	char text[96];
 	int ret = 0;
 
 	c->res->records++;
-	if (r->type == PD_REC_SAMPLE)
-		return on_sample(c, r);
-	if (r->type < 64 && sptd_col_perfdata_rec_id(c->pd, r, &id) < 0)
-		return 0;   /* too short for its sample_id: skip, counted below */
-	if (r->type >= 64)
-		memset(&id, 0, sizeof(id)), id.cpu = -1;
-	see_time(c, &id);
-	switch (r->type) {
-	case PD_REC_AUXTRACE_INFO:
-		ret = on_auxtrace_info(c, r);
+	memset(&r, 0, sizeof(r));
+	r.id.pid = r.id.tid = r.id.cpu = -1;
+	if (rec->type < SPTD_PERF_RECORD_USER_START) {
+		ret = sptd_col_perfdata_rec_parse(c->pd, rec, &r, &attr);
+		if (rec->type == SPTD_PERF_RECORD_SAMPLE)
+			return ret < 0 || !attr ? 0 : on_sample(c, &r, attr);
+		/* a mapping that does not parse is a corrupt file; another
+		 * record that does not is skipped (counted above) */
+		if (ret < 0)
+			return rec->type == SPTD_PERF_RECORD_MMAP ||
+			       rec->type == SPTD_PERF_RECORD_MMAP2 ? -EBADMSG : 0;
+	}
+	see_time(c, &r.id);
+	switch (rec->type) {
+	case SPTD_PERF_RECORD_AUXTRACE_INFO:
+		ret = on_auxtrace_info(c, rec);
 		break;
-	case PD_REC_AUXTRACE:
-		ret = on_auxtrace(c, r);
+	case SPTD_PERF_RECORD_AUXTRACE:
+		ret = on_auxtrace(c, rec);
 		break;
-	case PD_REC_MMAP:
-	case PD_REC_MMAP2:
-		ret = on_mmap(c, r);
+	case SPTD_PERF_RECORD_MMAP:
+	case SPTD_PERF_RECORD_MMAP2:
+		ret = on_mmap(c, &r);
 		break;
-	case PD_REC_COMM:
-		if (r->size >= 17) {
-			char comm[17];
+	case SPTD_PERF_RECORD_COMM: {
+		char comm[17];   /* a task's comm is 15 characters at most */
 
-			rec_string(r, 16, comm, sizeof(comm));
-			ret = sptd_store_raw_task_add(c->st, (int)sptd_col_pd_u32(r->data + 8),
-			                              (int)sptd_col_pd_u32(r->data + 12), comm, NULL);
-		}
+		snprintf(comm, sizeof(comm), "%s", r.name);
+		ret = sptd_store_raw_task_add(c->st, r.pid, r.tid, comm, NULL);
 		break;
-	case PD_REC_FORK:
-		if (r->size >= 24)
-			ret = sptd_store_raw_task_add(c->st, (int)sptd_col_pd_u32(r->data + 8),
-			                              (int)sptd_col_pd_u32(r->data + 16), NULL, NULL);
+	}
+	case SPTD_PERF_RECORD_FORK:
+		ret = sptd_store_raw_task_add(c->st, r.pid, r.tid, NULL, NULL);
 		break;
-	case PD_REC_ITRACE_START:
-		if (r->size >= 16 && id.has_time)
-			ret = add_switch(c, (int64_t)id.time, id.cpu, -1,
-			                 (int)sptd_col_pd_u32(r->data + 12), SW_ITRACE, NULL);
+	case SPTD_PERF_RECORD_ITRACE_START:
+		if (r.id.has_time)
+			ret = add_switch(c, (int64_t)r.id.time, r.id.cpu, -1, r.tid, SW_ITRACE, NULL);
 		break;
-	case PD_REC_SWITCH:
-		if (id.has_time && id.tid >= 0)
-			ret = (r->misc & PD_MISC_SWITCH_OUT) ?
-			      add_switch(c, (int64_t)id.time, id.cpu, id.tid, 0, SW_TASK, NULL) :
-			      add_switch(c, (int64_t)id.time, id.cpu, -1, id.tid, SW_TASK, NULL);
+	case SPTD_PERF_RECORD_SWITCH:
+	case SPTD_PERF_RECORD_SWITCH_CPU_WIDE:
+		ret = on_switch(c, &r);
 		break;
-	case PD_REC_SWITCH_CPU_WIDE:
-		if (r->size >= 16 && id.has_time && id.tid >= 0) {
-			int other = (int)sptd_col_pd_u32(r->data + 12);
-
-			ret = (r->misc & PD_MISC_SWITCH_OUT) ?
-			      add_switch(c, (int64_t)id.time, id.cpu, id.tid, other, SW_CPU_WIDE, NULL) :
-			      add_switch(c, (int64_t)id.time, id.cpu, -1, id.tid, SW_CPU_WIDE, NULL);
-			if (ret == 0 && !(r->misc & PD_MISC_SWITCH_OUT) && c->nsw &&
-			    c->sw[c->nsw - 1].next == (int)id.tid)
-				c->sw[c->nsw - 1].other = other;
-		}
+	case SPTD_PERF_RECORD_AUX:
+		ret = on_aux(c, &r);
 		break;
-	case PD_REC_AUX:
-		if (r->size >= 32) {
-			uint64_t flags = sptd_col_pd_u64(r->data + 24);
-
-			if (flags & PD_AUX_TRUNCATED)
-				c->aux_truncated++;
-			if (flags & PD_AUX_PARTIAL)
-				c->aux_partial++;
-			if (flags & PD_AUX_COLLISION)
-				c->aux_collision++;
-			if (flags & (PD_AUX_TRUNCATED | PD_AUX_PARTIAL | PD_AUX_COLLISION)) {
-				snprintf(text, sizeof(text), "pt: perf AUX area %s%s%s: trace lost",
-				         flags & PD_AUX_TRUNCATED ? "truncated " : "",
-				         flags & PD_AUX_PARTIAL ? "partial " : "",
-				         flags & PD_AUX_COLLISION ? "collision " : "");
-				ret = add_gap(c, (int64_t)id.time, id.cpu, text);
-			}
-		}
+	case SPTD_PERF_RECORD_LOST:
+		c->lost += (int64_t)r.lost;
+		snprintf(text, sizeof(text), "perf: %" PRIu64 " sideband records lost", r.lost);
+		ret = add_gap(c, (int64_t)r.id.time, r.id.cpu, text);
 		break;
-	case PD_REC_LOST:
-		if (r->size >= 24) {
-			uint64_t n = sptd_col_pd_u64(r->data + 16);
-
-			c->lost += (int64_t)n;
-			snprintf(text, sizeof(text), "perf: %" PRIu64 " sideband records lost", n);
-			ret = add_gap(c, (int64_t)id.time, id.cpu, text);
-		}
-		break;
-	case PD_REC_AUXTRACE_ERROR:
+	case SPTD_PERF_RECORD_AUXTRACE_ERROR:
 		c->aux_errors++;
 		break;
 	default:
 		break;
 	}
-	if (id.cpu >= 0)
-		see_cpu(c, id.cpu);
+	if (r.id.cpu >= 0)
+		see_cpu(c, r.id.cpu);
 	return ret;
 }
 
@@ -465,7 +457,7 @@ static void recorded_build_id(const struct sptd_col_perfdata *pd, const char *pa
 		memcpy(&size, p + pos + 6, 2);
 		if (size < 36 || size > len - pos)
 			return;
-		if (misc & (1u << 15))   /* PERF_RECORD_MISC_BUILD_ID_SIZE */
+		if (misc & SPTD_PERF_MISC_BUILD_ID_SIZE)
 			n = p[pos + 12 + 20] <= 20 ? p[pos + 12 + 20] : 20;
 		if (strnlen((const char *)p + pos + 36, size - 36) < (size_t)(size - 36) &&
 		    strcmp((const char *)p + pos + 36, path) == 0 && outlen > 2 * n) {
@@ -684,8 +676,8 @@ static int store_after(struct pd_ctx *c)
 static uint64_t pt_config(const struct sptd_col_perfdata *pd, uint64_t pmu_type)
 {
 	for (size_t i = 0; i < pd->nattrs; i++)
-		if (pd->attrs[i].type == pmu_type)
-			return pd->attrs[i].config;
+		if (pd->attrs[i].event.type == pmu_type)
+			return pd->attrs[i].event.config;
 	return 0;
 }
 

@@ -84,11 +84,8 @@ static int read_attrs(struct sptd_col_perfdata *pd, uint64_t attr_size,
 		uint64_t ids_off = sptd_col_pd_u64(ids), ids_size = sptd_col_pd_u64(ids + 8);
 		struct sptd_col_perfdata_attr *at = &pd->attrs[i];
 
-		at->type = sptd_col_pd_u32(a);
-		at->config = sptd_col_pd_u64(a + 8);
-		at->sample_type = sptd_col_pd_u64(a + 24);
-		at->read_format = sptd_col_pd_u64(a + 32);
-		at->sample_id_all = (sptd_col_pd_u64(a + 40) >> 18) & 1;
+		/* attr_size >= PD_ATTR_MIN + 16: the decode cannot fail */
+		sptd_col_perf_attr_decode(a, (size_t)attr_size - 16, &at->event);
 		if (ids_size) {
 			if (!in_file(pd, ids_off, ids_size) || ids_size % 8)
 				return fail(pd, -EBADMSG, "ids of event %zu are outside the file: "
@@ -265,11 +262,11 @@ int sptd_col_perfdata_walk(struct sptd_col_perfdata *pd, sptd_col_perfdata_rec_f
 			return fail(pd, -EBADMSG, "the file is truncated: record at offset %llu "
 			            "needs %u bytes, %llu left", (unsigned long long)pos, rec.size,
 			            (unsigned long long)(end - pos));
-		if (rec.type == PD_REC_COMPRESSED)
+		if (rec.type == SPTD_PERF_RECORD_COMPRESSED)
 			return fail(pd, -ENOTSUP, "compressed perf.data (perf record -z) is not "
 			            "supported: decompress with perf inject -i IN -o OUT");
 		pos += rec.size;
-		if (rec.type == PD_REC_AUXTRACE) {
+		if (rec.type == SPTD_PERF_RECORD_AUXTRACE) {
 			if (rec.size < 48)
 				return fail(pd, -EBADMSG, "corrupt AUXTRACE record at offset %llu",
 				            (unsigned long long)rec.offset);

@@ -1,4 +1,5 @@
-/* cpus.c — CPU lists as sysfs writes them ("0-3,6"), and the online CPUs. */
+/* cpus.c — CPU lists as sysfs writes them ("0-3,6"), and the online CPUs:
+ * the one parser of them (the service and the sampler both use it). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,32 +7,36 @@
 
 #include "perf-local.h"
 
+/* Far above any kernel's NR_CPUS: a bigger number is a broken list. */
+#define CPUS_LIMIT 65535
 
 int sptd_col_cpus_parse(const char *text, int *cpus, int max)
 {
 	int n = 0;
 	const char *p = text;
 
-	if (!text || !cpus || max <= 0)
+	if (!text || max < 0 || (!cpus && max > 0) || (cpus && max == 0))
 		return -EINVAL;
 	while (*p && *p != '\n') {
 		char *end;
 		long a = strtol(p, &end, 10), b;
 
-		if (end == p || a < 0)
+		if (end == p || a < 0 || a > CPUS_LIMIT)
 			return -EINVAL;
 		b = a;
 		p = end;
 		if (*p == '-') {
 			b = strtol(p + 1, &end, 10);
-			if (end == p + 1 || b < a)
+			if (end == p + 1 || b < a || b > CPUS_LIMIT)
 				return -EINVAL;
 			p = end;
 		}
 		for (long c = a; c <= b; c++) {
-			if (n >= max)
+			if (cpus && n >= max)
 				return -E2BIG;
-			cpus[n++] = (int)c;
+			if (cpus)
+				cpus[n] = (int)c;
+			n++;
 		}
 		if (*p == ',')
 			p++;

@@ -1,6 +1,7 @@
 /* ring.c — arithmetic on perf ring buffers: unwrapping copies (data and AUX
- * rings, forward mode) and walking the records of a write_backward
- * (overwrite) data ring.
+ * rings), walking the records of a write_backward (overwrite) data ring and
+ * copying them out oldest first, and walking a forward ring's records from
+ * data_tail to data_head.
  *
  * Heads are the kernel's free-running u64 byte counters: only their value
  * modulo the ring size is a position.  In write_backward mode the kernel
@@ -50,6 +51,23 @@ static void ring_read_at(const unsigned char *ring, uint64_t size, uint64_t pos,
 	memcpy((unsigned char *)dst + first, ring, len - (size_t)first);
 }
 
+/* Hand the @len-byte record at ring position @pos to @fn: in place when
+ * it does not wrap, else unwrapped into *@bounce (allocated on first use;
+ * perf records are at most 64 KiB, their size being a u16). */
+static int deliver(const unsigned char *ring, uint64_t size, uint64_t pos, size_t len,
+                   unsigned char **bounce, sptd_col_record_fn fn, void *ctx)
+{
+	if (pos + len <= size)
+		return fn(ctx, ring + pos, len);
+	if (!*bounce) {
+		*bounce = malloc(1u << 16);
+		if (!*bounce)
+			return -ENOMEM;
+	}
+	ring_read_at(ring, size, pos, len, *bounce);
+	return fn(ctx, *bounce, len);
+}
+
 int sptd_col_ring_walk_backward(const void *base, uint64_t size, uint64_t head,
                                 sptd_col_record_fn fn, void *ctx)
 {
@@ -71,7 +89,6 @@ int sptd_col_ring_walk_backward(const void *base, uint64_t size, uint64_t head,
 
 	while (offset + sizeof(hdr) <= limit) {
 		uint64_t pos = (head + offset) % size;
-		const void *rec;
 
 		ring_read_at(ring, size, pos, sizeof(hdr), &hdr);
 		/* A zero or malformed header ends the valid data: the kernel
@@ -81,25 +98,92 @@ int sptd_col_ring_walk_backward(const void *base, uint64_t size, uint64_t head,
 		/* Torn: its tail was overwritten by the newest records. */
 		if (offset + hdr.size > limit)
 			break;
-		if (pos + hdr.size <= size) {
-			rec = ring + pos;
-		} else {
-			if (!bounce) {
-				/* perf records are at most 64 KiB (u16 size). */
-				bounce = malloc(1u << 16);
-				if (!bounce) {
-					ret = -ENOMEM;
-					goto out;
-				}
-			}
-			ring_read_at(ring, size, pos, hdr.size, bounce);
-			rec = bounce;
-		}
-		ret = fn(ctx, rec, hdr.size);
+		ret = deliver(ring, size, pos, hdr.size, &bounce, fn, ctx);
 		if (ret < 0)
 			goto out;
 		count++;
 		offset += hdr.size;
+	}
+	ret = count;
+out:
+	free(bounce);
+	return ret;
+}
+
+/* copy_backward's two passes: first the total, then each record placed so
+ * that the oldest comes first. */
+struct backward_copy {
+	unsigned char *dst;      /* NULL: first pass, only sum */
+	uint64_t total;          /* bytes of all records */
+	uint64_t seen;           /* bytes walked so far (newest first) */
+};
+
+static int place_record(void *ctx, const void *rec, size_t len)
+{
+	struct backward_copy *b = ctx;
+
+	b->seen += len;
+	if (b->dst)
+		memcpy(b->dst + (b->total - b->seen), rec, len);
+	return 0;
+}
+
+int64_t sptd_col_ring_copy_backward(const void *base, uint64_t size, uint64_t head,
+                                    unsigned char **buf, size_t *cap)
+{
+	struct backward_copy b = { 0 };
+	int ret;
+
+	if (!base || !buf || !cap || (*cap && !*buf))
+		return -EINVAL;
+	ret = sptd_col_ring_walk_backward(base, size, head, place_record, &b);
+	if (ret < 0)
+		return ret;
+	b.total = b.seen;
+	if (b.total > *cap) {
+		size_t want = *cap ? *cap : 65536;
+		unsigned char *more;
+
+		while (want < b.total)
+			want *= 2;
+		more = realloc(*buf, want);
+		if (!more)
+			return -ENOMEM;
+		*buf = more;
+		*cap = want;
+	}
+	b.dst = *buf;
+	b.seen = 0;
+	ret = sptd_col_ring_walk_backward(base, size, head, place_record, &b);
+	if (ret < 0)
+		return ret;
+	return (int64_t)b.total;
+}
+
+int sptd_col_ring_walk_forward(const void *base, uint64_t size, uint64_t tail,
+                               uint64_t head, sptd_col_record_fn fn, void *ctx)
+{
+	const unsigned char *ring = base;
+	struct perf_event_header hdr;
+	unsigned char *bounce = NULL;
+	int count = 0, ret = 0;
+
+	if (!base || !fn || size < sizeof(hdr) || (size & (size - 1)) != 0)
+		return -EINVAL;
+	/* a forward ring with a reader never holds more than itself */
+	if (head - tail > size)
+		return 0;
+	while (head - tail >= sizeof(hdr)) {
+		uint64_t pos = tail % size;
+
+		ring_read_at(ring, size, pos, sizeof(hdr), &hdr);
+		if (hdr.size < sizeof(hdr) || hdr.size > head - tail)
+			break;
+		ret = deliver(ring, size, pos, hdr.size, &bounce, fn, ctx);
+		if (ret < 0)
+			goto out;
+		count++;
+		tail += hdr.size;
 	}
 	ret = count;
 out:

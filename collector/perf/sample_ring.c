@@ -1,93 +1,41 @@
-/* sample_ring.c — samples out of one write_backward perf ring: parse each
- * PERF_RECORD_SAMPLE, keep those in the time window, and hand them over
- * oldest first (the ring is walked newest first, so they are collected and
- * then delivered in reverse). */
+/* sample_ring.c — samples out of one write_backward perf ring of the
+ * sampling source: the ring's records copied out oldest first, each
+ * PERF_RECORD_SAMPLE parsed by the one record parser (record.c) with the
+ * sampler's layout, those in the time window handed over in order. */
 #include <errno.h>
-#include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "perf-local.h"
 
-/* Fixed part of the sample layout the sampler requests. */
-struct sample_fixed {
-	struct perf_event_header header;
-	uint64_t ip;             /* PERF_SAMPLE_IP */
-	uint32_t pid, tid;       /* PERF_SAMPLE_TID */
-	uint64_t time;           /* PERF_SAMPLE_TIME */
-	uint32_t cpu, res;       /* PERF_SAMPLE_CPU */
-	uint64_t nr;             /* PERF_SAMPLE_CALLCHAIN: entries that follow */
-};
+uint64_t sptd_col_sampler_sample_type(void)
+{
+	return SPTD_PERF_SAMPLE_IP | SPTD_PERF_SAMPLE_TID | SPTD_PERF_SAMPLE_TIME |
+	       SPTD_PERF_SAMPLE_CPU | SPTD_PERF_SAMPLE_CALLCHAIN;
+}
 
 int sptd_col_sample_parse(const void *rec, size_t len, struct sptd_col_sample *s)
 {
-	struct sample_fixed f;
+	const struct sptd_col_perf_layout layout = {
+		.sample_type = sptd_col_sampler_sample_type(),
+	};
+	struct sptd_col_perf_record r;
+	uint32_t type;
 
-	if (!rec || !s || len < sizeof(struct perf_event_header))
+	if (!rec || !s || len < 8)
 		return -EINVAL;
-	memcpy(&f.header, rec, sizeof(f.header));
-	if (f.header.type != PERF_RECORD_SAMPLE)
+	memcpy(&type, rec, sizeof(type));
+	if (type != SPTD_PERF_RECORD_SAMPLE)
 		return -ENOMSG;
-	if (len < sizeof(f))
+	if (sptd_col_perf_record_parse(rec, len, &layout, &r) < 0)
 		return -EBADMSG;
-	memcpy(&f, rec, sizeof(f));
-	if (f.nr > (len - sizeof(f)) / sizeof(uint64_t))
-		return -EBADMSG;
-	s->ts = (int64_t)f.time;
-	s->cpu = (int)f.cpu;
-	s->pid = (int)f.pid;
-	s->tid = (int)f.tid;
-	s->nr = f.nr;
-	s->ips = (const uint64_t *)((const unsigned char *)rec + sizeof(f));
-	return 0;
-}
-
-/* Samples kept from one ring, newest first, call chains copied out (a
- * record may sit in the walker's bounce buffer only for the callback). */
-struct ring_collect {
-	struct sptd_col_sample *samples; /* ips holds an index into chain until delivery */
-	size_t count, cap;       /* used and allocated samples */
-	uint64_t *chain;         /* all call chains back to back */
-	size_t chain_len, chain_cap; /* used and allocated u64s */
-	int64_t from, to;        /* window, inclusive */
-};
-
-static int collect_sample(void *ctx, const void *rec, size_t len)
-{
-	struct ring_collect *c = ctx;
-	struct sptd_col_sample s;
-
-	if (sptd_col_sample_parse(rec, len, &s) < 0)
-		return 0; /* other record types, or a damaged one: skip */
-	if (s.ts < c->from || s.ts > c->to)
-		return 0;
-	if (c->count == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 256;
-		struct sptd_col_sample *n = realloc(c->samples, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		c->samples = n;
-		c->cap = cap;
-	}
-	if (c->chain_len + s.nr > c->chain_cap) {
-		size_t cap = c->chain_cap ? c->chain_cap * 2 : 4096;
-		uint64_t *n;
-
-		while (cap < c->chain_len + s.nr)
-			cap *= 2;
-		n = realloc(c->chain, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		c->chain = n;
-		c->chain_cap = cap;
-	}
-	if (s.nr)
-		memcpy(c->chain + c->chain_len, s.ips, s.nr * sizeof(uint64_t));
-	/* the chain may move on realloc: remember its index for now */
-	s.ips = (const uint64_t *)(uintptr_t)c->chain_len;
-	c->chain_len += s.nr;
-	c->samples[c->count++] = s;
+	s->ts = (int64_t)r.id.time;
+	s->cpu = r.id.cpu;
+	s->pid = r.id.pid;
+	s->tid = r.id.tid;
+	s->nr = r.sample.nr;
+	/* records are whole u64s at an aligned start: so is the chain */
+	s->ips = r.sample.callchain;
 	return 0;
 }
 
@@ -95,30 +43,38 @@ int sptd_col_sample_ring_read(const void *base, uint64_t size, uint64_t head,
                               int64_t from, int64_t to, sptd_col_sample_fn fn,
                               void *ctx)
 {
-	struct ring_collect c = { .from = from, .to = to };
-	size_t i;
-	int ret;
+	unsigned char *recs = NULL;
+	size_t cap = 0, off = 0;
+	int64_t len;
+	int ret = 0;
 
 	if (!base || !fn)
 		return -EINVAL;
-	ret = sptd_col_ring_walk_backward(base, size, head, collect_sample, &c);
-	if (ret < 0)
+	/* copied out: a record may wrap, and the ring is walked newest first */
+	len = sptd_col_ring_copy_backward(base, size, head, &recs, &cap);
+	if (len < 0) {
+		ret = (int)len;
 		goto out;
-	ret = 0;
-	for (i = c.count; i > 0; i--) {
-		struct sptd_col_sample s = c.samples[i - 1];
+	}
+	while (off < (size_t)len) {
+		struct sptd_col_sample s;
+		uint16_t rec_size;
 		int r;
 
-		s.ips = c.chain ? c.chain + (uintptr_t)s.ips : NULL;
-		r = fn(ctx, &s);
-		if (r < 0) {
-			ret = r;
-			goto out;
+		memcpy(&rec_size, recs + off + 6, sizeof(rec_size));
+		/* other record types, or a damaged sample: skip */
+		if (sptd_col_sample_parse(recs + off, (size_t)len - off, &s) == 0 &&
+		    s.ts >= from && s.ts <= to) {
+			r = fn(ctx, &s);
+			if (r < 0) {
+				ret = r;
+				goto out;
+			}
+			ret++;
 		}
-		ret++;
+		off += rec_size;
 	}
 out:
-	free(c.samples);
-	free(c.chain);
+	free(recs);
 	return ret;
 }

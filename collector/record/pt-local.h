@@ -9,12 +9,12 @@
 #include "sptd_col_perf.h"
 #include "sptd_col_record.h"
 
-/* The attr field Linux 6.13 added for AUX pause: a u32 right after
- * aux_sample_size, where older headers (Debian bookworm's) have
- * __reserved_3.  Bits as in the 6.13 uapi. */
-#define SPTD_PT_AUX_START_PAUSED (1u << 0)  /* start AUX tracing paused */
-#define SPTD_PT_AUX_PAUSE        (1u << 1)  /* on overflow, pause AUX tracing */
-#define SPTD_PT_AUX_RESUME       (1u << 2)  /* on overflow, resume AUX tracing */
+/* The AUX pause bits (aux_action, Linux 6.13) under their older names,
+ * for record/trigger.c until its events move to sptd_col_perf_event_open()
+ * (collector/perf names them SPTD_PERF_AUX_*). */
+#define SPTD_PT_AUX_START_PAUSED SPTD_PERF_AUX_START_PAUSED
+#define SPTD_PT_AUX_PAUSE        SPTD_PERF_AUX_PAUSE
+#define SPTD_PT_AUX_RESUME       SPTD_PERF_AUX_RESUME
 
 /* Read ROOT/bus/event_source/devices/intel_pt/@rel into @buf, first line
  * only.  -errno of the read. */
@@ -54,10 +54,6 @@ int sptd_col_pt_meta_write(struct sptd_store *st, const struct sptd_col_pt_pmu *
  * of records. */
 int sptd_col_pt_sideband_store(struct sptd_store *st, int cpu, int seq, const void *buf,
                                size_t len, uint64_t sample_type, int64_t offset_ns);
-/* Set the AUX pause bits (SPTD_PT_AUX_*) of @attr: the u32 after
- * aux_sample_size (aux_action in 6.13 headers). */
-struct perf_event_attr;
-void sptd_col_pt_attr_set_aux_action(struct perf_event_attr *attr, uint32_t bits);
 
 /* As sptd_col_pt_mmaps_exited() over the records in @buf (raw_sideband
  * bytes written with @sample_type).  Returns the raw_mmap rows added. */
@@ -125,7 +121,7 @@ int sptd_col_pt_images_anon(struct sptd_store *st, const int *pids, int npids);
 int sptd_col_pt_images_kernel(struct sptd_store *st, const char *kcore);
 /* Every sideband record of the last freeze (both rings of every CPU) to
  * @fn.  Returns the count, or @fn's error. */
-int sptd_col_pt_records(const struct sptd_col_pt *pt, sptd_col_pt_record_fn fn, void *ctx);
+int sptd_col_pt_records(const struct sptd_col_pt *pt, sptd_col_perf_record_fn fn, void *ctx);
 /* The intel_pt event fd on @cpu (a group leader for AUX pause triggers);
  * -ENOENT when @cpu is not traced. */
 int sptd_col_pt_fd(const struct sptd_col_pt *pt, int cpu);

@@ -9,7 +9,6 @@
  * (start - pgoff), which only matters if a copy turns up at decode time. */
 #include <errno.h>
 #include <inttypes.h>
-#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +46,7 @@ static int dso_for(struct exited_ctx *c, const char *path, const char *build_id,
 	return sptd_store_dso_add(c->st, *id, path, build_id);
 }
 
-static int on_mmap2(void *arg, const struct sptd_col_pt_record *r)
+static int on_mmap2(void *arg, const struct sptd_col_perf_record *r)
 {
 	struct exited_ctx *c = arg;
 	struct sptd_dec_symfile *sf = NULL;
@@ -55,7 +54,7 @@ static int on_mmap2(void *arg, const struct sptd_col_pt_record *r)
 	int64_t dso_id = 0, bias;
 	int ret;
 
-	if (r->type != PERF_RECORD_MMAP2 || !r->name || r->name[0] != '/' ||
+	if (r->type != SPTD_PERF_RECORD_MMAP2 || !r->name || r->name[0] != '/' ||
 	    r->name[1] == '/' /* "//anon" */ || r->pid <= 0 ||
 	    !(r->prot & PROT_EXEC) || r->len == 0 || !wanted(c, r->pid))
 		return 0;

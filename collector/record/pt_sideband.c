@@ -1,7 +1,6 @@
 /* pt_sideband.c — PT sideband at capture: the records of every CPU's rings
  * stored raw, with raw_switch rows (SWITCH_CPU_WIDE) and raw_task rows (COMM). */
 #include <errno.h>
-#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,12 +27,12 @@ static const char *comm_of(struct store_ctx *c, int tid)
 	return NULL;
 }
 
-static int on_store_record(void *arg, const struct sptd_col_pt_record *r)
+static int on_store_record(void *arg, const struct sptd_col_perf_record *r)
 {
 	struct store_ctx *c = arg;
-	int64_t ts = (int64_t)r->time + c->offset_ns;
+	int64_t ts = (int64_t)r->id.time + c->offset_ns;
 
-	if (r->type == PERF_RECORD_COMM && r->name) {
+	if (r->type == SPTD_PERF_RECORD_COMM && r->name) {
 		if (c->ncomms == c->cap) {
 			size_t cap = c->cap ? c->cap * 2 : 64;
 			void *more = realloc(c->comms, cap * sizeof(*c->comms));
@@ -50,10 +49,10 @@ static int on_store_record(void *arg, const struct sptd_col_pt_record *r)
 	}
 	/* Each switch makes two records (out on the old task's side, in on the
 	 * new one's); the switch-in names both and is kept. */
-	if (r->type == PERF_RECORD_SWITCH_CPU_WIDE && !r->switch_out && r->has_id &&
-	    r->id_tid >= 0 && r->other_tid >= 0)
-		return sptd_store_raw_switch_add(c->st, ts, r->id_cpu >= 0 ? r->id_cpu : c->cpu,
-		                                 r->other_tid, r->id_tid, comm_of(c, r->id_tid));
+	if (r->type == SPTD_PERF_RECORD_SWITCH_CPU_WIDE && !r->switch_out && r->id.present &&
+	    r->id.tid >= 0 && r->other_tid >= 0)
+		return sptd_store_raw_switch_add(c->st, ts, r->id.cpu >= 0 ? r->id.cpu : c->cpu,
+		                                 r->other_tid, r->id.tid, comm_of(c, r->id.tid));
 	return 0;
 }
 

@@ -11,20 +11,17 @@
  *   sideband     PERF_COUNT_SW_DUMMY with mmap2, comm, comm_exec, task,
  *                context_switch; a read-only write_backward ring keeps the
  *                newest records (overwrite), walked with ring.c at freeze.
- * Freeze: PERF_EVENT_IOC_DISABLE on every PT event (the PMU stops and
- * publishes aux_head), PERF_EVENT_IOC_PAUSE_OUTPUT on every sideband ring,
- * then the copies; enable undoes both.
+ * Freeze: disable every PT event (the PMU stops and publishes aux_head),
+ * pause output of every sideband ring, then the copies; enable undoes both.
  *
- * All syscalls go through sptd_col_sys, so tests run this file against a
- * fake PMU. */
+ * Events and rings go through collector/perf's API, whose syscalls go
+ * through sptd_col_sys, so tests run this file against a fake PMU. */
 #include <errno.h>
-#include <linux/perf_event.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <syslog.h>
 #include <time.h>
@@ -42,22 +39,15 @@
 #define PT_DATA_PAGES 8
 #define SB_DEFAULT_PAGES 64
 
-/* aux_action (6.13) is the u32 between aux_sample_size and sig_data. */
-_Static_assert(offsetof(struct perf_event_attr, sig_data) ==
-               offsetof(struct perf_event_attr, aux_sample_size) + 8,
-               "perf_event_attr layout: aux_action must follow aux_sample_size");
-
 /* One CPU's events, mappings and last copy. */
 struct pt_cpu {
 	int cpu;                 /* CPU number */
 	int pt_fd, sb_fd;        /* intel_pt event, sideband dummy (-1: none) */
 	int resume_fd;           /* AUX pause: aux_resume sibling of pt_fd (-1: none) */
-	void *pt_base;           /* user page + PT_DATA_PAGES data pages */
-	size_t pt_len;           /* bytes mapped at pt_base */
-	void *aux_base;          /* AUX ring, read-only */
-	size_t aux_len;          /* its size (setup.aux_bytes) */
-	void *sb_base;           /* sideband user page + data pages */
-	size_t sb_len;           /* bytes mapped at sb_base */
+	struct sptd_col_perf_ring pt_ring; /* user page + PT_DATA_PAGES data
+	                          * pages (read-write) + the AUX ring (read-only,
+	                          * setup.aux_bytes) */
+	struct sptd_col_perf_ring sb_ring; /* sideband user page + data pages */
 	unsigned char *aux_copy; /* last freeze: PT bytes, oldest first */
 	size_t aux_copy_len;     /* valid bytes in aux_copy */
 	unsigned char *sb_copy;  /* last freeze: sideband records, oldest first */
@@ -73,7 +63,6 @@ struct sptd_col_pt {
 	struct sptd_col_pt_time time;    /* TSC -> perf -> monotonic */
 	struct pt_cpu *cpus;             /* per traced CPU */
 	int ncpus;                       /* entries in cpus */
-	size_t page;                     /* page size */
 	size_t sb_pages;                 /* sideband data pages */
 	int frozen;                      /* 1 between freeze and enable */
 };
@@ -95,63 +84,45 @@ static uint64_t read_tsc(void)
 #endif
 }
 
-void sptd_col_pt_attr_set_aux_action(struct perf_event_attr *attr, uint32_t bits)
-{
-	memcpy((char *)attr + offsetof(struct perf_event_attr, aux_sample_size) + 4, &bits,
-	       sizeof(bits));
-}
-
 int sptd_col_pt_aux_pause_probe(const struct sptd_col_pt_pmu *pmu, int cpu)
 {
-	struct perf_event_attr attr;
-	int fd, e;
+	struct sptd_col_perf_event ev = {
+		.flags = SPTD_PERF_EV_DISABLED | SPTD_PERF_EV_EXCLUDE_HV,
+		/* a kernel that does not know aux_action rejects the
+		 * non-zero reserved bits with EINVAL */
+		.aux_action = SPTD_PERF_AUX_START_PAUSED,
+	};
+	int fd;
 
 	if (!pmu)
 		return -EINVAL;
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = pmu->type;
-	attr.disabled = 1;
-	attr.exclude_hv = 1;
-	if (pmu->tsc.present) {
-		uint64_t cfg[3] = { 0, 0, 0 };
-
-		sptd_col_pt_term_set(&pmu->tsc, 1, cfg);
-		attr.config = cfg[0];
-		attr.config1 = cfg[1];
-		attr.config2 = cfg[2];
-	}
-	/* a kernel that does not know aux_action rejects the non-zero
-	 * reserved bits with EINVAL */
-	sptd_col_pt_attr_set_aux_action(&attr, SPTD_PT_AUX_START_PAUSED);
-	fd = sptd_col_sys.perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	ev.type = pmu->type;
+	if (pmu->tsc.present)
+		sptd_col_pt_term_set(&pmu->tsc, 1, ev.config);
+	fd = sptd_col_perf_event_open(&ev, -1, cpu, -1);
 	if (fd >= 0) {
 		sptd_col_sys.close(fd);
 		return 1;
 	}
-	e = errno;
-	return e == EINVAL || e == EOPNOTSUPP ? 0 : -e;
+	return fd == -EINVAL || fd == -EOPNOTSUPP ? 0 : fd;
 }
 
 /* ---- time ------------------------------------------------------------------- */
 
-/* TSC -> perf clock from the mmap page (seqlock-read), then perf clock ->
+/* TSC -> perf clock from the PT event's control page, then perf clock ->
  * CLOCK_MONOTONIC by reading both clocks together a few times. */
-static void time_setup(struct sptd_col_pt *pt, const struct perf_event_mmap_page *pg)
+static void time_setup(struct sptd_col_pt *pt, const struct sptd_col_perf_ring *ring)
 {
 	struct sptd_col_pt_time *t = &pt->time;
+	struct sptd_col_perf_clock clock = { 0 };
 	int64_t best = INT64_MAX;
-	uint32_t seq;
 
 	memset(t, 0, sizeof(*t));
-	do {
-		seq = __atomic_load_n(&pg->lock, __ATOMIC_ACQUIRE);
-		t->from_perf = pg->cap_user_time_zero;
-		t->mult = pg->time_mult;
-		t->shift = pg->time_shift;
-		t->zero_ns = (int64_t)pg->time_zero;
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	} while (__atomic_load_n(&pg->lock, __ATOMIC_ACQUIRE) != seq);
+	sptd_col_perf_ring_clock(ring, &clock);
+	t->from_perf = clock.cap_user_time_zero;
+	t->mult = clock.time_mult;
+	t->shift = clock.time_shift;
+	t->zero_ns = (int64_t)clock.time_zero;
 	if (!t->from_perf || t->shift > 63) {
 		/* No conversion offered: measure the TSC against the monotonic
 		 * clock over 5 ms and let the incident clock be that line. */
@@ -195,84 +166,65 @@ static int open_error(int err, const char *what, int cpu, char *msg, size_t len)
 
 static int open_cpu(struct sptd_col_pt *pt, struct pt_cpu *c, char *err, size_t errlen)
 {
-	struct perf_event_attr attr;
-	struct perf_event_mmap_page *pg;
 	uint64_t st = sptd_col_pt_sideband_sample_type();
+	struct sptd_col_perf_event pt_ev = {
+		.type = pt->setup.type,
+		.config = { pt->setup.config[0], pt->setup.config[1], pt->setup.config[2] },
+		.period = 1,
+		.sample_type = st,
+		.flags = SPTD_PERF_EV_SAMPLE_ID_ALL | SPTD_PERF_EV_DISABLED | SPTD_PERF_EV_EXCLUDE_HV |
+		         (pt->setup.exclude_kernel ? SPTD_PERF_EV_EXCLUDE_KERNEL : 0),
+	};
+	struct sptd_col_perf_event sb_ev = {
+		.type = SPTD_PERF_TYPE_SOFTWARE,
+		.config = { SPTD_PERF_COUNT_SW_DUMMY },
+		.period = 1,
+		.sample_type = st,
+		.flags = SPTD_PERF_EV_SAMPLE_ID_ALL | SPTD_PERF_EV_DISABLED | SPTD_PERF_EV_MMAP |
+		         SPTD_PERF_EV_MMAP2 | SPTD_PERF_EV_COMM | SPTD_PERF_EV_COMM_EXEC |
+		         SPTD_PERF_EV_TASK | SPTD_PERF_EV_CONTEXT_SWITCH | SPTD_PERF_EV_WRITE_BACKWARD,
+	};
+	int ret;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = pt->setup.type;
-	attr.config = pt->setup.config[0];
-	attr.config1 = pt->setup.config[1];
-	attr.config2 = pt->setup.config[2];
-	attr.sample_period = 1;
-	attr.sample_type = st;
-	attr.sample_id_all = 1;
-	attr.disabled = 1;
-	attr.exclude_kernel = (uint64_t)pt->setup.exclude_kernel;
-	attr.exclude_hv = 1;
-	c->pt_fd = sptd_col_sys.perf_event_open(&attr, -1, c->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	c->pt_fd = sptd_col_perf_event_open(&pt_ev, -1, c->cpu, -1);
 	if (c->pt_fd < 0) {
+		ret = c->pt_fd;
 		c->pt_fd = -1;
-		return open_error(errno, "intel_pt", c->cpu, err, errlen);
+		return open_error(-ret, "intel_pt", c->cpu, err, errlen);
 	}
-	c->pt_len = (1 + PT_DATA_PAGES) * pt->page;
-	c->pt_base = sptd_col_sys.mmap(NULL, c->pt_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-	                               c->pt_fd, 0);
-	if (c->pt_base == MAP_FAILED) {
-		c->pt_base = NULL;
+	/* read-write: sysptd consumes the AUX/ITRACE_START records */
+	ret = sptd_col_perf_ring_map(&c->pt_ring, c->pt_fd, PT_DATA_PAGES, 1);
+	if (ret < 0) {
 		snprintf(err, errlen, "mmap of the intel_pt data ring on cpu %d: %s", c->cpu,
-		         strerror(errno));
-		return -errno;
+		         strerror(-ret));
+		return ret;
 	}
-	pg = c->pt_base;
-	pg->aux_offset = c->pt_len;
-	pg->aux_size = pt->setup.aux_bytes;
-	c->aux_len = (size_t)pt->setup.aux_bytes;
 	/* read-only: overwrite (snapshot) mode */
-	c->aux_base = sptd_col_sys.mmap(NULL, c->aux_len, PROT_READ, MAP_SHARED, c->pt_fd,
-	                                (off_t)c->pt_len);
-	if (c->aux_base == MAP_FAILED) {
-		int e = errno;
-
-		c->aux_base = NULL;
-		snprintf(err, errlen, "mmap of a %zu KiB AUX ring on cpu %d: %s%s", c->aux_len / 1024,
-		         c->cpu, strerror(e), e == ENOMEM || e == EPERM ?
+	ret = sptd_col_perf_ring_map_aux(&c->pt_ring, c->pt_fd, (size_t)pt->setup.aux_bytes, 0);
+	if (ret < 0) {
+		snprintf(err, errlen, "mmap of a %zu KiB AUX ring on cpu %d: %s%s",
+		         (size_t)pt->setup.aux_bytes / 1024, c->cpu, strerror(-ret),
+		         ret == -ENOMEM || ret == -EPERM ?
 		         " (try a smaller --buffer, or raise /proc/sys/kernel/perf_event_mlock_kb)" : "");
-		return -e;
+		return ret;
 	}
-	c->aux_copy = malloc(c->aux_len);
+	c->aux_copy = malloc(c->pt_ring.aux_len);
 	if (!c->aux_copy) {
 		snprintf(err, errlen, "out of memory for the AUX copy");
 		return -ENOMEM;
 	}
 
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_DUMMY;
-	attr.sample_period = 1;
-	attr.sample_type = st;
-	attr.sample_id_all = 1;
-	attr.disabled = 1;
-	attr.mmap = 1;
-	attr.mmap2 = 1;
-	attr.comm = 1;
-	attr.comm_exec = 1;
-	attr.task = 1;
-	attr.context_switch = 1;
-	attr.write_backward = 1;
-	c->sb_fd = sptd_col_sys.perf_event_open(&attr, -1, c->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	c->sb_fd = sptd_col_perf_event_open(&sb_ev, -1, c->cpu, -1);
 	if (c->sb_fd < 0) {
+		ret = c->sb_fd;
 		c->sb_fd = -1;
-		return open_error(errno, "sideband dummy", c->cpu, err, errlen);
+		return open_error(-ret, "sideband dummy", c->cpu, err, errlen);
 	}
-	c->sb_len = (1 + pt->sb_pages) * pt->page;
-	c->sb_base = sptd_col_sys.mmap(NULL, c->sb_len, PROT_READ, MAP_SHARED, c->sb_fd, 0);
-	if (c->sb_base == MAP_FAILED) {
-		c->sb_base = NULL;
-		snprintf(err, errlen, "mmap of the sideband ring on cpu %d: %s", c->cpu, strerror(errno));
-		return -errno;
+	ret = sptd_col_perf_ring_map(&c->sb_ring, c->sb_fd, pt->sb_pages, 0);
+	if (ret < 0) {
+		snprintf(err, errlen, "mmap of the sideband ring on cpu %d: %s", c->cpu,
+		         strerror(-ret));
+		return ret;
 	}
 	return 0;
 }
@@ -298,7 +250,6 @@ int sptd_col_pt_create(const struct sptd_col_pt_config *cfg, struct sptd_col_pt 
 	pt = calloc(1, sizeof(*pt));
 	if (!pt)
 		return -ENOMEM;
-	pt->page = (size_t)sysconf(_SC_PAGESIZE);
 	pt->sb_pages = cfg->sideband_pages ? cfg->sideband_pages : SB_DEFAULT_PAGES;
 	ret = sptd_col_pt_pmu_read(&pt->pmu, err, errlen);
 	if (ret < 0)
@@ -329,7 +280,7 @@ int sptd_col_pt_create(const struct sptd_col_pt_config *cfg, struct sptd_col_pt 
 		if (ret < 0)
 			goto fail;
 	}
-	time_setup(pt, pt->cpus[0].pt_base);
+	time_setup(pt, &pt->cpus[0].pt_ring);
 	*out = pt;
 	return 0;
 fail:
@@ -352,124 +303,61 @@ int sptd_col_pt_enable(struct sptd_col_pt *pt)
 		return -EINVAL;
 	for (int i = 0; i < pt->ncpus; i++) {
 		struct pt_cpu *c = &pt->cpus[i];
+		int r = pt->frozen ? sptd_col_perf_event_pause_output(c->sb_fd, 0) : 0;
 
-		if (pt->frozen && sptd_col_sys.ioctl(c->sb_fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0) < 0)
-			ret = -errno;
-		if (sptd_col_sys.ioctl(c->sb_fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
-			ret = -errno;
+		if (r < 0)
+			ret = r;
+		r = sptd_col_perf_event_enable(c->sb_fd);
+		if (r < 0)
+			ret = r;
 	}
-	for (int i = 0; i < pt->ncpus; i++)
-		if (sptd_col_sys.ioctl(pt->cpus[i].pt_fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
-			ret = -errno;
+	for (int i = 0; i < pt->ncpus; i++) {
+		int r = sptd_col_perf_event_enable(pt->cpus[i].pt_fd);
+
+		if (r < 0)
+			ret = r;
+	}
 	if (ret < 0)
 		sptd_col_log(LOG_ERR, "cannot enable the PT events: %s", strerror(-ret));
 	pt->frozen = 0;
 	return ret;
 }
 
-static int sb_grow(struct pt_cpu *c, size_t need)
+/* The sideband ring (paused, write_backward): its records oldest first. */
+static int copy_sideband(struct pt_cpu *c)
 {
-	if (c->sb_copy_len + need <= c->sb_copy_cap)
-		return 0;
-	{
-		size_t cap = c->sb_copy_cap ? c->sb_copy_cap : 65536;
-		unsigned char *more;
-
-		while (cap < c->sb_copy_len + need)
-			cap *= 2;
-		more = realloc(c->sb_copy, cap);
-		if (!more)
-			return -ENOMEM;
-		c->sb_copy = more;
-		c->sb_copy_cap = cap;
-	}
-	return 0;
-}
-
-/* Records of a backward ring come newest first: gather them, then reverse
- * record by record into sb_copy. */
-struct walk_ctx {
-	unsigned char *buf;      /* records newest first */
-	size_t len, cap;         /* used / allocated */
-	size_t *offs;            /* start of each record in buf */
-	size_t n, ocap;          /* records / allocated */
-};
-
-static int on_backward(void *arg, const void *rec, size_t len)
-{
-	struct walk_ctx *w = arg;
-
-	if (w->len + len > w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 65536;
-		unsigned char *more;
-
-		while (cap < w->len + len)
-			cap *= 2;
-		more = realloc(w->buf, cap);
-		if (!more)
-			return -ENOMEM;
-		w->buf = more;
-		w->cap = cap;
-	}
-	if (w->n == w->ocap) {
-		size_t cap = w->ocap ? w->ocap * 2 : 256;
-		size_t *more = realloc(w->offs, cap * sizeof(*more));
-
-		if (!more)
-			return -ENOMEM;
-		w->offs = more;
-		w->ocap = cap;
-	}
-	memcpy(w->buf + w->len, rec, len);
-	w->offs[w->n++] = w->len;
-	w->len += len;
-	return 0;
-}
-
-static int copy_sideband(struct pt_cpu *c, size_t page)
-{
-	const struct perf_event_mmap_page *pg = c->sb_base;
-	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
-	struct walk_ctx w = { 0 };
-	int ret;
+	uint64_t size;
+	const void *data = sptd_col_perf_ring_data(&c->sb_ring, &size);
+	int64_t n;
 
 	c->sb_copy_len = 0;
-	ret = sptd_col_ring_walk_backward((const unsigned char *)c->sb_base + page,
-	                                  c->sb_len - page, head, on_backward, &w);
-	if (ret >= 0)
-		ret = sb_grow(c, w.len);
-	for (size_t i = w.n; ret >= 0 && i-- > 0;) {
-		size_t end = i + 1 < w.n ? w.offs[i + 1] : w.len;
-
-		memcpy(c->sb_copy + c->sb_copy_len, w.buf + w.offs[i], end - w.offs[i]);
-		c->sb_copy_len += end - w.offs[i];
-	}
-	free(w.buf);
-	free(w.offs);
-	return ret < 0 ? ret : 0;
+	n = sptd_col_ring_copy_backward(data, size, sptd_col_perf_ring_head(&c->sb_ring),
+	                                &c->sb_copy, &c->sb_copy_cap);
+	if (n < 0)
+		return (int)n;
+	c->sb_copy_len = (size_t)n;
+	return 0;
 }
 
 /* The PT event's forward ring: everything from data_tail to data_head,
- * then tell the kernel it was consumed. */
-static int copy_pt_records(struct pt_cpu *c, size_t page)
+ * consumed (the kernel may reuse the space). */
+static int copy_pt_records(struct pt_cpu *c)
 {
-	struct perf_event_mmap_page *pg = c->pt_base;
-	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = pg->data_tail, size = c->pt_len - page, len = head - tail;
+	uint64_t len = sptd_col_perf_ring_unread(&c->pt_ring);
 	unsigned char *copy;
+	int64_t n;
 
 	c->ptr_copy_len = 0;
-	if (len > size)
-		len = size;   /* cannot happen with a consumer; be safe */
 	if (!len)
 		return 0;
 	copy = realloc(c->ptr_copy, (size_t)len);
 	if (!copy)
 		return -ENOMEM;
 	c->ptr_copy = copy;
-	sptd_col_ring_copy((const unsigned char *)c->pt_base + page, size, head, len, copy);
-	c->ptr_copy_len = (size_t)len;
-	__atomic_store_n(&pg->data_tail, head, __ATOMIC_RELEASE);
+	n = sptd_col_perf_ring_consume(&c->pt_ring, copy, len);
+	if (n < 0)
+		return (int)n;
+	c->ptr_copy_len = (size_t)n;
 	return 0;
 }
 
@@ -481,12 +369,18 @@ int sptd_col_pt_freeze(struct sptd_col_pt *pt)
 		return -EINVAL;
 	/* Stop the PMUs first, as close together as possible: everything
 	 * after is copying. */
-	for (int i = 0; i < pt->ncpus; i++)
-		if (sptd_col_sys.ioctl(pt->cpus[i].pt_fd, PERF_EVENT_IOC_DISABLE, 0) < 0)
-			ret = -errno;
-	for (int i = 0; i < pt->ncpus; i++)
-		if (sptd_col_sys.ioctl(pt->cpus[i].sb_fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1) < 0)
-			ret = -errno;
+	for (int i = 0; i < pt->ncpus; i++) {
+		int r = sptd_col_perf_event_disable(pt->cpus[i].pt_fd);
+
+		if (r < 0)
+			ret = r;
+	}
+	for (int i = 0; i < pt->ncpus; i++) {
+		int r = sptd_col_perf_event_pause_output(pt->cpus[i].sb_fd, 1);
+
+		if (r < 0)
+			ret = r;
+	}
 	pt->frozen = 1;
 	if (ret < 0) {
 		sptd_col_log(LOG_ERR, "cannot stop the PT events: %s", strerror(-ret));
@@ -494,14 +388,14 @@ int sptd_col_pt_freeze(struct sptd_col_pt *pt)
 	}
 	for (int i = 0; i < pt->ncpus && ret >= 0; i++) {
 		struct pt_cpu *c = &pt->cpus[i];
-		const struct perf_event_mmap_page *pg = c->pt_base;
-		uint64_t aux_head = __atomic_load_n(&pg->aux_head, __ATOMIC_ACQUIRE);
-		int64_t n = sptd_col_pt_aux_copy(c->aux_base, c->aux_len, aux_head, c->aux_copy);
+		int64_t n = sptd_col_pt_aux_copy(c->pt_ring.aux, c->pt_ring.aux_len,
+		                                 sptd_col_perf_ring_aux_head(&c->pt_ring),
+		                                 c->aux_copy);
 
 		c->aux_copy_len = n > 0 ? (size_t)n : 0;
-		ret = copy_sideband(c, pt->page);
+		ret = copy_sideband(c);
 		if (ret >= 0)
-			ret = copy_pt_records(c, pt->page);
+			ret = copy_pt_records(c);
 	}
 	return ret;
 }
@@ -549,15 +443,15 @@ static void pid_note(struct pid_ctx *p, int pid)
 	p->n++;
 }
 
-static int on_pid(void *arg, const struct sptd_col_pt_record *r)
+static int on_pid(void *arg, const struct sptd_col_perf_record *r)
 {
 	struct pid_ctx *p = arg;
 
 	if (r->pid > 0)
 		pid_note(p, r->pid);
-	if (r->has_id && r->id_pid > 0)
-		pid_note(p, r->id_pid);
-	if (r->type == PERF_RECORD_SWITCH_CPU_WIDE && r->other_pid > 0)
+	if (r->id.present && r->id.pid > 0)
+		pid_note(p, r->id.pid);
+	if (r->type == SPTD_PERF_RECORD_SWITCH_CPU_WIDE && r->other_pid > 0)
 		pid_note(p, r->other_pid);
 	return 0;
 }
@@ -607,27 +501,22 @@ int sptd_col_pt_resume_open(struct sptd_col_pt *pt, char *err, size_t errlen)
 	snprintf(filter, sizeof(filter), "common_pid == %d", (int)getpid());
 	for (int i = 0; i < pt->ncpus; i++) {
 		struct pt_cpu *c = &pt->cpus[i];
-		struct perf_event_attr attr;
+		struct sptd_col_perf_event ev;
 
-		memset(&attr, 0, sizeof(attr));
-		attr.size = sizeof(attr);
-		attr.type = PERF_TYPE_TRACEPOINT;
-		attr.config = (uint64_t)id;
-		attr.sample_period = 1;
-		sptd_col_pt_attr_set_aux_action(&attr, SPTD_PT_AUX_RESUME);
-		c->resume_fd = sptd_col_sys.perf_event_open(&attr, -1, c->cpu, c->pt_fd,
-		                                            PERF_FLAG_FD_CLOEXEC);
+		sptd_col_perf_event_tracepoint(&ev, (uint64_t)id);
+		ev.aux_action = SPTD_PERF_AUX_RESUME;
+		c->resume_fd = sptd_col_perf_event_open(&ev, -1, c->cpu, c->pt_fd);
 		if (c->resume_fd < 0) {
-			ret = -errno;
+			ret = c->resume_fd;
 			c->resume_fd = -1;
 			snprintf(err, errlen, "perf_event_open(aux_resume sibling, cpu %d): %s", c->cpu,
 			         strerror(-ret));
 			goto fail;
 		}
-		if (sptd_col_sys.ioctl(c->resume_fd, PERF_EVENT_IOC_SET_FILTER,
-		                       (unsigned long)filter) < 0 ||
-		    sptd_col_sys.ioctl(c->resume_fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
-			ret = -errno;
+		ret = sptd_col_perf_event_set_filter(c->resume_fd, filter);
+		if (ret >= 0)
+			ret = sptd_col_perf_event_enable(c->resume_fd);
+		if (ret < 0) {
 			snprintf(err, errlen, "setting up the aux_resume sibling on cpu %d: %s", c->cpu,
 			         strerror(-ret));
 			goto fail;
@@ -666,7 +555,7 @@ int sptd_col_pt_resume(struct sptd_col_pt *pt)
 	return n;
 }
 
-int sptd_col_pt_records(const struct sptd_col_pt *pt, sptd_col_pt_record_fn fn, void *ctx)
+int sptd_col_pt_records(const struct sptd_col_pt *pt, sptd_col_perf_record_fn fn, void *ctx)
 {
 	uint64_t st = sptd_col_pt_sideband_sample_type();
 	int total = 0;
@@ -707,15 +596,11 @@ void sptd_col_pt_destroy(struct sptd_col_pt *pt)
 		struct pt_cpu *c = &pt->cpus[i];
 
 		if (c->pt_fd >= 0)
-			sptd_col_sys.ioctl(c->pt_fd, PERF_EVENT_IOC_DISABLE, 0);
+			sptd_col_perf_event_disable(c->pt_fd);
 		if (c->sb_fd >= 0)
-			sptd_col_sys.ioctl(c->sb_fd, PERF_EVENT_IOC_DISABLE, 0);
-		if (c->aux_base)
-			sptd_col_sys.munmap(c->aux_base, c->aux_len);
-		if (c->pt_base)
-			sptd_col_sys.munmap(c->pt_base, c->pt_len);
-		if (c->sb_base)
-			sptd_col_sys.munmap(c->sb_base, c->sb_len);
+			sptd_col_perf_event_disable(c->sb_fd);
+		sptd_col_perf_ring_unmap(&c->pt_ring);
+		sptd_col_perf_ring_unmap(&c->sb_ring);
 		if (c->resume_fd >= 0)
 			sptd_col_sys.close(c->resume_fd);
 		if (c->pt_fd >= 0)

@@ -1,15 +1,14 @@
 /* sampler.c — the sampling source: one software cpu-clock perf event per
  * online CPU, system-wide, with kernel+user call chains, each writing into
  * its own overwrite (write_backward, read-only mapped) ring that always
- * holds the most recent samples.  Freezing is PERF_EVENT_IOC_PAUSE_OUTPUT;
- * reading walks each paused ring (sample_ring.c).
+ * holds the most recent samples.  Freezing pauses ring output; reading
+ * walks each paused ring (perf/sample_ring.c).
  *
- * All syscalls go through sptd_col_sys so tests can make them fail. */
+ * Events, rings and ioctls go through collector/perf's API, whose syscalls
+ * go through sptd_col_sys, so tests can make them fail. */
 #include <errno.h>
-#include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,55 +17,33 @@
 
 #define SAMPLER_CPU_LIST "/sys/devices/system/cpu/online"
 
-int sptd_col_sampler_parse_cpus(const char *text, int **cpus, int *n)
+/* The online CPUs as a malloc'd array (*@cpus, freed by the caller) of
+ * *@n numbers, through the one CPU-list parser.  -errno of the read,
+ * -EINVAL for a malformed or empty list, -ENOMEM; logged. */
+static int online_cpus(int **cpus, int *n)
 {
-	const char *p = text;
-	int *list = NULL, count = 0, cap = 0, ret = -EINVAL;
+	char online[4096];
+	int count, *list;
+	ssize_t len;
 
-	if (!text || !cpus || !n)
-		return -EINVAL;
-	while (*p && *p != '\n') {
-		char *end;
-		long lo, hi;
-
-		lo = strtol(p, &end, 10);
-		if (end == p || lo < 0 || lo > 65535)
-			goto fail;
-		hi = lo;
-		p = end;
-		if (*p == '-') {
-			hi = strtol(p + 1, &end, 10);
-			if (end == p + 1 || hi < lo || hi > 65535)
-				goto fail;
-			p = end;
-		}
-		for (long c = lo; c <= hi; c++) {
-			if (count == cap) {
-				int *grown;
-
-				cap = cap ? cap * 2 : 16;
-				grown = realloc(list, (size_t)cap * sizeof(*list));
-				if (!grown) {
-					ret = -ENOMEM;
-					goto fail;
-				}
-				list = grown;
-			}
-			list[count++] = (int)c;
-		}
-		if (*p == ',')
-			p++;
-		else if (*p && *p != '\n')
-			goto fail;
+	len = sptd_col_sys.read_file(SAMPLER_CPU_LIST, online, sizeof(online));
+	if (len < 0) {
+		sptd_col_log(LOG_ERR, "sampling: cannot read %s: %s", SAMPLER_CPU_LIST,
+		             strerror((int)-len));
+		return (int)len;
 	}
-	if (count == 0)
-		goto fail;
+	count = sptd_col_cpus_parse(online, NULL, 0);
+	if (count <= 0) {
+		sptd_col_log(LOG_ERR, "sampling: cannot parse %s: \"%s\"", SAMPLER_CPU_LIST,
+		             online);
+		return -EINVAL;
+	}
+	list = calloc((size_t)count, sizeof(*list));
+	if (!list)
+		return -ENOMEM;
+	*n = sptd_col_cpus_parse(online, list, count);
 	*cpus = list;
-	*n = count;
 	return 0;
-fail:
-	free(list);
-	return ret;
 }
 
 /* Say why perf_event_open failed, and what to do about it. */
@@ -111,55 +88,40 @@ static void log_open_error(int err, int cpu, const struct sptd_col_sampler_confi
 	}
 }
 
-static int sampler_open_cpu(struct sptd_col_sampler *s, struct sptd_col_sampler_cpu *c,
+static int sampler_open_cpu(struct sptd_col_sampler_cpu *c,
                             const struct sptd_col_sampler_config *cfg)
 {
-	struct perf_event_attr attr;
-	size_t len = (cfg->ring_pages + 1) * s->page_size;
-	void *map;
-	int err;
+	struct sptd_col_perf_event ev = {
+		.type = SPTD_PERF_TYPE_SOFTWARE,
+		.config = { SPTD_PERF_COUNT_SW_CPU_CLOCK },
+		.period = (uint64_t)cfg->freq,
+		.sample_type = sptd_col_sampler_sample_type(),
+		/* Overwrite mode: the ring keeps the newest samples and is
+		 * only read after PAUSE_OUTPUT, so nobody moves data_tail. */
+		.flags = SPTD_PERF_EV_FREQ | SPTD_PERF_EV_EXCLUDE_HV | SPTD_PERF_EV_WRITE_BACKWARD |
+		         (cfg->exclude_kernel ? SPTD_PERF_EV_EXCLUDE_KERNEL |
+		                                SPTD_PERF_EV_EXCLUDE_CALLCHAIN_KERNEL : 0) |
+		         (cfg->use_clock ? SPTD_PERF_EV_USE_CLOCKID : 0),
+		.clockid = CLOCK_MONOTONIC,
+		.max_stack = (uint16_t)(cfg->max_stack ? cfg->max_stack : 127),
+	};
+	int ret;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	attr.freq = 1;
-	attr.sample_freq = (uint64_t)cfg->freq;
-	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-	                   PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN;
-	attr.exclude_kernel = cfg->exclude_kernel ? 1 : 0;
-	attr.exclude_callchain_kernel = cfg->exclude_kernel ? 1 : 0;
-	attr.exclude_hv = 1;
-	attr.sample_max_stack = (uint16_t)(cfg->max_stack ? cfg->max_stack : 127);
-	if (cfg->use_clock) {
-		attr.use_clockid = 1;
-		attr.clockid = CLOCK_MONOTONIC;
-	}
-	/* Overwrite mode: the ring keeps the newest samples and is only read
-	 * after PAUSE_OUTPUT, so nobody ever moves data_tail. */
-	attr.write_backward = 1;
-	attr.disabled = 0;
-
-	errno = 0;
-	c->fd = sptd_col_sys.perf_event_open(&attr, -1, c->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	c->fd = sptd_col_perf_event_open(&ev, -1, c->cpu, -1);
 	if (c->fd < 0) {
-		err = errno ? errno : EIO;
+		ret = c->fd;
 		c->fd = -1;
-		log_open_error(err, c->cpu, cfg);
-		return -err;
+		log_open_error(-ret, c->cpu, cfg);
+		return ret;
 	}
-	errno = 0;
-	map = sptd_col_sys.mmap(NULL, len, PROT_READ, MAP_SHARED, c->fd, 0);
-	if (map == MAP_FAILED || !map) {
-		err = errno ? errno : ENOMEM;
+	ret = sptd_col_perf_ring_map(&c->ring, c->fd, cfg->ring_pages, 0);
+	if (ret < 0) {
 		sptd_col_log(LOG_ERR, "sampling: mapping the %zu KiB ring of cpu %d: %s%s",
-		             len / 1024, c->cpu, strerror(err),
-		             err == EPERM ? " (over kernel.perf_event_mlock_kb: use a "
-		                            "smaller ring or raise the sysctl)" : "");
-		return -err;
+		             (cfg->ring_pages + 1) * (size_t)sysconf(_SC_PAGESIZE) / 1024, c->cpu,
+		             strerror(-ret), ret == -EPERM ? " (over kernel.perf_event_mlock_kb: use a "
+		                                             "smaller ring or raise the sysctl)" : "");
+		return ret;
 	}
-	c->map = map;
-	c->map_len = len;
 	return 0;
 }
 
@@ -167,10 +129,7 @@ int sptd_col_sampler_create(const struct sptd_col_sampler_config *cfg,
                             struct sptd_col_sampler **out)
 {
 	struct sptd_col_sampler *s = NULL;
-	char online[4096];
 	int *cpus = NULL, ncpus = 0, i, ret;
-	long page = sysconf(_SC_PAGESIZE);
-	ssize_t len;
 
 	if (!out)
 		return -EINVAL;
@@ -182,18 +141,9 @@ int sptd_col_sampler_create(const struct sptd_col_sampler_config *cfg,
 		             "> 0, ring pages a power of two, max stack 0..65535)");
 		return -EINVAL;
 	}
-	len = sptd_col_sys.read_file(SAMPLER_CPU_LIST, online, sizeof(online));
-	if (len < 0) {
-		sptd_col_log(LOG_ERR, "sampling: cannot read %s: %s", SAMPLER_CPU_LIST,
-		             strerror((int)-len));
-		return (int)len;
-	}
-	ret = sptd_col_sampler_parse_cpus(online, &cpus, &ncpus);
-	if (ret < 0) {
-		sptd_col_log(LOG_ERR, "sampling: cannot parse %s: \"%s\"", SAMPLER_CPU_LIST,
-		             online);
+	ret = online_cpus(&cpus, &ncpus);
+	if (ret < 0)
 		return ret;
-	}
 	ret = -ENOMEM;
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -201,14 +151,13 @@ int sptd_col_sampler_create(const struct sptd_col_sampler_config *cfg,
 	s->cpus = calloc((size_t)ncpus, sizeof(*s->cpus));
 	if (!s->cpus)
 		goto fail;
-	s->page_size = page > 0 ? (size_t)page : 4096;
 	s->ncpus = ncpus;
 	for (i = 0; i < ncpus; i++) {
 		s->cpus[i].cpu = cpus[i];
 		s->cpus[i].fd = -1;
 	}
 	for (i = 0; i < ncpus; i++) {
-		ret = sampler_open_cpu(s, &s->cpus[i], cfg);
+		ret = sampler_open_cpu(&s->cpus[i], cfg);
 		if (ret < 0)
 			goto fail;
 	}
@@ -228,10 +177,10 @@ int sptd_col_sampler_pause(struct sptd_col_sampler *s, int paused)
 	if (!s)
 		return -EINVAL;
 	for (i = 0; i < s->ncpus; i++) {
-		errno = 0;
-		if (sptd_col_sys.ioctl(s->cpus[i].fd, PERF_EVENT_IOC_PAUSE_OUTPUT,
-		                       paused ? 1 : 0) < 0 && ret == 0) {
-			ret = errno ? -errno : -EIO;
+		int r = sptd_col_perf_event_pause_output(s->cpus[i].fd, paused);
+
+		if (r < 0 && ret == 0) {
+			ret = r;
 			sptd_col_log(LOG_ERR, "sampling: %s output of cpu %d: %s",
 			             paused ? "pausing" : "resuming", s->cpus[i].cpu,
 			             strerror(-ret));
@@ -258,15 +207,12 @@ int sptd_col_sampler_read(struct sptd_col_sampler *s, int64_t from, int64_t to,
 			return ret;
 	}
 	for (i = 0; i < s->ncpus; i++) {
-		const struct perf_event_mmap_page *mp = s->cpus[i].map;
-		const unsigned char *data;
-		uint64_t head, size, offset;
+		const struct sptd_col_perf_ring *ring = &s->cpus[i].ring;
+		uint64_t size;
+		const void *data = sptd_col_perf_ring_data(ring, &size);
 
-		offset = mp->data_offset ? mp->data_offset : s->page_size;
-		size = mp->data_size ? mp->data_size : s->cpus[i].map_len - s->page_size;
-		data = (const unsigned char *)s->cpus[i].map + offset;
-		head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
-		ret = sptd_col_sample_ring_read(data, size, head, from, to, fn, ctx);
+		ret = sptd_col_sample_ring_read(data, size, sptd_col_perf_ring_head(ring), from, to,
+		                                fn, ctx);
 		if (ret < 0)
 			goto out;
 		total += ret;
@@ -285,8 +231,7 @@ void sptd_col_sampler_destroy(struct sptd_col_sampler *s)
 	if (!s)
 		return;
 	for (i = 0; s->cpus && i < s->ncpus; i++) {
-		if (s->cpus[i].map)
-			sptd_col_sys.munmap(s->cpus[i].map, s->cpus[i].map_len);
+		sptd_col_perf_ring_unmap(&s->cpus[i].ring);
 		if (s->cpus[i].fd >= 0)
 			sptd_col_sys.close(s->cpus[i].fd);
 	}

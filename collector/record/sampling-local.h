@@ -33,6 +33,7 @@ int sptd_col_sampler_pause(struct sptd_col_sampler *s, int paused);
  * first.  Returns the number delivered. */
 int sptd_col_sampler_read(struct sptd_col_sampler *s, int64_t from, int64_t to,
                           sptd_col_sample_fn fn, void *ctx);
+/* Accepts NULL: unmaps and closes every CPU's event. */
 void sptd_col_sampler_destroy(struct sptd_col_sampler *s);
 
 
@@ -40,20 +41,13 @@ void sptd_col_sampler_destroy(struct sptd_col_sampler *s);
 struct sptd_col_sampler_cpu {
 	int cpu;                 /* CPU number as the kernel names it */
 	int fd;                  /* perf event fd, -1 when not open */
-	void *map;               /* control page + data ring, PROT_READ */
-	size_t map_len;          /* bytes mapped at @map */
+	struct sptd_col_perf_ring ring; /* control page + data ring, read-only */
 };
 
 struct sptd_col_sampler {
 	struct sptd_col_sampler_cpu *cpus; /* one per online CPU */
 	int ncpus;               /* entries in @cpus */
-	size_t page_size;        /* system page size: the control page's size */
 	int paused;              /* output paused on every CPU */
 };
-
-/* Parse a sysfs CPU list ("0-3,5,7-8\n") into a malloc'd array (*cpus, freed
- * by the caller) of *n numbers.  -EINVAL on a malformed list. */
-int sptd_col_sampler_parse_cpus(const char *text, int **cpus, int *n);
-
 
 #endif /* SPTD_SAMPLING_LOCAL_H */

@@ -59,12 +59,12 @@ static void test_aux_copy(void)
 }
 
 struct seen {
-	struct sptd_col_pt_record r[16];
+	struct sptd_col_perf_record r[16];
 	char names[16][64];
 	int n;
 };
 
-static int on_rec(void *ctx, const struct sptd_col_pt_record *r)
+static int on_rec(void *ctx, const struct sptd_col_perf_record *r)
 {
 	struct seen *s = ctx;
 
@@ -77,7 +77,7 @@ static int on_rec(void *ctx, const struct sptd_col_pt_record *r)
 	return 0;
 }
 
-static int stop_at_two(void *ctx, const struct sptd_col_pt_record *r)
+static int stop_at_two(void *ctx, const struct sptd_col_perf_record *r)
 {
 	struct seen *s = ctx;
 
@@ -114,8 +114,8 @@ static void test_parse(void)
 	CHECK_INT(s.r[0].pid, 100);
 	CHECK_INT(s.r[0].tid, 101);
 	CHECK_STR(s.names[0], "worker");
-	CHECK_INT(s.r[0].time, 5000);
-	CHECK_INT(s.r[0].id_cpu, 1);
+	CHECK_INT(s.r[0].id.time, 5000);
+	CHECK_INT(s.r[0].id.cpu, 1);
 	CHECK_INT(s.r[1].type, PERF_RECORD_MMAP2);
 	CHECK(s.r[1].addr == 0x400000 && s.r[1].len == 0x2000 && s.r[1].pgoff == 0x1000);
 	CHECK_STR(s.names[1], "/usr/bin/x");
@@ -123,7 +123,7 @@ static void test_parse(void)
 	CHECK_INT(s.r[2].switch_out, 1);
 	CHECK_INT(s.r[2].other_tid, 101);
 	CHECK_INT(s.r[3].switch_out, 0);
-	CHECK_INT(s.r[3].id_tid, 101);
+	CHECK_INT(s.r[3].id.tid, 101);
 	CHECK_INT(s.r[3].other_tid, 7);
 	CHECK_INT(s.r[4].aux_offset, 4096);
 	CHECK_INT(s.r[4].aux_size, 8192);

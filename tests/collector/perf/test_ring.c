@@ -1,5 +1,7 @@
-/* test_ring.c — perf ring arithmetic: sptd_col_ring_copy at every wrap edge
- * and sptd_col_ring_walk_backward over hand-built write_backward rings. */
+/* test_ring.c — perf ring arithmetic: sptd_col_ring_copy at every wrap edge,
+ * sptd_col_ring_walk_backward and sptd_col_ring_copy_backward over
+ * hand-built write_backward rings, sptd_col_ring_walk_forward over a forward
+ * ring with records across its end. */
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <stdint.h>
@@ -95,21 +97,29 @@ static void test_ring_copy(void)
 
 /* ---- ring_walk_backward --------------------------------------------------- */
 
-/* Write one record of @size bytes the way the kernel does in write_backward
- * mode: move head down by the size, then store the record at the new head,
- * wrapping across the end byte by byte.  The payload is u64 @seq repeated. */
-static void kernel_write_backward(unsigned char *ring, uint64_t size, uint64_t *head,
-                                  uint32_t type, uint16_t rec_size, uint64_t seq)
+/* Write one record of @size bytes the way the kernel does: in
+ * write_backward mode (@backward) move head down by the size, then store
+ * the record at the new head; forward, store it at head and move head up.
+ * Bytes wrap across the end one by one.  The payload is u64 @seq repeated. */
+static void kernel_write(unsigned char *ring, uint64_t size, uint64_t *head, int backward,
+                         uint32_t type, uint16_t rec_size, uint64_t seq)
 {
 	unsigned char rec[1024];
 	struct perf_event_header hdr = { .type = type, .misc = 0, .size = rec_size };
+	uint64_t at = backward ? *head - rec_size : *head;
 
 	memcpy(rec, &hdr, sizeof(hdr));
 	for (size_t off = sizeof(hdr); off + 8 <= rec_size; off += 8)
 		memcpy(rec + off, &seq, 8);
-	*head -= rec_size;
 	for (uint64_t i = 0; i < rec_size; i++)
-		ring[(*head + i) % size] = rec[i];
+		ring[(at + i) % size] = rec[i];
+	*head = backward ? at : *head + rec_size;
+}
+
+static void kernel_write_backward(unsigned char *ring, uint64_t size, uint64_t *head,
+                                  uint32_t type, uint16_t rec_size, uint64_t seq)
+{
+	kernel_write(ring, size, head, 1, type, rec_size, seq);
 }
 
 struct seen {
@@ -292,6 +302,114 @@ static void test_walk_invalid_headers(void)
 	CHECK_INT(s.n, 1);
 }
 
+/* ---- copy_backward ---------------------------------------------------------- */
+
+static void test_copy_backward(void)
+{
+	uint64_t ring[RING / 8];
+	unsigned char *r = (unsigned char *)ring, *buf = NULL;
+	uint64_t head = 256 * 5 + 24, seq;
+	size_t cap = 0;
+	struct seen s = { 0 };
+
+	memset(ring, 0, sizeof(ring));
+	kernel_write_backward(r, RING, &head, PERF_RECORD_SAMPLE, 16, 7);
+	kernel_write_backward(r, RING, &head, PERF_RECORD_SAMPLE, 48, 8);   /* across the end */
+	kernel_write_backward(r, RING, &head, PERF_RECORD_LOST, 24, 9);
+	CHECK_INT(sptd_col_ring_copy_backward(r, RING, head, &buf, &cap), 88);
+	CHECK(buf != NULL && cap >= 88);
+	/* oldest first, back to back */
+	for (size_t off = 0; buf && off < 88;) {
+		struct perf_event_header h;
+
+		memcpy(&h, buf + off, sizeof(h));
+		collect(&s, buf + off, h.size);
+		off += h.size;
+	}
+	CHECK_INT(s.n, 3);
+	CHECK_INT(s.seq[0], 7);
+	CHECK_INT(s.seq[1], 8);
+	CHECK_INT(s.seq[2], 9);
+	CHECK_INT(s.type[2], PERF_RECORD_LOST);
+	CHECK_INT(s.bad_payload, 0);
+
+	/* a wrapped ring with a torn oldest record: the whole ones, grown
+	 * into the caller's buffer */
+	memset(ring, 0, sizeof(ring));
+	head = 0;
+	for (seq = 1; seq <= 40; seq++)
+		kernel_write_backward(r, RING, &head, PERF_RECORD_SAMPLE, 40, seq);
+	CHECK_INT(sptd_col_ring_copy_backward(r, RING, head, &buf, &cap), 240);
+	memcpy(&seq, buf + 8, 8);
+	CHECK_INT(seq, 35);
+	memcpy(&seq, buf + 200 + 8, 8);
+	CHECK_INT(seq, 40);
+
+	/* empty: nothing written, the buffer kept */
+	memset(ring, 0, sizeof(ring));
+	CHECK_INT(sptd_col_ring_copy_backward(r, RING, 0, &buf, &cap), 0);
+	free(buf);
+	buf = NULL;
+	cap = 0;
+	CHECK_INT(sptd_col_ring_copy_backward(NULL, RING, 0, &buf, &cap), -EINVAL);
+	CHECK_INT(sptd_col_ring_copy_backward(r, RING, 0, NULL, &cap), -EINVAL);
+	CHECK_INT(sptd_col_ring_copy_backward(r, RING, 0, &buf, NULL), -EINVAL);
+	cap = 8;   /* a size without a buffer */
+	CHECK_INT(sptd_col_ring_copy_backward(r, RING, 0, &buf, &cap), -EINVAL);
+	cap = 0;
+	CHECK_INT(sptd_col_ring_copy_backward(r, 100, 0, &buf, &cap), -EINVAL);
+}
+
+/* ---- walk_forward ------------------------------------------------------------ */
+
+static void kernel_write_forward(unsigned char *ring, uint64_t size, uint64_t *head,
+                                 uint32_t type, uint16_t rec_size, uint64_t seq)
+{
+	kernel_write(ring, size, head, 0, type, rec_size, seq);
+}
+
+static void test_walk_forward(void)
+{
+	uint64_t ring[RING / 8];
+	unsigned char *r = (unsigned char *)ring;
+	uint64_t tail = 256 * 3 + 200, head = tail;
+	struct seen s = { 0 };
+
+	memset(ring, 0, sizeof(ring));
+	kernel_write_forward(r, RING, &head, PERF_RECORD_SAMPLE, 32, 1);
+	kernel_write_forward(r, RING, &head, PERF_RECORD_SAMPLE, 40, 2);   /* across the end */
+	kernel_write_forward(r, RING, &head, PERF_RECORD_LOST, 16, 3);
+	CHECK_INT(sptd_col_ring_walk_forward(r, RING, tail, head, collect, &s), 3);
+	CHECK_INT(s.seq[0], 1);
+	CHECK_INT(s.seq[1], 2);
+	CHECK_INT(s.size[1], 40);
+	CHECK_INT(s.seq[2], 3);
+	CHECK_INT(s.bad_payload, 0);
+
+	/* a record the head has not reached yet ends the walk */
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(sptd_col_ring_walk_forward(r, RING, tail, head - 8, collect, &s), 2);
+	/* so does a header shorter than itself */
+	memset(&s, 0, sizeof(s));
+	{
+		struct perf_event_header bad = { .type = PERF_RECORD_SAMPLE, .size = 4 };
+
+		memcpy(r + (tail + 32) % RING, &bad, sizeof(bad));
+	}
+	CHECK_INT(sptd_col_ring_walk_forward(r, RING, tail, head, collect, &s), 1);
+	/* nothing new; a head more than a ring ahead of the tail */
+	CHECK_INT(sptd_col_ring_walk_forward(r, RING, head, head, collect, &s), 0);
+	CHECK_INT(sptd_col_ring_walk_forward(r, RING, tail, tail + 2 * RING, collect, &s), 0);
+	/* the callback's error */
+	memset(&s, 0, sizeof(s));
+	s.fail_at = 1;
+	CHECK_INT(sptd_col_ring_walk_forward(r, RING, tail, head, collect, &s), -EIO);
+	CHECK_INT(sptd_col_ring_walk_forward(NULL, RING, 0, 8, collect, &s), -EINVAL);
+	CHECK_INT(sptd_col_ring_walk_forward(r, RING, 0, 8, NULL, &s), -EINVAL);
+	CHECK_INT(sptd_col_ring_walk_forward(r, 100, 0, 8, collect, &s), -EINVAL);
+	CHECK_INT(sptd_col_ring_walk_forward(r, 4, 0, 8, collect, &s), -EINVAL);
+}
+
 int main(void)
 {
 	test_ring_copy();
@@ -300,5 +418,7 @@ int main(void)
 	test_walk_wrapped_and_torn();
 	test_walk_record_across_end();
 	test_walk_invalid_headers();
+	test_copy_backward();
+	test_walk_forward();
 	return SPTD_TEST_END();
 }

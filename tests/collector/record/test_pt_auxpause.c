@@ -100,7 +100,7 @@ int main(void)
 		CHECK_INT(c, cpus[i]);
 		CHECK_INT(a->type, PERF_TYPE_TRACEPOINT);
 		CHECK_INT(a->config, id);
-		CHECK_INT(aux_action(a), SPTD_PT_AUX_RESUME);
+		CHECK_INT(aux_action(a), SPTD_PERF_AUX_RESUME);
 		CHECK_INT(fakepmu_group_fd(first + i), pt_fds[i]);
 	}
 	CHECK_INT(sptd_col_pt_resume(pt), NCPU);
@@ -121,7 +121,7 @@ int main(void)
 			break;
 		CHECK_INT(c, cpus[i]);
 		CHECK_INT(a->type, PERF_TYPE_TRACEPOINT);
-		CHECK_INT(aux_action(a), SPTD_PT_AUX_PAUSE);
+		CHECK_INT(aux_action(a), SPTD_PERF_AUX_PAUSE);
 		CHECK_INT(fakepmu_group_fd(first + i), pt_fds[i]);
 	}
 	{

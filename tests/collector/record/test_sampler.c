@@ -1,4 +1,4 @@
-/* test_sampler.c — the sampling source: CPU-list parsing, sample record
+/* test_sampler.c — the sampling source: sample record
  * parsing and window filtering over a hand-built ring, error paths through
  * a failing syscall table, and (as root) real cpu-clock events sampling a
  * busy function of this test, symbolized through symcap + derive. */
@@ -31,39 +31,6 @@ static int64_t now_ns(void)
 }
 
 /* ---- no privileges needed ----------------------------------------------------- */
-
-static void test_parse_cpus(void)
-{
-	static const struct {
-		const char *text;
-		int ret, n, first, last;
-	} cases[] = {
-		{ "0-1\n", 0, 2, 0, 1 },
-		{ "0\n", 0, 1, 0, 0 },
-		{ "0,2-3,7", 0, 4, 0, 7 },
-		{ "4-7,9\n", 0, 5, 4, 9 },
-		{ "", -EINVAL, 0, 0, 0 },
-		{ "\n", -EINVAL, 0, 0, 0 },
-		{ "a", -EINVAL, 0, 0, 0 },
-		{ "3-1", -EINVAL, 0, 0, 0 },
-		{ "0-", -EINVAL, 0, 0, 0 },
-		{ "0;1", -EINVAL, 0, 0, 0 },
-		{ "-1", -EINVAL, 0, 0, 0 },
-	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int *cpus = NULL, n = 0;
-		int ret = sptd_col_sampler_parse_cpus(cases[i].text, &cpus, &n);
-
-		CHECK_INT(ret, cases[i].ret);
-		if (ret == 0 && cpus) {
-			CHECK_INT(n, cases[i].n);
-			CHECK_INT(cpus[0], cases[i].first);
-			CHECK_INT(cpus[n - 1], cases[i].last);
-		}
-		free(cpus);
-	}
-	CHECK_INT(sptd_col_sampler_parse_cpus(NULL, NULL, NULL), -EINVAL);
-}
 
 /* A PERF_RECORD_SAMPLE as the sampler lays it out, @nr chain entries. */
 static size_t build_sample(uint64_t *rec, uint64_t ts, uint32_t cpu, uint32_t tid,
@@ -177,6 +144,11 @@ static void test_sample_ring_read(void)
 	                                    got_sample, &g), -ECANCELED);
 	CHECK_INT(sptd_col_sample_ring_read(NULL, sizeof(ring), head, 0, 1, got_sample, &g),
 	          -EINVAL);
+	CHECK_INT(sptd_col_sample_ring_read(ring, sizeof(ring), head, 0, 1, NULL, &g), -EINVAL);
+	CHECK_INT(sptd_col_sample_ring_read(ring, 100, head, 0, 1, got_sample, &g), -EINVAL);
+	CHECK_INT(sptd_col_sample_parse(ring, 16, NULL), -EINVAL);
+	CHECK(sptd_col_sampler_sample_type() == (SPTD_PERF_SAMPLE_IP | SPTD_PERF_SAMPLE_TID |
+	      SPTD_PERF_SAMPLE_TIME | SPTD_PERF_SAMPLE_CPU | SPTD_PERF_SAMPLE_CALLCHAIN));
 }
 
 /* ---- error paths through the syscall table -------------------------------------- */
@@ -417,7 +389,6 @@ static void test_real(void)
 int main(void)
 {
 	sptd_col_set_log(capture_log, NULL);
-	test_parse_cpus();
 	test_sample_parse();
 	test_sample_ring_read();
 	test_errors();
