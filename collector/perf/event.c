@@ -20,7 +20,7 @@ _Static_assert(offsetof(struct perf_event_attr, sig_data) ==
                offsetof(struct perf_event_attr, aux_sample_size) + 8,
                "perf_event_attr layout: aux_action must follow aux_sample_size");
 
-void sptd_col_pt_attr_set_aux_action(struct perf_event_attr *attr, uint32_t bits)
+void sptd_col_perf_attr_set_aux_action(struct perf_event_attr *attr, uint32_t bits)
 {
 	if (!attr)
 		return;
@@ -94,7 +94,7 @@ static void attr_fill(const struct sptd_col_perf_event *ev, struct perf_event_at
 	}
 	attr->sample_max_stack = ev->max_stack;
 	if (ev->aux_action)
-		sptd_col_pt_attr_set_aux_action(attr, ev->aux_action);
+		sptd_col_perf_attr_set_aux_action(attr, ev->aux_action);
 }
 
 int sptd_col_perf_event_open(const struct sptd_col_perf_event *ev, pid_t pid, int cpu,

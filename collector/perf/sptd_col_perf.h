@@ -197,12 +197,6 @@ int sptd_col_perf_event_set_filter(int fd, const char *filter);
  * such PMU (or the read's -errno), -EBADMSG not a number. */
 int sptd_col_perf_pmu_type(const char *name);
 
-/* Kept for record/trigger.c, which still fills a perf_event_attr itself
- * until it moves to sptd_col_perf_event_open(): set the aux_action bits
- * (SPTD_PERF_AUX_*) of @attr whatever the installed header calls them.
- * A NULL @attr is ignored. */
-void sptd_col_pt_attr_set_aux_action(struct perf_event_attr *attr, uint32_t bits);
-
 /* ---- mapped rings (ring_map.c) -------------------------------------------- */
 
 /* Gets each whole record of a ring walk, @len bytes at @rec (header

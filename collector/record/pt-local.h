@@ -9,13 +9,6 @@
 #include "sptd_col_perf.h"
 #include "sptd_col_record.h"
 
-/* The AUX pause bits (aux_action, Linux 6.13) under their older names,
- * for record/trigger.c until its events move to sptd_col_perf_event_open()
- * (collector/perf names them SPTD_PERF_AUX_*). */
-#define SPTD_PT_AUX_START_PAUSED SPTD_PERF_AUX_START_PAUSED
-#define SPTD_PT_AUX_PAUSE        SPTD_PERF_AUX_PAUSE
-#define SPTD_PT_AUX_RESUME       SPTD_PERF_AUX_RESUME
-
 /* Read ROOT/bus/event_source/devices/intel_pt/@rel into @buf, first line
  * only.  -errno of the read. */
 int sptd_col_pt_read_sysfs(const char *rel, char *buf, size_t len);

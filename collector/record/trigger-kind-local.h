@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sptd_col_perf.h"
 #include "trigger-local.h"
 
 /* Which of a trigger's events a hit came from. */
@@ -32,9 +33,8 @@ struct sptd_col_trigger_event {
 	int fd;                      /* the event, -1 when not open */
 	int cpu;                     /* the CPU it counts on */
 	enum sptd_col_trigger_role role; /* what its records mean */
-	int has_raw;                 /* PERF_SAMPLE_RAW follows TIME and CPU */
-	void *ring;                  /* metadata page + data pages, NULL unmapped */
-	size_t ring_len;             /* bytes mapped at @ring */
+	struct sptd_col_perf_layout layout; /* how its samples are laid out */
+	struct sptd_col_perf_ring ring; /* control page + data pages; zeroed: unmapped */
 	size_t data_pages;           /* data pages of @ring */
 };
 

@@ -3,16 +3,14 @@
  * small forward ring, optionally as AUX pause siblings of the PT event, and
  * their sample records (TIME | CPU [| RAW]) read back.
  *
- * The one file of the triggers that speaks perf_event_attr and the ring's
- * control page; the kinds ask for events by what they are. */
+ * The one file of the triggers that opens perf events (through
+ * collector/perf's event API) and reads their rings; the kinds ask for
+ * events by what they are. */
 #include <errno.h>
 #include <inttypes.h>
-#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,49 +46,49 @@ static struct sptd_col_trigger_event *new_event(struct sptd_col_trigger *t,
 	return ev;
 }
 
-/* Open @attr on @cpu into @ev with its ring, apply @filter, enable.  With
+/* Open @pe on @cpu into @ev with its ring, apply @filter, enable.  With
  * AUX pause wanted (@leader >= 0: the PT event of that CPU) the event joins
  * the PT event's group with aux_pause set, so the kernel pauses PT on the
  * CPU where it fired; a kernel that refuses (EINVAL/EOPNOTSUPP: no
  * aux_action before 6.13) gets the plain event and t->aux_refused. */
-static int open_event(struct sptd_col_trigger *t, struct perf_event_attr *attr, int cpu,
+static int open_event(struct sptd_col_trigger *t, struct sptd_col_perf_event *pe, int cpu,
                       int leader, const char *filter, struct sptd_col_trigger_event *ev)
 {
-	long page = sysconf(_SC_PAGESIZE);
+	int ret;
 
-	attr->size = sizeof(*attr);
-	attr->sample_period = 1;
-	attr->use_clockid = 1;
-	attr->clockid = CLOCK_MONOTONIC;
-	attr->disabled = 1;
+	pe->period = 1;
+	pe->flags |= SPTD_PERF_EV_DISABLED | SPTD_PERF_EV_USE_CLOCKID;
+	pe->clockid = CLOCK_MONOTONIC;
 	ev->cpu = cpu;
-	ev->has_raw = (attr->sample_type & PERF_SAMPLE_RAW) != 0;
+	ev->layout.sample_type = pe->sample_type;
 	ev->fd = -1;
 	if (leader >= 0 && t->aux_pausing) {
-		sptd_col_pt_attr_set_aux_action(attr, SPTD_PT_AUX_PAUSE);
-		ev->fd = sptd_col_sys.perf_event_open(attr, -1, cpu, leader, PERF_FLAG_FD_CLOEXEC);
-		sptd_col_pt_attr_set_aux_action(attr, 0);
-		if (ev->fd < 0 && (errno == EINVAL || errno == EOPNOTSUPP)) {
-			t->aux_refused = errno;
+		pe->aux_action = SPTD_PERF_AUX_PAUSE;
+		ev->fd = sptd_col_perf_event_open(pe, -1, cpu, leader);
+		pe->aux_action = 0;
+		if (ev->fd == -EINVAL || ev->fd == -EOPNOTSUPP) {
+			t->aux_refused = -ev->fd;
 			t->aux_pausing = 0;
+			ev->fd = -1;
 		} else if (ev->fd < 0) {
-			return -errno;
+			ret = ev->fd;
+			ev->fd = -1;
+			return ret;
 		}
 	}
 	if (ev->fd < 0)
-		ev->fd = sptd_col_sys.perf_event_open(attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-	if (ev->fd < 0)
-		return -errno;
-	if (filter && *filter &&
-	    sptd_col_sys.ioctl(ev->fd, PERF_EVENT_IOC_SET_FILTER, (unsigned long)filter) < 0)
-		return -EINVAL;
-	ev->ring_len = (size_t)page * (1 + ev->data_pages);
-	ev->ring = sptd_col_sys.mmap(NULL, ev->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, ev->fd, 0);
-	if (ev->ring == MAP_FAILED) {
-		ev->ring = NULL;
-		return -errno;
+		ev->fd = sptd_col_perf_event_open(pe, -1, cpu, -1);
+	if (ev->fd < 0) {
+		ret = ev->fd;
+		ev->fd = -1;
+		return ret;
 	}
-	return sptd_col_sys.ioctl(ev->fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? -errno : 0;
+	if (filter && *filter && sptd_col_perf_event_set_filter(ev->fd, filter) < 0)
+		return -EINVAL;
+	ret = sptd_col_perf_ring_map(&ev->ring, ev->fd, ev->data_pages, 1);
+	if (ret < 0)
+		return ret;
+	return sptd_col_perf_event_enable(ev->fd);
 }
 
 int sptd_col_trigger_events_tracepoint(struct sptd_col_trigger *t, const char *system,
@@ -113,22 +111,20 @@ int sptd_col_trigger_events_tracepoint(struct sptd_col_trigger *t, const char *s
 	for (int i = 0; i < ncpus; i++) {
 		struct sptd_col_trigger_event *ev = new_event(t, role, busy ? TRIG_BUSY_PAGES : TRIG_RING_PAGES);
 		int leader = (flags & SPTD_TRIG_EV_PAUSE) && t->leaders ? t->leaders[i] : -1;
-		struct perf_event_attr attr;
+		struct sptd_col_perf_event pe;
 
 		if (!ev)
 			return -ENOMEM;
-		memset(&attr, 0, sizeof(attr));
-		attr.type = PERF_TYPE_TRACEPOINT;
-		attr.config = (uint64_t)id;
-		attr.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+		sptd_col_perf_event_tracepoint(&pe, (uint64_t)id);
+		pe.sample_type = SPTD_PERF_SAMPLE_TIME | SPTD_PERF_SAMPLE_CPU | SPTD_PERF_SAMPLE_RAW;
 		if (busy) {
 			/* every switch: wake the service per half ring, not per event */
-			attr.watermark = 1;
-			attr.wakeup_watermark = (uint32_t)(TRIG_BUSY_PAGES * sysconf(_SC_PAGESIZE) / 2);
+			pe.flags |= SPTD_PERF_EV_WATERMARK;
+			pe.wakeup = (uint32_t)(TRIG_BUSY_PAGES * sysconf(_SC_PAGESIZE) / 2);
 		} else {
-			attr.wakeup_events = 1;
+			pe.wakeup = 1;
 		}
-		ret = open_event(t, &attr, cpus[i], leader, filter, ev);
+		ret = open_event(t, &pe, cpus[i], leader, filter, ev);
 		if (ret == -EINVAL && filter && *filter) {
 			snprintf(err, errlen, "the kernel rejected filter '%s' for %s:%s (ftrace filter syntax, fields in events/%s/%s/format)",
 			         filter, system, event, system, event);
@@ -149,19 +145,15 @@ int sptd_col_trigger_events_uprobe(struct sptd_col_trigger *t, uint32_t type, co
 {
 	for (int i = 0; i < ncpus; i++) {
 		struct sptd_col_trigger_event *ev = new_event(t, SPTD_TRIG_ROLE_HIT, TRIG_RING_PAGES);
-		struct perf_event_attr attr;
+		struct sptd_col_perf_event pe;
 		int ret;
 
 		if (!ev)
 			return -ENOMEM;
-		memset(&attr, 0, sizeof(attr));
-		attr.type = type;
-		attr.config = 0;                                  /* entry, not retprobe */
-		attr.config1 = (uint64_t)(uintptr_t)path;         /* uprobe_path */
-		attr.config2 = offset;                            /* probe_offset */
-		attr.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
-		attr.wakeup_events = 1;
-		ret = open_event(t, &attr, cpus[i], t->leaders ? t->leaders[i] : -1, NULL, ev);
+		sptd_col_perf_event_uprobe(&pe, type, path, offset);   /* entry, not retprobe */
+		pe.sample_type = SPTD_PERF_SAMPLE_TIME | SPTD_PERF_SAMPLE_CPU;
+		pe.wakeup = 1;
+		ret = open_event(t, &pe, cpus[i], t->leaders ? t->leaders[i] : -1, NULL, ev);
 		if (ret < 0) {
 			snprintf(err, errlen, "perf_event_open(uprobe %s:%s at offset 0x%" PRIx64 ", cpu %d): %s",
 			         path, symbol, offset, cpus[i], strerror(-ret));
@@ -174,8 +166,7 @@ int sptd_col_trigger_events_uprobe(struct sptd_col_trigger *t, uint32_t type, co
 void sptd_col_trigger_events_close(struct sptd_col_trigger *t)
 {
 	for (int i = 0; i < t->nevents; i++) {
-		if (t->events[i].ring)
-			sptd_col_sys.munmap(t->events[i].ring, t->events[i].ring_len);
+		sptd_col_perf_ring_unmap(&t->events[i].ring);
 		if (t->events[i].fd >= 0)
 			sptd_col_sys.close(t->events[i].fd);
 	}
@@ -205,45 +196,33 @@ int32_t sptd_col_trigger_raw_i32(const unsigned char *raw, uint32_t size, int of
 
 /* ---- reading the rings ------------------------------------------------------------ */
 
+struct drain_ctx {
+	struct sptd_col_trigger_event *ev;  /* the event drained */
+	sptd_col_trigger_sample_fn fn;      /* gets each sample */
+	void *ctx;                          /* handed back to @fn */
+};
+
+static int on_record(void *arg, const void *rec, size_t len)
+{
+	struct drain_ctx *d = arg;
+	struct sptd_col_perf_record r;
+
+	/* a record the parser refuses is skipped: the kernel wrote it, so it
+	 * can only be one this layout does not describe */
+	if (sptd_col_perf_record_parse(rec, len, &d->ev->layout, &r) < 0 ||
+	    r.type != SPTD_PERF_RECORD_SAMPLE)
+		return 0;
+	return d->fn(d->ctx, d->ev, (int64_t)r.id.time, r.id.cpu, r.sample.raw, r.sample.raw_size);
+}
+
 int sptd_col_trigger_events_drain(struct sptd_col_trigger_event *ev,
                                   sptd_col_trigger_sample_fn fn, void *ctx)
 {
-	struct perf_event_mmap_page *meta = ev->ring;
-	long page = sysconf(_SC_PAGESIZE);
-	unsigned char *data = (unsigned char *)ev->ring + page;
-	uint64_t size = (uint64_t)page * ev->data_pages;
-	uint64_t head, tail;
-	int ret = 0;
+	struct drain_ctx d = { ev, fn, ctx };
+	int ret;
 
-	if (!meta)
+	if (!ev->ring.base)
 		return 0;
-	head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-	tail = meta->data_tail;
-	while (tail < head && ret >= 0) {
-		unsigned char rec[1024];
-		struct perf_event_header hdr;
-
-		sptd_col_ring_copy(data, size, tail + sizeof(hdr), sizeof(hdr), &hdr);
-		if (hdr.size < sizeof(hdr) || tail + hdr.size > head)
-			break;
-		if (hdr.type == PERF_RECORD_SAMPLE && hdr.size <= sizeof(rec) && hdr.size >= 24) {
-			const unsigned char *raw = NULL;
-			uint64_t time;
-			uint32_t cpu_res[2], raw_size = 0;
-
-			sptd_col_ring_copy(data, size, tail + hdr.size, hdr.size, rec);
-			/* TIME, CPU, [RAW] in sample_type bit order */
-			memcpy(&time, rec + 8, 8);
-			memcpy(cpu_res, rec + 16, 8);
-			if (ev->has_raw && hdr.size >= 28) {
-				memcpy(&raw_size, rec + 24, 4);
-				if (28 + (size_t)raw_size <= hdr.size)
-					raw = rec + 28;
-			}
-			ret = fn(ctx, ev, (int64_t)time, (int)cpu_res[0], raw, raw ? raw_size : 0);
-		}
-		tail += hdr.size;
-	}
-	__atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
-	return ret;
+	ret = sptd_col_perf_ring_drain(&ev->ring, on_record, &d);
+	return ret < 0 ? ret : 0;
 }

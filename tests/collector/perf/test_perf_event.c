@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "sptd_col_perf.h"
+#include "perf-local.h"
 #include "sptd_test.h"
 
 /* ---- the fake syscalls ---------------------------------------------------------- */
@@ -234,7 +234,7 @@ static void test_attr_events(void)
 	CHECK_INT(last_attr.watermark, 1);
 	CHECK_INT(last_attr.wakeup_watermark, 4096);
 	CHECK_INT(aux_action_of(&last_attr), SPTD_PERF_AUX_PAUSE);
-	sptd_col_pt_attr_set_aux_action(NULL, SPTD_PERF_AUX_PAUSE);   /* ignored */
+	sptd_col_perf_attr_set_aux_action(NULL, SPTD_PERF_AUX_PAUSE);   /* ignored */
 	CHECK_INT(last_group, 17);
 	/* ... or woken per event */
 	ev.flags = 0;
@@ -259,7 +259,7 @@ static void test_attr_events(void)
 	CHECK_INT(sptd_col_perf_event_open(&ev, -1, 0, -1), 42);
 	CHECK_INT(aux_action_of(&last_attr), SPTD_PERF_AUX_START_PAUSED | SPTD_PERF_AUX_RESUME);
 	/* ... and the helper kept for trigger.c writes the same bits */
-	sptd_col_pt_attr_set_aux_action(&last_attr, SPTD_PERF_AUX_PAUSE);
+	sptd_col_perf_attr_set_aux_action(&last_attr, SPTD_PERF_AUX_PAUSE);
 	CHECK_INT(aux_action_of(&last_attr), SPTD_PERF_AUX_PAUSE);
 
 	/* errors come back as -errno */
