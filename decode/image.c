@@ -3,8 +3,6 @@
  * sections from the shared cache), and
  * resolving code addresses to functions and symbol ids. */
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,67 +12,47 @@
 #include <intel-pt.h>
 
 #include "dec-local.h"
-
-/* Read the PT_LOAD headers of @path into @ph (up to @max); returns the
- * count or -errno. */
-static int elf_loads(const char *path, GElf_Phdr *ph, int max)
-{
-	Elf *elf = NULL;
-	size_t n, i;
-	int fd, count = 0, ret;
-
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EIO;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? -ENOENT : -EIO;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		ret = -EBADMSG;
-		goto out;
-	}
-	if (elf_getphdrnum(elf, &n) != 0) {
-		ret = -EBADMSG;
-		goto out;
-	}
-	for (i = 0; i < n && count < max; i++) {
-		GElf_Phdr p;
-
-		if (!gelf_getphdr(elf, (int)i, &p))
-			continue;
-		if (p.p_type == PT_LOAD && p.p_filesz)
-			ph[count++] = p;
-	}
-	ret = count ? count : -EBADMSG;
-out:
-	elf_end(elf);
-	close(fd);
-	return ret;
-}
+#include "elf-local.h"
+#include "symfile-local.h"
 
 int sptd_dec_session_add_elf(struct sptd_dec_session *s, int pid, const char *path,
                              int64_t bias, int64_t dso_id)
 {
-	GElf_Phdr ph[32];
+	const struct sptd_dec_elf_load *loads;
 	struct sptd_dec_symfile *sf = NULL;
+	struct sptd_dec_elf *elf = NULL;
 	const char *name;
-	int n, i, err = 0;
+	size_t n, i, placed = 0;
+	int err;
 
 	if (!s || !path || pid < -1)
 		return -EINVAL;
 	name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	n = elf_loads(path, ph, 32);
-	if (n < 0)
-		return n;
+	err = sptd_dec_elf_open(path, &elf);
+	if (err < 0)
+		return err == -ENOENT || err == -EBADMSG || err == -ENOMEM ? err : -EIO;
+	loads = sptd_dec_elf_loads(elf, &n);
+	for (i = 0; i < n; i++)
+		placed += loads[i].filesz != 0;
+	if (!placed) {
+		err = -EBADMSG;
+		goto out;
+	}
 	/* symbols are a bonus: an ELF without them still decodes */
-	if (sptd_dec_symfile_load_elf(path, &sf) < 0)
+	if (sptd_dec_symfile_from_elf(elf, &sf) < 0)
 		sf = NULL;
-	for (i = 0; i < n && !err; i++)
-		err = sptd_dec_image_place(s, pid, path, name, ph[i].p_offset,
-		                           ph[i].p_filesz, ph[i].p_vaddr + (uint64_t)bias,
-		                           bias, dso_id, sf, i == 0);
-	if (err < 0 && n && i <= 1)
+	/* the first placed segment owns the symbols */
+	for (i = 0, placed = 0; i < n && !err; i++) {
+		if (!loads[i].filesz)
+			continue;
+		err = sptd_dec_image_place(s, pid, path, name, loads[i].offset, loads[i].filesz,
+		                           loads[i].vaddr + (uint64_t)bias, bias, dso_id, sf,
+		                           placed++ == 0);
+	}
+	if (err < 0 && placed <= 1)
 		sptd_dec_symfile_destroy(sf);
+out:
+	sptd_dec_elf_close(elf);
 	return err;
 }
 

@@ -71,11 +71,28 @@ size_t sptd_dec_symfile_count(const struct sptd_dec_symfile *sf);
 /* Accepts NULL. */
 void sptd_dec_symfile_destroy(struct sptd_dec_symfile *sf);
 
+/* ---- ELF files (elf.c): the one reader of ELF headers, segments and notes */
+
 /* The GNU build-id of the 64-bit ELF file @path as lowercase hex (as
- * dso.build_id holds it).  -ENOENT/-EACCES unreadable, -EBADMSG not a
- * 64-bit little-endian ELF file, -ENODATA no build-id note, -ENAMETOOLONG
- * @hexlen too small. */
+ * dso.build_id holds it).  -EINVAL, the negative errno of open(2)
+ * (-ENOENT, -EACCES ...), -EBADMSG not a 64-bit little-endian ELF file,
+ * -ENODATA no build-id note, -ENAMETOOLONG @hexlen too small, -ENOMEM,
+ * -EIO libelf unusable. */
 int sptd_dec_build_id(const char *path, char *hex, size_t hexlen);
+/* The addresses the PT_LOAD segments of the ELF file @path span: the lowest
+ * p_vaddr in *@lo, the highest p_vaddr + p_memsz in *@hi.  -EINVAL, the
+ * negative errno of open(2), -EBADMSG not ELF or no PT_LOAD segment, -EIO
+ * libelf unusable, -ENOMEM. */
+int sptd_dec_elf_span(const char *path, uint64_t *lo, uint64_t *hi);
+/* The bytes the 64-bit ELF file @path (an ELF core such as /proc/kcore)
+ * holds for virtual addresses [@start, @end): from the first PT_LOAD
+ * segment whose file bytes contain @start, @end clipped to that segment's
+ * end.  *@buf is malloc'd (the caller frees it), its size in *@len.
+ * -EINVAL (NULL, @end <= @start), the negative errno of open(2), -EBADMSG
+ * not a 64-bit ELF file, -ENOENT no segment holds @start, -EIO short read or
+ * libelf unusable, -ENOMEM. */
+int sptd_dec_elf_read_vaddr(const char *path, uint64_t start, uint64_t end, void **buf,
+                            size_t *len);
 
 /* Demangle a C++ (Itanium) or Rust symbol into @buf; returns the length, or
  * -EINVAL if @mangled is not mangled (then @buf holds a copy). */
