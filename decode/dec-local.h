@@ -56,6 +56,7 @@ struct sptd_dec_symkey {
 
 struct sptd_dec_session {
 	struct sptd_dec_config cfg;        /* as given */
+	struct sptd_dec_tsc tsc;           /* cfg's TSC -> ns conversion */
 	struct pt_image_section_cache *iscache; /* shared by all decoders */
 	struct sptd_dec_image *images;     /* every placement added */
 	size_t nimages, capimages;
@@ -146,6 +147,5 @@ int sptd_dec_image_place(struct sptd_dec_session *s, int pid, const char *path,
                          uint64_t addr, int64_t bias, int64_t dso_id,
                          struct sptd_dec_symfile *sf, int owns_sf);
 int sptd_dec_task_pid(const struct sptd_dec_session *s, int tid);
-int64_t sptd_dec_tsc_to_ns(const struct sptd_dec_config *cfg, uint64_t tsc);
 
 #endif /* SPTD_DEC_LOCAL_H */

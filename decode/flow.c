@@ -132,7 +132,7 @@ static int flow_time(struct flow_state *fs, uint64_t ahead)
 		return 0;
 	if (fs->has_time && tsc == fs->now_tsc)
 		return 0;                  /* unchanged: most blocks */
-	now = sptd_dec_tsc_to_ns(&fs->s->cfg, tsc);
+	now = sptd_dec_tsc_ns(&fs->s->tsc, tsc);
 	if (!fs->has_time || now != fs->now) {
 		if (fs->nsegs == fs->capsegs) {
 			size_t cap = fs->capsegs ? fs->capsegs * 2 : 256;

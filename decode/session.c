@@ -39,6 +39,10 @@ int sptd_dec_session_create(const struct sptd_dec_config *cfg,
 	if (!s)
 		return -ENOMEM;
 	s->cfg = *cfg;
+	s->tsc = (struct sptd_dec_tsc){
+		.mult = cfg->tsc_mult, .shift = (unsigned int)cfg->tsc_shift,
+		.zero = cfg->tsc_zero, .offset_ns = cfg->tsc_offset_ns, .hz = cfg->tsc_hz,
+	};
 	s->iscache = pt_iscache_alloc("sysptd");
 	if (!s->iscache) {
 		free(s);
@@ -73,20 +77,6 @@ void sptd_dec_session_destroy(struct sptd_dec_session *s)
 	free(s->cpus);
 	free(s->symtab);
 	free(s);
-}
-
-/* ---- time ---------------------------------------------------------------- */
-
-int64_t sptd_dec_tsc_to_ns(const struct sptd_dec_config *cfg, uint64_t tsc)
-{
-	if (cfg->tsc_mult) {
-		unsigned __int128 v = (unsigned __int128)(tsc - cfg->tsc_zero) * cfg->tsc_mult;
-
-		return cfg->tsc_offset_ns + (int64_t)(v >> cfg->tsc_shift);
-	}
-	if (cfg->tsc_hz)
-		return (int64_t)((unsigned __int128)tsc * 1000000000u / cfg->tsc_hz);
-	return (int64_t)tsc;
 }
 
 /* ---- inputs -------------------------------------------------------------- */

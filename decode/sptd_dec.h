@@ -94,6 +94,22 @@ int sptd_dec_elf_span(const char *path, uint64_t *lo, uint64_t *hi);
 int sptd_dec_elf_read_vaddr(const char *path, uint64_t start, uint64_t end, void **buf,
                             size_t *len);
 
+/* ---- TSC -> ns (tsc.c): the one conversion, for PT and ftrace's x86-tsc -- */
+
+/* How TSC values become ns on the incident clock.  The meta keys tsc_mult,
+ * tsc_shift, tsc_zero and tsc_offset_ns hold the first form (perf's mmap
+ * page: zero 0, offset time_zero); pt_tsc_hz the second. */
+struct sptd_dec_tsc {
+	uint64_t mult;       /* != 0: ns = (((tsc - zero) * mult) >> shift) + offset_ns */
+	unsigned int shift;  /* 0..127 */
+	uint64_t zero;       /* TSC subtracted first */
+	int64_t offset_ns;   /* ns added last */
+	uint64_t hz;         /* mult 0, hz != 0: ns = tsc * 1e9 / hz; both 0: ns = tsc */
+};
+
+/* @tsc in ns as @conv says (NULL: ns = tsc).  Never fails. */
+int64_t sptd_dec_tsc_ns(const struct sptd_dec_tsc *conv, uint64_t tsc);
+
 /* Demangle a C++ (Itanium) or Rust symbol into @buf; returns the length, or
  * -EINVAL if @mangled is not mangled (then @buf holds a copy). */
 int sptd_dec_demangle(const char *mangled, char *buf, size_t len);
@@ -228,7 +244,8 @@ struct sptd_dec_config {
 	int nom_freq;            /* CPUID 0x16 nominal ratio (0: unknown, CYC unscaled) */
 	uint32_t cpuid15_eax;    /* CPUID 0x15 TSC/crystal ratio denominator */
 	uint32_t cpuid15_ebx;    /* ... and numerator */
-	/* TSC -> ns: ns = (((tsc - tsc_zero) * mult) >> shift) + offset_ns when
+	/* TSC -> ns (through sptd_dec_tsc_ns, the one conversion):
+	 * ns = (((tsc - tsc_zero) * mult) >> shift) + offset_ns when
 	 * @tsc_mult != 0 (perf's mmap page: zero 0, offset time_zero; the meta
 	 * tsc_* keys the ftrace side uses); else ns = tsc * 1e9 / tsc_hz when
 	 * @tsc_hz != 0; else ns = tsc (the incident clock is the TSC). */
