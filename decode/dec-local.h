@@ -81,9 +81,25 @@ struct sptd_dec_session {
 	int no_time;                       /* result of the last run */
 };
 
-/* image.c */
+/* image.c: placements in the section cache (the public add_elf, add_flat
+ * and add_bytes place through it). */
+/* Add [offset, offset+size) of @path at @addr to the cache and record it;
+ * with @owns_sf the image frees @sf.  0, -ENOMEM, -EIO. */
+int sptd_dec_image_place(struct sptd_dec_session *s, int pid, const char *path,
+                         const char *name, uint64_t offset, uint64_t size,
+                         uint64_t addr, int64_t bias, int64_t dso_id,
+                         struct sptd_dec_symfile *sf, int owns_sf);
+/* Free every placement and close the memfds behind copied bytes. */
+void sptd_dec_images_free(struct sptd_dec_session *s);
+
+/* aspace.c: address spaces, tasks' processes, functions and symbol ids. */
+/* Build one address space per process that has images (plus [0], the
+ * default).  0 or -ENOMEM. */
 int sptd_dec_aspaces_build(struct sptd_dec_session *s);
+/* Free what sptd_dec_aspaces_build made; accepts a session without any. */
 void sptd_dec_aspaces_free(struct sptd_dec_session *s);
+/* The process of task @tid (as added; default: pid = tid). */
+int sptd_dec_task_pid(const struct sptd_dec_session *s, int tid);
 /* A new libipt image of @as, for one decoder (thread) alone: pt_image_find
  * moves the section it finds to the front of the image's list, so two
  * threads decoding with one pt_image corrupt it (sections lost: "no
@@ -138,14 +154,5 @@ void sptd_dec_cpu_result_fini(struct sptd_dec_cpu_result *res);
  * new array of exactly @nev entries.  0, or -ENOMEM: then *@evp stays
  * but its entries are undefined (the caller drops the queue). */
 int sptd_dec_flows_sort(struct sptd_dec_flow **evp, size_t nev);
-
-/* session.c */
-/* Add [offset, offset+size) of @path at @addr to the cache and record it;
- * with @owns_sf the image frees @sf. */
-int sptd_dec_image_place(struct sptd_dec_session *s, int pid, const char *path,
-                         const char *name, uint64_t offset, uint64_t size,
-                         uint64_t addr, int64_t bias, int64_t dso_id,
-                         struct sptd_dec_symfile *sf, int owns_sf);
-int sptd_dec_task_pid(const struct sptd_dec_session *s, int tid);
 
 #endif /* SPTD_DEC_LOCAL_H */
