@@ -115,7 +115,7 @@ int64_t sptd_dec_tsc_ns(const struct sptd_dec_tsc *conv, uint64_t tsc);
 int sptd_dec_demangle(const char *mangled, char *buf, size_t len);
 
 /* ==== PT decoding: declarations below this line are owned by the PT decoder
- * (decode/session*.c, flow*.c, stack*.c). ================================ */
+ * (decode/session.c, image.c, aspace.c, flow*.c, stack.c ...). ============ */
 
 /* Flow events, slices and sinks are plain data so that phase 2 can be driven
  * (and tested) without PT.  Times are ns on the incident clock, or an order
@@ -235,7 +235,7 @@ int64_t sptd_dec_stacks_run(struct sptd_dec_stacks *st, int64_t start, int64_t e
 /* Accepts NULL. */
 void sptd_dec_stacks_destroy(struct sptd_dec_stacks *st);
 
-/* ---- the decode session: phase 1 + 2 over real PT (session.c, flow.c) ----- */
+/* ---- the decode session: phase 1 + 2 over real PT (session.c, image.c, flow.c) */
 
 /* How the PT was recorded. */
 struct sptd_dec_config {

@@ -2,8 +2,8 @@
  * for binary search, with the GNU build-id and the PT_LOAD headers that
  * turn a mapping into a bias.
  *
- * Divisions: building the table (shared), ELF loading, kallsyms loading,
- * lookup and bias.
+ * Divisions: building the table (shared), ELF loading (through elf.c, the
+ * one ELF reader), kallsyms loading, lookup and bias.
  *
  * Rules (the emulated-PT generator's tests/ptgen/symtab.c applies the same,
  * so that golden tests compare names exactly): .symtab and .dynsym both feed
