@@ -55,8 +55,9 @@ static int elf_read_loads(struct sptd_dec_elf *e)
 }
 
 /* Open @path with libelf command @cmd: ELF_C_READ_MMAP for files whose
- * sections are read (symbols), ELF_C_READ where only headers are (it also
- * suits files that cannot be mapped whole, such as /proc/kcore). */
+ * sections are read (symbols), ELF_C_READ where only headers and notes are:
+ * it reads what is asked for and nothing more (a build-id check costs no
+ * more than plain preads; files too big to map, such as /proc/kcore, open). */
 static int elf_open_cmd(const char *path, Elf_Cmd cmd, struct sptd_dec_elf **out)
 {
 	struct sptd_dec_elf *e;
@@ -276,7 +277,7 @@ int sptd_dec_build_id(const char *path, char *hex, size_t hexlen)
 	if (!path || !hex || hexlen == 0)
 		return -EINVAL;
 	hex[0] = '\0';
-	ret = sptd_dec_elf_open(path, &elf);
+	ret = elf_open_cmd(path, ELF_C_READ, &elf);
 	if (ret < 0)
 		return ret;
 	if (elf->bits != 64 || !elf->little_endian) {
