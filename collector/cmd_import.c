@@ -15,7 +15,6 @@
  * process, so that each task decodes in its own address space. */
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>

@@ -1,29 +1,17 @@
-/* flow.c — phase 1: one CPU's PT through libipt's block decoder into flow
- * events (calls, returns, far transfers, interrupts, enable/disable,
- * overflows, errors) with timestamps, switching address spaces as the sched
- * timeline says, counting what libipt classifies, and recording every
- * stretch that could not be decoded as a gap.  PIP packets (CR3 writes)
- * cross-check the timeline: a CR3 bound to another process than the one
- * scheduled is counted (cr3_mismatches) and becomes a gap; decoding still
- * follows the timeline.
+/* flow.c — phase 1, the decode loop: one CPU's PT through libipt's block
+ * decoder into flow events (calls, returns, far transfers, interrupts,
+ * enable/disable, overflows, errors) with timestamps, switching address
+ * spaces as the sched timeline says, counting what libipt classifies, and
+ * recording every stretch that could not be decoded as a gap.
  *
  * Blocks end at every call and jump (end_on_call/end_on_jump), so the
  * branch of interest is always a block's last instruction; its target is
  * the next block's first ip (or the ip of the event that intervenes).
  *
- * Time: libipt's time is that of the last timing packet read, a step
- * function.  With coarse timing (no CYC packets: TSC only, one time per
- * PSB+; MTC, one per MTC period) every event between two updates would get
- * the earlier one.  Each event therefore keeps its position in the
- * instruction stream, and once the CPU is decoded, the events of a stretch
- * between two updates are placed between the two times in proportion to
- * the instructions executed (an estimate, never outside the two known
- * times).  In a stretch where tracing stopped (disable, overflow, error)
- * for an unknown time, events up to the stop advance at the average rate
- * of the stretches before, bounded by the next known time and the next
- * context switch on the CPU; events after the stop take the stop's time.
- * With CYC, libipt's times are cycle-accurate already (and run a packet
- * ahead of the instruction position), so they are kept as they are. */
+ * Its parts live in units of their own (flow-local.h): the class of blocks
+ * libipt leaves open (brcache.c, opclass.c), placing events between two
+ * timing packets (flowtime.c, which explains how), and the PIP/CR3
+ * cross-check of the timeline (cr3check.c). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -34,31 +22,7 @@
 
 #include <intel-pt.h>
 
-#include "dec-local.h"
-
-/* A stretch of constant decoder time: from the update to @ts on. */
-struct flow_seg {
-	int64_t ts;                        /* the time (ns) from this update on */
-	uint64_t pos;                      /* instructions decoded at the update */
-	int stopped;                       /* tracing stopped within the stretch */
-	uint64_t stop_pos;                 /* instruction position of the first stop */
-};
-
-/* One remembered branch class (flow_classify): code does not change under
- * a section, so (section, ip, mode) always gives the same answer. */
-struct flow_class {
-	uint64_t ip;                       /* end ip of the block */
-	int isid;                          /* section it was read from; 0: empty slot */
-	int mode;                          /* enum pt_exec_mode */
-	int iclass;                        /* enum pt_insn_class */
-};
-#define FLOW_CLASS_SLOTS 4096            /* power of two */
-
-/* A CR3 this CPU has seen, and the process it was bound to (flow_paging). */
-struct flow_cr3 {
-	uint64_t cr3;                      /* page-table base from a PIP */
-	int pid;                           /* process the timeline ran at its first PIP */
-};
+#include "flow-local.h"
 
 /* State of one CPU's decode. */
 struct flow_state {
@@ -81,33 +45,25 @@ struct flow_state {
 	int in_user;                       /* 1: decoding user code with tracing
 	                                    * on (no switch can happen now) */
 	/* the branch ending the previous block, waiting for its target */
-	int pend_kind;                     /* 0: none */
-	uint64_t pend_from;
-	int64_t pend_ts;
-	int pend_timed;
-	int pend_tid;
+	int pend_kind;                     /* SPTD_DEC_FLOW_*; 0: none */
+	uint64_t pend_from;                /* its ip */
+	int64_t pend_ts;                   /* its time (flow_ts) */
+	int pend_tid;                      /* the task it ran in */
+	uint64_t pend_pos;                 /* its instruction position */
+	size_t pend_seg;                   /* its stretch of constant time */
 	int peek_tid;                      /* task whose address space is peek_as */
 	struct sptd_dec_aspace *peek_as;   /* for jump targets; NULL none yet */
-	uint64_t pend_pos;
-	size_t pend_seg;
-	/* time updates, for placing events between them (see the top) */
 	uint64_t pos;                      /* instructions decoded so far */
-	struct flow_seg *segs;             /* every change of the decoder's time */
-	size_t nsegs, capsegs;
-	uint64_t *ev_pos;                  /* per flow event: instruction position */
-	size_t *ev_seg;                    /* per flow event: segs index, SIZE_MAX none */
-	size_t capev;                      /* allocated entries of ev_pos/ev_seg */
-	/* branch classes of blocks libipt left unclassified, by end ip */
-	struct flow_class *classes;        /* FLOW_CLASS_SLOTS entries, direct-mapped */
-	/* PIP/CR3 cross-check of the sched timeline (flow_paging) */
-	struct flow_cr3 *cr3s;             /* CR3s learned on this CPU */
-	size_t ncr3, capcr3;
-	size_t cr3_flagged;                /* 1 + switches applied at the last
-	                                    * reported mismatch; 0 none */
+	struct sptd_dec_tplace tp;         /* time updates, for placing events
+	                                    * between them (flowtime.c) */
+	struct sptd_dec_brcache br;        /* branch classes of blocks libipt
+	                                    * left unclassified (brcache.c) */
+	struct sptd_dec_cr3check cr3;      /* PIP/CR3 cross-check of the sched
+	                                    * timeline (cr3check.c) */
 	/* an open gap (after an error or overflow) */
-	int gap_open;
-	int64_t gap_ts;
-	char gap_reason[160];
+	int gap_open;                      /* 1: a gap is open */
+	int64_t gap_ts;                    /* where it began (time, or order) */
+	char gap_reason[160];              /* why, "pt: ..." */
 };
 
 static int64_t now_mono_ns(void)
@@ -132,47 +88,15 @@ static int flow_time(struct flow_state *fs, uint64_t ahead)
 		return 0;
 	if (fs->has_time && tsc == fs->now_tsc)
 		return 0;                  /* unchanged: most blocks */
-	now = sptd_dec_tsc_to_ns(&fs->s->cfg, tsc);
-	if (!fs->has_time || now != fs->now) {
-		if (fs->nsegs == fs->capsegs) {
-			size_t cap = fs->capsegs ? fs->capsegs * 2 : 256;
-			struct flow_seg *n = realloc(fs->segs, cap * sizeof(*n));
-
-			if (!n)
-				return -ENOMEM;
-			fs->segs = n;
-			fs->capsegs = cap;
-		}
-		fs->segs[fs->nsegs++] = (struct flow_seg){ .ts = now, .pos = fs->pos + ahead };
-	}
+	now = sptd_dec_tsc_ns(&fs->s->tsc, tsc);
+	if ((!fs->has_time || now != fs->now) &&
+	    sptd_dec_tplace_mark(&fs->tp, now, fs->pos + ahead) < 0)
+		return -ENOMEM;
 	fs->now = now;
 	fs->now_tsc = tsc;
 	fs->has_time = 1;
 	fs->res->stats.saw_time = 1;
 	return 0;
-}
-
-/* The current stretch of constant time, SIZE_MAX before the first. */
-static size_t flow_seg_now(const struct flow_state *fs)
-{
-	return fs->nsegs ? fs->nsegs - 1 : SIZE_MAX;
-}
-
-/* Tracing stopped now: the stretch it stopped in keeps step times.  libipt
- * reads timing packets ahead of events, so stretches that began at this
- * instruction position (a PSB+ after the disable, say) are marked too,
- * back to the one the position lies in. */
-static void flow_seg_stop(struct flow_state *fs)
-{
-	size_t k = fs->nsegs;
-
-	while (k-- > 0) {
-		if (!fs->segs[k].stopped || fs->segs[k].stop_pos > fs->pos)
-			fs->segs[k].stop_pos = fs->pos;
-		fs->segs[k].stopped = 1;
-		if (fs->segs[k].pos < fs->pos)
-			break;
-	}
 }
 
 /* Timestamp for an event now: time when known, else -1 (fixed up later). */
@@ -198,22 +122,8 @@ static int flow_push_at(struct flow_state *fs, int kind, int tid, int64_t ts,
 		fb->ev = n;
 		fb->cap = cap;
 	}
-	if (fb->n == fs->capev) {
-		size_t cap = fs->capev ? fs->capev * 2 : 4096;
-		uint64_t *np = realloc(fs->ev_pos, cap * sizeof(*np));
-		size_t *ns;
-
-		if (!np)
-			return -ENOMEM;
-		fs->ev_pos = np;
-		ns = realloc(fs->ev_seg, cap * sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		fs->ev_seg = ns;
-		fs->capev = cap;
-	}
-	fs->ev_pos[fb->n] = pos;
-	fs->ev_seg[fb->n] = seg;
+	if (sptd_dec_tplace_note(&fs->tp, fb->n, pos, seg) < 0)
+		return -ENOMEM;
 	ev = &fb->ev[fb->n++];
 	ev->ts = ts;
 	ev->seq = fs->seq++;
@@ -230,7 +140,7 @@ static int flow_push_at(struct flow_state *fs, int kind, int tid, int64_t ts,
 static int flow_push(struct flow_state *fs, int kind, int tid, int64_t ts,
                      uint64_t from, uint64_t to)
 {
-	return flow_push_at(fs, kind, tid, ts, from, to, fs->pos, flow_seg_now(fs));
+	return flow_push_at(fs, kind, tid, ts, from, to, fs->pos, sptd_dec_tplace_seg_now(&fs->tp));
 }
 
 /* Emit the pending branch now that its target @to is known (0: unknown). */
@@ -351,17 +261,14 @@ static int flow_sched_tid(const struct flow_state *fs, size_t *napplied)
 	return tid;
 }
 
-/* A PIP (CR3 write) as a cross-check of the timeline: the first CR3 seen
- * while the timeline runs a process binds it to that process (threads
- * share one); a bound CR3 showing up while the timeline runs another
- * process is a mismatch, reported once per stretch between two switches
- * as a gap up to the next switch.  Decoding keeps following the timeline.
- * Guest (non-root) CR3s, CR3 0 and traces without time are left alone. */
+/* A PIP (CR3 write): checked against the timeline (cr3check.c); a mismatch
+ * is counted and becomes a gap up to the next switch.  Guest (non-root)
+ * CR3s, CR3 0 and traces without time are left alone. */
 static int flow_paging(struct flow_state *fs, uint64_t cr3, int non_root)
 {
 	char reason[160];
-	size_t i, napplied;
-	int tid, pid;
+	size_t napplied;
+	int tid, pid, bound = -1, ret;
 	int64_t dur = 0;
 
 	if (non_root || !cr3 || !fs->has_time || fs->s->cfg.no_timing)
@@ -370,30 +277,15 @@ static int flow_paging(struct flow_state *fs, uint64_t cr3, int non_root)
 	if (tid < 0)
 		return 0;
 	pid = sptd_dec_task_pid(fs->s, tid);
-	for (i = 0; i < fs->ncr3 && fs->cr3s[i].cr3 != cr3; i++)
-		;
-	if (i == fs->ncr3) {
-		if (fs->ncr3 == fs->capcr3) {
-			size_t cap = fs->capcr3 ? fs->capcr3 * 2 : 16;
-			struct flow_cr3 *n = realloc(fs->cr3s, cap * sizeof(*n));
-
-			if (!n)
-				return -ENOMEM;
-			fs->cr3s = n;
-			fs->capcr3 = cap;
-		}
-		fs->cr3s[fs->ncr3++] = (struct flow_cr3){ .cr3 = cr3, .pid = pid };
-		return 0;
-	}
-	if (fs->cr3s[i].pid == pid || fs->cr3_flagged == napplied + 1)
-		return 0;
-	fs->cr3_flagged = napplied + 1;
+	ret = sptd_dec_cr3check_see(&fs->cr3, cr3, pid, napplied, &bound);
+	if (ret <= 0)
+		return ret;
 	fs->res->stats.cr3_mismatches++;
 	if (napplied < fs->nsw && fs->sw[napplied].ts > fs->now)
 		dur = fs->sw[napplied].ts - fs->now;
 	snprintf(reason, sizeof(reason),
 	         "pt: CR3 0x%" PRIx64 " belongs to pid %d but the schedule says pid %d runs",
-	         cr3, fs->cr3s[i].pid, pid);
+	         cr3, bound, pid);
 	return gap_add(fs, fs->now, dur, reason);
 }
 
@@ -414,7 +306,7 @@ static int flow_event(struct flow_state *fs, const struct pt_event *ev)
 		break;
 	case ptev_disabled:
 		fs->in_user = 0;
-		flow_seg_stop(fs);
+		sptd_dec_tplace_stop(&fs->tp, fs->pos);
 		err = flow_flush(fs, ev->ip_suppressed ? 0 : ev->variant.disabled.ip);
 		if (!err)
 			err = flow_push(fs, SPTD_DEC_FLOW_DISABLE, fs->tid, flow_ts(fs),
@@ -422,7 +314,7 @@ static int flow_event(struct flow_state *fs, const struct pt_event *ev)
 		break;
 	case ptev_async_disabled:
 		fs->in_user = 0;
-		flow_seg_stop(fs);
+		sptd_dec_tplace_stop(&fs->tp, fs->pos);
 		err = flow_flush(fs, ev->variant.async_disabled.at);
 		fs->res->stats.interrupts++;
 		if (!err)
@@ -443,7 +335,7 @@ static int flow_event(struct flow_state *fs, const struct pt_event *ev)
 		break;
 	case ptev_overflow:
 		fs->in_user = 0;
-		flow_seg_stop(fs);
+		sptd_dec_tplace_stop(&fs->tp, fs->pos);
 		err = flow_flush(fs, 0);
 		if (!err)
 			err = flow_push(fs, SPTD_DEC_FLOW_OVERFLOW, fs->tid, flow_ts(fs), 0,
@@ -464,94 +356,6 @@ static int flow_event(struct flow_state *fs, const struct pt_event *ev)
 	return err;
 }
 
-/* The class of the branch at @ip, for blocks whose iclass libipt leaves at
- * ptic_error (its block cache does so for indirect and far branches: the
- * caller is to decode the instruction).  Legacy prefixes and REX are
- * skipped; only the opcodes that end a block are told apart. */
-static enum pt_insn_class flow_classify_insn(struct flow_state *fs, const struct pt_block *b)
-{
-	uint8_t insn[16];
-	const uint8_t *p = insn, *end;
-	int n;
-
-	if (b->truncated) {
-		memcpy(insn, b->raw, b->size < sizeof(insn) ? b->size : sizeof(insn));
-		n = b->size;
-	} else {
-		n = pt_iscache_read(fs->s->iscache, insn, sizeof(insn), b->isid, b->end_ip);
-	}
-	if (n <= 0)
-		return ptic_error;
-	end = insn + (n < (int)sizeof(insn) ? n : (int)sizeof(insn));
-	while (p < end && (*p == 0x66 || *p == 0x67 || *p == 0xf2 || *p == 0xf3 ||
-	                   *p == 0xf0 || *p == 0x2e || *p == 0x36 || *p == 0x3e ||
-	                   *p == 0x26 || *p == 0x64 || *p == 0x65))
-		p++;
-	if (p < end && (*p & 0xf0) == 0x40 && b->mode == ptem_64bit)
-		p++;
-	if (p >= end)
-		return ptic_error;
-	switch (*p) {
-	case 0xe8:
-		return ptic_call;
-	case 0xe9: case 0xeb:
-		return ptic_jump;
-	case 0xc2: case 0xc3:
-		return ptic_return;
-	case 0xca: case 0xcb: case 0xcf:
-		return ptic_far_return;
-	case 0xcc: case 0xcd: case 0xce:
-		return ptic_far_call;
-	case 0x9a:
-		return ptic_far_call;
-	case 0xea:
-		return ptic_far_jump;
-	case 0x0f:
-		if (p + 1 >= end)
-			return ptic_error;
-		if (p[1] == 0x05 || p[1] == 0x34)
-			return ptic_far_call;        /* syscall, sysenter */
-		if (p[1] == 0x07 || p[1] == 0x35)
-			return ptic_far_return;      /* sysret, sysexit */
-		return ptic_other;
-	case 0xff:
-		if (p + 1 >= end)
-			return ptic_error;
-		switch ((p[1] >> 3) & 7) {
-		case 2:
-			return ptic_call;
-		case 3:
-			return ptic_far_call;
-		case 4:
-			return ptic_jump;
-		case 5:
-			return ptic_far_jump;
-		default:
-			return ptic_other;
-		}
-	default:
-		return ptic_other;
-	}
-}
-
-/* flow_classify_insn, remembered per (section, ip, mode) unless the block
- * is truncated (its bytes span sections). */
-static enum pt_insn_class flow_classify(struct flow_state *fs, const struct pt_block *b)
-{
-	struct flow_class *c;
-	enum pt_insn_class iclass;
-
-	if (b->truncated || b->isid <= 0 || !fs->classes)
-		return flow_classify_insn(fs, b);
-	c = &fs->classes[(b->end_ip ^ (b->end_ip >> 12)) & (FLOW_CLASS_SLOTS - 1)];
-	if (c->isid == b->isid && c->ip == b->end_ip && c->mode == (int)b->mode)
-		return (enum pt_insn_class)c->iclass;
-	iclass = flow_classify_insn(fs, b);
-	*c = (struct flow_class){ .ip = b->end_ip, .isid = b->isid, .mode = (int)b->mode,
-	                          .iclass = (int)iclass };
-	return iclass;
-}
-
 /* One decoded block: count it and note its last branch. */
 static int flow_block(struct flow_state *fs, const struct pt_block *b)
 {
@@ -567,7 +371,7 @@ static int flow_block(struct flow_state *fs, const struct pt_block *b)
 	fs->pos += b->ninsn;
 	fs->last_ip = b->end_ip;
 	fs->in_user = !(b->end_ip >> 63);
-	switch (b->iclass == ptic_error ? flow_classify(fs, b) : b->iclass) {
+	switch (b->iclass == ptic_error ? sptd_dec_brcache_class(&fs->br, b) : b->iclass) {
 	case ptic_call:
 		st->calls++;
 		kind = SPTD_DEC_FLOW_CALL;
@@ -596,7 +400,7 @@ static int flow_block(struct flow_state *fs, const struct pt_block *b)
 		fs->pend_ts = flow_ts(fs);
 		fs->pend_tid = fs->tid;
 		fs->pend_pos = fs->pos;
-		fs->pend_seg = flow_seg_now(fs);
+		fs->pend_seg = sptd_dec_tplace_seg_now(&fs->tp);
 	}
 	return 0;
 }
@@ -617,7 +421,7 @@ static int flow_error(struct flow_state *fs, int code, const struct pt_block *b)
 	else
 		snprintf(reason, sizeof(reason), "pt: decode error: %s at offset 0x%" PRIx64,
 		         pt_errstr((enum pt_error_code)code), off);
-	flow_seg_stop(fs);
+	sptd_dec_tplace_stop(&fs->tp, fs->pos);
 	err = flow_flush(fs, 0);
 	if (!err)
 		err = flow_push(fs, SPTD_DEC_FLOW_ERROR, fs->tid, flow_ts(fs), 0, 0);
@@ -660,7 +464,7 @@ static int flow_stall(struct flow_state *fs, uint64_t off)
 	         "without trace, near ip 0x%" PRIx64 "): image does not match the trace?",
 	         off, FLOW_STALL_LIMIT, fs->last_ip);
 	fs->res->stats.decode_errors++;
-	flow_seg_stop(fs);
+	sptd_dec_tplace_stop(&fs->tp, fs->pos);
 	err = flow_flush(fs, 0);
 	if (!err)
 		err = flow_push(fs, SPTD_DEC_FLOW_ERROR, fs->tid, flow_ts(fs), 0, 0);
@@ -718,120 +522,6 @@ static int flow_decode(struct flow_state *fs, int status)
 	}
 }
 
-/* The time events of stretch @k at instruction position @pos are placed at
- * (@rate_num / @rate_den: ns per instruction over the stretches before it
- * that ran without a stop, 0 none yet). */
-static int64_t flow_seg_place(const struct flow_state *fs, size_t k, uint64_t pos,
-                              int64_t rate_num, uint64_t rate_den)
-{
-	const struct flow_seg *a = &fs->segs[k], *b = k + 1 < fs->nsegs ? a + 1 : NULL;
-	int64_t bound, t;
-	size_t i;
-
-	if (pos <= a->pos)
-		return a->ts;
-	if (!a->stopped) {
-		/* ran without a stop up to the next time: by instruction count */
-		if (!b || b->ts <= a->ts || b->pos <= a->pos || pos >= b->pos)
-			return a->ts;
-		return a->ts + (int64_t)((unsigned __int128)(b->ts - a->ts) * (pos - a->pos) /
-		                         (b->pos - a->pos));
-	}
-	/* Tracing stopped in it, for an unknown time: up to the stop, at the
-	 * average rate of the earlier stretches without one; after the stop (tracing back
-	 * on before the next time) no later than the stop.  Never past the
-	 * next time, or the next context switch on this CPU. */
-	if (!rate_num || !rate_den)
-		return a->ts;
-	if (pos > a->stop_pos)
-		pos = a->stop_pos;
-	bound = b ? b->ts : INT64_MAX;
-	for (i = 0; i < fs->nsw; i++) {
-		if (fs->sw[i].ts > a->ts) {
-			if (fs->sw[i].ts < bound)
-				bound = fs->sw[i].ts;
-			break;
-		}
-	}
-	if (bound == INT64_MAX || bound <= a->ts)
-		return a->ts;
-	t = a->ts + (int64_t)((unsigned __int128)(uint64_t)rate_num * (pos - a->pos) / rate_den);
-	return t < bound ? t : bound;
-}
-
-/* Place the events of each stretch between its time and the next one's,
- * by instruction position (see the top of the file). */
-static void flow_place_times(struct flow_state *fs)
-{
-	struct sptd_dec_flowbuf *fb = &fs->res->flows;
-	int64_t rate_num = 0;
-	uint64_t rate_den = 0;
-	size_t i, k = 0;
-
-	for (i = 0; i < fb->n; i++) {
-		size_t seg = fs->ev_seg[i];
-
-		if (seg == SIZE_MAX || fb->ev[i].ts != fs->segs[seg].ts)
-			continue;
-		/* the average rate of the stopless stretches before @seg */
-		for (; k < seg && k + 1 < fs->nsegs; k++) {
-			const struct flow_seg *a = &fs->segs[k], *b = a + 1;
-
-			if (!a->stopped && b->ts > a->ts && b->pos > a->pos) {
-				rate_num += b->ts - a->ts;
-				rate_den += b->pos - a->pos;
-			}
-		}
-		fb->ev[i].ts = flow_seg_place(fs, seg, fs->ev_pos[i], rate_num, rate_den);
-	}
-}
-
-/* Does @c's trace hold a CYC packet?  (Then its times need no placing.) */
-static int flow_has_cyc(const struct pt_config *cfg)
-{
-	struct pt_packet_decoder *pd = pt_pkt_alloc_decoder(cfg);
-	int found = 0, status;
-
-	if (!pd)
-		return -ENOMEM;
-	while (!found && pt_pkt_sync_forward(pd) >= 0) {
-		struct pt_packet pkt;
-
-		while ((status = pt_pkt_next(pd, &pkt, sizeof(pkt))) >= 0) {
-			if (pkt.type == ppt_cyc) {
-				found = 1;
-				break;
-			}
-		}
-		if (status == -pte_eos)
-			break;
-	}
-	pt_pkt_free_decoder(pd);
-	return found;
-}
-
-/* Events timed before the first timing packet take its time; a trace with
- * none keeps order numbers. */
-static void flow_fixup_times(struct flow_state *fs)
-{
-	struct sptd_dec_flowbuf *fb = &fs->res->flows;
-	int64_t first = -1;
-	size_t i;
-
-	for (i = 0; i < fb->n; i++) {
-		if (!fs->res->stats.saw_time) {
-			fb->ev[i].ts = (int64_t)fb->ev[i].seq;
-			fb->ev[i].flags |= SPTD_DEC_F_NO_TIME;
-		} else if (fb->ev[i].ts >= 0 && first < 0) {
-			first = fb->ev[i].ts;
-		}
-	}
-	if (!fs->res->stats.saw_time)
-		return;
-	for (i = 0; i < fb->n && fb->ev[i].ts < 0; i++)
-		fb->ev[i].ts = first;
-}
-
 static int flow_config(const struct sptd_dec_session *s, const struct sptd_dec_cpu *c,
                        struct pt_config *cfg)
 {
@@ -885,12 +575,12 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, struct sptd_dec_cpu_r
 	if (err)
 		return err;
 	fs.images = calloc(s->naspaces, sizeof(*fs.images));
-	fs.classes = calloc(FLOW_CLASS_SLOTS, sizeof(*fs.classes));
+	err = sptd_dec_brcache_init(&fs.br, s->iscache);
 	fs.dec = pt_blk_alloc_decoder(&cfg);
-	if (!fs.dec || !fs.images || !fs.classes) {
+	if (!fs.dec || !fs.images || err < 0) {
 		pt_blk_free_decoder(fs.dec);
 		free(fs.images);
-		free(fs.classes);
+		sptd_dec_brcache_fini(&fs.br);
 		return -ENOMEM;
 	}
 	err = flow_use_aspace(&fs, sptd_dec_aspace_of(s, fs.tid));
@@ -946,24 +636,22 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, struct sptd_dec_cpu_r
 	if (err >= 0)
 		err = gap_close(&fs);
 	if (err >= 0 && fs.res->stats.saw_time) {
-		int cyc = flow_has_cyc(&cfg);
+		int cyc = sptd_dec_trace_has_cyc(&cfg);
 
 		if (cyc < 0)
 			err = cyc;
 		else if (!cyc)
-			flow_place_times(&fs);
+			sptd_dec_tplace_apply(&fs.tp, res->flows.ev, res->flows.n, fs.sw, fs.nsw);
 	}
-	flow_fixup_times(&fs);
+	sptd_dec_flows_fix_times(res->flows.ev, res->flows.n, res->stats.saw_time);
 	res->last_ts = fs.has_time ? fs.now : -1;
 	pt_blk_free_decoder(fs.dec);
 	for (i = 0; i < s->naspaces; i++)
 		pt_image_free(fs.images[i]);
 	free(fs.images);
-	free(fs.classes);
-	free(fs.cr3s);
-	free(fs.segs);
-	free(fs.ev_pos);
-	free(fs.ev_seg);
+	sptd_dec_brcache_fini(&fs.br);
+	sptd_dec_cr3check_fini(&fs.cr3);
+	sptd_dec_tplace_fini(&fs.tp);
 	res->stats.decode_ns = now_mono_ns() - t0;
 	return err;
 }

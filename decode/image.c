@@ -1,359 +1,195 @@
-/* image.c — memory images: ELF files by program headers, address spaces
- * (per process; each decoder thread builds its own libipt image of one,
- * sections from the shared cache), and
- * resolving code addresses to functions and symbol ids. */
+/* image.c — memory images: the placements of code in the section cache
+ * (ELF files by their PT_LOAD segments, flat files, copied bytes), which
+ * the address spaces (aspace.c) are built from. */
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <intel-pt.h>
 
 #include "dec-local.h"
+#include "elf-local.h"
+#include "symfile-local.h"
 
-/* Read the PT_LOAD headers of @path into @ph (up to @max); returns the
- * count or -errno. */
-static int elf_loads(const char *path, GElf_Phdr *ph, int max)
+/* A new zeroed image slot; NULL when out of memory. */
+static struct sptd_dec_image *image_new(struct sptd_dec_session *s)
 {
-	Elf *elf = NULL;
-	size_t n, i;
-	int fd, count = 0, ret;
+	struct sptd_dec_image *img;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EIO;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (s->nimages == s->capimages) {
+		size_t cap = s->capimages ? s->capimages * 2 : 16;
+		struct sptd_dec_image *n = realloc(s->images, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		s->images = n;
+		s->capimages = cap;
+	}
+	img = &s->images[s->nimages];
+	memset(img, 0, sizeof(*img));
+	img->dso_id = -1;
+	return img;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* Add [offset, offset+size) of @path at @addr to the cache and record it. */
+int sptd_dec_image_place(struct sptd_dec_session *s, int pid, const char *path,
+                         const char *name, uint64_t offset, uint64_t size,
+                         uint64_t addr, int64_t bias, int64_t dso_id,
+                         struct sptd_dec_symfile *sf, int owns_sf)
+{
+	struct sptd_dec_image *img = image_new(s);
+	int isid;
+
+	if (!img)
+		return -ENOMEM;
+	isid = pt_iscache_add_file(s->iscache, path, offset, size, addr);
+	if (isid < 0)
+		return isid == -pte_nomem ? -ENOMEM : -EIO;
+	img->pid = pid;
+	img->path = strdup(path);
+	img->name = strdup(name);
+	if (!img->path || !img->name) {
+		free(img->path);
+		free(img->name);
+		return -ENOMEM;
+	}
+	img->offset = offset;
+	img->size = size;
+	img->addr = addr;
+	img->bias = bias;
+	img->dso_id = dso_id;
+	img->isid = isid;
+	img->symfile = sf;
+	img->owns_symfile = owns_sf;
+	s->nimages++;
+	return 0;
+}
+
+int sptd_dec_session_add_flat(struct sptd_dec_session *s, int pid, const char *path,
+                              uint64_t addr, int64_t dso_id)
+{
+	FILE *f;
+	long size;
+
+	if (!s || !path || pid < -1)
+		return -EINVAL;
+	f = fopen(path, "rb");
+	if (!f)
 		return errno == ENOENT ? -ENOENT : -EIO;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		ret = -EBADMSG;
-		goto out;
+	if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0) {
+		fclose(f);
+		return -EIO;
 	}
-	if (elf_getphdrnum(elf, &n) != 0) {
-		ret = -EBADMSG;
-		goto out;
-	}
-	for (i = 0; i < n && count < max; i++) {
-		GElf_Phdr p;
+	fclose(f);
+	if (size == 0)
+		return -EBADMSG;
+	return sptd_dec_image_place(s, pid, path, base_name(path), 0, (uint64_t)size, addr,
+	                   (int64_t)addr, dso_id, NULL, 0);
+}
 
-		if (!gelf_getphdr(elf, (int)i, &p))
-			continue;
-		if (p.p_type == PT_LOAD && p.p_filesz)
-			ph[count++] = p;
+int sptd_dec_session_add_bytes(struct sptd_dec_session *s, int pid, const char *name,
+                               const void *data, size_t len, uint64_t addr,
+                               int64_t dso_id)
+{
+	char path[64];
+	size_t off = 0;
+	int fd, err, *n;
+
+	if (!s || !name || !data || !len || pid < -1)
+		return -EINVAL;
+	/* libipt's section cache reads files: give the bytes a file */
+	fd = memfd_create("sysptd-image", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (off < len) {
+		ssize_t w = write(fd, (const char *)data + off, len - off);
+
+		if (w < 0) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+		off += (size_t)w;
 	}
-	ret = count ? count : -EBADMSG;
-out:
-	elf_end(elf);
-	close(fd);
-	return ret;
+	n = realloc(s->memfds, (s->nmemfds + 1) * sizeof(*n));
+	if (!n) {
+		close(fd);
+		return -ENOMEM;
+	}
+	s->memfds = n;
+	s->memfds[s->nmemfds++] = fd;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return sptd_dec_image_place(s, pid, path, name, 0, len, addr, (int64_t)addr, dso_id,
+	                   NULL, 0);
 }
 
 int sptd_dec_session_add_elf(struct sptd_dec_session *s, int pid, const char *path,
                              int64_t bias, int64_t dso_id)
 {
-	GElf_Phdr ph[32];
+	const struct sptd_dec_elf_load *loads;
 	struct sptd_dec_symfile *sf = NULL;
+	struct sptd_dec_elf *elf = NULL;
 	const char *name;
-	int n, i, err = 0;
+	size_t n, i, placed = 0;
+	int err;
 
 	if (!s || !path || pid < -1)
 		return -EINVAL;
-	name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	n = elf_loads(path, ph, 32);
-	if (n < 0)
-		return n;
+	name = base_name(path);
+	err = sptd_dec_elf_open(path, &elf);
+	if (err < 0)
+		return err == -ENOENT || err == -EBADMSG || err == -ENOMEM ? err : -EIO;
+	loads = sptd_dec_elf_loads(elf, &n);
+	for (i = 0; i < n; i++)
+		placed += loads[i].filesz != 0;
+	if (!placed) {
+		err = -EBADMSG;
+		goto out;
+	}
 	/* symbols are a bonus: an ELF without them still decodes */
-	if (sptd_dec_symfile_load_elf(path, &sf) < 0)
+	if (sptd_dec_symfile_from_elf(elf, &sf) < 0)
 		sf = NULL;
-	for (i = 0; i < n && !err; i++)
-		err = sptd_dec_image_place(s, pid, path, name, ph[i].p_offset,
-		                           ph[i].p_filesz, ph[i].p_vaddr + (uint64_t)bias,
-		                           bias, dso_id, sf, i == 0);
-	if (err < 0 && n && i <= 1)
+	/* the first placed segment owns the symbols */
+	for (i = 0, placed = 0; i < n && !err; i++) {
+		if (!loads[i].filesz)
+			continue;
+		err = sptd_dec_image_place(s, pid, path, name, loads[i].offset, loads[i].filesz,
+		                           loads[i].vaddr + (uint64_t)bias, bias, dso_id, sf,
+		                           placed++ == 0);
+	}
+	if (err < 0 && placed <= 1)
 		sptd_dec_symfile_destroy(sf);
+out:
+	sptd_dec_elf_close(elf);
 	return err;
 }
 
-/* ---- address spaces -------------------------------------------------------- */
-
-static int image_addr_cmp(const void *a, const void *b)
-{
-	const struct sptd_dec_image *x = *(struct sptd_dec_image *const *)a;
-	const struct sptd_dec_image *y = *(struct sptd_dec_image *const *)b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return 0;
-}
-
-/* Fill @as with the global images and those of @pid. */
-static int aspace_fill(struct sptd_dec_session *s, struct sptd_dec_aspace *as, int pid)
+void sptd_dec_images_free(struct sptd_dec_session *s)
 {
 	size_t i;
-
-	as->pid = pid;
-	as->by_addr = calloc(s->nimages ? s->nimages : 1, sizeof(*as->by_addr));
-	if (!as->by_addr)
-		return -ENOMEM;
-	for (i = 0; i < s->nimages; i++) {
-		struct sptd_dec_image *img = &s->images[i];
-
-		if (img->pid != -1 && img->pid != pid)
-			continue;
-		as->by_addr[as->count++] = img;
-	}
-	qsort(as->by_addr, as->count, sizeof(*as->by_addr), image_addr_cmp);
-	return 0;
-}
-
-int sptd_dec_aspace_image_new(struct sptd_dec_session *s, const struct sptd_dec_aspace *as,
-                              struct pt_image **out)
-{
-	struct pt_image *image;
-	char name[32];
-	size_t i;
-	int err = 0;
-
-	if (!s || !as || !out)
-		return -EINVAL;
-	*out = NULL;
-	snprintf(name, sizeof(name), "pid-%d", as->pid);
-	image = pt_image_alloc(name);
-	if (!image)
-		return -ENOMEM;
-	/* in the order added: a later placement overlapping an earlier one
-	 * replaces it, in libipt as in image_at() */
-	for (i = 0; i < s->nimages && !err; i++) {
-		const struct sptd_dec_image *img = &s->images[i];
-
-		if (img->pid != -1 && img->pid != as->pid)
-			continue;
-		err = pt_image_add_cached(image, s->iscache, img->isid, NULL);
-		if (err < 0)
-			err = err == -pte_nomem ? -ENOMEM : -EIO;
-		else
-			err = 0;
-	}
-	if (err < 0) {
-		pt_image_free(image);
-		return err;
-	}
-	*out = image;
-	return 0;
-}
-
-int sptd_dec_aspaces_build(struct sptd_dec_session *s)
-{
-	size_t i, j, n = 1;
-	int err;
 
 	for (i = 0; i < s->nimages; i++) {
-		int seen = s->images[i].pid == -1;
-
-		for (j = 0; j < i && !seen; j++)
-			seen = s->images[j].pid == s->images[i].pid;
-		if (!seen)
-			n++;
+		if (s->images[i].owns_symfile)
+			sptd_dec_symfile_destroy(s->images[i].symfile);
+		free(s->images[i].path);
+		free(s->images[i].name);
 	}
-	s->aspaces = calloc(n, sizeof(*s->aspaces));
-	if (!s->aspaces)
-		return -ENOMEM;
-	s->naspaces = n;
-	err = aspace_fill(s, &s->aspaces[0], -1);
-	for (i = 0, n = 1; i < s->nimages && !err; i++) {
-		int seen = s->images[i].pid == -1;
-
-		for (j = 0; j < i && !seen; j++)
-			seen = s->images[j].pid == s->images[i].pid;
-		if (!seen)
-			err = aspace_fill(s, &s->aspaces[n++], s->images[i].pid);
-	}
-	return err;
-}
-
-void sptd_dec_aspaces_free(struct sptd_dec_session *s)
-{
-	size_t i;
-
-	for (i = 0; i < s->naspaces; i++)
-		free(s->aspaces[i].by_addr);
-	free(s->aspaces);
-	s->aspaces = NULL;
-	s->naspaces = 0;
-}
-
-struct sptd_dec_aspace *sptd_dec_aspace_of(struct sptd_dec_session *s, int tid)
-{
-	int pid = tid < 0 ? -1 : sptd_dec_task_pid(s, tid);
-	size_t i;
-
-	for (i = 1; i < s->naspaces && pid >= 0; i++)
-		if (s->aspaces[i].pid == pid)
-			return &s->aspaces[i];
-	return &s->aspaces[0];
-}
-
-/* ---- functions and symbols ---------------------------------------------------- */
-
-/* The image containing @addr in @as, NULL if none. */
-static struct sptd_dec_image *image_at(const struct sptd_dec_aspace *as, uint64_t addr)
-{
-	size_t lo = 0, hi = as->count;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (as->by_addr[mid]->addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* overlapping placements: the latest added wins, scan a little back */
-	while (lo-- > 0) {
-		struct sptd_dec_image *img = as->by_addr[lo];
-
-		if (addr - img->addr < img->size)
-			return img;
-		if (as->count - lo > 8)
-			break;
-	}
-	return NULL;
-}
-
-/* Function containing @addr; *imgp the image (NULL: none), *sym filled and
- * 1 returned when a symbol names it. */
-static int func_find(const struct sptd_dec_aspace *as, uint64_t addr,
-                     struct sptd_dec_func *f, struct sptd_dec_image **imgp,
-                     struct sptd_dec_sym *sym)
-{
-	struct sptd_dec_image *img = image_at(as, addr);
-
-	memset(f, 0, sizeof(*f));
-	f->start = addr;
-	f->symbol_id = -1;
-	*imgp = img;
-	if (img && img->symfile &&
-	    sptd_dec_symfile_lookup(img->symfile, addr - (uint64_t)img->bias, sym) == 0) {
-		f->start = sym->addr + (uint64_t)img->bias;
-		f->size = sym->size;
-		f->known = 1;
-		return 1;
-	}
-	return 0;
-}
-
-int sptd_dec_func_peek(struct sptd_dec_session *s, int tid, uint64_t addr,
-                       struct sptd_dec_func *f)
-{
-	struct sptd_dec_image *img;
-	struct sptd_dec_sym sym;
-
-	if (!s || !f || !s->aspaces)
-		return -EINVAL;
-	func_find(sptd_dec_aspace_of(s, tid), addr, f, &img, &sym);
-	return 0;
-}
-
-int sptd_dec_func_peek_as(const struct sptd_dec_aspace *as, uint64_t addr,
-                          struct sptd_dec_func *f)
-{
-	struct sptd_dec_image *img;
-	struct sptd_dec_sym sym;
-
-	if (!as || !f)
-		return -EINVAL;
-	func_find(as, addr, f, &img, &sym);
-	return 0;
-}
-
-static uint64_t symkey_hash(uint64_t key)
-{
-	key ^= key >> 33;
-	key *= 0xff51afd7ed558ccdull;
-	key ^= key >> 33;
-	return key;
-}
-
-/* The id for @key, 0 with *slot set where it goes when new. */
-static int symtab_grow(struct sptd_dec_session *s)
-{
-	size_t cap = s->symcap ? s->symcap * 2 : 1024, i;
-	struct sptd_dec_symkey *n = calloc(cap, sizeof(*n));
-
-	if (!n)
-		return -ENOMEM;
-	for (i = 0; i < s->symcap; i++) {
-		size_t h;
-
-		if (!s->symtab[i].id)
-			continue;
-		for (h = symkey_hash(s->symtab[i].key) & (cap - 1); n[h].id; h = (h + 1) & (cap - 1))
-			;
-		n[h] = s->symtab[i];
-	}
-	free(s->symtab);
-	s->symtab = n;
-	s->symcap = cap;
-	return 0;
-}
-
-int sptd_dec_func_resolve(void *ctx, int tid, uint64_t addr, struct sptd_dec_func *f)
-{
-	struct sptd_dec_session *s = ctx;
-	struct sptd_dec_image *img;
-	struct sptd_dec_sym sym;
-	struct sptd_dec_symbol out;
-	char name[256];
-	uint64_t key;
-	size_t h;
-	int named, err;
-
-	/* phase 2 replays one task at a time: remember its address space */
-	if (!s->resolve_as || s->resolve_tid != tid) {
-		s->resolve_as = sptd_dec_aspace_of(s, tid);
-		s->resolve_tid = tid;
-	}
-	named = func_find(s->resolve_as, addr, f, &img, &sym);
-	/* key: which image (0 none) and the function start */
-	key = ((uint64_t)(img ? (size_t)(img - s->images) + 1 : 0) << 48) ^ f->start;
-	if (2 * (s->symcount + 1) > s->symcap) {
-		err = symtab_grow(s);
-		if (err < 0)
-			return err;
-	}
-	for (h = symkey_hash(key) & (s->symcap - 1); s->symtab[h].id; h = (h + 1) & (s->symcap - 1)) {
-		if (s->symtab[h].key == key) {
-			f->symbol_id = s->symtab[h].id;
-			return 0;
-		}
-	}
-	memset(&out, 0, sizeof(out));
-	out.id = ++s->next_symbol_id;
-	out.dso_id = img ? img->dso_id : -1;
-	if (named) {
-		out.name = sym.name;
-		out.addr = sym.addr;
-		out.size = sym.size;
-	} else if (img) {
-		uint64_t off = f->start - img->addr + img->offset;
-
-		snprintf(name, sizeof(name), "%s+0x%" PRIx64, img->name, off);
-		out.name = name;
-		out.addr = f->start - (uint64_t)img->bias;
-	} else {
-		snprintf(name, sizeof(name), "0x%" PRIx64, f->start);
-		out.name = name;
-		out.addr = f->start;
-	}
-	s->symtab[h].key = key;
-	s->symtab[h].id = out.id;
-	s->symcount++;
-	f->symbol_id = out.id;
-	if (s->sink && s->sink->symbol)
-		return s->sink->symbol(s->sink->ctx, &out);
-	return 0;
+	free(s->images);
+	s->images = NULL;
+	s->nimages = s->capimages = 0;
+	for (i = 0; i < s->nmemfds; i++)
+		close(s->memfds[i]);
+	free(s->memfds);
+	s->memfds = NULL;
+	s->nmemfds = 0;
 }

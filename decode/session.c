@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <intel-pt.h>
@@ -39,6 +38,10 @@ int sptd_dec_session_create(const struct sptd_dec_config *cfg,
 	if (!s)
 		return -ENOMEM;
 	s->cfg = *cfg;
+	s->tsc = (struct sptd_dec_tsc){
+		.mult = cfg->tsc_mult, .shift = (unsigned int)cfg->tsc_shift,
+		.zero = cfg->tsc_zero, .offset_ns = cfg->tsc_offset_ns, .hz = cfg->tsc_hz,
+	};
 	s->iscache = pt_iscache_alloc("sysptd");
 	if (!s->iscache) {
 		free(s);
@@ -55,17 +58,8 @@ void sptd_dec_session_destroy(struct sptd_dec_session *s)
 	if (!s)
 		return;
 	sptd_dec_aspaces_free(s);
-	for (i = 0; i < s->nimages; i++) {
-		if (s->images[i].owns_symfile)
-			sptd_dec_symfile_destroy(s->images[i].symfile);
-		free(s->images[i].path);
-		free(s->images[i].name);
-	}
-	free(s->images);
 	pt_iscache_free(s->iscache);
-	for (i = 0; i < s->nmemfds; i++)
-		close(s->memfds[i]);
-	free(s->memfds);
+	sptd_dec_images_free(s);
 	free(s->task_pid);
 	free(s->switches);
 	for (i = 0; i < (size_t)s->ncpus; i++)
@@ -75,150 +69,7 @@ void sptd_dec_session_destroy(struct sptd_dec_session *s)
 	free(s);
 }
 
-/* ---- time ---------------------------------------------------------------- */
-
-int64_t sptd_dec_tsc_to_ns(const struct sptd_dec_config *cfg, uint64_t tsc)
-{
-	if (cfg->tsc_mult) {
-		unsigned __int128 v = (unsigned __int128)(tsc - cfg->tsc_zero) * cfg->tsc_mult;
-
-		return cfg->tsc_offset_ns + (int64_t)(v >> cfg->tsc_shift);
-	}
-	if (cfg->tsc_hz)
-		return (int64_t)((unsigned __int128)tsc * 1000000000u / cfg->tsc_hz);
-	return (int64_t)tsc;
-}
-
-/* ---- inputs -------------------------------------------------------------- */
-
-/* A new zeroed image slot; NULL when out of memory. */
-static struct sptd_dec_image *image_new(struct sptd_dec_session *s)
-{
-	struct sptd_dec_image *img;
-
-	if (s->nimages == s->capimages) {
-		size_t cap = s->capimages ? s->capimages * 2 : 16;
-		struct sptd_dec_image *n = realloc(s->images, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		s->images = n;
-		s->capimages = cap;
-	}
-	img = &s->images[s->nimages];
-	memset(img, 0, sizeof(*img));
-	img->dso_id = -1;
-	return img;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
-/* Add [offset, offset+size) of @path at @addr to the cache and record it. */
-int sptd_dec_image_place(struct sptd_dec_session *s, int pid, const char *path,
-                         const char *name, uint64_t offset, uint64_t size,
-                         uint64_t addr, int64_t bias, int64_t dso_id,
-                         struct sptd_dec_symfile *sf, int owns_sf)
-{
-	struct sptd_dec_image *img = image_new(s);
-	int isid;
-
-	if (!img)
-		return -ENOMEM;
-	isid = pt_iscache_add_file(s->iscache, path, offset, size, addr);
-	if (isid < 0)
-		return isid == -pte_nomem ? -ENOMEM : -EIO;
-	img->pid = pid;
-	img->path = strdup(path);
-	img->name = strdup(name);
-	if (!img->path || !img->name) {
-		free(img->path);
-		free(img->name);
-		return -ENOMEM;
-	}
-	img->offset = offset;
-	img->size = size;
-	img->addr = addr;
-	img->bias = bias;
-	img->dso_id = dso_id;
-	img->isid = isid;
-	img->symfile = sf;
-	img->owns_symfile = owns_sf;
-	s->nimages++;
-	return 0;
-}
-
-int sptd_dec_session_add_flat(struct sptd_dec_session *s, int pid, const char *path,
-                              uint64_t addr, int64_t dso_id)
-{
-	FILE *f;
-	long size;
-
-	if (!s || !path || pid < -1)
-		return -EINVAL;
-	f = fopen(path, "rb");
-	if (!f)
-		return errno == ENOENT ? -ENOENT : -EIO;
-	if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0) {
-		fclose(f);
-		return -EIO;
-	}
-	fclose(f);
-	if (size == 0)
-		return -EBADMSG;
-	return sptd_dec_image_place(s, pid, path, base_name(path), 0, (uint64_t)size, addr,
-	                   (int64_t)addr, dso_id, NULL, 0);
-}
-
-int sptd_dec_session_add_bytes(struct sptd_dec_session *s, int pid, const char *name,
-                               const void *data, size_t len, uint64_t addr,
-                               int64_t dso_id)
-{
-	char path[64];
-	size_t off = 0;
-	int fd, err, *n;
-
-	if (!s || !name || !data || !len || pid < -1)
-		return -EINVAL;
-	/* libipt's section cache reads files: give the bytes a file */
-	fd = memfd_create("sysptd-image", MFD_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (off < len) {
-		ssize_t w = write(fd, (const char *)data + off, len - off);
-
-		if (w < 0) {
-			err = -errno;
-			close(fd);
-			return err;
-		}
-		off += (size_t)w;
-	}
-	n = realloc(s->memfds, (s->nmemfds + 1) * sizeof(*n));
-	if (!n) {
-		close(fd);
-		return -ENOMEM;
-	}
-	s->memfds = n;
-	s->memfds[s->nmemfds++] = fd;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	return sptd_dec_image_place(s, pid, path, name, 0, len, addr, (int64_t)addr, dso_id,
-	                   NULL, 0);
-}
-
-int sptd_dec_task_pid(const struct sptd_dec_session *s, int tid)
-{
-	size_t i;
-
-	for (i = s->ntasks; i-- > 0;)
-		if (s->task_pid[2 * i] == tid)
-			return s->task_pid[2 * i + 1];
-	return tid;
-}
+/* ---- inputs ----------------------------------------------------------------- */
 
 int sptd_dec_session_add_task(struct sptd_dec_session *s, int tid, int pid)
 {

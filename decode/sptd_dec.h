@@ -71,18 +71,51 @@ size_t sptd_dec_symfile_count(const struct sptd_dec_symfile *sf);
 /* Accepts NULL. */
 void sptd_dec_symfile_destroy(struct sptd_dec_symfile *sf);
 
+/* ---- ELF files (elf.c): the one reader of ELF headers, segments and notes */
+
 /* The GNU build-id of the 64-bit ELF file @path as lowercase hex (as
- * dso.build_id holds it).  -ENOENT/-EACCES unreadable, -EBADMSG not a
- * 64-bit little-endian ELF file, -ENODATA no build-id note, -ENAMETOOLONG
- * @hexlen too small. */
+ * dso.build_id holds it).  -EINVAL, the negative errno of open(2)
+ * (-ENOENT, -EACCES ...), -EBADMSG not a 64-bit little-endian ELF file,
+ * -ENODATA no build-id note, -ENAMETOOLONG @hexlen too small, -ENOMEM,
+ * -EIO libelf unusable. */
 int sptd_dec_build_id(const char *path, char *hex, size_t hexlen);
+/* The addresses the PT_LOAD segments of the ELF file @path span: the lowest
+ * p_vaddr in *@lo, the highest p_vaddr + p_memsz in *@hi.  -EINVAL, the
+ * negative errno of open(2), -EBADMSG not ELF or no PT_LOAD segment, -EIO
+ * libelf unusable, -ENOMEM. */
+int sptd_dec_elf_span(const char *path, uint64_t *lo, uint64_t *hi);
+/* The bytes the 64-bit ELF file @path (an ELF core such as /proc/kcore)
+ * holds for virtual addresses [@start, @end): from the first PT_LOAD
+ * segment whose file bytes contain @start, @end clipped to that segment's
+ * end.  *@buf is malloc'd (the caller frees it), its size in *@len.
+ * -EINVAL (NULL, @end <= @start), the negative errno of open(2), -EBADMSG
+ * not a 64-bit ELF file, -ENOENT no segment holds @start, -EIO short read or
+ * libelf unusable, -ENOMEM. */
+int sptd_dec_elf_read_vaddr(const char *path, uint64_t start, uint64_t end, void **buf,
+                            size_t *len);
+
+/* ---- TSC -> ns (tsc.c): the one conversion, for PT and ftrace's x86-tsc -- */
+
+/* How TSC values become ns on the incident clock.  The meta keys tsc_mult,
+ * tsc_shift, tsc_zero and tsc_offset_ns hold the first form (perf's mmap
+ * page: zero 0, offset time_zero); pt_tsc_hz the second. */
+struct sptd_dec_tsc {
+	uint64_t mult;       /* != 0: ns = (((tsc - zero) * mult) >> shift) + offset_ns */
+	unsigned int shift;  /* 0..127 */
+	uint64_t zero;       /* TSC subtracted first */
+	int64_t offset_ns;   /* ns added last */
+	uint64_t hz;         /* mult 0, hz != 0: ns = tsc * 1e9 / hz; both 0: ns = tsc */
+};
+
+/* @tsc in ns as @conv says (NULL: ns = tsc).  Never fails. */
+int64_t sptd_dec_tsc_ns(const struct sptd_dec_tsc *conv, uint64_t tsc);
 
 /* Demangle a C++ (Itanium) or Rust symbol into @buf; returns the length, or
  * -EINVAL if @mangled is not mangled (then @buf holds a copy). */
 int sptd_dec_demangle(const char *mangled, char *buf, size_t len);
 
 /* ==== PT decoding: declarations below this line are owned by the PT decoder
- * (decode/session*.c, flow*.c, stack*.c). ================================ */
+ * (decode/session.c, image.c, aspace.c, flow*.c, stack.c ...). ============ */
 
 /* Flow events, slices and sinks are plain data so that phase 2 can be driven
  * (and tested) without PT.  Times are ns on the incident clock, or an order
@@ -202,7 +235,7 @@ int64_t sptd_dec_stacks_run(struct sptd_dec_stacks *st, int64_t start, int64_t e
 /* Accepts NULL. */
 void sptd_dec_stacks_destroy(struct sptd_dec_stacks *st);
 
-/* ---- the decode session: phase 1 + 2 over real PT (session.c, flow.c) ----- */
+/* ---- the decode session: phase 1 + 2 over real PT (session.c, image.c, flow.c) */
 
 /* How the PT was recorded. */
 struct sptd_dec_config {
@@ -211,7 +244,8 @@ struct sptd_dec_config {
 	int nom_freq;            /* CPUID 0x16 nominal ratio (0: unknown, CYC unscaled) */
 	uint32_t cpuid15_eax;    /* CPUID 0x15 TSC/crystal ratio denominator */
 	uint32_t cpuid15_ebx;    /* ... and numerator */
-	/* TSC -> ns: ns = (((tsc - tsc_zero) * mult) >> shift) + offset_ns when
+	/* TSC -> ns (through sptd_dec_tsc_ns, the one conversion):
+	 * ns = (((tsc - tsc_zero) * mult) >> shift) + offset_ns when
 	 * @tsc_mult != 0 (perf's mmap page: zero 0, offset time_zero; the meta
 	 * tsc_* keys the ftrace side uses); else ns = tsc * 1e9 / tsc_hz when
 	 * @tsc_hz != 0; else ns = tsc (the incident clock is the TSC). */

@@ -6,15 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "elf-local.h"
 #include "sptd_dec.h"
-
-/* One PT_LOAD program header: what bias computation needs. */
-struct sptd_dec_symfile_load {
-	uint64_t vaddr;        /* p_vaddr */
-	uint64_t offset;       /* p_offset */
-	uint64_t filesz;       /* p_filesz */
-	uint32_t flags;        /* p_flags (PF_X preferred for code mappings) */
-};
 
 struct sptd_dec_symfile {
 	struct sptd_dec_sym *syms;  /* sorted by addr, one per address */
@@ -23,10 +16,14 @@ struct sptd_dec_symfile {
 	size_t count;               /* entries in syms/ends */
 	char *names;                /* arena holding every name, NUL-separated */
 	char *build_id;             /* hex GNU build-id, NULL if none */
-	struct sptd_dec_symfile_load *loads; /* PT_LOAD headers in file order */
+	struct sptd_dec_elf_load *loads; /* PT_LOAD headers in file order */
 	size_t nloads;              /* entries in loads */
 	int is_kallsyms;            /* addresses are kernel VAs; bias is 0 */
 };
+
+/* The symbols, build-id and PT_LOAD headers of the open ELF file @elf
+ * (which the caller keeps and closes).  -EINVAL, -ENOMEM. */
+int sptd_dec_symfile_from_elf(struct sptd_dec_elf *elf, struct sptd_dec_symfile **out);
 
 /* Demangle @mangled if it is a C++ or Rust legacy name; returns a malloc'd
  * string the caller frees, or NULL when it is not mangled (or is Rust v0,

@@ -2,8 +2,8 @@
  * for binary search, with the GNU build-id and the PT_LOAD headers that
  * turn a mapping into a bias.
  *
- * Divisions: building the table (shared), ELF loading, kallsyms loading,
- * lookup and bias.
+ * Divisions: building the table (shared), ELF loading (through elf.c, the
+ * one ELF reader), kallsyms loading, lookup and bias.
  *
  * Rules (the emulated-PT generator's tests/ptgen/symtab.c applies the same,
  * so that golden tests compare names exactly): .symtab and .dynsym both feed
@@ -14,14 +14,13 @@
  * the next symbol, but not past the end of its section (ELF) or 4 KiB (the
  * last kallsyms symbol). */
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "elf-local.h"
 #include "sptd_dec.h"
 #include "symfile-local.h"
 
@@ -167,142 +166,38 @@ static int builder_finish(struct builder *b, struct sptd_dec_symfile *sf)
 
 /* ---- ELF ------------------------------------------------------------------ */
 
-static int elf_add_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
-                           struct builder *b)
+static int elf_add_func(void *ctx, const struct sptd_dec_elf_func *func)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
-	size_t i, n;
-	int ret;
-
-	if (!data || shdr->sh_entsize == 0)
-		return 0;
-	n = shdr->sh_size / shdr->sh_entsize;
-	for (i = 1; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Shdr target;
-		Elf_Scn *tscn;
-		const char *name;
-		uint64_t limit = 0;
-		int type, bind, rank;
-
-		if (!gelf_getsym(data, (int)i, &sym))
-			break;
-		type = GELF_ST_TYPE(sym.st_info);
-		if (type != STT_FUNC && type != STT_GNU_IFUNC)
-			continue;
-		if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
-			continue;
-		name = elf_strptr(elf, shdr->sh_link, sym.st_name);
-		if (!name || !*name)
-			continue;
-		if (sym.st_shndx < SHN_LORESERVE) {
-			tscn = elf_getscn(elf, sym.st_shndx);
-			if (tscn && gelf_getshdr(tscn, &target))
-				limit = target.sh_addr + target.sh_size;
-		}
-		bind = GELF_ST_BIND(sym.st_info);
-		rank = bind == STB_GLOBAL ? 3 : bind == STB_WEAK ? 2 : 1;
-		ret = builder_add(b, sym.st_value, sym.st_size, limit, name, rank);
-		if (ret < 0)
-			return ret;
-	}
-	return 0;
+	return builder_add(ctx, func->addr, func->size, func->limit, func->name, func->bind);
 }
 
-/* Hex of the first NT_GNU_BUILD_ID note in @data, or NULL. */
-static char *elf_note_build_id(Elf_Data *data)
-{
-	size_t off = 0, name_off, desc_off, i;
-	GElf_Nhdr nhdr;
-
-	while (data && off < data->d_size &&
-	       (off = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
-		const unsigned char *desc;
-		char *hex;
-
-		if (nhdr.n_type != NT_GNU_BUILD_ID || nhdr.n_namesz != 4 ||
-		    memcmp((const char *)data->d_buf + name_off, "GNU", 4) != 0 ||
-		    nhdr.n_descsz == 0)
-			continue;
-		desc = (const unsigned char *)data->d_buf + desc_off;
-		hex = malloc(nhdr.n_descsz * 2 + 1);
-		if (!hex)
-			return NULL;
-		for (i = 0; i < nhdr.n_descsz; i++)
-			snprintf(hex + i * 2, 3, "%02x", desc[i]);
-		return hex;
-	}
-	return NULL;
-}
-
-static int elf_read_phdrs(Elf *elf, struct sptd_dec_symfile *sf)
-{
-	size_t n, i;
-
-	if (elf_getphdrnum(elf, &n) != 0 || n == 0)
-		return 0;
-	sf->loads = calloc(n, sizeof(*sf->loads));
-	if (!sf->loads)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, (int)i, &ph))
-			continue;
-		if (ph.p_type == PT_LOAD) {
-			sf->loads[sf->nloads++] = (struct sptd_dec_symfile_load){
-				.vaddr = ph.p_vaddr, .offset = ph.p_offset,
-				.filesz = ph.p_filesz, .flags = ph.p_flags,
-			};
-		} else if (ph.p_type == PT_NOTE && !sf->build_id) {
-			Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset,
-			                                   ph.p_filesz, ELF_T_NHDR);
-			sf->build_id = elf_note_build_id(d);
-		}
-	}
-	return 0;
-}
-
-int sptd_dec_symfile_load_elf(const char *path, struct sptd_dec_symfile **out)
+int sptd_dec_symfile_from_elf(struct sptd_dec_elf *elf, struct sptd_dec_symfile **out)
 {
 	struct sptd_dec_symfile *sf = NULL;
+	const struct sptd_dec_elf_load *loads;
 	struct builder b = { 0 };
-	Elf_Scn *scn = NULL;
-	Elf *elf = NULL;
-	int fd = -1, ret;
+	int ret;
 
-	if (!path || !out)
+	if (!elf || !out)
 		return -EINVAL;
 	*out = NULL;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EIO;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = -EBADMSG;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF)
-		goto out;
 	ret = -ENOMEM;
 	sf = calloc(1, sizeof(*sf));
 	if (!sf)
 		goto out;
-	ret = elf_read_phdrs(elf, sf);
+	loads = sptd_dec_elf_loads(elf, &sf->nloads);
+	if (sf->nloads) {
+		sf->loads = malloc(sf->nloads * sizeof(*sf->loads));
+		if (!sf->loads)
+			goto out;
+		memcpy(sf->loads, loads, sf->nloads * sizeof(*sf->loads));
+	}
+	ret = sptd_dec_elf_build_id(elf, &sf->build_id);
+	if (ret < 0 && ret != -ENODATA)
+		goto out;
+	ret = sptd_dec_elf_each_func(elf, elf_add_func, &b);
 	if (ret < 0)
 		goto out;
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		GElf_Shdr shdr;
-
-		if (!gelf_getshdr(scn, &shdr))
-			continue;
-		if (shdr.sh_type == SHT_SYMTAB || shdr.sh_type == SHT_DYNSYM) {
-			ret = elf_add_symbols(elf, scn, &shdr, &b);
-			if (ret < 0)
-				goto out;
-		} else if (shdr.sh_type == SHT_NOTE && !sf->build_id) {
-			sf->build_id = elf_note_build_id(elf_getdata(scn, NULL));
-		}
-	}
 	ret = builder_finish(&b, sf);
 	if (ret < 0)
 		goto out;
@@ -311,10 +206,21 @@ int sptd_dec_symfile_load_elf(const char *path, struct sptd_dec_symfile **out)
 out:
 	builder_fini(&b);
 	sptd_dec_symfile_destroy(sf);
-	if (elf)
-		elf_end(elf);
-	if (fd >= 0)
-		close(fd);
+	return ret;
+}
+
+int sptd_dec_symfile_load_elf(const char *path, struct sptd_dec_symfile **out)
+{
+	struct sptd_dec_elf *elf = NULL;
+	int ret;
+
+	if (!path || !out)
+		return -EINVAL;
+	*out = NULL;
+	ret = sptd_dec_elf_open(path, &elf);
+	if (ret >= 0)
+		ret = sptd_dec_symfile_from_elf(elf, out);
+	sptd_dec_elf_close(elf);
 	return ret;
 }
 
@@ -445,7 +351,7 @@ int sptd_dec_symfile_lookup(const struct sptd_dec_symfile *sf, uint64_t addr,
 int sptd_dec_symfile_bias(const struct sptd_dec_symfile *sf, uint64_t map_start,
                           uint64_t pgoff, int64_t *bias)
 {
-	const struct sptd_dec_symfile_load *best = NULL;
+	const struct sptd_dec_elf_load *best = NULL;
 	int best_score = -1;
 	long page_size = sysconf(_SC_PAGESIZE);
 	uint64_t page = page_size > 0 ? (uint64_t)page_size : 4096;
@@ -462,13 +368,13 @@ int sptd_dec_symfile_bias(const struct sptd_dec_symfile *sf, uint64_t map_start,
 	 * page, the executable one and the one starting in pgoff's page win
 	 * (callers map code). */
 	for (i = 0; i < sf->nloads; i++) {
-		const struct sptd_dec_symfile_load *l = &sf->loads[i];
+		const struct sptd_dec_elf_load *l = &sf->loads[i];
 		uint64_t first = l->offset & ~(page - 1);
 		int score;
 
 		if (pgoff < first || pgoff >= l->offset + (l->filesz ? l->filesz : 1))
 			continue;
-		score = ((l->flags & PF_X) ? 2 : 0) + (first == pgoff ? 1 : 0);
+		score = ((l->flags & SPTD_DEC_ELF_PF_X) ? 2 : 0) + (first == pgoff ? 1 : 0);
 		if (score > best_score) {
 			best = l;
 			best_score = score;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "elf-local.h"
 #include "sptd_dec.h"
 #include "symfile-local.h"
 
@@ -42,7 +43,7 @@ int sptd_dec_symfile_offset(const struct sptd_dec_symfile *sf, uint64_t addr,
 	if (sf->is_kallsyms)
 		return -ENOENT;
 	for (size_t i = 0; i < sf->nloads; i++) {
-		const struct sptd_dec_symfile_load *l = &sf->loads[i];
+		const struct sptd_dec_elf_load *l = &sf->loads[i];
 
 		if (addr >= l->vaddr && addr - l->vaddr < l->filesz) {
 			*offset = addr - l->vaddr + l->offset;

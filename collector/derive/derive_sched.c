@@ -11,16 +11,14 @@
 #include <syslog.h>
 
 #include "derive-local.h"
+#include "sptd_dec.h"
 #include "sptd_sched.h"
 #include "sptd_store.h"
 
 /* Converts trace-clock values to incident nanoseconds. */
 struct clock_conv {
-	int tsc;              /* 1: values are TSC ticks */
-	uint64_t mult;        /* ns = ((tsc - zero) * mult) >> shift + offset */
-	unsigned int shift;
-	uint64_t zero;        /* tsc at offset_ns */
-	int64_t offset_ns;
+	int tsc;                  /* 1: values are TSC ticks */
+	struct sptd_dec_tsc conv; /* their conversion (decode/'s, as for PT) */
 };
 
 struct sched_ctx {
@@ -33,10 +31,7 @@ struct sched_ctx {
 
 static int64_t conv_ns(const struct clock_conv *c, int64_t raw)
 {
-	if (!c->tsc)
-		return raw;
-	return (int64_t)((unsigned __int128)((uint64_t)raw - c->zero) * c->mult >> c->shift) +
-	       c->offset_ns;
+	return c->tsc ? sptd_dec_tsc_ns(&c->conv, (uint64_t)raw) : raw;
 }
 
 static int on_event(void *arg, const struct sptd_sched_event *ev)
@@ -121,15 +116,15 @@ static int load_clock(struct sptd_store *st, struct clock_conv *c)
 	c->tsc = 1;
 	if (sptd_store_meta_get_int(st, "tsc_mult", &v) < 0)
 		return -EBADMSG;
-	c->mult = (uint64_t)v;
+	c->conv.mult = (uint64_t)v;
 	if (sptd_store_meta_get_int(st, "tsc_shift", &v) < 0)
 		return -EBADMSG;
-	c->shift = (unsigned int)v;
+	c->conv.shift = (unsigned int)v;
 	if (sptd_store_meta_get_int(st, "tsc_zero", &v) < 0)
 		return -EBADMSG;
-	c->zero = (uint64_t)v;
+	c->conv.zero = (uint64_t)v;
 	if (sptd_store_meta_get_int(st, "tsc_offset_ns", &v) == 0)
-		c->offset_ns = v;
+		c->conv.offset_ns = v;
 	return 0;
 }
 

@@ -2,7 +2,6 @@
  * the incident (--portable), the image cache by build-id, or the recorded
  * path when its build-id still matches. */
 #include <dirent.h>
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>

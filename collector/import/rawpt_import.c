@@ -13,8 +13,6 @@
  * as a live capture records them) and --tasks which thread is in which
  * process, so that each task decodes in its own address space. */
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -54,39 +52,15 @@ out:
 	return ret;
 }
 
-/* Lowest and highest address of the PT_LOAD segments of an ELF; 1 if
- * @path is ELF, 0 if not, -errno on a read failure. */
+/* Lowest and highest address of the PT_LOAD segments of an ELF (decode/
+ * reads it); 1 if @path is ELF, 0 if not, -errno on a read failure. */
 static int elf_span(const char *path, uint64_t *lo, uint64_t *hi)
 {
-	Elf *elf = NULL;
-	size_t n, i;
-	int fd, ret = 0;
+	int ret = sptd_dec_elf_span(path, lo, hi);
 
-	*lo = UINT64_MAX;
-	*hi = 0;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EIO;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n) != 0)
-		goto out;
-	for (i = 0; i < n; i++) {
-		GElf_Phdr p;
-
-		if (!gelf_getphdr(elf, (int)i, &p) || p.p_type != PT_LOAD)
-			continue;
-		if (p.p_vaddr < *lo)
-			*lo = p.p_vaddr;
-		if (p.p_vaddr + p.p_memsz > *hi)
-			*hi = p.p_vaddr + p.p_memsz;
-	}
-	ret = *lo != UINT64_MAX;
-out:
-	elf_end(elf);
-	close(fd);
-	return ret;
+	if (ret == -EBADMSG)
+		return 0;
+	return ret < 0 ? ret : 1;
 }
 
 /* FILE@ADDR:PID: a dso + raw_mmap row of @pid, the file read at decode time

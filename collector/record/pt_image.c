@@ -6,7 +6,6 @@
  * User code comes out of /proc/PID/mem at capture time; the kernel out of
  * /proc/kcore (an ELF core file: one PT_LOAD per region of kernel memory),
  * between _stext and _etext as /proc/kallsyms names them. */
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "pt-local.h"
+#include "sptd_dec.h"
 #include "sptd_store.h"
 
 /* Biggest single mapping copied (a JIT heap can be large; PT only needs
@@ -150,9 +150,10 @@ static int kernel_text_range(uint64_t *start, uint64_t *end)
 
 int sptd_col_pt_images_kernel(struct sptd_store *st, const char *kcore)
 {
-	Elf64_Ehdr eh;
 	uint64_t start, end;
-	int fd = -1, ret;
+	void *buf = NULL;
+	size_t len = 0;
+	int ret;
 	int64_t id;
 
 	if (!st)
@@ -160,50 +161,18 @@ int sptd_col_pt_images_kernel(struct sptd_store *st, const char *kcore)
 	ret = kernel_text_range(&start, &end);
 	if (ret < 0)
 		goto note;
-	fd = open(kcore ? kcore : "/proc/kcore", O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
+	/* /proc/kcore is an ELF core file: the PT_LOAD holding _stext */
+	ret = sptd_dec_elf_read_vaddr(kcore ? kcore : "/proc/kcore", start, end, &buf, &len);
+	if (ret < 0)
 		goto note;
-	}
-	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_phentsize != sizeof(Elf64_Phdr)) {
-		ret = -EBADMSG;
-		goto note;
-	}
-	ret = -ENOENT;
-	for (int i = 0; i < eh.e_phnum; i++) {
-		Elf64_Phdr ph;
-		unsigned char *buf;
-		size_t len;
-
-		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) !=
-		    (ssize_t)sizeof(ph))
-			break;
-		if (ph.p_type != PT_LOAD || start < ph.p_vaddr || start >= ph.p_vaddr + ph.p_filesz)
-			continue;
-		if (end > ph.p_vaddr + ph.p_filesz)
-			end = ph.p_vaddr + ph.p_filesz;
-		len = (size_t)(end - start);
-		buf = malloc(len);
-		if (!buf) {
-			ret = -ENOMEM;
-			break;
-		}
-		if (pread(fd, buf, len, (off_t)(ph.p_offset + (start - ph.p_vaddr))) != (ssize_t)len) {
-			free(buf);
-			ret = -EIO;
-			break;
-		}
-		id = next_dso_id(st);
-		ret = sptd_store_dso_add(st, id, "[kernel.text]", NULL);
-		if (ret >= 0)
-			ret = sptd_store_raw_image_add(st, id, start, buf, len);
-		free(buf);
-		if (ret >= 0)
-			ret = sptd_store_meta_set(st, "pt_kernel_image", "kcore");
-		goto out;
-	}
+	id = next_dso_id(st);
+	ret = sptd_store_dso_add(st, id, "[kernel.text]", NULL);
+	if (ret >= 0)
+		ret = sptd_store_raw_image_add(st, id, start, buf, len);
+	free(buf);
+	if (ret >= 0)
+		ret = sptd_store_meta_set(st, "pt_kernel_image", "kcore");
+	goto out;
 note:
 	/* Not fatal: the decoder will miss kernel code (or a vmlinux given at
 	 * decode time may differ from what ran). */
@@ -211,7 +180,5 @@ note:
 	                        "code decodes from vmlinux at best, patched code may misdecode") < 0)
 		ret = -EIO;
 out:
-	if (fd >= 0)
-		close(fd);
 	return ret;
 }

@@ -29,6 +29,7 @@
 #include <syslog.h>
 
 #include "pt-local.h"
+#include "sptd_dec.h"
 #include "sptd_store.h"
 
 void sptd_col_pt_cpu_identify(struct sptd_col_pt_cpu *cpu)
@@ -78,9 +79,13 @@ void sptd_col_pt_cpu_identify(struct sptd_col_pt_cpu *cpu)
 
 int64_t sptd_col_pt_time_ns(const struct sptd_col_pt_time *t, uint64_t tsc)
 {
-	unsigned __int128 prod = (unsigned __int128)(tsc - t->zero_tsc) * t->mult;
+	/* decode/'s conversion, the one the stored times go through */
+	const struct sptd_dec_tsc conv = {
+		.mult = t->mult, .shift = (unsigned int)t->shift, .zero = t->zero_tsc,
+		.offset_ns = t->zero_ns,
+	};
 
-	return t->zero_ns + (int64_t)(uint64_t)(prod >> t->shift);
+	return sptd_dec_tsc_ns(&conv, tsc);
 }
 
 int sptd_col_pt_meta_write(struct sptd_store *st, const struct sptd_col_pt_pmu *pmu,

@@ -1,0 +1,73 @@
+/* elf-local.h — an open ELF file (elf.c) for decode/'s own units: its
+ * PT_LOAD segments, GNU build-id and function symbols, read through one
+ * handle.  Only decode/ includes it; everything outside decode/ uses the
+ * path-based functions of sptd_dec.h (sptd_dec_elf_span,
+ * sptd_dec_elf_read_vaddr, sptd_dec_build_id). */
+#ifndef SPTD_ELF_LOCAL_H
+#define SPTD_ELF_LOCAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sptd_dec.h"
+
+/* p_flags bit of an executable segment (PF_X), for callers that prefer
+ * code mappings without including an ELF header. */
+#define SPTD_DEC_ELF_PF_X 0x1u
+
+/* One PT_LOAD program header. */
+struct sptd_dec_elf_load {
+	uint64_t vaddr;        /* p_vaddr */
+	uint64_t offset;       /* p_offset */
+	uint64_t filesz;       /* p_filesz: bytes the file holds (0: bss only) */
+	uint64_t memsz;        /* p_memsz: bytes in memory */
+	uint32_t flags;        /* p_flags (SPTD_DEC_ELF_PF_X) */
+};
+
+/* Binding of a function symbol, numbered in order of preference when
+ * several name one address (GLOBAL over WEAK over LOCAL). */
+enum sptd_dec_elf_bind {
+	SPTD_DEC_ELF_BIND_LOCAL = 1,   /* STB_LOCAL and anything unknown */
+	SPTD_DEC_ELF_BIND_WEAK = 2,    /* STB_WEAK */
+	SPTD_DEC_ELF_BIND_GLOBAL = 3,  /* STB_GLOBAL */
+};
+
+/* One function symbol as the symbol table gives it. */
+struct sptd_dec_elf_func {
+	const char *name;      /* mangled name; borrowed, valid while the file is open */
+	uint64_t addr;         /* st_value: file address */
+	uint64_t size;         /* st_size; 0 unknown */
+	uint64_t limit;        /* end of the symbol's section (sh_addr + sh_size); 0 unknown */
+	int bind;              /* enum sptd_dec_elf_bind */
+};
+
+/* An open ELF file. */
+struct sptd_dec_elf;
+
+/* Open @path (any class and byte order that libelf reads).  -EINVAL NULL,
+ * the negative errno of open(2) (-ENOENT, -EACCES ...), -EBADMSG not ELF,
+ * -EIO libelf unusable, -ENOMEM.  A file whose program headers cannot be
+ * read opens with no segments. */
+int sptd_dec_elf_open(const char *path, struct sptd_dec_elf **out);
+/* Accepts NULL. */
+void sptd_dec_elf_close(struct sptd_dec_elf *elf);
+/* 64 for ELFCLASS64, 32 for ELFCLASS32, 0 otherwise. */
+int sptd_dec_elf_bits(const struct sptd_dec_elf *elf);
+/* 1 when the file is little-endian (ELFDATA2LSB). */
+int sptd_dec_elf_little_endian(const struct sptd_dec_elf *elf);
+/* The PT_LOAD headers in file order (those with p_filesz 0 too), borrowed
+ * for the life of @elf; their number in *@n.  NULL with *@n 0 when none. */
+const struct sptd_dec_elf_load *sptd_dec_elf_loads(const struct sptd_dec_elf *elf, size_t *n);
+/* The first GNU build-id note, PT_NOTE segments first and SHT_NOTE sections
+ * as fallback, as a malloc'd lowercase hex string in *@hex (the caller frees
+ * it).  -EINVAL, -ENODATA no such note, -ENOMEM. */
+int sptd_dec_elf_build_id(struct sptd_dec_elf *elf, char **hex);
+/* Call @fn for every defined function symbol (STT_FUNC and STT_GNU_IFUNC,
+ * section index defined, address not 0, name not empty) of the .symtab and
+ * .dynsym sections, in section order then table order.  0, -EINVAL, or the
+ * first negative value @fn returned. */
+int sptd_dec_elf_each_func(struct sptd_dec_elf *elf,
+                           int (*fn)(void *ctx, const struct sptd_dec_elf_func *func),
+                           void *ctx);
+
+#endif /* SPTD_ELF_LOCAL_H */

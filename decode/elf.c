@@ -1,0 +1,374 @@
+/* elf.c — the one reader of ELF files: opening one (libelf), its PT_LOAD
+ * segments, its GNU build-id note, its function symbols, the address span of
+ * its segments and the bytes a segment holds at a virtual address.  Every
+ * other unit, in decode/ and outside it, reads ELF through these functions;
+ * no other file includes an ELF header.
+ *
+ * Divisions: the handle (open, class, segments), build-id notes, function
+ * symbols, path-based helpers for callers outside decode/. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elf-local.h"
+#include "sptd_dec.h"
+
+/* Largest note segment or section searched for the build-id. */
+#define ELF_NOTE_MAX (1u << 20)
+
+struct sptd_dec_elf {
+	int fd;                          /* the open file */
+	Elf *elf;                        /* libelf's view of it */
+	int bits;                        /* 32, 64, 0 unknown class */
+	int little_endian;               /* ELFDATA2LSB */
+	struct sptd_dec_elf_load *loads; /* PT_LOAD headers in file order */
+	size_t nloads;                   /* entries of loads */
+};
+
+/* ---- the handle ------------------------------------------------------------ */
+
+/* Every PT_LOAD header of @e; none when the program headers are unreadable. */
+static int elf_read_loads(struct sptd_dec_elf *e)
+{
+	size_t n, i;
+
+	if (elf_getphdrnum(e->elf, &n) != 0 || n == 0)
+		return 0;
+	e->loads = calloc(n, sizeof(*e->loads));
+	if (!e->loads)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		e->loads[e->nloads++] = (struct sptd_dec_elf_load){
+			.vaddr = ph.p_vaddr, .offset = ph.p_offset, .filesz = ph.p_filesz,
+			.memsz = ph.p_memsz, .flags = ph.p_flags,
+		};
+	}
+	return 0;
+}
+
+/* Open @path with libelf command @cmd: ELF_C_READ_MMAP for files whose
+ * sections are read (symbols), ELF_C_READ where only headers and notes are:
+ * it reads what is asked for and nothing more (a build-id check costs no
+ * more than plain preads; files too big to map, such as /proc/kcore, open). */
+static int elf_open_cmd(const char *path, Elf_Cmd cmd, struct sptd_dec_elf **out)
+{
+	struct sptd_dec_elf *e;
+	const char *ident;
+	int ret;
+
+	if (!path || !out)
+		return -EINVAL;
+	*out = NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EIO;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (e->fd < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	ret = -EBADMSG;
+	e->elf = elf_begin(e->fd, cmd, NULL);
+	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF)
+		goto fail;
+	ident = elf_getident(e->elf, NULL);
+	if (ident) {
+		e->bits = ident[EI_CLASS] == ELFCLASS64 ? 64 : ident[EI_CLASS] == ELFCLASS32 ? 32 : 0;
+		e->little_endian = ident[EI_DATA] == ELFDATA2LSB;
+	}
+	ret = elf_read_loads(e);
+	if (ret < 0)
+		goto fail;
+	*out = e;
+	return 0;
+fail:
+	sptd_dec_elf_close(e);
+	return ret;
+}
+
+int sptd_dec_elf_open(const char *path, struct sptd_dec_elf **out)
+{
+	return elf_open_cmd(path, ELF_C_READ_MMAP, out);
+}
+
+void sptd_dec_elf_close(struct sptd_dec_elf *elf)
+{
+	if (!elf)
+		return;
+	if (elf->elf)
+		elf_end(elf->elf);
+	if (elf->fd >= 0)
+		close(elf->fd);
+	free(elf->loads);
+	free(elf);
+}
+
+int sptd_dec_elf_bits(const struct sptd_dec_elf *elf)
+{
+	return elf ? elf->bits : 0;
+}
+
+int sptd_dec_elf_little_endian(const struct sptd_dec_elf *elf)
+{
+	return elf ? elf->little_endian : 0;
+}
+
+const struct sptd_dec_elf_load *sptd_dec_elf_loads(const struct sptd_dec_elf *elf, size_t *n)
+{
+	if (n)
+		*n = elf ? elf->nloads : 0;
+	return elf && elf->nloads ? elf->loads : NULL;
+}
+
+/* ---- build-id ---------------------------------------------------------------- */
+
+/* The first GNU build-id note in @data as malloc'd hex: 0, -ENODATA none,
+ * -ENOMEM. */
+static int notes_build_id(Elf_Data *data, char **hex)
+{
+	size_t off = 0, name_off, desc_off, i;
+	GElf_Nhdr nhdr;
+
+	if (!data || data->d_size > ELF_NOTE_MAX)
+		return -ENODATA;
+	while (off < data->d_size &&
+	       (off = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
+		const unsigned char *desc;
+		char *out;
+
+		if (nhdr.n_type != NT_GNU_BUILD_ID || nhdr.n_namesz != 4 ||
+		    memcmp((const char *)data->d_buf + name_off, "GNU", 4) != 0 ||
+		    nhdr.n_descsz == 0)
+			continue;
+		desc = (const unsigned char *)data->d_buf + desc_off;
+		out = malloc((size_t)nhdr.n_descsz * 2 + 1);
+		if (!out)
+			return -ENOMEM;
+		for (i = 0; i < nhdr.n_descsz; i++)
+			snprintf(out + i * 2, 3, "%02x", desc[i]);
+		*hex = out;
+		return 0;
+	}
+	return -ENODATA;
+}
+
+int sptd_dec_elf_build_id(struct sptd_dec_elf *elf, char **hex)
+{
+	Elf_Scn *scn = NULL;
+	size_t n, i;
+	int ret = -ENODATA;
+
+	if (!elf || !hex)
+		return -EINVAL;
+	*hex = NULL;
+	/* program headers first (what the loader maps), sections as fallback */
+	if (elf_getphdrnum(elf->elf, &n) == 0) {
+		for (i = 0; i < n && ret == -ENODATA; i++) {
+			GElf_Phdr ph;
+
+			if (!gelf_getphdr(elf->elf, (int)i, &ph) || ph.p_type != PT_NOTE ||
+			    ph.p_filesz > ELF_NOTE_MAX)
+				continue;
+			ret = notes_build_id(elf_getdata_rawchunk(elf->elf, (int64_t)ph.p_offset,
+			                                          ph.p_filesz,
+			                                          ph.p_align == 8 ? ELF_T_NHDR8 :
+			                                                            ELF_T_NHDR),
+			                     hex);
+		}
+	}
+	while (ret == -ENODATA && (scn = elf_nextscn(elf->elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_NOTE)
+			ret = notes_build_id(elf_getdata(scn, NULL), hex);
+	}
+	return ret;
+}
+
+/* ---- function symbols ------------------------------------------------------- */
+
+/* The function symbols of one symbol table section. */
+static int elf_table_funcs(struct sptd_dec_elf *e, Elf_Scn *scn, const GElf_Shdr *shdr,
+                           int (*fn)(void *ctx, const struct sptd_dec_elf_func *func),
+                           void *ctx)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t i, n;
+	int ret;
+
+	if (!data || shdr->sh_entsize == 0)
+		return 0;
+	n = shdr->sh_size / shdr->sh_entsize;
+	for (i = 1; i < n; i++) {
+		struct sptd_dec_elf_func func;
+		GElf_Sym sym;
+		GElf_Shdr target;
+		Elf_Scn *tscn;
+		int type, bind;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		type = GELF_ST_TYPE(sym.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
+			continue;
+		func.name = elf_strptr(e->elf, shdr->sh_link, sym.st_name);
+		if (!func.name || !*func.name)
+			continue;
+		func.addr = sym.st_value;
+		func.size = sym.st_size;
+		func.limit = 0;
+		if (sym.st_shndx < SHN_LORESERVE) {
+			tscn = elf_getscn(e->elf, sym.st_shndx);
+			if (tscn && gelf_getshdr(tscn, &target))
+				func.limit = target.sh_addr + target.sh_size;
+		}
+		bind = GELF_ST_BIND(sym.st_info);
+		func.bind = bind == STB_GLOBAL ? SPTD_DEC_ELF_BIND_GLOBAL :
+		            bind == STB_WEAK ? SPTD_DEC_ELF_BIND_WEAK : SPTD_DEC_ELF_BIND_LOCAL;
+		ret = fn(ctx, &func);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+int sptd_dec_elf_each_func(struct sptd_dec_elf *elf,
+                           int (*fn)(void *ctx, const struct sptd_dec_elf_func *func),
+                           void *ctx)
+{
+	Elf_Scn *scn = NULL;
+	int ret;
+
+	if (!elf || !fn)
+		return -EINVAL;
+	while ((scn = elf_nextscn(elf->elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+
+		if (!gelf_getshdr(scn, &shdr) ||
+		    (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM))
+			continue;
+		ret = elf_table_funcs(elf, scn, &shdr, fn, ctx);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* ---- path-based helpers (sptd_dec.h) ------------------------------------------- */
+
+int sptd_dec_build_id(const char *path, char *hex, size_t hexlen)
+{
+	struct sptd_dec_elf *elf = NULL;
+	char *found = NULL;
+	int ret;
+
+	if (!path || !hex || hexlen == 0)
+		return -EINVAL;
+	hex[0] = '\0';
+	ret = elf_open_cmd(path, ELF_C_READ, &elf);
+	if (ret < 0)
+		return ret;
+	if (elf->bits != 64 || !elf->little_endian) {
+		ret = -EBADMSG;   /* not a 64-bit little-endian ELF file */
+		goto out;
+	}
+	ret = sptd_dec_elf_build_id(elf, &found);
+	if (ret < 0)
+		goto out;
+	if (strlen(found) + 1 > hexlen) {
+		ret = -ENAMETOOLONG;
+		goto out;
+	}
+	memcpy(hex, found, strlen(found) + 1);
+out:
+	free(found);
+	sptd_dec_elf_close(elf);
+	return ret;
+}
+
+int sptd_dec_elf_span(const char *path, uint64_t *lo, uint64_t *hi)
+{
+	struct sptd_dec_elf *elf = NULL;
+	size_t i;
+	int ret;
+
+	if (!path || !lo || !hi)
+		return -EINVAL;
+	*lo = UINT64_MAX;
+	*hi = 0;
+	ret = elf_open_cmd(path, ELF_C_READ, &elf);
+	if (ret < 0)
+		return ret;
+	for (i = 0; i < elf->nloads; i++) {
+		const struct sptd_dec_elf_load *l = &elf->loads[i];
+
+		if (l->vaddr < *lo)
+			*lo = l->vaddr;
+		if (l->vaddr + l->memsz > *hi)
+			*hi = l->vaddr + l->memsz;
+	}
+	ret = elf->nloads ? 0 : -EBADMSG;
+	sptd_dec_elf_close(elf);
+	return ret;
+}
+
+int sptd_dec_elf_read_vaddr(const char *path, uint64_t start, uint64_t end, void **buf,
+                            size_t *len)
+{
+	struct sptd_dec_elf *elf = NULL;
+	unsigned char *bytes;
+	size_t i, n;
+	int ret;
+
+	if (!path || !buf || !len || end <= start)
+		return -EINVAL;
+	*buf = NULL;
+	*len = 0;
+	/* headers only: /proc/kcore is far too big to map */
+	ret = elf_open_cmd(path, ELF_C_READ, &elf);
+	if (ret < 0)
+		return ret;
+	ret = -EBADMSG;
+	if (elf->bits != 64)
+		goto out;
+	ret = -ENOENT;
+	for (i = 0; i < elf->nloads; i++) {
+		const struct sptd_dec_elf_load *l = &elf->loads[i];
+
+		if (start < l->vaddr || start >= l->vaddr + l->filesz)
+			continue;
+		if (end > l->vaddr + l->filesz)
+			end = l->vaddr + l->filesz;
+		n = (size_t)(end - start);
+		bytes = malloc(n);
+		if (!bytes) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (pread(elf->fd, bytes, n, (off_t)(l->offset + (start - l->vaddr))) !=
+		    (ssize_t)n) {
+			free(bytes);
+			ret = -EIO;
+			break;
+		}
+		*buf = bytes;
+		*len = n;
+		ret = 0;
+		break;
+	}
+out:
+	sptd_dec_elf_close(elf);
+	return ret;
+}

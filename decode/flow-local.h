@@ -1,0 +1,174 @@
+/* flow-local.h — the units phase 1 (flow.c, the decode loop) is built from:
+ * the opcode classifier (opclass.c), the branch-class cache (brcache.c),
+ * time placement (flowtime.c) and the PIP/CR3 cross-check (cr3check.c).
+ * None of them calls back into flow.c.  Only decode/ (and its white-box
+ * tests) include it. */
+#ifndef SPTD_FLOW_LOCAL_H
+#define SPTD_FLOW_LOCAL_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <intel-pt.h>
+
+#include "dec-local.h"
+
+/* ---- opcode classifier (opclass.c) ------------------------------------------ */
+
+/* The class of the x86 instruction whose first @n bytes (up to 16 are looked
+ * at) are @insn, executed in @mode: legacy prefixes and (in 64-bit mode) REX
+ * are skipped, and only the opcodes that end a block are told apart (call,
+ * jump, return, far call/jump/return, syscall/sysenter, sysret/sysexit);
+ * every other opcode is ptic_other.  ptic_error when @n is 0 or the bytes
+ * end before the opcode does. */
+enum pt_insn_class sptd_dec_opclass(const uint8_t *insn, size_t n, enum pt_exec_mode mode);
+
+/* ---- branch-class cache (brcache.c) ----------------------------------------- */
+
+/* Slots of the cache: a power of two. */
+#define SPTD_DEC_BRCACHE_SLOTS 4096
+
+/* One remembered branch class: code does not change under a section, so
+ * (section, ip, mode) always gives the same answer. */
+struct sptd_dec_brclass {
+	uint64_t ip;                  /* end ip of the block */
+	int isid;                     /* section it was read from; 0: empty slot */
+	int mode;                     /* enum pt_exec_mode */
+	int iclass;                   /* enum pt_insn_class */
+};
+
+/* Branch classes of the blocks libipt leaves unclassified (its block cache
+ * leaves iclass at ptic_error for indirect and far branches: the caller is
+ * to decode the instruction), direct-mapped by end ip.  One per decoder
+ * thread. */
+struct sptd_dec_brcache {
+	struct sptd_dec_brclass *slots;          /* SPTD_DEC_BRCACHE_SLOTS; NULL: no cache */
+	struct pt_image_section_cache *iscache;  /* where block bytes are read; borrowed */
+};
+
+/* An empty cache reading code from @iscache.  0 or -ENOMEM (then @bc is
+ * still usable, uncached). */
+int sptd_dec_brcache_init(struct sptd_dec_brcache *bc, struct pt_image_section_cache *iscache);
+/* Accepts a zeroed or failed cache. */
+void sptd_dec_brcache_fini(struct sptd_dec_brcache *bc);
+/* The class of the branch ending @b, read from @iscache (or the block's raw
+ * bytes when it is truncated) and classified, without the cache. */
+enum pt_insn_class sptd_dec_block_class(struct pt_image_section_cache *iscache,
+                                        const struct pt_block *b);
+/* sptd_dec_block_class, remembered in @bc (the miss path of
+ * sptd_dec_brcache_class). */
+enum pt_insn_class sptd_dec_brcache_fill(struct sptd_dec_brcache *bc, const struct pt_block *b);
+
+/* The slot of @bc that remembers the block ending at @ip. */
+static inline struct sptd_dec_brclass *sptd_dec_brcache_slot(struct sptd_dec_brcache *bc,
+                                                             uint64_t ip)
+{
+	return &bc->slots[(ip ^ (ip >> 12)) & (SPTD_DEC_BRCACHE_SLOTS - 1)];
+}
+
+/* The class of the branch ending @b, remembered per (section, ip, mode)
+ * unless the block is truncated (its bytes span sections).  Inline: phase 1
+ * asks for every block that ends in a return or indirect branch. */
+static inline enum pt_insn_class sptd_dec_brcache_class(struct sptd_dec_brcache *bc,
+                                                        const struct pt_block *b)
+{
+	const struct sptd_dec_brclass *c;
+
+	if (b->truncated || b->isid <= 0 || !bc->slots)
+		return sptd_dec_block_class(bc->iscache, b);
+	c = sptd_dec_brcache_slot(bc, b->end_ip);
+	if (c->isid == b->isid && c->ip == b->end_ip && c->mode == (int)b->mode)
+		return (enum pt_insn_class)c->iclass;
+	return sptd_dec_brcache_fill(bc, b);
+}
+
+/* ---- time placement (flowtime.c) -------------------------------------------- */
+
+/* A stretch of constant decoder time: from the update to @ts on. */
+struct sptd_dec_tseg {
+	int64_t ts;                   /* the time (ns) from this update on */
+	uint64_t pos;                 /* instructions decoded at the update */
+	int stopped;                  /* tracing stopped within the stretch */
+	uint64_t stop_pos;            /* instruction position of the first stop */
+};
+
+/* One CPU's time updates and, per flow event, where in the instruction
+ * stream it happened: what placing events between two times needs. */
+struct sptd_dec_tplace {
+	struct sptd_dec_tseg *segs;   /* every change of the decoder's time */
+	size_t nsegs, capsegs;        /* used and allocated entries of segs */
+	uint64_t *ev_pos;             /* per flow event: instruction position */
+	size_t *ev_seg;               /* per flow event: segs index, SIZE_MAX none */
+	size_t capev;                 /* allocated entries of ev_pos/ev_seg */
+};
+
+/* The decoder's time changed to @ts at instruction position @pos: a new
+ * stretch.  0 or -ENOMEM. */
+int sptd_dec_tplace_mark(struct sptd_dec_tplace *tp, int64_t ts, uint64_t pos);
+/* Tracing stopped at instruction position @pos: the stretch it stopped in
+ * keeps step times (see flowtime.c). */
+void sptd_dec_tplace_stop(struct sptd_dec_tplace *tp, uint64_t pos);
+/* Room for the positions of @n + 1 events.  0 or -ENOMEM. */
+int sptd_dec_tplace_grow(struct sptd_dec_tplace *tp, size_t n);
+/* Place events @ev[0..@n) (each stamped with its stretch's time) between
+ * their stretch's time and the next one's, by instruction position; @sw /
+ * @nsw are the CPU's context switches by time (they bound stretches where
+ * tracing stopped). */
+void sptd_dec_tplace_apply(const struct sptd_dec_tplace *tp, struct sptd_dec_flow *ev,
+                           size_t n, const struct sptd_dec_switch *sw, size_t nsw);
+/* Accepts a zeroed one. */
+void sptd_dec_tplace_fini(struct sptd_dec_tplace *tp);
+/* 1 when the trace @cfg describes holds a CYC packet (its times are
+ * cycle-accurate: nothing to place), 0 when not, -ENOMEM. */
+int sptd_dec_trace_has_cyc(const struct pt_config *cfg);
+/* Events timed before the first timing packet (ts < 0) take its time; with
+ * no timing packet at all (@saw_time 0) every event gets its order number
+ * and SPTD_DEC_F_NO_TIME. */
+void sptd_dec_flows_fix_times(struct sptd_dec_flow *ev, size_t n, int saw_time);
+
+/* The current stretch of constant time, SIZE_MAX before the first. */
+static inline size_t sptd_dec_tplace_seg_now(const struct sptd_dec_tplace *tp)
+{
+	return tp->nsegs ? tp->nsegs - 1 : SIZE_MAX;
+}
+
+/* Record that event @i happened at instruction position @pos of stretch
+ * @seg.  0 or -ENOMEM.  Inline: once per flow event. */
+static inline int sptd_dec_tplace_note(struct sptd_dec_tplace *tp, size_t i, uint64_t pos,
+                                       size_t seg)
+{
+	if (i == tp->capev && sptd_dec_tplace_grow(tp, i) < 0)
+		return -ENOMEM;
+	tp->ev_pos[i] = pos;
+	tp->ev_seg[i] = seg;
+	return 0;
+}
+
+/* ---- PIP/CR3 cross-check (cr3check.c) --------------------------------------- */
+
+/* A CR3 a CPU has seen, and the process it was bound to. */
+struct sptd_dec_cr3 {
+	uint64_t cr3;                 /* page-table base from a PIP */
+	int pid;                      /* process the timeline ran at its first PIP */
+};
+
+/* The CR3s of one CPU: the first CR3 seen while the timeline runs a process
+ * binds it to that process (threads share one). */
+struct sptd_dec_cr3check {
+	struct sptd_dec_cr3 *cr3s;    /* CR3s learned */
+	size_t n, cap;                /* used and allocated entries */
+	size_t flagged;               /* 1 + switches applied at the last
+	                               * reported mismatch; 0 none */
+};
+
+/* @cr3 was written while the timeline runs process @pid, @napplied of the
+ * CPU's switches applied.  0: consistent (or newly bound); 1: a mismatch to
+ * report (the first in this stretch between two switches), the process
+ * @cr3 is bound to in *@bound_pid; -ENOMEM. */
+int sptd_dec_cr3check_see(struct sptd_dec_cr3check *c, uint64_t cr3, int pid,
+                          size_t napplied, int *bound_pid);
+/* Accepts a zeroed one. */
+void sptd_dec_cr3check_fini(struct sptd_dec_cr3check *c);
+
+#endif /* SPTD_FLOW_LOCAL_H */

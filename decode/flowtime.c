@@ -1,0 +1,194 @@
+/* flowtime.c — time placement of one CPU's flow events.
+ *
+ * libipt's time is that of the last timing packet read, a step function.
+ * With coarse timing (no CYC packets: TSC only, one time per PSB+; MTC, one
+ * per MTC period) every event between two updates would get the earlier
+ * one.  Each event therefore keeps its position in the instruction stream,
+ * and once the CPU is decoded, the events of a stretch between two updates
+ * are placed between the two times in proportion to the instructions
+ * executed (an estimate, never outside the two known times).  In a stretch
+ * where tracing stopped (disable, overflow, error) for an unknown time,
+ * events up to the stop advance at the average rate of the stretches
+ * before, bounded by the next known time and the next context switch on
+ * the CPU; events after the stop take the stop's time.  With CYC, libipt's
+ * times are cycle-accurate already (and run a packet ahead of the
+ * instruction position), so they are kept as they are. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "flow-local.h"
+
+int sptd_dec_tplace_mark(struct sptd_dec_tplace *tp, int64_t ts, uint64_t pos)
+{
+	if (tp->nsegs == tp->capsegs) {
+		size_t cap = tp->capsegs ? tp->capsegs * 2 : 256;
+		struct sptd_dec_tseg *n = realloc(tp->segs, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		tp->segs = n;
+		tp->capsegs = cap;
+	}
+	tp->segs[tp->nsegs++] = (struct sptd_dec_tseg){ .ts = ts, .pos = pos };
+	return 0;
+}
+
+/* libipt reads timing packets ahead of events, so stretches that began at
+ * this instruction position (a PSB+ after the disable, say) are marked too,
+ * back to the one the position lies in. */
+void sptd_dec_tplace_stop(struct sptd_dec_tplace *tp, uint64_t pos)
+{
+	size_t k = tp->nsegs;
+
+	while (k-- > 0) {
+		if (!tp->segs[k].stopped || tp->segs[k].stop_pos > pos)
+			tp->segs[k].stop_pos = pos;
+		tp->segs[k].stopped = 1;
+		if (tp->segs[k].pos < pos)
+			break;
+	}
+}
+
+int sptd_dec_tplace_grow(struct sptd_dec_tplace *tp, size_t n)
+{
+	size_t cap;
+	uint64_t *np;
+	size_t *ns;
+
+	if (n < tp->capev)
+		return 0;
+	cap = tp->capev ? tp->capev * 2 : 4096;
+	np = realloc(tp->ev_pos, cap * sizeof(*np));
+	if (!np)
+		return -ENOMEM;
+	tp->ev_pos = np;
+	ns = realloc(tp->ev_seg, cap * sizeof(*ns));
+	if (!ns)
+		return -ENOMEM;
+	tp->ev_seg = ns;
+	tp->capev = cap;
+	return 0;
+}
+
+void sptd_dec_tplace_fini(struct sptd_dec_tplace *tp)
+{
+	if (!tp)
+		return;
+	free(tp->segs);
+	free(tp->ev_pos);
+	free(tp->ev_seg);
+	tp->segs = NULL;
+	tp->ev_pos = NULL;
+	tp->ev_seg = NULL;
+	tp->nsegs = tp->capsegs = tp->capev = 0;
+}
+
+/* The time events of stretch @k at instruction position @pos are placed at
+ * (@rate_num / @rate_den: ns per instruction over the stretches before it
+ * that ran without a stop, 0 none yet). */
+static int64_t seg_place(const struct sptd_dec_tplace *tp, size_t k, uint64_t pos,
+                         int64_t rate_num, uint64_t rate_den,
+                         const struct sptd_dec_switch *sw, size_t nsw)
+{
+	const struct sptd_dec_tseg *a = &tp->segs[k], *b = k + 1 < tp->nsegs ? a + 1 : NULL;
+	int64_t bound, t;
+	size_t i;
+
+	if (pos <= a->pos)
+		return a->ts;
+	if (!a->stopped) {
+		/* ran without a stop up to the next time: by instruction count */
+		if (!b || b->ts <= a->ts || b->pos <= a->pos || pos >= b->pos)
+			return a->ts;
+		return a->ts + (int64_t)((unsigned __int128)(b->ts - a->ts) * (pos - a->pos) /
+		                         (b->pos - a->pos));
+	}
+	/* Tracing stopped in it, for an unknown time: up to the stop, at the
+	 * average rate of the earlier stretches without one; after the stop (tracing back
+	 * on before the next time) no later than the stop.  Never past the
+	 * next time, or the next context switch on this CPU. */
+	if (!rate_num || !rate_den)
+		return a->ts;
+	if (pos > a->stop_pos)
+		pos = a->stop_pos;
+	bound = b ? b->ts : INT64_MAX;
+	for (i = 0; i < nsw; i++) {
+		if (sw[i].ts > a->ts) {
+			if (sw[i].ts < bound)
+				bound = sw[i].ts;
+			break;
+		}
+	}
+	if (bound == INT64_MAX || bound <= a->ts)
+		return a->ts;
+	t = a->ts + (int64_t)((unsigned __int128)(uint64_t)rate_num * (pos - a->pos) / rate_den);
+	return t < bound ? t : bound;
+}
+
+void sptd_dec_tplace_apply(const struct sptd_dec_tplace *tp, struct sptd_dec_flow *ev,
+                           size_t n, const struct sptd_dec_switch *sw, size_t nsw)
+{
+	int64_t rate_num = 0;
+	uint64_t rate_den = 0;
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		size_t seg = tp->ev_seg[i];
+
+		if (seg == SIZE_MAX || ev[i].ts != tp->segs[seg].ts)
+			continue;
+		/* the average rate of the stopless stretches before @seg */
+		for (; k < seg && k + 1 < tp->nsegs; k++) {
+			const struct sptd_dec_tseg *a = &tp->segs[k], *b = a + 1;
+
+			if (!a->stopped && b->ts > a->ts && b->pos > a->pos) {
+				rate_num += b->ts - a->ts;
+				rate_den += b->pos - a->pos;
+			}
+		}
+		ev[i].ts = seg_place(tp, seg, tp->ev_pos[i], rate_num, rate_den, sw, nsw);
+	}
+}
+
+int sptd_dec_trace_has_cyc(const struct pt_config *cfg)
+{
+	struct pt_packet_decoder *pd = pt_pkt_alloc_decoder(cfg);
+	int found = 0, status;
+
+	if (!pd)
+		return -ENOMEM;
+	while (!found && pt_pkt_sync_forward(pd) >= 0) {
+		struct pt_packet pkt;
+
+		while ((status = pt_pkt_next(pd, &pkt, sizeof(pkt))) >= 0) {
+			if (pkt.type == ppt_cyc) {
+				found = 1;
+				break;
+			}
+		}
+		if (status == -pte_eos)
+			break;
+	}
+	pt_pkt_free_decoder(pd);
+	return found;
+}
+
+void sptd_dec_flows_fix_times(struct sptd_dec_flow *ev, size_t n, int saw_time)
+{
+	int64_t first = -1;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!saw_time) {
+			ev[i].ts = (int64_t)ev[i].seq;
+			ev[i].flags |= SPTD_DEC_F_NO_TIME;
+		} else if (ev[i].ts >= 0 && first < 0) {
+			first = ev[i].ts;
+		}
+	}
+	if (!saw_time)
+		return;
+	for (i = 0; i < n && ev[i].ts < 0; i++)
+		ev[i].ts = first;
+}
