@@ -12,21 +12,11 @@
 #include <stdlib.h>
 #include <syslog.h>
 
-#include "sptd_col_base.h"
+#include "derive_harness.h"
 #include "sptd_col_derive.h"
 #include "sptd_store.h"
 #include "sptd_test.h"
 #include "store_rows.h"
-
-static char tmpdir[] = "/tmp/sptd-dpt-XXXXXX";
-static char last_log[512];   /* the last message derive logged */
-
-static void on_log(void *ctx, int level, const char *msg)
-{
-	(void)ctx;
-	(void)level;
-	snprintf(last_log, sizeof(last_log), "%s", msg);
-}
 
 /* The stats one CPU's decode wrote, in a fixed order. */
 #define Q_STATS(cpu)                                                             \
@@ -38,8 +28,7 @@ static void test_invalid(void)
 	struct sptd_col_tasks *tasks = NULL;
 	struct sptd_store *st = NULL;
 
-	CHECK_INT(sptd_col_tasks_create(&tasks), 0);
-	CHECK_INT(sptd_test_store_new(tmpdir, "invalid", &st), 0);
+	CHECK_INT(harness_case("invalid", &tasks, &st), 0);
 	CHECK_INT(sptd_col_derive_pt(NULL, tasks, 0), -EINVAL);
 	CHECK_INT(sptd_col_derive_pt(st, NULL, 0), -EINVAL);
 	CHECK_INT(sptd_col_derive_pt(st, tasks, -1), -EINVAL);
@@ -47,9 +36,8 @@ static void test_invalid(void)
 	CHECK_INT(sptd_col_derive_pt(st, tasks, 1), 0);
 	CHECK_ROWS(st, "SELECT count(*) FROM slice", "0\n");
 	CHECK_ROWS(st, "SELECT count(*) FROM stats", "0\n");
-	CHECK_INT(sptd_store_meta_get(st, "pt_timing", last_log, sizeof(last_log)), -ENOENT);
-	sptd_store_destroy(st);
-	sptd_col_tasks_destroy(tasks);
+	CHECK_INT(sptd_store_meta_get(st, "pt_timing", harness_log, sizeof(harness_log)), -ENOENT);
+	harness_case_end(tasks, st);
 }
 
 /* The fixture file @rel read whole into a new buffer (NULL with a failed
@@ -66,6 +54,15 @@ static void *fixture_bytes(const char *rel, size_t *len)
 	return data;
 }
 
+/* MANIFEST.md: 16,896 bytes, 149,576 instructions, 219 calls, 111 returns */
+#define WANT_UNZIP                                                               \
+	"calls|219\n"                                                            \
+	"decode_errors|0\n"                                                      \
+	"far_calls|0\n"                                                          \
+	"instructions|149576\n"                                                  \
+	"pt_bytes|16896\n"                                                       \
+	"returns|111\n"
+
 /* libxdc-unzip: raw PT of cpu 0 in two chunks (stored out of order: seq
  * decides), the code a flat image at 0x400000, no tasks or switches. */
 static void test_unzip(void)
@@ -79,8 +76,7 @@ static void test_unzip(void)
 
 	if (!pt || !img)
 		goto out;
-	CHECK_INT(sptd_col_tasks_create(&tasks), 0);
-	CHECK_INT(sptd_test_store_new(tmpdir, "unzip", &st), 0);
+	CHECK_INT(harness_case("unzip", &tasks, &st), 0);
 	if (!tasks || !st)
 		goto out;
 	CHECK_INT(sptd_store_meta_set(st, "source", "pt"), 0);
@@ -96,14 +92,7 @@ static void test_unzip(void)
 	CHECK_INT(sptd_store_stat_add(st, "sched_events", -1, 5), 0);
 
 	CHECK_INT(sptd_col_derive_pt(st, tasks, 1), 0);
-	/* MANIFEST.md: 16,896 bytes, 149,576 instructions, 219 calls, 111 returns */
-	CHECK_ROWS(st, Q_STATS(0),
-	           "calls|219\n"
-	           "decode_errors|0\n"
-	           "far_calls|0\n"
-	           "instructions|149576\n"
-	           "pt_bytes|16896\n"
-	           "returns|111\n");
+	CHECK_ROWS(st, Q_STATS(0), WANT_UNZIP);
 	n_slices = sptd_test_rows(st, "SELECT count(*) FROM slice");
 	n_symbols = sptd_test_rows(st, "SELECT count(*) FROM symbol");
 	n_gaps = sptd_test_rows(st, "SELECT count(*) FROM gap WHERE reason LIKE 'pt: %'");
@@ -129,13 +118,7 @@ static void test_unzip(void)
 
 	/* again, on all cores: the same rows, its own replaced, others kept */
 	CHECK_INT(sptd_col_derive_pt(st, tasks, 0), 0);
-	CHECK_ROWS(st, Q_STATS(0),
-	           "calls|219\n"
-	           "decode_errors|0\n"
-	           "far_calls|0\n"
-	           "instructions|149576\n"
-	           "pt_bytes|16896\n"
-	           "returns|111\n");
+	CHECK_ROWS(st, Q_STATS(0), WANT_UNZIP);
 	if (n_slices && n_symbols && n_gaps) {
 		CHECK_ROWS(st, "SELECT count(*) FROM slice", n_slices);
 		CHECK_ROWS(st, "SELECT count(*) FROM symbol", n_symbols);
@@ -149,8 +132,7 @@ out:
 	free(n_slices);
 	free(n_symbols);
 	free(n_gaps);
-	sptd_store_destroy(st);
-	sptd_col_tasks_destroy(tasks);
+	harness_case_end(tasks, st);
 	free(pt);
 	free(img);
 }
@@ -169,7 +151,7 @@ static struct sptd_store *hello_incident(const char *name, const char *build_id)
 		goto out;
 	/* dso paths are absolute (a relative one is never read) */
 	CHECK(realpath(rel_path, path) != NULL);
-	CHECK_INT(sptd_test_store_new(tmpdir, name, &st), 0);
+	CHECK_INT(sptd_test_store_new(harness_dir, name, &st), 0);
 	if (!st)
 		goto out;
 	CHECK_INT(sptd_store_meta_set_int(st, "pt_cpu_family", 6), 0);
@@ -204,8 +186,7 @@ static void test_hello(void)
 	           "WHERE s.kind = 'syscall' ORDER BY s.ts, s.id",
 	           "syscall|[syscall]\nsyscall|[syscall]\n");
 out:
-	sptd_store_destroy(st);
-	sptd_col_tasks_destroy(tasks);
+	harness_case_end(tasks, st);
 }
 
 /* The file at the recorded path is another build: not read, its code
@@ -214,39 +195,35 @@ static void test_hello_changed(void)
 {
 	struct sptd_col_tasks *tasks = NULL;
 	struct sptd_store *st = hello_incident("changed", "00112233445566778899aabbccddeeff00112233");
-	char cache[sizeof(tmpdir) + 16];
+	char cache[PATH_MAX];
 
 	/* an empty image cache: nothing there either */
-	snprintf(cache, sizeof(cache), "%s/cache", tmpdir);
+	snprintf(cache, sizeof(cache), "%s/cache", harness_dir);
 	CHECK_INT(setenv("SPTD_IMAGE_CACHE", cache, 1), 0);
 	CHECK_INT(sptd_col_tasks_create(&tasks), 0);
 	if (!st || !tasks)
 		goto out;
-	last_log[0] = '\0';
+	harness_log[0] = '\0';
 	CHECK_INT(sptd_col_derive_pt(st, tasks, 1), 0);
-	CHECK(strstr(last_log, "changed since recording") != NULL);
+	CHECK(strstr(harness_log, "changed since recording") != NULL);
 	CHECK_ROWS(st, "SELECT value FROM stats WHERE cpu = 0 AND name = 'instructions'", "0\n");
 	CHECK_ROWS(st, "SELECT count(*) > 0 FROM gap WHERE reason LIKE 'pt: %missing image%'",
 	           "1\n");
 out:
 	unsetenv("SPTD_IMAGE_CACHE");
-	sptd_store_destroy(st);
-	sptd_col_tasks_destroy(tasks);
+	harness_case_end(tasks, st);
 }
 
 int main(void)
 {
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
+	if (harness_init("dpt") < 0)
 		return 1;
-	}
-	sptd_col_set_log(on_log, NULL);
 	test_invalid();
 	if (sptd_test_fixtures_for("derive_pt on the real captures")) {
 		test_unzip();
 		test_hello();
 		test_hello_changed();
 	}
-	rmdir(tmpdir);
+	harness_fini();
 	return SPTD_TEST_END();
 }

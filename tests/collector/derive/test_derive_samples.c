@@ -9,12 +9,11 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 
+#include "derive_harness.h"
 #include "sptd_col_derive.h"
 #include "sptd_store.h"
 #include "sptd_test.h"
 #include "store_rows.h"
-
-static char tmpdir[] = "/tmp/sptd-dsamples-XXXXXX";
 
 /* /usr/bin/app is mapped at 0x400000 in pid 42 (bias 0x3ff000: its file
  * address 0x1000 runs at 0x400000); the kernel at its own addresses. */
@@ -88,8 +87,7 @@ static void test_samples(void)
 	struct sptd_col_tasks *tasks = NULL;
 	struct sptd_store *st = NULL;
 
-	CHECK_INT(sptd_col_tasks_create(&tasks), 0);
-	CHECK_INT(sptd_test_store_new(tmpdir, "samples", &st), 0);
+	CHECK_INT(harness_case("samples", &tasks, &st), 0);
 	if (!tasks || !st)
 		goto out;
 	incident(st);
@@ -107,8 +105,7 @@ static void test_samples(void)
 	CHECK_ROWS(st, Q_CALLSITES, WANT_CALLSITES);
 	CHECK_ROWS(st, Q_SAMPLES, WANT_SAMPLES);
 out:
-	sptd_store_destroy(st);
-	sptd_col_tasks_destroy(tasks);
+	harness_case_end(tasks, st);
 }
 
 /* No mappings or symbols at all: every frame is unresolved, by ip. */
@@ -117,8 +114,7 @@ static void test_unresolved(void)
 	struct sptd_col_tasks *tasks = NULL;
 	struct sptd_store *st = NULL;
 
-	CHECK_INT(sptd_col_tasks_create(&tasks), 0);
-	CHECK_INT(sptd_test_store_new(tmpdir, "bare", &st), 0);
+	CHECK_INT(harness_case("bare", &tasks, &st), 0);
 	if (!tasks || !st)
 		goto out;
 	SAMPLE(10, 2, 42, KERNEL, KSTART + 8, USER, 0x400010);
@@ -129,8 +125,7 @@ static void test_unresolved(void)
 	           "2|1|1|NULL|ffffffff81000008\n");
 	CHECK_ROWS(st, Q_SAMPLES, "10|2|0|2\n20|2|0|2\n");
 out:
-	sptd_store_destroy(st);
-	sptd_col_tasks_destroy(tasks);
+	harness_case_end(tasks, st);
 }
 
 static void test_invalid(void)
@@ -138,27 +133,23 @@ static void test_invalid(void)
 	struct sptd_col_tasks *tasks = NULL;
 	struct sptd_store *st = NULL;
 
-	CHECK_INT(sptd_col_tasks_create(&tasks), 0);
-	CHECK_INT(sptd_test_store_new(tmpdir, "invalid", &st), 0);
+	CHECK_INT(harness_case("invalid", &tasks, &st), 0);
 	CHECK_INT(sptd_col_derive_samples(NULL, tasks), -EINVAL);
 	CHECK_INT(sptd_col_derive_samples(st, NULL), -EINVAL);
 	/* nothing to derive: success, no rows */
 	CHECK_INT(sptd_col_derive_samples(st, tasks), 0);
 	CHECK_ROWS(st, Q_SAMPLES, "");
 	CHECK_ROWS(st, Q_CALLSITES, "");
-	sptd_store_destroy(st);
-	sptd_col_tasks_destroy(tasks);
+	harness_case_end(tasks, st);
 }
 
 int main(void)
 {
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
+	if (harness_init("dsamples") < 0)
 		return 1;
-	}
 	test_invalid();
 	test_samples();
 	test_unresolved();
-	rmdir(tmpdir);
+	harness_fini();
 	return SPTD_TEST_END();
 }

@@ -12,22 +12,12 @@
 #include <stdlib.h>
 #include <syslog.h>
 
+#include "derive_harness.h"
 #include "ftrace_craft.h"
-#include "sptd_col_base.h"
 #include "sptd_col_derive.h"
 #include "sptd_store.h"
 #include "sptd_test.h"
 #include "store_rows.h"
-
-static char tmpdir[] = "/tmp/sptd-dsched-XXXXXX";
-static char last_log[512];   /* the last message derive logged */
-
-static void on_log(void *ctx, int level, const char *msg)
-{
-	(void)ctx;
-	(void)level;
-	snprintf(last_log, sizeof(last_log), "%s", msg);
-}
 
 #define Q_SLICES "SELECT ts, dur, cpu, utid, end_state, priority FROM sched_slice ORDER BY ts, cpu"
 #define Q_STATES "SELECT ts, dur, utid, state, cpu, waker_utid FROM thread_state ORDER BY utid, ts"
@@ -41,8 +31,7 @@ static void test_invalid(void)
 	struct sptd_col_tasks *tasks = NULL;
 	struct sptd_store *st = NULL;
 
-	CHECK_INT(sptd_col_tasks_create(&tasks), 0);
-	CHECK_INT(sptd_test_store_new(tmpdir, "invalid", &st), 0);
+	CHECK_INT(harness_case("invalid", &tasks, &st), 0);
 	CHECK_INT(sptd_col_derive_sched(NULL, tasks), -EINVAL);
 	CHECK_INT(sptd_col_derive_sched(st, NULL), -EINVAL);
 	CHECK_INT(sptd_col_derive_all(NULL, 0), -EINVAL);
@@ -52,8 +41,7 @@ static void test_invalid(void)
 	CHECK_ROWS(st, Q_STATS, "sched_events|NULL|0\n");
 	/* jobs < 0 (checked by the PT step, after the scheduling rows) */
 	CHECK_INT(sptd_col_derive_all(st, -1), -EINVAL);
-	sptd_store_destroy(st);
-	sptd_col_tasks_destroy(tasks);
+	harness_case_end(tasks, st);
 }
 
 /* A switch list: window [1000, 10000] ns, two CPUs.  cpu 0 runs 100,
@@ -74,8 +62,7 @@ static void test_switch_list(void)
 	struct sptd_col_tasks *tasks = NULL;
 	struct sptd_store *st = NULL;
 
-	CHECK_INT(sptd_col_tasks_create(&tasks), 0);
-	CHECK_INT(sptd_test_store_new(tmpdir, "switches", &st), 0);
+	CHECK_INT(harness_case("switches", &tasks, &st), 0);
 	if (!tasks || !st)
 		goto out;
 	CHECK_INT(sptd_store_meta_set_int(st, "window_start", 1000), 0);
@@ -104,8 +91,7 @@ static void test_switch_list(void)
 	CHECK_ROWS(st, Q_GAPS, "");
 	CHECK_ROWS(st, Q_STATS, "sched_events|NULL|4\n");
 out:
-	sptd_store_destroy(st);
-	sptd_col_tasks_destroy(tasks);
+	harness_case_end(tasks, st);
 }
 
 /* TSC ticks -> ns as the incident's meta says: ns = (tsc - 1000000) * 3 / 2
@@ -171,14 +157,13 @@ static void test_ftrace_pages(void)
 	struct sptd_col_tasks *tasks = NULL;
 	struct sptd_store *st = NULL;
 
-	CHECK_INT(sptd_col_tasks_create(&tasks), 0);
-	CHECK_INT(sptd_test_store_new(tmpdir, "ftrace", &st), 0);
+	CHECK_INT(harness_case("ftrace", &tasks, &st), 0);
 	if (!tasks || !st)
 		goto out;
 	ftrace_incident(st);
-	last_log[0] = '\0';
+	harness_log[0] = '\0';
 	CHECK_INT(sptd_col_derive_sched(st, tasks), 0);
-	CHECK_STR(last_log, "1 corrupt ftrace pages skipped");
+	CHECK_STR(harness_log, "1 corrupt ftrace pages skipped");
 	CHECK_ROWS(st, Q_SLICES,
 	           "5003000|9000|0|1|S|120\n"
 	           "5012000|3000|0|2|R+|110\n"
@@ -208,8 +193,7 @@ static void test_ftrace_pages(void)
 	CHECK_ROWS(st, Q_STATS, "sched_events|NULL|12\n");
 	CHECK_INT(sptd_col_tasks_utid(tasks, 300), 3);
 out:
-	sptd_store_destroy(st);
-	sptd_col_tasks_destroy(tasks);
+	harness_case_end(tasks, st);
 }
 
 /* ftrace said x86-tsc but meta has no conversion: a clear error, no rows. */
@@ -218,19 +202,17 @@ static void test_tsc_without_conversion(void)
 	struct sptd_col_tasks *tasks = NULL;
 	struct sptd_store *st = NULL;
 
-	CHECK_INT(sptd_col_tasks_create(&tasks), 0);
-	CHECK_INT(sptd_test_store_new(tmpdir, "notsc", &st), 0);
+	CHECK_INT(harness_case("notsc", &tasks, &st), 0);
 	if (!tasks || !st)
 		goto out;
 	CHECK_INT(sptd_store_meta_set(st, "ftrace_clock", "x86-tsc"), 0);
 	CHECK_INT(sptd_store_raw_switch_add(st, 10, 0, 0, 1, "one"), 0);
-	last_log[0] = '\0';
+	harness_log[0] = '\0';
 	CHECK_INT(sptd_col_derive_sched(st, tasks), -EBADMSG);
-	CHECK(strstr(last_log, "no TSC conversion") != NULL);
+	CHECK(strstr(harness_log, "no TSC conversion") != NULL);
 	CHECK_ROWS(st, "SELECT count(*) FROM sched_slice", "0\n");
 out:
-	sptd_store_destroy(st);
-	sptd_col_tasks_destroy(tasks);
+	harness_case_end(tasks, st);
 }
 
 /* derive_all: what `sysptd decode` runs.  Stale derived rows go, tasks
@@ -239,7 +221,7 @@ static void test_derive_all(void)
 {
 	struct sptd_store *st = NULL;
 
-	CHECK_INT(sptd_test_store_new(tmpdir, "all", &st), 0);
+	CHECK_INT(sptd_test_store_new(harness_dir, "all", &st), 0);
 	if (!st)
 		return;
 	CHECK_INT(sptd_store_meta_set_int(st, "window_start", 1000), 0);
@@ -284,16 +266,13 @@ static void test_derive_all(void)
 
 int main(void)
 {
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
+	if (harness_init("dsched") < 0)
 		return 1;
-	}
-	sptd_col_set_log(on_log, NULL);
 	test_invalid();
 	test_switch_list();
 	test_ftrace_pages();
 	test_tsc_without_conversion();
 	test_derive_all();
-	rmdir(tmpdir);
+	harness_fini();
 	return SPTD_TEST_END();
 }

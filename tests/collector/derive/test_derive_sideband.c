@@ -8,12 +8,11 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 
+#include "derive_harness.h"
 #include "sptd_col_derive.h"
 #include "sptd_store.h"
 #include "sptd_test.h"
 #include "store_rows.h"
-
-static char tmpdir[] = "/tmp/sptd-dsideband-XXXXXX";
 
 /* Records back to back, as one raw_sideband row holds them. */
 struct records {
@@ -115,7 +114,7 @@ static void test_gaps(void)
 	struct perf_event_header cut = { .type = PERF_RECORD_AUX, .size = 200 };
 	struct sptd_store *st = NULL;
 
-	CHECK_INT(sptd_test_store_new(tmpdir, "gaps", &st), 0);
+	CHECK_INT(sptd_test_store_new(harness_dir, "gaps", &st), 0);
 	if (!st)
 		return;
 	CHECK_INT(sptd_store_meta_set_int(st, "perf_clock_offset_ns", 1000000), 0);
@@ -152,7 +151,7 @@ static void test_no_cpu_field(void)
 	struct records bare = { .sample_type = 0 };
 	struct sptd_store *st = NULL;
 
-	CHECK_INT(sptd_test_store_new(tmpdir, "nocpu", &st), 0);
+	CHECK_INT(sptd_test_store_new(harness_dir, "nocpu", &st), 0);
 	if (!st)
 		return;
 	CHECK_INT(sptd_store_meta_set_int(st, "pt_sideband_sample_type",
@@ -168,7 +167,7 @@ static void test_no_cpu_field(void)
 
 	/* sample_type 0: no trailer at all */
 	st = NULL;
-	CHECK_INT(sptd_test_store_new(tmpdir, "bare", &st), 0);
+	CHECK_INT(sptd_test_store_new(harness_dir, "bare", &st), 0);
 	if (!st)
 		return;
 	CHECK_INT(sptd_store_meta_set_int(st, "pt_sideband_sample_type", 0), 0);
@@ -186,7 +185,7 @@ static void test_invalid(void)
 
 	CHECK_INT(sptd_col_derive_pt_sideband(NULL), -EINVAL);
 	/* no sideband: no gaps, success */
-	CHECK_INT(sptd_test_store_new(tmpdir, "empty", &st), 0);
+	CHECK_INT(sptd_test_store_new(harness_dir, "empty", &st), 0);
 	CHECK_INT(sptd_col_derive_pt_sideband(st), 0);
 	CHECK_ROWS(st, Q_GAPS, "");
 	sptd_store_destroy(st);
@@ -194,13 +193,11 @@ static void test_invalid(void)
 
 int main(void)
 {
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
+	if (harness_init("dsideband") < 0)
 		return 1;
-	}
 	test_invalid();
 	test_gaps();
 	test_no_cpu_field();
-	rmdir(tmpdir);
+	harness_fini();
 	return SPTD_TEST_END();
 }

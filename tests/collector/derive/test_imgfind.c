@@ -8,13 +8,12 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "derive_harness.h"
 #include "sptd_col_derive.h"
 #include "sptd_dec.h"
 #include "sptd_store.h"
 #include "sptd_test.h"
 #include "store_rows.h"
-
-static char tmpdir[] = "/tmp/sptd-imgfind-XXXXXX";
 
 static void test_cache_path(void)
 {
@@ -67,7 +66,7 @@ static void test_invalid(void)
 	struct sptd_store *st = NULL;
 	const char *where = "unset";
 
-	CHECK_INT(sptd_test_store_new(tmpdir, "invalid", &st), 0);
+	CHECK_INT(sptd_test_store_new(harness_dir, "invalid", &st), 0);
 	CHECK_INT(sptd_col_pt_imgfind_create(NULL, &f), -EINVAL);
 	CHECK_INT(sptd_col_pt_imgfind_create(st, NULL), -EINVAL);
 	CHECK_INT(sptd_col_pt_imgfind_lookup(NULL, 1, "/x", NULL, &where), -EINVAL);
@@ -110,7 +109,7 @@ static void test_lookup(void)
 	char *bytes = NULL;
 	size_t len = 0;
 
-	snprintf(cache, sizeof(cache), "%s/cache", tmpdir);
+	snprintf(cache, sizeof(cache), "%s/cache", harness_dir);
 	snprintf(dir, sizeof(dir), "%s/c0ffee", cache);
 	snprintf(file, sizeof(file), "%s/libbar.so", dir);
 	CHECK_INT(mkdir(cache, 0700), 0);
@@ -119,7 +118,7 @@ static void test_lookup(void)
 	CHECK_INT(self(exe, sizeof(exe), bid, sizeof(bid)), 0);
 	CHECK_INT(setenv("SPTD_IMAGE_CACHE", cache, 1), 0);
 
-	CHECK_INT(sptd_test_store_new(tmpdir, "lookup", &st), 0);
+	CHECK_INT(sptd_test_store_new(harness_dir, "lookup", &st), 0);
 	if (!st)
 		goto out;
 	/* dso 5 is embedded (and cached: embedded wins) */
@@ -167,7 +166,7 @@ static void test_lookup(void)
 
 	/* without $SPTD_IMAGE_CACHE: meta pt_image_cache names the cache */
 	unsetenv("SPTD_IMAGE_CACHE");
-	CHECK_INT(sptd_test_store_new(tmpdir, "meta", &st), 0);
+	CHECK_INT(sptd_test_store_new(harness_dir, "meta", &st), 0);
 	if (!st)
 		goto out;
 	CHECK_INT(sptd_store_meta_set(st, "pt_image_cache", cache), 0);
@@ -188,13 +187,11 @@ out:
 
 int main(void)
 {
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
+	if (harness_init("imgfind") < 0)
 		return 1;
-	}
 	test_cache_path();
 	test_invalid();
 	test_lookup();
-	rmdir(tmpdir);
+	harness_fini();
 	return SPTD_TEST_END();
 }

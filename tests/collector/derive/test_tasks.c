@@ -5,12 +5,11 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "derive_harness.h"
 #include "sptd_col_derive.h"
 #include "sptd_store.h"
 #include "sptd_test.h"
 #include "store_rows.h"
-
-static char tmpdir[] = "/tmp/sptd-tasks-XXXXXX";
 
 static void test_invalid(void)
 {
@@ -19,21 +18,18 @@ static void test_invalid(void)
 
 	CHECK_INT(sptd_col_tasks_create(NULL), -EINVAL);
 	sptd_col_tasks_destroy(NULL);
-	CHECK_INT(sptd_col_tasks_create(&t), 0);
-	CHECK(t != NULL);
+	CHECK_INT(harness_case("invalid", &t, &st), 0);
 	CHECK_INT(sptd_col_tasks_note(NULL, 1, 1, "x", NULL), -EINVAL);
 	CHECK_INT(sptd_col_tasks_note(t, -1, 1, "x", NULL), -EINVAL);
 	CHECK_INT(sptd_col_tasks_utid(NULL, 1), -EINVAL);
 	CHECK_INT(sptd_col_tasks_utid(t, -1), -EINVAL);
-	CHECK_INT(sptd_test_store_new(tmpdir, "invalid", &st), 0);
 	CHECK_INT(sptd_col_tasks_store(NULL, st), -EINVAL);
 	CHECK_INT(sptd_col_tasks_store(t, NULL), -EINVAL);
 	/* nothing known: nothing written */
 	CHECK_INT(sptd_col_tasks_store(t, st), 0);
 	CHECK_ROWS(st, "SELECT count(*) FROM process", "0\n");
 	CHECK_ROWS(st, "SELECT count(*) FROM thread", "0\n");
-	sptd_store_destroy(st);
-	sptd_col_tasks_destroy(t);
+	harness_case_end(t, st);
 }
 
 /* utids are handed out in first-seen order and never change, through
@@ -73,8 +69,7 @@ static void test_store_rows(void)
 	struct sptd_col_tasks *t = NULL;
 	struct sptd_store *st = NULL;
 
-	CHECK_INT(sptd_col_tasks_create(&t), 0);
-	CHECK_INT(sptd_test_store_new(tmpdir, "rows", &st), 0);
+	CHECK_INT(harness_case("rows", &t, &st), 0);
 	if (!t || !st)
 		goto out;
 	CHECK_INT(sptd_col_tasks_utid(t, 500), 0);          /* process not known yet */
@@ -109,19 +104,16 @@ static void test_store_rows(void)
 	           "4|600|4|a-comm-longer-t\n"
 	           "5|777|5|NULL\n");
 out:
-	sptd_store_destroy(st);
-	sptd_col_tasks_destroy(t);
+	harness_case_end(t, st);
 }
 
 int main(void)
 {
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
+	if (harness_init("tasks") < 0)
 		return 1;
-	}
 	test_invalid();
 	test_utids();
 	test_store_rows();
-	rmdir(tmpdir);
+	harness_fini();
 	return SPTD_TEST_END();
 }
