@@ -2,7 +2,8 @@
  *
  * CHECK() records a failure and goes on (so one run shows every broken
  * expectation); SPTD_TEST_END() prints "N passed, N failed" and returns the
- * exit status.  SPTD_SKIP() exits 77, which CTest reports as skipped;
+ * exit status.  SPTD_SKIP() exits 77, which CTest reports as skipped (1 when
+ * a check already failed);
  * SPTD_SKIP_PART() notes that one part could not run here and goes on.
  *
  * A binary passes only when it ran at least one check, every check held and
