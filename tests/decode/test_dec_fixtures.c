@@ -1,7 +1,8 @@
 /* test_dec_fixtures.c — decode the real Intel PT captures in
  * $SPTD_FIXTURES/real-pt and compare with MANIFEST.md's libipt figures;
  * then damage them (truncation, flipped bytes, a missing image, an injected
- * overflow) and check that each damage becomes gaps while the rest decodes. */
+ * overflow) and check that each damage becomes gaps while the rest decodes.
+ * Skips without the fixtures directory; a file missing from it fails. */
 #include <errno.h>
 #include <intel-pt.h>
 
@@ -76,13 +77,6 @@ static int sink_symbol(void *ctx, const struct sptd_dec_symbol *sym)
 	return 0;
 }
 
-static const char *fixtures(void)
-{
-	const char *f = getenv("SPTD_FIXTURES");
-
-	return f ? f : "../shared/fixtures";
-}
-
 enum image_kind { IMG_FLAT, IMG_ELF, IMG_HALF, IMG_NONE };
 
 /* Decode @pt (len bytes) with one image; returns the run's result. */
@@ -141,12 +135,18 @@ static const struct fixture fixtures_tab[] = {
 	  2272, 8, 0, 0, 2 },
 };
 
+/* The trace of @fx read whole (NULL, with a failed check naming the file,
+ * when it or its image is missing); the image's path in @image. */
 static uint8_t *load_trace(const struct fixture *fx, size_t *len, char *image, size_t ilen)
 {
-	char path[1024];
+	char path[1024], rel[256];
 
-	snprintf(path, sizeof(path), "%s/real-pt/%s/%s", fixtures(), fx->dir, fx->trace);
-	snprintf(image, ilen, "%s/real-pt/%s/%s", fixtures(), fx->dir, fx->image);
+	snprintf(rel, sizeof(rel), "real-pt/%s/%s", fx->dir, fx->image);
+	if (sptd_test_fixture(image, ilen, rel) < 0)
+		return NULL;
+	snprintf(rel, sizeof(rel), "real-pt/%s/%s", fx->dir, fx->trace);
+	if (sptd_test_fixture(path, sizeof(path), rel) < 0)
+		return NULL;
 	return sptd_test_slurp(path, len);
 }
 
@@ -370,11 +370,7 @@ static void test_overflow(void)
 
 int main(void)
 {
-	char probe[1024];
-
-	snprintf(probe, sizeof(probe), "%s/real-pt/MANIFEST.md", fixtures());
-	if (access(probe, R_OK) != 0)
-		SPTD_SKIP("no real PT fixtures at %s", fixtures());
+	SPTD_REQUIRE_FIXTURES();
 	test_reference_counts();
 	test_two_cpus();
 	test_truncated();

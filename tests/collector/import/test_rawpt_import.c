@@ -1,20 +1,15 @@
-/* test_dec_import.c — `sysptd import` end to end on the real captures: the
+/* test_rawpt_import.c — `sysptd import` end to end on the real captures: the
  * incident's stats rows equal MANIFEST.md's figures, slices and symbols are
  * written, a re-decode (derive_all on the opened file) gives the same rows,
- * and bad command lines are refused with a usage status. */
+ * and bad command lines are refused with a usage status.  Without the
+ * fixtures directory only the bad usage runs (and the test reports skip);
+ * a file missing from it fails. */
 #include <errno.h>
 
 #include "sptd_col.h"
 #include "sptd_col_derive.h"
 #include "sptd_store.h"
 #include "sptd_test.h"
-
-static const char *fixtures(void)
-{
-	const char *f = getenv("SPTD_FIXTURES");
-
-	return f ? f : "../shared/fixtures";
-}
 
 static int64_t q(struct sptd_store *st, const char *sql)
 {
@@ -37,8 +32,10 @@ static void test_unzip(const char *dir)
 	int64_t slices, symbols;
 	FILE *f;
 
-	snprintf(pt, sizeof(pt), "%s/real-pt/libxdc-unzip/trace.pt", fixtures());
-	snprintf(img, sizeof(img), "%s/real-pt/libxdc-unzip/flat_400000.img@0x400000", fixtures());
+	if (sptd_test_fixture(pt, sizeof(pt), "real-pt/libxdc-unzip/trace.pt") < 0 ||
+	    sptd_test_fixture(img, sizeof(img) - 16, "real-pt/libxdc-unzip/flat_400000.img") < 0)
+		return;
+	strcat(img, "@0x400000");
 	snprintf(out, sizeof(out), "%s/unzip.db", dir);
 	snprintf(sched, sizeof(sched), "%s/sched.txt", dir);
 	f = fopen(sched, "w");
@@ -96,8 +93,9 @@ static void test_hello(const char *dir)
 	char *argv[] = { "import", "--pt", pt, "--image", img, "--cpu-id", "6/85/4",
 	                 "-o", out, NULL };
 
-	snprintf(pt, sizeof(pt), "%s/real-pt/drpt2trace-hello/pt.bin", fixtures());
-	snprintf(img, sizeof(img), "%s/real-pt/drpt2trace-hello/hello", fixtures());
+	if (sptd_test_fixture(pt, sizeof(pt), "real-pt/drpt2trace-hello/pt.bin") < 0 ||
+	    sptd_test_fixture(img, sizeof(img), "real-pt/drpt2trace-hello/hello") < 0)
+		return;
 	snprintf(out, sizeof(out), "%s/hello.db", dir);
 	CHECK_INT(run_import(9, argv), SPTD_EXIT_OK);
 	CHECK_INT(sptd_store_open(out, 0, &st), 0);
@@ -159,15 +157,14 @@ static void test_derive_args(void)
 int main(void)
 {
 	char dir[] = "/tmp/sptd-import-XXXXXX";
-	char probe[1024];
 
-	snprintf(probe, sizeof(probe), "%s/real-pt/MANIFEST.md", fixtures());
-	if (access(probe, R_OK) != 0)
-		SPTD_SKIP("no real PT fixtures at %s", fixtures());
 	if (!mkdtemp(dir))
 		SPTD_SKIP("cannot make a temporary directory");
-	test_unzip(dir);
-	test_hello(dir);
+	/* the real captures; bad usage needs none */
+	if (sptd_test_fixtures_for("importing the real captures")) {
+		test_unzip(dir);
+		test_hello(dir);
+	}
 	test_bad_usage(dir);
 	test_derive_args();
 	{

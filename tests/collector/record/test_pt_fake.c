@@ -110,7 +110,6 @@ static int64_t q(struct sptd_store *st, const char *sql)
 
 int main(void)
 {
-	const char *fx = getenv("SPTD_FIXTURES");
 	char trace_path[1024], image_path[1024], root[] = "/tmp/sptd-ptfake-XXXXXX", db[128], sql[256];
 	unsigned char *trace, *image, *wrapped_stream, *expect[NCPU], sb[NCPU][1024];
 	size_t trace_len, image_len, expect_len[NCPU], sb_len[NCPU] = { 0, 0, 0 };
@@ -126,14 +125,17 @@ int main(void)
 	void *map;
 	int ret;
 
-	snprintf(trace_path, sizeof(trace_path), "%s/real-pt/libxdc-unzip/trace.pt",
-	         fx ? fx : "../shared/fixtures");
-	snprintf(image_path, sizeof(image_path), "%s/real-pt/libxdc-unzip/flat_400000.img",
-	         fx ? fx : "../shared/fixtures");
+	/* no fixtures directory: skip; one without these files: fail */
+	SPTD_REQUIRE_FIXTURES();
+	if (sptd_test_fixture(trace_path, sizeof(trace_path), "real-pt/libxdc-unzip/trace.pt") < 0 ||
+	    sptd_test_fixture(image_path, sizeof(image_path),
+	                      "real-pt/libxdc-unzip/flat_400000.img") < 0)
+		return SPTD_TEST_END();
 	trace = sptd_test_slurp(trace_path, &trace_len);
 	image = sptd_test_slurp(image_path, &image_len);
+	CHECK(trace && image);
 	if (!trace || !image)
-		SPTD_SKIP("fixtures missing: %s", trace_path);
+		return SPTD_TEST_END();
 	/* the code PT ran, as an anonymous executable mapping of this process */
 	map = mmap((void *)IMG_ADDR, (image_len + 4095) & ~(size_t)4095, PROT_READ | PROT_WRITE,
 	           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
