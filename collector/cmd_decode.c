@@ -28,21 +28,25 @@ int sptd_col_cmd_decode(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *path = NULL, *word;
 	struct sptd_store *st = NULL;
 	struct timespec t0, t1;
-	int jobs = 0, c, ret;
-	int64_t n;
+	int jobs = 0, operands = 0, c, ret;
+	int64_t n, v;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "j:h", longopts, NULL)) != -1) {
+	sptd_col_getopt_start();
+	while ((c = sptd_col_getopt_next(argc, argv, "-:j:h", longopts, &word)) != -1) {
 		switch (c) {
+		case 1:
+			path = optarg;
+			operands++;
+			break;
 		case 'j':
-			jobs = atoi(optarg);
-			if (jobs < 0) {
+			if (sptd_col_parse_int(optarg, 0, 1024, &v) < 0) {
 				fprintf(stderr, "sysptd decode: bad -j '%s'\n", optarg);
 				return SPTD_EXIT_USAGE;
 			}
+			jobs = (int)v;
 			break;
 		case 'h':
 			printf("Usage: sysptd decode INCIDENT [-j N]\n\n"
@@ -51,20 +55,25 @@ int sptd_col_cmd_decode(int argc, char **argv)
 			       "from its raw tables, in one transaction: on any error the file is left as\n"
 			       "it was.\n\n  -j, --jobs N   PT decode threads (default: number of CPUs)\n");
 			return SPTD_EXIT_OK;
+		case ':':
+			fprintf(stderr, "sysptd decode: option '%s' needs a value\n", word);
+			return SPTD_EXIT_USAGE;
 		default:
 			fprintf(stderr, "sysptd decode: unknown option '%s' (see sysptd decode --help)\n",
-			        argv[optind - 1]);
+			        word);
 			return SPTD_EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
+	for (; optind < argc; optind++, operands++)   /* after "--": operands only */
+		path = argv[optind];
+	if (operands != 1) {
 		fprintf(stderr, "sysptd decode: need exactly one INCIDENT file (see sysptd decode --help)\n");
 		return SPTD_EXIT_USAGE;
 	}
 	sptd_col_set_log(log_stderr, NULL);
 	sptd_sched_set_log(log_stderr, NULL);
 	sptd_dec_set_log(log_stderr, NULL);
-	ret = sptd_col_incident_open("decode", argv[optind], 1, &st);
+	ret = sptd_col_incident_open("decode", path, 1, &st);
 	if (ret)
 		return ret;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -72,13 +81,13 @@ int sptd_col_cmd_decode(int argc, char **argv)
 	if (ret >= 0)
 		ret = sptd_store_commit(st);
 	if (ret < 0) {
-		fprintf(stderr, "sysptd decode: %s: %s; the file is unchanged\n", argv[optind],
+		fprintf(stderr, "sysptd decode: %s: %s; the file is unchanged\n", path,
 		        sptd_store_errmsg(st)[0] ? sptd_store_errmsg(st) : strerror(-ret));
 		sptd_store_destroy(st);
 		return SPTD_EXIT_FAIL;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	printf("%s decoded in %.3f s:", argv[optind],
+	printf("%s decoded in %.3f s:", path,
 	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	{
 		static const enum sptd_store_table_id tables[] = {

@@ -191,9 +191,10 @@ static void check_perf(void)
 
 int sptd_col_cmd_doctor(int argc, char **argv)
 {
+	int ret = sptd_col_args_none(argc, argv, "doctor");
 	struct utsname u;
 
-	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+	if (ret > 0) {
 		printf("Usage: sysptd doctor\n\nReport what this machine supports for recording: Intel PT and\n"
 		       "its capabilities, AUX pause, tracefs and the tracepoints sysptd uses,\n"
 		       "perf_event_paranoid, software and hardware perf events, breakpoints,\n"
@@ -201,10 +202,8 @@ int sptd_col_cmd_doctor(int argc, char **argv)
 		       "Exit status 0 when recording can work (with some source), 1 when not.\n");
 		return SPTD_EXIT_OK;
 	}
-	if (argc > 1) {
-		fprintf(stderr, "sysptd doctor: unexpected argument '%s'\n", argv[1]);
+	if (ret < 0)
 		return SPTD_EXIT_USAGE;
-	}
 	uname(&u);
 	line("info", "kernel", "%s %s (%s)", u.sysname, u.release, u.machine);
 	line(geteuid() == 0 ? "ok" : "no", "root", geteuid() == 0 ? "running as root" :

@@ -2,6 +2,7 @@
  * the incident as a Perfetto trace (or Chrome JSON), written to FILE.tmp
  * and renamed into place, so a failed export never leaves half a file. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,50 +49,74 @@ static void show_progress(void *ctx, const char *phase, uint64_t done, uint64_t 
 		        (unsigned long long)done);
 }
 
+/* The INCIDENT: 0, or SPTD_EXIT_USAGE with the message printed for a
+ * second operand. */
+static int operand(const char *arg, const char **path)
+{
+	if (*path) {
+		fprintf(stderr, "sysptd export: unexpected argument '%s'\n", arg);
+		return SPTD_EXIT_USAGE;
+	}
+	*path = arg;
+	return 0;
+}
+
 int sptd_col_cmd_export(int argc, char **argv)
 {
-	const char *path = NULL, *output = NULL, *fmt_name = "proto";
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = NULL, *output = NULL, *fmt_name = "proto", *word;
 	struct sptd_query_export_options opts;
 	struct sptd_query_export_stats stats;
 	struct sptd_store *st = NULL;
 	char err[1024] = "", *tmp = NULL;
-	int i, ret, status = SPTD_EXIT_FAIL, quiet = 0;
+	int c, ret, status = SPTD_EXIT_FAIL, quiet = 0;
 	FILE *out = NULL;
 
 	memset(&opts, 0, sizeof(opts));
-	for (i = 1; i < argc; i++) {
-		const char *arg = argv[i];
-
-		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+	sptd_col_getopt_start();
+	while ((c = sptd_col_getopt_next(argc, argv, "-:o:f:qh", longopts, &word)) != -1) {
+		switch (c) {
+		case 1:
+			if ((ret = operand(optarg, &path)))
+				return ret;
+			break;
+		case 'h':
 			fputs(export_usage, stdout);
 			return SPTD_EXIT_OK;
-		} else if (!strcmp(arg, "-q") || !strcmp(arg, "--quiet")) {
+		case 'q':
 			quiet = 1;
-		} else if (!strcmp(arg, "-o") || !strcmp(arg, "--output") ||
-		           !strncmp(arg, "--output=", 9)) {
-			output = sptd_col_option_value(argc, argv, &i, "--output");
-			if (!output || !*output) {
-				fprintf(stderr, "sysptd export: %s needs a file name\n", arg);
+			break;
+		case 'o':
+			output = optarg;
+			if (!*output) {
+				fprintf(stderr, "sysptd export: %s needs a file name\n", word);
 				return SPTD_EXIT_USAGE;
 			}
-		} else if (!strcmp(arg, "-f") || !strcmp(arg, "--format") ||
-		           !strncmp(arg, "--format=", 9)) {
-			fmt_name = sptd_col_option_value(argc, argv, &i, "--format");
-			if (!fmt_name) {
-				fprintf(stderr, "sysptd export: %s needs proto or json\n", arg);
-				return SPTD_EXIT_USAGE;
-			}
-		} else if (arg[0] == '-' && arg[1] != '\0') {
-			fprintf(stderr, "sysptd export: unknown option '%s' (see sysptd export --help)\n",
-			        arg);
+			break;
+		case 'f':
+			fmt_name = optarg;
+			break;
+		case ':':
+			if (optopt == 'o')
+				fprintf(stderr, "sysptd export: %s needs a file name\n", word);
+			else
+				fprintf(stderr, "sysptd export: %s needs proto or json\n", word);
 			return SPTD_EXIT_USAGE;
-		} else if (!path) {
-			path = arg;
-		} else {
-			fprintf(stderr, "sysptd export: unexpected argument '%s'\n", arg);
+		default:
+			fprintf(stderr, "sysptd export: unknown option '%s' (see sysptd export --help)\n",
+			        word);
 			return SPTD_EXIT_USAGE;
 		}
 	}
+	for (; optind < argc; optind++)   /* after "--": operands only */
+		if ((ret = operand(argv[optind], &path)))
+			return ret;
 	if (sptd_query_export_format_parse(fmt_name, &opts.format) < 0) {
 		fprintf(stderr, "sysptd export: unknown format '%s' (proto or json)\n", fmt_name);
 		return SPTD_EXIT_USAGE;

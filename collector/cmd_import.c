@@ -18,6 +18,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,14 +102,18 @@ static int parse_opts(int argc, char **argv, struct sptd_col_rawpt_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *word, *extra = NULL;
 	int c;
 	int64_t v;
 
 	memset(o, 0, sizeof(*o));
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":j:o:h", longopts, NULL)) != -1) {
+	sptd_col_getopt_start();
+	while ((c = sptd_col_getopt_next(argc, argv, "-:j:o:h", longopts, &word)) != -1) {
 		switch (c) {
+		case 1:
+			if (!extra)
+				extra = optarg;
+			break;
 		case 'p': {
 			char *list = optarg, *tok, *save = NULL;
 
@@ -185,16 +190,18 @@ static int parse_opts(int argc, char **argv, struct sptd_col_rawpt_opts *o)
 			usage(stdout);
 			return 1;
 		case ':':
-			fprintf(stderr, "sysptd import: option '%s' needs a value\n", argv[optind - 1]);
+			fprintf(stderr, "sysptd import: option '%s' needs a value\n", word);
 			return -EINVAL;
 		default:
 			fprintf(stderr, "sysptd import: unknown option '%s' (see sysptd import --help)\n",
-			        argv[optind - 1]);
+			        word);
 			return -EINVAL;
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "sysptd import: unexpected argument '%s'\n", argv[optind]);
+	if (!extra && optind < argc)   /* after "--" */
+		extra = argv[optind];
+	if (extra) {
+		fprintf(stderr, "sysptd import: unexpected argument '%s'\n", extra);
 		return -EINVAL;
 	}
 	if (!o->npt || !o->out) {
@@ -237,18 +244,25 @@ static void print_summary(struct sptd_store *st, const char *out)
 
 /* ---- perf.data mode --------------------------------------------------------- */
 
-/* 1 when the command line is the perf.data form (no --pt). */
+/* 1 when the command line is the perf.data form: no --pt, and an operand
+ * (any argument that is not an option, as getopt_long sees them with only
+ * --pt known). */
 static int perfdata_mode(int argc, char **argv)
 {
-	int i, positional = 0;
+	static const struct option longopts[] = {
+		{ "pt", required_argument, NULL, 'p' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, operand = 0;
 
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--pt") == 0 || strncmp(argv[i], "--pt=", 5) == 0)
+	sptd_col_getopt_start();
+	while ((c = sptd_col_getopt_next(argc, argv, "-:", longopts, NULL)) != -1) {
+		if (c == 'p' || (c == ':' && optopt == 'p'))
 			return 0;
-		if (argv[i][0] != '-')
-			positional = 1;
+		if (c == 1)
+			operand = 1;
 	}
-	return positional;
+	return operand || optind < argc;
 }
 
 static int import_perfdata(int argc, char **argv)
@@ -264,16 +278,20 @@ static int import_perfdata(int argc, char **argv)
 	};
 	struct sptd_col_pd_import_opts o;
 	struct sptd_col_pd_import_result res;
-	char out[PATH_MAX], kcore[PATH_MAX], cmd[2048] = "", err[1024];
-	size_t len = 0;
-	int c, i, ret;
+	char out[PATH_MAX], kcore[PATH_MAX], cmd[2048], err[1024];
+	const char *word;
+	int c, operands = 0, ret;
 	int64_t v;
 
 	memset(&o, 0, sizeof(o));
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":j:o:h", longopts, NULL)) != -1) {
+	o.command = sptd_col_command_text(argc, argv, cmd, sizeof(cmd));
+	sptd_col_getopt_start();
+	while ((c = sptd_col_getopt_next(argc, argv, "-:j:o:h", longopts, &word)) != -1) {
 		switch (c) {
+		case 1:
+			o.input = optarg;
+			operands++;
+			break;
 		case 'S':
 			o.paths.symfs = optarg;
 			break;
@@ -297,19 +315,20 @@ static int import_perfdata(int argc, char **argv)
 			usage(stdout);
 			return SPTD_EXIT_OK;
 		case ':':
-			fprintf(stderr, "sysptd import: option '%s' needs a value\n", argv[optind - 1]);
+			fprintf(stderr, "sysptd import: option '%s' needs a value\n", word);
 			return SPTD_EXIT_USAGE;
 		default:
 			fprintf(stderr, "sysptd import: unknown option '%s' (see sysptd import --help)\n",
-			        argv[optind - 1]);
+			        word);
 			return SPTD_EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
+	for (; optind < argc; optind++, operands++)   /* after "--": operands only */
+		o.input = argv[optind];
+	if (operands != 1) {
 		fprintf(stderr, "sysptd import: want exactly one perf.data file (see sysptd import --help)\n");
 		return SPTD_EXIT_USAGE;
 	}
-	o.input = argv[optind];
 	if (!o.output) {
 		const char *base = strrchr(o.input, '/') ? strrchr(o.input, '/') + 1 : o.input;
 
@@ -324,9 +343,6 @@ static int import_perfdata(int argc, char **argv)
 		if (stat(kcore, &sb) == 0 && S_ISDIR(sb.st_mode))
 			o.paths.kcore = kcore;
 	}
-	for (i = 0; i < argc && len + 1 < sizeof(cmd); i++)
-		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, "%s%s", i ? " " : "", argv[i]);
-	o.command = cmd;
 	sptd_col_set_log(log_stderr, NULL);
 	sptd_dec_set_log(log_stderr, NULL);
 	sptd_sched_set_log(log_stderr, NULL);
@@ -369,13 +385,17 @@ int sptd_col_cmd_import(int argc, char **argv)
 {
 	struct sptd_col_rawpt_opts o;
 	struct sptd_store *st = NULL;
+	char cmd[2048];
 	int ret, i;
 
 	if (perfdata_mode(argc, argv))
 		return import_perfdata(argc, argv);
+	/* before parsing: --pt's comma list is cut in place */
+	sptd_col_command_text(argc, argv, cmd, sizeof(cmd));
 	ret = parse_opts(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? SPTD_EXIT_OK : SPTD_EXIT_USAGE;
+	o.command = cmd;
 	sptd_col_set_log(log_stderr, NULL);
 	sptd_dec_set_log(log_stderr, NULL);
 	sptd_sched_set_log(log_stderr, NULL);
@@ -392,15 +412,7 @@ int sptd_col_cmd_import(int argc, char **argv)
 		sptd_store_destroy(st);
 		return SPTD_EXIT_FAIL;
 	}
-	{
-		char cmd[2048] = "";
-		size_t len = 0;
-
-		for (i = 0; i < argc && len + 1 < sizeof(cmd); i++)
-			len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, "%s%s", i ? " " : "", argv[i]);
-		o.command = cmd;
-		ret = sptd_col_rawpt_import(st, &o);
-	}
+	ret = sptd_col_rawpt_import(st, &o);
 	if (ret == -EINVAL || ret == -ENOENT) {
 		sptd_store_destroy(st);
 		return ret == -EINVAL ? SPTD_EXIT_USAGE : SPTD_EXIT_BADFILE;

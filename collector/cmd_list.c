@@ -2,6 +2,7 @@
  * last, with what fired and how much they hold. */
 #include <dirent.h>
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,26 +55,53 @@ static void list_one(const char *dir, const char *name)
 	sptd_store_destroy(st);
 }
 
+/* The DIR: 0, or SPTD_EXIT_USAGE with the message printed for a second
+ * operand. */
+static int operand(const char *arg, const char **dir)
+{
+	if (*dir) {
+		fprintf(stderr, "sysptd list: unexpected argument '%s'\n", arg);
+		return SPTD_EXIT_USAGE;
+	}
+	*dir = arg;
+	return 0;
+}
+
 int sptd_col_cmd_list(int argc, char **argv)
 {
-	const char *dir = "/var/lib/sysptd";
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dir = NULL, *word;
+	int c, ret;
 	char **names = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *e;
 	DIR *d;
 
-	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		printf("Usage: sysptd list [DIR]\n\nList the incident files in DIR (default /var/lib/sysptd),\n"
-		       "oldest first: when, source, window, sched slices, samples, call slices,\n"
-		       "size and what triggered it.\n");
-		return SPTD_EXIT_OK;
+	sptd_col_getopt_start();
+	while ((c = sptd_col_getopt_next(argc, argv, "-:h", longopts, &word)) != -1) {
+		switch (c) {
+		case 1:
+			if ((ret = operand(optarg, &dir)))
+				return ret;
+			break;
+		case 'h':
+			printf("Usage: sysptd list [DIR]\n\nList the incident files in DIR (default /var/lib/sysptd),\n"
+			       "oldest first: when, source, window, sched slices, samples, call slices,\n"
+			       "size and what triggered it.\n");
+			return SPTD_EXIT_OK;
+		default:
+			fprintf(stderr, "sysptd list: unknown option '%s' (see sysptd list --help)\n", word);
+			return SPTD_EXIT_USAGE;
+		}
 	}
-	if (argc > 2) {
-		fprintf(stderr, "sysptd list: unexpected argument '%s'\n", argv[2]);
-		return SPTD_EXIT_USAGE;
-	}
-	if (argc == 2)
-		dir = argv[1];
+	for (; optind < argc; optind++)   /* after "--": operands only */
+		if ((ret = operand(argv[optind], &dir)))
+			return ret;
+	if (!dir)
+		dir = "/var/lib/sysptd";
 	d = opendir(dir);
 	if (!d) {
 		fprintf(stderr, "sysptd list: cannot open %s: %s\n", dir, strerror(errno));

@@ -1,6 +1,7 @@
 /* cmd_query.c — `sysptd query INCIDENT [SQL] [--report NAME] [--format F]`:
  * SQL or a canned report over one incident file, opened read-only. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,49 +42,66 @@ static int list_reports(void)
 	return SPTD_EXIT_OK;
 }
 
+/* The INCIDENT, then the SQL: 0, or SPTD_EXIT_USAGE with the message
+ * printed for a third operand. */
+static int operand(const char *arg, const char **path, const char **sql)
+{
+	if (!*path) {
+		*path = arg;
+	} else if (!*sql) {
+		*sql = arg;
+	} else {
+		fprintf(stderr, "sysptd query: unexpected argument '%s' (quote the SQL as one "
+		        "argument)\n", arg);
+		return SPTD_EXIT_USAGE;
+	}
+	return 0;
+}
+
 int sptd_col_cmd_query(int argc, char **argv)
 {
-	const char *path = NULL, *sql = NULL, *report = NULL, *fmt_name = "table";
+	static const struct option longopts[] = {
+		{ "report", required_argument, NULL, 'r' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = NULL, *sql = NULL, *report = NULL, *fmt_name = "table", *word;
 	enum sptd_query_format fmt = SPTD_QUERY_TABLE;
 	struct sptd_store *st = NULL;
 	char err[1024] = "";
-	int i, ret, status, only_args = 0;
+	int c, ret, status;
 
-	for (i = 1; i < argc; i++) {
-		const char *arg = argv[i];
-
-		if (!only_args && strcmp(arg, "--") == 0) {
-			only_args = 1;
-		} else if (!only_args && (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0)) {
+	sptd_col_getopt_start();
+	while ((c = sptd_col_getopt_next(argc, argv, "-:r:f:h", longopts, &word)) != -1) {
+		switch (c) {
+		case 1:
+			if ((ret = operand(optarg, &path, &sql)))
+				return ret;
+			break;
+		case 'h':
 			fputs(query_usage, stdout);
 			return SPTD_EXIT_OK;
-		} else if (!only_args && (strcmp(arg, "-r") == 0 || strcmp(arg, "--report") == 0 ||
-		                          strncmp(arg, "--report=", 9) == 0)) {
-			report = sptd_col_option_value(argc, argv, &i, "--report");
-			if (!report) {
-				fprintf(stderr, "sysptd query: %s needs a report name (try --report list)\n", arg);
-				return SPTD_EXIT_USAGE;
-			}
-		} else if (!only_args && (strcmp(arg, "-f") == 0 || strcmp(arg, "--format") == 0 ||
-		                          strncmp(arg, "--format=", 9) == 0)) {
-			fmt_name = sptd_col_option_value(argc, argv, &i, "--format");
-			if (!fmt_name) {
-				fprintf(stderr, "sysptd query: %s needs table, csv or json\n", arg);
-				return SPTD_EXIT_USAGE;
-			}
-		} else if (!only_args && arg[0] == '-' && arg[1] != '\0') {
-			fprintf(stderr, "sysptd query: unknown option '%s' (see sysptd query --help)\n", arg);
+		case 'r':
+			report = optarg;
+			break;
+		case 'f':
+			fmt_name = optarg;
+			break;
+		case ':':
+			if (optopt == 'r')
+				fprintf(stderr, "sysptd query: %s needs a report name (try --report list)\n", word);
+			else
+				fprintf(stderr, "sysptd query: %s needs table, csv or json\n", word);
 			return SPTD_EXIT_USAGE;
-		} else if (!path) {
-			path = arg;
-		} else if (!sql) {
-			sql = arg;
-		} else {
-			fprintf(stderr, "sysptd query: unexpected argument '%s' (quote the SQL as one "
-			        "argument)\n", arg);
+		default:
+			fprintf(stderr, "sysptd query: unknown option '%s' (see sysptd query --help)\n", word);
 			return SPTD_EXIT_USAGE;
 		}
 	}
+	for (; optind < argc; optind++)   /* after "--": operands only */
+		if ((ret = operand(argv[optind], &path, &sql)))
+			return ret;
 	if (sptd_query_format_parse(fmt_name, &fmt) < 0) {
 		fprintf(stderr, "sysptd query: unknown format '%s' (table, csv or json)\n", fmt_name);
 		return SPTD_EXIT_USAGE;

@@ -102,8 +102,7 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 	for (int i = 0; i < argc && off < sizeof(o->command); i++)
 		off += (size_t)snprintf(o->command + off, sizeof(o->command) - off, "%s%s",
 		                        i ? " " : "", argv[i]);
-	optind = 1;
-	opterr = 0;
+	sptd_col_getopt_start();
 	while ((c = getopt_long(argc, argv, ":w:t:s:F:b:n:o:j:qh", longopts, NULL)) != -1) {
 		char *end;
 		long v;

@@ -1,20 +1,48 @@
 /* sptd_col.h — the sysptd program: argv -> subcommands.  Each subcommand
- * returns the process exit status (SPTD_EXIT_*, sptd_col_base.h). */
+ * returns the process exit status (SPTD_EXIT_*, sptd_col_base.h).
+ *
+ * Units: cli.c dispatches argv[1] to a subcommand; cmd_<name>.c is one
+ * subcommand (cmd_control.c: snapshot and status); cmd_common.c holds what
+ * several subcommands share and calls none of them. */
 #ifndef SPTD_COL_H
 #define SPTD_COL_H
 
 #include "sptd_col_base.h"
 
+struct option;
 struct sptd_store;
 
-/* The value of long option @opt at argv[*i]: "--opt=V", or the next
- * argument (advancing *i); NULL when it is missing. */
-const char *sptd_col_option_value(int argc, char **argv, int *i, const char *opt);
+/* ---- shared by the subcommands (cmd_common.c) ------------------------------- */
+
+/* Start a getopt_long() scan of a subcommand's arguments: forget what an
+ * earlier scan in this process left behind (optind = 0 makes getopt re-read
+ * the ordering flag of the next optstring and drop a half-read "-abc") and
+ * leave every error message to the caller (opterr = 0). */
+void sptd_col_getopt_start(void);
+/* getopt_long() for an optstring that starts with "-:": options and operands
+ * come back in command-line order (an operand as 1, in optarg), a missing
+ * value as ':' (optopt names the option), anything unknown as '?', and -1
+ * after the last argument or at "--" (the operands after it start at
+ * optind).  *@word is the argument the result came from as the user typed
+ * it ("--format=csv", "-r"), for messages.  Call sptd_col_getopt_start()
+ * first. */
+int sptd_col_getopt_next(int argc, char **argv, const char *shortopts,
+                         const struct option *longopts, const char **word);
+/* For a subcommand that takes no arguments but -h/--help: 0 when the
+ * command line is empty, 1 when it asks for help (the caller prints it),
+ * -EINVAL when it holds anything else ("sysptd @cmd: unexpected argument
+ * 'X'" printed to stderr). */
+int sptd_col_args_none(int argc, char **argv, const char *cmd);
+/* The command line @argv[0..@argc) joined by spaces into @buf (@len bytes,
+ * truncated to fit), as recorded in an incident's meta.  Returns @buf. */
+char *sptd_col_command_text(int argc, char **argv, char *buf, size_t len);
 /* Open INCIDENT @path for subcommand @cmd; on failure print one message
  * naming the file and the problem to stderr and return the exit status
  * (SPTD_EXIT_BADFILE for missing/corrupt/not an incident), else 0. */
 int sptd_col_incident_open(const char *cmd, const char *path, int writable,
                            struct sptd_store **st);
+
+/* ---- the program ------------------------------------------------------------ */
 
 /* Dispatch argv[1] to a subcommand (no subcommand or an option first:
  * record).  Returns the exit status. */
@@ -24,15 +52,17 @@ struct sptd_col_record_opts;
 /* Parse record's command line into @o.  Returns 0, 1 for --help (printed),
  * or -EINVAL with the message printed to stderr. */
 int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o);
-int sptd_col_cmd_record(int argc, char **argv);
-int sptd_col_cmd_decode(int argc, char **argv);
-int sptd_col_cmd_query(int argc, char **argv);
-int sptd_col_cmd_export(int argc, char **argv);
-int sptd_col_cmd_import(int argc, char **argv);
-int sptd_col_cmd_snapshot(int argc, char **argv);
-int sptd_col_cmd_status(int argc, char **argv);
-int sptd_col_cmd_list(int argc, char **argv);
-int sptd_col_cmd_doctor(int argc, char **argv);
 
+/* The subcommands: each takes its own argv (argv[0] its name, or "sysptd"
+ * for record run without one) and returns the exit status. */
+int sptd_col_cmd_record(int argc, char **argv);    /* the recording service */
+int sptd_col_cmd_decode(int argc, char **argv);    /* rebuild derived tables */
+int sptd_col_cmd_query(int argc, char **argv);     /* SQL or a report */
+int sptd_col_cmd_export(int argc, char **argv);    /* Perfetto / JSON trace */
+int sptd_col_cmd_import(int argc, char **argv);    /* perf.data or raw PT */
+int sptd_col_cmd_snapshot(int argc, char **argv);  /* service: write one now */
+int sptd_col_cmd_status(int argc, char **argv);    /* service: what it does */
+int sptd_col_cmd_list(int argc, char **argv);      /* incidents in a folder */
+int sptd_col_cmd_doctor(int argc, char **argv);    /* what this machine has */
 
 #endif /* SPTD_COL_H */

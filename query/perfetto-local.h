@@ -5,7 +5,10 @@
  *   pb.c               growable protobuf buffer: varint, zigzag, tags,
  *                      nested messages, packed arrays
  *   perfetto_intern.c  int64 -> iid map and string -> index map
- *   perfetto_export.c  entry points, metadata packets, shared helpers
+ *   perfetto_export.c  entry points: the orchestrator, calls the writers
+ *   perfetto_common.c  what the writers share (errors, statements,
+ *                      flushing, progress, counts, stacks); calls no writer
+ *   perfetto_meta.c    window and clock from meta; ClockSnapshot, SystemInfo
  *   perfetto_sched.c   per-CPU FtraceEventBundles (compact_sched, irq)
  *   perfetto_tracks.c  ProcessTree and TrackDescriptors
  *   perfetto_events.c  TrackEvents: slices, samples, gaps, triggers
@@ -164,6 +167,8 @@ struct sptd_query_pf {
 	struct sptd_query_imap stacks;        /* callsite id -> debug string iid */
 };
 
+/* ---- what every writer shares (perfetto_common.c) -------------------------- */
+
 /* Write a formatted message to pf->err and return @rc. */
 int sptd_query_pf_fail(struct sptd_query_pf *pf, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -180,23 +185,9 @@ void sptd_query_pf_progress(struct sptd_query_pf *pf, const char *phase,
                             uint64_t done, uint64_t total);
 /* Row count of @table (0 when it is missing). */
 uint64_t sptd_query_pf_count(struct sptd_query_pf *pf, const char *table);
-/* Kernel prev_state bits for an ftrace state string ("S", "R+", "D|K"...). */
-int64_t sptd_query_pf_task_state(const char *state);
-
-/* Phases of the protobuf export. */
-int sptd_query_pf_write_sched(struct sptd_query_pf *pf);
-int sptd_query_pf_write_wakings(struct sptd_query_pf *pf);
-int sptd_query_pf_write_irqs(struct sptd_query_pf *pf);
-int sptd_query_pf_write_process_tree(struct sptd_query_pf *pf);
-int sptd_query_pf_write_tracks(struct sptd_query_pf *pf);
-int sptd_query_pf_write_slices(struct sptd_query_pf *pf);
-int sptd_query_pf_write_samples(struct sptd_query_pf *pf);
-int sptd_query_pf_write_gaps(struct sptd_query_pf *pf);
-int sptd_query_pf_write_triggers(struct sptd_query_pf *pf);
 /* Open a TracePacket on SEQ_TRACK at @ts: sets sequence id and flags (the
  * first one also clears incremental state and sets the clock default). */
 void sptd_query_pf_track_packet(struct sptd_query_pf *pf, int64_t ts);
-
 /* SQL walking a callsite to its root (?1: callsite id): addr, symbol, dso. */
 extern const char sptd_query_pf_walk_sql[];
 /* The call stack of @callsite as text, innermost frame first, one frame
@@ -205,7 +196,30 @@ extern const char sptd_query_pf_walk_sql[];
 int sptd_query_pf_stack_text(struct sptd_query_pf *pf, struct sptd_store_stmt *walk,
                              int64_t callsite, char **text);
 
-/* The JSON export. */
+/* ---- the writers, called by perfetto_export.c only -------------------------- */
+
+/* Window bounds (pf->window_start/end) from meta, else from the data
+ * itself, and whether the incident clock is monotonic (perfetto_meta.c). */
+int sptd_query_pf_read_window(struct sptd_query_pf *pf);
+/* ClockSnapshot: the incident clock is declared equal to BOOTTIME (the
+ * trace default, which ftrace data is read in) at the window start, so
+ * every timestamp keeps its value (perfetto_meta.c). */
+int sptd_query_pf_write_clock_snapshot(struct sptd_query_pf *pf);
+/* SystemInfo.utsname: Perfetto decodes sched_switch prev_state by release
+ * (perfetto_meta.c). */
+int sptd_query_pf_write_system_info(struct sptd_query_pf *pf);
+/* Phases of the protobuf export, in the order of the trace; each returns
+ * 0 or a negative errno with pf->err set. */
+int sptd_query_pf_write_process_tree(struct sptd_query_pf *pf); /* perfetto_tracks.c */
+int sptd_query_pf_write_tracks(struct sptd_query_pf *pf);       /* perfetto_tracks.c */
+int sptd_query_pf_write_sched(struct sptd_query_pf *pf);        /* perfetto_sched.c */
+int sptd_query_pf_write_wakings(struct sptd_query_pf *pf);      /* perfetto_sched.c */
+int sptd_query_pf_write_irqs(struct sptd_query_pf *pf);         /* perfetto_sched.c */
+int sptd_query_pf_write_slices(struct sptd_query_pf *pf);       /* perfetto_events.c */
+int sptd_query_pf_write_samples(struct sptd_query_pf *pf);      /* perfetto_events.c */
+int sptd_query_pf_write_gaps(struct sptd_query_pf *pf);         /* perfetto_events.c */
+int sptd_query_pf_write_triggers(struct sptd_query_pf *pf);     /* perfetto_events.c */
+/* The whole Chrome trace-event JSON export (perfetto_json.c). */
 int sptd_query_pf_write_json(struct sptd_query_pf *pf);
 
 #endif /* SPTD_PERFETTO_LOCAL_H */

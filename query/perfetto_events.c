@@ -9,7 +9,6 @@
  * annotation values (symbol, dso, kind, stacks) are interned strings.  Each
  * new iid is defined in the InternedData of the first packet that uses it. */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -311,65 +310,6 @@ out:
 	sptd_store_finalize(stmt);
 	free(n.ends);
 	return rc;
-}
-
-const char sptd_query_pf_walk_sql[] =
-	"WITH RECURSIVE chain(id, parent_id, symbol_id, addr, n) AS ("
-	" SELECT id, parent_id, symbol_id, addr, 0 FROM callsite WHERE id = ?1"
-	" UNION ALL SELECT c.id, c.parent_id, c.symbol_id, c.addr, chain.n + 1"
-	" FROM callsite c JOIN chain ON c.id = chain.parent_id WHERE chain.n < 1024)"
-	" SELECT chain.addr, sym.name, d.path FROM chain"
-	" LEFT JOIN symbol sym ON sym.id = chain.symbol_id"
-	" LEFT JOIN dso d ON d.id = sym.dso_id ORDER BY chain.n";
-
-int sptd_query_pf_stack_text(struct sptd_query_pf *pf, struct sptd_store_stmt *walk,
-                             int64_t callsite, char **text)
-{
-	size_t len = 0, cap = 256;
-	char *buf = malloc(cap), line[512];
-	int rc;
-
-	if (!buf)
-		return sptd_query_pf_fail(pf, -ENOMEM, "out of memory");
-	buf[0] = '\0';
-	sptd_store_reset(walk);
-	sptd_store_bind_int(walk, 1, callsite);
-	while ((rc = sptd_store_step(walk)) == 1) {
-		const char *name = sptd_store_column_text(walk, 1);
-		const char *dso = sptd_store_column_text(walk, 2);
-		size_t n;
-
-		if (name)
-			n = (size_t)snprintf(line, sizeof(line), "%s%s%s%s\n", name,
-			                     dso ? " (" : "", dso ? dso : "", dso ? ")" : "");
-		else
-			n = (size_t)snprintf(line, sizeof(line), "0x%" PRIx64 "\n",
-			                     (uint64_t)sptd_store_column_int(walk, 0));
-		if (n >= sizeof(line))
-			n = sizeof(line) - 1;
-		if (len + n + 1 > cap) {
-			char *grown;
-
-			while (len + n + 1 > cap)
-				cap *= 2;
-			grown = realloc(buf, cap);
-			if (!grown) {
-				free(buf);
-				return sptd_query_pf_fail(pf, -ENOMEM, "out of memory");
-			}
-			buf = grown;
-		}
-		memcpy(buf + len, line, n + 1);
-		len += n;
-	}
-	if (rc < 0) {
-		free(buf);
-		return sptd_query_pf_step_fail(pf, "callsite", rc);
-	}
-	if (len)
-		buf[len - 1] = '\0'; /* no trailing newline */
-	*text = buf;
-	return 0;
 }
 
 int sptd_query_pf_write_samples(struct sptd_query_pf *pf)

@@ -148,6 +148,33 @@ static int bundle_for(struct sptd_query_pf *pf, struct bundle *b, int cpu)
 	return rc;
 }
 
+/* Kernel prev_state bits for an ftrace state string ("S", "R+", "D|K"...). */
+static int64_t task_state(const char *state)
+{
+	int64_t bits = 0;
+	const char *p;
+
+	/* TASK_REPORT encoding of sched_switch prev_state (kernels >= 4.14),
+	 * which Perfetto decodes for the release given in SystemInfo. */
+	if (!state)
+		return 0;
+	for (p = state; *p; p++) {
+		switch (*p) {
+		case 'S': bits |= 0x01; break;
+		case 'D': bits |= 0x02; break;
+		case 'T': bits |= 0x04; break;
+		case 't': bits |= 0x08; break;
+		case 'X': bits |= 0x10; break;
+		case 'Z': bits |= 0x20; break;
+		case 'P': bits |= 0x40; break;
+		case 'I': bits |= 0x80; break;
+		case '+': bits |= 0x100; break; /* preempted: TASK_REPORT_MAX */
+		default: break;                 /* 'R', '|', 'K', 'W', 'N'... */
+		}
+	}
+	return bits;
+}
+
 static int add_switch(struct sptd_query_pf *pf, struct bundle *b, int cpu,
                       int64_t ts, int64_t prev_state, int next_pid,
                       int next_prio, const char *comm)
@@ -177,7 +204,7 @@ static int add_idle_switch(struct sptd_query_pf *pf, struct bundle *b, int cpu,
 	char comm[32];
 
 	snprintf(comm, sizeof(comm), "swapper/%d", cpu);
-	return add_switch(pf, b, cpu, ts, sptd_query_pf_task_state(prev_end_state),
+	return add_switch(pf, b, cpu, ts, task_state(prev_end_state),
 	                  0, IDLE_PRIO, comm);
 }
 
@@ -237,7 +264,7 @@ int sptd_query_pf_write_sched(struct sptd_query_pf *pf)
 		}
 		state = 0;
 		if (have_prev) {
-			state = sptd_query_pf_task_state(prev_has_state ? prev_state : NULL);
+			state = task_state(prev_has_state ? prev_state : NULL);
 			if (prev_end < ts) {
 				/* the CPU idled between the two slices */
 				rc = add_idle_switch(pf, &b, cpu, prev_end,

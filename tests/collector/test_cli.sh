@@ -58,6 +58,29 @@ expect 2 "rejected filter" -- "$BIN" --trigger 'tracepoint=sched:sched_process_e
 expect 0 "Usage: sysptd" -- "$BIN" --help
 expect 0 "--trigger SPEC" -- "$BIN" record --help
 expect 0 "Commands:" -- "$BIN" help
+# every subcommand: getopt_long forms, and one message naming the problem
+expect 2 "which incident?" -- "$BIN" export
+expect 2 "unknown option '--bogus'" -- "$BIN" export --bogus
+expect 2 "\-o needs a file name" -- "$BIN" export "$work/x.db" -o
+expect 2 "where to?" -- "$BIN" export "$work/x.db"
+expect 2 "unexpected argument 'b'" -- "$BIN" export a b -o "$work/x"
+expect 0 "Usage: sysptd export" -- "$BIN" export -h
+expect 2 "option '-j' needs a value" -- "$BIN" decode "$work/x.db" -j
+expect 2 "bad -j 'abc'" -- "$BIN" decode -j abc "$work/x.db"
+expect 2 "need exactly one INCIDENT" -- "$BIN" decode a b
+expect 0 "Usage: sysptd decode" -- "$BIN" decode --help
+expect 2 "unknown option '--bogus'" -- "$BIN" list --bogus
+expect 2 "unexpected argument 'b'" -- "$BIN" list a b
+expect 0 "Usage: sysptd list" -- "$BIN" list --help
+expect 2 "unexpected argument 'extra'" -- "$BIN" doctor extra
+expect 0 "Usage: sysptd doctor" -- "$BIN" doctor -h
+expect 2 "unexpected argument 'extra'" -- "$BIN" status extra
+expect 2 "unexpected argument '--bogus'" -- "$BIN" snapshot --bogus
+expect 0 "Usage: sysptd snapshot" -- "$BIN" snapshot --help
+expect 2 "unknown option '--bogus'" -- "$BIN" import --bogus
+expect 2 "option '--pt' needs a value" -- "$BIN" import --pt
+expect 2 "want exactly one perf.data file" -- "$BIN" import a b
+expect 0 "Usage: sysptd import" -- "$BIN" import --help
 
 # ---- this machine's limits: exit 5 for PT where there is none, 4 for non-root
 if [ ! -e /sys/bus/event_source/devices/intel_pt ]; then
@@ -208,6 +231,9 @@ if [ -f "$first" ]; then
 	# a real recorded incident exports; protoc decodes it with our .proto
 	expect 0 "wrote" -- "$BIN" export "$work/re.db" -o "$work/re.pftrace"
 	[ -s "$work/re.pftrace" ] && ok || bad "export wrote nothing"
+	# the same export from another spelling of the command line
+	expect 0 "wrote" -- "$BIN" export --output="$work/re2.pftrace" -fproto -- "$work/re.db"
+	cmp -s "$work/re.pftrace" "$work/re2.pftrace" && ok || bad "export -- FILE wrote other bytes"
 	if command -v protoc >/dev/null; then
 		if protoc --proto_path="$(dirname "$0")/../perfetto" --decode=perfetto.protos.Trace sysptd_trace.proto \
 			<"$work/re.pftrace" >"$work/re.txt" 2>"$work/protoc.err" &&

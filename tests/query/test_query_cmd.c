@@ -183,6 +183,34 @@ int main(void)
 	CHECK_INT(query("--bogus", NULL), SPTD_EXIT_USAGE);
 	CHECK_INT(query(NULL), SPTD_EXIT_USAGE);
 	CHECK_INT(query(sample, "--report", NULL), SPTD_EXIT_USAGE);
+	CHECK(strstr(err_text, "--report needs a report name") != NULL);
+	CHECK_INT(query(sample, "-f", NULL), SPTD_EXIT_USAGE);
+	CHECK(strstr(err_text, "-f needs table, csv or json") != NULL);
+	CHECK_INT(query(sample, "-x", NULL), SPTD_EXIT_USAGE);
+	CHECK(strstr(err_text, "unknown option '-x'") != NULL);
+	CHECK_INT(query(sample, "SELECT 1", "extra", NULL), SPTD_EXIT_USAGE);
+	CHECK(strstr(err_text, "unexpected argument 'extra'") != NULL);
+
+	/* getopt_long forms: value in the same argument, "--" ends the options */
+	CHECK_INT(query(sample, "-rcpus", NULL), SPTD_EXIT_OK);
+	CHECK(strncmp(out_text, "== per CPU", 10) == 0);
+	CHECK_INT(query("-fcsv", "--", sample, "SELECT 2 AS two", NULL), SPTD_EXIT_OK);
+	CHECK_STR(out_text, "two\n2\n");
+	CHECK_INT(query(sample, "--", "-x", NULL), SPTD_EXIT_USAGE);
+	CHECK(strstr(err_text, "syntax error") != NULL);
+
+	/* several scans in one process: one that stopped inside "-hx" leaves
+	 * nothing behind for the next (in-process whatever $SPTD_BIN says) */
+	{
+		const char *saved = bin;
+
+		bin = NULL;
+		CHECK_INT(query("-hx", NULL), SPTD_EXIT_OK);
+		CHECK_INT(query(sample, "SELECT 1 AS one", "-f", "csv", NULL), SPTD_EXIT_OK);
+		CHECK_STR(out_text, "one\n1\n");
+		CHECK_STR(err_text, "");
+		bin = saved;
+	}
 
 	tq_cleanup(files);
 	return SPTD_TEST_END();
