@@ -39,6 +39,26 @@ static int64_t meta_int(struct sptd_store *st, const char *key, int64_t dflt)
 	return sptd_store_meta_get_int(st, key, &v) == 0 ? v : dflt;
 }
 
+/* SPTD_PT_SEGMENT_BYTES: how far apart the PSBs are at which each CPU's PT
+ * is cut for parallel decoding (0 or unset: automatic).  The output does
+ * not depend on it; tests set it small to put many seams in a small trace. */
+static size_t segment_bytes(void)
+{
+	const char *v = getenv("SPTD_PT_SEGMENT_BYTES");
+	char *end;
+	unsigned long long n;
+
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	n = strtoull(v, &end, 0);
+	if (errno || *end || n > (1ull << 40)) {
+		sptd_col_log(LOG_WARNING, "SPTD_PT_SEGMENT_BYTES=%s is not a byte count: ignored", v);
+		return 0;
+	}
+	return (size_t)n;
+}
+
 /* The decode configuration from meta pt_* keys (and the tsc_* conversion
  * the recorder stores for the TSC clock). */
 static void load_config(struct sptd_store *st, struct sptd_dec_config *cfg, int jobs)
@@ -60,6 +80,7 @@ static void load_config(struct sptd_store *st, struct sptd_dec_config *cfg, int 
 		cfg->tsc_offset_ns = meta_int(st, "tsc_offset_ns", 0);
 	}
 	cfg->jobs = jobs;
+	cfg->segment_bytes = segment_bytes();
 }
 
 /* raw_image rows: code bytes placed at their address. */
