@@ -180,7 +180,9 @@ struct sptd_dec_cpu_stats {
 	int64_t interrupts;         /* asynchronous branches */
 	int64_t decode_errors;      /* libipt errors and stalls */
 	int64_t gaps;               /* gaps recorded */
-	int64_t decode_ns;          /* wall time of this CPU's phase 1 */
+	int64_t decode_ns;          /* time this CPU's phase 1 took, all its
+	                             * segments' threads together */
+	int64_t segments;           /* pieces it was decoded in (1: whole) */
 	int64_t cr3_mismatches;     /* PIPs naming another process than the
 	                             * sched timeline's (cr3check.c) */
 	int saw_time;               /* a timing packet was seen */
@@ -249,6 +251,7 @@ struct sptd_dec_ckpt {
 	uint64_t pos, seq;          /* instruction position and event count */
 	size_t nflows, ngaps;       /* records and gap records so far */
 	size_t nsegs, nstops;       /* time stretches and stops so far */
+	size_t underflows;          /* return-stack underflows so far */
 	struct sptd_dec_cpu_stats stats; /* counts so far */
 };
 /* Checkpoints one decoder recorded. */
@@ -271,6 +274,10 @@ struct sptd_dec_cpu_result {
 	                             * the data reach past the last branch */
 	struct sptd_dec_tplace *tplace; /* its time stretches (flowtime.c) */
 	int has_cyc;                /* its stretch of PT holds a CYC packet */
+	size_t underflows;          /* compressed returns libipt found no call
+	                             * for: a segment's decoder knows no call
+	                             * made before its PSB, which a decoder
+	                             * coming from earlier data does */
 	struct sptd_dec_ckpts head; /* from its own PSB (not the first segment) */
 	int head_ok;                /* the head began at that PSB's status events */
 	struct sptd_dec_ckpts tail; /* from the next segment's PSB (not the last) */

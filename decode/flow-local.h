@@ -222,6 +222,8 @@ struct sptd_dec_flowstate {
 	                                    * origins (segments) */
 	int head_on, tail_on;              /* recording head / tail checkpoints */
 	int head_done;                     /* the head's origin was decided */
+	unsigned seam_polls;               /* loop tops that skipped the seam
+	                                    * bookkeeping (seam.c) */
 	struct sptd_dec_brcache br;        /* branch classes of blocks libipt
 	                                    * left unclassified (brcache.c) */
 	/* an open gap (after an error or overflow) */

@@ -408,6 +408,8 @@ static int flow_error(struct sptd_dec_flowstate *fs, int code, const struct pt_b
 
 	pt_blk_get_offset(fs->dec, &off);
 	fs->res->stats.decode_errors++;
+	if (code == pte_retstack_empty)
+		fs->res->underflows++;
 	if (code == pte_nomap)
 		snprintf(reason, sizeof(reason),
 		         "pt: no image for ip 0x%" PRIx64 " (missing image), offset 0x%" PRIx64,

@@ -27,8 +27,11 @@
 
 #include "flow-local.h"
 
-/* How far past a PSB to look for the MTC that recalibrates CYC timing. */
+/* How far past a PSB to look for the MTC that recalibrates CYC timing: at
+ * most this many bytes, and no further than two more PSBs (a trace with
+ * CYC has MTCs all along; one without needs no recalibration at all). */
 #define CONV_SCAN_BYTES (64u << 10)
+#define CONV_SCAN_PSBS 2
 
 /* ---- flow record storage ---------------------------------------------------- */
 
@@ -121,12 +124,14 @@ static uint64_t conv_after(struct pt_packet_decoder *pd, uint64_t start, uint64_
 {
 	struct pt_packet pkt;
 	uint64_t off = 0, limit = start + CONV_SCAN_BYTES;
-	int mtcs = 0, cyc = 0;
+	int mtcs = 0, cyc = 0, psbs = 0;
 
 	if (pt_pkt_sync_set(pd, start) < 0)
 		return UINT64_MAX;
 	while (pt_pkt_next(pd, &pkt, sizeof(pkt)) >= 0) {
 		if (pt_pkt_get_offset(pd, &off) < 0 || off > limit || off > len)
+			break;
+		if (pkt.type == ppt_psb && psbs++ > CONV_SCAN_PSBS)
 			break;
 		if (pkt.type == ppt_cyc) {
 			cyc = 1;
@@ -355,6 +360,20 @@ int sptd_dec_seg_stitch(struct sptd_dec_session *s, const struct sptd_dec_segpla
 	for (i = 1; i + 1 < n; i++) {
 		if (meets[i + 1].tail->pos < meets[i].head->pos) {
 			*bad = i + 1;
+			ret = 1;
+			goto out;
+		}
+	}
+	/* Hardware compresses no return after a PSB whose call came before
+	 * it, so a segment's decoder never misses a call it did not see; in
+	 * damaged PT it can, and then the decoder coming from earlier data
+	 * would have popped a call instead of failing.  Where that happened
+	 * in the part of a segment that is used, its seam does not count. */
+	for (i = 1; i < n; i++) {
+		size_t end = i + 1 < n ? meets[i + 1].tail->underflows : res[i]->underflows;
+
+		if (end > meets[i].head->underflows) {
+			*bad = i;
 			ret = 1;
 			goto out;
 		}

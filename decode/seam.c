@@ -91,6 +91,7 @@ static void ckpt_fill(const struct sptd_dec_flowstate *fs, uint64_t origin, uint
 	c->ngaps = fs->res->ngaps;
 	c->nsegs = fs->tp->nsegs;
 	c->nstops = fs->tp->nstops;
+	c->underflows = fs->res->underflows;
 	c->stats = fs->res->stats;
 }
 
@@ -102,6 +103,11 @@ int sptd_dec_seam_step(struct sptd_dec_flowstate *fs, int status)
 	int seen = fs->status_seen;
 
 	fs->status_seen = 0;
+	/* nothing to record and no PSB passed: only now and then look
+	 * whether the next segment's PSB went by unseen */
+	if (!seen && !fs->head_on && !fs->tail_on && (p->index == 0 || fs->head_done) &&
+	    (++fs->seam_polls & 255))
+		return 0;
 	pt_blk_get_offset(fs->dec, &off);
 	if (p->index > 0 && !fs->head_done) {
 		/* the first loop top: the segment's origin, if its PSB's

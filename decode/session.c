@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <syslog.h>
 #include <unistd.h>
 
 #include <intel-pt.h>
@@ -221,6 +220,7 @@ static int emit_stats(const struct sptd_dec_sink *sink, int cpu, size_t pt_bytes
 		{ "decode_errors", cs->decode_errors },
 		{ "gaps", cs->gaps },
 		{ "decode_ns", cs->decode_ns },
+		{ "decode_segments", cs->segments },
 		{ "cr3_mismatches", cs->cr3_mismatches },
 	};
 	size_t i;
@@ -280,7 +280,7 @@ static int run_stitch_cpu(struct sptd_dec_session *s, int c, const struct sptd_d
 {
 	const struct sptd_dec_segplan **ap;
 	struct sptd_dec_cpu_result **ar;
-	size_t na = n, i, bad = 0, redone = 0;
+	size_t na = n, i, bad = 0;
 	int ret = 0, cyc = 0;
 
 	ap = calloc(n, sizeof(*ap));
@@ -308,15 +308,8 @@ static int run_stitch_cpu(struct sptd_dec_session *s, int c, const struct sptd_d
 		if (na == 1)
 			ap[0] = NULL;
 		ret = sptd_dec_flow_cpu(s, c, ap[bad - 1], bad < na ? ap[bad] : NULL, ar[bad - 1]);
-		redone++;
 	}
-	if (ret >= 0 && dec_log_fn && n > 1) {
-		char msg[160];
-
-		snprintf(msg, sizeof(msg), "pt decode: cpu %d: %zu segments, %zu seams met, "
-		         "%zu decoded again", c, n, n - 1 - redone, redone);
-		dec_log_fn(dec_log_ctx, LOG_DEBUG, msg);
-	}
+	st->stats.segments = (int64_t)na;
 	for (i = 0; i < na; i++)
 		cyc |= ar[i]->has_cyc;
 	if (ret >= 0)
@@ -517,6 +510,7 @@ int64_t sptd_dec_session_run_cpu(struct sptd_dec_session *s, int cpu,
 	}
 	if (ret >= 0)
 		ret = sptd_dec_seg_finish(s, cpu, &st, res.has_cyc);
+	st.stats.segments = 1;
 	if (ret >= 0 && sink)
 		ret = emit_cpu(sink, cpu, s->cpus[cpu].len, &st);
 	for (k = 0; k < st.flows.nspans && ret >= 0 && fn; k++)
