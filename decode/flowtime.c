@@ -100,7 +100,7 @@ static int64_t seg_place(const struct sptd_dec_tplace *tp, size_t k, uint64_t po
 {
 	const struct sptd_dec_tseg *a = &tp->segs[k], *b = k + 1 < tp->nsegs ? a + 1 : NULL;
 	int64_t bound, t;
-	size_t i;
+	size_t lo, hi;
 
 	if (pos <= a->pos)
 		return a->ts;
@@ -120,13 +120,18 @@ static int64_t seg_place(const struct sptd_dec_tplace *tp, size_t k, uint64_t po
 	if (pos > a->stop_pos)
 		pos = a->stop_pos;
 	bound = b ? b->ts : INT64_MAX;
-	for (i = 0; i < nsw; i++) {
-		if (sw[i].ts > a->ts) {
-			if (sw[i].ts < bound)
-				bound = sw[i].ts;
-			break;
-		}
+	/* the first switch after the stretch's time (the CPU's switches are
+	 * sorted by time) */
+	for (lo = 0, hi = nsw; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sw[mid].ts > a->ts)
+			hi = mid;
+		else
+			lo = mid + 1;
 	}
+	if (lo < nsw && sw[lo].ts < bound)
+		bound = sw[lo].ts;
 	if (bound == INT64_MAX || bound <= a->ts)
 		return a->ts;
 	t = a->ts + (int64_t)((unsigned __int128)(uint64_t)rate_num * (pos - a->pos) / rate_den);

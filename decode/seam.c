@@ -108,6 +108,8 @@ int sptd_dec_seam_step(struct sptd_dec_flowstate *fs, int status)
 	if (!seen && !fs->head_on && !fs->tail_on && (p->index == 0 || fs->head_done) &&
 	    (++fs->seam_polls & 255))
 		return 0;
+	/* (the offset is libipt's read position: it may run ahead of the
+	 * instructions, never behind) */
 	pt_blk_get_offset(fs->dec, &off);
 	if (p->index > 0 && !fs->head_done) {
 		/* the first loop top: the segment's origin, if its PSB's
@@ -119,12 +121,13 @@ int sptd_dec_seam_step(struct sptd_dec_flowstate *fs, int status)
 			fs->res->head_ok = 1;
 		}
 	}
-	if (fs->head_on) {
+	/* with CYC (a conv offset), no cut before it: nothing to record */
+	if (fs->head_on && (p->conv == UINT64_MAX || off > p->conv)) {
 		c = sptd_dec_ckpts_push(&fs->res->head);
 		if (!c)
 			return -ENOMEM;
 		ckpt_fill(fs, fs->head_pos, off, status, c);
-		if (fs->res->head.n >= SPTD_DEC_SEAM_CKPTS && (p->conv == UINT64_MAX || off > p->conv))
+		if (fs->res->head.n >= SPTD_DEC_SEAM_CKPTS)
 			fs->head_on = 0;
 	}
 	if (!n)
@@ -138,12 +141,12 @@ int sptd_dec_seam_step(struct sptd_dec_flowstate *fs, int status)
 			return 1;  /* its status updates never came: no seam here */
 		}
 	}
-	if (fs->tail_on) {
+	if (fs->tail_on && (n->conv == UINT64_MAX || off > n->conv)) {
 		c = sptd_dec_ckpts_push(&fs->res->tail);
 		if (!c)
 			return -ENOMEM;
 		ckpt_fill(fs, fs->tail_pos, off, status, c);
-		if (fs->res->tail.n >= SPTD_DEC_SEAM_CKPTS && (n->conv == UINT64_MAX || off > n->conv))
+		if (fs->res->tail.n >= SPTD_DEC_SEAM_CKPTS)
 			return 1;
 	}
 	return 0;

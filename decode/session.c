@@ -321,39 +321,54 @@ out:
 }
 
 /* Phase 1 over every CPU: units planned, decoded on @jobs threads,
- * stitched per CPU into @st (ncpus entries), finished.  The units stay
- * allocated in *@unitsp (their records are what @st points to). */
+ * stitched per CPU into @st (ncpus entries), finished.  The results stay
+ * allocated in *@resp (*@nresp of them: @st points into their records),
+ * the plans in *@plansp. */
 static int run_phase1(struct sptd_dec_session *s, int jobs, struct sptd_dec_stitched *st,
                       struct sptd_dec_cpu_result **resp, size_t *nresp,
                       struct sptd_dec_segplan **plansp)
 {
-	struct sptd_dec_cpu_result *res;
-	struct sptd_dec_segplan *plans;
-	struct run_unit *units;
+	struct sptd_dec_cpu_result *res = NULL;
+	struct sptd_dec_segplan *plans = NULL;
+	struct run_unit *units = NULL;
 	struct run_pool pool;
-	pthread_t *threads;
-	size_t bytes = run_seg_bytes(s, jobs), nunits = 0, u;
+	pthread_t *threads = NULL;
+	size_t bytes = run_seg_bytes(s, jobs), nunits = 0, maxunits = 0, u;
 	int *nseg, c, i, started = 0, ret = 0;
 
-	plans = calloc((size_t)s->ncpus * RUN_MAX_SEGS + 1, sizeof(*plans));
+	*resp = NULL;
+	*plansp = NULL;
+	*nresp = 0;
 	nseg = calloc((size_t)s->ncpus + 1, sizeof(*nseg));
 	threads = calloc((size_t)jobs, sizeof(*threads));
-	units = calloc((size_t)s->ncpus * RUN_MAX_SEGS + 1, sizeof(*units));
-	res = calloc((size_t)s->ncpus * RUN_MAX_SEGS + 1, sizeof(*res));
+	if (!nseg || !threads) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* room for the most segments each CPU can be cut into */
+	for (c = 0; c < s->ncpus; c++) {
+		size_t most = bytes ? s->cpus[c].len / bytes + 1 : 1;
+
+		if (s->cpus[c].len)
+			maxunits += most < RUN_MAX_SEGS ? most : RUN_MAX_SEGS;
+	}
+	plans = calloc(maxunits + 1, sizeof(*plans));
+	units = calloc(maxunits + 1, sizeof(*units));
+	res = calloc(maxunits + 1, sizeof(*res));
 	*resp = res;
 	*plansp = plans;
-	*nresp = 0;
-	if (!plans || !nseg || !threads || !units || !res) {
+	if (!plans || !units || !res) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	for (c = 0; c < s->ncpus && ret >= 0; c++) {
-		struct sptd_dec_segplan *p = plans + (size_t)c * RUN_MAX_SEGS;
+		struct sptd_dec_segplan *p = plans + nunits;
+		size_t most = bytes ? s->cpus[c].len / bytes + 1 : 1;
 
 		if (!s->cpus[c].len)
 			continue;
 		ret = nseg[c] = sptd_dec_seg_plan(s, c, s->cpus[c].data, s->cpus[c].len, bytes,
-		                                  RUN_MAX_SEGS, p);
+		                                  most < RUN_MAX_SEGS ? (int)most : RUN_MAX_SEGS, p);
 		for (i = 0; i < nseg[c] && ret >= 0; i++) {
 			units[nunits].cpu = c;
 			units[nunits].plan = nseg[c] > 1 ? &p[i] : NULL;
@@ -387,8 +402,7 @@ static int run_phase1(struct sptd_dec_session *s, int jobs, struct sptd_dec_stit
 	for (c = 0, u = 0; c < s->ncpus && ret >= 0; c++) {
 		if (!s->cpus[c].len)
 			continue;
-		ret = run_stitch_cpu(s, c, plans + (size_t)c * RUN_MAX_SEGS, &res[u],
-		                     (size_t)nseg[c], &st[c]);
+		ret = run_stitch_cpu(s, c, plans + u, &res[u], (size_t)nseg[c], &st[c]);
 		u += (size_t)nseg[c];
 	}
 out:

@@ -54,8 +54,6 @@ struct stack_task {
 	int tid, cpu_key;          /* identity (cpu_key only for tid < 0) */
 	int64_t data_start;        /* time of the task's first event */
 	int64_t first_id;          /* id of its first frame */
-	struct sptd_dec_slice *by_id; /* scratch: its slices in id order */
-	size_t capby_id;           /* allocated entries of by_id */
 };
 
 struct sptd_dec_stacks {
@@ -99,7 +97,6 @@ void sptd_dec_stacks_destroy(struct sptd_dec_stacks *st)
 	sptd_dec_flowbuf_fini(&st->queue);
 	free(st->task.open);
 	free(st->task.done);
-	free(st->task.by_id);
 	free(st);
 }
 
@@ -407,31 +404,44 @@ static int on_event(struct sptd_dec_stacks *st, struct stack_task *t,
 	}
 }
 
-/* The task's slices in id order in t->by_id (its frames took consecutive
- * ids from t->first_id on); NULL when they did not (then the caller keeps
- * the order they closed in) or memory runs out. */
-static const struct sptd_dec_slice *task_by_id(struct stack_task *t)
+/* Put the task's slices in id order, in place (its frames took consecutive
+ * ids from t->first_id on: each goes to index id - first_id, one swap per
+ * slice).  Ids that are not such a permutation leave some out of order;
+ * the rows are the same either way. */
+static void task_sort_by_id(struct stack_task *t)
 {
 	size_t i;
 
-	if (t->ndone > t->capby_id) {
-		struct sptd_dec_slice *n = realloc(t->by_id, t->ndone * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		t->by_id = n;
-		t->capby_id = t->ndone;
-	}
-	for (i = 0; i < t->ndone; i++)
-		t->by_id[i].id = -1;
 	for (i = 0; i < t->ndone; i++) {
-		int64_t k = t->done[i].id - t->first_id;
+		for (;;) {
+			int64_t k = t->done[i].id - t->first_id;
+			struct sptd_dec_slice tmp;
 
-		if (k < 0 || (uint64_t)k >= t->ndone || t->by_id[k].id >= 0)
-			return NULL;
-		t->by_id[k] = t->done[i];
+			if (k < 0 || (uint64_t)k >= t->ndone || (size_t)k == i ||
+			    t->done[k].id == t->done[i].id)
+				break;
+			tmp = t->done[k];
+			t->done[k] = t->done[i];
+			t->done[i] = tmp;
+		}
 	}
-	return t->by_id;
+}
+
+/* Room for @n more closed frames in one allocation (the task's event count
+ * bounds its frames: each event opens at most one), so that the buffer
+ * never moves while it fills; untouched room costs no memory. */
+static int done_reserve(struct stack_task *t, size_t n)
+{
+	struct sptd_dec_slice *d;
+
+	if (n <= t->capdone)
+		return 0;
+	d = realloc(t->done, n * sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	t->done = d;
+	t->capdone = n;
+	return 0;
 }
 
 /* Close what is still open and hand the task's slices to the sink. */
@@ -446,9 +456,9 @@ static int task_finish(struct sptd_dec_stacks *st, struct stack_task *t, int64_t
 
 		err = frame_pop(st, t, end, SPTD_DEC_F_END_TRUNCATED);
 	}
-	out = err ? NULL : task_by_id(t);
-	if (!out)
-		out = t->done;
+	if (!err)
+		task_sort_by_id(t);
+	out = t->done;
 	for (i = 0; i < t->ndone && !err; i++)
 		if (st->sink.slice)
 			err = st->sink.slice(st->sink.ctx, &out[i]);
@@ -484,12 +494,19 @@ static int64_t stacks_replay(struct sptd_dec_stacks *st, struct sptd_dec_flow *c
 		int key = e->tid < 0 ? e->cpu : -1;
 
 		if (i == 0 || e->tid != t->tid || key != t->cpu_key) {
+			size_t j;
+
 			if (i)
 				err = task_finish(st, t, &count);
 			t->tid = e->tid;
 			t->cpu_key = key;
 			t->data_start = e->ts; /* events are in time order */
 			t->first_id = st->next_id + 1;
+			for (j = i + 1; j < nev && ev[j]->tid == e->tid &&
+			                (e->tid >= 0 || ev[j]->cpu == e->cpu); j++)
+				;
+			if (!err)
+				err = done_reserve(t, j - i);
 			if (err)
 				break;
 		}
