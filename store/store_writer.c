@@ -256,58 +256,64 @@ int sptd_store_writer_slices(struct sptd_store_writer *w, const struct sptd_stor
 	return 0;
 }
 
+/* A new row of kind @op carrying a copy of @text (NULL: -EINVAL), its
+ * other fields for the caller to fill; NULL with *@ret set on failure. */
+static struct writer_row *text_row(struct sptd_store_writer *w, enum writer_op op,
+                                   const char *text, int *ret)
+{
+	struct writer_row *r;
+
+	*ret = -EINVAL;
+	if (!w || !text)
+		return NULL;
+	r = writer_row(w, ret);
+	if (!r)
+		return NULL;
+	r->op = op;
+	*ret = writer_queue(w, r, text);
+	return *ret < 0 ? NULL : r;
+}
+
 int sptd_store_writer_symbol(struct sptd_store_writer *w, int64_t id, const char *name,
                              int64_t dso_id, uint64_t addr, uint64_t size)
 {
-	struct writer_row *r;
 	int ret;
+	struct writer_row *r = text_row(w, OP_SYMBOL, name, &ret);
 
-	if (!w || !name)
-		return -EINVAL;
-	r = writer_row(w, &ret);
-	if (!r)
-		return ret;
-	r->op = OP_SYMBOL;
-	r->u.symbol.id = id;
-	r->u.symbol.dso_id = dso_id;
-	r->u.symbol.addr = addr;
-	r->u.symbol.size = size;
-	return writer_queue(w, r, name);
+	if (r) {
+		r->u.symbol.id = id;
+		r->u.symbol.dso_id = dso_id;
+		r->u.symbol.addr = addr;
+		r->u.symbol.size = size;
+	}
+	return ret;
 }
 
 int sptd_store_writer_gap(struct sptd_store_writer *w, int64_t ts, int64_t dur, int cpu,
                           const char *reason)
 {
-	struct writer_row *r;
 	int ret;
+	struct writer_row *r = text_row(w, OP_GAP, reason, &ret);
 
-	if (!w || !reason)
-		return -EINVAL;
-	r = writer_row(w, &ret);
-	if (!r)
-		return ret;
-	r->op = OP_GAP;
-	r->u.gap.ts = ts;
-	r->u.gap.dur = dur;
-	r->u.gap.cpu = cpu;
-	return writer_queue(w, r, reason);
+	if (r) {
+		r->u.gap.ts = ts;
+		r->u.gap.dur = dur;
+		r->u.gap.cpu = cpu;
+	}
+	return ret;
 }
 
 int sptd_store_writer_stat(struct sptd_store_writer *w, const char *name, int cpu,
                            int64_t value)
 {
-	struct writer_row *r;
 	int ret;
+	struct writer_row *r = text_row(w, OP_STAT, name, &ret);
 
-	if (!w || !name)
-		return -EINVAL;
-	r = writer_row(w, &ret);
-	if (!r)
-		return ret;
-	r->op = OP_STAT;
-	r->u.stat.cpu = cpu;
-	r->u.stat.value = value;
-	return writer_queue(w, r, name);
+	if (r) {
+		r->u.stat.cpu = cpu;
+		r->u.stat.value = value;
+	}
+	return ret;
 }
 
 int sptd_store_writer_finish(struct sptd_store_writer *w)
