@@ -16,10 +16,12 @@ set -u
 BUILD=${1:?usage: bench-import-dense.sh BUILD [ROUNDS] [INSTRUCTIONS]}
 ROUNDS=${2:-5}
 INSNS=${3:-30000000}
-SYSPTD=$BUILD/sysptd
+# SPTD_BENCH_SYSPTD: another sysptd binary to time (an older build: "before")
+SYSPTD=${SPTD_BENCH_SYSPTD:-$BUILD/sysptd}
 DIR=${SPTD_BENCH_DIR:-/tmp/sptd-bench}/dense-$INSNS
 . "$(dirname "$0")/import-lib.sh"
-for t in sysptd sptd-ptgen sptd-ptgen2perf bench/sptd_bench_dense; do
+[ -x "$SYSPTD" ] || { echo "no $SYSPTD: build the sysptd target first" >&2; exit 2; }
+for t in sptd-ptgen sptd-ptgen2perf bench/sptd_bench_dense; do
 	[ -x "$BUILD/$t" ] || { echo "no $BUILD/$t: build the bench-import-dense target first" >&2; exit 2; }
 done
 command -v perf >/dev/null || { echo "perf is not installed: no baseline (apt-get install linux-perf)" >&2; exit 2; }

@@ -11,7 +11,8 @@
 set -u
 BUILD=${1:?usage: bench-import.sh BUILD [ROUNDS]}
 ROUNDS=${2:-7}
-SYSPTD=$BUILD/sysptd
+# SPTD_BENCH_SYSPTD: another sysptd binary to time (an older build: "before")
+SYSPTD=${SPTD_BENCH_SYSPTD:-$BUILD/sysptd}
 FIX=${SPTD_FIXTURES:-$(dirname "$0")/../../shared/fixtures}/real-pt
 . "$(dirname "$0")/import-lib.sh"
 [ -x "$SYSPTD" ] || { echo "no $SYSPTD: build the sysptd target first" >&2; exit 2; }
