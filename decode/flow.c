@@ -142,8 +142,8 @@ static struct sptd_dec_gaprec *gap_new(struct sptd_dec_flowstate *fs)
 }
 
 /* A gap from @ts to @end, each an order number when its flag says so. */
-static int gap_add_at(struct sptd_dec_flowstate *fs, int64_t ts, int ts_seq, int64_t end, int end_seq,
-                      const char *reason)
+static int gap_add_at(struct sptd_dec_flowstate *fs, int64_t ts, int ts_seq, int64_t end,
+                      int end_seq, const char *reason)
 {
 	struct sptd_dec_gaprec *g = gap_new(fs);
 

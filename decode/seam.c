@@ -46,8 +46,8 @@ int sptd_dec_ckpt_same(const struct sptd_dec_ckpt *a, const struct sptd_dec_ckpt
 	if (a->rel != b->rel || a->offset != b->offset || a->time_rc != b->time_rc ||
 	    a->tsc != b->tsc || a->lost_mtc != b->lost_mtc || a->lost_cyc != b->lost_cyc ||
 	    a->status != b->status || a->tid != b->tid || a->swi != b->swi || a->as != b->as ||
-	    a->in_user != b->in_user || a->has_time != b->has_time || a->now != b->now || a->now_tsc != b->now_tsc ||
-	    a->last_ip != b->last_ip || a->pend_kind != b->pend_kind ||
+	    a->in_user != b->in_user || a->has_time != b->has_time || a->now != b->now ||
+	    a->now_tsc != b->now_tsc || a->last_ip != b->last_ip || a->pend_kind != b->pend_kind ||
 	    a->stall_off != b->stall_off || a->stall_n != b->stall_n)
 		return 0;
 	return !a->pend_kind || (a->pend_from == b->pend_from && a->pend_ts == b->pend_ts &&
@@ -56,7 +56,7 @@ int sptd_dec_ckpt_same(const struct sptd_dec_ckpt *a, const struct sptd_dec_ckpt
 
 /* The state at the top of the decode loop, relative to position @origin. */
 static void ckpt_fill(const struct sptd_dec_flowstate *fs, uint64_t origin, uint64_t offset,
-                           int status, struct sptd_dec_ckpt *c)
+                      int status, struct sptd_dec_ckpt *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->rel = fs->pos - origin;
