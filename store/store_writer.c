@@ -21,13 +21,16 @@
 #define WRITER_QUEUE 8
 
 /* What one queued row is. */
-enum writer_op { OP_SLICE, OP_SYMBOL, OP_GAP, OP_STAT };
+enum writer_op { OP_SLICES, OP_SYMBOL, OP_GAP, OP_STAT };
 
-/* One queued row. */
+/* One queued row, or a run of slices. */
 struct writer_row {
 	enum writer_op op;                 /* which table */
 	union {
-		struct sptd_store_slice_row slice; /* OP_SLICE (kind is static) */
+		struct {
+			size_t first, n;
+		} slices;                   /* OP_SLICES: the batch's slices
+		                             * [first, first + n) */
 		struct {
 			int64_t id, dso_id;
 			uint64_t addr, size;
@@ -44,10 +47,14 @@ struct writer_row {
 	char *text;                        /* owned copy of the row's string */
 };
 
-/* A batch of rows, in order. */
+/* A batch of rows, in order; slices are kept apart, contiguous, so the
+ * thread inserts them from where they are. */
 struct writer_batch {
-	struct writer_row rows[WRITER_BATCH]; /* the rows */
+	struct writer_row rows[WRITER_BATCH]; /* the rows, slice runs included */
 	size_t n;                          /* rows used */
+	struct sptd_store_slice_row slices[WRITER_BATCH]; /* the slices (kinds
+	                                    * are static) */
+	size_t nslices;                    /* slices used */
 	struct writer_batch *next;         /* queue / free list link */
 };
 
@@ -62,8 +69,6 @@ struct sptd_store_writer {
 	int closing;                       /* no more batches will come */
 	int err;                           /* first failure, 0 none */
 	struct writer_batch *cur;          /* the producer's batch being filled */
-	/* slices of consecutive OP_SLICE rows, for the bulk insert */
-	struct sptd_store_slice_row run[WRITER_BATCH]; /* the thread's scratch */
 };
 
 static void batch_clear(struct writer_batch *b)
@@ -73,23 +78,23 @@ static void batch_clear(struct writer_batch *b)
 	for (i = 0; i < b->n; i++)
 		free(b->rows[i].text);
 	b->n = 0;
+	b->nslices = 0;
 }
 
 /* Insert one batch (thread side).  0 or the first error. */
 static int batch_write(struct sptd_store_writer *w, struct writer_batch *b)
 {
-	size_t i = 0, k;
+	size_t i;
 	int ret = 0;
 
-	while (i < b->n && ret >= 0) {
+	for (i = 0; i < b->n && ret >= 0; i++) {
 		const struct writer_row *r = &b->rows[i];
 
 		switch (r->op) {
-		case OP_SLICE:
-			for (k = 0; i < b->n && b->rows[i].op == OP_SLICE; i++)
-				w->run[k++] = b->rows[i].u.slice;
-			ret = sptd_store_slices_add(w->st, w->run, k);
-			continue;
+		case OP_SLICES:
+			ret = sptd_store_slices_add(w->st, &b->slices[r->u.slices.first],
+			                            r->u.slices.n);
+			break;
 		case OP_SYMBOL:
 			ret = sptd_store_symbol_add(w->st, r->u.symbol.id, r->text, r->u.symbol.dso_id,
 			                            r->u.symbol.addr, r->u.symbol.size);
@@ -101,7 +106,6 @@ static int batch_write(struct sptd_store_writer *w, struct writer_batch *b)
 			ret = sptd_store_stat_add(w->st, r->text, r->u.stat.cpu, r->u.stat.value);
 			break;
 		}
-		i++;
 	}
 	return ret < 0 ? ret : 0;
 }
@@ -192,12 +196,12 @@ static int writer_push(struct sptd_store_writer *w)
 	return ret;
 }
 
-/* The next free row of the producer's batch (pushing a full one first),
- * NULL with *ret set on failure. */
+/* The next free row of the producer's batch (pushing a full one first:
+ * all rows, or all slices used), NULL with *ret set on failure. */
 static struct writer_row *writer_row(struct sptd_store_writer *w, int *ret)
 {
 	*ret = 0;
-	if (w->cur && w->cur->n == WRITER_BATCH) {
+	if (w->cur && (w->cur->n == WRITER_BATCH || w->cur->nslices == WRITER_BATCH)) {
 		*ret = writer_push(w);
 		if (*ret < 0)
 			return NULL;
@@ -218,6 +222,7 @@ static struct writer_row *writer_row(struct sptd_store_writer *w, int *ret)
 			return NULL;
 		}
 		w->cur->n = 0;
+		w->cur->nslices = 0;
 	}
 	return &w->cur->rows[w->cur->n];
 }
@@ -238,20 +243,27 @@ static int writer_queue(struct sptd_store_writer *w, struct writer_row *r, const
 int sptd_store_writer_slices(struct sptd_store_writer *w, const struct sptd_store_slice_row *rows,
                              size_t n)
 {
-	size_t i;
 	int ret = 0;
 
 	if (!w || (!rows && n))
 		return -EINVAL;
-	for (i = 0; i < n; i++) {
+	while (n) {
 		struct writer_row *r = writer_row(w, &ret);
+		size_t room, k;
 
 		if (!r)
 			return ret;
-		r->op = OP_SLICE;
-		r->u.slice = rows[i];
+		room = WRITER_BATCH - w->cur->nslices;
+		k = n < room ? n : room;
+		memcpy(&w->cur->slices[w->cur->nslices], rows, k * sizeof(*rows));
+		r->op = OP_SLICES;
+		r->u.slices.first = w->cur->nslices;
+		r->u.slices.n = k;
 		r->text = NULL;
+		w->cur->nslices += k;
 		w->cur->n++;
+		rows += k;
+		n -= k;
 	}
 	return 0;
 }
