@@ -100,6 +100,18 @@ static int order_ptrs(struct sptd_dec_flow **in, size_t nev, struct sptd_dec_flo
 
 	if (nev > UINT32_MAX / 2)
 		return -ENOMEM;  /* beyond the 32-bit indexes below (200+ GB of events) */
+	/* one task only (a single-threaded program, a CPU without sched
+	 * info): no buckets, only the time order */
+	for (i = 1; i < nev; i++) {
+		const struct sptd_dec_flow *a = in[0], *b = in[i];
+
+		if (a->tid != b->tid || (a->tid < 0 && a->cpu != b->cpu))
+			break;
+	}
+	if (i >= nev) {
+		memcpy(out, in, nev * sizeof(*in));
+		return sort_by_time(out, nev, in);
+	}
 	while (cap < 2 * nev)
 		cap *= 2;
 	slot = calloc(cap, sizeof(*slot));   /* hash: key index + 1, 0 empty */
