@@ -12,6 +12,7 @@
 
 struct pt_image;
 struct pt_image_section_cache;
+struct sptd_dec_tplace;
 
 /* Placement of one image (a file range or copied bytes) in an address space. */
 struct sptd_dec_image {
@@ -122,12 +123,55 @@ int sptd_dec_func_peek_as(const struct sptd_dec_aspace *as, uint64_t addr,
 /* The phase-2 resolver: as peek, plus a symbol id reported to the sink. */
 int sptd_dec_func_resolve(void *ctx, int tid, uint64_t addr, struct sptd_dec_func *f);
 
-/* flow.c: phase 1 for one CPU (its parts: flow-local.h). */
-/* A CPU's flow events, in stream order. */
-struct sptd_dec_flowbuf {
-	struct sptd_dec_flow *ev;   /* the events */
-	size_t n, cap;              /* used and allocated entries */
+/* flow.c: phase 1 for one CPU, or one segment of it (its parts:
+ * flow-local.h; segments and their stitching: flowseg.c). */
+/* One flow event as phase 1 records it: the event, and where in its CPU's
+ * instruction stream it happened (what time placement needs). */
+struct sptd_dec_flowrec {
+	struct sptd_dec_flow ev;    /* the event */
+	uint64_t pos;               /* instructions decoded before it */
+	size_t seg;                 /* its stretch of constant time (flowtime.c),
+	                             * SIZE_MAX before the first */
 };
+/* Records per chunk of a flowbuf: 4096 * 64 bytes. */
+#define SPTD_DEC_FLOW_CHUNK 4096
+/* A CPU's (or segment's) flow records in stream order, in fixed-size chunks:
+ * appending never copies or moves what is stored (no realloc of megabytes,
+ * no page faults on copies). */
+struct sptd_dec_flowbuf {
+	struct sptd_dec_flowrec **chunks; /* SPTD_DEC_FLOW_CHUNK records each */
+	size_t nchunks, capchunks;  /* used and allocated chunk pointers */
+	size_t n;                   /* records stored */
+};
+/* Record @i of @fb (i < fb->n). */
+static inline struct sptd_dec_flowrec *sptd_dec_flowbuf_at(const struct sptd_dec_flowbuf *fb,
+                                                           size_t i)
+{
+	return &fb->chunks[i / SPTD_DEC_FLOW_CHUNK][i % SPTD_DEC_FLOW_CHUNK];
+}
+/* Room for one more record: its address (fb->n is not advanced), NULL
+ * when out of memory. */
+struct sptd_dec_flowrec *sptd_dec_flowbuf_slot(struct sptd_dec_flowbuf *fb);
+/* Free the chunks; accepts a zeroed one. */
+void sptd_dec_flowbuf_fini(struct sptd_dec_flowbuf *fb);
+/* A run of consecutive records of one flowbuf chunk. */
+struct sptd_dec_span {
+	struct sptd_dec_flowrec *rec; /* first record */
+	size_t n;                   /* records */
+};
+/* The records of one CPU after its segments are stitched, in stream
+ * order, as spans into the segments' flowbufs (nothing copied). */
+struct sptd_dec_cpu_flows {
+	struct sptd_dec_span *spans; /* in order */
+	size_t nspans, capspans;    /* used and allocated entries */
+	size_t n;                   /* records in all spans */
+};
+/* Append records [@from, @to) of @fb to @cf as spans.  0 or -ENOMEM. */
+int sptd_dec_cpu_flows_add(struct sptd_dec_cpu_flows *cf, const struct sptd_dec_flowbuf *fb,
+                           size_t from, size_t to);
+/* Free the span list (not the records); accepts a zeroed one. */
+void sptd_dec_cpu_flows_fini(struct sptd_dec_cpu_flows *cf);
+
 /* What phase 1 counts per CPU (the sink's stat names). */
 struct sptd_dec_cpu_stats {
 	int64_t instructions;       /* instructions decoded */
@@ -136,38 +180,170 @@ struct sptd_dec_cpu_stats {
 	int64_t interrupts;         /* asynchronous branches */
 	int64_t decode_errors;      /* libipt errors and stalls */
 	int64_t gaps;               /* gaps recorded */
-	int64_t decode_ns;          /* wall time of this CPU's phase 1 */
+	int64_t decode_ns;          /* time this CPU's phase 1 took, all its
+	                             * segments' threads together */
+	int64_t segments;           /* pieces it was decoded in (1: whole) */
 	int64_t cr3_mismatches;     /* PIPs naming another process than the
 	                             * sched timeline's (cr3check.c) */
 	int saw_time;               /* a timing packet was seen */
 };
-/* A gap found by phase 1, kept until the sink can be called safely. */
+/* A gap found by phase 1, kept until the sink can be called safely; or a
+ * PIP to check against the timeline, which becomes a gap only if the
+ * check (run over the whole CPU in order, after stitching) finds a
+ * mismatch. */
 struct sptd_dec_gaprec {
-	int64_t ts, dur;            /* where and how long (ns, or order) */
-	char reason[160];           /* "pt: ..." */
+	int64_t ts, end;            /* where it begins and ends (ns, or order) */
+	int ts_seq, end_seq;        /* ts / end is an event order number (no
+	                             * time yet): a stitch shifts it */
+	int cr3_check;              /* 1: a PIP check, not yet a gap */
+	uint64_t cr3;               /* cr3_check: the CR3 written */
+	int pid;                    /* cr3_check: process the timeline runs */
+	size_t napplied;            /* cr3_check: CPU switches applied then */
+	char reason[160];           /* "pt: ..." (not for cr3_check) */
 };
-/* Everything phase 1 found on one CPU. */
+
+/* ---- segments (flowseg.c) ---- */
+
+/* One CPU's PT cut at a PSB, decoded by one worker.  A segment decodes
+ * from its PSB on, past the next segment's PSB until the two decoders'
+ * states provably agree (see flowseg.c), recording checkpoints so the
+ * stitch can find where they do. */
+struct sptd_dec_segplan {
+	int cpu;                    /* the CPU */
+	int index;                  /* 0, 1, ... within the CPU */
+	int last;                   /* 1: runs to the end of the CPU's PT */
+	uint64_t start;             /* offset of the PSB it syncs at (first
+	                             * segment: 0, synced forward as a whole
+	                             * CPU would be) */
+	uint64_t start_win;         /* the PSB after @start: its PSB+'s
+	                             * status events come before it */
+	uint64_t conv;              /* with CYC timing, decoders agree only
+	                             * after this offset (an MTC recalibrating
+	                             * both; UINT64_MAX none found); without
+	                             * CYC, from the PSB on */
+};
+/* A decoder's state at the top of its loop (no event pending): what must
+ * be equal in two decoders for the rest of their output to be. */
+struct sptd_dec_ckpt {
+	/* compared */
+	uint64_t rel;               /* instructions since the seam's PSB */
+	uint64_t offset;            /* libipt: trace offset */
+	uint64_t tsc;               /* libipt: time, and its state */
+	uint32_t lost_mtc, lost_cyc;
+	int time_rc;                /* pt_blk_time's result */
+	int status;                 /* libipt status bits at the loop top */
+	int tid;                    /* task on the CPU */
+	size_t swi;                 /* switches applied */
+	const void *as;             /* address space decoded with */
+	int in_user, has_time;      /* flow state */
+	int64_t now;                /* time (ns) with has_time */
+	uint64_t now_tsc;           /* the decoder time @now came from */
+	uint64_t last_ip;           /* last instruction decoded */
+	int pend_kind;              /* pending branch (kind 0: none) */
+	uint64_t pend_from;
+	int64_t pend_ts;
+	int pend_tid;
+	int64_t pend_rel;           /* its position, relative like @rel */
+	uint64_t stall_off, stall_n; /* the stall detector */
+	int usable;                 /* 0: no cut here (a gap open, or a pending
+	                             * branch from an older stretch of time) */
+	/* what the stitch cuts at (not compared) */
+	uint64_t pos, seq;          /* instruction position and event count */
+	size_t nflows, ngaps;       /* records and gap records so far */
+	size_t nsegs, nstops;       /* time stretches and stops so far */
+	size_t underflows;          /* return-stack underflows so far */
+	struct sptd_dec_cpu_stats stats; /* counts so far */
+};
+/* Checkpoints one decoder recorded. */
+struct sptd_dec_ckpts {
+	struct sptd_dec_ckpt *v;    /* in stream order */
+	size_t n, cap;              /* used and allocated */
+};
+/* Checkpoints recorded at the head (from a segment's own PSB) and at the
+ * tail (from the next segment's PSB) of a segment. */
+#define SPTD_DEC_SEAM_CKPTS 48
+
+/* Everything phase 1 found in one CPU or one segment. */
 struct sptd_dec_cpu_result {
-	struct sptd_dec_flowbuf flows; /* flow events */
-	struct sptd_dec_gaprec *gaps;  /* gaps, in the order found */
+	struct sptd_dec_flowbuf flows; /* flow records */
+	struct sptd_dec_gaprec *gaps;  /* gaps (and PIP checks), in the order found */
 	size_t ngaps, capgaps;      /* used and allocated entries of gaps */
 	struct sptd_dec_cpu_stats stats; /* counts */
 	int err;                    /* < 0: phase 1 failed (not a decode error) */
 	int64_t last_ts;            /* time of the last timing packet, -1 none:
 	                             * the data reach past the last branch */
+	struct sptd_dec_tplace *tplace; /* its time stretches (flowtime.c) */
+	int has_cyc;                /* its stretch of PT holds a CYC packet */
+	size_t underflows;          /* compressed returns libipt found no call
+	                             * for: a segment's decoder knows no call
+	                             * made before its PSB, which a decoder
+	                             * coming from earlier data does */
+	struct sptd_dec_ckpts head; /* from its own PSB (not the first segment) */
+	int head_ok;                /* the head began at that PSB's status events */
+	struct sptd_dec_ckpts tail; /* from the next segment's PSB (not the last) */
+	int tail_ok;                /* the tail began at that PSB's status events */
 };
-/* Decode CPU @cpu's PT of @s (its address spaces built) into @res (zeroed
- * by the caller, freed with sptd_dec_cpu_result_fini).  Decode errors are
- * gaps, not failures: < 0 only for -ENOMEM, -EINVAL, -EIO. */
-int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu,
-                      struct sptd_dec_cpu_result *res);
+/* Decode what @plan says of CPU @cpu's PT of @s (its address spaces
+ * built) into @res (zeroed by the caller, freed with
+ * sptd_dec_cpu_result_fini); @plan NULL: the whole CPU.  @next is the
+ * segment after @plan (NULL: none).  Decode errors are gaps, not failures:
+ * < 0 only for -ENOMEM, -EINVAL, -EIO. */
+int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, const struct sptd_dec_segplan *plan,
+                      const struct sptd_dec_segplan *next, struct sptd_dec_cpu_result *res);
 /* Free what phase 1 put in @res; accepts NULL. */
 void sptd_dec_cpu_result_fini(struct sptd_dec_cpu_result *res);
 
-/* flowsort.c: sort @nev events of *@evp (malloc'ed) into phase 2's order
- * (tid; CPU when tid < 0; ts; cpu; seq), stably.  *@evp is replaced by a
- * new array of exactly @nev entries.  0, or -ENOMEM: then *@evp stays
- * but its entries are undefined (the caller drops the queue). */
+/* flowseg.c: cutting a CPU's PT into segments and stitching them back. */
+/* Up to @max segments of about @bytes each for the @len bytes of PT at
+ * @data, cut at PSBs, into @plans (at least 1 entry: a trace too short to
+ * cut is one segment).  Returns the count, or -ENOMEM. */
+int sptd_dec_seg_plan(const struct sptd_dec_session *s, int cpu, const uint8_t *data,
+                      size_t len, size_t bytes, int max, struct sptd_dec_segplan *plans);
+/* The stitched result of one CPU. */
+struct sptd_dec_stitched {
+	struct sptd_dec_cpu_flows flows; /* records in stream order */
+	struct sptd_dec_gaprec *gaps; /* gaps in order (PIP checks resolved) */
+	size_t ngaps;               /* entries of gaps */
+	struct sptd_dec_cpu_stats stats; /* summed counts */
+	struct sptd_dec_tplace *tplace; /* the time stretches of all segments */
+	int64_t last_ts;            /* as in a result */
+	int seams, met;             /* seams between segments, and how many met */
+};
+/* Stitch the @n results @res of one CPU's consecutive segments @plans
+ * (decoded in parallel) into @out: 0; 1 when the seam between segments
+ * *@bad - 1 and *@bad has no point where both decoders agree (then decode
+ * those two again as one segment and stitch again); or -ENOMEM.  Events
+ * are edited in place (positions, order numbers, stretches) only once
+ * every seam met; @out's spans point into the results, which must outlive
+ * it. */
+int sptd_dec_seg_stitch(struct sptd_dec_session *s, const struct sptd_dec_segplan *const *plans,
+                        struct sptd_dec_cpu_result *const *res, size_t n,
+                        struct sptd_dec_stitched *out, size_t *bad);
+/* After stitching (or for one whole-CPU result): place events in time,
+ * fix early and untimed times, and check the PIPs against the timeline
+ * (their mismatches become gaps).  0 or -ENOMEM. */
+int sptd_dec_seg_finish(struct sptd_dec_session *s, int cpu, struct sptd_dec_stitched *st,
+                        int has_cyc);
+/* Free what stitching allocated (not the results). */
+void sptd_dec_stitched_fini(struct sptd_dec_stitched *st);
+
+/* flowsort.c: phase 2's order (tid; CPU when tid < 0; ts; cpu; seq; then
+ * input order). */
+/* Pointers to the events of @ncpus CPUs' records @cpus (input order: CPU by
+ * CPU, each in stream order) in phase 2's order: *@out (malloc'ed, the
+ * caller frees it) of *@nout entries.  0 or -ENOMEM. */
+int sptd_dec_flows_order(const struct sptd_dec_cpu_flows *cpus, int ncpus,
+                         struct sptd_dec_flow ***out, size_t *nout);
+/* Sort @nev events of *@evp (malloc'ed) into phase 2's order, stably.
+ * *@evp is replaced by a new array of exactly @nev entries.  0, or
+ * -ENOMEM: then *@evp stays as it was. */
 int sptd_dec_flows_sort(struct sptd_dec_flow **evp, size_t nev);
+
+/* stack.c: phase 2 over the events of a decode session, in place. */
+/* As sptd_dec_stacks_run, over the records of @ncpus CPUs @cpus (not
+ * copied: their events are read where phase 1 put them) instead of the
+ * queue. */
+int64_t sptd_dec_stacks_run_cpus(struct sptd_dec_stacks *st, const struct sptd_dec_cpu_flows *cpus,
+                                 int ncpus, int64_t start, int64_t end);
 
 #endif /* SPTD_DEC_LOCAL_H */

@@ -11,7 +11,11 @@
  * Its parts live in units of their own (flow-local.h): the class of blocks
  * libipt leaves open (brcache.c, opclass.c), placing events between two
  * timing packets (flowtime.c, which explains how), and the PIP/CR3
- * cross-check of the timeline (cr3check.c). */
+ * cross-check of the timeline (cr3check.c, run after the CPU is complete).
+ *
+ * A CPU's PT may be decoded in segments cut at PSBs (flowseg.c): then this
+ * loop decodes one segment, from its PSB on and on past the next segment's
+ * PSB, recording checkpoints of its state at both ends for the stitch. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -24,48 +28,6 @@
 
 #include "flow-local.h"
 
-/* State of one CPU's decode. */
-struct flow_state {
-	struct sptd_dec_session *s;
-	struct sptd_dec_cpu_result *res;
-	struct pt_block_decoder *dec;
-	int cpu;
-	const struct sptd_dec_switch *sw;  /* this CPU's switches, by time */
-	size_t nsw, swi;                   /* count, next to apply */
-	int tid;                           /* task on the CPU now, -1 unknown */
-	struct sptd_dec_aspace *as;        /* its address space */
-	struct pt_image **images;          /* this decoder's own libipt image of
-	                                    * each address space (by index in
-	                                    * s->aspaces), built on first use */
-	int64_t now;                       /* latest time (ns), valid with has_time */
-	uint64_t now_tsc;                  /* the decoder time @now was made from */
-	int has_time;                      /* a timing packet has been seen */
-	uint64_t seq;                      /* events so far: order and tie-break */
-	uint64_t last_ip;                  /* last instruction decoded */
-	int in_user;                       /* 1: decoding user code with tracing
-	                                    * on (no switch can happen now) */
-	/* the branch ending the previous block, waiting for its target */
-	int pend_kind;                     /* SPTD_DEC_FLOW_*; 0: none */
-	uint64_t pend_from;                /* its ip */
-	int64_t pend_ts;                   /* its time (flow_ts) */
-	int pend_tid;                      /* the task it ran in */
-	uint64_t pend_pos;                 /* its instruction position */
-	size_t pend_seg;                   /* its stretch of constant time */
-	int peek_tid;                      /* task whose address space is peek_as */
-	struct sptd_dec_aspace *peek_as;   /* for jump targets; NULL none yet */
-	uint64_t pos;                      /* instructions decoded so far */
-	struct sptd_dec_tplace tp;         /* time updates, for placing events
-	                                    * between them (flowtime.c) */
-	struct sptd_dec_brcache br;        /* branch classes of blocks libipt
-	                                    * left unclassified (brcache.c) */
-	struct sptd_dec_cr3check cr3;      /* PIP/CR3 cross-check of the sched
-	                                    * timeline (cr3check.c) */
-	/* an open gap (after an error or overflow) */
-	int gap_open;                      /* 1: a gap is open */
-	int64_t gap_ts;                    /* where it began (time, or order) */
-	char gap_reason[160];              /* why, "pt: ..." */
-};
-
 static int64_t now_mono_ns(void)
 {
 	struct timespec ts;
@@ -76,7 +38,7 @@ static int64_t now_mono_ns(void)
 
 /* Refresh fs->now from the decoder's time; @ahead: instructions of a block
  * just decoded but not yet counted (the time read with it times its end). */
-static int flow_time(struct flow_state *fs, uint64_t ahead)
+static int flow_time(struct sptd_dec_flowstate *fs, uint64_t ahead)
 {
 	uint64_t tsc;
 	uint32_t lost_mtc, lost_cyc;
@@ -90,7 +52,7 @@ static int flow_time(struct flow_state *fs, uint64_t ahead)
 		return 0;                  /* unchanged: most blocks */
 	now = sptd_dec_tsc_ns(&fs->s->tsc, tsc);
 	if ((!fs->has_time || now != fs->now) &&
-	    sptd_dec_tplace_mark(&fs->tp, now, fs->pos + ahead) < 0)
+	    sptd_dec_tplace_mark(fs->tp, now, fs->pos + ahead) < 0)
 		return -ENOMEM;
 	fs->now = now;
 	fs->now_tsc = tsc;
@@ -100,51 +62,44 @@ static int flow_time(struct flow_state *fs, uint64_t ahead)
 }
 
 /* Timestamp for an event now: time when known, else -1 (fixed up later). */
-static int64_t flow_ts(const struct flow_state *fs)
+static int64_t flow_ts(const struct sptd_dec_flowstate *fs)
 {
 	return fs->has_time ? fs->now : -1;
 }
 
 /* Append an event stamped @ts, at instruction position @pos of stretch
  * @seg. */
-static int flow_push_at(struct flow_state *fs, int kind, int tid, int64_t ts,
+static int flow_push_at(struct sptd_dec_flowstate *fs, int kind, int tid, int64_t ts,
                         uint64_t from, uint64_t to, uint64_t pos, size_t seg)
 {
 	struct sptd_dec_flowbuf *fb = &fs->res->flows;
-	struct sptd_dec_flow *ev;
+	struct sptd_dec_flowrec *rec = sptd_dec_flowbuf_slot(fb);
 
-	if (fb->n == fb->cap) {
-		size_t cap = fb->cap ? fb->cap * 2 : 4096;
-		struct sptd_dec_flow *n = realloc(fb->ev, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		fb->ev = n;
-		fb->cap = cap;
-	}
-	if (sptd_dec_tplace_note(&fs->tp, fb->n, pos, seg) < 0)
+	if (!rec)
 		return -ENOMEM;
-	ev = &fb->ev[fb->n++];
-	ev->ts = ts;
-	ev->seq = fs->seq++;
-	ev->cpu = fs->cpu;
-	ev->tid = tid;
-	ev->kind = kind;
-	ev->flags = 0;
-	ev->from = from;
-	ev->to = to;
+	fb->n++;
+	rec->pos = pos;
+	rec->seg = seg;
+	rec->ev.ts = ts;
+	rec->ev.seq = fs->seq++;
+	rec->ev.cpu = fs->cpu;
+	rec->ev.tid = tid;
+	rec->ev.kind = kind;
+	rec->ev.flags = 0;
+	rec->ev.from = from;
+	rec->ev.to = to;
 	return 0;
 }
 
 /* Append an event happening now. */
-static int flow_push(struct flow_state *fs, int kind, int tid, int64_t ts,
+static int flow_push(struct sptd_dec_flowstate *fs, int kind, int tid, int64_t ts,
                      uint64_t from, uint64_t to)
 {
-	return flow_push_at(fs, kind, tid, ts, from, to, fs->pos, sptd_dec_tplace_seg_now(&fs->tp));
+	return flow_push_at(fs, kind, tid, ts, from, to, fs->pos, sptd_dec_tplace_seg_now(fs->tp));
 }
 
 /* Emit the pending branch now that its target @to is known (0: unknown). */
-static int flow_flush(struct flow_state *fs, uint64_t to)
+static int flow_flush(struct sptd_dec_flowstate *fs, uint64_t to)
 {
 	int kind = fs->pend_kind;
 
@@ -168,7 +123,8 @@ static int flow_flush(struct flow_state *fs, uint64_t to)
 	                    fs->pend_pos, fs->pend_seg);
 }
 
-static int gap_add(struct flow_state *fs, int64_t ts, int64_t dur, const char *reason)
+/* A new gap record of @fs's result (zeroed), NULL when out of memory. */
+static struct sptd_dec_gaprec *gap_new(struct sptd_dec_flowstate *fs)
 {
 	struct sptd_dec_cpu_result *r = fs->res;
 
@@ -177,41 +133,65 @@ static int gap_add(struct flow_state *fs, int64_t ts, int64_t dur, const char *r
 		struct sptd_dec_gaprec *n = realloc(r->gaps, cap * sizeof(*n));
 
 		if (!n)
-			return -ENOMEM;
+			return NULL;
 		r->gaps = n;
 		r->capgaps = cap;
 	}
-	r->gaps[r->ngaps].ts = ts;
-	r->gaps[r->ngaps].dur = dur < 0 ? 0 : dur;
-	snprintf(r->gaps[r->ngaps].reason, sizeof(r->gaps[r->ngaps].reason), "%s", reason);
-	r->ngaps++;
-	r->stats.gaps++;
+	memset(&r->gaps[r->ngaps], 0, sizeof(r->gaps[r->ngaps]));
+	return &r->gaps[r->ngaps++];
+}
+
+/* A gap from @ts to @end, each an order number when its flag says so. */
+static int gap_add_at(struct sptd_dec_flowstate *fs, int64_t ts, int ts_seq, int64_t end,
+                      int end_seq, const char *reason)
+{
+	struct sptd_dec_gaprec *g = gap_new(fs);
+
+	if (!g)
+		return -ENOMEM;
+	g->ts = ts;
+	g->end = end;
+	g->ts_seq = ts_seq;
+	g->end_seq = end_seq;
+	snprintf(g->reason, sizeof(g->reason), "%s", reason);
+	fs->res->stats.gaps++;
 	return 0;
 }
 
-/* Start a gap at the current time; it ends when decoding resumes. */
-static void gap_open(struct flow_state *fs, const char *reason)
+/* A gap of @dur from the time @ts. */
+static int gap_add(struct sptd_dec_flowstate *fs, int64_t ts, int64_t dur, const char *reason)
+{
+	return gap_add_at(fs, ts, 0, ts + (dur < 0 ? 0 : dur), 0, reason);
+}
+
+/* Now: the time, or the event order before the first timing packet. */
+static int64_t flow_now_or_seq(const struct sptd_dec_flowstate *fs)
+{
+	return fs->has_time ? fs->now : (int64_t)fs->seq;
+}
+
+/* Start a gap now; it ends when decoding resumes. */
+static void gap_open(struct sptd_dec_flowstate *fs, const char *reason)
 {
 	if (fs->gap_open)
 		return;
 	fs->gap_open = 1;
-	fs->gap_ts = fs->has_time ? fs->now : (int64_t)fs->seq;
+	fs->gap_ts = flow_now_or_seq(fs);
+	fs->gap_ts_seq = !fs->has_time;
 	snprintf(fs->gap_reason, sizeof(fs->gap_reason), "%s", reason);
 }
 
-static int gap_close(struct flow_state *fs)
+static int gap_close(struct sptd_dec_flowstate *fs)
 {
-	int64_t end;
-
 	if (!fs->gap_open)
 		return 0;
 	fs->gap_open = 0;
-	end = fs->has_time ? fs->now : (int64_t)fs->seq;
-	return gap_add(fs, fs->gap_ts, end - fs->gap_ts, fs->gap_reason);
+	return gap_add_at(fs, fs->gap_ts, fs->gap_ts_seq, flow_now_or_seq(fs), !fs->has_time,
+	                  fs->gap_reason);
 }
 
 /* Decode with address space @as from now on. */
-static int flow_use_aspace(struct flow_state *fs, struct sptd_dec_aspace *as)
+static int flow_use_aspace(struct sptd_dec_flowstate *fs, struct sptd_dec_aspace *as)
 {
 	size_t k = (size_t)(as - fs->s->aspaces);
 	int err;
@@ -235,7 +215,7 @@ static int flow_use_aspace(struct flow_state *fs, struct sptd_dec_aspace *as)
  * happens in the kernel: while user code is being decoded (@user_code) the
  * current task keeps running; switches take effect when tracing is enabled
  * again, at a sync point, or while kernel code is traced. */
-static int flow_switch(struct flow_state *fs, int user_code)
+static int flow_switch(struct sptd_dec_flowstate *fs, int user_code)
 {
 	struct sptd_dec_aspace *as;
 
@@ -250,7 +230,7 @@ static int flow_switch(struct flow_state *fs, int user_code)
 /* The task the timeline says runs at the decoder's time (its switches
  * applied up to now, the decoder's state unchanged), and in *@napplied how
  * many of this CPU's switches that takes; -1 unknown. */
-static int flow_sched_tid(const struct flow_state *fs, size_t *napplied)
+static int flow_sched_tid(const struct sptd_dec_flowstate *fs, size_t *napplied)
 {
 	size_t i = fs->swi;
 	int tid = fs->tid;
@@ -261,38 +241,49 @@ static int flow_sched_tid(const struct flow_state *fs, size_t *napplied)
 	return tid;
 }
 
-/* A PIP (CR3 write): checked against the timeline (cr3check.c); a mismatch
- * is counted and becomes a gap up to the next switch.  Guest (non-root)
- * CR3s, CR3 0 and traces without time are left alone. */
-static int flow_paging(struct flow_state *fs, uint64_t cr3, int non_root)
+/* A PIP (CR3 write): recorded to be checked against the timeline once the
+ * CPU is complete (cr3check.c, sptd_dec_seg_finish: the check remembers
+ * every CR3 the CPU showed, which a segment alone does not know); a
+ * mismatch becomes a count and a gap up to the next switch.  Guest
+ * (non-root) CR3s, CR3 0 and traces without time are left alone. */
+static int flow_paging(struct sptd_dec_flowstate *fs, uint64_t cr3, int non_root)
 {
-	char reason[160];
+	struct sptd_dec_gaprec *g;
 	size_t napplied;
-	int tid, pid, bound = -1, ret;
-	int64_t dur = 0;
+	int tid;
 
 	if (non_root || !cr3 || !fs->has_time || fs->s->cfg.no_timing)
 		return 0;
 	tid = flow_sched_tid(fs, &napplied);
 	if (tid < 0)
 		return 0;
-	pid = sptd_dec_task_pid(fs->s, tid);
-	ret = sptd_dec_cr3check_see(&fs->cr3, cr3, pid, napplied, &bound);
-	if (ret <= 0)
-		return ret;
-	fs->res->stats.cr3_mismatches++;
-	if (napplied < fs->nsw && fs->sw[napplied].ts > fs->now)
-		dur = fs->sw[napplied].ts - fs->now;
-	snprintf(reason, sizeof(reason),
-	         "pt: CR3 0x%" PRIx64 " belongs to pid %d but the schedule says pid %d runs",
-	         cr3, bound, pid);
-	return gap_add(fs, fs->now, dur, reason);
+	g = gap_new(fs);
+	if (!g)
+		return -ENOMEM;
+	g->cr3_check = 1;
+	g->cr3 = cr3;
+	g->pid = sptd_dec_task_pid(fs->s, tid);
+	g->napplied = napplied;
+	g->ts = fs->now;
+	g->end = napplied < fs->nsw && fs->sw[napplied].ts > fs->now ? fs->sw[napplied].ts
+	                                                              : fs->now;
+	return 0;
 }
 
-static int flow_event(struct flow_state *fs, const struct pt_event *ev)
+static int flow_event(struct sptd_dec_flowstate *fs, const struct pt_event *ev)
 {
 	int err = 0;
 
+	if (ev->status_update) {
+		/* PSB+: a sync point passed.  The stall detector starts over,
+		 * and the PSB's IP says whether user code runs (a decoder
+		 * synced at this PSB knows no more than that either). */
+		fs->status_seen = 1;
+		fs->stall_off = UINT64_MAX;
+		fs->stall_n = 0;
+		if (ev->type == ptev_exec_mode && !ev->ip_suppressed)
+			fs->in_user = !(ev->variant.exec_mode.ip >> 63);
+	}
 	switch (ev->type) {
 	case ptev_enabled:
 		err = flow_flush(fs, 0);
@@ -306,16 +297,18 @@ static int flow_event(struct flow_state *fs, const struct pt_event *ev)
 		break;
 	case ptev_disabled:
 		fs->in_user = 0;
-		sptd_dec_tplace_stop(&fs->tp, fs->pos);
-		err = flow_flush(fs, ev->ip_suppressed ? 0 : ev->variant.disabled.ip);
+		err = sptd_dec_tplace_stop(fs->tp, fs->pos);
+		if (!err)
+			err = flow_flush(fs, ev->ip_suppressed ? 0 : ev->variant.disabled.ip);
 		if (!err)
 			err = flow_push(fs, SPTD_DEC_FLOW_DISABLE, fs->tid, flow_ts(fs),
 			                fs->last_ip, 0);
 		break;
 	case ptev_async_disabled:
 		fs->in_user = 0;
-		sptd_dec_tplace_stop(&fs->tp, fs->pos);
-		err = flow_flush(fs, ev->variant.async_disabled.at);
+		err = sptd_dec_tplace_stop(fs->tp, fs->pos);
+		if (!err)
+			err = flow_flush(fs, ev->variant.async_disabled.at);
 		fs->res->stats.interrupts++;
 		if (!err)
 			err = flow_push(fs, SPTD_DEC_FLOW_INTERRUPT, fs->tid, flow_ts(fs),
@@ -335,8 +328,9 @@ static int flow_event(struct flow_state *fs, const struct pt_event *ev)
 		break;
 	case ptev_overflow:
 		fs->in_user = 0;
-		sptd_dec_tplace_stop(&fs->tp, fs->pos);
-		err = flow_flush(fs, 0);
+		err = sptd_dec_tplace_stop(fs->tp, fs->pos);
+		if (!err)
+			err = flow_flush(fs, 0);
 		if (!err)
 			err = flow_push(fs, SPTD_DEC_FLOW_OVERFLOW, fs->tid, flow_ts(fs), 0,
 			                ev->ip_suppressed ? 0 : ev->variant.overflow.ip);
@@ -357,7 +351,7 @@ static int flow_event(struct flow_state *fs, const struct pt_event *ev)
 }
 
 /* One decoded block: count it and note its last branch. */
-static int flow_block(struct flow_state *fs, const struct pt_block *b)
+static int flow_block(struct sptd_dec_flowstate *fs, const struct pt_block *b)
 {
 	struct sptd_dec_cpu_stats *st = &fs->res->stats;
 	int err, kind = 0;
@@ -400,13 +394,13 @@ static int flow_block(struct flow_state *fs, const struct pt_block *b)
 		fs->pend_ts = flow_ts(fs);
 		fs->pend_tid = fs->tid;
 		fs->pend_pos = fs->pos;
-		fs->pend_seg = sptd_dec_tplace_seg_now(&fs->tp);
+		fs->pend_seg = sptd_dec_tplace_seg_now(fs->tp);
 	}
 	return 0;
 }
 
 /* A decode error: record it and leave the resync to the caller. */
-static int flow_error(struct flow_state *fs, int code, const struct pt_block *b)
+static int flow_error(struct sptd_dec_flowstate *fs, int code, const struct pt_block *b)
 {
 	char reason[160];
 	uint64_t off = 0;
@@ -414,6 +408,8 @@ static int flow_error(struct flow_state *fs, int code, const struct pt_block *b)
 
 	pt_blk_get_offset(fs->dec, &off);
 	fs->res->stats.decode_errors++;
+	if (code == pte_retstack_empty)
+		fs->res->underflows++;
 	if (code == pte_nomap)
 		snprintf(reason, sizeof(reason),
 		         "pt: no image for ip 0x%" PRIx64 " (missing image), offset 0x%" PRIx64,
@@ -421,8 +417,9 @@ static int flow_error(struct flow_state *fs, int code, const struct pt_block *b)
 	else
 		snprintf(reason, sizeof(reason), "pt: decode error: %s at offset 0x%" PRIx64,
 		         pt_errstr((enum pt_error_code)code), off);
-	sptd_dec_tplace_stop(&fs->tp, fs->pos);
-	err = flow_flush(fs, 0);
+	err = sptd_dec_tplace_stop(fs->tp, fs->pos);
+	if (!err)
+		err = flow_flush(fs, 0);
 	if (!err)
 		err = flow_push(fs, SPTD_DEC_FLOW_ERROR, fs->tid, flow_ts(fs), 0, 0);
 	gap_open(fs, reason);
@@ -439,22 +436,21 @@ static int flow_error(struct flow_state *fs, int code, const struct pt_block *b)
 
 /* Note progress after a decoder call that decoded @ninsn instructions;
  * 1 when the decoder has stalled (see FLOW_STALL_LIMIT). */
-static int flow_stalled(struct flow_state *fs, uint64_t ninsn, uint64_t *stall_off,
-                        uint64_t *stall_n)
+static int flow_stalled(struct sptd_dec_flowstate *fs, uint64_t ninsn)
 {
 	uint64_t off = 0;
 
-	if (pt_blk_get_offset(fs->dec, &off) < 0 || off != *stall_off) {
-		*stall_off = off;
-		*stall_n = 0;
+	if (pt_blk_get_offset(fs->dec, &off) < 0 || off != fs->stall_off) {
+		fs->stall_off = off;
+		fs->stall_n = 0;
 		return 0;
 	}
-	*stall_n += ninsn ? ninsn : 1;
-	return *stall_n > FLOW_STALL_LIMIT;
+	fs->stall_n += ninsn ? ninsn : 1;
+	return fs->stall_n > FLOW_STALL_LIMIT;
 }
 
 /* The decoder stalled: a gap up to the next sync point. */
-static int flow_stall(struct flow_state *fs, uint64_t off)
+static int flow_stall(struct sptd_dec_flowstate *fs, uint64_t off)
 {
 	char reason[160];
 	int err;
@@ -464,8 +460,9 @@ static int flow_stall(struct flow_state *fs, uint64_t off)
 	         "without trace, near ip 0x%" PRIx64 "): image does not match the trace?",
 	         off, FLOW_STALL_LIMIT, fs->last_ip);
 	fs->res->stats.decode_errors++;
-	sptd_dec_tplace_stop(&fs->tp, fs->pos);
-	err = flow_flush(fs, 0);
+	err = sptd_dec_tplace_stop(fs->tp, fs->pos);
+	if (!err)
+		err = flow_flush(fs, 0);
 	if (!err)
 		err = flow_push(fs, SPTD_DEC_FLOW_ERROR, fs->tid, flow_ts(fs), 0, 0);
 	gap_open(fs, reason);
@@ -475,11 +472,12 @@ static int flow_stall(struct flow_state *fs, uint64_t off)
 /* Decode from a sync point until the end or an error; returns 0 at the end
  * of the trace, 1 after a decode error or a stall (resync needed), < 0
  * failure. */
-static int flow_decode(struct flow_state *fs, int status)
+static int flow_decode(struct sptd_dec_flowstate *fs, int status)
 {
-	uint64_t stall_off = UINT64_MAX, stall_n = 0;
 	int err;
 
+	fs->stall_off = UINT64_MAX;
+	fs->stall_n = 0;
 	for (;;) {
 		struct pt_block b;
 
@@ -495,6 +493,11 @@ static int flow_decode(struct flow_state *fs, int status)
 			if (err)
 				return err;
 		}
+		if (status >= 0 && fs->plan) {
+			err = sptd_dec_seam_step(fs, status);
+			if (err)
+				return err < 0 ? err : 0;
+		}
 		if (status < 0) {
 			memset(&b, 0, sizeof(b));
 		} else {
@@ -508,8 +511,8 @@ static int flow_decode(struct flow_state *fs, int status)
 				err = flow_block(fs, &b);
 			if (err)
 				return err;
-			if (status >= 0 && flow_stalled(fs, b.ninsn, &stall_off, &stall_n)) {
-				err = flow_stall(fs, stall_off);
+			if (status >= 0 && flow_stalled(fs, b.ninsn)) {
+				err = flow_stall(fs, fs->stall_off);
 				return err ? err : 1;
 			}
 		}
@@ -545,20 +548,38 @@ static int flow_config(const struct sptd_dec_session *s, const struct sptd_dec_c
 	return 0;
 }
 
-int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, struct sptd_dec_cpu_result *res)
+/* The CYC check of time placement, for the stretch of PT a segment
+ * covers: 1 when it holds a CYC packet. */
+static int flow_range_has_cyc(const struct pt_config *cfg, const struct sptd_dec_segplan *plan,
+                              const struct sptd_dec_segplan *next)
+{
+	struct pt_config range = *cfg;
+
+	if (plan)
+		range.begin = cfg->begin + plan->start;
+	if (next)
+		range.end = cfg->begin + next->start;
+	return sptd_dec_trace_has_cyc(&range);
+}
+
+int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, const struct sptd_dec_segplan *plan,
+                      const struct sptd_dec_segplan *next, struct sptd_dec_cpu_result *res)
 {
 	struct sptd_dec_cpu *c = &s->cpus[cpu];
-	struct flow_state fs;
+	struct sptd_dec_flowstate fs;
 	struct pt_config cfg;
 	uint64_t sync_off = 0, last_sync = 0;
 	int64_t t0 = now_mono_ns();
 	int status, err, first = 1, stuck = 0, decoded = 0;
+	int whole = !plan || plan->index == 0;
 	size_t i;
 
 	memset(&fs, 0, sizeof(fs));
 	fs.s = s;
 	fs.res = res;
 	fs.cpu = cpu;
+	fs.plan = plan;
+	fs.next = plan ? next : NULL;
 	fs.tid = -1;
 	for (i = 0; i < s->nswitches && s->switches[i].cpu < cpu; i++)
 		;
@@ -574,10 +595,12 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, struct sptd_dec_cpu_r
 	err = flow_config(s, c, &cfg);
 	if (err)
 		return err;
+	res->tplace = calloc(1, sizeof(*res->tplace));
+	fs.tp = res->tplace;
 	fs.images = calloc(s->naspaces, sizeof(*fs.images));
 	err = sptd_dec_brcache_init(&fs.br, s->iscache);
 	fs.dec = pt_blk_alloc_decoder(&cfg);
-	if (!fs.dec || !fs.images || err < 0) {
+	if (!fs.dec || !fs.images || !fs.tp || err < 0) {
 		pt_blk_free_decoder(fs.dec);
 		free(fs.images);
 		sptd_dec_brcache_fini(&fs.br);
@@ -585,9 +608,11 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, struct sptd_dec_cpu_r
 	}
 	err = flow_use_aspace(&fs, sptd_dec_aspace_of(s, fs.tid));
 	while (!err) {
-		status = pt_blk_sync_forward(fs.dec);
+		/* a later segment starts at its own PSB */
+		status = first && !whole ? pt_blk_sync_set(fs.dec, plan->start)
+		                         : pt_blk_sync_forward(fs.dec);
 		if (status == -pte_eos) {
-			if (first)
+			if (first && whole)
 				err = gap_add(&fs, 0, 0, "pt: no PSB in the trace: nothing decodable");
 			break;
 		}
@@ -613,8 +638,10 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, struct sptd_dec_cpu_r
 		err = flow_time(&fs, 0);
 		if (err)
 			break;
+		/* at a sync point the timeline holds up to now */
 		fs.in_user = 0;
-		if (first && sync_off > 0) {
+		err = flow_switch(&fs, 0);
+		if (!err && first && whole && sync_off > 0) {
 			char reason[96];
 
 			snprintf(reason, sizeof(reason),
@@ -636,22 +663,16 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, struct sptd_dec_cpu_r
 	if (err >= 0)
 		err = gap_close(&fs);
 	if (err >= 0 && fs.res->stats.saw_time) {
-		int cyc = sptd_dec_trace_has_cyc(&cfg);
-
-		if (cyc < 0)
-			err = cyc;
-		else if (!cyc)
-			sptd_dec_tplace_apply(&fs.tp, res->flows.ev, res->flows.n, fs.sw, fs.nsw);
+		res->has_cyc = flow_range_has_cyc(&cfg, plan, fs.next);
+		if (res->has_cyc < 0)
+			err = res->has_cyc;
 	}
-	sptd_dec_flows_fix_times(res->flows.ev, res->flows.n, res->stats.saw_time);
 	res->last_ts = fs.has_time ? fs.now : -1;
 	pt_blk_free_decoder(fs.dec);
 	for (i = 0; i < s->naspaces; i++)
 		pt_image_free(fs.images[i]);
 	free(fs.images);
 	sptd_dec_brcache_fini(&fs.br);
-	sptd_dec_cr3check_fini(&fs.cr3);
-	sptd_dec_tplace_fini(&fs.tp);
 	res->stats.decode_ns = now_mono_ns() - t0;
 	return err;
 }
@@ -660,9 +681,15 @@ void sptd_dec_cpu_result_fini(struct sptd_dec_cpu_result *res)
 {
 	if (!res)
 		return;
-	free(res->flows.ev);
+	sptd_dec_flowbuf_fini(&res->flows);
 	free(res->gaps);
-	memset(&res->flows, 0, sizeof(res->flows));
 	res->gaps = NULL;
 	res->ngaps = res->capgaps = 0;
+	sptd_dec_tplace_fini(res->tplace);
+	free(res->tplace);
+	res->tplace = NULL;
+	free(res->head.v);
+	free(res->tail.v);
+	memset(&res->head, 0, sizeof(res->head));
+	memset(&res->tail, 0, sizeof(res->tail));
 }

@@ -1,8 +1,12 @@
 /* flowsort.c — phase 2's event order: per task (tid, or CPU when the task
- * is unknown), then time, CPU and stream position.  Phase 1 hands over
- * each CPU's events in stream order, so a task's events are a few runs
- * already in time order: bucket by task, then merge the runs, instead of
- * a general sort of the whole queue. */
+ * is unknown), then time, CPU and stream position, then input order.
+ *
+ * Phase 1 hands over each CPU's records in stream order, so a task's
+ * events are a few runs already in time order: bucket by task, then merge
+ * the runs.  What is sorted is an array of pointers to the records, which
+ * stay where phase 1 put them (records are 64 bytes, pointers 8: the sort
+ * touches an eighth of the memory a sort of copies would, and nothing is
+ * allocated per record but the pointers). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,15 +45,14 @@ static int task_key_cmp(const void *a, const void *b)
 	return 0;
 }
 
-/* Stable merge sort of @ev[0..n) by time, using @tmp (n entries).  Phase 1
- * hands over each CPU's events in stream order, nearly always in time
- * order too, so the input is a few sorted runs: find them and merge
- * neighbours until one is left (n log runs comparisons, n when sorted). */
-static int sort_by_time(struct sptd_dec_flow *ev, size_t n, struct sptd_dec_flow *tmp)
+/* Stable merge sort of @ev[0..n) by time, using @tmp (n entries): find the
+ * sorted runs and merge neighbours until one is left (n log runs
+ * comparisons, n when sorted). */
+static int sort_by_time(struct sptd_dec_flow **ev, size_t n, struct sptd_dec_flow **tmp)
 {
 	size_t *runs, nruns = 0, i;
 
-	for (i = 1; i < n && flow_cmp_time(&ev[i - 1], &ev[i]) <= 0; i++)
+	for (i = 1; i < n && flow_cmp_time(ev[i - 1], ev[i]) <= 0; i++)
 		;
 	if (i >= n)
 		return 0;
@@ -58,7 +61,7 @@ static int sort_by_time(struct sptd_dec_flow *ev, size_t n, struct sptd_dec_flow
 		return -ENOMEM;
 	runs[nruns++] = 0;
 	for (i = 1; i < n; i++)
-		if (flow_cmp_time(&ev[i - 1], &ev[i]) > 0)
+		if (flow_cmp_time(ev[i - 1], ev[i]) > 0)
 			runs[nruns++] = i;
 	runs[nruns] = n;
 	while (nruns > 1) {
@@ -68,7 +71,7 @@ static int sort_by_time(struct sptd_dec_flow *ev, size_t n, struct sptd_dec_flow
 			size_t a = runs[r], am = runs[r + 1], b = am, bm = runs[r + 2], k = a;
 
 			while (a < am && b < bm)
-				tmp[k++] = flow_cmp_time(&ev[b], &ev[a]) < 0 ? ev[b++] : ev[a++];
+				tmp[k++] = flow_cmp_time(ev[b], ev[a]) < 0 ? ev[b++] : ev[a++];
 			memcpy(&tmp[k], &ev[a], (am - a) * sizeof(*ev));
 			k += am - a;
 			memcpy(&tmp[k], &ev[b], (bm - b) * sizeof(*ev));
@@ -84,31 +87,40 @@ static int sort_by_time(struct sptd_dec_flow *ev, size_t n, struct sptd_dec_flow
 	return 0;
 }
 
-/* A stable bucket pass by task (events keep their stream order), then a
- * run-merging sort inside each task: the order a stable comparison sort on
- * (task, ts, cpu, seq) gives. */
-int sptd_dec_flows_sort(struct sptd_dec_flow **evp, size_t nev)
+/* The events @in[0..@nev) (pointers, in input order) into phase 2's order
+ * in @out: a stable bucket pass by task, then a run-merging sort inside
+ * each task, the order a stable comparison sort on (task, ts, cpu, seq)
+ * gives.  0 or -ENOMEM. */
+static int order_ptrs(struct sptd_dec_flow **in, size_t nev, struct sptd_dec_flow **out)
 {
-	struct sptd_dec_flow *ev = *evp;
 	struct sort_key *keys = NULL;
-	struct sptd_dec_flow *out = NULL;
 	uint32_t *slot = NULL, *rank = NULL;
 	size_t *start = NULL, nkeys = 0, cap = 16, i, h;
 	int err = -ENOMEM;
 
 	if (nev > UINT32_MAX / 2)
 		return -ENOMEM;  /* beyond the 32-bit indexes below (200+ GB of events) */
+	/* one task only (a single-threaded program, a CPU without sched
+	 * info): no buckets, only the time order */
+	for (i = 1; i < nev; i++) {
+		const struct sptd_dec_flow *a = in[0], *b = in[i];
+
+		if (a->tid != b->tid || (a->tid < 0 && a->cpu != b->cpu))
+			break;
+	}
+	if (i >= nev) {
+		memcpy(out, in, nev * sizeof(*in));
+		return sort_by_time(out, nev, in);
+	}
 	while (cap < 2 * nev)
 		cap *= 2;
-	slot = malloc(cap * sizeof(*slot));  /* hash: key index + 1, 0 empty */
-	rank = malloc(nev * sizeof(*rank));  /* per event: its key index */
-	keys = malloc(nev * sizeof(*keys));
-	out = malloc(nev * sizeof(*out));
-	if (!slot || !rank || !keys || !out)
+	slot = calloc(cap, sizeof(*slot));   /* hash: key index + 1, 0 empty */
+	rank = malloc((nev ? nev : 1) * sizeof(*rank)); /* per event: its key index */
+	keys = malloc((nev ? nev : 1) * sizeof(*keys));
+	if (!slot || !rank || !keys)
 		goto out;
-	memset(slot, 0, cap * sizeof(*slot));
 	for (i = 0; i < nev; i++) {
-		const struct sptd_dec_flow *e = &ev[i];
+		const struct sptd_dec_flow *e = in[i];
 		int key = e->tid < 0 ? e->cpu : -1;
 		uint64_t hv = ((uint64_t)(uint32_t)e->tid << 32 | (uint32_t)key) * 0x9e3779b97f4a7c15ull;
 
@@ -137,23 +149,78 @@ int sptd_dec_flows_sort(struct sptd_dec_flow **evp, size_t nev)
 		start[i + 1] = start[i] + keys[i].count;
 	}
 	for (i = 0; i < nev; i++)
-		out[start[slot[rank[i]]]++] = ev[i];
-	/* start[k] is now the end of task k */
+		out[start[slot[rank[i]]]++] = in[i];
+	/* start[k] is now the end of task k; @in is free for scratch */
 	for (i = 0, err = 0; i < nkeys && !err; i++) {
 		size_t b = i ? start[i - 1] : 0;
 
-		err = sort_by_time(out + b, start[i] - b, ev + b);
-	}
-	if (!err) {
-		free(ev);
-		*evp = out;
-		out = NULL;
+		err = sort_by_time(out + b, start[i] - b, in + b);
 	}
 out:
 	free(slot);
 	free(rank);
 	free(keys);
-	free(out);
 	free(start);
+	return err;
+}
+
+int sptd_dec_flows_order(const struct sptd_dec_cpu_flows *cpus, int ncpus,
+                         struct sptd_dec_flow ***out, size_t *nout)
+{
+	struct sptd_dec_flow **in, **ord;
+	size_t n = 0, k = 0, i, j;
+	int c, err;
+
+	*out = NULL;
+	*nout = 0;
+	for (c = 0; c < ncpus; c++)
+		n += cpus[c].n;
+	in = malloc((n ? n : 1) * sizeof(*in));
+	ord = malloc((n ? n : 1) * sizeof(*ord));
+	if (!in || !ord) {
+		free(in);
+		free(ord);
+		return -ENOMEM;
+	}
+	for (c = 0; c < ncpus; c++)
+		for (i = 0; i < cpus[c].nspans; i++)
+			for (j = 0; j < cpus[c].spans[i].n; j++)
+				in[k++] = &cpus[c].spans[i].rec[j].ev;
+	err = order_ptrs(in, n, ord);
+	free(in);
+	if (err < 0) {
+		free(ord);
+		return err;
+	}
+	*out = ord;
+	*nout = n;
+	return 0;
+}
+
+int sptd_dec_flows_sort(struct sptd_dec_flow **evp, size_t nev)
+{
+	struct sptd_dec_flow *ev = *evp, *sorted, **in, **ord;
+	size_t i;
+	int err = -ENOMEM;
+
+	in = malloc((nev ? nev : 1) * sizeof(*in));
+	ord = malloc((nev ? nev : 1) * sizeof(*ord));
+	sorted = malloc((nev ? nev : 1) * sizeof(*sorted));
+	if (!in || !ord || !sorted)
+		goto out;
+	for (i = 0; i < nev; i++)
+		in[i] = &ev[i];
+	err = order_ptrs(in, nev, ord);
+	if (err < 0)
+		goto out;
+	for (i = 0; i < nev; i++)
+		sorted[i] = *ord[i];
+	free(ev);
+	*evp = sorted;
+	sorted = NULL;
+out:
+	free(in);
+	free(ord);
+	free(sorted);
 	return err;
 }

@@ -36,10 +36,12 @@ int sptd_dec_tplace_mark(struct sptd_dec_tplace *tp, int64_t ts, uint64_t pos)
 
 /* libipt reads timing packets ahead of events, so stretches that began at
  * this instruction position (a PSB+ after the disable, say) are marked too,
- * back to the one the position lies in. */
-void sptd_dec_tplace_stop(struct sptd_dec_tplace *tp, uint64_t pos)
+ * back to the one the position lies in.  Only stretches that existed at
+ * the stop (the first @nsegs) are touched: replaying a logged stop later
+ * gives the same result. */
+static void stop_apply(struct sptd_dec_tplace *tp, uint64_t pos, size_t nsegs)
 {
-	size_t k = tp->nsegs;
+	size_t k = nsegs;
 
 	while (k-- > 0) {
 		if (!tp->segs[k].stopped || tp->segs[k].stop_pos > pos)
@@ -50,25 +52,32 @@ void sptd_dec_tplace_stop(struct sptd_dec_tplace *tp, uint64_t pos)
 	}
 }
 
-int sptd_dec_tplace_grow(struct sptd_dec_tplace *tp, size_t n)
+int sptd_dec_tplace_stop(struct sptd_dec_tplace *tp, uint64_t pos)
 {
-	size_t cap;
-	uint64_t *np;
-	size_t *ns;
+	if (tp->nstops == tp->capstops) {
+		size_t cap = tp->capstops ? tp->capstops * 2 : 64;
+		struct sptd_dec_tstop *n = realloc(tp->stops, cap * sizeof(*n));
 
-	if (n < tp->capev)
-		return 0;
-	cap = tp->capev ? tp->capev * 2 : 4096;
-	np = realloc(tp->ev_pos, cap * sizeof(*np));
-	if (!np)
-		return -ENOMEM;
-	tp->ev_pos = np;
-	ns = realloc(tp->ev_seg, cap * sizeof(*ns));
-	if (!ns)
-		return -ENOMEM;
-	tp->ev_seg = ns;
-	tp->capev = cap;
+		if (!n)
+			return -ENOMEM;
+		tp->stops = n;
+		tp->capstops = cap;
+	}
+	tp->stops[tp->nstops++] = (struct sptd_dec_tstop){ .pos = pos, .nsegs = tp->nsegs };
+	stop_apply(tp, pos, tp->nsegs);
 	return 0;
+}
+
+void sptd_dec_tplace_restop(struct sptd_dec_tplace *tp)
+{
+	size_t i;
+
+	for (i = 0; i < tp->nsegs; i++) {
+		tp->segs[i].stopped = 0;
+		tp->segs[i].stop_pos = 0;
+	}
+	for (i = 0; i < tp->nstops; i++)
+		stop_apply(tp, tp->stops[i].pos, tp->stops[i].nsegs);
 }
 
 void sptd_dec_tplace_fini(struct sptd_dec_tplace *tp)
@@ -76,12 +85,10 @@ void sptd_dec_tplace_fini(struct sptd_dec_tplace *tp)
 	if (!tp)
 		return;
 	free(tp->segs);
-	free(tp->ev_pos);
-	free(tp->ev_seg);
+	free(tp->stops);
 	tp->segs = NULL;
-	tp->ev_pos = NULL;
-	tp->ev_seg = NULL;
-	tp->nsegs = tp->capsegs = tp->capev = 0;
+	tp->stops = NULL;
+	tp->nsegs = tp->capsegs = tp->nstops = tp->capstops = 0;
 }
 
 /* The time events of stretch @k at instruction position @pos are placed at
@@ -93,7 +100,7 @@ static int64_t seg_place(const struct sptd_dec_tplace *tp, size_t k, uint64_t po
 {
 	const struct sptd_dec_tseg *a = &tp->segs[k], *b = k + 1 < tp->nsegs ? a + 1 : NULL;
 	int64_t bound, t;
-	size_t i;
+	size_t lo, hi;
 
 	if (pos <= a->pos)
 		return a->ts;
@@ -113,41 +120,45 @@ static int64_t seg_place(const struct sptd_dec_tplace *tp, size_t k, uint64_t po
 	if (pos > a->stop_pos)
 		pos = a->stop_pos;
 	bound = b ? b->ts : INT64_MAX;
-	for (i = 0; i < nsw; i++) {
-		if (sw[i].ts > a->ts) {
-			if (sw[i].ts < bound)
-				bound = sw[i].ts;
-			break;
-		}
+	/* the first switch after the stretch's time (the CPU's switches are
+	 * sorted by time) */
+	for (lo = 0, hi = nsw; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sw[mid].ts > a->ts)
+			hi = mid;
+		else
+			lo = mid + 1;
 	}
+	if (lo < nsw && sw[lo].ts < bound)
+		bound = sw[lo].ts;
 	if (bound == INT64_MAX || bound <= a->ts)
 		return a->ts;
 	t = a->ts + (int64_t)((unsigned __int128)(uint64_t)rate_num * (pos - a->pos) / rate_den);
 	return t < bound ? t : bound;
 }
 
-void sptd_dec_tplace_apply(const struct sptd_dec_tplace *tp, struct sptd_dec_flow *ev,
-                           size_t n, const struct sptd_dec_switch *sw, size_t nsw)
+void sptd_dec_tplace_apply(const struct sptd_dec_tplace *tp, struct sptd_dec_tplace_cursor *cur,
+                           struct sptd_dec_flowrec *rec, size_t n,
+                           const struct sptd_dec_switch *sw, size_t nsw)
 {
-	int64_t rate_num = 0;
-	uint64_t rate_den = 0;
-	size_t i, k = 0;
+	size_t i;
 
 	for (i = 0; i < n; i++) {
-		size_t seg = tp->ev_seg[i];
+		size_t seg = rec[i].seg;
 
-		if (seg == SIZE_MAX || ev[i].ts != tp->segs[seg].ts)
+		if (seg == SIZE_MAX || seg >= tp->nsegs || rec[i].ev.ts != tp->segs[seg].ts)
 			continue;
 		/* the average rate of the stopless stretches before @seg */
-		for (; k < seg && k + 1 < tp->nsegs; k++) {
-			const struct sptd_dec_tseg *a = &tp->segs[k], *b = a + 1;
+		for (; cur->k < seg && cur->k + 1 < tp->nsegs; cur->k++) {
+			const struct sptd_dec_tseg *a = &tp->segs[cur->k], *b = a + 1;
 
 			if (!a->stopped && b->ts > a->ts && b->pos > a->pos) {
-				rate_num += b->ts - a->ts;
-				rate_den += b->pos - a->pos;
+				cur->rate_num += b->ts - a->ts;
+				cur->rate_den += b->pos - a->pos;
 			}
 		}
-		ev[i].ts = seg_place(tp, seg, tp->ev_pos[i], rate_num, rate_den, sw, nsw);
+		rec[i].ev.ts = seg_place(tp, seg, rec[i].pos, cur->rate_num, cur->rate_den, sw, nsw);
 	}
 }
 
@@ -174,21 +185,17 @@ int sptd_dec_trace_has_cyc(const struct pt_config *cfg)
 	return found;
 }
 
-void sptd_dec_flows_fix_times(struct sptd_dec_flow *ev, size_t n, int saw_time)
+void sptd_dec_flows_fix_times(struct sptd_dec_flowrec *rec, size_t n, int saw_time,
+                              int64_t first)
 {
-	int64_t first = -1;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		if (!saw_time) {
-			ev[i].ts = (int64_t)ev[i].seq;
-			ev[i].flags |= SPTD_DEC_F_NO_TIME;
-		} else if (ev[i].ts >= 0 && first < 0) {
-			first = ev[i].ts;
+			rec[i].ev.ts = (int64_t)rec[i].ev.seq;
+			rec[i].ev.flags |= SPTD_DEC_F_NO_TIME;
+		} else if (rec[i].ev.ts < 0) {
+			rec[i].ev.ts = first;
 		}
 	}
-	if (!saw_time)
-		return;
-	for (i = 0; i < n && ev[i].ts < 0; i++)
-		ev[i].ts = first;
 }

@@ -163,12 +163,21 @@ static int switch_cmp(const void *a, const void *b)
 	return 0;
 }
 
-/* Work shared by the phase-1 threads: the next CPU to take. */
+/* One piece of phase-1 work: a CPU, or a segment of one. */
+struct run_unit {
+	int cpu;                               /* the CPU */
+	const struct sptd_dec_segplan *plan;   /* its segment; NULL the whole CPU */
+	const struct sptd_dec_segplan *next;   /* the segment after it, NULL none */
+	struct sptd_dec_cpu_result *res;       /* what it found (a CPU's units'
+	                                        * results are contiguous) */
+};
+
+/* Work shared by the phase-1 threads: the next unit to take. */
 struct run_pool {
-	struct sptd_dec_session *s;
-	struct sptd_dec_cpu_result *res;
-	int next_cpu;
-	pthread_mutex_t lock;
+	struct sptd_dec_session *s;            /* the session */
+	struct run_unit *units;                /* every unit */
+	size_t nunits, next;                   /* count, next to take */
+	pthread_mutex_t lock;                  /* guards next */
 };
 
 static void *run_worker(void *arg)
@@ -176,15 +185,14 @@ static void *run_worker(void *arg)
 	struct run_pool *pool = arg;
 
 	for (;;) {
-		int cpu;
+		struct run_unit *u;
 
 		pthread_mutex_lock(&pool->lock);
-		cpu = pool->next_cpu++;
+		u = pool->next < pool->nunits ? &pool->units[pool->next++] : NULL;
 		pthread_mutex_unlock(&pool->lock);
-		if (cpu >= pool->s->ncpus)
+		if (!u)
 			break;
-		if (pool->s->cpus[cpu].len)
-			pool->res[cpu].err = sptd_dec_flow_cpu(pool->s, cpu, &pool->res[cpu]);
+		u->res->err = sptd_dec_flow_cpu(pool->s, u->cpu, u->plan, u->next, u->res);
 	}
 	return NULL;
 }
@@ -212,6 +220,7 @@ static int emit_stats(const struct sptd_dec_sink *sink, int cpu, size_t pt_bytes
 		{ "decode_errors", cs->decode_errors },
 		{ "gaps", cs->gaps },
 		{ "decode_ns", cs->decode_ns },
+		{ "decode_segments", cs->segments },
 		{ "cr3_mismatches", cs->cr3_mismatches },
 	};
 	size_t i;
@@ -222,41 +231,162 @@ static int emit_stats(const struct sptd_dec_sink *sink, int cpu, size_t pt_bytes
 	return err;
 }
 
-int64_t sptd_dec_session_run(struct sptd_dec_session *s, const struct sptd_dec_sink *sink)
+/* Gaps (then stats) of one CPU to @sink, from this thread only. */
+static int emit_cpu(const struct sptd_dec_sink *sink, int cpu, size_t pt_bytes,
+                    const struct sptd_dec_stitched *st)
+{
+	size_t k;
+	int ret = 0;
+
+	for (k = 0; k < st->ngaps && ret >= 0 && sink->gap; k++) {
+		const struct sptd_dec_gaprec *g = &st->gaps[k];
+
+		ret = sink->gap(sink->ctx, g->ts, g->end > g->ts ? g->end - g->ts : 0, cpu, g->reason);
+	}
+	if (ret >= 0)
+		ret = emit_stats(sink, cpu, pt_bytes, &st->stats);
+	return ret;
+}
+
+/* Segments per CPU at most, and the smallest automatic segment. */
+#define RUN_MAX_SEGS 256
+#define RUN_MIN_SEG_BYTES (64u << 10)
+
+/* How big phase-1 segments are: cfg.segment_bytes, or with several
+ * threads about a quarter of each thread's share (at least 64 KiB), so
+ * one CPU's PT keeps every thread busy; 0: whole CPUs. */
+static size_t run_seg_bytes(const struct sptd_dec_session *s, int jobs)
+{
+	size_t total = 0, b;
+	int i;
+
+	if (s->cfg.segment_bytes)
+		return s->cfg.segment_bytes;
+	if (jobs < 2)
+		return 0;
+	for (i = 0; i < s->ncpus; i++)
+		total += s->cpus[i].len;
+	b = total / ((size_t)jobs * 4);
+	return b < RUN_MIN_SEG_BYTES ? RUN_MIN_SEG_BYTES : b;
+}
+
+/* Stitch CPU @c's @n segment results @res (plans @plans) into @st and
+ * finish it.  Where a seam does not meet, the segment before it is
+ * decoded again on through the one after it (serially, on this thread),
+ * which then drops out.  0 or a negative error. */
+static int run_stitch_cpu(struct sptd_dec_session *s, int c, const struct sptd_dec_segplan *plans,
+                          struct sptd_dec_cpu_result *res, size_t n,
+                          struct sptd_dec_stitched *st)
+{
+	const struct sptd_dec_segplan **ap;
+	struct sptd_dec_cpu_result **ar;
+	size_t na = n, i, bad = 0;
+	int ret = 0, cyc = 0;
+
+	ap = calloc(n, sizeof(*ap));
+	ar = calloc(n, sizeof(*ar));
+	if (!ap || !ar) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n && ret >= 0; i++) {
+		ap[i] = n > 1 ? &plans[i] : NULL;
+		ar[i] = &res[i];
+		ret = res[i].err;
+	}
+	while (ret >= 0) {
+		ret = sptd_dec_seg_stitch(s, ap, ar, na, st, &bad);
+		if (ret != 1)
+			break;
+		/* segment bad - 1 decodes on over segment bad */
+		sptd_dec_cpu_result_fini(ar[bad - 1]);
+		sptd_dec_cpu_result_fini(ar[bad]);
+		memset(ar[bad - 1], 0, sizeof(*ar[bad - 1]));
+		memmove(&ap[bad], &ap[bad + 1], (na - bad - 1) * sizeof(*ap));
+		memmove(&ar[bad], &ar[bad + 1], (na - bad - 1) * sizeof(*ar));
+		na--;
+		if (na == 1)
+			ap[0] = NULL;
+		ret = sptd_dec_flow_cpu(s, c, ap[bad - 1], bad < na ? ap[bad] : NULL, ar[bad - 1]);
+	}
+	st->stats.segments = (int64_t)na;
+	for (i = 0; i < na; i++)
+		cyc |= ar[i]->has_cyc;
+	if (ret >= 0)
+		ret = sptd_dec_seg_finish(s, c, st, cyc);
+out:
+	free(ap);
+	free(ar);
+	return ret;
+}
+
+/* Phase 1 over every CPU: units planned, decoded on @jobs threads,
+ * stitched per CPU into @st (ncpus entries), finished.  The results stay
+ * allocated in *@resp (*@nresp of them: @st points into their records),
+ * the plans in *@plansp. */
+static int run_phase1(struct sptd_dec_session *s, int jobs, struct sptd_dec_stitched *st,
+                      struct sptd_dec_cpu_result **resp, size_t *nresp,
+                      struct sptd_dec_segplan **plansp)
 {
 	struct sptd_dec_cpu_result *res = NULL;
-	struct sptd_dec_stacks *stacks = NULL;
+	struct sptd_dec_segplan *plans = NULL;
+	struct run_unit *units = NULL;
 	struct run_pool pool;
 	pthread_t *threads = NULL;
-	int64_t ret = 0, start = INT64_MAX, end = INT64_MIN;
-	int jobs, started = 0, i, no_time = 0;
-	size_t k;
+	size_t bytes = run_seg_bytes(s, jobs), nunits = 0, maxunits = 0, u;
+	int *nseg, c, i, started = 0, ret = 0;
 
-	if (!s || !sink)
-		return -EINVAL;
-	ret = run_prepare(s);
+	*resp = NULL;
+	*plansp = NULL;
+	*nresp = 0;
+	nseg = calloc((size_t)s->ncpus + 1, sizeof(*nseg));
+	threads = calloc((size_t)jobs, sizeof(*threads));
+	if (!nseg || !threads) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* room for the most segments each CPU can be cut into */
+	for (c = 0; c < s->ncpus; c++) {
+		size_t most = bytes ? s->cpus[c].len / bytes + 1 : 1;
+
+		if (s->cpus[c].len)
+			maxunits += most < RUN_MAX_SEGS ? most : RUN_MAX_SEGS;
+	}
+	plans = calloc(maxunits + 1, sizeof(*plans));
+	units = calloc(maxunits + 1, sizeof(*units));
+	res = calloc(maxunits + 1, sizeof(*res));
+	*resp = res;
+	*plansp = plans;
+	if (!plans || !units || !res) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (c = 0; c < s->ncpus && ret >= 0; c++) {
+		struct sptd_dec_segplan *p = plans + nunits;
+		size_t most = bytes ? s->cpus[c].len / bytes + 1 : 1;
+
+		if (!s->cpus[c].len)
+			continue;
+		ret = nseg[c] = sptd_dec_seg_plan(s, c, s->cpus[c].data, s->cpus[c].len, bytes,
+		                                  most < RUN_MAX_SEGS ? (int)most : RUN_MAX_SEGS, p);
+		for (i = 0; i < nseg[c] && ret >= 0; i++) {
+			units[nunits].cpu = c;
+			units[nunits].plan = nseg[c] > 1 ? &p[i] : NULL;
+			units[nunits].next = i + 1 < nseg[c] ? &p[i + 1] : NULL;
+			units[nunits].res = &res[nunits];
+			nunits++;
+		}
+	}
+	*nresp = nunits;
 	if (ret < 0)
 		goto out;
-	s->sink = sink;
-	res = calloc((size_t)s->ncpus + 1, sizeof(*res));
-	if (!res) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	jobs = s->cfg.jobs ? s->cfg.jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (jobs < 1)
-		jobs = 1;
-	if (jobs > s->ncpus)
-		jobs = s->ncpus ? s->ncpus : 1;
 	pool.s = s;
-	pool.res = res;
-	pool.next_cpu = 0;
+	pool.units = units;
+	pool.nunits = nunits;
+	pool.next = 0;
 	pthread_mutex_init(&pool.lock, NULL);
-	threads = calloc((size_t)jobs, sizeof(*threads));
-	if (!threads) {
-		ret = -ENOMEM;
-		goto out_lock;
-	}
+	if ((size_t)jobs > nunits)
+		jobs = nunits ? (int)nunits : 1;
 	for (i = 1; i < jobs; i++) {
 		if (pthread_create(&threads[i], NULL, run_worker, &pool) != 0)
 			break;
@@ -265,70 +395,104 @@ int64_t sptd_dec_session_run(struct sptd_dec_session *s, const struct sptd_dec_s
 	run_worker(&pool);
 	for (i = 1; i <= started; i++)
 		pthread_join(threads[i], NULL);
+	pthread_mutex_destroy(&pool.lock);
 
+	/* stitch each CPU; two segments whose seam did not meet are decoded
+	 * again as one */
+	for (c = 0, u = 0; c < s->ncpus && ret >= 0; c++) {
+		if (!s->cpus[c].len)
+			continue;
+		ret = run_stitch_cpu(s, c, plans + u, &res[u], (size_t)nseg[c], &st[c]);
+		u += (size_t)nseg[c];
+	}
+out:
+	free(nseg);
+	free(threads);
+	free(units);
+	return ret;
+}
+
+int64_t sptd_dec_session_run(struct sptd_dec_session *s, const struct sptd_dec_sink *sink)
+{
+	struct sptd_dec_stitched *st = NULL;
+	struct sptd_dec_cpu_flows *flows = NULL;
+	struct sptd_dec_segplan *plans = NULL;
+	struct sptd_dec_stacks *stacks = NULL;
+	struct sptd_dec_cpu_result *res = NULL;
+	size_t nres = 0, k, j, u;
+	int64_t ret = 0, start = INT64_MAX, end = INT64_MIN;
+	int jobs, i, no_time = 0;
+
+	if (!s || !sink)
+		return -EINVAL;
+	ret = run_prepare(s);
+	if (ret < 0)
+		goto out;
+	s->sink = sink;
+	st = calloc((size_t)s->ncpus + 1, sizeof(*st));
+	flows = calloc((size_t)s->ncpus + 1, sizeof(*flows));
+	if (!st || !flows) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	jobs = s->cfg.jobs ? s->cfg.jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (jobs < 1)
+		jobs = 1;
+	ret = run_phase1(s, jobs, st, &res, &nres, &plans);
 	/* gaps and stats go out from this thread only */
 	for (i = 0; i < s->ncpus && ret >= 0; i++) {
-		struct sptd_dec_cpu_result *r = &res[i];
-
 		if (!s->cpus[i].len)
 			continue;
-		if (r->err < 0) {
-			ret = r->err;
-			break;
-		}
-		for (k = 0; k < r->ngaps && ret >= 0; k++)
-			if (sink->gap)
-				ret = sink->gap(sink->ctx, r->gaps[k].ts, r->gaps[k].dur, i,
-				                r->gaps[k].reason);
-		if (ret >= 0)
-			ret = emit_stats(sink, i, s->cpus[i].len, &r->stats);
-		if (!r->stats.saw_time && r->flows.n)
+		ret = emit_cpu(sink, i, s->cpus[i].len, &st[i]);
+		if (!st[i].stats.saw_time && st[i].flows.n)
 			no_time = 1;
 	}
 	if (ret < 0)
-		goto out_lock;
+		goto out;
 	s->no_time = no_time || s->cfg.no_timing;
 
-	/* phase 2 */
+	/* phase 2, over the records where phase 1 left them */
 	ret = sptd_dec_stacks_create(sptd_dec_func_resolve, s, sink, &stacks);
 	if (ret < 0)
-		goto out_lock;
+		goto out;
 	s->next_symbol_id = SPTD_DEC_SYM_IRQ;
-	for (i = 0; i < s->ncpus && ret >= 0; i++) {
-		for (k = 0; k < res[i].flows.n && ret >= 0; k++) {
-			struct sptd_dec_flow *ev = &res[i].flows.ev[k];
+	for (i = 0; i < s->ncpus; i++) {
+		flows[i] = st[i].flows;
+		for (k = 0; k < flows[i].nspans; k++) {
+			for (j = 0; j < flows[i].spans[k].n; j++) {
+				struct sptd_dec_flow *ev = &flows[i].spans[k].rec[j].ev;
 
-			if (s->no_time)
-				ev->flags |= SPTD_DEC_F_NO_TIME;
-			if (ev->ts < start)
-				start = ev->ts;
-			if (ev->ts > end)
-				end = ev->ts;
-			ret = sptd_dec_stacks_add(stacks, ev);
+				if (s->no_time)
+					ev->flags |= SPTD_DEC_F_NO_TIME;
+				if (ev->ts < start)
+					start = ev->ts;
+				if (ev->ts > end)
+					end = ev->ts;
+			}
 		}
-		sptd_dec_cpu_result_fini(&res[i]);
 	}
 	/* frames open at the end close where the data end: the last timing
 	 * packet or context switch, which may be after the last branch (a
 	 * task ending in exit_group) */
 	if (!s->no_time && end >= start) {
 		for (i = 0; i < s->ncpus; i++)
-			if (s->cpus[i].len && res[i].last_ts > end)
-				end = res[i].last_ts;
+			if (s->cpus[i].len && st[i].last_ts > end)
+				end = st[i].last_ts;
 		for (k = 0; k < s->nswitches; k++)
 			if (s->switches[k].ts > end)
 				end = s->switches[k].ts;
 	}
-	if (ret >= 0)
-		ret = sptd_dec_stacks_run(stacks, start, end);
-out_lock:
-	pthread_mutex_destroy(&pool.lock);
+	ret = sptd_dec_stacks_run_cpus(stacks, flows, s->ncpus, start, end);
 out:
-	if (res)
+	if (st)
 		for (i = 0; i < s->ncpus; i++)
-			sptd_dec_cpu_result_fini(&res[i]);
+			sptd_dec_stitched_fini(&st[i]);
+	for (u = 0; u < nres; u++)
+		sptd_dec_cpu_result_fini(&res[u]);
 	free(res);
-	free(threads);
+	free(plans);
+	free(st);
+	free(flows);
 	sptd_dec_stacks_destroy(stacks);
 	s->sink = NULL;
 	return ret;
@@ -339,8 +503,9 @@ int64_t sptd_dec_session_run_cpu(struct sptd_dec_session *s, int cpu,
                                  sptd_dec_flow_fn fn, void *ctx)
 {
 	struct sptd_dec_cpu_result res;
+	struct sptd_dec_stitched st;
 	int64_t ret;
-	size_t k;
+	size_t k, j;
 
 	if (!s || cpu < 0 || cpu >= s->ncpus)
 		return -EINVAL;
@@ -348,17 +513,26 @@ int64_t sptd_dec_session_run_cpu(struct sptd_dec_session *s, int cpu,
 	if (ret < 0)
 		return ret;
 	memset(&res, 0, sizeof(res));
-	ret = sptd_dec_flow_cpu(s, cpu, &res);
-	for (k = 0; k < res.ngaps && ret >= 0 && sink; k++)
-		if (sink->gap)
-			ret = sink->gap(sink->ctx, res.gaps[k].ts, res.gaps[k].dur, cpu,
-			                res.gaps[k].reason);
-	if (ret >= 0 && sink)
-		ret = emit_stats(sink, cpu, s->cpus[cpu].len, &res.stats);
-	for (k = 0; k < res.flows.n && ret >= 0 && fn; k++)
-		ret = fn(ctx, &res.flows.ev[k]);
+	memset(&st, 0, sizeof(st));
+	ret = sptd_dec_flow_cpu(s, cpu, NULL, NULL, &res);
+	if (ret >= 0) {
+		const struct sptd_dec_segplan *none = NULL;
+		struct sptd_dec_cpu_result *one = &res;
+		size_t bad;
+
+		ret = sptd_dec_seg_stitch(s, &none, &one, 1, &st, &bad);
+	}
 	if (ret >= 0)
-		ret = (int64_t)res.flows.n;
+		ret = sptd_dec_seg_finish(s, cpu, &st, res.has_cyc);
+	st.stats.segments = 1;
+	if (ret >= 0 && sink)
+		ret = emit_cpu(sink, cpu, s->cpus[cpu].len, &st);
+	for (k = 0; k < st.flows.nspans && ret >= 0 && fn; k++)
+		for (j = 0; j < st.flows.spans[k].n && ret >= 0; j++)
+			ret = fn(ctx, &st.flows.spans[k].rec[j].ev);
+	if (ret >= 0)
+		ret = (int64_t)st.flows.n;
+	sptd_dec_stitched_fini(&st);
 	sptd_dec_cpu_result_fini(&res);
 	return ret;
 }

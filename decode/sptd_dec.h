@@ -206,7 +206,7 @@ struct sptd_dec_sink {
 	int (*gap)(void *ctx, int64_t ts, int64_t dur, int cpu, const char *reason);
 	/* a per-CPU figure (names as the stats table: pt_bytes, instructions,
 	 * calls, returns, far_calls, far_returns, interrupts, decode_errors,
-	 * gaps, decode_ns, cr3_mismatches) */
+	 * gaps, decode_ns, decode_segments, cr3_mismatches) */
 	int (*stat)(void *ctx, const char *name, int cpu, int64_t value);
 };
 
@@ -256,6 +256,12 @@ struct sptd_dec_config {
 	uint64_t tsc_hz;
 	int no_timing;           /* 1: ignore timing packets, ts is order */
 	int jobs;                /* phase-1 threads; 0: number of cores */
+	size_t segment_bytes;    /* cut each CPU's PT at PSBs about this far
+	                          * apart and decode the pieces in parallel;
+	                          * 0: automatic (with several threads, a
+	                          * quarter of each thread's share, at least
+	                          * 64 KiB).  The output is the same either
+	                          * way. */
 };
 
 struct sptd_dec_session;
@@ -289,9 +295,11 @@ int sptd_dec_session_add_switch(struct sptd_dec_session *s, int64_t ts, int cpu,
 /* Append @len bytes of raw PT of @cpu (0..1023), copied. */
 int sptd_dec_session_add_pt(struct sptd_dec_session *s, int cpu, const void *data,
                             size_t len);
-/* Decode: phase 1 per CPU in parallel, then phase 2; everything goes to
- * @sink.  Returns the number of slices, or -EINVAL / -ENOMEM / a sink error.
- * Decode errors are not failures: they become gaps. */
+/* Decode: phase 1 per CPU in parallel (a big CPU's PT in segments cut at
+ * PSBs, stitched back exactly: the output does not depend on the number of
+ * threads), then phase 2; everything goes to @sink, from the calling
+ * thread.  Returns the number of slices, or -EINVAL / -ENOMEM / a sink
+ * error.  Decode errors are not failures: they become gaps. */
 int64_t sptd_dec_session_run(struct sptd_dec_session *s, const struct sptd_dec_sink *sink);
 /* 1 when the last run found no timing packet (or no_timing was set). */
 int sptd_dec_session_no_time(const struct sptd_dec_session *s);

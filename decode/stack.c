@@ -21,6 +21,9 @@
  *     current one, closed when execution resumes in user space; kernel
  *     calls nest under them;
  *  6. frames open at the end close at the data end, flagged.
+ *
+ * A task's frames get consecutive ids, so its slices go to the sink in id
+ * order (an incident's rows are then appended in key order).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -50,14 +53,14 @@ struct stack_task {
 	size_t ndone, capdone;
 	int tid, cpu_key;          /* identity (cpu_key only for tid < 0) */
 	int64_t data_start;        /* time of the task's first event */
+	int64_t first_id;          /* id of its first frame */
 };
 
 struct sptd_dec_stacks {
 	sptd_dec_func_fn fn;       /* resolver, may be NULL */
 	void *fn_ctx;
 	struct sptd_dec_sink sink; /* copy of the caller's sink */
-	struct sptd_dec_flow *ev;  /* queued events */
-	size_t nev, capev;
+	struct sptd_dec_flowbuf queue; /* events queued by sptd_dec_stacks_add */
 	int64_t next_id;           /* last slice id handed out */
 	int64_t start, end;        /* data window of the current run */
 	int reported_syscall, reported_irq; /* special symbols sent */
@@ -91,7 +94,7 @@ void sptd_dec_stacks_destroy(struct sptd_dec_stacks *st)
 {
 	if (!st)
 		return;
-	free(st->ev);
+	sptd_dec_flowbuf_fini(&st->queue);
 	free(st->task.open);
 	free(st->task.done);
 	free(st);
@@ -99,18 +102,16 @@ void sptd_dec_stacks_destroy(struct sptd_dec_stacks *st)
 
 int sptd_dec_stacks_add(struct sptd_dec_stacks *st, const struct sptd_dec_flow *ev)
 {
+	struct sptd_dec_flowrec *rec;
+
 	if (!st || !ev || ev->kind < SPTD_DEC_FLOW_CALL || ev->kind > SPTD_DEC_FLOW_ERROR)
 		return -EINVAL;
-	if (st->nev == st->capev) {
-		size_t cap = st->capev ? st->capev * 2 : 1024;
-		struct sptd_dec_flow *n = realloc(st->ev, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		st->ev = n;
-		st->capev = cap;
-	}
-	st->ev[st->nev++] = *ev;
+	rec = sptd_dec_flowbuf_slot(&st->queue);
+	if (!rec)
+		return -ENOMEM;
+	memset(rec, 0, sizeof(*rec));
+	rec->ev = *ev;
+	st->queue.n++;
 	return 0;
 }
 
@@ -403,9 +404,50 @@ static int on_event(struct sptd_dec_stacks *st, struct stack_task *t,
 	}
 }
 
+/* Put the task's slices in id order, in place (its frames took consecutive
+ * ids from t->first_id on: each goes to index id - first_id, one swap per
+ * slice).  Ids that are not such a permutation leave some out of order;
+ * the rows are the same either way. */
+static void task_sort_by_id(struct stack_task *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->ndone; i++) {
+		for (;;) {
+			int64_t k = t->done[i].id - t->first_id;
+			struct sptd_dec_slice tmp;
+
+			if (k < 0 || (uint64_t)k >= t->ndone || (size_t)k == i ||
+			    t->done[k].id == t->done[i].id)
+				break;
+			tmp = t->done[k];
+			t->done[k] = t->done[i];
+			t->done[i] = tmp;
+		}
+	}
+}
+
+/* Room for @n more closed frames in one allocation (the task's event count
+ * bounds its frames: each event opens at most one), so that the buffer
+ * never moves while it fills; untouched room costs no memory. */
+static int done_reserve(struct stack_task *t, size_t n)
+{
+	struct sptd_dec_slice *d;
+
+	if (n <= t->capdone)
+		return 0;
+	d = realloc(t->done, n * sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	t->done = d;
+	t->capdone = n;
+	return 0;
+}
+
 /* Close what is still open and hand the task's slices to the sink. */
 static int task_finish(struct sptd_dec_stacks *st, struct stack_task *t, int64_t *count)
 {
+	const struct sptd_dec_slice *out;
 	size_t i;
 	int err = 0;
 
@@ -414,60 +456,96 @@ static int task_finish(struct sptd_dec_stacks *st, struct stack_task *t, int64_t
 
 		err = frame_pop(st, t, end, SPTD_DEC_F_END_TRUNCATED);
 	}
+	if (!err)
+		task_sort_by_id(t);
+	out = t->done;
 	for (i = 0; i < t->ndone && !err; i++)
 		if (st->sink.slice)
-			err = st->sink.slice(st->sink.ctx, &t->done[i]);
+			err = st->sink.slice(st->sink.ctx, &out[i]);
 	*count += (int64_t)t->ndone;
 	t->ndone = 0;
 	t->nopen = 0;
 	return err;
 }
 
-int64_t sptd_dec_stacks_run(struct sptd_dec_stacks *st, int64_t start, int64_t end)
+/* Replay @nev events in phase 2's order (sptd_dec_flows_order). */
+static int64_t stacks_replay(struct sptd_dec_stacks *st, struct sptd_dec_flow *const *ev,
+                             size_t nev, int64_t start, int64_t end)
 {
-	struct stack_task *t;
+	struct stack_task *t = &st->task;
 	int64_t count = 0;
 	size_t i;
 	int err = 0;
 
-	if (!st)
-		return -EINVAL;
-	t = &st->task;
 	if (start > end) {
 		start = INT64_MAX;
 		end = INT64_MIN;
-		for (i = 0; i < st->nev; i++) {
-			if (st->ev[i].ts < start)
-				start = st->ev[i].ts;
-			if (st->ev[i].ts > end)
-				end = st->ev[i].ts;
+		for (i = 0; i < nev; i++) {
+			if (ev[i]->ts < start)
+				start = ev[i]->ts;
+			if (ev[i]->ts > end)
+				end = ev[i]->ts;
 		}
 	}
 	st->start = start;
 	st->end = end;
-	if (st->nev) {
-		err = sptd_dec_flows_sort(&st->ev, st->nev);
-		if (!err)
-			st->capev = st->nev;
-	}
-	for (i = 0; i < st->nev && !err; i++) {
-		const struct sptd_dec_flow *ev = &st->ev[i];
-		int key = ev->tid < 0 ? ev->cpu : -1;
+	for (i = 0; i < nev && !err; i++) {
+		const struct sptd_dec_flow *e = ev[i];
+		int key = e->tid < 0 ? e->cpu : -1;
 
-		if (i == 0 || ev->tid != t->tid || key != t->cpu_key) {
+		if (i == 0 || e->tid != t->tid || key != t->cpu_key) {
+			size_t j;
+
 			if (i)
 				err = task_finish(st, t, &count);
-			t->tid = ev->tid;
+			t->tid = e->tid;
 			t->cpu_key = key;
-			t->data_start = ev->ts; /* events are in time order */
+			t->data_start = e->ts; /* events are in time order */
+			t->first_id = st->next_id + 1;
+			for (j = i + 1; j < nev && ev[j]->tid == e->tid &&
+			                (e->tid >= 0 || ev[j]->cpu == e->cpu); j++)
+				;
+			if (!err)
+				err = done_reserve(t, j - i);
 			if (err)
 				break;
 		}
-		err = on_event(st, t, ev);
+		err = on_event(st, t, e);
 	}
-	if (!err && st->nev)
+	if (!err && nev)
 		err = task_finish(st, t, &count);
 	t->nopen = t->ndone = 0;
-	st->nev = 0;
 	return err < 0 ? err : count;
+}
+
+int64_t sptd_dec_stacks_run_cpus(struct sptd_dec_stacks *st, const struct sptd_dec_cpu_flows *cpus,
+                                 int ncpus, int64_t start, int64_t end)
+{
+	struct sptd_dec_flow **ord = NULL;
+	size_t n = 0;
+	int64_t ret;
+
+	if (!st || (ncpus && !cpus))
+		return -EINVAL;
+	ret = sptd_dec_flows_order(cpus, ncpus, &ord, &n);
+	if (ret >= 0)
+		ret = stacks_replay(st, ord, n, start, end);
+	free(ord);
+	return ret;
+}
+
+int64_t sptd_dec_stacks_run(struct sptd_dec_stacks *st, int64_t start, int64_t end)
+{
+	struct sptd_dec_cpu_flows all;
+	int64_t ret;
+
+	if (!st)
+		return -EINVAL;
+	memset(&all, 0, sizeof(all));
+	ret = sptd_dec_cpu_flows_add(&all, &st->queue, 0, st->queue.n);
+	if (ret >= 0)
+		ret = sptd_dec_stacks_run_cpus(st, &all, 1, start, end);
+	sptd_dec_cpu_flows_fini(&all);
+	sptd_dec_flowbuf_fini(&st->queue);
+	return ret;
 }

@@ -189,6 +189,49 @@ int sptd_store_softirq_slice_add(struct sptd_store *st, int64_t ts, int64_t dur,
 int sptd_store_slice_add(struct sptd_store *st, int64_t id, int64_t ts, int64_t dur,
                          int cpu, int64_t utid, int depth, int64_t parent_id,
                          int64_t symbol_id, const char *kind, int flags);
+/* One row for sptd_store_slices_add: the arguments of sptd_store_slice_add. */
+struct sptd_store_slice_row {
+	int64_t id;         /* slice.id, >= 0 */
+	int64_t ts, dur;    /* start and length, dur >= 0 */
+	int cpu;            /* CPU where it began */
+	int64_t utid;       /* thread */
+	int depth;          /* nesting, >= 0 */
+	int64_t parent_id;  /* < 0 stores NULL */
+	int64_t symbol_id;  /* < 0 stores NULL */
+	const char *kind;   /* SPTD_SLICE_* */
+	int flags;          /* SPTD_SLICE_F_* */
+};
+/* Add @n slice rows, checked one by one as sptd_store_slice_add does, in
+ * as few statements as possible (the bulk path: a prepared INSERT of many
+ * rows at once; rows in id order are appended, the cheapest insert).
+ * Returns 0, -EINVAL (the first bad row, none added after it), or a store
+ * error. */
+int sptd_store_slices_add(struct sptd_store *st, const struct sptd_store_slice_row *rows,
+                          size_t n);
+/* ---- the bulk writer (store_writer.c) ----------------------------------------
+ * A thread that owns the store's connection while it runs: rows queued
+ * through it (copied, strings too) are inserted in order on that thread,
+ * in batches, while the caller goes on producing more.  Between start and
+ * finish the caller must not use @st directly.  After a failure the
+ * writer drops what follows: every later call returns that error. */
+struct sptd_store_writer;
+/* Start a writer for the writable store @st.  -EINVAL, -EROFS, the sticky
+ * error, -ENOMEM, -EAGAIN (no thread). */
+int sptd_store_writer_start(struct sptd_store *st, struct sptd_store_writer **out);
+/* Queue @n slice rows (kind must be one of SPTD_SLICE_*, static storage). */
+int sptd_store_writer_slices(struct sptd_store_writer *w, const struct sptd_store_slice_row *rows,
+                             size_t n);
+/* Queue a row of sptd_store_symbol_add / _gap_add / _stat_add. */
+int sptd_store_writer_symbol(struct sptd_store_writer *w, int64_t id, const char *name,
+                             int64_t dso_id, uint64_t addr, uint64_t size);
+int sptd_store_writer_gap(struct sptd_store_writer *w, int64_t ts, int64_t dur, int cpu,
+                          const char *reason);
+int sptd_store_writer_stat(struct sptd_store_writer *w, const char *name, int cpu,
+                           int64_t value);
+/* Wait until every queued row is in, stop the thread and free @w (NULL:
+ * nothing).  0, or the first failure (the store's message says what). */
+int sptd_store_writer_finish(struct sptd_store_writer *w);
+
 /* @build_id: hex string or NULL. */
 int sptd_store_dso_add(struct sptd_store *st, int64_t id, const char *path,
                        const char *build_id);

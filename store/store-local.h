@@ -67,6 +67,7 @@ struct sptd_store {
 	int fatal;                /* < 0: an earlier failure ended the transaction */
 	char fatal_msg[1024];      /* what that failure was */
 	sqlite3_stmt *insert[SPTD_STORE_T_COUNT]; /* cached INSERT, prepared lazily */
+	sqlite3_stmt *slice_bulk; /* cached INSERT of SPTD_STORE_BULK_ROWS slices */
 	sqlite3_stmt *meta_get;   /* cached SELECT of one meta value */
 	sqlite3_stmt *named[SPTD_STORE_Q_N]; /* the store's own statements, lazily */
 	struct sptd_store_stmt *stmts; /* caller statements still alive */
@@ -128,6 +129,9 @@ int sptd_store_writable_check(struct sptd_store *st, const char *what);
 			return sptd_store_fail((st), -EINVAL, "%s: %s", (what),  \
 			                       (reason));                        \
 	} while (0)
+
+/* Slice rows one bulk INSERT statement carries (10 parameters each). */
+#define SPTD_STORE_BULK_ROWS 64
 
 /* The cached INSERT of @table, prepared on first use, after the writable
  * checks; NULL after a failure (recorded on @st, returned through @ret). */

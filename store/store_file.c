@@ -105,7 +105,9 @@ int sptd_store_create(const char *path, struct sptd_store **out)
 		sptd_store_fail(st, ret, "cannot chmod %s: %s", st->tmp_path, strerror(-ret));
 		goto fail;
 	}
-	rc = sqlite3_open_v2(st->tmp_path, &st->db, SQLITE_OPEN_READWRITE, NULL);
+	/* one thread uses a store at a time: no per-call mutex (NOMUTEX) */
+	rc = sqlite3_open_v2(st->tmp_path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+	                     NULL);
 	if (rc != SQLITE_OK) {
 		ret = sptd_store_fail_sqlite(st, rc, "opening the new incident");
 		goto fail;

@@ -1,6 +1,7 @@
 /* store_rows.c — writing rows: one cached INSERT per table, bound and
- * stepped per row (the bulk path: no SQL text per row), and the derived
- * tables' add functions. */
+ * stepped per row (no SQL text per row), the derived tables' add
+ * functions, and the bulk path of the biggest one (slices: a cached
+ * INSERT of many rows per statement, one step per 64 rows). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -257,6 +258,83 @@ int sptd_store_slice_add(struct sptd_store *st, int64_t id, int64_t ts, int64_t 
 	return sptd_store_row_end(st, s, what);
 }
 
+/* Bind slice row @r at parameters @idx .. @idx + 9. */
+static void bind_slice(sqlite3_stmt *s, int idx, const struct sptd_store_slice_row *r)
+{
+	sqlite3_bind_int64(s, idx, r->id);
+	sqlite3_bind_int64(s, idx + 1, r->ts);
+	sqlite3_bind_int64(s, idx + 2, r->dur);
+	sqlite3_bind_int(s, idx + 3, r->cpu);
+	sqlite3_bind_int64(s, idx + 4, r->utid);
+	sqlite3_bind_int(s, idx + 5, r->depth);
+	sptd_store_bind_opt(s, idx + 6, r->parent_id);
+	sptd_store_bind_opt(s, idx + 7, r->symbol_id);
+	sptd_store_bind_str(s, idx + 8, r->kind);
+	sqlite3_bind_int(s, idx + 9, r->flags);
+}
+
+/* The cached INSERT of SPTD_STORE_BULK_ROWS slice rows; NULL after a
+ * failure (recorded, returned through @ret). */
+static sqlite3_stmt *slice_bulk_stmt(struct sptd_store *st, const char *what, int *ret)
+{
+	const char one[] = ",(?,?,?,?,?,?,?,?,?,?)";
+	char sql[64 + SPTD_STORE_BULK_ROWS * sizeof(one)];
+	size_t n;
+	int rc, i;
+
+	*ret = 0;
+	if (st->slice_bulk)
+		return st->slice_bulk;
+	n = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO \"%s\" VALUES %s",
+	                     sptd_store_table_defs[SPTD_STORE_T_SLICE].name, one + 1);
+	for (i = 1; i < SPTD_STORE_BULK_ROWS; i++, n += sizeof(one) - 1)
+		memcpy(sql + n, one, sizeof(one));
+	rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st->slice_bulk, NULL);
+	if (rc != SQLITE_OK) {
+		st->slice_bulk = NULL;
+		*ret = sptd_store_fail_sqlite(st, rc, what);
+	}
+	return st->slice_bulk;
+}
+
+int sptd_store_slices_add(struct sptd_store *st, const struct sptd_store_slice_row *rows,
+                          size_t n)
+{
+	static const char what[] = "adding slice rows";
+	sqlite3_stmt *bulk = NULL, *one = NULL;
+	size_t i = 0, k;
+	int ret;
+
+	SPTD_STORE_REQUIRE(st, rows || !n, what, "rows is NULL");
+	for (k = 0; k < n; k++) {
+		SPTD_STORE_REQUIRE(st, rows[k].id >= 0 && rows[k].dur >= 0 && rows[k].depth >= 0,
+		                   what, "id, dur or depth is negative");
+		SPTD_STORE_REQUIRE(st, slice_kind_ok(rows[k].kind), what,
+		                   "kind is not one of user, kernel, syscall, irq");
+	}
+	ret = sptd_store_writable_check(st, what);
+	if (ret < 0)
+		return ret;
+	if (n >= SPTD_STORE_BULK_ROWS) {
+		bulk = slice_bulk_stmt(st, what, &ret);
+		if (!bulk)
+			return ret;
+	}
+	for (; bulk && n - i >= SPTD_STORE_BULK_ROWS && ret >= 0; i += SPTD_STORE_BULK_ROWS) {
+		for (k = 0; k < SPTD_STORE_BULK_ROWS; k++)
+			bind_slice(bulk, 1 + 10 * (int)k, &rows[i + k]);
+		ret = sptd_store_row_end(st, bulk, what);
+	}
+	if (i < n && ret >= 0) {
+		one = sptd_store_row_begin(st, SPTD_STORE_T_SLICE, what, &ret);
+		for (; one && i < n && ret >= 0; i++) {
+			bind_slice(one, 1, &rows[i]);
+			ret = sptd_store_row_end(st, one, what);
+		}
+	}
+	return ret < 0 ? ret : 0;
+}
+
 int sptd_store_dso_add(struct sptd_store *st, int64_t id, const char *path,
                        const char *build_id)
 {
@@ -375,6 +453,8 @@ void sptd_store_rows_release(struct sptd_store *st)
 		sqlite3_finalize(st->insert[i]);
 		st->insert[i] = NULL;
 	}
+	sqlite3_finalize(st->slice_bulk);
+	st->slice_bulk = NULL;
 	sqlite3_finalize(st->meta_get);
 	st->meta_get = NULL;
 }

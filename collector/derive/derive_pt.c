@@ -4,7 +4,10 @@
  * Owns the PT part of the derived tables: every slice row, the stats rows
  * named below and the gap rows whose reason starts with "pt: "; rows of
  * other producers are left alone.  Symbols already in the incident (written
- * at capture time) are reused by (dso, addr, name); new ones are added. */
+ * at capture time) are reused by (dso, addr, name); new ones are added.
+ *
+ * The rows go to the store's bulk writer (store_writer.c), whose thread
+ * inserts them while this one decodes on. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -21,22 +24,61 @@
  * above any real tid (pid_max is at most 2^22). */
 #define PSEUDO_TID_BASE 4194304
 
+/* A symbol row of the incident, for reusing it (sym_find). */
+struct pt_sym {
+	int64_t id;                        /* symbol.id; 0: empty slot */
+	int64_t dso_id;                    /* its dso */
+	uint64_t addr;                     /* its start */
+	char *name;                        /* its name (owned) */
+};
+
+/* What the sink writes with: the decode runs on this thread, the rows go
+ * to the store's bulk writer thread. */
 struct pt_ctx {
-	struct sptd_store *st;
-	struct sptd_col_tasks *tasks;
+	struct sptd_store_writer *w;       /* the store's bulk writer */
+	struct sptd_col_tasks *tasks;      /* thread ids -> utid */
 	int64_t next_symbol_id;            /* for symbols not yet stored */
 	int64_t *sym_map;                  /* session symbol id -> store symbol id */
-	size_t nsym_map;
+	size_t nsym_map;                   /* entries of sym_map */
+	struct pt_sym *syms;               /* the incident's symbols by (dso, addr,
+	                                    * name): open addressing */
+	size_t symcap, symcount;           /* slots (a power of two) and used */
 	int64_t *pseudo_utid;              /* per CPU, 0 unassigned */
-	int npseudo;
-	int64_t slices;
+	int npseudo;                       /* entries of pseudo_utid */
+	int64_t slices;                    /* slices written */
+	struct sptd_store_slice_row *rows; /* slices not yet queued */
+	size_t nrows;                      /* entries of rows used */
 };
+
+/* Slices handed to the store at once: its bulk path is cheapest per row
+ * when it gets many. */
+#define PT_ROWS 4096
 
 static int64_t meta_int(struct sptd_store *st, const char *key, int64_t dflt)
 {
 	int64_t v;
 
 	return sptd_store_meta_get_int(st, key, &v) == 0 ? v : dflt;
+}
+
+/* SPTD_PT_SEGMENT_BYTES: how far apart the PSBs are at which each CPU's PT
+ * is cut for parallel decoding (0 or unset: automatic).  The output does
+ * not depend on it; tests set it small to put many seams in a small trace. */
+static size_t segment_bytes(void)
+{
+	const char *v = getenv("SPTD_PT_SEGMENT_BYTES");
+	char *end;
+	unsigned long long n;
+
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	n = strtoull(v, &end, 0);
+	if (errno || *end || n > (1ull << 40)) {
+		sptd_col_log(LOG_WARNING, "SPTD_PT_SEGMENT_BYTES=%s is not a byte count: ignored", v);
+		return 0;
+	}
+	return (size_t)n;
 }
 
 /* The decode configuration from meta pt_* keys (and the tsc_* conversion
@@ -60,6 +102,7 @@ static void load_config(struct sptd_store *st, struct sptd_dec_config *cfg, int 
 		cfg->tsc_offset_ns = meta_int(st, "tsc_offset_ns", 0);
 	}
 	cfg->jobs = jobs;
+	cfg->segment_bytes = segment_bytes();
 }
 
 /* raw_image rows: code bytes placed at their address. */
@@ -171,10 +214,83 @@ static int load_pt(struct sptd_store *st, struct sptd_dec_session *s)
 
 /* ---- sink: decode/ -> store/ ----------------------------------------------- */
 
+static uint64_t sym_hash(int64_t dso_id, uint64_t addr, const char *name)
+{
+	uint64_t h = (uint64_t)dso_id * 0x9e3779b97f4a7c15ull ^ addr * 0xff51afd7ed558ccdull;
+
+	while (*name)
+		h = (h ^ (unsigned char)*name++) * 0x100000001b3ull;
+	return h ^ (h >> 29);
+}
+
+/* The slot of (@dso_id, @addr, @name) in ctx->syms: where it is, or the
+ * empty slot where it goes. */
+static struct pt_sym *sym_slot(struct pt_ctx *ctx, int64_t dso_id, uint64_t addr, const char *name)
+{
+	size_t h = (size_t)sym_hash(dso_id, addr, name) & (ctx->symcap - 1);
+
+	while (ctx->syms[h].id && (ctx->syms[h].dso_id != dso_id || ctx->syms[h].addr != addr ||
+	                           strcmp(ctx->syms[h].name, name) != 0))
+		h = (h + 1) & (ctx->symcap - 1);
+	return &ctx->syms[h];
+}
+
+/* Remember symbol @id; the first of equal ones stays (sptd_store_symbol_find
+ * gives the one stored first).  0 or -ENOMEM. */
+static int sym_remember(struct pt_ctx *ctx, int64_t id, int64_t dso_id, uint64_t addr,
+                        const char *name)
+{
+	struct pt_sym *slot;
+
+	if (2 * (ctx->symcount + 1) > ctx->symcap) {
+		size_t cap = ctx->symcap ? ctx->symcap * 2 : 1024, i, old = ctx->symcap;
+		struct pt_sym *prev = ctx->syms;
+
+		ctx->syms = calloc(cap, sizeof(*ctx->syms));
+		if (!ctx->syms) {
+			ctx->syms = prev;
+			return -ENOMEM;
+		}
+		ctx->symcap = cap;
+		for (i = 0; i < old; i++)
+			if (prev[i].id)
+				*sym_slot(ctx, prev[i].dso_id, prev[i].addr, prev[i].name) = prev[i];
+		free(prev);
+	}
+	slot = sym_slot(ctx, dso_id, addr, name);
+	if (slot->id)
+		return 0;
+	slot->name = strdup(name);
+	if (!slot->name)
+		return -ENOMEM;
+	slot->id = id;
+	slot->dso_id = dso_id;
+	slot->addr = addr;
+	ctx->symcount++;
+	return 0;
+}
+
+static int on_stored_symbol(void *arg, const struct sptd_store_symbol_row *row)
+{
+	if (!row->name)
+		return 0;
+	return sym_remember(arg, row->id, row->dso_id, row->addr, row->name);
+}
+
+static void syms_free(struct pt_ctx *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < ctx->symcap; i++)
+		free(ctx->syms[i].name);
+	free(ctx->syms);
+}
+
 static int on_symbol(void *arg, const struct sptd_dec_symbol *sym)
 {
 	struct pt_ctx *ctx = arg;
-	int64_t id = 0;
+	struct pt_sym *known;
+	int64_t id;
 	int ret;
 
 	if ((size_t)sym->id >= ctx->nsym_map) {
@@ -187,13 +303,15 @@ static int on_symbol(void *arg, const struct sptd_dec_symbol *sym)
 		ctx->sym_map = m;
 		ctx->nsym_map = n;
 	}
-	ret = sptd_store_symbol_find(ctx->st, sym->dso_id, sym->addr, sym->name, &id);
+	ret = sym_remember(ctx, ctx->next_symbol_id, sym->dso_id, sym->addr, sym->name);
 	if (ret < 0)
 		return ret;
-	if (ret == 0) {
-		id = ctx->next_symbol_id++;
-		ret = sptd_store_symbol_add(ctx->st, id, sym->name, sym->dso_id, sym->addr,
-		                            sym->size);
+	known = sym_slot(ctx, sym->dso_id, sym->addr, sym->name);
+	id = known->id;
+	if (id == ctx->next_symbol_id) {
+		ctx->next_symbol_id++;
+		ret = sptd_store_writer_symbol(ctx->w, id, sym->name, sym->dso_id, sym->addr,
+		                               sym->size);
 		if (ret < 0)
 			return ret;
 	}
@@ -229,9 +347,19 @@ static int64_t utid_for(struct pt_ctx *ctx, int tid, int cpu)
 	return utid;
 }
 
+/* Queue the buffered slices. */
+static int rows_flush(struct pt_ctx *ctx)
+{
+	int ret = sptd_store_writer_slices(ctx->w, ctx->rows, ctx->nrows);
+
+	ctx->nrows = 0;
+	return ret;
+}
+
 static int on_slice(void *arg, const struct sptd_dec_slice *sl)
 {
 	struct pt_ctx *ctx = arg;
+	struct sptd_store_slice_row *r;
 	int64_t utid = utid_for(ctx, sl->tid, sl->cpu);
 	int64_t sym = -1;
 
@@ -241,22 +369,27 @@ static int on_slice(void *arg, const struct sptd_dec_slice *sl)
 	    ctx->sym_map[sl->symbol_id])
 		sym = ctx->sym_map[sl->symbol_id];
 	ctx->slices++;
-	return sptd_store_slice_add(ctx->st, sl->id, sl->ts, sl->dur, sl->cpu, utid, sl->depth,
-	                            sl->parent_id, sym, sl->kind, sl->flags);
+	r = &ctx->rows[ctx->nrows++];
+	*r = (struct sptd_store_slice_row){
+		.id = sl->id, .ts = sl->ts, .dur = sl->dur, .cpu = sl->cpu, .utid = utid,
+		.depth = sl->depth, .parent_id = sl->parent_id, .symbol_id = sym,
+		.kind = sl->kind, .flags = sl->flags,
+	};
+	return ctx->nrows == PT_ROWS ? rows_flush(ctx) : 0;
 }
 
 static int on_gap(void *arg, int64_t ts, int64_t dur, int cpu, const char *reason)
 {
 	struct pt_ctx *ctx = arg;
 
-	return sptd_store_gap_add(ctx->st, ts, dur, cpu, reason);
+	return sptd_store_writer_gap(ctx->w, ts, dur, cpu, reason);
 }
 
 static int on_stat(void *arg, const char *name, int cpu, int64_t value)
 {
 	struct pt_ctx *ctx = arg;
 
-	return sptd_store_stat_add(ctx->st, name, cpu, value);
+	return sptd_store_writer_stat(ctx->w, name, cpu, value);
 }
 
 /* Remove what an earlier PT decode of this incident wrote. */
@@ -264,7 +397,8 @@ static int clear_previous(struct sptd_store *st)
 {
 	static const char *const pt_stats[] = {
 		"pt_bytes", "instructions", "calls", "returns", "far_calls", "far_returns",
-		"interrupts", "decode_errors", "gaps", "decode_ns", "cr3_mismatches",
+		"interrupts", "decode_errors", "gaps", "decode_ns", "decode_segments",
+		"cr3_mismatches",
 	};
 	int ret = sptd_store_table_clear(st, "slice");
 
@@ -308,13 +442,28 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 		ret = clear_previous(st);
 	if (ret < 0)
 		goto out;
-	ctx.st = st;
 	ctx.tasks = tasks;
+	ctx.rows = malloc(PT_ROWS * sizeof(*ctx.rows));
+	if (!ctx.rows) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	ret = sptd_store_next_id(st, SPTD_STORE_T_SYMBOL, &ctx.next_symbol_id);
+	if (ret >= 0)
+		ret = sptd_store_symbol_each(st, on_stored_symbol, &ctx);
+	if (ret < 0)
+		goto out;
+	/* from here to the writer's finish, the store is the writer's */
+	ret = sptd_store_writer_start(st, &ctx.w);
 	if (ret < 0)
 		goto out;
 	sink.ctx = &ctx;
 	ret = sptd_dec_session_run(s, &sink);
+	if (ret >= 0)
+		ret = rows_flush(&ctx);
+	n = sptd_store_writer_finish(ctx.w);
+	if (ret >= 0 && n < 0)
+		ret = n;
 	if (ret < 0)
 		goto out;
 	ret = sptd_store_meta_set(st, "pt_timing", sptd_dec_session_no_time(s) ? "none" : "tsc");
@@ -331,5 +480,7 @@ out:
 	sptd_col_pt_imgfind_destroy(find);
 	free(ctx.sym_map);
 	free(ctx.pseudo_utid);
+	free(ctx.rows);
+	syms_free(&ctx);
 	return (int)ret;
 }

@@ -2,7 +2,8 @@
  * events between two timing packets by instruction position, stretches
  * where tracing stopped (average rate, clipped at the stop, bounded by the
  * next time and the next context switch), events before the first time,
- * traces without time, and the CYC probe on crafted PT. */
+ * traces without time, logged stops replayed (as after a stitch), and the
+ * CYC probe on crafted PT. */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -11,22 +12,32 @@
 #include "sptd_test.h"
 
 /* Add event @i, stamped like phase 1 does: its stretch's time. */
-static void event(struct sptd_dec_tplace *tp, struct sptd_dec_flow *ev, size_t i,
+static void event(struct sptd_dec_tplace *tp, struct sptd_dec_flowrec *ev, size_t i,
                   uint64_t pos)
 {
 	size_t seg = sptd_dec_tplace_seg_now(tp);
 
 	memset(&ev[i], 0, sizeof(ev[i]));
-	ev[i].seq = i;
-	ev[i].ts = seg == SIZE_MAX ? -1 : tp->segs[seg].ts;
-	CHECK_INT(sptd_dec_tplace_note(tp, i, pos, seg), 0);
+	ev[i].ev.seq = i;
+	ev[i].ev.ts = seg == SIZE_MAX ? -1 : tp->segs[seg].ts;
+	ev[i].pos = pos;
+	ev[i].seg = seg;
+}
+
+/* Place @n events in one run. */
+static void place(const struct sptd_dec_tplace *tp, struct sptd_dec_flowrec *ev, size_t n,
+                  const struct sptd_dec_switch *sw, size_t nsw)
+{
+	struct sptd_dec_tplace_cursor cur = { 0 };
+
+	sptd_dec_tplace_apply(tp, &cur, ev, n, sw, nsw);
 }
 
 /* Two times, no stop: proportional to the instructions. */
 static void test_between(void)
 {
 	struct sptd_dec_tplace tp = { 0 };
-	struct sptd_dec_flow ev[4];
+	struct sptd_dec_flowrec ev[4];
 
 	CHECK(sptd_dec_tplace_seg_now(&tp) == SIZE_MAX);
 	CHECK_INT(sptd_dec_tplace_mark(&tp, 1000, 0), 0);
@@ -35,13 +46,13 @@ static void test_between(void)
 	event(&tp, ev, 2, 50);
 	CHECK_INT(sptd_dec_tplace_mark(&tp, 2000, 100), 0);
 	event(&tp, ev, 3, 100);
-	sptd_dec_tplace_apply(&tp, ev, 4, NULL, 0);
-	CHECK_INT(ev[0].ts, 1000);
-	CHECK_INT(ev[1].ts, 1250);
-	CHECK_INT(ev[2].ts, 1500);
-	CHECK_INT(ev[3].ts, 2000);
+	place(&tp, ev, 4, NULL, 0);
+	CHECK_INT(ev[0].ev.ts, 1000);
+	CHECK_INT(ev[1].ev.ts, 1250);
+	CHECK_INT(ev[2].ev.ts, 1500);
+	CHECK_INT(ev[3].ev.ts, 2000);
 	sptd_dec_tplace_fini(&tp);
-	CHECK(tp.segs == NULL && tp.ev_pos == NULL && tp.capev == 0);
+	CHECK(tp.segs == NULL && tp.stops == NULL && tp.capsegs == 0);
 }
 
 /* A stop inside a stretch: the rate of the stretches before, clipped at the
@@ -49,7 +60,7 @@ static void test_between(void)
 static void test_stopped(void)
 {
 	struct sptd_dec_tplace tp = { 0 };
-	struct sptd_dec_flow ev[3];
+	struct sptd_dec_flowrec ev[3];
 	struct sptd_dec_switch sw[2] = {
 		{ .ts = 500, .cpu = 0 }, { .ts = 2300, .cpu = 0 },
 	};
@@ -59,27 +70,27 @@ static void test_stopped(void)
 	CHECK_INT(sptd_dec_tplace_mark(&tp, 2000, 200), 0);
 	event(&tp, ev, 0, 220);
 	event(&tp, ev, 1, 260);
-	sptd_dec_tplace_stop(&tp, 250);
+	CHECK_INT(sptd_dec_tplace_stop(&tp, 250), 0);
 	event(&tp, ev, 2, 270);
 	CHECK_INT(sptd_dec_tplace_mark(&tp, 5000, 300), 0);
 	CHECK(tp.segs[2].stopped && tp.segs[2].stop_pos == 250);
 	CHECK(!tp.segs[1].stopped);
 
 	/* no switch: bounded by the next time only */
-	sptd_dec_tplace_apply(&tp, ev, 3, NULL, 0);
-	CHECK_INT(ev[0].ts, 2200);
-	CHECK_INT(ev[1].ts, 2500);      /* clipped at the stop */
-	CHECK_INT(ev[2].ts, 2500);
+	place(&tp, ev, 3, NULL, 0);
+	CHECK_INT(ev[0].ev.ts, 2200);
+	CHECK_INT(ev[1].ev.ts, 2500);      /* clipped at the stop */
+	CHECK_INT(ev[2].ev.ts, 2500);
 	/* the next switch after the stretch's time bounds it */
-	ev[0].ts = ev[1].ts = ev[2].ts = 2000;
-	sptd_dec_tplace_apply(&tp, ev, 3, sw, 2);
-	CHECK_INT(ev[0].ts, 2200);
-	CHECK_INT(ev[1].ts, 2300);
-	CHECK_INT(ev[2].ts, 2300);
+	ev[0].ev.ts = ev[1].ev.ts = ev[2].ev.ts = 2000;
+	place(&tp, ev, 3, sw, 2);
+	CHECK_INT(ev[0].ev.ts, 2200);
+	CHECK_INT(ev[1].ev.ts, 2300);
+	CHECK_INT(ev[2].ev.ts, 2300);
 	/* events not stamped with their stretch's time are left alone */
-	ev[0].ts = 1999;
-	sptd_dec_tplace_apply(&tp, ev, 1, NULL, 0);
-	CHECK_INT(ev[0].ts, 1999);
+	ev[0].ev.ts = 1999;
+	place(&tp, ev, 1, NULL, 0);
+	CHECK_INT(ev[0].ev.ts, 1999);
 	sptd_dec_tplace_fini(&tp);
 }
 
@@ -88,17 +99,17 @@ static void test_stopped(void)
 static void test_no_rate(void)
 {
 	struct sptd_dec_tplace tp = { 0 };
-	struct sptd_dec_flow ev[1];
+	struct sptd_dec_flowrec ev[1];
 
 	CHECK_INT(sptd_dec_tplace_mark(&tp, 100, 0), 0);
 	event(&tp, ev, 0, 40);
-	sptd_dec_tplace_stop(&tp, 50);
+	CHECK_INT(sptd_dec_tplace_stop(&tp, 50), 0);
 	CHECK_INT(sptd_dec_tplace_mark(&tp, 900, 80), 0);
-	sptd_dec_tplace_apply(&tp, ev, 1, NULL, 0);
-	CHECK_INT(ev[0].ts, 100);
+	place(&tp, ev, 1, NULL, 0);
+	CHECK_INT(ev[0].ev.ts, 100);
 	/* a stretch beginning exactly at the stop position: both marked */
 	CHECK_INT(sptd_dec_tplace_mark(&tp, 1000, 120), 0);
-	sptd_dec_tplace_stop(&tp, 80);
+	CHECK_INT(sptd_dec_tplace_stop(&tp, 80), 0);
 	CHECK(tp.segs[2].stopped && tp.segs[2].stop_pos == 80);
 	CHECK(tp.segs[1].stopped && tp.segs[1].stop_pos == 80);
 	CHECK(tp.segs[0].stop_pos == 50);
@@ -106,43 +117,60 @@ static void test_no_rate(void)
 	sptd_dec_tplace_fini(NULL);
 }
 
-/* Many events: the position arrays grow. */
-static void test_grow(void)
+/* Stops are logged: clearing every stretch's stop state and replaying the
+ * log (what a stitch of segments does) gives what applying them as they
+ * came gave, also for stops that reach back over several stretches. */
+static void test_restop(void)
 {
 	struct sptd_dec_tplace tp = { 0 };
-	size_t i, bad = 0;
+	struct sptd_dec_tseg before[8];
+	size_t i, same = 1;
 
-	CHECK_INT(sptd_dec_tplace_mark(&tp, 1, 0), 0);
-	for (i = 0; i < 10000; i++)
-		if (sptd_dec_tplace_note(&tp, i, i, 0) < 0)
-			bad++;
-	CHECK_INT(bad, 0);
-	CHECK(tp.capev >= 10000);
-	CHECK_INT(tp.ev_pos[9999], 9999);
-	CHECK_INT(tp.ev_seg[9999], 0);
+	CHECK_INT(sptd_dec_tplace_mark(&tp, 100, 0), 0);
+	CHECK_INT(sptd_dec_tplace_stop(&tp, 30), 0);
+	CHECK_INT(sptd_dec_tplace_mark(&tp, 200, 50), 0);
+	CHECK_INT(sptd_dec_tplace_mark(&tp, 300, 60), 0);
+	CHECK_INT(sptd_dec_tplace_mark(&tp, 400, 60), 0);
+	CHECK_INT(sptd_dec_tplace_stop(&tp, 60), 0);    /* back over two stretches */
+	CHECK_INT(sptd_dec_tplace_mark(&tp, 500, 90), 0);
+	CHECK_INT(sptd_dec_tplace_stop(&tp, 95), 0);
+	CHECK_INT(sptd_dec_tplace_stop(&tp, 91), 0);    /* an earlier stop position wins */
+	CHECK_INT(tp.nstops, 4);
+	memcpy(before, tp.segs, tp.nsegs * sizeof(*before));
+	for (i = 0; i < tp.nsegs; i++)
+		tp.segs[i].stopped = (int)(i & 1);
+	sptd_dec_tplace_restop(&tp);
+	for (i = 0; i < tp.nsegs; i++)
+		same &= tp.segs[i].stopped == before[i].stopped &&
+		        (!before[i].stopped || tp.segs[i].stop_pos == before[i].stop_pos);
+	CHECK(same);
+	CHECK(tp.segs[0].stopped && tp.segs[0].stop_pos == 30);
+	CHECK(tp.segs[1].stopped && tp.segs[1].stop_pos == 60); /* the stretch 60 lies in */
+	CHECK(tp.segs[2].stopped && tp.segs[3].stopped && tp.segs[3].stop_pos == 60);
+	CHECK(tp.segs[4].stopped && tp.segs[4].stop_pos == 91);
 	sptd_dec_tplace_fini(&tp);
 }
 
 static void test_fix_times(void)
 {
-	struct sptd_dec_flow ev[3];
+	struct sptd_dec_flowrec ev[3];
 	size_t i;
 
 	memset(ev, 0, sizeof(ev));
 	for (i = 0; i < 3; i++)
-		ev[i].seq = 10 + i;
-	ev[0].ts = -1;
-	ev[1].ts = 700;
-	ev[2].ts = 800;
-	sptd_dec_flows_fix_times(ev, 3, 1);
-	CHECK_INT(ev[0].ts, 700);
-	CHECK_INT(ev[0].flags, 0);
-	CHECK_INT(ev[2].ts, 800);
+		ev[i].ev.seq = 10 + i;
+	ev[0].ev.ts = -1;
+	ev[1].ev.ts = 700;
+	ev[2].ev.ts = 800;
+	sptd_dec_flows_fix_times(ev, 3, 1, 700);
+	CHECK_INT(ev[0].ev.ts, 700);
+	CHECK_INT(ev[0].ev.flags, 0);
+	CHECK_INT(ev[2].ev.ts, 800);
 	/* no timing packet at all: order numbers */
-	sptd_dec_flows_fix_times(ev, 3, 0);
-	CHECK_INT(ev[0].ts, 10);
-	CHECK_INT(ev[2].ts, 12);
-	CHECK_INT(ev[1].flags, SPTD_DEC_F_NO_TIME);
+	sptd_dec_flows_fix_times(ev, 3, 0, -1);
+	CHECK_INT(ev[0].ev.ts, 10);
+	CHECK_INT(ev[2].ev.ts, 12);
+	CHECK_INT(ev[1].ev.flags, SPTD_DEC_F_NO_TIME);
 }
 
 /* PT of one PSB+, with or without a CYC packet after it. */
@@ -187,7 +215,7 @@ int main(void)
 	test_between();
 	test_stopped();
 	test_no_rate();
-	test_grow();
+	test_restop();
 	test_fix_times();
 	CHECK_INT(has_cyc(0), 0);
 	CHECK_INT(has_cyc(1), 1);

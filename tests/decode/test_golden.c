@@ -34,6 +34,7 @@
 #include "sptd_dec.h"
 #include "sptd_store.h"
 #include "sptd_test.h"
+#include "golden_cases.h"
 #include "truth_compare.h"
 
 #define MAX_ARGS 48
@@ -45,33 +46,7 @@
 #define SPTD_STRICT_TESTS 0
 #endif
 
-/* A generated case: what sptd-ptgen runs. */
-struct golden_case {
-	const char *name;
-	const char *args[24];      /* ptgen options and programs, NULL-ended;
-	                            * "@prog" is a program in PROGS_DIR */
-};
-
-static const struct golden_case cases[] = {
-	{ "fib", { "--timing", "cyc", "--", "@ptprog-fib", NULL } },
-	{ "fib-pie", { "--timing", "cyc", "--", "@ptprog-fib-pie", NULL } },
-	{ "fptr", { "--timing", "cyc", "--", "@ptprog-fptr", NULL } },
-	{ "tailcall", { "--timing", "cyc", "--", "@ptprog-tailcall", NULL } },
-	{ "syscalls", { "--timing", "cyc", "--", "@ptprog-syscalls", NULL } },
-	{ "threads", { "--timing", "cyc", "--slice-insns", "2000", "--", "@ptprog-threads", NULL } },
-	{ "exc", { "--timing", "cyc", "--", "@ptprog-exc", NULL } },
-	{ "fib-mtc", { "--timing", "mtc", "--", "@ptprog-fib", NULL } },
-	{ "fptr-tsc", { "--timing", "tsc", "--psb-period", "256", "--", "@ptprog-fptr", NULL } },
-	{ "tailcall-retcomp", { "--timing", "cyc", "--retcomp", "--", "@ptprog-tailcall", NULL } },
-	{ "fib-retcomp-mtc", { "--timing", "mtc", "--retcomp", "--", "@ptprog-fib", NULL } },
-	{ "cpus2", { "--cpus", "2", "--slice-insns", "500", "--", "@ptprog-fib", "--",
-	             "@ptprog-fptr", NULL } },
-	{ "cpus3", { "--cpus", "3", "--slice-insns", "700", "--retcomp", "--",
-	             "@ptprog-threads", "--", "@ptprog-tailcall", "--", "@ptprog-syscalls",
-	             NULL } },
-	{ "cpus2-exc-mtc", { "--cpus", "2", "--slice-insns", "3000", "--timing", "mtc", "--",
-	                     "@ptprog-exc", "--", "@ptprog-fib-pie", NULL } },
-};
+static const struct golden_case *const cases = golden_cases;
 
 /* The first program of case @c that is not built in @progs (its name in
  * @name, @len bytes): 1, or 0 when all are there. */
@@ -112,11 +87,10 @@ static void not_built(const struct golden_case *c, const char *prog, const char 
 static int run_case(const struct golden_case *c, const char *ptgen, const char *progs,
                     const char *sysptd, const char *tmp)
 {
-	char dir[4096], log[4200], incident[4200], progpath[MAX_ARGS][4200], buf[MAX_ARGS][8400];
+	char dir[4096], log[4200], incident[4200], progpath[MAX_ARGS][4200], vdso[8][4200];
 	char *argv[MAX_ARGS + 40], imp[TRUTH_IMPORT_ARGS][4200];
 	struct frames truth = { 0 }, dec = { 0 };
 	int argc = 0, np = 0, i, rc, ret = -1;
-	FILE *f;
 
 	snprintf(dir, sizeof(dir), "%s/%s", tmp, c->name);
 	snprintf(log, sizeof(log), "%s.log", dir);
@@ -147,37 +121,8 @@ static int run_case(const struct golden_case *c, const char *ptgen, const char *
 	argv[argc++] = (char *)sysptd;
 	argv[argc++] = "import";
 	truth_import_args(dir, NULL, incident, imp, argv, &argc);
-	{
-		/* [vdso] lines of maps.txt: bytes from images.txt, per process */
-		char path[4200], line[4400], img[4096], mpath[4096];
-		unsigned long long addr, cr3, start, end, pgoff;
-		int pid, mpid, k = 20;
-
-		snprintf(path, sizeof(path), "%s/images.txt", dir);
-		f = fopen(path, "r");
-		while (f && k < MAX_ARGS && fgets(line, sizeof(line), f)) {
-			FILE *m;
-			int vdso = 0;
-
-			if (sscanf(line, "%llx %4095s %d %llx", &addr, img, &pid, &cr3) != 4)
-				continue;
-			snprintf(path, sizeof(path), "%s/maps.txt", dir);
-			m = fopen(path, "r");
-			while (m && fgets(line, sizeof(line), m))
-				if (sscanf(line, "%d %llx %llx %llx %4095s", &mpid, &start, &end, &pgoff,
-				           mpath) == 5 && mpid == pid && start == addr &&
-				    strcmp(mpath, "[vdso]") == 0)
-					vdso = 1;
-			if (m)
-				fclose(m);
-			if (!vdso)
-				continue;
-			snprintf(buf[k], sizeof(buf[k]), "--image=%s/%s@0x%llx:%d", dir, img, addr, pid);
-			argv[argc++] = buf[k++];
-		}
-		if (f)
-			fclose(f);
-	}
+	/* the vdso, from its bytes in images.txt, per process */
+	truth_vdso_args(dir, vdso, 8, argv, &argc);
 	argv[argc] = NULL;
 	rc = truth_run(argv, log, 1);
 	if (rc != 0) {
@@ -214,7 +159,7 @@ int main(int argc, char **argv)
 		perror("mkdtemp");
 		return 1;
 	}
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < GOLDEN_NCASES; i++) {
 		int k, want = argc == 3, rc;
 
 		for (k = 3; k < argc && !want; k++)

@@ -204,6 +204,41 @@ void truth_import_args(const char *dir, const char *sched, const char *incident,
 		argv[(*argc)++] = buf[i];
 }
 
+void truth_vdso_args(const char *dir, char buf[][4200], int max, char **argv, int *argc)
+{
+	char path[4200], line[4400], img[4096], mpath[4096];
+	unsigned long long addr, cr3, start, end, pgoff;
+	int pid, mpid, k = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%.4000s/images.txt", dir);
+	f = fopen(path, "r");
+	while (f && k < max && fgets(line, sizeof(line), f)) {
+		FILE *m;
+		int vdso = 0;
+
+		if (sscanf(line, "%llx %4095s %d %llx", &addr, img, &pid, &cr3) != 4)
+			continue;
+		snprintf(path, sizeof(path), "%.4000s/maps.txt", dir);
+		m = fopen(path, "r");
+		while (m && fgets(line, sizeof(line), m))
+			if (sscanf(line, "%d %llx %llx %llx %4095s", &mpid, &start, &end, &pgoff,
+			           mpath) == 5 && mpid == pid && start == addr &&
+			    strcmp(mpath, "[vdso]") == 0)
+				vdso = 1;
+		if (m)
+			fclose(m);
+		if (!vdso)
+			continue;
+		if ((size_t)snprintf(buf[k], 4200, "--image=%.2000s/%.2000s@0x%llx:%d", dir, img,
+		                     addr, pid) >= 4200)
+			continue;
+		argv[(*argc)++] = buf[k++];
+	}
+	if (f)
+		fclose(f);
+}
+
 int truth_read(const char *dir, struct frames *out)
 {
 	char path[4200], line[1024], mangled[512];

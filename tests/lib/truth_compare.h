@@ -91,6 +91,11 @@ int truth_run_ptgen(const char *ptgen, const char *progs, const char *const args
  * @buf, TRUTH_IMPORT_ARGS entries; @argv is not NULL-terminated. */
 void truth_import_args(const char *dir, const char *sched, const char *incident,
                        char buf[][4200], char **argv, int *argc);
+/* Append to @argv (at *@argc) an `--image=FILE@ADDR:PID` argument for each
+ * image of the generator's output @dir (images.txt) that maps.txt says is
+ * a process's [vdso]: its bytes, which `sysptd import --pt` cannot read
+ * from a file of its own.  At most @max of them, the strings in @buf. */
+void truth_vdso_args(const char *dir, char buf[][4200], int max, char **argv, int *argc);
 /* Print the first @max_lines lines of @log to stderr, indented. */
 void truth_show_log(const char *log, int max_lines);
 /* At the end of a test: remove its temporary directory @dir and all in it,
