@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct sptd_store;
 
@@ -36,6 +37,44 @@ int sptd_col_parse_size(const char *text, uint64_t *bytes);
 /* A whole decimal (or 0x hex) integer in [@min, @max]: "42", "0x10".
  * -EINVAL for anything else. */
 int sptd_col_parse_int(const char *text, int64_t min, int64_t max, int64_t *out);
+
+/* ---- writing a new file safely (newfile.c) ------------------------------- */
+
+/* A file being written beside its final name (see newfile.c): created
+ * O_CREAT|O_EXCL|O_NOFOLLOW as "NAME.tmp.PID.XXXXXX" relative to a
+ * descriptor of its directory, flock()ed while it is written, then fsynced
+ * and renamed over NAME. */
+struct sptd_col_newfile {
+	int dirfd;              /* the directory, opened once; -1 none */
+	int fd;                 /* the temporary file, open read-write; -1 none */
+	char name[256];         /* final name inside the directory */
+	char tmp[256];          /* temporary name inside it; "" once renamed */
+	int committed;          /* 1 once renamed into place */
+};
+
+/* commit flags */
+#define SPTD_COL_NEWFILE_NOREPLACE 0x1 /* fail with -EEXIST if NAME exists */
+
+/* Start writing a new file: @path is a name inside the directory @dirfd,
+ * or (@dirfd AT_FDCWD) a path whose directory is opened here.  The
+ * temporary file gets exactly @mode (umask aside).  Write through nf->fd.
+ * -EINVAL, -EISDIR (@path names no file), -ENAMETOOLONG, or the negative
+ * errno of open/openat (-EACCES, -ENOENT ...).  On failure nothing is left
+ * and sptd_col_newfile_fini() may still be called. */
+int sptd_col_newfile_open(struct sptd_col_newfile *nf, int dirfd, const char *path,
+                          mode_t mode);
+/* fsync the file, rename it to its final name (replacing what is there, a
+ * planted symlink included, or with SPTD_COL_NEWFILE_NOREPLACE refusing
+ * with -EEXIST), fsync the directory.  -ENOSPC when the data did not fit. */
+int sptd_col_newfile_commit(struct sptd_col_newfile *nf, int flags);
+/* Close; remove the temporary file unless committed.  Accepts a zeroed or
+ * failed @nf. */
+void sptd_col_newfile_fini(struct sptd_col_newfile *nf);
+/* Remove @name in @dirfd when it is a temporary file of this naming
+ * ("NAME.tmp.PID.XXXXXX", owned by us) whose writer is gone: not locked,
+ * and its pid dead or the file a minute old.  1 removed, 0 kept (not
+ * ours, or alive), negative errno. */
+int sptd_col_newfile_stale(int dirfd, const char *name);
 
 /* Exit statuses (sysexits-like, documented in --help). */
 #define SPTD_EXIT_OK        0
