@@ -149,13 +149,45 @@ static int run_loop(struct sptd_col_service *s)
 
 /* ---- entry ---------------------------------------------------------------------- */
 
+/* Check and open --output (outdir.c), set its retention, say where
+ * incidents go.  An exit status: OK, USAGE for a directory refused as
+ * unsafe or not a directory, BUSY when another service writes there. */
+static int open_output(struct sptd_col_service *s)
+{
+	const struct sptd_col_record_opts *o = s->o;
+	char err[1024];
+	int ret = sptd_col_outdir_open(&s->outdir, o->output, o->unsafe_output, err, sizeof(err));
+
+	if (ret < 0) {
+		fprintf(stderr, "sysptd: %s\n", err);
+		return ret == -EBUSY ? SPTD_EXIT_BUSY :
+		       ret == -EPERM || ret == -ENOTDIR || ret == -ENAMETOOLONG ? SPTD_EXIT_USAGE :
+		       SPTD_EXIT_FAIL;
+	}
+	s->outdir.keep = o->keep;
+	s->outdir.max_disk = o->max_disk_set ? o->max_disk :
+	                     sptd_col_retention_default_budget(s->outdir.dirfd);
+	if (o->unsafe_output)
+		sptd_col_log(LOG_WARNING, "--unsafe-output: %s is not checked; other users may "
+		             "be able to replace or forge incidents there", o->output);
+	if (s->outdir.max_disk)
+		sptd_col_log(LOG_INFO, "incidents go to %s, %.1f MB at most in all (%s)", o->output,
+		             (double)s->outdir.max_disk / 1e6, o->max_disk_set ? "--max-disk" :
+		             "default: 10% of its filesystem, at most 4 GiB; --max-disk changes it");
+	else
+		sptd_col_log(LOG_INFO, "incidents go to %s (no disk limit)", o->output);
+	/* a manifest written by an earlier run: apply today's limits to it */
+	if (sptd_col_retention_apply(&s->outdir) > 0)
+		sptd_col_outdir_save(&s->outdir);
+	return SPTD_EXIT_OK;
+}
+
 int sptd_col_record_run(struct sptd_col_record_opts *opts)
 {
 	struct sptd_col_record_opts o = *opts;
 	struct sptd_col_service s;
 	sigset_t mask;
 	int holder = 0, ret, status = SPTD_EXIT_FAIL;
-	struct stat sb;
 
 	memset(&s, 0, sizeof(s));
 	s.o = &o;
@@ -170,23 +202,20 @@ int sptd_col_record_run(struct sptd_col_record_opts *opts)
 		        "run it with sudo\n");
 		return SPTD_EXIT_NOPERM;
 	}
-	if (mkdir(o.output, 0700) < 0 && errno != EEXIST) {
-		fprintf(stderr, "sysptd: cannot create output directory %s: %s\n", o.output, strerror(errno));
-		return SPTD_EXIT_FAIL;
-	}
-	if (stat(o.output, &sb) < 0 || !S_ISDIR(sb.st_mode) || access(o.output, W_OK) < 0) {
-		fprintf(stderr, "sysptd: --output %s is not a writable directory\n", o.output);
-		return SPTD_EXIT_FAIL;
-	}
+	ret = open_output(&s);
+	if (ret != SPTD_EXIT_OK)
+		return ret;
 	s.lock_fd = sptd_col_lock_take(&holder);
 	if (s.lock_fd == -EBUSY) {
 		fprintf(stderr, "sysptd: another sysptd is already recording (pid %d); stop it first, "
 		        "or use `sysptd snapshot` to trigger it\n", holder);
+		sptd_col_outdir_close(&s.outdir);
 		return SPTD_EXIT_BUSY;
 	}
 	if (s.lock_fd < 0) {
 		fprintf(stderr, "sysptd: cannot take the lock in %s: %s\n", sptd_col_rundir(),
 		        strerror(-s.lock_fd));
+		sptd_col_outdir_close(&s.outdir);
 		return SPTD_EXIT_FAIL;
 	}
 	s.ncpus = sptd_col_cpus_online(s.cpus, SPTD_MAX_CPUS);
@@ -235,5 +264,6 @@ out:
 		close(s.sig_fd);
 	if (s.lock_fd >= 0)
 		close(s.lock_fd);
+	sptd_col_outdir_close(&s.outdir);
 	return status;
 }
