@@ -1,5 +1,6 @@
 /* cmd_decode.c — `sysptd decode INCIDENT`: rebuild every derived table from
- * the raw ones, in one transaction (an error leaves the file as it was). */
+ * the raw ones, in a copy of the incident that replaces it once complete
+ * (an error or a kill leaves the file as it was, and no journal beside it). */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -21,64 +22,39 @@ static void log_stderr(void *ctx, int level, const char *msg)
 	        level == LOG_WARNING ? "warning: " : "", msg);
 }
 
-int sptd_col_cmd_decode(int argc, char **argv)
+/* What the decode child does (sptd_col_parse_as_user). */
+struct decode_job {
+	const char *path;        /* the incident */
+	int jobs;                /* -j */
+};
+
+static int decode_job_run(void *arg)
 {
-	static const struct option longopts[] = {
-		{ "jobs", required_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	const struct decode_job *job = arg;
 	struct sptd_store *st = NULL;
 	struct timespec t0, t1;
-	int jobs = 0, c, ret;
 	int64_t n;
+	int ret;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "j:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			jobs = atoi(optarg);
-			if (jobs < 0) {
-				fprintf(stderr, "sysptd decode: bad -j '%s'\n", optarg);
-				return SPTD_EXIT_USAGE;
-			}
-			break;
-		case 'h':
-			printf("Usage: sysptd decode INCIDENT [-j N]\n\n"
-			       "Rebuild the derived tables of INCIDENT (sched_slice, thread_state, irq and\n"
-			       "softirq slices, samples, call slices, gaps, stats, processes and threads)\n"
-			       "from its raw tables, in one transaction: on any error the file is left as\n"
-			       "it was.\n\n  -j, --jobs N   PT decode threads (default: number of CPUs)\n");
-			return SPTD_EXIT_OK;
-		default:
-			fprintf(stderr, "sysptd decode: unknown option '%s' (see sysptd decode --help)\n",
-			        argv[optind - 1]);
-			return SPTD_EXIT_USAGE;
-		}
-	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "sysptd decode: need exactly one INCIDENT file (see sysptd decode --help)\n");
-		return SPTD_EXIT_USAGE;
-	}
-	sptd_col_set_log(log_stderr, NULL);
-	sptd_sched_set_log(log_stderr, NULL);
-	sptd_dec_set_log(log_stderr, NULL);
-	ret = sptd_col_incident_open("decode", argv[optind], 1, &st);
+	ret = sptd_col_incident_open("decode", job->path, 1, &st);
 	if (ret)
 		return ret;
+	if (sptd_col_drop_root("decode")) {
+		sptd_store_destroy(st);
+		return SPTD_EXIT_FAIL;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ret = sptd_col_derive_all(st, jobs);
+	ret = sptd_col_derive_all(st, job->jobs);
 	if (ret >= 0)
 		ret = sptd_store_commit(st);
 	if (ret < 0) {
-		fprintf(stderr, "sysptd decode: %s: %s; the file is unchanged\n", argv[optind],
+		fprintf(stderr, "sysptd decode: %s: %s; the file is unchanged\n", job->path,
 		        sptd_store_errmsg(st)[0] ? sptd_store_errmsg(st) : strerror(-ret));
 		sptd_store_destroy(st);
 		return SPTD_EXIT_FAIL;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	printf("%s decoded in %.3f s:", argv[optind],
+	printf("%s decoded in %.3f s:", job->path,
 	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	{
 		static const enum sptd_store_table_id tables[] = {
@@ -95,4 +71,56 @@ int sptd_col_cmd_decode(int argc, char **argv)
 	}
 	sptd_store_destroy(st);
 	return SPTD_EXIT_OK;
+}
+
+int sptd_col_cmd_decode(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int jobs = 0, c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "j:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			jobs = atoi(optarg);
+			if (jobs < 0) {
+				fprintf(stderr, "sysptd decode: bad -j '%s'\n", optarg);
+				return SPTD_EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			printf("Usage: sysptd decode INCIDENT [-j N]\n\n"
+			       "Rebuild the derived tables of INCIDENT (sched_slice, thread_state, irq and\n"
+			       "softirq slices, samples, call slices, gaps, stats, processes and threads)\n"
+			       "from its raw tables, in a copy beside it that replaces it once complete:\n"
+			       "on any error, or when killed, the file is left as it was.  Needs room\n"
+			       "for the copy and write access to the incident's directory.  Run as root,\n"
+			       "it reads the incident as the user who ran sudo (or nobody).\n\n"
+			       "  -j, --jobs N   PT decode threads (default: number of CPUs)\n");
+			return SPTD_EXIT_OK;
+		default:
+			fprintf(stderr, "sysptd decode: unknown option '%s' (see sysptd decode --help)\n",
+			        argv[optind - 1]);
+			return SPTD_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "sysptd decode: need exactly one INCIDENT file (see sysptd decode --help)\n");
+		return SPTD_EXIT_USAGE;
+	}
+	sptd_col_set_log(log_stderr, NULL);
+	sptd_sched_set_log(log_stderr, NULL);
+	sptd_dec_set_log(log_stderr, NULL);
+	{
+		struct decode_job job = { .path = argv[optind], .jobs = jobs };
+
+		/* the copy is made as root, decoded as the invoking user, and
+		 * renamed over the incident by this (root) process */
+		return sptd_col_parse_as_user("decode", decode_job_run, &job);
+	}
 }

@@ -41,13 +41,56 @@ static int list_reports(void)
 	return SPTD_EXIT_OK;
 }
 
+/* What a query runs (sptd_col_parse_as_user). */
+struct query_job {
+	const char *path;            /* the incident */
+	const char *sql, *report;    /* one of them, or neither (summary) */
+	enum sptd_query_format fmt;  /* output format */
+};
+
+static int query_job_run(void *arg)
+{
+	const struct query_job *job = arg;
+	const char *path = job->path, *sql = job->sql, *report = job->report;
+	enum sptd_query_format fmt = job->fmt;
+	struct sptd_store *st = NULL;
+	char err[1024] = "";
+	int ret, status;
+
+	ret = sptd_col_incident_open("query", path, 0, &st);
+	if (ret)
+		return ret;
+	if (sptd_col_drop_root("query")) {
+		sptd_store_destroy(st);
+		return SPTD_EXIT_FAIL;
+	}
+
+	if (sql)
+		ret = sptd_query_run(st, sql, fmt, stdout, err, sizeof(err));
+	else
+		ret = sptd_query_report(st, report ? report : "summary", fmt, stdout, err,
+		                        sizeof(err));
+	fflush(stdout);
+	if (ret >= 0) {
+		status = SPTD_EXIT_OK;
+	} else {
+		fprintf(stderr, "sysptd query: %s\n", err[0] ? err : strerror(-ret));
+		if (ret == -EINVAL || ret == -EROFS)
+			status = SPTD_EXIT_USAGE;
+		else if (ret == -EBADMSG)
+			status = SPTD_EXIT_BADFILE;
+		else
+			status = SPTD_EXIT_FAIL;
+	}
+	sptd_store_destroy(st);
+	return status;
+}
+
 int sptd_col_cmd_query(int argc, char **argv)
 {
 	const char *path = NULL, *sql = NULL, *report = NULL, *fmt_name = "table";
 	enum sptd_query_format fmt = SPTD_QUERY_TABLE;
-	struct sptd_store *st = NULL;
-	char err[1024] = "";
-	int i, ret, status, only_args = 0;
+	int i, only_args = 0;
 
 	for (i = 1; i < argc; i++) {
 		const char *arg = argv[i];
@@ -103,27 +146,10 @@ int sptd_col_cmd_query(int argc, char **argv)
 		return SPTD_EXIT_USAGE;
 	}
 
-	ret = sptd_col_incident_open("query", path, 0, &st);
-	if (ret)
-		return ret;
+	{
+		struct query_job job = { .path = path, .sql = sql, .report = report, .fmt = fmt };
 
-	if (sql)
-		ret = sptd_query_run(st, sql, fmt, stdout, err, sizeof(err));
-	else
-		ret = sptd_query_report(st, report ? report : "summary", fmt, stdout, err,
-		                        sizeof(err));
-	fflush(stdout);
-	if (ret >= 0) {
-		status = SPTD_EXIT_OK;
-	} else {
-		fprintf(stderr, "sysptd query: %s\n", err[0] ? err : strerror(-ret));
-		if (ret == -EINVAL || ret == -EROFS)
-			status = SPTD_EXIT_USAGE;
-		else if (ret == -EBADMSG)
-			status = SPTD_EXIT_BADFILE;
-		else
-			status = SPTD_EXIT_FAIL;
+		/* opened as root, read as the invoking user (docs/SECURITY.md) */
+		return sptd_col_parse_as_user("query", query_job_run, &job);
 	}
-	sptd_store_destroy(st);
-	return status;
 }

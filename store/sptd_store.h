@@ -133,6 +133,19 @@ int sptd_store_commit(struct sptd_store *st);
  * stop working (step returns -EINVAL) but must still be finalized. */
 void sptd_store_destroy(struct sptd_store *st);
 
+/* Hand-off of temporary files: when a command parses in a child that gave
+ * up root, the parent (still root) renames the finished file.  @fn is
+ * called with CREATED when a temporary file exists (@tmp, to become
+ * @path), and with READY instead of the rename at commit (the file is
+ * synced; @replace: over an existing file).  It returns 1 when it took the
+ * file over (then the store neither renames nor removes it), 0 when the
+ * store should rename it itself, negative to fail.  One per process; NULL
+ * (the default) renames in the store. */
+#define SPTD_STORE_HANDOFF_CREATED 1
+#define SPTD_STORE_HANDOFF_READY   2
+typedef int (*sptd_store_handoff_fn)(int what, const char *tmp, const char *path, int replace);
+void sptd_store_set_handoff(sptd_store_handoff_fn fn);
+
 /* Human-readable detail of the last failure on @st ("" if none); it names
  * what failed and the file.  Valid until the next call on @st.  With @st
  * NULL: the last failed sptd_store_create/open of the calling thread. */

@@ -26,6 +26,15 @@
 
 #include "store-local.h"
 
+/* Who renames the temporary files, when not the store itself (a command
+ * whose parsing runs in a child that gave up root: the parent renames). */
+static sptd_store_handoff_fn handoff;
+
+void sptd_store_set_handoff(sptd_store_handoff_fn fn)
+{
+	handoff = fn;
+}
+
 /* The last component of @path. */
 static const char *last_name(const char *path)
 {
@@ -95,6 +104,9 @@ int sptd_store_tmp_create(struct sptd_store *st)
 		ret = -errno;
 		return sptd_store_fail(st, ret, "cannot set up %s: %s", st->tmp_path, strerror(-ret));
 	}
+	if (handoff && handoff(SPTD_STORE_HANDOFF_CREATED, st->tmp_path, st->path, 0) < 0)
+		return sptd_store_fail(st, -EIO, "cannot announce %s to the parent process",
+		                       st->tmp_path);
 	return 0;
 }
 
@@ -156,6 +168,17 @@ int sptd_store_tmp_publish(struct sptd_store *st, int replace)
 		ret = errno == EDQUOT ? -ENOSPC : -errno;
 		return sptd_store_fail(st, ret, "syncing %s: %s: nothing was written to %s",
 		                       st->tmp_path, strerror(-ret), st->path);
+	}
+	/* handed over: the parent (still root) checks and renames it */
+	if (handoff) {
+		ret = handoff(SPTD_STORE_HANDOFF_READY, st->tmp_path, st->path, replace);
+		if (ret < 0)
+			return sptd_store_fail(st, ret, "cannot hand %s over to the parent process",
+			                       st->tmp_path);
+		if (ret == 1) {
+			st->tmp_live = 0;   /* the parent renames it (or removes it) */
+			return 0;
+		}
 	}
 	/* still our file under that name (a user cannot swap it in a sane
 	 * directory; in one they own, this is where it would show) */

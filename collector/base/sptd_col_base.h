@@ -76,6 +76,55 @@ void sptd_col_newfile_fini(struct sptd_col_newfile *nf);
  * ours, or alive), negative errno. */
 int sptd_col_newfile_stale(int dirfd, const char *name);
 
+/* ---- least privilege (privs.c; the model: docs/SECURITY.md) -------------- */
+
+/* Whom a command that parses files becomes when run as root. */
+struct sptd_col_user {
+	uid_t uid;              /* never 0 */
+	gid_t gid;              /* primary group */
+	int from_sudo;          /* 1: $SUDO_UID/$SUDO_GID (gets that user's groups) */
+	char name[64];          /* login name, "" unknown; "nobody" otherwise */
+};
+
+/* The user who ran `sudo sysptd ...` ($SUDO_UID, $SUDO_GID; not 0), else
+ * nobody (65534 when the passwd database has none). */
+int sptd_col_privs_target(struct sptd_col_user *u);
+/* Become @u for good: groups, gid, uid (real, effective, saved), checked
+ * to be irreversible, and no_new_privs.  0 when not root (nothing to
+ * drop), 1 dropped, negative errno. */
+int sptd_col_privs_drop(const struct sptd_col_user *u);
+/* sptd_col_privs_drop(sptd_col_privs_target()) for a command that has
+ * opened what it needs root for; on failure @err says so (the command
+ * must then stop: never parse as root by accident). */
+int sptd_col_privs_drop_root(char *err, size_t errlen);
+/* Run @fn in a child process when root (in this process otherwise); @fn
+ * opens what it needs, drops root (sptd_col_privs_drop_root) and parses,
+ * and its return value is its exit status.  The parent, still root, waits
+ * with SIGINT/SIGTERM/SIGHUP/SIGQUIT ignored, so that it can rename or
+ * remove what the child wrote.  Returns the child's exit status (128 +
+ * signal when it was killed), or a negative errno when fork failed. */
+int sptd_col_privs_child(int (*fn)(void *ctx), void *ctx);
+/* A file a privs child writes through a temporary name (a new or updated
+ * incident) is renamed by the parent, which is still root: the child
+ * announces the temporary file as it creates it (before it drops root;
+ * announcements after that are ignored) and hands it over when it is
+ * complete.  When the child succeeds the parent renames what was handed
+ * over and removes every other announced file.  @what: */
+#define SPTD_COL_HANDOFF_CREATED 1 /* @tmp exists now, to become @path */
+#define SPTD_COL_HANDOFF_READY   2 /* @tmp is complete and synced */
+/* 1 handed to the parent, 0 not in a privs child (rename it yourself),
+ * negative errno. */
+int sptd_col_privs_handoff(int what, const char *tmp, const char *path, int replace);
+/* Where @path is while its temporary file awaits the parent's rename (the
+ * temporary name), else @path.  Valid until the next hand-off. */
+const char *sptd_col_privs_handoff_where(const char *path);
+/* Keep only the capabilities @keep (CAP_* numbers) in the effective,
+ * permitted and bounding sets, clear the ambient set and set
+ * no_new_privs; the uid stays 0.  For the service, after it armed. */
+int sptd_col_privs_limit_caps(const int *keep, int nkeep);
+/* 1 when capability @cap is effective, 0 when not, negative errno. */
+int sptd_col_privs_has_cap(int cap);
+
 /* Exit statuses (sysexits-like, documented in --help). */
 #define SPTD_EXIT_OK        0
 #define SPTD_EXIT_FAIL      1   /* runtime failure */
