@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -149,6 +150,46 @@ static int run_loop(struct sptd_col_service *s)
 
 /* ---- entry ---------------------------------------------------------------------- */
 
+/* Once armed, keep only the capabilities recording still uses (measured:
+ * docs/SECURITY.md): perf events (CAP_PERFMON; CAP_SYS_ADMIN on kernels
+ * before 5.8), /proc/PID/{maps,mem,root} of other users' processes
+ * (CAP_SYS_PTRACE), their files (CAP_DAC_READ_SEARCH: read, never write),
+ * /proc/PID/map_files for the bytes that ran (CAP_CHECKPOINT_RESTORE;
+ * CAP_SYS_ADMIN before 5.9), kernel addresses in /proc/kallsyms
+ * (CAP_SYSLOG), perf rings beyond RLIMIT_MEMLOCK (CAP_IPC_LOCK), and for
+ * PT /proc/kcore (CAP_SYS_RAWIO).  Mounting tracefs, creating the ftrace
+ * instance, the lock and the socket are done by then.  The uid stays 0:
+ * the output directory, tracefs and the run directory are root's.
+ * SYSPTD_KEEP_CAPS=1 skips this (for debugging a capability problem). */
+static void limit_privileges(struct sptd_col_service *s)
+{
+	int keep[8], n = 0, last = 40, ret;
+	FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");
+	const char *env = getenv("SYSPTD_KEEP_CAPS");
+
+	if (env && strcmp(env, "1") == 0) {
+		sptd_col_log(LOG_WARNING, "SYSPTD_KEEP_CAPS=1: keeping every capability");
+		return;
+	}
+	if (f) {
+		if (fscanf(f, "%d", &last) != 1)
+			last = 40;
+		fclose(f);
+	}
+	keep[n++] = last >= CAP_PERFMON ? CAP_PERFMON : CAP_SYS_ADMIN;
+	keep[n++] = CAP_SYS_PTRACE;
+	keep[n++] = CAP_DAC_READ_SEARCH;
+	keep[n++] = last >= CAP_CHECKPOINT_RESTORE ? CAP_CHECKPOINT_RESTORE : CAP_SYS_ADMIN;
+	keep[n++] = CAP_SYSLOG;
+	keep[n++] = CAP_IPC_LOCK;
+	if (s->pt)
+		keep[n++] = CAP_SYS_RAWIO;
+	ret = sptd_col_privs_limit_caps(keep, n);
+	if (ret < 0)
+		sptd_col_log(LOG_WARNING, "cannot drop the capabilities recording does not use: "
+		             "%s (running with all of root's)", strerror(-ret));
+}
+
 /* Check and open --output (outdir.c), set its retention, say where
  * incidents go.  An exit status: OK, USAGE for a directory refused as
  * unsafe or not a directory, BUSY when another service writes there. */
@@ -249,6 +290,7 @@ int sptd_col_record_run(struct sptd_col_record_opts *opts)
 		         SPTD_EXIT_FAIL;
 		goto out;
 	}
+	limit_privileges(&s);
 	ret = run_loop(&s);
 	status = ret < 0 ? SPTD_EXIT_FAIL : SPTD_EXIT_OK;
 out:
