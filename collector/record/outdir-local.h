@@ -20,10 +20,25 @@ struct sptd_col_outdir_entry {
 	uint64_t seq;            /* its sequence number: order of writing */
 	char name[96];           /* file name inside the directory */
 	dev_t dev;               /* st_dev when written */
-	ino_t ino;               /* st_ino when written: a file at that name with
-	                          * another inode is not ours and is never deleted */
+	ino_t ino;               /* st_ino when written */
+	int64_t born_ns;         /* its birth time (statx btime; ctime where the
+	                          * filesystem has none): with dev and ino, what
+	                          * tells our file from one put at its name
+	                          * later, even on a reused inode */
 	uint64_t bytes;          /* its size when written */
 };
+
+/* What a file in the directory is now (sptd_col_outdir_stat). */
+struct sptd_col_outdir_file {
+	dev_t dev;               /* device */
+	ino_t ino;               /* inode */
+	int64_t born_ns;         /* birth (or change) time, ns */
+	uint64_t bytes;          /* size */
+	uid_t uid;               /* owner */
+	int regular;             /* 1: a regular file (not a symlink...) */
+};
+
+
 
 /* The output directory of a running service. */
 struct sptd_col_outdir {
@@ -37,6 +52,10 @@ struct sptd_col_outdir {
 	int said_space;          /* "deleting for space" was said */
 	int said_too_big;        /* "one incident exceeds the budget" was said */
 };
+
+/* What @name in the directory is (no symlink followed).  -errno. */
+int sptd_col_outdir_stat(const struct sptd_col_outdir *od, const char *name,
+                         struct sptd_col_outdir_file *f);
 
 /* Open (creating it 0700 when missing) and check the output directory
  * @path: not a symlink, owned by us (root), not writable by group or

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -167,6 +168,30 @@ void sptd_col_outdir_close(struct sptd_col_outdir *od)
 	od->n = od->cap = 0;
 }
 
+/* ---- what a file is ---------------------------------------------------------- */
+
+int sptd_col_outdir_stat(const struct sptd_col_outdir *od, const char *name,
+                         struct sptd_col_outdir_file *f)
+{
+	struct statx sx;
+
+	if (!od || od->dirfd < 0 || !name || !f)
+		return -EINVAL;
+	if (statx(od->dirfd, name, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME, &sx) < 0)
+		return -errno;
+	f->dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	f->ino = (ino_t)sx.stx_ino;
+	f->bytes = sx.stx_size;
+	f->uid = sx.stx_uid;
+	f->regular = S_ISREG(sx.stx_mode);
+	/* birth where the filesystem keeps it, else the last change */
+	if (sx.stx_mask & STATX_BTIME)
+		f->born_ns = (int64_t)sx.stx_btime.tv_sec * 1000000000 + sx.stx_btime.tv_nsec;
+	else
+		f->born_ns = (int64_t)sx.stx_ctime.tv_sec * 1000000000 + sx.stx_ctime.tv_nsec;
+	return 0;
+}
+
 /* ---- the state file -------------------------------------------------------------- */
 
 /* Its format, one record per line:
@@ -190,6 +215,7 @@ static uint64_t scan_max_seq(int dirfd)
 			close(fd);
 		return 0;
 	}
+	rewinddir(d);   /* a dup shares the offset of every earlier walk */
 	while ((de = readdir(d))) {
 		uint64_t seq = name_seq(de->d_name);
 
@@ -247,6 +273,7 @@ int sptd_col_outdir_load(struct sptd_col_outdir *od)
 	while (f && ret >= 0 && getline(&line, &cap, f) > 0) {
 		struct sptd_col_outdir_entry e = { 0 };
 		unsigned long long seq, dev, ino, bytes;
+		long long born;
 		char name[96];
 
 		if (sscanf(line, "next %llu", &seq) == 1) {
@@ -254,13 +281,14 @@ int sptd_col_outdir_load(struct sptd_col_outdir *od)
 				od->next_seq = seq;
 			continue;
 		}
-		if (sscanf(line, "incident %llu %95s %llu %llu %llu", &seq, name, &dev, &ino,
-		           &bytes) != 5 || strchr(name, '/') || name_seq(name) != seq)
+		if (sscanf(line, "incident %llu %95s %llu %llu %lld %llu", &seq, name, &dev, &ino,
+		           &born, &bytes) != 6 || strchr(name, '/') || name_seq(name) != seq)
 			continue;   /* not a record of ours: skipped, never acted on */
 		e.seq = seq;
 		snprintf(e.name, sizeof(e.name), "%s", name);
 		e.dev = (dev_t)dev;
 		e.ino = (ino_t)ino;
+		e.born_ns = born;
 		e.bytes = bytes;
 		ret = entry_add(od, &e);
 	}
@@ -289,12 +317,15 @@ int sptd_col_outdir_save(struct sptd_col_outdir *od)
 		ret = -ENOMEM;
 		goto out;
 	}
-	fprintf(f, "# sysptd: the incidents this service wrote here, oldest first; "
-	        "--keep and --max-disk delete only these\nnext %" PRIu64 "\n", od->next_seq);
+	fprintf(f, "# sysptd: the incidents this service wrote here, oldest first (seq name "
+	        "dev ino birth_ns bytes); --keep and --max-disk delete only these\nnext %"
+	        PRIu64 "\n", od->next_seq);
 	for (size_t i = 0; i < od->n; i++)
-		fprintf(f, "incident %" PRIu64 " %s %llu %llu %" PRIu64 "\n", od->entries[i].seq,
-		        od->entries[i].name, (unsigned long long)od->entries[i].dev,
-		        (unsigned long long)od->entries[i].ino, od->entries[i].bytes);
+		fprintf(f, "incident %" PRIu64 " %s %llu %llu %" PRId64 " %" PRIu64 "\n",
+		        od->entries[i].seq, od->entries[i].name,
+		        (unsigned long long)od->entries[i].dev,
+		        (unsigned long long)od->entries[i].ino, od->entries[i].born_ns,
+		        od->entries[i].bytes);
 	ret = fclose(f) == 0 ? 0 : -errno;
 	if (ret == 0)
 		ret = sptd_col_newfile_commit(&nf, 0);
@@ -357,7 +388,7 @@ int sptd_col_outdir_added(struct sptd_col_outdir *od, const char *path)
 {
 	const char *name;
 	struct sptd_col_outdir_entry e;
-	struct stat sb;
+	struct sptd_col_outdir_file f;
 	int ret;
 
 	if (!od || od->dirfd < 0 || !path)
@@ -365,14 +396,16 @@ int sptd_col_outdir_added(struct sptd_col_outdir *od, const char *path)
 	name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	if (strlen(name) >= sizeof(e.name) || !name_seq(name))
 		return -EINVAL;
-	if (fstatat(od->dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
+	ret = sptd_col_outdir_stat(od, name, &f);
+	if (ret < 0)
+		return ret;
 	memset(&e, 0, sizeof(e));
 	e.seq = name_seq(name);
 	snprintf(e.name, sizeof(e.name), "%s", name);
-	e.dev = sb.st_dev;
-	e.ino = sb.st_ino;
-	e.bytes = (uint64_t)sb.st_size;
+	e.dev = f.dev;
+	e.ino = f.ino;
+	e.born_ns = f.born_ns;
+	e.bytes = f.bytes;
 	ret = entry_add(od, &e);
 	if (ret < 0)
 		return ret;
@@ -428,6 +461,7 @@ int sptd_col_outdir_clean(struct sptd_col_outdir *od)
 			close(fd);
 		return -errno;
 	}
+	rewinddir(d);   /* a dup shares the offset of every earlier walk */
 	while ((de = readdir(d))) {
 		if (!strstr(de->d_name, ".tmp."))
 			continue;

@@ -2,10 +2,12 @@
  * incidents this service wrote.
  *
  * The manifest (outdir.c) lists each incident written here with its
- * sequence, device and inode.  Retention walks it oldest first; a file is
- * deleted only while the name still leads to that very inode (a regular
- * file of ours): a file planted under an incident's name, or an incident
- * replaced by a forgery, is never deleted and leaves the manifest.  Files
+ * sequence, device, inode and birth time.  Retention walks it oldest
+ * first; a file is deleted only while the name still leads to that very
+ * file (same device, inode and birth time, a regular file of ours): a file
+ * planted under an incident's name, or an incident replaced by a forgery
+ * (even one that got the freed inode number), is never deleted and leaves
+ * the manifest.  Files
  * the service did not write — planted look-alikes, incidents of an older
  * sysptd, anything copied in by hand — are never counted and never
  * deleted. */
@@ -51,17 +53,17 @@ static int by_seq(const void *a, const void *b)
  * refresh its size), 0 when it does not (gone, or another file now). */
 static int still_ours(struct sptd_col_outdir *od, struct sptd_col_outdir_entry *e)
 {
-	struct stat sb;
+	struct sptd_col_outdir_file f;
 
-	if (fstatat(od->dirfd, e->name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+	if (sptd_col_outdir_stat(od, e->name, &f) < 0)
 		return 0;
-	if (!S_ISREG(sb.st_mode) || sb.st_dev != e->dev || sb.st_ino != e->ino ||
-	    sb.st_uid != geteuid()) {
+	if (!f.regular || f.dev != e->dev || f.ino != e->ino || f.born_ns != e->born_ns ||
+	    f.uid != geteuid()) {
 		sptd_col_log(LOG_WARNING, "%s/%s is no longer the incident sysptd wrote there "
 		             "(replaced?): left alone, and no longer counted", od->path, e->name);
 		return 0;
 	}
-	e->bytes = (uint64_t)sb.st_size;
+	e->bytes = f.bytes;
 	return 1;
 }
 
