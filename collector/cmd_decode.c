@@ -1,14 +1,18 @@
 /* cmd_decode.c — `sysptd decode INCIDENT`: rebuild every derived table from
  * the raw ones, in a copy of the incident that replaces it once complete
  * (an error or a kill leaves the file as it was, and no journal beside it). */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sptd_col.h"
 #include "sptd_col_derive.h"
@@ -20,6 +24,37 @@ static void log_stderr(void *ctx, int level, const char *msg)
 {
 	fprintf(stderr, "sysptd decode: %s%s\n", level <= LOG_ERR ? "error: " :
 	        level == LOG_WARNING ? "warning: " : "", msg);
+}
+
+/* Remove the copies a killed `sysptd decode` of @path left beside it
+ * ("NAME.tmp.PID.XXXXXX" whose writer is gone). */
+static void clean_stale(const char *path)
+{
+	char dir[PATH_MAX], *real = realpath(path, NULL);
+	const char *name, *slash;
+	struct dirent *de;
+	size_t len;
+	DIR *d;
+	int dfd;
+
+	if (!real)
+		return;
+	slash = strrchr(real, '/');
+	name = slash + 1;
+	len = strlen(name);
+	snprintf(dir, sizeof(dir), "%.*s", slash == real ? 1 : (int)(slash - real), real);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	while (d && (de = readdir(d)))
+		if (strncmp(de->d_name, name, len) == 0 && strncmp(de->d_name + len, ".tmp.", 5) == 0 &&
+		    sptd_col_newfile_stale(dirfd(d), de->d_name) == 1)
+			fprintf(stderr, "sysptd decode: removed %s/%s, left by a decode that was "
+			        "killed\n", dir, de->d_name);
+	if (d)
+		closedir(d);
+	else if (dfd >= 0)
+		close(dfd);
+	free(real);
 }
 
 /* What the decode child does (sptd_col_parse_as_user). */
@@ -116,6 +151,7 @@ int sptd_col_cmd_decode(int argc, char **argv)
 	sptd_col_set_log(log_stderr, NULL);
 	sptd_sched_set_log(log_stderr, NULL);
 	sptd_dec_set_log(log_stderr, NULL);
+	clean_stale(argv[optind]);
 	{
 		struct decode_job job = { .path = argv[optind], .jobs = jobs };
 

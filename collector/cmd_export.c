@@ -37,6 +37,9 @@ static const char export_usage[] =
 "Example:\n"
 "  sysptd export incident.db -o incident.pftrace\n"
 "\n"
+"Run as root, the incident is opened as root and read as the user who ran\n"
+"sudo (else nobody); FILE is then that user's.\n"
+"\n"
 "Exit status: 0 success, 1 failure (e.g. cannot write FILE), 2 bad command\n"
 "line, 6 missing, corrupt or not an incident file.\n";
 

@@ -80,7 +80,10 @@ static void usage(FILE *f)
 	"  --sched FILE         context switches, one per line:\n"
 	"                       TS_NS CPU PREV_TID NEXT_TID NEXT_COMM  ('#' comments)\n"
 	"  -j, --jobs N         decode threads (default: number of cores)\n"
-	"  -o, --output FILE    the incident to write (must not exist)\n");
+	"  -o, --output FILE    the incident to write (must not exist)\n\n"
+	"Run as root, the input is opened (perf.data) or copied in (raw PT) as root,\n"
+	"then parsed as the user who ran sudo (else nobody): images that user cannot\n"
+	"read (--image, --symfs, --kcore, the build-id cache) show as gaps.\n");
 }
 
 static int parse_opts(int argc, char **argv, struct sptd_col_rawpt_opts *o)

@@ -114,7 +114,8 @@ int sptd_col_cmd_list(int argc, char **argv)
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		printf("Usage: sysptd list [DIR]\n\nList the incident files in DIR (default /var/lib/sysptd),\n"
 		       "oldest first: when, source, window, sched slices, samples, call slices,\n"
-		       "size and what triggered it.\n");
+		       "size and what triggered it.  Run as root, the files are opened as root and\n"
+		       "read as the user who ran sudo (else nobody).\n");
 		return SPTD_EXIT_OK;
 	}
 	if (argc > 2) {

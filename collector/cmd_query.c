@@ -29,6 +29,9 @@ static const char query_usage[] =
 "  sysptd query incident.db \"SELECT cpu, count(*) FROM sched_slice GROUP BY cpu\"\n"
 "  sysptd query incident.db --report top --format csv\n"
 "\n"
+"Run as root, the incident is opened as root and read as the user who ran\n"
+"sudo (else nobody): a crafted file cannot use root's privileges.\n"
+"\n"
 "Exit status: 0 success, 1 failure, 2 bad command line or SQL (including\n"
 "a statement that writes), 6 missing, corrupt or not an incident file.\n";
 

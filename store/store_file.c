@@ -283,11 +283,42 @@ out:
 	return ret;
 }
 
+/* "file:PATH?immutable=1" for a read-only open.  An incident never
+ * changes once it has a name (the recorder and decode rename a finished
+ * file over it), so SQLite need not lock it nor look for a journal beside
+ * it: a "-journal" or "-wal" file someone put there (in a directory they
+ * can write) is never read, never rolled back into the incident, and
+ * cannot make the open fail.  sqlite3_free() the result. */
+static int immutable_uri(const char *path, char **uri)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t len = strlen(path), n = 0;
+	char *u = sqlite3_malloc64(len * 3 + 32);
+
+	*uri = NULL;
+	if (!u)
+		return -ENOMEM;
+	n += (size_t)sprintf(u, "file:");
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("/-_.~", *p)) {
+			u[n++] = (char)*p;
+		} else {
+			u[n++] = '%';
+			u[n++] = hex[*p >> 4];
+			u[n++] = hex[*p & 15];
+		}
+	}
+	snprintf(u + n, 16, "?immutable=1");
+	*uri = u;
+	return 0;
+}
+
 int sptd_store_open(const char *path, int writable, struct sptd_store **out)
 {
 	struct sptd_store *st = NULL;
 	struct stat src_sb;
-	char *real;
+	char *real, *uri = NULL;
 	int ret, rc, src = -1;
 
 	if (out)
@@ -320,9 +351,18 @@ int sptd_store_open(const char *path, int writable, struct sptd_store **out)
 			goto fail;
 		st->updating = 1;
 	}
-	rc = sqlite3_open_v2(writable ? st->tmp_path : st->path, &st->db,
-	                     writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW
-	                              : SQLITE_OPEN_READONLY, NULL);
+	if (writable) {
+		rc = sqlite3_open_v2(st->tmp_path, &st->db,
+		                     SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL);
+	} else {
+		ret = immutable_uri(st->path, &uri);
+		if (ret < 0) {
+			sptd_store_fail(st, ret, "opening %s: out of memory", st->path);
+			goto fail;
+		}
+		rc = sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+		sqlite3_free(uri);
+	}
 	if (rc != SQLITE_OK) {
 		ret = sptd_store_fail_sqlite(st, rc, "opening the incident");
 		goto fail;

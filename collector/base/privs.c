@@ -272,9 +272,20 @@ static int handoff_apply(struct handoff_file *files, int n, int ok)
 	return status;
 }
 
+/* The child of sptd_col_privs_child while it runs (0 none): a signal
+ * that stops the parent is passed on to it, and the parent stays to clean
+ * up after it. */
+static volatile pid_t child_pid;
+
+static void forward_signal(int sig)
+{
+	if (child_pid > 0)
+		kill(child_pid, sig);
+}
+
 int sptd_col_privs_child(int (*fn)(void *ctx), void *ctx)
 {
-	struct sigaction ign = { .sa_handler = SIG_IGN }, old[4];
+	struct sigaction ign = { .sa_handler = forward_signal }, old[4];
 	static const int sigs[4] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 	static struct handoff_file files[8];
 	int status = 0, pipefd[2], nfiles = 0, ret;
@@ -287,14 +298,20 @@ int sptd_col_privs_child(int (*fn)(void *ctx), void *ctx)
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -errno;
 	fflush(NULL);
-	/* Ctrl+C reaches the whole process group: the child stops, and the
-	 * parent lives on to remove what the child left half done */
+	/* Ctrl+C (the whole process group) or a signal to this process: the
+	 * child stops, and the parent lives on to remove what it left */
+	child_pid = 0;
+	sigemptyset(&ign.sa_mask);
 	for (int i = 0; i < 4; i++)
 		sigaction(sigs[i], &ign, &old[i]);
 	pid = fork();
 	if (pid == 0) {
 		for (int i = 0; i < 4; i++)
 			sigaction(sigs[i], &old[i], NULL);
+		/* the parent killed (kill -9): stop too, nothing to hand to */
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		if (getppid() == 1)
+			_exit(SPTD_EXIT_FAIL);
 		close(pipefd[0]);
 		handoff_fd = pipefd[1];
 		handoff_n = handoff_dropped = 0;
@@ -304,11 +321,13 @@ int sptd_col_privs_child(int (*fn)(void *ctx), void *ctx)
 	}
 	close(pipefd[1]);
 	if (pid > 0) {
+		child_pid = pid;
 		nfiles = handoff_collect(pipefd[0], files, 8);
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 	}
 	close(pipefd[0]);
+	child_pid = 0;
 	for (int i = 0; i < 4; i++)
 		sigaction(sigs[i], &old[i], NULL);
 	if (pid < 0)

@@ -100,9 +100,10 @@ int sptd_col_privs_drop_root(char *err, size_t errlen);
 /* Run @fn in a child process when root (in this process otherwise); @fn
  * opens what it needs, drops root (sptd_col_privs_drop_root) and parses,
  * and its return value is its exit status.  The parent, still root, waits
- * with SIGINT/SIGTERM/SIGHUP/SIGQUIT ignored, so that it can rename or
- * remove what the child wrote.  Returns the child's exit status (128 +
- * signal when it was killed), or a negative errno when fork failed. */
+ * so that it can rename or remove what the child wrote; SIGINT, SIGTERM,
+ * SIGHUP and SIGQUIT sent to it are passed on to the child.  Returns the
+ * child's exit status (128 + signal when it was killed), or a negative
+ * errno when fork failed. */
 int sptd_col_privs_child(int (*fn)(void *ctx), void *ctx);
 /* A file a privs child writes through a temporary name (a new or updated
  * incident) is renamed by the parent, which is still root: the child

@@ -39,9 +39,9 @@ static int refuse(char *err, size_t errlen, const char *path, const char *why)
 	return -EPERM;
 }
 
-/* Every directory above @dirfd up to / must be root's and either not
- * writable by group and others or sticky (like /tmp: nobody else can then
- * rename what root put there).  0, or -EPERM with @err naming the first
+/* Every directory above @dirfd up to / must be root's (or ours) and either
+ * not writable by group and others or sticky (like /tmp: nobody else can
+ * then rename what root put there).  0, or -EPERM with @err naming the first
  * one that is not. */
 static int check_ancestors(int dirfd, const char *path, char *err, size_t errlen)
 {
@@ -65,7 +65,8 @@ static int check_ancestors(int dirfd, const char *path, char *err, size_t errlen
 		fd = parent;
 		if (up.st_dev == here.st_dev && up.st_ino == here.st_ino)
 			break;   /* "/" is its own parent */
-		if (up.st_uid != 0 || ((up.st_mode & 022) && !(up.st_mode & S_ISVTX))) {
+		if ((up.st_uid != 0 && up.st_uid != geteuid()) ||
+		    ((up.st_mode & 022) && !(up.st_mode & S_ISVTX))) {
 			char why[160];
 
 			snprintf(why, sizeof(why), "a directory above it (%d level%s up) is %s",

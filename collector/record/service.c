@@ -157,13 +157,14 @@ static int run_loop(struct sptd_col_service *s)
  * /proc/PID/map_files for the bytes that ran (CAP_CHECKPOINT_RESTORE;
  * CAP_SYS_ADMIN before 5.9), kernel addresses in /proc/kallsyms
  * (CAP_SYSLOG), perf rings beyond RLIMIT_MEMLOCK (CAP_IPC_LOCK), and for
- * PT /proc/kcore (CAP_SYS_RAWIO).  Mounting tracefs, creating the ftrace
+ * PT /proc/kcore (CAP_SYS_RAWIO); with --unsafe-output, writing into a
+ * directory root does not own (CAP_DAC_OVERRIDE).  Mounting tracefs, creating the ftrace
  * instance, the lock and the socket are done by then.  The uid stays 0:
  * the output directory, tracefs and the run directory are root's.
  * SYSPTD_KEEP_CAPS=1 skips this (for debugging a capability problem). */
 static void limit_privileges(struct sptd_col_service *s)
 {
-	int keep[8], n = 0, last = 40, ret;
+	int keep[9], n = 0, last = 40, ret;
 	FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");
 	const char *env = getenv("SYSPTD_KEEP_CAPS");
 
@@ -184,6 +185,9 @@ static void limit_privileges(struct sptd_col_service *s)
 	keep[n++] = CAP_IPC_LOCK;
 	if (s->pt)
 		keep[n++] = CAP_SYS_RAWIO;
+	/* --unsafe-output may name a directory root does not own */
+	if (s->o->unsafe_output)
+		keep[n++] = CAP_DAC_OVERRIDE;
 	ret = sptd_col_privs_limit_caps(keep, n);
 	if (ret < 0)
 		sptd_col_log(LOG_WARNING, "cannot drop the capabilities recording does not use: "
