@@ -74,33 +74,6 @@ int sptd_col_incident_open(const char *cmd, const char *path, int writable,
 	return SPTD_EXIT_FAIL;
 }
 
-int sptd_col_parse_as_user(const char *cmd, int (*fn)(void *ctx), void *ctx)
-{
-	int ret;
-
-	/* new and updated incidents are renamed by the parent, still root */
-	sptd_store_set_handoff(sptd_col_privs_handoff);
-	ret = sptd_col_privs_child(fn, ctx);
-	sptd_store_set_handoff(NULL);
-	if (ret < 0) {
-		fprintf(stderr, "sysptd %s: cannot start the process that reads the file: %s\n",
-		        cmd, strerror(-ret));
-		return SPTD_EXIT_FAIL;
-	}
-	return ret;
-}
-
-int sptd_col_drop_root(const char *cmd)
-{
-	char err[512];
-
-	if (sptd_col_privs_drop_root(err, sizeof(err)) < 0) {
-		fprintf(stderr, "sysptd %s: %s\n", cmd, err);
-		return SPTD_EXIT_FAIL;
-	}
-	return 0;
-}
-
 static int control(const char *cmd, int argc, char **argv)
 {
 	char reply[8192];

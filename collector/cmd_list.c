@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "sptd_col.h"
@@ -84,7 +85,13 @@ static int list_job_run(void *arg)
 {
 	struct list_job *job = arg;
 	int status = SPTD_EXIT_OK;
+	struct rlimit rl;
 
+	/* one descriptor per incident until the drop: as many as allowed */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	for (size_t i = 0; i < job->n; i++)
 		list_open(job->dir, &job->items[i]);
 	if (sptd_col_drop_root("list"))

@@ -377,7 +377,7 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 		printf("%s\n", path);
 		fflush(stdout);
 		/* in the manifest; then --keep and --max-disk, on its entries only */
-		sptd_col_outdir_added(&s->outdir, path);
+		sptd_col_retention_added(&s->outdir, path);
 	}
 	sptd_store_destroy(c.st);
 	capture_fini(&c);

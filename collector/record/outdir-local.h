@@ -71,8 +71,8 @@ int sptd_col_outdir_open(struct sptd_col_outdir *od, const char *path, int unsaf
  * twice for the life of the directory. */
 int sptd_col_outdir_next(struct sptd_col_outdir *od, char *buf, size_t len);
 /* Record the incident just renamed into place at @path (one that
- * sptd_col_outdir_next named) in the manifest, then apply --keep and
- * --max-disk.  Returns how many older incidents were deleted. */
+ * sptd_col_outdir_next named) in the manifest (in memory: see
+ * sptd_col_retention_added). */
 int sptd_col_outdir_added(struct sptd_col_outdir *od, const char *path);
 /* Remove temporary files a killed writer left ("*.tmp.PID.XXXXXX" whose
  * writer is gone).  Returns how many. */
@@ -95,6 +95,10 @@ void sptd_col_outdir_close(struct sptd_col_outdir *od);
  * entries whose file is gone or replaced are dropped from the manifest.
  * Returns how many files were deleted. */
 int sptd_col_retention_apply(struct sptd_col_outdir *od);
+/* After an incident was renamed into place at @path: record it in the
+ * manifest, apply --keep and --max-disk, save the state file.  Returns how
+ * many older incidents were deleted. */
+int sptd_col_retention_added(struct sptd_col_outdir *od, const char *path);
 /* The default --max-disk for the filesystem of @dirfd: 10% of its size,
  * at most 4 GiB (journald's SystemMaxUse rule); 0 when it cannot be read. */
 uint64_t sptd_col_retention_default_budget(int dirfd);

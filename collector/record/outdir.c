@@ -412,12 +412,7 @@ int sptd_col_outdir_added(struct sptd_col_outdir *od, const char *path)
 		return ret;
 	if (e.seq >= od->next_seq)
 		od->next_seq = e.seq + 1;
-	ret = sptd_col_retention_apply(od);
-	if (sptd_col_outdir_save(od) < 0)
-		sptd_col_log(LOG_WARNING, "cannot save %s/%s: incidents written now may be "
-		             "kept beyond --keep/--max-disk after a restart", od->path,
-		             SPTD_OUTDIR_STATE);
-	return ret;
+	return 0;
 }
 
 /* ---- stale temporary files ------------------------------------------------------ */

@@ -31,6 +31,20 @@
 #define RETENTION_FS_SHARE 10
 #define RETENTION_DEFAULT_CAP (4ull << 30)
 
+int sptd_col_retention_added(struct sptd_col_outdir *od, const char *path)
+{
+	int ret = sptd_col_outdir_added(od, path);
+
+	if (ret < 0)
+		return ret;
+	ret = sptd_col_retention_apply(od);
+	if (sptd_col_outdir_save(od) < 0)
+		sptd_col_log(LOG_WARNING, "cannot save %s/%s: incidents written now may be "
+		             "kept beyond --keep/--max-disk after a restart", od->path,
+		             SPTD_OUTDIR_STATE);
+	return ret;
+}
+
 uint64_t sptd_col_retention_default_budget(int dirfd)
 {
 	struct statvfs vfs;

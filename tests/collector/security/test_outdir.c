@@ -59,7 +59,7 @@ static void add_incident(struct sptd_col_outdir *od, char *path, size_t len, siz
 {
 	CHECK_INT(sptd_col_outdir_next(od, path, len), 0);
 	write_file(path, bytes);
-	CHECK(sptd_col_outdir_added(od, path) >= 0);
+	CHECK(sptd_col_retention_added(od, path) >= 0);
 }
 
 static void test_refused(void)
@@ -155,6 +155,7 @@ static void test_names(void)
 	sptd_col_outdir_close(&od);
 	CHECK_INT(sptd_col_outdir_next(NULL, path, sizeof(path)), -EINVAL);
 	CHECK_INT(sptd_col_outdir_added(NULL, path), -EINVAL);
+	CHECK_INT(sptd_col_retention_added(NULL, path), -EINVAL);
 }
 
 /* The issue's case: three files planted with incident names, four real
