@@ -1,13 +1,18 @@
 /* cmd_decode.c — `sysptd decode INCIDENT`: rebuild every derived table from
- * the raw ones, in one transaction (an error leaves the file as it was). */
+ * the raw ones, in a copy of the incident that replaces it once complete
+ * (an error or a kill leaves the file as it was, and no journal beside it). */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sptd_col.h"
 #include "sptd_col_derive.h"
@@ -21,6 +26,88 @@ static void log_stderr(void *ctx, int level, const char *msg)
 	        level == LOG_WARNING ? "warning: " : "", msg);
 }
 
+/* Remove the copies a killed `sysptd decode` of @path left beside it
+ * ("NAME.tmp.PID.XXXXXX" whose writer is gone). */
+static void clean_stale(const char *path)
+{
+	char dir[PATH_MAX], *real = realpath(path, NULL);
+	const char *name, *slash;
+	struct dirent *de;
+	size_t len;
+	DIR *d;
+	int dfd;
+
+	if (!real)
+		return;
+	slash = strrchr(real, '/');
+	name = slash + 1;
+	len = strlen(name);
+	snprintf(dir, sizeof(dir), "%.*s", slash == real ? 1 : (int)(slash - real), real);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	while (d && (de = readdir(d)))
+		if (strncmp(de->d_name, name, len) == 0 && strncmp(de->d_name + len, ".tmp.", 5) == 0 &&
+		    sptd_col_newfile_stale(dirfd(d), de->d_name) == 1)
+			fprintf(stderr, "sysptd decode: removed %s/%s, left by a decode that was "
+			        "killed\n", dir, de->d_name);
+	if (d)
+		closedir(d);
+	else if (dfd >= 0)
+		close(dfd);
+	free(real);
+}
+
+/* What the decode child does (sptd_col_parse_as_user). */
+struct decode_job {
+	const char *path;        /* the incident */
+	int jobs;                /* -j */
+};
+
+static int decode_job_run(void *arg)
+{
+	const struct decode_job *job = arg;
+	struct sptd_store *st = NULL;
+	struct timespec t0, t1;
+	int64_t n;
+	int ret;
+
+	ret = sptd_col_incident_open("decode", job->path, 1, &st);
+	if (ret)
+		return ret;
+	if (sptd_col_drop_root("decode")) {
+		sptd_store_destroy(st);
+		return SPTD_EXIT_FAIL;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ret = sptd_col_derive_all(st, job->jobs);
+	if (ret >= 0)
+		ret = sptd_store_commit(st);
+	if (ret < 0) {
+		fprintf(stderr, "sysptd decode: %s: %s; the file is unchanged\n", job->path,
+		        sptd_store_errmsg(st)[0] ? sptd_store_errmsg(st) : strerror(-ret));
+		sptd_store_destroy(st);
+		return SPTD_EXIT_FAIL;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("%s decoded in %.3f s:", job->path,
+	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	{
+		static const enum sptd_store_table_id tables[] = {
+			SPTD_STORE_T_SCHED_SLICE, SPTD_STORE_T_THREAD_STATE, SPTD_STORE_T_IRQ_SLICE,
+			SPTD_STORE_T_SOFTIRQ_SLICE, SPTD_STORE_T_SAMPLE, SPTD_STORE_T_SLICE,
+			SPTD_STORE_T_GAP, SPTD_STORE_T_THREAD,
+		};
+		size_t ntables = sizeof(tables) / sizeof(tables[0]);
+
+		for (size_t i = 0; i < ntables; i++)
+			if (sptd_store_count(st, tables[i], &n) == 0)
+				printf(" %s %" PRId64 "%s", sptd_store_table_name(tables[i]), n,
+				       i + 1 < ntables ? "," : "\n");
+	}
+	sptd_store_destroy(st);
+	return SPTD_EXIT_OK;
+}
+
 int sptd_col_cmd_decode(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -29,10 +116,8 @@ int sptd_col_cmd_decode(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = NULL, *word;
-	struct sptd_store *st = NULL;
-	struct timespec t0, t1;
-	int jobs = 0, operands = 0, c, ret;
-	int64_t n, v;
+	int jobs = 0, operands = 0, c;
+	int64_t v;
 
 	sptd_col_getopt_start();
 	while ((c = sptd_col_getopt_next(argc, argv, "-:j:h", longopts, &word)) != -1) {
@@ -52,8 +137,11 @@ int sptd_col_cmd_decode(int argc, char **argv)
 			printf("Usage: sysptd decode INCIDENT [-j N]\n\n"
 			       "Rebuild the derived tables of INCIDENT (sched_slice, thread_state, irq and\n"
 			       "softirq slices, samples, call slices, gaps, stats, processes and threads)\n"
-			       "from its raw tables, in one transaction: on any error the file is left as\n"
-			       "it was.\n\n  -j, --jobs N   PT decode threads (default: number of CPUs)\n");
+			       "from its raw tables, in a copy beside it that replaces it once complete:\n"
+			       "on any error, or when killed, the file is left as it was.  Needs room\n"
+			       "for the copy and write access to the incident's directory.  Run as root,\n"
+			       "it reads the incident as the user who ran sudo (or nobody).\n\n"
+			       "  -j, --jobs N   PT decode threads (default: number of CPUs)\n");
 			return SPTD_EXIT_OK;
 		case ':':
 			fprintf(stderr, "sysptd decode: option '%s' needs a value\n", word);
@@ -73,35 +161,12 @@ int sptd_col_cmd_decode(int argc, char **argv)
 	sptd_col_set_log(log_stderr, NULL);
 	sptd_sched_set_log(log_stderr, NULL);
 	sptd_dec_set_log(log_stderr, NULL);
-	ret = sptd_col_incident_open("decode", path, 1, &st);
-	if (ret)
-		return ret;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ret = sptd_col_derive_all(st, jobs);
-	if (ret >= 0)
-		ret = sptd_store_commit(st);
-	if (ret < 0) {
-		fprintf(stderr, "sysptd decode: %s: %s; the file is unchanged\n", path,
-		        sptd_store_errmsg(st)[0] ? sptd_store_errmsg(st) : strerror(-ret));
-		sptd_store_destroy(st);
-		return SPTD_EXIT_FAIL;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	printf("%s decoded in %.3f s:", path,
-	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	clean_stale(path);
 	{
-		static const enum sptd_store_table_id tables[] = {
-			SPTD_STORE_T_SCHED_SLICE, SPTD_STORE_T_THREAD_STATE, SPTD_STORE_T_IRQ_SLICE,
-			SPTD_STORE_T_SOFTIRQ_SLICE, SPTD_STORE_T_SAMPLE, SPTD_STORE_T_SLICE,
-			SPTD_STORE_T_GAP, SPTD_STORE_T_THREAD,
-		};
-		size_t ntables = sizeof(tables) / sizeof(tables[0]);
+		struct decode_job job = { .path = path, .jobs = jobs };
 
-		for (size_t i = 0; i < ntables; i++)
-			if (sptd_store_count(st, tables[i], &n) == 0)
-				printf(" %s %" PRId64 "%s", sptd_store_table_name(tables[i]), n,
-				       i + 1 < ntables ? "," : "\n");
+		/* the copy is made as root, decoded as the invoking user, and
+		 * renamed over the incident by this (root) process */
+		return sptd_col_parse_as_user("decode", decode_job_run, &job);
 	}
-	sptd_store_destroy(st);
-	return SPTD_EXIT_OK;
 }

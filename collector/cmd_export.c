@@ -1,11 +1,15 @@
 /* cmd_export.c — `sysptd export INCIDENT -o FILE [--format proto|json]`:
- * the incident as a Perfetto trace (or Chrome JSON), written to FILE.tmp
- * and renamed into place, so a failed export never leaves half a file. */
+ * the incident as a Perfetto trace (or Chrome JSON), written beside FILE
+ * (sptd_col_newfile: O_EXCL|O_NOFOLLOW, random name) and renamed into
+ * place, so a failed export never leaves half a file and never writes
+ * through a symlink planted at FILE or at a temporary name. */
 #include <errno.h>
 #include <getopt.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sptd_col.h"
@@ -21,8 +25,9 @@ static const char export_usage[] =
 "samples with their call stacks), gaps in the data, and the trigger.\n"
 "\n"
 "Options:\n"
-"  -o, --output FILE    where to write (required; written to FILE.tmp, then\n"
-"                       renamed)\n"
+"  -o, --output FILE    where to write (required; written beside FILE, then\n"
+"                       renamed over it; as private as INCIDENT: mode 0600\n"
+"                       for a root-only incident)\n"
 "  -f, --format FMT     proto (default): Perfetto protobuf, open it in\n"
 "                       https://ui.perfetto.dev (Open trace file);\n"
 "                       json: Chrome trace-event JSON for chrome://tracing\n"
@@ -32,6 +37,9 @@ static const char export_usage[] =
 "\n"
 "Example:\n"
 "  sysptd export incident.db -o incident.pftrace\n"
+"\n"
+"Run as root, the incident is opened as root and read as the user who ran\n"
+"sudo (else nobody); FILE is then that user's.\n"
 "\n"
 "Exit status: 0 success, 1 failure (e.g. cannot write FILE), 2 bad command\n"
 "line, 6 missing, corrupt or not an incident file.\n";
@@ -61,6 +69,66 @@ static int operand(const char *arg, const char **path)
 	return 0;
 }
 
+/* What the export child does (sptd_col_parse_as_user). */
+struct export_job {
+	const char *path, *output;     /* incident; final name (for messages) */
+	int fd;                        /* the temporary file, opened by the parent */
+	struct sptd_query_export_options *opts; /* format, progress */
+	int quiet;                     /* no summary line */
+};
+
+static int export_job_run(void *arg)
+{
+	struct export_job *job = arg;
+	struct sptd_query_export_stats stats;
+	struct sptd_store *st = NULL;
+	char err[1024] = "";
+	FILE *out = NULL;
+	int ret, fd, status = SPTD_EXIT_FAIL;
+
+	ret = sptd_col_incident_open("export", job->path, 0, &st);
+	if (ret)
+		return ret;
+	if (sptd_col_drop_root("export"))
+		goto out;
+	fd = dup(job->fd);
+	out = fd >= 0 ? fdopen(fd, "wb") : NULL;
+	if (!out) {
+		fprintf(stderr, "sysptd export: cannot write %s: %s\n", job->output, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	setvbuf(out, NULL, _IOFBF, 1 << 20);
+	if (!job->quiet && isatty(2))
+		job->opts->progress = show_progress;
+	ret = sptd_query_export_opts(st, out, job->opts, &stats, err, sizeof(err));
+	if (job->opts->progress)
+		fputs("\r\033[K", stderr);
+	if (fclose(out) != 0 && ret >= 0) {
+		snprintf(err, sizeof(err), "writing %s failed: %s", job->output, strerror(errno));
+		ret = -EIO;
+	}
+	if (ret < 0) {
+		fprintf(stderr, "sysptd export: %s: %s\n", job->path, err[0] ? err : strerror(-ret));
+		status = ret == -EBADMSG ? SPTD_EXIT_BADFILE : SPTD_EXIT_FAIL;
+		goto out;
+	}
+	if (!job->quiet)
+		fprintf(stderr, "sysptd export: wrote %s (%.1f MB): %llu sched switches, %llu irq "
+		        "events, %llu slices, %llu samples, %llu gaps, %llu triggers%s\n", job->output,
+		        (double)stats.bytes / 1e6, (unsigned long long)stats.sched_switches,
+		        (unsigned long long)stats.irq_events, (unsigned long long)stats.slices,
+		        (unsigned long long)stats.samples, (unsigned long long)stats.gaps,
+		        (unsigned long long)stats.triggers,
+		        job->opts->format == SPTD_QUERY_EXPORT_PROTO ?
+		        "; open it in https://ui.perfetto.dev" : "");
+	status = SPTD_EXIT_OK;
+out:
+	sptd_store_destroy(st);
+	return status;
+}
+
 int sptd_col_cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -72,11 +140,11 @@ int sptd_col_cmd_export(int argc, char **argv)
 	};
 	const char *path = NULL, *output = NULL, *fmt_name = "proto", *word;
 	struct sptd_query_export_options opts;
-	struct sptd_query_export_stats stats;
-	struct sptd_store *st = NULL;
-	char err[1024] = "", *tmp = NULL;
-	int c, ret, status = SPTD_EXIT_FAIL, quiet = 0;
-	FILE *out = NULL;
+	struct sptd_col_newfile nf;
+	struct export_job job;
+	struct sptd_col_user user;
+	struct stat isb;
+	int c, ret, status, quiet = 0;
 
 	memset(&opts, 0, sizeof(opts));
 	sptd_col_getopt_start();
@@ -130,58 +198,36 @@ int sptd_col_cmd_export(int argc, char **argv)
 		        opts.format == SPTD_QUERY_EXPORT_JSON ? "json" : "pftrace");
 		return SPTD_EXIT_USAGE;
 	}
-	ret = sptd_col_incident_open("export", path, 0, &st);
-	if (ret)
-		return ret;
-	if (asprintf(&tmp, "%s.tmp", output) < 0) {
-		tmp = NULL;
-		fprintf(stderr, "sysptd export: out of memory\n");
-		goto out;
-	}
-	out = fopen(tmp, "wb");
-	if (!out) {
-		fprintf(stderr, "sysptd export: cannot write %s: %s\n", tmp, strerror(errno));
-		goto out;
-	}
-	setvbuf(out, NULL, _IOFBF, 1 << 20);
-	if (!quiet && isatty(2))
-		opts.progress = show_progress;
-	ret = sptd_query_export_opts(st, out, &opts, &stats, err, sizeof(err));
-	if (opts.progress)
-		fputs("\r\033[K", stderr);
-	if (fclose(out) != 0 && ret >= 0) {
-		snprintf(err, sizeof(err), "writing %s failed: %s", tmp, strerror(errno));
-		ret = -EIO;
-	}
-	out = NULL;
+	/* The export is created here, while root, beside its final name:
+	 * O_EXCL|O_NOFOLLOW, random name, never through a planted symlink;
+	 * as private as the incident (0600 for a root-only incident).  The
+	 * incident is read in a child that gives up root; the file is
+	 * renamed into place here once the child succeeded. */
+	ret = sptd_col_newfile_open(&nf, AT_FDCWD, output,
+	                            stat(path, &isb) == 0 ? isb.st_mode & 0666 : 0600);
 	if (ret < 0) {
-		fprintf(stderr, "sysptd export: %s: %s\n", path, err[0] ? err : strerror(-ret));
-		unlink(tmp);
-		status = ret == -EBADMSG ? SPTD_EXIT_BADFILE : SPTD_EXIT_FAIL;
-		goto out;
+		fprintf(stderr, "sysptd export: cannot write %s: %s\n", output, strerror(-ret));
+		return ret == -EACCES || ret == -EPERM ? SPTD_EXIT_NOPERM : SPTD_EXIT_FAIL;
 	}
-	if (rename(tmp, output) != 0) {
-		fprintf(stderr, "sysptd export: cannot rename %s to %s: %s\n", tmp, output,
-		        strerror(errno));
-		unlink(tmp);
-		goto out;
+	/* run with sudo: the export is the user's, as if they had written it */
+	if (geteuid() == 0 && sptd_col_privs_target(&user) == 0 && user.from_sudo &&
+	    fchown(nf.fd, user.uid, user.gid) < 0)
+		fprintf(stderr, "sysptd export: warning: cannot give %s to uid %u: %s\n", output,
+		        (unsigned)user.uid, strerror(errno));
+	job.path = path;
+	job.output = output;
+	job.fd = nf.fd;
+	job.opts = &opts;
+	job.quiet = quiet;
+	status = sptd_col_parse_as_user("export", export_job_run, &job);
+	if (status == SPTD_EXIT_OK) {
+		ret = sptd_col_newfile_commit(&nf, 0);
+		if (ret < 0) {
+			fprintf(stderr, "sysptd export: cannot write %s: %s\n", output,
+			        ret == -ENOSPC ? "disk full" : strerror(-ret));
+			status = SPTD_EXIT_FAIL;
+		}
 	}
-	if (!quiet)
-		fprintf(stderr, "sysptd export: wrote %s (%.1f MB): %llu sched switches, %llu irq "
-		        "events, %llu slices, %llu samples, %llu gaps, %llu triggers%s\n", output,
-		        (double)stats.bytes / 1e6, (unsigned long long)stats.sched_switches,
-		        (unsigned long long)stats.irq_events, (unsigned long long)stats.slices,
-		        (unsigned long long)stats.samples, (unsigned long long)stats.gaps,
-		        (unsigned long long)stats.triggers,
-		        opts.format == SPTD_QUERY_EXPORT_PROTO ? "; open it in https://ui.perfetto.dev"
-		                                               : "");
-	status = SPTD_EXIT_OK;
-out:
-	if (out) {
-		fclose(out);
-		unlink(tmp);
-	}
-	free(tmp);
-	sptd_store_destroy(st);
+	sptd_col_newfile_fini(&nf);
 	return status;
 }

@@ -81,7 +81,10 @@ static void usage(FILE *f)
 	"  --sched FILE         context switches, one per line:\n"
 	"                       TS_NS CPU PREV_TID NEXT_TID NEXT_COMM  ('#' comments)\n"
 	"  -j, --jobs N         decode threads (default: number of cores)\n"
-	"  -o, --output FILE    the incident to write (must not exist)\n");
+	"  -o, --output FILE    the incident to write (must not exist)\n\n"
+	"Run as root, the input is opened (perf.data) or copied in (raw PT) as root,\n"
+	"then parsed as the user who ran sudo (else nobody): images that user cannot\n"
+	"read (--image, --symfs, --kcore, the build-id cache) show as gaps.\n");
 }
 
 static int parse_opts(int argc, char **argv, struct sptd_col_rawpt_opts *o)
@@ -265,6 +268,20 @@ static int perfdata_mode(int argc, char **argv)
 	return operand || optind < argc;
 }
 
+/* The perf.data import, for its child. */
+struct perfdata_job {
+	const struct sptd_col_pd_import_opts *o; /* parsed options */
+};
+
+static int perfdata_job_run(void *arg);
+
+/* sptd_col_pd_import_opts.opened: give up root before parsing. */
+static int perfdata_opened(void *ctx)
+{
+	(void)ctx;
+	return sptd_col_drop_root("import") ? -EPERM : 0;
+}
+
 static int import_perfdata(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -277,10 +294,9 @@ static int import_perfdata(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sptd_col_pd_import_opts o;
-	struct sptd_col_pd_import_result res;
-	char out[PATH_MAX], kcore[PATH_MAX], cmd[2048], err[1024];
+	char out[PATH_MAX], kcore[PATH_MAX], cmd[2048];
 	const char *word;
-	int c, operands = 0, ret;
+	int c, operands = 0;
 	int64_t v;
 
 	memset(&o, 0, sizeof(o));
@@ -346,6 +362,25 @@ static int import_perfdata(int argc, char **argv)
 	sptd_col_set_log(log_stderr, NULL);
 	sptd_dec_set_log(log_stderr, NULL);
 	sptd_sched_set_log(log_stderr, NULL);
+	{
+		struct perfdata_job job = { .o = &o };
+
+		/* perf.data opened and the incident created as root, then parsed
+		 * as the invoking user; this (root) process renames the result */
+		o.opened = perfdata_opened;
+		return sptd_col_parse_as_user("import", perfdata_job_run, &job);
+	}
+}
+
+/* The perf.data import child (sptd_col_parse_as_user). */
+static int perfdata_job_run(void *arg)
+{
+	struct perfdata_job *job = arg;
+	struct sptd_col_pd_import_opts o = *job->o;
+	struct sptd_col_pd_import_result res;
+	char err[1024];
+	int ret;
+
 	ret = sptd_col_perfdata_import(&o, &res, err, sizeof(err));
 	if (ret < 0) {
 		fprintf(stderr, "sysptd import: %s\n", err[0] ? err : strerror(-ret));
@@ -366,7 +401,8 @@ static int import_perfdata(int argc, char **argv)
 	{
 		struct sptd_store *st = NULL;
 
-		if (sptd_store_open(o.output, 0, &st) == 0) {
+		/* not renamed yet: the parent does that once this process ends */
+		if (sptd_store_open(sptd_col_privs_handoff_where(o.output), 0, &st) == 0) {
 			int64_t sched = 0;
 
 			sptd_store_count(st, SPTD_STORE_T_SCHED_SLICE, &sched);
@@ -381,10 +417,16 @@ static int import_perfdata(int argc, char **argv)
 	return SPTD_EXIT_OK;
 }
 
+/* The raw PT import, for its child. */
+struct rawpt_job {
+	const struct sptd_col_rawpt_opts *o; /* parsed options */
+};
+
+static int rawpt_job_run(void *arg);
+
 int sptd_col_cmd_import(int argc, char **argv)
 {
 	struct sptd_col_rawpt_opts o;
-	struct sptd_store *st = NULL;
 	char cmd[2048];
 	int ret, i;
 
@@ -405,6 +447,23 @@ int sptd_col_cmd_import(int argc, char **argv)
 			return SPTD_EXIT_BADFILE;
 		}
 	}
+	{
+		struct rawpt_job job = { .o = &o };
+
+		/* the raw files copied in as root, decoded as the invoking user;
+		 * this (root) process renames the result */
+		return sptd_col_parse_as_user("import", rawpt_job_run, &job);
+	}
+}
+
+/* The raw PT import child (sptd_col_parse_as_user). */
+static int rawpt_job_run(void *arg)
+{
+	struct rawpt_job *job = arg;
+	struct sptd_col_rawpt_opts o = *job->o;
+	struct sptd_store *st = NULL;
+	int ret;
+
 	ret = sptd_store_create(o.out, &st);
 	if (ret < 0) {
 		fprintf(stderr, "sysptd import: cannot create %s: %s\n", o.out,
@@ -416,6 +475,11 @@ int sptd_col_cmd_import(int argc, char **argv)
 	if (ret == -EINVAL || ret == -ENOENT) {
 		sptd_store_destroy(st);
 		return ret == -EINVAL ? SPTD_EXIT_USAGE : SPTD_EXIT_BADFILE;
+	}
+	/* the inputs are in the incident: the rest is parsing them */
+	if (ret >= 0 && sptd_col_drop_root("import")) {
+		sptd_store_destroy(st);
+		return SPTD_EXIT_FAIL;
 	}
 	if (ret >= 0)
 		ret = sptd_col_derive_all(st, o.jobs);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "sptd_col.h"
@@ -25,21 +26,40 @@ static int first_trigger(void *arg, const struct sptd_store_trigger_row *row)
 	return 1;
 }
 
-static void list_one(const char *dir, const char *name)
+/* One incident: opened while root (list_open), printed after the drop. */
+struct list_item {
+	char *name;                /* file name in the directory */
+	struct sptd_store *st;     /* open incident, NULL when unreadable */
+	char why[512];             /* why it is unreadable */
+	uint64_t bytes;            /* its size */
+};
+
+static void list_open(const char *dir, struct list_item *it)
 {
-	char path[4096], created[64] = "?", source[32] = "?", trig[256] = "?";
-	struct sptd_store *st = NULL;
-	int64_t window = 0, slices = 0, samples = 0, cslices = 0;
+	char path[4096];
 	struct stat sb;
 	int ret;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (stat(path, &sb) < 0)
+	snprintf(path, sizeof(path), "%s/%s", dir, it->name);
+	if (stat(path, &sb) < 0) {
+		snprintf(it->why, sizeof(it->why), "%s", strerror(errno));
 		return;
-	ret = sptd_store_open(path, 0, &st);
-	if (ret < 0) {
-		printf("%-44s  unreadable: %s\n", name, sptd_store_errmsg(st)[0] ? sptd_store_errmsg(st) : strerror(-ret));
-		sptd_store_destroy(st);
+	}
+	it->bytes = (uint64_t)sb.st_size;
+	ret = sptd_store_open(path, 0, &it->st);
+	if (ret < 0)
+		snprintf(it->why, sizeof(it->why), "%s", sptd_store_errmsg(NULL)[0] ?
+		         sptd_store_errmsg(NULL) : strerror(-ret));
+}
+
+static void list_print(const struct list_item *it)
+{
+	char created[64] = "?", source[32] = "?", trig[256] = "?";
+	struct sptd_store *st = it->st;
+	int64_t window = 0, slices = 0, samples = 0, cslices = 0;
+
+	if (!st) {
+		printf("%-44s  unreadable: %s\n", it->name, it->why);
 		return;
 	}
 	sptd_store_meta_get(st, "created", created, sizeof(created));
@@ -50,9 +70,45 @@ static void list_one(const char *dir, const char *name)
 	sptd_store_count(st, SPTD_STORE_T_SLICE, &cslices);
 	sptd_store_trigger_each(st, first_trigger, trig);
 	printf("%-44s  %-20s  %-6s  %8.3f ms  %9" PRId64 "  %9" PRId64 "  %9" PRId64 "  %7.1f MiB  %s\n",
-	       name, created, source, (double)window / 1e6, slices, samples, cslices,
-	       (double)sb.st_size / (1024.0 * 1024.0), trig);
-	sptd_store_destroy(st);
+	       it->name, created, source, (double)window / 1e6, slices, samples, cslices,
+	       (double)it->bytes / (1024.0 * 1024.0), trig);
+}
+
+/* What the list child does (sptd_col_parse_as_user). */
+struct list_job {
+	const char *dir;           /* the directory */
+	struct list_item *items;   /* its incidents, oldest first */
+	size_t n;                  /* entries of items */
+};
+
+/* Every incident is opened while root, then read as the invoking user. */
+static int list_job_run(void *arg)
+{
+	struct list_job *job = arg;
+	int status = SPTD_EXIT_OK;
+	struct rlimit rl;
+
+	/* one descriptor per incident until the drop: as many as allowed */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	for (size_t i = 0; i < job->n; i++)
+		list_open(job->dir, &job->items[i]);
+	if (sptd_col_drop_root("list"))
+		status = SPTD_EXIT_FAIL;
+	if (status == SPTD_EXIT_OK && job->n)
+		printf("%-44s  %-20s  %-6s  %11s  %9s  %9s  %9s  %11s  %s\n", "incident", "created",
+		       "source", "window", "sched", "samples", "slices", "size", "trigger");
+	else if (status == SPTD_EXIT_OK)
+		printf("no incidents in %s\n", job->dir);
+	for (size_t i = 0; i < job->n; i++) {
+		if (status == SPTD_EXIT_OK)
+			list_print(&job->items[i]);
+		sptd_store_destroy(job->items[i].st);
+		job->items[i].st = NULL;
+	}
+	return status;
 }
 
 /* The DIR: 0, or SPTD_EXIT_USAGE with the message printed for a second
@@ -90,7 +146,8 @@ int sptd_col_cmd_list(int argc, char **argv)
 		case 'h':
 			printf("Usage: sysptd list [DIR]\n\nList the incident files in DIR (default /var/lib/sysptd),\n"
 			       "oldest first: when, source, window, sched slices, samples, call slices,\n"
-			       "size and what triggered it.\n");
+			       "size and what triggered it.  Run as root, the files are opened as root and\n"
+			       "read as the user who ran sudo (else nobody).\n");
 			return SPTD_EXIT_OK;
 		default:
 			fprintf(stderr, "sysptd list: unknown option '%s' (see sysptd list --help)\n", word);
@@ -124,15 +181,23 @@ int sptd_col_cmd_list(int argc, char **argv)
 	}
 	closedir(d);
 	qsort(names, n, sizeof(*names), cmp_names);
-	if (n)
-		printf("%-44s  %-20s  %-6s  %11s  %9s  %9s  %9s  %11s  %s\n", "incident", "created",
-		       "source", "window", "sched", "samples", "slices", "size", "trigger");
-	else
-		printf("no incidents in %s\n", dir);
-	for (size_t i = 0; i < n; i++) {
-		list_one(dir, names[i]);
-		free(names[i]);
+	{
+		struct list_job job = { .dir = dir, .n = n };
+		int status;
+
+		job.items = calloc(n ? n : 1, sizeof(*job.items));
+		if (!job.items) {
+			fprintf(stderr, "sysptd list: out of memory\n");
+			status = SPTD_EXIT_FAIL;
+		} else {
+			for (size_t i = 0; i < n; i++)
+				job.items[i].name = names[i];
+			status = sptd_col_parse_as_user("list", list_job_run, &job);
+		}
+		for (size_t i = 0; i < n; i++)
+			free(names[i]);
+		free(names);
+		free(job.items);
+		return status;
 	}
-	free(names);
-	return SPTD_EXIT_OK;
 }

@@ -30,6 +30,9 @@ static const char query_usage[] =
 "  sysptd query incident.db \"SELECT cpu, count(*) FROM sched_slice GROUP BY cpu\"\n"
 "  sysptd query incident.db --report top --format csv\n"
 "\n"
+"Run as root, the incident is opened as root and read as the user who ran\n"
+"sudo (else nobody): a crafted file cannot use root's privileges.\n"
+"\n"
 "Exit status: 0 success, 1 failure, 2 bad command line or SQL (including\n"
 "a statement that writes), 6 missing, corrupt or not an incident file.\n";
 
@@ -58,6 +61,51 @@ static int operand(const char *arg, const char **path, const char **sql)
 	return 0;
 }
 
+/* What a query runs (sptd_col_parse_as_user). */
+struct query_job {
+	const char *path;            /* the incident */
+	const char *sql, *report;    /* one of them, or neither (summary) */
+	enum sptd_query_format fmt;  /* output format */
+};
+
+static int query_job_run(void *arg)
+{
+	const struct query_job *job = arg;
+	const char *path = job->path, *sql = job->sql, *report = job->report;
+	enum sptd_query_format fmt = job->fmt;
+	struct sptd_store *st = NULL;
+	char err[1024] = "";
+	int ret, status;
+
+	ret = sptd_col_incident_open("query", path, 0, &st);
+	if (ret)
+		return ret;
+	if (sptd_col_drop_root("query")) {
+		sptd_store_destroy(st);
+		return SPTD_EXIT_FAIL;
+	}
+
+	if (sql)
+		ret = sptd_query_run(st, sql, fmt, stdout, err, sizeof(err));
+	else
+		ret = sptd_query_report(st, report ? report : "summary", fmt, stdout, err,
+		                        sizeof(err));
+	fflush(stdout);
+	if (ret >= 0) {
+		status = SPTD_EXIT_OK;
+	} else {
+		fprintf(stderr, "sysptd query: %s\n", err[0] ? err : strerror(-ret));
+		if (ret == -EINVAL || ret == -EROFS)
+			status = SPTD_EXIT_USAGE;
+		else if (ret == -EBADMSG)
+			status = SPTD_EXIT_BADFILE;
+		else
+			status = SPTD_EXIT_FAIL;
+	}
+	sptd_store_destroy(st);
+	return status;
+}
+
 int sptd_col_cmd_query(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -68,9 +116,7 @@ int sptd_col_cmd_query(int argc, char **argv)
 	};
 	const char *path = NULL, *sql = NULL, *report = NULL, *fmt_name = "table", *word;
 	enum sptd_query_format fmt = SPTD_QUERY_TABLE;
-	struct sptd_store *st = NULL;
-	char err[1024] = "";
-	int c, ret, status;
+	int c, ret;
 
 	sptd_col_getopt_start();
 	while ((c = sptd_col_getopt_next(argc, argv, "-:r:f:h", longopts, &word)) != -1) {
@@ -121,27 +167,10 @@ int sptd_col_cmd_query(int argc, char **argv)
 		return SPTD_EXIT_USAGE;
 	}
 
-	ret = sptd_col_incident_open("query", path, 0, &st);
-	if (ret)
-		return ret;
+	{
+		struct query_job job = { .path = path, .sql = sql, .report = report, .fmt = fmt };
 
-	if (sql)
-		ret = sptd_query_run(st, sql, fmt, stdout, err, sizeof(err));
-	else
-		ret = sptd_query_report(st, report ? report : "summary", fmt, stdout, err,
-		                        sizeof(err));
-	fflush(stdout);
-	if (ret >= 0) {
-		status = SPTD_EXIT_OK;
-	} else {
-		fprintf(stderr, "sysptd query: %s\n", err[0] ? err : strerror(-ret));
-		if (ret == -EINVAL || ret == -EROFS)
-			status = SPTD_EXIT_USAGE;
-		else if (ret == -EBADMSG)
-			status = SPTD_EXIT_BADFILE;
-		else
-			status = SPTD_EXIT_FAIL;
+		/* opened as root, read as the invoking user (docs/SECURITY.md) */
+		return sptd_col_parse_as_user("query", query_job_run, &job);
 	}
-	sptd_store_destroy(st);
-	return status;
 }

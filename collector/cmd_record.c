@@ -50,8 +50,17 @@ static const char record_usage[] =
 "  -n, --count N          exit after N incidents (default: run until stopped)\n"
 "      --once             same as --count 1\n"
 "      --cooldown DUR     ignore triggers for DUR after an incident (default 0)\n"
-"  -o, --output DIR       where incident files go (default /var/lib/sysptd)\n"
+"  -o, --output DIR       where incident files go (default /var/lib/sysptd).\n"
+"                         It must be root's and writable by root alone (the\n"
+"                         directories above it too), and not a symlink:\n"
+"                         otherwise other users could replace or forge\n"
+"                         incidents (exit status 2)\n"
+"      --unsafe-output    accept such a directory anyway\n"
 "      --keep N           keep only the newest N incidents in DIR (default all)\n"
+"      --max-disk SIZE    keep the incidents in DIR under SIZE in all, deleting\n"
+"                         the oldest (default: 10% of its filesystem, at most\n"
+"                         4G; 0: no limit).  --keep and --max-disk only ever\n"
+"                         delete incidents this service wrote there\n"
 "  -j, --jobs N           decode threads (default: number of CPUs)\n"
 "  -q, --quiet            print only errors and incident paths\n"
 "  -h, --help             this text\n"
@@ -63,8 +72,9 @@ static const char record_usage[] =
 "Each incident's path is printed on stdout when it is written.\n"
 "\n"
 "Exit status: 0 done (--count reached or stopped by SIGINT/SIGTERM), 1 runtime\n"
-"failure, 2 bad command line, 4 not root, 5 this machine lacks what was asked\n"
-"(e.g. --source pt without Intel PT), 7 another sysptd is running.\n";
+"failure, 2 bad command line (an unsafe --output included), 4 not root, 5 this\n"
+"machine lacks what was asked (e.g. --source pt without Intel PT), 7 another\n"
+"sysptd is running (or writes to the same --output).\n";
 
 int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 {
@@ -84,6 +94,8 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 		{ "cooldown", required_argument, NULL, 'C' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "keep", required_argument, NULL, 'K' },
+		{ "max-disk", required_argument, NULL, 'D' },
+		{ "unsafe-output", no_argument, NULL, 'X' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -187,6 +199,17 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 			break;
 		case 'o':
 			o->output = optarg;
+			break;
+		case 'X':
+			o->unsafe_output = 1;
+			break;
+		case 'D':
+			if (sptd_col_parse_size(optarg, &o->max_disk) < 0) {
+				fprintf(stderr, "sysptd: bad size '%s' for --max-disk (use e.g. 2G, 500M; "
+				        "0 for no limit)\n", optarg);
+				return -EINVAL;
+			}
+			o->max_disk_set = 1;
 			break;
 		case 'q':
 			o->quiet = 1;

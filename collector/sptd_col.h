@@ -42,6 +42,17 @@ char *sptd_col_command_text(int argc, char **argv, char *buf, size_t len);
 int sptd_col_incident_open(const char *cmd, const char *path, int writable,
                            struct sptd_store **st);
 
+/* Least privilege for commands that parse files (docs/SECURITY.md): run
+ * @fn, which opens what it needs, calls sptd_col_drop_root() and then
+ * parses, in a child process when root (the parent, still root, renames
+ * the files the child hands over; see sptd_col_privs_child).  Returns
+ * @fn's exit status. */
+int sptd_col_parse_as_user(const char *cmd, int (*fn)(void *ctx), void *ctx);
+/* Give up root for good (to the user who ran sudo, else nobody), saying
+ * why on stderr when that fails.  0 (also when not root), or
+ * SPTD_EXIT_FAIL: then stop, never parse as root. */
+int sptd_col_drop_root(const char *cmd);
+
 /* ---- the program ------------------------------------------------------------ */
 
 /* Dispatch argv[1] to a subcommand (no subcommand or an option first:

@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "sptd_dec.h"
 
@@ -57,6 +58,14 @@ struct sptd_dec_symkey {
 	int64_t id;                /* 0: empty slot */
 };
 
+/* A user's file kept open for the session (image.c): libipt reads it as
+ * "/proc/self/fd/FD", never by its path. */
+struct sptd_dec_imgfile {
+	dev_t dev;                 /* st_dev of the file */
+	ino_t ino;                 /* st_ino: one descriptor per file */
+	int fd;                    /* open for reading (sptd_dec_file_open) */
+};
+
 /* A decode session: its inputs, and what a run builds from them. */
 struct sptd_dec_session {
 	struct sptd_dec_config cfg;        /* as given */
@@ -72,6 +81,8 @@ struct sptd_dec_session {
 	int ncpus;                         /* entries of cpus */
 	int *memfds;                       /* fds behind add_bytes images */
 	size_t nmemfds;                    /* entries of memfds */
+	struct sptd_dec_imgfile *files;    /* files behind add_elf/add_flat images */
+	size_t nfiles;                     /* entries of files */
 	/* built by run */
 	struct sptd_dec_aspace *aspaces;   /* [0] is the default (aspace.c) */
 	size_t naspaces;                   /* entries of aspaces */
@@ -93,7 +104,8 @@ int sptd_dec_image_place(struct sptd_dec_session *s, int pid, const char *path,
                          const char *name, uint64_t offset, uint64_t size,
                          uint64_t addr, int64_t bias, int64_t dso_id,
                          struct sptd_dec_symfile *sf, int owns_sf);
-/* Free every placement and close the memfds behind copied bytes. */
+/* Free every placement and close the memfds behind copied bytes and the
+ * files behind file images. */
 void sptd_dec_images_free(struct sptd_dec_session *s);
 
 /* aspace.c: address spaces, tasks' processes, functions and symbol ids. */

@@ -44,11 +44,19 @@ struct sptd_dec_elf_func {
 /* An open ELF file. */
 struct sptd_dec_elf;
 
-/* Open @path (any class and byte order that libelf reads).  -EINVAL NULL,
- * the negative errno of open(2) (-ENOENT, -EACCES ...), -EBADMSG not ELF,
+/* Open @path (any class and byte order that libelf reads) as a file a
+ * user controls (sptd_dec_file_open: symlinks followed, no FIFO or device,
+ * at most SPTD_DEC_FILE_MAX bytes).  -EINVAL NULL, the negative errno of
+ * open(2) (-ENOENT, -EACCES ...), -ENXIO not a regular file, -EFBIG too
+ * large, -EBADMSG not ELF,
  * -EIO libelf unusable, -ENOMEM.  A file whose program headers cannot be
  * read opens with no segments. */
 int sptd_dec_elf_open(const char *path, struct sptd_dec_elf **out);
+/* Read the ELF file open at @fd (a copy of the fd is taken; the caller
+ * keeps and closes its own): for a file opened elsewhere, such as a
+ * process's mapping through /proc/PID/map_files.  Same errors as
+ * sptd_dec_elf_open, plus -ENXIO not a regular file, -EFBIG too large. */
+int sptd_dec_elf_open_fd(int fd, struct sptd_dec_elf **out);
 /* Accepts NULL. */
 void sptd_dec_elf_close(struct sptd_dec_elf *elf);
 /* 64 for ELFCLASS64, 32 for ELFCLASS32, 0 otherwise. */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elf-local.h"
@@ -54,29 +55,28 @@ static int elf_read_loads(struct sptd_dec_elf *e)
 	return 0;
 }
 
-/* Open @path with libelf command @cmd: ELF_C_READ_MMAP for files whose
- * sections are read (symbols), ELF_C_READ where only headers and notes are:
- * it reads what is asked for and nothing more (a build-id check costs no
- * more than plain preads; files too big to map, such as /proc/kcore, open). */
-static int elf_open_cmd(const char *path, Elf_Cmd cmd, struct sptd_dec_elf **out)
+/* Read the ELF file open at @fd (taken over: closed with the handle) with
+ * libelf command @cmd: ELF_C_READ_MMAP for files whose sections are read
+ * (symbols), ELF_C_READ where only headers and notes are: it reads what is
+ * asked for and nothing more (a build-id check costs no more than plain
+ * preads; files too big to map, such as /proc/kcore, open). */
+static int elf_open_fd_cmd(int fd, Elf_Cmd cmd, struct sptd_dec_elf **out)
 {
 	struct sptd_dec_elf *e;
 	const char *ident;
 	int ret;
 
-	if (!path || !out)
-		return -EINVAL;
 	*out = NULL;
-	if (elf_version(EV_CURRENT) == EV_NONE)
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		close(fd);
 		return -EIO;
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		return -ENOMEM;
-	e->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (e->fd < 0) {
-		ret = -errno;
-		goto fail;
 	}
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		close(fd);
+		return -ENOMEM;
+	}
+	e->fd = fd;
 	ret = -EBADMSG;
 	e->elf = elf_begin(e->fd, cmd, NULL);
 	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF)
@@ -96,9 +96,45 @@ fail:
 	return ret;
 }
 
+/* Open @path as a file a user controls (sptd_dec_file_open: no FIFO, no
+ * device, bounded size unless @open_flags say otherwise), then read it. */
+static int elf_open_cmd(const char *path, int open_flags, Elf_Cmd cmd,
+                        struct sptd_dec_elf **out)
+{
+	int fd;
+
+	if (!path || !out)
+		return -EINVAL;
+	*out = NULL;
+	fd = sptd_dec_file_open(path, open_flags, NULL);
+	if (fd < 0)
+		return fd;
+	return elf_open_fd_cmd(fd, cmd, out);
+}
+
 int sptd_dec_elf_open(const char *path, struct sptd_dec_elf **out)
 {
-	return elf_open_cmd(path, ELF_C_READ_MMAP, out);
+	return elf_open_cmd(path, 0, ELF_C_READ_MMAP, out);
+}
+
+int sptd_dec_elf_open_fd(int fd, struct sptd_dec_elf **out)
+{
+	struct stat sb;
+	int own;
+
+	if (fd < 0 || !out)
+		return -EINVAL;
+	*out = NULL;
+	if (fstat(fd, &sb) < 0)
+		return -errno;
+	if (!S_ISREG(sb.st_mode))
+		return S_ISDIR(sb.st_mode) ? -EISDIR : -ENXIO;
+	if ((uint64_t)sb.st_size > SPTD_DEC_FILE_MAX)
+		return -EFBIG;
+	own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (own < 0)
+		return -errno;
+	return elf_open_fd_cmd(own, ELF_C_READ_MMAP, out);
 }
 
 void sptd_dec_elf_close(struct sptd_dec_elf *elf)
@@ -277,7 +313,7 @@ int sptd_dec_build_id(const char *path, char *hex, size_t hexlen)
 	if (!path || !hex || hexlen == 0)
 		return -EINVAL;
 	hex[0] = '\0';
-	ret = elf_open_cmd(path, ELF_C_READ, &elf);
+	ret = elf_open_cmd(path, 0, ELF_C_READ, &elf);
 	if (ret < 0)
 		return ret;
 	if (elf->bits != 64 || !elf->little_endian) {
@@ -308,7 +344,7 @@ int sptd_dec_elf_span(const char *path, uint64_t *lo, uint64_t *hi)
 		return -EINVAL;
 	*lo = UINT64_MAX;
 	*hi = 0;
-	ret = elf_open_cmd(path, ELF_C_READ, &elf);
+	ret = elf_open_cmd(path, 0, ELF_C_READ, &elf);
 	if (ret < 0)
 		return ret;
 	for (i = 0; i < elf->nloads; i++) {
@@ -336,8 +372,9 @@ int sptd_dec_elf_read_vaddr(const char *path, uint64_t start, uint64_t end, void
 		return -EINVAL;
 	*buf = NULL;
 	*len = 0;
-	/* headers only: /proc/kcore is far too big to map */
-	ret = elf_open_cmd(path, ELF_C_READ, &elf);
+	/* headers only: /proc/kcore is far too big to map (and its size is
+	 * the kernel's address space, not bytes on a disk) */
+	ret = elf_open_cmd(path, SPTD_DEC_OPEN_ANY_SIZE, ELF_C_READ, &elf);
 	if (ret < 0)
 		return ret;
 	ret = -EBADMSG;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <intel-pt.h>
@@ -75,25 +76,69 @@ int sptd_dec_image_place(struct sptd_dec_session *s, int pid, const char *path,
 	return 0;
 }
 
+/* Keep @fd (open on a regular file) for the session, as "/proc/self/fd/N"
+ * in @fdpath: libipt reads sections lazily by file name, and that name must
+ * lead to the file checked now, not to whatever a user has put at the path
+ * meanwhile (a FIFO would block the decoder for ever).  One descriptor per
+ * file (by device and inode), however many processes map it.  Takes @fd
+ * over (closed on failure or when the file is already kept). */
+static int image_keep_fd(struct sptd_dec_session *s, int fd, const struct stat *sb,
+                         char *fdpath, size_t len)
+{
+	struct sptd_dec_imgfile *files;
+	size_t i;
+
+	for (i = 0; i < s->nfiles; i++)
+		if (s->files[i].dev == sb->st_dev && s->files[i].ino == sb->st_ino)
+			break;
+	if (i < s->nfiles) {
+		close(fd);
+		fd = s->files[i].fd;
+	} else {
+		files = realloc(s->files, (s->nfiles + 1) * sizeof(*files));
+		if (!files) {
+			close(fd);
+			return -ENOMEM;
+		}
+		s->files = files;
+		s->files[s->nfiles++] = (struct sptd_dec_imgfile){
+			.dev = sb->st_dev, .ino = sb->st_ino, .fd = fd,
+		};
+	}
+	snprintf(fdpath, len, "/proc/self/fd/%d", fd);
+	return fd;
+}
+
+/* Open the user's file @path (sptd_dec_file_open) and keep it for the
+ * session; its name for libipt in @fdpath, its size in *@size. */
+static int image_open(struct sptd_dec_session *s, const char *path, char *fdpath,
+                      size_t len, uint64_t *size)
+{
+	struct stat sb;
+	int fd = sptd_dec_file_open(path, 0, &sb);
+
+	if (fd < 0)
+		return fd;
+	*size = (uint64_t)sb.st_size;
+	return image_keep_fd(s, fd, &sb, fdpath, len);
+}
+
 int sptd_dec_session_add_flat(struct sptd_dec_session *s, int pid, const char *path,
                               uint64_t addr, int64_t dso_id)
 {
-	FILE *f;
-	long size;
+	char fdpath[64];
+	uint64_t size = 0;
+	int fd;
 
 	if (!s || !path || pid < -1)
 		return -EINVAL;
-	f = fopen(path, "rb");
-	if (!f)
-		return errno == ENOENT ? -ENOENT : -EIO;
-	if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0) {
-		fclose(f);
-		return -EIO;
-	}
-	fclose(f);
+	fd = image_open(s, path, fdpath, sizeof(fdpath), &size);
+	if (fd < 0)
+		return fd == -ENOENT || fd == -ENOMEM || fd == -ENXIO || fd == -EFBIG ||
+		       fd == -EISDIR ? fd : -EIO;
 	if (size == 0)
 		return -EBADMSG;
-	return sptd_dec_image_place(s, pid, path, base_name(path), 0, (uint64_t)size, addr,
+	return sptd_dec_image_place(s, pid, fdpath, base_name(path), 0, size, addr,
 	                   (int64_t)addr, dso_id, NULL, 0);
 }
 
@@ -140,15 +185,19 @@ int sptd_dec_session_add_elf(struct sptd_dec_session *s, int pid, const char *pa
 	struct sptd_dec_symfile *sf = NULL;
 	struct sptd_dec_elf *elf = NULL;
 	const char *name;
+	char fdpath[64];
+	uint64_t size = 0;
 	size_t n, i, placed = 0;
-	int err;
+	int err, fd;
 
 	if (!s || !path || pid < -1)
 		return -EINVAL;
 	name = base_name(path);
-	err = sptd_dec_elf_open(path, &elf);
+	fd = image_open(s, path, fdpath, sizeof(fdpath), &size);
+	err = fd < 0 ? fd : sptd_dec_elf_open_fd(fd, &elf);
 	if (err < 0)
-		return err == -ENOENT || err == -EBADMSG || err == -ENOMEM ? err : -EIO;
+		return err == -ENOENT || err == -EBADMSG || err == -ENOMEM || err == -ENXIO ||
+		       err == -EFBIG || err == -EISDIR ? err : -EIO;
 	loads = sptd_dec_elf_loads(elf, &n);
 	for (i = 0; i < n; i++)
 		placed += loads[i].filesz != 0;
@@ -163,7 +212,7 @@ int sptd_dec_session_add_elf(struct sptd_dec_session *s, int pid, const char *pa
 	for (i = 0, placed = 0; i < n && !err; i++) {
 		if (!loads[i].filesz)
 			continue;
-		err = sptd_dec_image_place(s, pid, path, name, loads[i].offset, loads[i].filesz,
+		err = sptd_dec_image_place(s, pid, fdpath, name, loads[i].offset, loads[i].filesz,
 		                           loads[i].vaddr + (uint64_t)bias, bias, dso_id, sf,
 		                           placed++ == 0);
 	}
@@ -192,4 +241,9 @@ void sptd_dec_images_free(struct sptd_dec_session *s)
 	free(s->memfds);
 	s->memfds = NULL;
 	s->nmemfds = 0;
+	for (i = 0; i < s->nfiles; i++)
+		close(s->files[i].fd);
+	free(s->files);
+	s->files = NULL;
+	s->nfiles = 0;
 }

@@ -26,6 +26,29 @@ typedef void (*sptd_log_fn)(void *ctx, int level, const char *msg);
 /* Where decode/ reports warnings (a library never prints). */
 void sptd_dec_set_log(sptd_log_fn fn, void *ctx);
 
+/* ---- opening a file someone else controls (fileopen.c) -------------------- */
+
+struct stat;
+
+/* sptd_dec_file_open() flags. */
+#define SPTD_DEC_OPEN_NOFOLLOW 0x1 /* refuse a symbolic link as the last component */
+#define SPTD_DEC_OPEN_ANY_SIZE 0x2 /* no size limit (/proc/kcore) */
+/* Largest file read without SPTD_DEC_OPEN_ANY_SIZE. */
+#define SPTD_DEC_FILE_MAX (4ull << 30)
+
+/* Open @path for reading the way every file a user controls is opened
+ * (executables, libraries, debug files, images, uprobe targets): O_RDONLY |
+ * O_NONBLOCK | O_NOCTTY | O_CLOEXEC (| O_NOFOLLOW), then fstat what was
+ * opened.  A FIFO or device never blocks the caller.  Returns the fd (the
+ * caller closes it) and fills *@sb when not NULL.  -EINVAL bad arguments,
+ * -ENXIO not a regular file (FIFO, socket, device), -EISDIR a directory,
+ * -EFBIG over SPTD_DEC_FILE_MAX, -ELOOP a symlink with NOFOLLOW, or the
+ * negative errno of open(2)/fstat(2). */
+int sptd_dec_file_open(const char *path, int flags, struct stat *sb);
+/* Words for a sptd_dec_file_open() error (-ENXIO: "not a regular file
+ * ..."); strerror() for the others.  Static storage. */
+const char *sptd_dec_file_strerror(int err);
+
 /* ---- symbols (symfile.c) -------------------------------------------------- */
 
 /* One function symbol.  @name is demangled (C++ and Rust) where possible. */
@@ -43,6 +66,10 @@ struct sptd_dec_symfile;
 /* .symtab and .dynsym function symbols (STT_FUNC, and STT_GNU_IFUNC), plus
  * the GNU build-id note.  -ENOENT no file, -EBADMSG not ELF. */
 int sptd_dec_symfile_load_elf(const char *path, struct sptd_dec_symfile **out);
+/* The same from the file open at @fd (the caller keeps and closes @fd): a
+ * process's mapping opened through /proc/PID/map_files, so the symbols are
+ * those of the bytes that ran.  -ENXIO @fd is not a regular file. */
+int sptd_dec_symfile_load_elf_fd(int fd, struct sptd_dec_symfile **out);
 /* Text symbols (t/T/w/W) of a kallsyms file ("/proc/kallsyms" or a saved
  * copy); module symbols keep their "[module]" suffix out of the name.
  * -EACCES when every address reads as zero (kptr_restrict). */

@@ -224,6 +224,21 @@ int sptd_dec_symfile_load_elf(const char *path, struct sptd_dec_symfile **out)
 	return ret;
 }
 
+int sptd_dec_symfile_load_elf_fd(int fd, struct sptd_dec_symfile **out)
+{
+	struct sptd_dec_elf *elf = NULL;
+	int ret;
+
+	if (fd < 0 || !out)
+		return -EINVAL;
+	*out = NULL;
+	ret = sptd_dec_elf_open_fd(fd, &elf);
+	if (ret >= 0)
+		ret = sptd_dec_symfile_from_elf(elf, out);
+	sptd_dec_elf_close(elf);
+	return ret;
+}
+
 /* ---- kallsyms ------------------------------------------------------------- */
 
 /* "ffffffff81000000 T _stext" or "ffffffffc0a01000 t foo\t[mod]". */
@@ -254,14 +269,21 @@ int sptd_dec_symfile_load_kallsyms(const char *path, struct sptd_dec_symfile **o
 	char line[1024];
 	FILE *f = NULL;
 	size_t i, zero = 0;
-	int ret;
+	int fd, ret;
 
 	if (!path || !out)
 		return -EINVAL;
 	*out = NULL;
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
+	/* a saved copy may be anywhere: no FIFO or device (procfs files are
+	 * regular, of size 0) */
+	fd = sptd_dec_file_open(path, 0, NULL);
+	if (fd < 0)
+		return fd;
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
 	ret = -ENOMEM;
 	sf = calloc(1, sizeof(*sf));
 	if (!sf)

@@ -8,16 +8,22 @@
  * generic statement API at the end of this header is for SQL a user wrote
  * (query/) and for tests.
  *
- * Writing: sptd_store_create() opens "PATH.tmp.<pid>" and begins ONE
- * transaction; sptd_store_commit() commits, fsyncs and renames the file to
- * PATH with mode 0600.  A crash, an error or sptd_store_destroy() before
- * commit leaves no file at PATH, so a half-written incident never exists.
+ * Writing: sptd_store_create() creates "PATH.tmp.<pid>.<random>" (O_CREAT |
+ * O_EXCL | O_NOFOLLOW, mode 0600, flock()ed while it is written: see
+ * store_tmp.c) and begins ONE transaction; sptd_store_commit() commits,
+ * fsyncs and renames the file to PATH (never over an existing file).  A
+ * crash, an error or sptd_store_destroy() before commit leaves no file at
+ * PATH, so a half-written incident never exists; a crash leaves the
+ * temporary file, which a cleaner recognises (sptd_col_newfile_stale).
  *
- * Updating (sysptd decode): sptd_store_open(path, 1, ...) begins one
- * transaction on the existing file; derived tables are cleared with
- * sptd_store_derived_clear() (or one at a time, sptd_store_table_clear())
- * and refilled; sptd_store_commit() makes it visible.  destroy without
- * commit rolls back: nothing is lost.
+ * Updating (sysptd decode): sptd_store_open(path, 1, ...) copies the
+ * incident (the file a symlink at @path leads to) into such a temporary
+ * file beside it, with its owner and mode, and begins one transaction on
+ * the copy; derived tables are cleared with sptd_store_derived_clear() (or
+ * one at a time, sptd_store_table_clear()) and refilled;
+ * sptd_store_commit() renames the copy over the incident.  destroy without
+ * commit, an error or a kill leave the incident as it was (and no hot
+ * journal beside it): nothing is lost.
  *
  * Units: ts and dur are int64 nanoseconds on the clock named in meta
  * "clock".  ids that other rows refer to (upid, utid, dso, symbol, callsite,
@@ -108,9 +114,11 @@ const char *sptd_store_table_name(enum sptd_store_table_id table);
 int sptd_store_create(const char *path, struct sptd_store **out);
 
 /* Open an existing incident: read-only (@writable 0: query, export) or for
- * update in one transaction (@writable 1: decode).  Checks that the file is
- * an incident of a schema this build understands.  On failure *out is NULL
- * and the reason is in sptd_store_errmsg(NULL). */
+ * update in one transaction on a private copy (@writable 1: decode; needs
+ * room for the copy and write access to the incident's directory).  Checks
+ * that the file is an incident of a schema this build understands (a FIFO
+ * or device at @path is refused, never waited on).  On failure *out is
+ * NULL and the reason is in sptd_store_errmsg(NULL). */
 int sptd_store_open(const char *path, int writable, struct sptd_store **out);
 
 /* Commit the transaction; for a created store also fsync and rename into
@@ -124,6 +132,19 @@ int sptd_store_commit(struct sptd_store *st);
  * file, close and free.  Accepts NULL.  Statements still prepared on @st
  * stop working (step returns -EINVAL) but must still be finalized. */
 void sptd_store_destroy(struct sptd_store *st);
+
+/* Hand-off of temporary files: when a command parses in a child that gave
+ * up root, the parent (still root) renames the finished file.  @fn is
+ * called with CREATED when a temporary file exists (@tmp, to become
+ * @path), and with READY instead of the rename at commit (the file is
+ * synced; @replace: over an existing file).  It returns 1 when it took the
+ * file over (then the store neither renames nor removes it), 0 when the
+ * store should rename it itself, negative to fail.  One per process; NULL
+ * (the default) renames in the store. */
+#define SPTD_STORE_HANDOFF_CREATED 1
+#define SPTD_STORE_HANDOFF_READY   2
+typedef int (*sptd_store_handoff_fn)(int what, const char *tmp, const char *path, int replace);
+void sptd_store_set_handoff(sptd_store_handoff_fn fn);
 
 /* Human-readable detail of the last failure on @st ("" if none); it names
  * what failed and the file.  Valid until the next call on @st.  With @st

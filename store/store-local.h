@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "sptd_store.h"
 
@@ -59,10 +60,14 @@ enum sptd_store_named_id {
 struct sptd_store {
 	sqlite3 *db;              /* the connection; NULL once closed */
 	char *path;               /* final path: where the incident is (will be) */
-	char *tmp_path;           /* created store until committed: the temp file */
+	char *tmp_path;           /* created or updated store: the temporary file */
+	int tmp_fd;               /* it, open and flock()ed while we write; -1 none */
+	int dir_fd;               /* its directory, for the rename; -1 none */
+	int tmp_live;             /* 1 while the temporary file is ours to remove */
 	int writable;             /* 1 while rows may be added (open txn) */
 	int in_txn;               /* 1 while our transaction is open */
 	int created;              /* made by sptd_store_create (rename on commit) */
+	int updating;             /* opened for update: a copy, renamed over PATH on commit */
 	int committed;            /* sptd_store_commit succeeded: reads only */
 	int fatal;                /* < 0: an earlier failure ended the transaction */
 	char fatal_msg[1024];      /* what that failure was */
@@ -97,6 +102,20 @@ int sptd_store_schema_index(struct sptd_store *st);
 int sptd_store_schema_check(struct sptd_store *st);
 /* Look a table up by name: its id, or -1. */
 int sptd_store_table_find(const char *name);
+
+/* --- store_tmp.c --------------------------------------------------------- */
+
+/* Create the temporary file beside st->path (st->tmp_path, tmp_fd, dir_fd;
+ * O_EXCL|O_NOFOLLOW, random name, mode 0600, flock()ed). */
+int sptd_store_tmp_create(struct sptd_store *st);
+/* Fill the temporary file with the bytes of @src (the incident being
+ * updated, described by @sb) and give it @sb's owner and mode. */
+int sptd_store_tmp_copy(struct sptd_store *st, int src, const struct stat *sb);
+/* fsync the temporary file, check it is still ours, rename it to st->path
+ * (over an existing file with @replace, else -EEXIST), fsync the directory. */
+int sptd_store_tmp_publish(struct sptd_store *st, int replace);
+/* Remove the temporary file unless published; close its fds. */
+void sptd_store_tmp_discard(struct sptd_store *st);
 
 /* --- store_err.c --------------------------------------------------------- */
 

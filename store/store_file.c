@@ -1,6 +1,7 @@
 /* store_file.c — the incident file's lifetime: create into a temporary file,
- * open an existing one (checking that it is an incident we can read),
- * commit (fsync + atomic rename) and destroy. */
+ * open an existing one (checking that it is an incident we can read; for
+ * an update, a private copy of it), commit (fsync + atomic rename, see
+ * store_tmp.c) and destroy. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -27,11 +28,14 @@ static const char create_pragmas[] =
 	"PRAGMA locking_mode=EXCLUSIVE;"
 	"PRAGMA cache_size=-32768;";
 
-/* Pragmas of a store opened for update: a real rollback journal with full
- * syncs, because the file being changed is the incident itself. */
+/* Pragmas of a store opened for update.  The update works on a private
+ * copy that replaces the incident only once committed and synced (a kill
+ * leaves the incident as it was, and no hot journal beside it), so, as for
+ * a new file, the journal only has to make ROLLBACK work. */
 static const char update_pragmas[] =
-	"PRAGMA journal_mode=DELETE;"
-	"PRAGMA synchronous=FULL;"
+	"PRAGMA journal_mode=MEMORY;"
+	"PRAGMA synchronous=OFF;"
+	"PRAGMA locking_mode=EXCLUSIVE;"
 	"PRAGMA cache_size=-32768;";
 
 static struct sptd_store *store_alloc(const char *path)
@@ -45,6 +49,7 @@ static struct sptd_store *store_alloc(const char *path)
 		free(st);
 		return NULL;
 	}
+	st->tmp_fd = st->dir_fd = -1;
 	return st;
 }
 
@@ -64,7 +69,7 @@ int sptd_store_create(const char *path, struct sptd_store **out)
 	struct sptd_store *st = NULL;
 	struct stat sb;
 	char sql[128];
-	int ret, fd, rc;
+	int ret, rc;
 
 	if (out)
 		*out = NULL;
@@ -74,11 +79,6 @@ int sptd_store_create(const char *path, struct sptd_store **out)
 	st = store_alloc(path);
 	if (!st)
 		return sptd_store_fail(NULL, -ENOMEM, "creating %s: out of memory", path);
-	if (asprintf(&st->tmp_path, "%s.tmp.%d", path, (int)getpid()) < 0) {
-		st->tmp_path = NULL;
-		ret = sptd_store_fail(st, -ENOMEM, "creating %s: out of memory", path);
-		goto fail;
-	}
 	if (lstat(path, &sb) == 0) {
 		ret = sptd_store_fail(st, -EEXIST, "%s already exists: choose another "
 		                      "name or remove it first", path);
@@ -89,24 +89,15 @@ int sptd_store_create(const char *path, struct sptd_store **out)
 		sptd_store_fail(st, ret, "cannot create %s: %s", path, strerror(-ret));
 		goto fail;
 	}
-	/* Made here, not by SQLite, so the mode is 0600 whatever the umask. */
-	fd = open(st->tmp_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		ret = -errno;
-		sptd_store_fail(st, ret, "cannot create %s: %s%s", st->tmp_path,
-		                strerror(-ret), ret == -EEXIST ? " (left by a crashed "
-		                "sysptd? remove it)" : "");
+	/* Made here, not by SQLite: mode 0600 whatever the umask, O_EXCL and
+	 * O_NOFOLLOW under a random name (store_tmp.c). */
+	ret = sptd_store_tmp_create(st);
+	if (ret < 0)
 		goto fail;
-	}
 	st->created = 1; /* from here on destroy removes the temporary file */
-	ret = fchmod(fd, 0600) < 0 ? -errno : 0;
-	close(fd);
-	if (ret < 0) {
-		sptd_store_fail(st, ret, "cannot chmod %s: %s", st->tmp_path, strerror(-ret));
-		goto fail;
-	}
 	/* one thread uses a store at a time: no per-call mutex (NOMUTEX) */
-	rc = sqlite3_open_v2(st->tmp_path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+	rc = sqlite3_open_v2(st->tmp_path, &st->db,
+	                     SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
 	                     NULL);
 	if (rc != SQLITE_OK) {
 		ret = sptd_store_fail_sqlite(st, rc, "opening the new incident");
@@ -141,8 +132,10 @@ static uint32_t be32(const unsigned char *p)
 }
 
 /* Look at the file before SQLite does, for messages that say what is wrong
- * with it: missing, empty, not SQLite, or shorter than its header says. */
-static int check_file(struct sptd_store *st)
+ * with it: missing, empty, not SQLite, or shorter than its header says.
+ * O_NONBLOCK: a FIFO at the path is refused, not waited on.  With @keep
+ * the open file is handed out in *@keep (and its stat in *@keep_sb). */
+static int check_file(struct sptd_store *st, int *keep, struct stat *keep_sb)
 {
 	static const char magic[16] = "SQLite format 3";
 	unsigned char hdr[100];
@@ -151,7 +144,7 @@ static int check_file(struct sptd_store *st)
 	ssize_t n;
 	int fd, ret = 0;
 
-	fd = open(st->path, O_RDONLY | O_CLOEXEC);
+	fd = open(st->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
 		return sptd_store_fail(st, ret, "cannot open %s: %s", st->path,
@@ -199,7 +192,39 @@ static int check_file(struct sptd_store *st)
 		goto out;
 	}
 out:
-	close(fd);
+	if (ret == 0 && keep) {
+		*keep = fd;
+		*keep_sb = sb;
+	} else {
+		close(fd);
+	}
+	return ret;
+}
+
+/* An older sysptd updated incidents in place: one killed meanwhile left a
+ * hot journal (PATH-journal) beside it.  Open it read-write once, which
+ * makes SQLite roll that update back, so the copy taken next is whole. */
+static int roll_back_old_update(struct sptd_store *st)
+{
+	sqlite3 *db = NULL;
+	char *journal = NULL;
+	struct stat sb;
+	int rc, ret = 0;
+
+	if (asprintf(&journal, "%s-journal", st->path) < 0)
+		return sptd_store_fail(st, -ENOMEM, "opening %s: out of memory", st->path);
+	if (lstat(journal, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
+		rc = sqlite3_open_v2(st->path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW,
+		                     NULL);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_exec(db, "SELECT count(*) FROM sqlite_schema", NULL, NULL, NULL);
+		if (rc != SQLITE_OK)
+			ret = sptd_store_fail(st, -EBADMSG, "%s has an unfinished update (%s, left "
+			                      "by an interrupted sysptd decode) that cannot be rolled "
+			                      "back: %s", st->path, journal, sqlite3_errstr(rc));
+		sqlite3_close_v2(db);
+	}
+	free(journal);
 	return ret;
 }
 
@@ -260,10 +285,43 @@ out:
 	return ret;
 }
 
+/* "file:PATH?immutable=1" for a read-only open.  An incident never
+ * changes once it has a name (the recorder and decode rename a finished
+ * file over it), so SQLite need not lock it nor look for a journal beside
+ * it: a "-journal" or "-wal" file someone put there (in a directory they
+ * can write) is never read, never rolled back into the incident, and
+ * cannot make the open fail.  sqlite3_free() the result. */
+static int immutable_uri(const char *path, char **uri)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t len = strlen(path), n = 0;
+	char *u = sqlite3_malloc64(len * 3 + 32);
+
+	*uri = NULL;
+	if (!u)
+		return -ENOMEM;
+	n += (size_t)sprintf(u, "file:");
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("/-_.~", *p)) {
+			u[n++] = (char)*p;
+		} else {
+			u[n++] = '%';
+			u[n++] = hex[*p >> 4];
+			u[n++] = hex[*p & 15];
+		}
+	}
+	snprintf(u + n, 16, "?immutable=1");
+	*uri = u;
+	return 0;
+}
+
 int sptd_store_open(const char *path, int writable, struct sptd_store **out)
 {
 	struct sptd_store *st = NULL;
-	int ret, rc;
+	struct stat src_sb;
+	char *real, *uri = NULL;
+	int ret, rc, src = -1;
 
 	if (out)
 		*out = NULL;
@@ -271,14 +329,42 @@ int sptd_store_open(const char *path, int writable, struct sptd_store **out)
 		return sptd_store_fail(NULL, -EINVAL, "sptd_store_open: %s",
 		                       !out ? "out is NULL" : !path || !*path ?
 		                       "path is NULL or empty" : "writable is not 0 or 1");
-	st = store_alloc(path);
+	/* an update replaces the file a symlink leads to, not the link */
+	real = writable ? realpath(path, NULL) : NULL;
+	st = store_alloc(real ? real : path);
+	free(real);
 	if (!st)
 		return sptd_store_fail(NULL, -ENOMEM, "opening %s: out of memory", path);
-	ret = check_file(st);
+	if (writable) {
+		ret = roll_back_old_update(st);
+		if (ret < 0)
+			goto fail;
+	}
+	ret = check_file(st, writable ? &src : NULL, &src_sb);
 	if (ret < 0)
 		goto fail;
-	rc = sqlite3_open_v2(path, &st->db, writable ? SQLITE_OPEN_READWRITE
-	                                             : SQLITE_OPEN_READONLY, NULL);
+	if (writable) {
+		/* work on a private copy beside it; commit renames it over */
+		ret = sptd_store_tmp_create(st);
+		if (ret >= 0)
+			ret = sptd_store_tmp_copy(st, src, &src_sb);
+		close(src);
+		if (ret < 0)
+			goto fail;
+		st->updating = 1;
+	}
+	if (writable) {
+		rc = sqlite3_open_v2(st->tmp_path, &st->db,
+		                     SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL);
+	} else {
+		ret = immutable_uri(st->path, &uri);
+		if (ret < 0) {
+			sptd_store_fail(st, ret, "opening %s: out of memory", st->path);
+			goto fail;
+		}
+		rc = sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+		sqlite3_free(uri);
+	}
 	if (rc != SQLITE_OK) {
 		ret = sptd_store_fail_sqlite(st, rc, "opening the incident");
 		goto fail;
@@ -304,64 +390,6 @@ fail:
 	return give_up(st, ret);
 }
 
-/* fsync a file or directory by path. */
-static int sync_path(const char *path, int flags)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | flags);
-	int ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
-/* Move the committed temporary file to PATH, refusing to replace a file
- * that appeared meanwhile, and make the new name durable. */
-static int publish(struct sptd_store *st)
-{
-	char dir[PATH_MAX];
-	const char *slash;
-	int ret;
-
-	ret = sync_path(st->tmp_path, 0);
-	if (ret < 0)
-		return sptd_store_fail(st, ret == -EDQUOT ? -ENOSPC : ret,
-		                       "syncing %s: %s: nothing was written to %s",
-		                       st->tmp_path, strerror(-ret), st->path);
-	if (renameat2(AT_FDCWD, st->tmp_path, AT_FDCWD, st->path, RENAME_NOREPLACE) < 0) {
-		ret = -errno;
-		/* Filesystems without RENAME_NOREPLACE: link() refuses too. */
-		if (ret == -EINVAL || ret == -ENOSYS) {
-			ret = link(st->tmp_path, st->path) < 0 ? -errno : 0;
-			if (ret == 0)
-				unlink(st->tmp_path);
-		}
-		if (ret < 0)
-			return sptd_store_fail(st, ret, "cannot rename %s to %s: %s%s",
-			                       st->tmp_path, st->path, strerror(-ret),
-			                       ret == -EEXIST ? " (it appeared while the "
-			                       "incident was written; nothing was replaced)" : "");
-	}
-	slash = strrchr(st->path, '/');
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == st->path)
-		snprintf(dir, sizeof(dir), "/");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - st->path), st->path);
-	ret = sync_path(dir, O_DIRECTORY);
-	/* The file is in place; a directory that cannot be synced is reported
-	 * but the incident stays (removing it now would lose it). */
-	free(st->tmp_path);
-	st->tmp_path = NULL;
-	if (ret < 0)
-		return sptd_store_fail(st, ret, "syncing directory %s: %s", dir, strerror(-ret));
-	return 0;
-}
-
 int sptd_store_commit(struct sptd_store *st)
 {
 	int ret;
@@ -383,9 +411,9 @@ int sptd_store_commit(struct sptd_store *st)
 		return ret;
 	st->in_txn = 0;
 	st->writable = 0;
-	if (st->created) {
-		ret = publish(st);
-		if (ret < 0 && st->tmp_path) {
+	if (st->created || st->updating) {
+		ret = sptd_store_tmp_publish(st, st->updating);
+		if (ret < 0 && st->tmp_live) {
 			/* Not at PATH: the file stays temporary and destroy removes it. */
 			sptd_store_mark_fatal(st, ret);
 			return ret;
@@ -413,8 +441,7 @@ void sptd_store_destroy(struct sptd_store *st)
 		sqlite3_close_v2(st->db);
 		st->db = NULL;
 	}
-	if (st->created && st->tmp_path)
-		unlink(st->tmp_path);
+	sptd_store_tmp_discard(st);
 	free(st->le_buf);
 	free(st->tmp_path);
 	free(st->path);

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct sptd_store;
 
@@ -36,6 +37,94 @@ int sptd_col_parse_size(const char *text, uint64_t *bytes);
 /* A whole decimal (or 0x hex) integer in [@min, @max]: "42", "0x10".
  * -EINVAL for anything else. */
 int sptd_col_parse_int(const char *text, int64_t min, int64_t max, int64_t *out);
+
+/* ---- writing a new file safely (newfile.c) ------------------------------- */
+
+/* A file being written beside its final name (see newfile.c): created
+ * O_CREAT|O_EXCL|O_NOFOLLOW as "NAME.tmp.PID.XXXXXX" relative to a
+ * descriptor of its directory, flock()ed while it is written, then fsynced
+ * and renamed over NAME. */
+struct sptd_col_newfile {
+	int dirfd;              /* the directory, opened once; -1 none */
+	int fd;                 /* the temporary file, open read-write; -1 none */
+	char name[256];         /* final name inside the directory */
+	char tmp[256];          /* temporary name inside it; "" once renamed */
+	int committed;          /* 1 once renamed into place */
+};
+
+/* commit flags */
+#define SPTD_COL_NEWFILE_NOREPLACE 0x1 /* fail with -EEXIST if NAME exists */
+
+/* Start writing a new file: @path is a name inside the directory @dirfd,
+ * or (@dirfd AT_FDCWD) a path whose directory is opened here.  The
+ * temporary file gets exactly @mode (umask aside).  Write through nf->fd.
+ * -EINVAL, -EISDIR (@path names no file), -ENAMETOOLONG, or the negative
+ * errno of open/openat (-EACCES, -ENOENT ...).  On failure nothing is left
+ * and sptd_col_newfile_fini() may still be called. */
+int sptd_col_newfile_open(struct sptd_col_newfile *nf, int dirfd, const char *path,
+                          mode_t mode);
+/* fsync the file, rename it to its final name (replacing what is there, a
+ * planted symlink included, or with SPTD_COL_NEWFILE_NOREPLACE refusing
+ * with -EEXIST), fsync the directory.  -ENOSPC when the data did not fit. */
+int sptd_col_newfile_commit(struct sptd_col_newfile *nf, int flags);
+/* Close; remove the temporary file unless committed.  Accepts a zeroed or
+ * failed @nf. */
+void sptd_col_newfile_fini(struct sptd_col_newfile *nf);
+/* Remove @name in @dirfd when it is a temporary file of this naming
+ * ("NAME.tmp.PID.XXXXXX", owned by us) whose writer is gone: not locked,
+ * and its pid dead or the file a minute old.  1 removed, 0 kept (not
+ * ours, or alive), negative errno. */
+int sptd_col_newfile_stale(int dirfd, const char *name);
+
+/* ---- least privilege (privs.c; the model: docs/SECURITY.md) -------------- */
+
+/* Whom a command that parses files becomes when run as root. */
+struct sptd_col_user {
+	uid_t uid;              /* never 0 */
+	gid_t gid;              /* primary group */
+	int from_sudo;          /* 1: $SUDO_UID/$SUDO_GID (gets that user's groups) */
+	char name[64];          /* login name, "" unknown; "nobody" otherwise */
+};
+
+/* The user who ran `sudo sysptd ...` ($SUDO_UID, $SUDO_GID; not 0), else
+ * nobody (65534 when the passwd database has none). */
+int sptd_col_privs_target(struct sptd_col_user *u);
+/* Become @u for good: groups, gid, uid (real, effective, saved), checked
+ * to be irreversible, and no_new_privs.  0 when not root (nothing to
+ * drop), 1 dropped, negative errno. */
+int sptd_col_privs_drop(const struct sptd_col_user *u);
+/* sptd_col_privs_drop(sptd_col_privs_target()) for a command that has
+ * opened what it needs root for; on failure @err says so (the command
+ * must then stop: never parse as root by accident). */
+int sptd_col_privs_drop_root(char *err, size_t errlen);
+/* Run @fn in a child process when root (in this process otherwise); @fn
+ * opens what it needs, drops root (sptd_col_privs_drop_root) and parses,
+ * and its return value is its exit status.  The parent, still root, waits
+ * so that it can rename or remove what the child wrote; SIGINT, SIGTERM,
+ * SIGHUP and SIGQUIT sent to it are passed on to the child.  Returns the
+ * child's exit status (128 + signal when it was killed), or a negative
+ * errno when fork failed. */
+int sptd_col_privs_child(int (*fn)(void *ctx), void *ctx);
+/* A file a privs child writes through a temporary name (a new or updated
+ * incident) is renamed by the parent, which is still root: the child
+ * announces the temporary file as it creates it (before it drops root;
+ * announcements after that are ignored) and hands it over when it is
+ * complete.  When the child succeeds the parent renames what was handed
+ * over and removes every other announced file.  @what: */
+#define SPTD_COL_HANDOFF_CREATED 1 /* @tmp exists now, to become @path */
+#define SPTD_COL_HANDOFF_READY   2 /* @tmp is complete and synced */
+/* 1 handed to the parent, 0 not in a privs child (rename it yourself),
+ * negative errno. */
+int sptd_col_privs_handoff(int what, const char *tmp, const char *path, int replace);
+/* Where @path is while its temporary file awaits the parent's rename (the
+ * temporary name), else @path.  Valid until the next hand-off. */
+const char *sptd_col_privs_handoff_where(const char *path);
+/* Keep only the capabilities @keep (CAP_* numbers) in the effective,
+ * permitted and bounding sets, clear the ambient set and set
+ * no_new_privs; the uid stays 0.  For the service, after it armed. */
+int sptd_col_privs_limit_caps(const int *keep, int nkeep);
+/* 1 when capability @cap is effective, 0 when not, negative errno. */
+int sptd_col_privs_has_cap(int cap);
 
 /* Exit statuses (sysexits-like, documented in --help). */
 #define SPTD_EXIT_OK        0

@@ -167,8 +167,9 @@ int sptd_col_pt_imgfind_lookup(struct sptd_col_pt_imgfind *f, int64_t dso_id, co
 		return SPTD_PT_IMAGE_CACHED;
 	}
 	/* 3. where it was mapped, if it is still the same file */
+	/* unreadable is not missing: a command parsing as nobody says so */
 	if (access(path, R_OK) < 0)
-		return -ENOENT;
+		return errno == EACCES || errno == EPERM ? -EACCES : -ENOENT;
 	if (build_id && (sptd_dec_build_id(path, bid, sizeof(bid)) < 0 ||
 	                 strcmp(bid, build_id) != 0))
 		return -ESTALE;

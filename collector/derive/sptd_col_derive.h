@@ -66,7 +66,8 @@ int sptd_col_pt_imgfind_create(struct sptd_store *st, struct sptd_col_pt_imgfind
  * directory, keeping the basename), else DIR/<build-id>/<basename>, else
  * @path when its build-id matches.  *@where is valid until the next lookup;
  * an unpacked file stays on disk until destroy, so a decoder may read it
- * lazily.  Returns SPTD_PT_IMAGE_*, -ENOENT nowhere, -ESTALE @path is now a
+ * lazily.  Returns SPTD_PT_IMAGE_*, -ENOENT nowhere, -EACCES @path not readable
+ * (by the user a command parses as), -ESTALE @path is now a
  * different file, -EINVAL, or a store/file error. */
 int sptd_col_pt_imgfind_lookup(struct sptd_col_pt_imgfind *f, int64_t dso_id, const char *path,
                                const char *build_id, const char **where);

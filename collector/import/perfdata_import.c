@@ -709,6 +709,13 @@ int sptd_col_perfdata_import(const struct sptd_col_pd_import_opts *o,
 		         ret == -EEXIST ? "it already exists" : sptd_store_errmsg(NULL));
 		goto out;
 	}
+	if (o->opened) {
+		ret = o->opened(o->opened_ctx);
+		if (ret < 0) {
+			snprintf(err, errlen, "stopped before reading %s", o->input);
+			goto out;
+		}
+	}
 	ret = sptd_col_perfdata_walk(c.pd, on_record, &c);
 	if (ret < 0) {
 		if (sptd_col_perfdata_errmsg(c.pd)[0])

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "perfdata-local.h"
+#include "sptd_dec.h"
 
 #define PD_MAGIC 0x32454c4946524550ull   /* "PERFILE2" little-endian */
 #define PD_MAGIC_SWAPPED 0x50455246494c4532ull
@@ -185,13 +186,14 @@ int sptd_col_perfdata_open(const char *path, struct sptd_col_perfdata **out,
 	snprintf(file, sizeof(file), "%s", path);
 	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
 		snprintf(file, sizeof(file), "%s/data", path);   /* perf record --kcore */
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &sb) < 0) {
-		ret = fail(pd, -errno, "%s: %s", file, strerror(errno));
+	/* never blocks on a FIFO, never reads a device; any size (mapped) */
+	fd = sptd_dec_file_open(file, SPTD_DEC_OPEN_ANY_SIZE, &sb);
+	if (fd == -ENXIO) {
+		ret = fail(pd, -EBADMSG, "%s is not a regular file", file);
 		goto out;
 	}
-	if (!S_ISREG(sb.st_mode)) {
-		ret = fail(pd, -EBADMSG, "%s is not a regular file", file);
+	if (fd < 0) {
+		ret = fail(pd, fd, "%s: %s", file, strerror(-fd));
 		goto out;
 	}
 	pd->size = (size_t)sb.st_size;

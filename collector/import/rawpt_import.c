@@ -30,9 +30,26 @@
 
 /* ---- writing the raw tables ------------------------------------------------ */
 
+/* A file the caller named, opened as every user file is (no FIFO or
+ * device: sptd_dec_file_open), as a stdio stream; NULL with errno set. */
+static FILE *open_input(const char *path)
+{
+	int fd = sptd_dec_file_open(path, SPTD_DEC_OPEN_ANY_SIZE, NULL);
+	FILE *f;
+
+	if (fd < 0) {
+		errno = fd == -ENXIO ? EINVAL : -fd;
+		return NULL;
+	}
+	f = fdopen(fd, "rb");
+	if (!f)
+		close(fd);
+	return f;
+}
+
 static int store_pt(struct sptd_store *st, int cpu, const char *path)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f = open_input(path);
 	uint8_t *buf = malloc(PT_CHUNK);
 	int seq = 0, ret = 0;
 	size_t n;
@@ -140,7 +157,7 @@ static int store_image(struct sptd_store *st, int64_t dso_id, const char *spec)
 	if (pid >= 0)
 		return store_pid_image(st, dso_id, real, addr, pid);
 	{
-		FILE *f = fopen(real, "rb");
+		FILE *f = open_input(real);
 		uint8_t *buf = NULL;
 		long size;
 
@@ -170,7 +187,7 @@ typedef int (*line_fn)(void *ctx, const char *path, int lineno, char *line);
 
 static int for_each_line(const char *option, const char *path, line_fn fn, void *ctx)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = open_input(path);
 	char line[PATH_MAX + 128];
 	int lineno = 0, ret = 0;
 

@@ -28,6 +28,11 @@ struct sptd_col_pd_import_opts {
 	struct sptd_col_pd_paths paths;
 	int jobs;               /* decode threads, 0 all cores */
 	const char *command;    /* argv joined, for meta "command" */
+	/* Called once the input is open and the output created, before any
+	 * record of the input is parsed (the command gives up root there);
+	 * a negative return stops the import with it.  NULL: none. */
+	int (*opened)(void *ctx);
+	void *opened_ctx;       /* handed to opened */
 };
 
 /* What an import found (for the summary line and tests). */

@@ -277,21 +277,6 @@ static int pt_images(struct sptd_col_service *s, struct sptd_store *st)
 	return ret < 0 ? ret : 0;
 }
 
-static void incident_path(struct sptd_col_service *s, char *buf, size_t len)
-{
-	time_t t = time(NULL);
-	struct tm tm;
-	char stamp[32];
-
-	gmtime_r(&t, &tm);
-	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
-	for (int seq = 0;; seq++) {
-		snprintf(buf, len, "%s/incident-%s-%d.db", s->o->output, stamp, seq);
-		if (access(buf, F_OK) != 0)
-			return;
-	}
-}
-
 static const char *store_reason(struct sptd_store *st, int ret)
 {
 	if (ret == -ENOSPC)
@@ -322,8 +307,10 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 	if (s->sampler)
 		sptd_col_sampler_pause(s->sampler, 1);
 
-	incident_path(s, path, sizeof(path));
-	ret = sptd_store_create(path, &c.st);
+	/* a name of the directory's own sequence: unique for its life */
+	ret = sptd_col_outdir_next(&s->outdir, path, sizeof(path));
+	if (ret >= 0)
+		ret = sptd_store_create(path, &c.st);
 	if (ret < 0) {
 		sptd_col_log(LOG_ERR, "cannot create %s: %s", path,
 		             ret == -ENOSPC ? "disk full (free space in the --output directory)"
@@ -389,8 +376,8 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 		             slices, nsamples, (sptd_col_now_ns() - t0) / 1000000);
 		printf("%s\n", path);
 		fflush(stdout);
-		if (s->o->keep > 0)
-			sptd_col_retention(s->o->output, s->o->keep);
+		/* in the manifest; then --keep and --max-disk, on its entries only */
+		sptd_col_retention_added(&s->outdir, path);
 	}
 	sptd_store_destroy(c.st);
 	capture_fini(&c);

@@ -39,7 +39,7 @@ int sptd_col_lock_take(int *holder)
 	ret = path_in_rundir(path, sizeof(path), "lock");
 	if (ret < 0)
 		return ret;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {

@@ -32,6 +32,8 @@
 
 /* ---- the cache -------------------------------------------------------------------- */
 
+/* mkdir -p, root's own: 0700, since the cache holds copies of users'
+ * files (a private binary must not become readable through it). */
 static int mkdir_p(const char *dir)
 {
 	char buf[PATH_MAX];
@@ -42,55 +44,38 @@ static int mkdir_p(const char *dir)
 		if (*p != '/')
 			continue;
 		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+		if (mkdir(buf, 0700) < 0 && errno != EEXIST)
 			return -errno;
 		*p = '/';
 	}
-	return mkdir(buf, 0755) < 0 && errno != EEXIST ? -errno : 0;
+	return mkdir(buf, 0700) < 0 && errno != EEXIST ? -errno : 0;
 }
 
-/* Copy @src to @dst (a new file, mode 0644).  -errno. */
-static int copy_file(const char *src, const char *dst)
+/* Copy all of @in to @out.  -errno. */
+static int copy_fd(int in, int out)
 {
 	char buf[65536];
-	int in, out, ret = 0;
 	ssize_t n;
 
-	in = open(src, O_RDONLY | O_CLOEXEC);
-	if (in < 0)
-		return -errno;
-	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (out < 0) {
-		ret = -errno;
-		close(in);
-		return ret;
-	}
 	while ((n = read(in, buf, sizeof(buf))) > 0) {
 		for (ssize_t done = 0; done < n;) {
 			ssize_t w = write(out, buf + done, (size_t)(n - done));
 
-			if (w < 0) {
-				ret = -errno;
-				goto out;
-			}
+			if (w < 0)
+				return -errno;
 			done += w;
 		}
 	}
-	if (n < 0)
-		ret = -errno;
-out:
-	if (close(out) < 0 && ret == 0)
-		ret = -errno;
-	close(in);
-	return ret;
+	return n < 0 ? -errno : 0;
 }
 
 int sptd_col_pt_imgcache_put(const char *dir, const char *path, const char *build_id,
                              char *out, size_t outlen)
 {
-	char sub[PATH_MAX], dst[PATH_MAX], tmp[PATH_MAX + 32], bid[130];
+	char sub[PATH_MAX], dst[PATH_MAX], tmp[64], bid[130];
+	struct sptd_col_newfile nf = { .fd = -1, .dirfd = -1 };
 	struct stat sb;
-	int ret;
+	int in = -1, ret;
 
 	if (!dir || !path || path[0] != '/' || !out)
 		return -EINVAL;
@@ -99,37 +84,47 @@ int sptd_col_pt_imgcache_put(const char *dir, const char *path, const char *buil
 		return ret;
 	if (snprintf(out, outlen, "%s", dst) >= (int)outlen)
 		return -ENAMETOOLONG;
-	if (stat(dst, &sb) == 0)
+	if (lstat(dst, &sb) == 0 && S_ISREG(sb.st_mode))
 		return 0;   /* same build-id: same contents, already there */
-	if (stat(path, &sb) < 0)
-		return -errno;
-	if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > IMG_FILE_MAX)
-		return -EFBIG;
+	/* the user's file: no FIFO, no device, no symlink, bounded */
+	in = sptd_dec_file_open(path, SPTD_DEC_OPEN_NOFOLLOW, &sb);
+	if (in < 0)
+		return in == -EFBIG || in == -ENXIO ? -EFBIG : in;
+	if ((uint64_t)sb.st_size > IMG_FILE_MAX) {
+		ret = -EFBIG;
+		goto out;
+	}
 	snprintf(sub, sizeof(sub), "%s/%s", dir, build_id);
 	ret = mkdir_p(sub);
 	if (ret < 0)
-		return ret;
+		goto out;
 	/* copy beside, check, then rename: readers never see half a file,
 	 * and a file replaced since it was mapped is not cached under the
 	 * old build-id */
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", dst, (int)getpid());
-	unlink(tmp);
-	ret = copy_file(path, tmp);
+	ret = sptd_col_newfile_open(&nf, AT_FDCWD, dst, 0600);
+	if (ret >= 0)
+		ret = copy_fd(in, nf.fd);
+	snprintf(tmp, sizeof(tmp), "/proc/self/fd/%d", nf.fd);
 	if (ret >= 0 && (sptd_dec_build_id(tmp, bid, sizeof(bid)) < 0 ||
 	                 strcmp(bid, build_id) != 0))
 		ret = -ESTALE;
-	if (ret >= 0 && rename(tmp, dst) < 0)
-		ret = -errno;
-	if (ret < 0) {
-		unlink(tmp);
-		return ret;
+	if (ret >= 0) {
+		ret = sptd_col_newfile_commit(&nf, SPTD_COL_NEWFILE_NOREPLACE);
+		if (ret == -EEXIST)
+			ret = 0;   /* another recorder cached it meanwhile */
+		else if (ret >= 0)
+			ret = 1;
 	}
-	return 1;
+out:
+	sptd_col_newfile_fini(&nf);
+	if (in >= 0)
+		close(in);
+	return ret;
 }
 
 /* ---- capture ---------------------------------------------------------------------- */
 
-/* Read a whole (regular, bounded) file. */
+/* Read a whole (regular, bounded) file a user controls. */
 static int slurp(const char *path, unsigned char **data, size_t *len)
 {
 	struct stat sb;
@@ -139,10 +134,10 @@ static int slurp(const char *path, unsigned char **data, size_t *len)
 
 	*data = NULL;
 	*len = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = sptd_dec_file_open(path, SPTD_DEC_OPEN_NOFOLLOW, &sb);
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > IMG_FILE_MAX) {
+		return fd == -ENXIO ? -EFBIG : fd;
+	if ((uint64_t)sb.st_size > IMG_FILE_MAX) {
 		close(fd);
 		return -EFBIG;
 	}

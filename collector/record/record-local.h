@@ -8,6 +8,7 @@
 #include "sptd_col_perf.h"
 #include "sptd_col_derive.h"
 #include "sptd_col_record.h"
+#include "outdir-local.h"
 #include "plan-local.h"
 #include "sampling-local.h"
 #include "trigger-local.h"
@@ -43,10 +44,6 @@ void sptd_col_symcap_destroy(struct sptd_col_symcap *c);
 int sptd_col_seed_cpus(const int *cpus, int ncpus);
 
 
-/* Delete the oldest incident-*.db files in @dir beyond @keep.  Returns how
- * many were removed. */
-int sptd_col_retention(const char *dir, int keep);
-
 /* The running service: what is armed and what it has done (service.c
  * runs the loop, arm.c arms and re-arms, capture.c freezes, copies and
  * writes). */
@@ -64,6 +61,7 @@ struct sptd_col_service {
 	int ntrig;                  /* entries of @trig */
 	struct sptd_col_trigger_spec manual; /* what snapshot / SIGUSR2 fire as */
 	int lock_fd, ctl_fd, sig_fd; /* the lock, control socket, signalfd; -1 none */
+	struct sptd_col_outdir outdir; /* --output: checked, held open, named, retained */
 	int incidents;             /* written so far */
 	int64_t last_capture;      /* ns, for --cooldown */
 	int64_t armed_at;          /* ns when the rings last started filling */

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -149,13 +150,89 @@ static int run_loop(struct sptd_col_service *s)
 
 /* ---- entry ---------------------------------------------------------------------- */
 
+/* Once armed, keep only the capabilities recording still uses (measured:
+ * docs/SECURITY.md): perf events (CAP_PERFMON; CAP_SYS_ADMIN on kernels
+ * before 5.8), /proc/PID/{maps,mem,root} of other users' processes
+ * (CAP_SYS_PTRACE), their files (CAP_DAC_READ_SEARCH: read, never write),
+ * /proc/PID/map_files for the bytes that ran (CAP_CHECKPOINT_RESTORE;
+ * CAP_SYS_ADMIN before 5.9), kernel addresses in /proc/kallsyms
+ * (CAP_SYSLOG), perf rings beyond RLIMIT_MEMLOCK (CAP_IPC_LOCK), and for
+ * PT /proc/kcore (CAP_SYS_RAWIO); with --unsafe-output, writing into a
+ * directory root does not own (CAP_DAC_OVERRIDE).  Mounting tracefs, creating the ftrace
+ * instance, the lock and the socket are done by then.  The uid stays 0:
+ * the output directory, tracefs and the run directory are root's.
+ * SYSPTD_KEEP_CAPS=1 skips this (for debugging a capability problem). */
+static void limit_privileges(struct sptd_col_service *s)
+{
+	int keep[9], n = 0, last = 40, ret;
+	FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");
+	const char *env = getenv("SYSPTD_KEEP_CAPS");
+
+	if (env && strcmp(env, "1") == 0) {
+		sptd_col_log(LOG_WARNING, "SYSPTD_KEEP_CAPS=1: keeping every capability");
+		return;
+	}
+	if (f) {
+		if (fscanf(f, "%d", &last) != 1)
+			last = 40;
+		fclose(f);
+	}
+	keep[n++] = last >= CAP_PERFMON ? CAP_PERFMON : CAP_SYS_ADMIN;
+	keep[n++] = CAP_SYS_PTRACE;
+	keep[n++] = CAP_DAC_READ_SEARCH;
+	keep[n++] = last >= CAP_CHECKPOINT_RESTORE ? CAP_CHECKPOINT_RESTORE : CAP_SYS_ADMIN;
+	keep[n++] = CAP_SYSLOG;
+	keep[n++] = CAP_IPC_LOCK;
+	if (s->pt)
+		keep[n++] = CAP_SYS_RAWIO;
+	/* --unsafe-output may name a directory root does not own */
+	if (s->o->unsafe_output)
+		keep[n++] = CAP_DAC_OVERRIDE;
+	ret = sptd_col_privs_limit_caps(keep, n);
+	if (ret < 0)
+		sptd_col_log(LOG_WARNING, "cannot drop the capabilities recording does not use: "
+		             "%s (running with all of root's)", strerror(-ret));
+}
+
+/* Check and open --output (outdir.c), set its retention, say where
+ * incidents go.  An exit status: OK, USAGE for a directory refused as
+ * unsafe or not a directory, BUSY when another service writes there. */
+static int open_output(struct sptd_col_service *s)
+{
+	const struct sptd_col_record_opts *o = s->o;
+	char err[1024];
+	int ret = sptd_col_outdir_open(&s->outdir, o->output, o->unsafe_output, err, sizeof(err));
+
+	if (ret < 0) {
+		fprintf(stderr, "sysptd: %s\n", err);
+		return ret == -EBUSY ? SPTD_EXIT_BUSY :
+		       ret == -EPERM || ret == -ENOTDIR || ret == -ENAMETOOLONG ? SPTD_EXIT_USAGE :
+		       SPTD_EXIT_FAIL;
+	}
+	s->outdir.keep = o->keep;
+	s->outdir.max_disk = o->max_disk_set ? o->max_disk :
+	                     sptd_col_retention_default_budget(s->outdir.dirfd);
+	if (o->unsafe_output)
+		sptd_col_log(LOG_WARNING, "--unsafe-output: %s is not checked; other users may "
+		             "be able to replace or forge incidents there", o->output);
+	if (s->outdir.max_disk)
+		sptd_col_log(LOG_INFO, "incidents go to %s, %.1f MB at most in all (%s)", o->output,
+		             (double)s->outdir.max_disk / 1e6, o->max_disk_set ? "--max-disk" :
+		             "default: 10% of its filesystem, at most 4 GiB; --max-disk changes it");
+	else
+		sptd_col_log(LOG_INFO, "incidents go to %s (no disk limit)", o->output);
+	/* a manifest written by an earlier run: apply today's limits to it */
+	if (sptd_col_retention_apply(&s->outdir) > 0)
+		sptd_col_outdir_save(&s->outdir);
+	return SPTD_EXIT_OK;
+}
+
 int sptd_col_record_run(struct sptd_col_record_opts *opts)
 {
 	struct sptd_col_record_opts o = *opts;
 	struct sptd_col_service s;
 	sigset_t mask;
 	int holder = 0, ret, status = SPTD_EXIT_FAIL;
-	struct stat sb;
 
 	memset(&s, 0, sizeof(s));
 	s.o = &o;
@@ -170,23 +247,20 @@ int sptd_col_record_run(struct sptd_col_record_opts *opts)
 		        "run it with sudo\n");
 		return SPTD_EXIT_NOPERM;
 	}
-	if (mkdir(o.output, 0700) < 0 && errno != EEXIST) {
-		fprintf(stderr, "sysptd: cannot create output directory %s: %s\n", o.output, strerror(errno));
-		return SPTD_EXIT_FAIL;
-	}
-	if (stat(o.output, &sb) < 0 || !S_ISDIR(sb.st_mode) || access(o.output, W_OK) < 0) {
-		fprintf(stderr, "sysptd: --output %s is not a writable directory\n", o.output);
-		return SPTD_EXIT_FAIL;
-	}
+	ret = open_output(&s);
+	if (ret != SPTD_EXIT_OK)
+		return ret;
 	s.lock_fd = sptd_col_lock_take(&holder);
 	if (s.lock_fd == -EBUSY) {
 		fprintf(stderr, "sysptd: another sysptd is already recording (pid %d); stop it first, "
 		        "or use `sysptd snapshot` to trigger it\n", holder);
+		sptd_col_outdir_close(&s.outdir);
 		return SPTD_EXIT_BUSY;
 	}
 	if (s.lock_fd < 0) {
 		fprintf(stderr, "sysptd: cannot take the lock in %s: %s\n", sptd_col_rundir(),
 		        strerror(-s.lock_fd));
+		sptd_col_outdir_close(&s.outdir);
 		return SPTD_EXIT_FAIL;
 	}
 	s.ncpus = sptd_col_cpus_online(s.cpus, SPTD_MAX_CPUS);
@@ -220,6 +294,7 @@ int sptd_col_record_run(struct sptd_col_record_opts *opts)
 		         SPTD_EXIT_FAIL;
 		goto out;
 	}
+	limit_privileges(&s);
 	ret = run_loop(&s);
 	status = ret < 0 ? SPTD_EXIT_FAIL : SPTD_EXIT_OK;
 out:
@@ -235,5 +310,6 @@ out:
 		close(s.sig_fd);
 	if (s.lock_fd >= 0)
 		close(s.lock_fd);
+	sptd_col_outdir_close(&s.outdir);
 	return status;
 }

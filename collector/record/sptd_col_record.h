@@ -147,7 +147,12 @@ struct sptd_col_record_opts {
 	int64_t cooldown_ns;        /* ignore triggers this long after a capture */
 	int count;                  /* incidents before exiting, 0 forever */
 	int keep;                   /* newest incidents kept in output, 0 all */
+	uint64_t max_disk;          /* --max-disk: bytes incidents may take in all */
+	int max_disk_set;           /* 1: --max-disk given (0 there: no limit);
+	                             * 0: 10% of the filesystem, at most 4 GiB */
 	const char *output;         /* directory for incident files */
+	int unsafe_output;          /* --unsafe-output: accept a directory others
+	                             * can write, or a symlink */
 	enum sptd_col_source source;
 	int freq;                   /* sampling frequency per CPU */
 	uint64_t buffer_bytes;      /* --buffer: the ftrace ring per CPU (sampling) or

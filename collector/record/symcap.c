@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -162,8 +163,7 @@ static struct sptd_dec_symfile *vdso_load(int pid, uint64_t start, uint64_t end)
 	fd = memfd_create("sptd-vdso", MFD_CLOEXEC);
 	if (fd < 0 || write(fd, buf, len) != (ssize_t)len)
 		goto out;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	if (sptd_dec_symfile_load_elf(path, &sf) < 0)
+	if (sptd_dec_symfile_load_elf_fd(fd, &sf) < 0)
 		sf = NULL;
 out:
 	if (fd >= 0)
@@ -175,6 +175,59 @@ out:
 }
 
 /* ---- tasks and mappings ----------------------------------------------------- */
+
+/* The file @pid has mapped at [@start, @end), named @path with inode @ino
+ * in its maps, opened for reading.  The path is the user's to change (a
+ * deleted executable, a FIFO put at its name: open() would block the
+ * recorder for ever), so it is never opened as such: first
+ * /proc/PID/map_files/START-END, the very file that was mapped even when
+ * deleted or replaced since, so the symbols are those of the bytes that
+ * ran (needs CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN); else the path as
+ * the process sees it (/proc/PID/root/PATH, no symlink followed), accepted
+ * only when it is still the mapped inode.  Both through the one safe open
+ * (regular file, bounded size, O_NONBLOCK).  The fd (the caller closes
+ * it), or a negative errno. */
+static int open_mapping(int pid, uint64_t start, uint64_t end, const char *path,
+                        uint64_t ino)
+{
+	char link[PATH_MAX + 64];
+	struct stat sb;
+	int fd;
+
+	snprintf(link, sizeof(link), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, start, end);
+	fd = sptd_dec_file_open(link, 0, NULL);
+	if (fd >= 0 || fd == -ENXIO || fd == -EFBIG)
+		return fd;
+	if (snprintf(link, sizeof(link), "/proc/%d/root%s", pid, path) >= (int)sizeof(link))
+		return -ENAMETOOLONG;
+	fd = sptd_dec_file_open(link, SPTD_DEC_OPEN_NOFOLLOW, &sb);
+	if (fd >= 0 && ino && (uint64_t)sb.st_ino != ino) {
+		close(fd);
+		return -ESTALE;   /* replaced since it was mapped: not those bytes */
+	}
+	return fd;
+}
+
+/* The ELF symbols of a mapping (open_mapping); NULL when they cannot be
+ * read, which leaves its frames unnamed and is never an error. */
+static struct sptd_dec_symfile *mapping_symbols(int pid, uint64_t start, uint64_t end,
+                                                const char *path, uint64_t ino)
+{
+	struct sptd_dec_symfile *sf = NULL;
+	int fd = open_mapping(pid, start, end, path, ino);
+
+	if (fd < 0) {
+		if (fd != -ENOENT && fd != -ESRCH)
+			sptd_col_log(LOG_INFO, "symbols: %s of pid %d not read: %s", path, pid,
+			             fd == -ESTALE ? "replaced since it was mapped" :
+			             sptd_dec_file_strerror(fd));
+		return NULL;
+	}
+	if (sptd_dec_symfile_load_elf_fd(fd, &sf) < 0)
+		sf = NULL;
+	close(fd);
+	return sf;
+}
 
 static void read_text(const char *path, char *buf, size_t len, int nul_to_space)
 {
@@ -226,15 +279,15 @@ static int snapshot_threads(struct sptd_col_symcap *c, int pid, const char *comm
  * become raw_mmap rows. */
 static int snapshot_map_line(struct sptd_col_symcap *c, int pid, char *line)
 {
-	uint64_t start, end, pgoff;
+	uint64_t start, end, pgoff, ino = 0;
 	char perms[8], *path, *deleted;
 	int name_at = 0, ret;
 	struct sptd_dec_symfile *sf = NULL;
 	int64_t bias;
 	size_t idx;
 
-	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n",
-	           &start, &end, perms, &pgoff, &name_at) < 4 || name_at == 0)
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %" SCNu64 " %n",
+	           &start, &end, perms, &pgoff, &ino, &name_at) < 5 || name_at == 0)
 		return 0;
 	path = line + name_at;
 	path[strcspn(path, "\n")] = '\0';
@@ -247,8 +300,8 @@ static int snapshot_map_line(struct sptd_col_symcap *c, int pid, char *line)
 	if (!dso_find(c, path, &idx)) {
 		if (strcmp(path, SYMCAP_VDSO) == 0)
 			sf = vdso_load(pid, start, end);
-		else if (sptd_dec_symfile_load_elf(path, &sf) < 0)
-			sf = NULL;
+		else
+			sf = mapping_symbols(pid, start, end, path, ino);
 		ret = dso_add(c, path, sf, &idx);
 		if (ret < 0)
 			return ret;

@@ -29,8 +29,11 @@ static int uprobe_offset(const struct sptd_col_trigger_spec *spec, uint64_t *off
 
 	if (ret < 0) {
 		snprintf(err, errlen, "cannot read ELF symbols of %s: %s", spec->path,
-		         ret == -ENOENT ? "no such file" : ret == -EBADMSG ? "not an ELF file" : strerror(-ret));
-		return ret == -EBADMSG ? -EINVAL : ret;
+		         ret == -ENOENT ? "no such file" : ret == -EBADMSG ? "not an ELF file" :
+		         sptd_dec_file_strerror(ret));
+		/* the uprobe target is opened as a user's file (sptd_dec_file_open):
+		 * a FIFO or device there is refused at once, never waited on */
+		return ret == -EBADMSG || ret == -ENXIO || ret == -EISDIR ? -EINVAL : ret;
 	}
 	ret = sptd_dec_symfile_find(sf, spec->symbol, &sym);
 	if (ret == 0)

@@ -112,7 +112,7 @@ expect 0 "manual" -- "$BIN" list "$work/inc"
 
 # ---- a full disk loses the new incident only, and nothing already written
 mkdir -p "$work/full"
-if mount -t tmpfs -o size=4m tmpfs "$work/full" 2>/dev/null; then
+if mount -t tmpfs -o size=4m,mode=0700 tmpfs "$work/full" 2>/dev/null; then
 	kill "$svc"; wait "$svc"; svc=""
 	cp "$first" "$work/full/incident-00000000T000000Z-0.db"
 	before=$(md5sum <"$work/full/incident-00000000T000000Z-0.db")

@@ -1,5 +1,6 @@
 /* test_parse.c — the collector's parsers, table-driven: durations, sizes,
- * trigger specs, IRQ names, CPU lists; plus retention and the task map. */
+ * trigger specs, IRQ names, CPU lists; plus the task map.  (Retention and
+ * the output directory: tests/collector/security/test_outdir.c.) */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -163,28 +164,6 @@ static void test_cpus(void)
 	CHECK(sptd_col_cpus_online(cpus, 16) >= 1);
 }
 
-static void test_retention(const char *dir)
-{
-	static const char *const names[] = {
-		"incident-20260101T000000Z-0.db", "incident-20260101T000000Z-1.db",
-		"incident-20260102T000000Z-0.db", "incident-20260103T000000Z-0.db", "notes.txt",
-	};
-	char path[512];
-
-	for (size_t i = 0; i < 5; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		close(open(path, O_CREAT | O_WRONLY, 0600));
-	}
-	CHECK_INT(sptd_col_retention(dir, 2), 2);
-	for (size_t i = 0; i < 5; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		CHECK_INT(access(path, F_OK) == 0, i >= 2); /* oldest two gone, others kept */
-	}
-	CHECK_INT(sptd_col_retention(dir, 2), 0);
-	CHECK_INT(sptd_col_retention(NULL, 2), -EINVAL);
-	CHECK_INT(sptd_col_retention("/nonexistent-dir", 2), -ENOENT);
-}
-
 static void test_record_options(void)
 {
 	struct sptd_col_record_opts o;
@@ -256,7 +235,6 @@ int main(void)
 	test_triggers();
 	test_irq_lookup(dir);
 	test_cpus();
-	test_retention(dir);
 	test_record_options();
 	test_tasks();
 	{

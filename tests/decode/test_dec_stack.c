@@ -322,7 +322,8 @@ static void test_invalid_args(void)
 	CHECK_INT(sptd_dec_session_add_flat(NULL, -1, "/etc/hostname", 0x1000, -1), -EINVAL);
 	CHECK_INT(sptd_dec_session_add_flat(s, -1, NULL, 0x1000, -1), -EINVAL);
 	CHECK_INT(sptd_dec_session_add_flat(s, -1, "/nonexistent/x", 0x1000, -1), -ENOENT);
-	CHECK_INT(sptd_dec_session_add_flat(s, -1, "/dev/null", 0x1000, -1), -EBADMSG);
+	/* a device is never read as an image (a user's FIFO would block) */
+	CHECK_INT(sptd_dec_session_add_flat(s, -1, "/dev/null", 0x1000, -1), -ENXIO);
 	CHECK_INT(sptd_dec_session_add_bytes(NULL, -1, "x", &byte, 1, 0x1000, -1), -EINVAL);
 	CHECK_INT(sptd_dec_session_add_bytes(s, -1, NULL, &byte, 1, 0x1000, -1), -EINVAL);
 	CHECK_INT(sptd_dec_session_add_bytes(s, -1, "x", NULL, 1, 0x1000, -1), -EINVAL);
