@@ -97,6 +97,14 @@ int sptd_store_schema_check(struct sptd_store *st);
 /* Look a table up by name: its id, or -1. */
 int sptd_store_table_find(const char *name);
 
+/* --- store_migrate.c ----------------------------------------------------- */
+
+/* A file of schema @version older than this build's: add the columns the
+ * catalogue has and the file lacks — ALTER TABLE and the current
+ * schema_version when @writable (inside the open transaction), else TEMP
+ * views that show them as NULL.  0 for a current file. */
+int sptd_store_schema_upgrade(struct sptd_store *st, long long version, int writable);
+
 /* --- store_err.c --------------------------------------------------------- */
 
 /* Record a failure on @st ("" prefix-free printf): returns @err. */
