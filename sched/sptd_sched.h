@@ -58,11 +58,16 @@ struct sptd_sched_trace;
 int sptd_sched_trace_create(const struct sptd_sched_config *cfg,
                             struct sptd_sched_trace **out);
 /* Check that SYSTEM:EVENT exists (-ENOENT otherwise) and install a
- * "traceoff [if FILTER]" event trigger on it in the instance, so the kernel
- * freezes the rings at the instant the event fires.  @filter may be NULL;
- * an invalid filter is -EINVAL. */
+ * one-shot "traceoff:1 [if FILTER]" event trigger on it in the instance, so
+ * the kernel freezes the rings at the instant the event first fires (the
+ * event itself is recorded), and does nothing more until it is removed and
+ * installed again.  @filter may be NULL; an invalid filter is -EINVAL. */
 int sptd_sched_trace_freeze_on(struct sptd_sched_trace *tr, const char *system,
                                const char *event, const char *filter);
+/* Remove every trigger freeze_on installed.  Costs the kernel's grace
+ * period (about 150 ms on a 2-CPU VM), but the triggers stop acting at once.
+ * 0, or the first error (the detail in sptd_sched_trace_error()). */
+int sptd_sched_trace_freeze_off(struct sptd_sched_trace *tr);
 int sptd_sched_trace_start(struct sptd_sched_trace *tr);   /* tracing_on = 1 */
 int sptd_sched_trace_stop(struct sptd_sched_trace *tr);    /* tracing_on = 0 */
 /* 1 if tracing_on, 0 if frozen (by us or by a traceoff trigger). */
