@@ -277,6 +277,40 @@ static int pt_images(struct sptd_col_service *s, struct sptd_store *st)
 	return ret < 0 ? ret : 0;
 }
 
+/* When ftrace recorded what this incident holds (meta ftrace_*). */
+struct ftrace_span {
+	int64_t started;              /* ns: (re)started with empty rings */
+	const char *started_why;      /* why it started then */
+	int64_t stopped;              /* ns: the service stopped it; -1: the kernel did */
+};
+
+/* Stop ftrace (if the kernel has not) and note who stopped it when: the
+ * service's own stop comes after the window end; a traceoff trigger froze
+ * it in the kernel right after recording its event, so the record itself
+ * says when (its last event: derive_sched.c). */
+static void ftrace_stop(struct sptd_col_service *s, struct ftrace_span *rec)
+{
+	int was_on = sptd_sched_trace_is_on(s->trace);
+
+	sptd_sched_trace_stop(s->trace);
+	rec->started = s->ftrace_started;
+	rec->started_why = s->ftrace_why;
+	rec->stopped = was_on == 0 ? -1 : sptd_col_now_ns();
+}
+
+static int write_span(struct sptd_store *st, const struct ftrace_span *rec)
+{
+	int ret = sptd_store_meta_set_int(st, "ftrace_started", rec->started);
+
+	if (ret >= 0)
+		ret = sptd_store_meta_set(st, "ftrace_started_why", rec->started_why);
+	if (ret >= 0)
+		ret = sptd_store_meta_set(st, "ftrace_stopped_by", rec->stopped < 0 ? "kernel" : "service");
+	if (ret >= 0 && rec->stopped >= 0)
+		ret = sptd_store_meta_set_int(st, "ftrace_stopped", rec->stopped);
+	return ret;
+}
+
 static void incident_path(struct sptd_col_service *s, char *buf, size_t len)
 {
 	time_t t = time(NULL);
@@ -304,6 +338,7 @@ static const char *store_reason(struct sptd_store *st, int ret)
 int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fire *fire)
 {
 	struct capture c = { 0 };
+	struct ftrace_span rec;
 	int64_t wstart = fire->ts - s->o->window_ns, wend = fire->ts + s->o->post_ns;
 	int64_t t0 = sptd_col_now_ns(), slices = 0, nsamples;
 	char path[4096];
@@ -318,7 +353,7 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 	/* PT first: it is the fastest-filling ring */
 	if (s->pt && sptd_col_pt_freeze(s->pt) < 0)
 		sptd_col_log(LOG_WARNING, "freezing PT failed: this incident may lack PT");
-	sptd_sched_trace_stop(s->trace);
+	ftrace_stop(s, &rec);
 	if (s->sampler)
 		sptd_col_sampler_pause(s->sampler, 1);
 
@@ -332,6 +367,8 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 		return ret;
 	}
 	ret = write_meta(s, c.st, fire, wstart, wend);
+	if (ret >= 0)
+		ret = write_span(c.st, &rec);
 	if (ret >= 0)
 		ret = sptd_store_trigger_add(c.st, fire->ts, fire->cpu,
 		                             fire->spec ? fire->spec->text : "manual", fire->detail);
@@ -395,6 +432,10 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 	sptd_store_destroy(c.st);
 	capture_fini(&c);
 	s->last_capture = sptd_col_now_ns();
+	/* the one-shot traceoff triggers are spent (or, when something else
+	 * fired first, must not act in the cooldown): off until hits may
+	 * fire again */
+	sptd_col_record_kfreeze_disarm(s);
 	return ret;
 }
 
