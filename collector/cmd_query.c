@@ -18,11 +18,16 @@ static const char query_usage[] =
 "  -r, --report NAME    summary, cpus, top, wakeup, irq, threads\n"
 "                       (--report list shows them with a description)\n"
 "  -f, --format FMT     table (default), csv or json\n"
+"      --include-clipped  --report wakeup: also rank wakeups clipped at the\n"
+"                       window start (the task was runnable before it, so the\n"
+"                       true latency is longer), marked * in column clipped\n"
 "  -h, --help           this text\n"
 "\n"
 "Tables follow docs/SCHEMA.md: meta, trigger, process, thread, sched_slice,\n"
 "thread_state, irq_slice, softirq_slice, slice, symbol, dso, sample, callsite,\n"
-"gap, stats, and the raw_* capture tables.  ts and dur are nanoseconds.\n"
+"gap, stats, and the raw_* capture tables.  ts and dur are nanoseconds;\n"
+"flags bit 1 / 2: the row's start / end was not seen (cut at the window or\n"
+"at what the record proves), so dur is a bound, not a measurement.\n"
 "\n"
 "Examples:\n"
 "  sysptd query incident.db --report cpus\n"
@@ -47,7 +52,7 @@ int sptd_col_cmd_query(int argc, char **argv)
 	enum sptd_query_format fmt = SPTD_QUERY_TABLE;
 	struct sptd_store *st = NULL;
 	char err[1024] = "";
-	int i, ret, status, only_args = 0;
+	int i, ret, status, only_args = 0, report_flags = 0;
 
 	for (i = 1; i < argc; i++) {
 		const char *arg = argv[i];
@@ -71,6 +76,8 @@ int sptd_col_cmd_query(int argc, char **argv)
 				fprintf(stderr, "sysptd query: %s needs table, csv or json\n", arg);
 				return SPTD_EXIT_USAGE;
 			}
+		} else if (!only_args && strcmp(arg, "--include-clipped") == 0) {
+			report_flags |= SPTD_QUERY_REPORT_CLIPPED;
 		} else if (!only_args && arg[0] == '-' && arg[1] != '\0') {
 			fprintf(stderr, "sysptd query: unknown option '%s' (see sysptd query --help)\n", arg);
 			return SPTD_EXIT_USAGE;
@@ -102,6 +109,10 @@ int sptd_col_cmd_query(int argc, char **argv)
 		fprintf(stderr, "sysptd query: give SQL or --report, not both\n");
 		return SPTD_EXIT_USAGE;
 	}
+	if (report_flags && (!report || strcmp(report, "wakeup") != 0)) {
+		fprintf(stderr, "sysptd query: --include-clipped goes with --report wakeup\n");
+		return SPTD_EXIT_USAGE;
+	}
 
 	ret = sptd_col_incident_open("query", path, 0, &st);
 	if (ret)
@@ -110,8 +121,8 @@ int sptd_col_cmd_query(int argc, char **argv)
 	if (sql)
 		ret = sptd_query_run(st, sql, fmt, stdout, err, sizeof(err));
 	else
-		ret = sptd_query_report(st, report ? report : "summary", fmt, stdout, err,
-		                        sizeof(err));
+		ret = sptd_query_report_flags(st, report ? report : "summary", report_flags, fmt,
+		                              stdout, err, sizeof(err));
 	fflush(stdout);
 	if (ret >= 0) {
 		status = SPTD_EXIT_OK;
