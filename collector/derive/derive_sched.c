@@ -31,6 +31,7 @@ struct sched_ctx {
 	struct clock_conv conv;           /* trace clock -> incident ns */
 	int64_t events, bad_pages;        /* counts for stats and the log */
 	int64_t last_ts[DERIVE_MAX_CPUS]; /* latest event per CPU (ns) */
+	int64_t max_ts;                   /* latest ftrace event of all (ns), INT64_MIN none */
 	char broken[DERIVE_MAX_CPUS];     /* 1: a page of this CPU was unreadable
 	                                   * since its last event */
 };
@@ -63,8 +64,11 @@ static int on_event(void *arg, const struct sptd_sched_event *ev)
 			ret = add_break(ctx, e.cpu, e.ts);
 		ctx->last_ts[e.cpu] = e.ts;
 	}
-	if (e.type != SPTD_SCHED_LOST)
+	if (e.type != SPTD_SCHED_LOST) {
 		ctx->events++;
+		if (e.ts > ctx->max_ts)
+			ctx->max_ts = e.ts;
+	}
 	return ret < 0 ? ret : sptd_sched_builder_add(ctx->builder, &e);
 }
 
@@ -159,21 +163,32 @@ static int load_clock(struct sptd_store *st, struct clock_conv *c)
 }
 
 /* What the recorder wrote of when ftrace was recording (meta
- * ftrace_started[_why], ftrace_stopped[_why]; absent in imports and older
- * files: then the builder judges by the events alone). */
-static int recording_span(struct sptd_store *st, struct sptd_sched_builder *b)
+ * ftrace_started[_why], ftrace_stopped_by, ftrace_stopped; absent in
+ * imports and older files: then the builder judges by the events alone).
+ * Frozen by the kernel at another event than the trigger's own (a
+ * traceoff trigger: "kernel"), the rings stopped right after their latest
+ * event, @last_ts; at the trigger's own ("trigger") or by the service after
+ * the window end, the record runs to the window end. */
+static int recording_span(struct sptd_store *st, struct sptd_sched_builder *b, int64_t last_ts)
 {
-	char started_why[160] = "", stopped_why[160] = "";
+	char started_why[160] = "", by[32] = "";
+	const char *stopped_why = NULL;
 	int64_t started = INT64_MIN, stopped = INT64_MAX;
 
 	if (sptd_store_meta_get_int(st, "ftrace_started", &started) < 0)
 		started = INT64_MIN;
-	if (sptd_store_meta_get_int(st, "ftrace_stopped", &stopped) < 0)
-		stopped = INT64_MAX;
 	sptd_store_meta_get(st, "ftrace_started_why", started_why, sizeof(started_why));
-	sptd_store_meta_get(st, "ftrace_stopped_why", stopped_why, sizeof(stopped_why));
+	sptd_store_meta_get(st, "ftrace_stopped_by", by, sizeof(by));
+	if (strcmp(by, "kernel") == 0 && last_ts != INT64_MIN) {
+		stopped = last_ts;
+		stopped_why = "frozen in the kernel by a traceoff trigger (at its last event)";
+	} else if (sptd_store_meta_get_int(st, "ftrace_stopped", &stopped) < 0) {
+		stopped = INT64_MAX;
+	} else {
+		stopped_why = "stopped by the service";
+	}
 	if (started > stopped) {
-		sptd_col_log(LOG_WARNING, "meta ftrace_started is after ftrace_stopped: ignoring both");
+		sptd_col_log(LOG_WARNING, "meta ftrace_started is after ftrace stopped: ignoring both");
 		return 0;
 	}
 	return sptd_sched_builder_set_recording(b, started, started_why, stopped, stopped_why);
@@ -285,7 +300,7 @@ int sptd_col_derive_sched(struct sptd_store *st, struct sptd_col_tasks *tasks)
 		.softirq_slice = sink_softirq,
 		.gap = sink_gap,
 	};
-	struct sched_ctx ctx = { .st = st, .tasks = tasks };
+	struct sched_ctx ctx = { .st = st, .tasks = tasks, .max_ts = INT64_MIN };
 	struct sptd_sched_sink sink = sink_template;
 	int64_t wstart = 0, wend = INT64_MAX, cpus = 0;
 	int ncpus = 0, ret;
@@ -306,11 +321,11 @@ int sptd_col_derive_sched(struct sptd_store *st, struct sptd_col_tasks *tasks)
 	ret = sptd_sched_builder_create(wstart, wend, ncpus > 0 ? ncpus : 1, &ctx.builder);
 	if (ret < 0)
 		return ret;
-	ret = recording_span(st, ctx.builder);
-	if (ret >= 0)
-		ret = feed_ftrace(&ctx, &ncpus);
+	ret = feed_ftrace(&ctx, &ncpus);
 	if (ret >= 0)
 		ret = trailing_breaks(&ctx, ncpus, wend);
+	if (ret >= 0)
+		ret = recording_span(st, ctx.builder, ctx.max_ts);
 	if (ret >= 0)
 		ret = feed_switches(&ctx, &ncpus);
 	if (ret >= 0) {

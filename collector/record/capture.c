@@ -281,21 +281,34 @@ static int pt_images(struct sptd_col_service *s, struct sptd_store *st)
 struct ftrace_span {
 	int64_t started;              /* ns: (re)started with empty rings */
 	const char *started_why;      /* why it started then */
-	int64_t stopped;              /* ns: the service stopped it; -1: the kernel did */
+	const char *stopped_by;       /* "service", "trigger" or "kernel" */
+	int64_t stopped;              /* ns: when the service stopped it */
 };
 
-/* Stop ftrace (if the kernel has not) and note who stopped it when: the
- * service's own stop comes after the window end; a traceoff trigger froze
- * it in the kernel right after recording its event, so the record itself
- * says when (its last event: derive_sched.c). */
-static void ftrace_stop(struct sptd_col_service *s, struct ftrace_span *rec)
+/* Stop ftrace (if the kernel has not) and note who stopped it: the service,
+ * after the window end; the kernel, at the trigger's own event (the window
+ * end: the one-shot traceoff acts on the first hit after it was installed,
+ * which is the hit that fired when that came after the installation); or
+ * the kernel at another hit, right after the record's last event
+ * (derive_sched.c reads it there). */
+static void ftrace_stop(struct sptd_col_service *s, const struct sptd_col_fire *fire,
+                        struct ftrace_span *rec)
 {
+	char system[64], event[128], filter[512];
 	int was_on = sptd_sched_trace_is_on(s->trace);
 
 	sptd_sched_trace_stop(s->trace);
 	rec->started = s->ftrace_started;
 	rec->started_why = s->ftrace_why;
-	rec->stopped = was_on == 0 ? -1 : sptd_col_now_ns();
+	rec->stopped = sptd_col_now_ns();
+	rec->stopped_by = "service";
+	if (was_on != 0)
+		return;
+	rec->stopped_by = "kernel";
+	if (s->kfreeze_on && fire->spec && fire->ts >= s->kfreeze_since &&
+	    sptd_col_trigger_freeze_point(fire->spec, system, sizeof(system), event, sizeof(event),
+	                                  filter, sizeof(filter)) == 1)
+		rec->stopped_by = "trigger";
 }
 
 static int write_span(struct sptd_store *st, const struct ftrace_span *rec)
@@ -305,8 +318,8 @@ static int write_span(struct sptd_store *st, const struct ftrace_span *rec)
 	if (ret >= 0)
 		ret = sptd_store_meta_set(st, "ftrace_started_why", rec->started_why);
 	if (ret >= 0)
-		ret = sptd_store_meta_set(st, "ftrace_stopped_by", rec->stopped < 0 ? "kernel" : "service");
-	if (ret >= 0 && rec->stopped >= 0)
+		ret = sptd_store_meta_set(st, "ftrace_stopped_by", rec->stopped_by);
+	if (ret >= 0 && strcmp(rec->stopped_by, "service") == 0)
 		ret = sptd_store_meta_set_int(st, "ftrace_stopped", rec->stopped);
 	return ret;
 }
@@ -353,7 +366,7 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 	/* PT first: it is the fastest-filling ring */
 	if (s->pt && sptd_col_pt_freeze(s->pt) < 0)
 		sptd_col_log(LOG_WARNING, "freezing PT failed: this incident may lack PT");
-	ftrace_stop(s, &rec);
+	ftrace_stop(s, fire, &rec);
 	if (s->sampler)
 		sptd_col_sampler_pause(s->sampler, 1);
 

@@ -480,7 +480,8 @@ static void check_incident(const char *path, int automatic)
 	CHECK(sptd_store_raw_ftrace_page_each(st, on_page, &raw) >= 0);
 	CHECK_INT(raw.bad_pages, 0);
 	/* where the record ends: the service stopped it after the window end,
-	 * or the kernel froze it right after its last event */
+	 * the kernel at the trigger's own event (the window end), or the
+	 * kernel at another event, right after the record's last one */
 	sp.data_end = sp.we;
 	sp.kernel_stop = strcmp(by, "kernel") == 0;
 	if (sp.kernel_stop) {
