@@ -120,10 +120,15 @@ static int run_loop(struct sptd_col_service *s)
 				}
 			}
 		}
-		/* automatic triggers wait for a whole window and the cooldown;
-		 * a manual one always acts, and what is missing becomes a gap */
+		/* automatic triggers wait for a whole window and the cooldown,
+		 * and for the kernel freeze where there is one, so that the hit
+		 * that fires is the one that froze the record; a manual one
+		 * always acts, and what is missing becomes a gap */
 		not_before = sptd_col_trigger_not_before(s->armed_at, s->o->window_ns,
 		                                         s->last_capture, s->o->cooldown_ns);
+		if (s->kfreeze_wanted)
+			not_before = s->kfreeze_on && s->kfreeze_since > not_before ? s->kfreeze_since :
+			             s->kfreeze_on ? not_before : INT64_MAX;
 		for (int i = 0; i < s->ntrig; i++)
 			if (sptd_col_trigger_check(s->trig[i], not_before, &fire) == 1 && fire.ts < best.ts) {
 				best = fire;
