@@ -48,6 +48,14 @@ struct builder_event {
 	uint64_t arrival;             /* position in the add() sequence */
 };
 
+/* A handler a CPU is inside (a hard irq's or a softirq's). */
+struct builder_handler {
+	int open;                     /* its entry was seen, its exit not yet */
+	int num;                      /* the irq number or softirq vector */
+	int64_t ts;                   /* its entry */
+	char name[32];                /* irq: the action name from the entry */
+};
+
 /* Walk state of one CPU.  A "segment" is a stretch of the CPU seen without
  * a break: inside one, ftrace missed no event. */
 struct builder_cpu {
@@ -56,20 +64,15 @@ struct builder_cpu {
 	int lost_first;               /* that first event is a LOST: the ring wrapped */
 	int64_t seg_start;            /* since when the CPU is seen without a break */
 	int64_t last_ts;              /* its latest event so far (seg_start before any) */
-	int64_t not_hard;             /* latest time proven outside every hard irq handler */
-	int64_t not_soft;             /* latest time proven outside every softirq */
+	int64_t not_in[2];            /* latest time proven outside every hard irq handler
+	                               * [0] / every softirq [1] */
 	int cur_known;                /* a switch (or the segment start) told who runs */
 	int cur_tid;                  /* ... that task */
 	int cur_prio;                 /* ... its prio */
 	int64_t cur_start;            /* ... since when */
 	int cur_flags;                /* ... SPTD_SCHED_F_START_CUT when inferred */
-	int irq_open;                 /* inside a hard irq handler */
-	int irq;                      /* ... which irq */
-	int64_t irq_ts;               /* ... since when */
-	char irq_name[32];            /* ... its action name */
-	int softirq_open;             /* inside a softirq */
-	int vec;                      /* ... which vector */
-	int64_t softirq_ts;           /* ... since when */
+	struct builder_handler hard;  /* the hard irq handler it is in */
+	struct builder_handler soft;  /* the softirq it is in */
 };
 
 struct sptd_sched_builder {

@@ -3,10 +3,10 @@
  * in sptd_sched.h).
  *
  * Divisions: row emission with clipping and flags; irq names; what an event
- * proves;
- * where each CPU's record begins (gaps before it, and after an early stop);
- * switches and wakeups; hard irqs; softirqs; a break inside a CPU's record
- * (lost or unreadable pages); the end of the record.
+ * proves; where each CPU's record begins (gaps before it, and after an early
+ * stop); switches and wakeups; hard irqs and softirqs (one set of rules, two
+ * tables); a break inside a CPU's record (lost or unreadable pages); the end
+ * of the record.
  *
  * Why the rules hold: ftrace records every enabled event of a CPU into that
  * CPU's ring in order, and a ring loses events only at a wrap (the oldest
@@ -73,26 +73,24 @@ static int emit_state(struct sptd_sched_builder *b, int64_t ts, int64_t end, int
 	return b->sink->thread_state(b->sink->ctx, ts, end - ts, tid, state, cpu, waker, flags);
 }
 
-static int emit_irq(struct sptd_sched_builder *b, int64_t ts, int64_t end, int cpu,
-                    int irq, const char *name, int ret, int flags)
-{
-	if (end < ts)
-		end = ts;
-	if (!b->sink->irq_slice || !clip(b, &ts, &end, &flags))
-		return 0;
-	return b->sink->irq_slice(b->sink->ctx, ts, end - ts, cpu, irq, name,
-	                          flags & F_END ? -1 : ret, flags);
-}
+/* Hard irqs and softirqs: the same rules, two tables. */
+enum handler_kind { HARD = 0, SOFT = 1 };
 
-static int emit_softirq(struct sptd_sched_builder *b, int64_t ts, int64_t end, int cpu,
-                        int vec, int flags)
+static int emit_handler(struct sptd_sched_builder *b, enum handler_kind kind, int64_t ts,
+                        int64_t end, int cpu, int num, const char *name, int ret, int flags)
 {
 	if (end < ts)
 		end = ts;
+	if (kind == HARD) {
+		if (!b->sink->irq_slice || !clip(b, &ts, &end, &flags))
+			return 0;
+		return b->sink->irq_slice(b->sink->ctx, ts, end - ts, cpu, num, name,
+		                          flags & F_END ? -1 : ret, flags);
+	}
 	if (!b->sink->softirq_slice || !clip(b, &ts, &end, &flags))
 		return 0;
-	return b->sink->softirq_slice(b->sink->ctx, ts, end - ts, cpu, vec,
-	                              sptd_sched_softirq_name(vec), flags);
+	return b->sink->softirq_slice(b->sink->ctx, ts, end - ts, cpu, num,
+	                              sptd_sched_softirq_name(num), flags);
 }
 
 static int emit_gap(struct sptd_sched_builder *b, int64_t ts, int64_t end, int cpu,
@@ -166,22 +164,30 @@ static int task_context_type(enum sptd_sched_event_type type)
 	       type == SPTD_SCHED_EXIT || type == SPTD_SCHED_WAKEUP_NEW;
 }
 
-/* 1 if @ev shows its CPU outside every hard irq handler at ev->ts. */
-static int proves_not_hardirq(const struct sptd_sched_event *ev)
-{
-	if (task_context_type(ev->type) || ev->type == SPTD_SCHED_SOFTIRQ_ENTRY ||
-	    ev->type == SPTD_SCHED_SOFTIRQ_EXIT)
-		return 1;
-	return (ev->context & SPTD_SCHED_CTX_KNOWN) &&
-	       !(ev->context & (SPTD_SCHED_CTX_HARDIRQ | SPTD_SCHED_CTX_NMI));
-}
-
-/* 1 if @ev shows its CPU outside every softirq at ev->ts. */
-static int proves_not_softirq(const struct sptd_sched_event *ev)
+/* 1 if @ev shows its CPU outside every handler of @kind at ev->ts: by its
+ * type (task-context events; softirq events for hard irqs), or by the
+ * context its record says it ran in. */
+static int proves_outside(const struct sptd_sched_event *ev, enum handler_kind kind)
 {
 	if (task_context_type(ev->type))
 		return 1;
+	if (kind == HARD) {
+		if (ev->type == SPTD_SCHED_SOFTIRQ_ENTRY || ev->type == SPTD_SCHED_SOFTIRQ_EXIT)
+			return 1;
+		return (ev->context & SPTD_SCHED_CTX_KNOWN) &&
+		       !(ev->context & (SPTD_SCHED_CTX_HARDIRQ | SPTD_SCHED_CTX_NMI));
+	}
 	return (ev->context & SPTD_SCHED_CTX_KNOWN) && !(ev->context & SPTD_SCHED_CTX_SOFTIRQ);
+}
+
+/* HARD or SOFT for an irq or softirq event, -1 for others. */
+static int handler_event_kind(enum sptd_sched_event_type type)
+{
+	if (type == SPTD_SCHED_IRQ_ENTRY || type == SPTD_SCHED_IRQ_EXIT)
+		return HARD;
+	if (type == SPTD_SCHED_SOFTIRQ_ENTRY || type == SPTD_SCHED_SOFTIRQ_EXIT)
+		return SOFT;
+	return -1;
 }
 
 /* ---- where each CPU's record begins ---------------------------------------- */
@@ -199,8 +205,8 @@ static int64_t min64(int64_t a, int64_t b)
 /* A new segment of @c from @ts: nothing known of what runs there. */
 static void segment_start(struct builder_cpu *c, int64_t ts)
 {
-	c->seg_start = c->last_ts = c->not_hard = c->not_soft = ts;
-	c->cur_known = c->irq_open = c->softirq_open = 0;
+	c->seg_start = c->last_ts = c->not_in[HARD] = c->not_in[SOFT] = ts;
+	c->cur_known = c->hard.open = c->soft.open = 0;
 }
 
 /* Text of "+1.234567 ms after the window start" for reasons. */
@@ -310,84 +316,60 @@ static int on_wake(struct sptd_sched_builder *b, const struct sptd_sched_event *
 	return ret;
 }
 
-/* ---- hard irqs ---------------------------------------------------------------- */
+/* ---- hard irqs and softirqs ------------------------------------------------- */
 
-/* End the open handler of @c at @end, its exit not seen. */
-static int irq_cut(struct sptd_sched_builder *b, struct builder_cpu *c, int cpu, int64_t end)
+static struct builder_handler *handler_of(struct builder_cpu *c, enum handler_kind kind)
 {
-	c->irq_open = 0;
-	return emit_irq(b, c->irq_ts, end, cpu, c->irq, c->irq_name, -1, F_END);
+	return kind == HARD ? &c->hard : &c->soft;
 }
 
-static int on_irq(struct sptd_sched_builder *b, const struct sptd_sched_event *ev)
+/* End the open handler of @kind of @c at @end, its exit not seen. */
+static int handler_cut(struct sptd_sched_builder *b, struct builder_cpu *c, int cpu,
+                       enum handler_kind kind, int64_t end)
+{
+	struct builder_handler *h = handler_of(c, kind);
+
+	h->open = 0;
+	return emit_handler(b, kind, h->ts, end, cpu, h->num, h->name, -1, F_END);
+}
+
+static int on_handler(struct sptd_sched_builder *b, const struct sptd_sched_event *ev,
+                      enum handler_kind kind)
 {
 	struct builder_cpu *c = &b->cpu[ev->cpu];
+	struct builder_handler *h = handler_of(c, kind);
+	int entry = ev->type == SPTD_SCHED_IRQ_ENTRY || ev->type == SPTD_SCHED_SOFTIRQ_ENTRY;
+	int num = kind == HARD ? ev->u.irq.irq : ev->u.softirq.vec;
+	int ret_value = kind == HARD ? ev->u.irq.ret : 0;
 	int64_t start;
 	int ret = 0;
 
-	if (ev->type == SPTD_SCHED_IRQ_ENTRY) {
-		/* handlers do not nest: an open one had ended, exit unseen */
-		if (c->irq_open)
-			ret = irq_cut(b, c, ev->cpu, ev->ts);
-		c->irq_open = 1;
-		c->irq = ev->u.irq.irq;
-		c->irq_ts = ev->ts;
-		snprintf(c->irq_name, sizeof(c->irq_name), "%s", ev->u.irq.name);
+	if (entry) {
+		/* they do not nest: an open one had ended, its exit unseen */
+		if (h->open)
+			ret = handler_cut(b, c, ev->cpu, kind, ev->ts);
+		h->open = 1;
+		h->num = num;
+		h->ts = ev->ts;
+		snprintf(h->name, sizeof(h->name), "%s", kind == HARD ? ev->u.irq.name : "");
 		return ret;
 	}
-	if (c->irq_open && c->irq == ev->u.irq.irq) {
-		c->irq_open = 0;
-		return emit_irq(b, c->irq_ts, ev->ts, ev->cpu, c->irq, c->irq_name,
-		                ev->u.irq.ret, 0);
+	if (h->open && h->num == num) {
+		h->open = 0;
+		return emit_handler(b, kind, h->ts, ev->ts, ev->cpu, num, h->name, ret_value, 0);
 	}
 	/* an exit without its entry: it entered after the CPU was last seen
-	 * elsewhere (after the open one of another irq, whose exit was lost) */
-	start = max64(c->not_hard, c->seg_start);
-	if (c->irq_open) {
-		start = max64(start, max64(c->last_ts, c->irq_ts));
-		ret = irq_cut(b, c, ev->cpu, start);
+	 * elsewhere (after the open one of another number, whose exit was
+	 * lost: the last event that may still be in that one) */
+	start = max64(c->not_in[kind], c->seg_start);
+	if (h->open) {
+		start = max64(start, max64(c->last_ts, h->ts));
+		ret = handler_cut(b, c, ev->cpu, kind, start);
 	}
 	if (ret >= 0)
-		ret = emit_irq(b, start, ev->ts, ev->cpu, ev->u.irq.irq,
-		               sptd_sched_irq_name_get(b, ev->u.irq.irq), ev->u.irq.ret, F_START);
-	return ret;
-}
-
-/* ---- softirqs ---------------------------------------------------------------- */
-
-static int softirq_cut(struct sptd_sched_builder *b, struct builder_cpu *c, int cpu,
-                       int64_t end)
-{
-	c->softirq_open = 0;
-	return emit_softirq(b, c->softirq_ts, end, cpu, c->vec, F_END);
-}
-
-static int on_softirq(struct sptd_sched_builder *b, const struct sptd_sched_event *ev)
-{
-	struct builder_cpu *c = &b->cpu[ev->cpu];
-	int64_t start;
-	int ret = 0;
-
-	if (ev->type == SPTD_SCHED_SOFTIRQ_ENTRY) {
-		/* softirqs do not nest on a CPU */
-		if (c->softirq_open)
-			ret = softirq_cut(b, c, ev->cpu, ev->ts);
-		c->softirq_open = 1;
-		c->vec = ev->u.softirq.vec;
-		c->softirq_ts = ev->ts;
-		return ret;
-	}
-	if (c->softirq_open && c->vec == ev->u.softirq.vec) {
-		c->softirq_open = 0;
-		return emit_softirq(b, c->softirq_ts, ev->ts, ev->cpu, c->vec, 0);
-	}
-	start = max64(c->not_soft, c->seg_start);
-	if (c->softirq_open) {
-		start = max64(start, max64(c->last_ts, c->softirq_ts));
-		ret = softirq_cut(b, c, ev->cpu, start);
-	}
-	if (ret >= 0)
-		ret = emit_softirq(b, start, ev->ts, ev->cpu, ev->u.softirq.vec, F_START);
+		ret = emit_handler(b, kind, start, ev->ts, ev->cpu, num,
+		                   kind == HARD ? sptd_sched_irq_name_get(b, num) : "", ret_value,
+		                   F_START);
 	return ret;
 }
 
@@ -406,11 +388,11 @@ static int cpu_close(struct sptd_sched_builder *b, int cpu, int64_t end, int tas
 	if (c->cur_known && c->cur_start < end)
 		ret = emit_slice(b, c->cur_start, end, cpu, c->cur_tid, NULL, c->cur_prio,
 		                 c->cur_flags | F_END);
-	if (ret >= 0 && c->irq_open)
-		ret = irq_cut(b, c, cpu, max64(end, c->irq_ts));
-	if (ret >= 0 && c->softirq_open)
-		ret = softirq_cut(b, c, cpu, max64(end, c->softirq_ts));
-	c->cur_known = c->irq_open = c->softirq_open = 0;
+	if (ret >= 0 && c->hard.open)
+		ret = handler_cut(b, c, cpu, HARD, max64(end, c->hard.ts));
+	if (ret >= 0 && c->soft.open)
+		ret = handler_cut(b, c, cpu, SOFT, max64(end, c->soft.ts));
+	c->cur_known = c->hard.open = c->soft.open = 0;
 	if (ret < 0 || !tasks)
 		return ret;
 	v = sptd_sched_tasks_sorted(&b->tasks, &n);
@@ -455,18 +437,21 @@ static int on_lost(struct sptd_sched_builder *b, const struct sptd_sched_event *
 
 int sptd_sched_walk_event(struct sptd_sched_builder *b, const struct sptd_sched_event *ev)
 {
+	static const enum handler_kind kinds[] = { HARD, SOFT };
 	struct builder_cpu *c = &b->cpu[ev->cpu];
 	int ret = 0;
 
 	if (ev->type == SPTD_SCHED_LOST)
 		return on_lost(b, ev);
-	/* evidence that an open handler had ended, its exit unseen */
-	if (c->irq_open && ev->type != SPTD_SCHED_IRQ_ENTRY && ev->type != SPTD_SCHED_IRQ_EXIT &&
-	    proves_not_hardirq(ev))
-		ret = irq_cut(b, c, ev->cpu, ev->ts);
-	if (ret >= 0 && c->softirq_open && ev->type != SPTD_SCHED_SOFTIRQ_ENTRY &&
-	    ev->type != SPTD_SCHED_SOFTIRQ_EXIT && proves_not_softirq(ev))
-		ret = softirq_cut(b, c, ev->cpu, ev->ts);
+	/* evidence that an open handler had ended, its exit unseen (its own
+	 * kind's events are the handler's business) */
+	for (int k = 0; k < 2 && ret >= 0; k++) {
+		enum handler_kind kind = kinds[k];
+
+		if (handler_of(c, kind)->open && handler_event_kind(ev->type) != (int)kind &&
+		    proves_outside(ev, kind))
+			ret = handler_cut(b, c, ev->cpu, kind, ev->ts);
+	}
 	if (ret < 0)
 		return ret;
 	switch (ev->type) {
@@ -479,21 +464,23 @@ int sptd_sched_walk_event(struct sptd_sched_builder *b, const struct sptd_sched_
 		break;
 	case SPTD_SCHED_IRQ_ENTRY:
 	case SPTD_SCHED_IRQ_EXIT:
-		ret = on_irq(b, ev);
+		ret = on_handler(b, ev, HARD);
 		break;
 	case SPTD_SCHED_SOFTIRQ_ENTRY:
 	case SPTD_SCHED_SOFTIRQ_EXIT:
-		ret = on_softirq(b, ev);
+		ret = on_handler(b, ev, SOFT);
 		break;
 	default:    /* fork/exit only name tasks */
 		break;
 	}
 	if (ev->ts > c->last_ts)
 		c->last_ts = ev->ts;
-	if (proves_not_hardirq(ev) || ev->type == SPTD_SCHED_IRQ_EXIT)
-		c->not_hard = max64(c->not_hard, ev->ts);
-	if (proves_not_softirq(ev) || ev->type == SPTD_SCHED_SOFTIRQ_EXIT)
-		c->not_soft = max64(c->not_soft, ev->ts);
+	/* a handler's exit shows the CPU out of it too */
+	for (int k = 0; k < 2; k++)
+		if (proves_outside(ev, kinds[k]) ||
+		    (handler_event_kind(ev->type) == (int)kinds[k] &&
+		     ev->type != SPTD_SCHED_IRQ_ENTRY && ev->type != SPTD_SCHED_SOFTIRQ_ENTRY))
+			c->not_in[kinds[k]] = max64(c->not_in[kinds[k]], ev->ts);
 	return ret;
 }
 
