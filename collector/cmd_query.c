@@ -19,11 +19,16 @@ static const char query_usage[] =
 "  -r, --report NAME    summary, cpus, top, wakeup, irq, threads\n"
 "                       (--report list shows them with a description)\n"
 "  -f, --format FMT     table (default), csv or json\n"
+"      --include-clipped  --report wakeup: also rank wakeups clipped at the\n"
+"                       window start (the task was runnable before it, so the\n"
+"                       true latency is longer), marked * in column clipped\n"
 "  -h, --help           this text\n"
 "\n"
 "Tables follow docs/SCHEMA.md: meta, trigger, process, thread, sched_slice,\n"
 "thread_state, irq_slice, softirq_slice, slice, symbol, dso, sample, callsite,\n"
-"gap, stats, and the raw_* capture tables.  ts and dur are nanoseconds.\n"
+"gap, stats, and the raw_* capture tables.  ts and dur are nanoseconds;\n"
+"flags bit 1 / 2: the row's start / end was not seen (cut at the window or\n"
+"at what the record proves), so dur is a bound, not a measurement.\n"
 "\n"
 "Examples:\n"
 "  sysptd query incident.db --report cpus\n"
@@ -66,6 +71,7 @@ struct query_job {
 	const char *path;            /* the incident */
 	const char *sql, *report;    /* one of them, or neither (summary) */
 	enum sptd_query_format fmt;  /* output format */
+	int report_flags;            /* SPTD_QUERY_REPORT_* (--include-clipped) */
 };
 
 static int query_job_run(void *arg)
@@ -75,7 +81,7 @@ static int query_job_run(void *arg)
 	enum sptd_query_format fmt = job->fmt;
 	struct sptd_store *st = NULL;
 	char err[1024] = "";
-	int ret, status;
+	int ret, status, report_flags = job->report_flags;
 
 	ret = sptd_col_incident_open("query", path, 0, &st);
 	if (ret)
@@ -88,8 +94,8 @@ static int query_job_run(void *arg)
 	if (sql)
 		ret = sptd_query_run(st, sql, fmt, stdout, err, sizeof(err));
 	else
-		ret = sptd_query_report(st, report ? report : "summary", fmt, stdout, err,
-		                        sizeof(err));
+		ret = sptd_query_report_flags(st, report ? report : "summary", report_flags, fmt,
+		                              stdout, err, sizeof(err));
 	fflush(stdout);
 	if (ret >= 0) {
 		status = SPTD_EXIT_OK;
@@ -111,12 +117,13 @@ int sptd_col_cmd_query(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "report", required_argument, NULL, 'r' },
 		{ "format", required_argument, NULL, 'f' },
+		{ "include-clipped", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = NULL, *sql = NULL, *report = NULL, *fmt_name = "table", *word;
 	enum sptd_query_format fmt = SPTD_QUERY_TABLE;
-	int c, ret;
+	int c, ret, report_flags = 0;
 
 	sptd_col_getopt_start();
 	while ((c = sptd_col_getopt_next(argc, argv, "-:r:f:h", longopts, &word)) != -1) {
@@ -133,6 +140,9 @@ int sptd_col_cmd_query(int argc, char **argv)
 			break;
 		case 'f':
 			fmt_name = optarg;
+			break;
+		case 'C':
+			report_flags |= SPTD_QUERY_REPORT_CLIPPED;
 			break;
 		case ':':
 			if (optopt == 'r')
@@ -166,9 +176,14 @@ int sptd_col_cmd_query(int argc, char **argv)
 		fprintf(stderr, "sysptd query: give SQL or --report, not both\n");
 		return SPTD_EXIT_USAGE;
 	}
+	if (report_flags && (!report || strcmp(report, "wakeup") != 0)) {
+		fprintf(stderr, "sysptd query: --include-clipped goes with --report wakeup\n");
+		return SPTD_EXIT_USAGE;
+	}
 
 	{
-		struct query_job job = { .path = path, .sql = sql, .report = report, .fmt = fmt };
+		struct query_job job = { .path = path, .sql = sql, .report = report, .fmt = fmt,
+		                         .report_flags = report_flags };
 
 		/* opened as root, read as the invoking user (docs/SECURITY.md) */
 		return sptd_col_parse_as_user("query", query_job_run, &job);

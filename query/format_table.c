@@ -48,6 +48,8 @@ static char *table_render(const char *s, size_t n, int *width)
 	int w = 0, len, rc = 0;
 
 	rc = sptd_query_buf_reserve(&b, n);
+	if (rc == 0)
+		b.data[0] = '\0';   /* an empty string is a cell too */
 	while (rc == 0 && i < n) {
 		unsigned char c = (unsigned char)s[i];
 		char esc[8];

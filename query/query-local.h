@@ -127,6 +127,9 @@ struct sptd_query_report_def {
 	const char *name;        /* as given to --report */
 	const char *describe;    /* one line for --report list */
 	const struct sptd_query_section *sections; /* ends with an id of NULL */
+	const struct sptd_query_section *sections_clipped; /* with
+	                          * SPTD_QUERY_REPORT_CLIPPED (wakeup: clipped rows
+	                          * ranked too); NULL: @sections */
 };
 
 /* Every report, "summary" first, ending with a name of NULL. */

@@ -159,6 +159,12 @@ int sptd_query_report(struct sptd_store *st, const char *name,
                       enum sptd_query_format fmt, FILE *out,
                       char *err, size_t errlen)
 {
+	return sptd_query_report_flags(st, name, 0, fmt, out, err, errlen);
+}
+
+int sptd_query_report_flags(struct sptd_store *st, const char *name, int flags,
+                            enum sptd_query_format fmt, FILE *out, char *err, size_t errlen)
+{
 	const struct sptd_query_report_def *r;
 	const struct sptd_query_section *sec;
 	int rc, printed = 0;
@@ -170,6 +176,9 @@ int sptd_query_report(struct sptd_store *st, const char *name,
 		                      !st ? "no incident open" : "no output stream");
 	if (fmt != SPTD_QUERY_TABLE && fmt != SPTD_QUERY_CSV && fmt != SPTD_QUERY_JSON)
 		return sptd_query_err(err, errlen, -EINVAL, "unknown output format %d", (int)fmt);
+	if (flags & ~SPTD_QUERY_REPORT_CLIPPED)
+		return sptd_query_err(err, errlen, -EINVAL, "unknown report option bits 0x%x",
+		                      (unsigned int)flags);
 	if (!name)
 		name = "summary";
 	r = report_find(name);
@@ -188,7 +197,9 @@ int sptd_query_report(struct sptd_store *st, const char *name,
 		    sptd_query_json_string(out, r->name, strlen(r->name)) < 0)
 			return sptd_query_err(err, errlen, -EIO, "cannot write the output");
 	}
-	for (sec = r->sections; sec->id; sec++) {
+	sec = (flags & SPTD_QUERY_REPORT_CLIPPED) && r->sections_clipped ? r->sections_clipped
+	                                                                 : r->sections;
+	for (; sec->id; sec++) {
 		rc = section_run(st, sec, fmt, out, printed == 0, err, errlen);
 		if (rc < 0)
 			return rc;

@@ -109,18 +109,36 @@
 	"GROUP BY per.symbol_id ORDER BY self_ns DESC, total_ns DESC, function LIMIT " LIMIT
 
 /* Wakeup latency: a runnable "R" state that names its waker, followed (for
- * the same thread) by Running; latency runs from the wakeup to the run. */
-#define WAKEUPS(LIMIT) \
+ * the same thread) by Running; latency runs from the wakeup to the run.  A
+ * state clipped at the window start (flags bit 1: the task was runnable
+ * before the window) has a longer true latency than shown: it is marked
+ * "*" in `clipped`, and left out of the ranking unless @WITH_CLIPPED. */
+#define WAKEUPS_RANKED(LIMIT, WITH_CLIPPED) \
 	"WITH seq AS (SELECT t.*," \
 	" lead(state) OVER (PARTITION BY utid ORDER BY ts, id) AS next_state," \
 	" lead(ts) OVER (PARTITION BY utid ORDER BY ts, id) AS next_ts," \
 	" lead(cpu) OVER (PARTITION BY utid ORDER BY ts, id) AS next_cpu" \
 	" FROM thread_state t) " \
-	"SELECT r.next_ts - r.ts AS latency_ns, r.ts AS ts, th.tid AS tid, th.name AS task, " \
+	"SELECT r.next_ts - r.ts AS latency_ns, " \
+	" CASE WHEN coalesce(r.flags, 0) & 1 THEN '*' ELSE '' END AS clipped, " \
+	" r.ts AS ts, th.tid AS tid, th.name AS task, " \
 	" wk.tid AS waker_tid, wk.name AS waker, coalesce(r.next_cpu, r.cpu) AS cpu " \
 	"FROM seq r LEFT JOIN thread th ON th.utid = r.utid LEFT JOIN thread wk ON wk.utid = r.waker_utid " \
 	"WHERE r.state = 'R' AND r.waker_utid IS NOT NULL AND r.next_state = 'Running' " \
+	WITH_CLIPPED \
 	"ORDER BY latency_ns DESC, r.ts, r.id LIMIT " LIMIT
+#define WAKEUPS(LIMIT) WAKEUPS_RANKED(LIMIT, "AND coalesce(r.flags, 0) & 1 = 0 ")
+#define WAKEUPS_ALL(LIMIT) WAKEUPS_RANKED(LIMIT, "")
+
+/* How many wakeups the ranking left out as clipped; a note, or nothing. */
+#define CLIPPED_NOTE \
+	"WITH seq AS (SELECT t.*, lead(state) OVER (PARTITION BY utid ORDER BY ts, id) AS next_state" \
+	" FROM thread_state t) " \
+	"SELECT CASE WHEN count(*) = 0 THEN 0 ELSE count(*) || ' wakeup(s) clipped at the window " \
+	"start are not ranked: the task was runnable before the window, so the latency shown " \
+	"would be too short (--include-clipped ranks them, marked *)' END " \
+	"FROM seq r WHERE r.state = 'R' AND r.waker_utid IS NOT NULL AND r.next_state = 'Running' " \
+	"AND coalesce(r.flags, 0) & 1"
 
 #define WHEN_WAKEUPS \
 	"SELECT CASE WHEN EXISTS (SELECT 1 FROM thread_state WHERE waker_utid IS NOT NULL) " \
@@ -252,22 +270,40 @@ static const struct sptd_query_section top_sections[] = {
 
 static const struct sptd_query_section wakeup_sections[] = {
 	{ "wakeups", "worst wakeup-to-run latencies", WAKEUPS("20"), NULL, WHEN_WAKEUPS },
+	{ "clipped", "clipped wakeups", "SELECT 1 WHERE 0", NULL, CLIPPED_NOTE },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+/* --include-clipped: clipped latencies ranked with the rest, marked "*". */
+static const struct sptd_query_section wakeup_clipped_sections[] = {
+	{ "wakeups", "worst wakeup-to-run latencies (* clipped at the window start: the true "
+	  "latency is longer)", WAKEUPS_ALL("20"), NULL, WHEN_WAKEUPS },
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 
 /* ---- irq ------------------------------------------------------------------- */
 
+/* Max and mean of the rows whose both edges were seen (flags 0; NULL in
+ * files older than the flags), and how many were not: a truncated row's
+ * duration is only a bound, so it ranks nothing. */
+#define EXACT_MAX_AVG \
+	"max(CASE WHEN coalesce(flags, 0) = 0 THEN dur END) AS max_ns, " \
+	"CAST(avg(CASE WHEN coalesce(flags, 0) = 0 THEN dur END) AS INTEGER) AS avg_ns, " \
+	"sum(coalesce(flags, 0) != 0) AS truncated"
+
 static const struct sptd_query_section irq_sections[] = {
-	{ "irq", "hard IRQ handlers",
-	  "SELECT irq, name, count(*) AS count, sum(dur) AS total_ns, max(dur) AS max_ns, "
-	  "CAST(avg(dur) AS INTEGER) AS avg_ns, count(DISTINCT cpu) AS cpus "
+	{ "irq", "hard IRQ handlers (max and avg of the handlers seen whole; truncated: "
+	  "entry or exit not seen, their time is a bound)",
+	  "SELECT irq, name, count(*) AS count, sum(dur) AS total_ns, " EXACT_MAX_AVG ", "
+	  "count(DISTINCT cpu) AS cpus "
 	  "FROM irq_slice GROUP BY irq, name ORDER BY count DESC, total_ns DESC, irq, name",
 	  NULL,
 	  "SELECT CASE WHEN EXISTS (SELECT 1 FROM irq_slice) THEN 1 "
 	  "ELSE 'no hard IRQ events in this incident' END" },
-	{ "softirq", "softirqs",
-	  "SELECT vec, name, count(*) AS count, sum(dur) AS total_ns, max(dur) AS max_ns, "
-	  "CAST(avg(dur) AS INTEGER) AS avg_ns, count(DISTINCT cpu) AS cpus "
+	{ "softirq", "softirqs (max and avg of those seen whole; truncated: entry or exit "
+	  "not seen)",
+	  "SELECT vec, name, count(*) AS count, sum(dur) AS total_ns, " EXACT_MAX_AVG ", "
+	  "count(DISTINCT cpu) AS cpus "
 	  "FROM softirq_slice GROUP BY vec, name ORDER BY count DESC, total_ns DESC, vec, name",
 	  NULL,
 	  "SELECT CASE WHEN EXISTS (SELECT 1 FROM softirq_slice) THEN 1 "
@@ -296,13 +332,14 @@ static const struct sptd_query_section threads_sections[] = {
 
 const struct sptd_query_report_def sptd_query_reports[] = {
 	{ "summary", "what happened: meta, table sizes, trigger, top tasks/functions, "
-	  "worst wakeup, gaps", summary_sections },
-	{ "cpus", "per CPU busy/idle/irq/softirq time and top 3 tasks", cpus_sections },
-	{ "top", "hottest functions: samples self/total, PT self/total time", top_sections },
-	{ "wakeup", "worst wakeup-to-run latencies with their wakers", wakeup_sections },
-	{ "irq", "hard IRQ and softirq handlers: count, total, max time", irq_sections },
-	{ "threads", "every thread with its process, CPU time and slices", threads_sections },
-	{ NULL, NULL, NULL },
+	  "worst wakeup, gaps", summary_sections, NULL },
+	{ "cpus", "per CPU busy/idle/irq/softirq time and top 3 tasks", cpus_sections, NULL },
+	{ "top", "hottest functions: samples self/total, PT self/total time", top_sections, NULL },
+	{ "wakeup", "worst wakeup-to-run latencies with their wakers (clipped ones only "
+	  "with --include-clipped)", wakeup_sections, wakeup_clipped_sections },
+	{ "irq", "hard IRQ and softirq handlers: count, total, max time", irq_sections, NULL },
+	{ "threads", "every thread with its process, CPU time and slices", threads_sections, NULL },
+	{ NULL, NULL, NULL, NULL },
 };
 
 const char *const sptd_query_report_name_list[] = {

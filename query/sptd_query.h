@@ -64,6 +64,15 @@ int sptd_query_report(struct sptd_store *st, const char *name,
                       enum sptd_query_format fmt, FILE *out,
                       char *err, size_t errlen);
 
+/* Options of sptd_query_report_flags(). */
+#define SPTD_QUERY_REPORT_CLIPPED 0x1 /* wakeup, summary: rank wakeup latencies
+                                        * clipped at the window start too (the
+                                        * task was runnable before it: the true
+                                        * latency is longer), marked "*" */
+/* sptd_query_report() with SPTD_QUERY_REPORT_* @flags (0: as it). */
+int sptd_query_report_flags(struct sptd_store *st, const char *name, int flags,
+                            enum sptd_query_format fmt, FILE *out, char *err, size_t errlen);
+
 /* NULL-terminated names of the reports, "summary" first.  Static storage. */
 const char *const *sptd_query_report_names(void);
 

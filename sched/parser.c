@@ -6,6 +6,7 @@
  * refused with -EBADMSG if any record would leave the committed data, and
  * every field read is bounds-checked against its record. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,10 @@
 #define PAGE_COMMIT_MASK ((1u << 27) - 1)
 #define PAGE_MISSING_EVENTS (1ull << 31)
 #define PAGE_MISSING_STORED (1ull << 30)
+/* common_flags bits (the kernel's enum trace_flag_type, stable since 2.6) */
+#define TRACE_FLAG_HARDIRQ 0x08
+#define TRACE_FLAG_SOFTIRQ 0x10
+#define TRACE_FLAG_NMI     0x40
 /* Zero bytes after a copied page, so kbuffer's header reads stay inside. */
 #define PAGE_SLACK 32
 #define PARSER_MAX_FIELDS 8
@@ -29,6 +34,7 @@ struct parser_event {
 	int id;                                   /* format ID; -1 until parsed */
 	enum sptd_sched_event_type type;          /* what it becomes */
 	struct tep_format_field *common_pid;      /* common_pid */
+	struct tep_format_field *common_flags;    /* common_flags (irq/softirq context) */
 	struct tep_format_field *f[PARSER_MAX_FIELDS]; /* see parser_known[] */
 };
 
@@ -173,6 +179,7 @@ int sptd_sched_parser_add_format(struct sptd_sched_parser *p, const char *name,
 		return 0;   /* parsed (it may share pages) but not mapped */
 	p->events[k].id = ev->id;
 	p->events[k].common_pid = tep_find_common_field(ev, "common_pid");
+	p->events[k].common_flags = tep_find_common_field(ev, "common_flags");
 	for (i = 0; i < PARSER_MAX_FIELDS && parser_known[k].fields[i]; i++)
 		p->events[k].f[i] = tep_find_field(ev, parser_known[k].fields[i]);
 	if (!p->events[k].common_pid || !p->events[k].f[0]) {
@@ -253,6 +260,15 @@ static int parse_record(struct sptd_sched_parser *p, const struct parser_event *
 
 	ev->type = pe->type;
 	ev->pid = (int)field_num(pe->common_pid, rec, size, -1);
+	if (pe->common_flags) {
+		long long fl = field_num(pe->common_flags, rec, size, -1);
+
+		if (fl >= 0)
+			ev->context = SPTD_SCHED_CTX_KNOWN |
+			              (fl & TRACE_FLAG_HARDIRQ ? SPTD_SCHED_CTX_HARDIRQ : 0) |
+			              (fl & TRACE_FLAG_SOFTIRQ ? SPTD_SCHED_CTX_SOFTIRQ : 0) |
+			              (fl & TRACE_FLAG_NMI ? SPTD_SCHED_CTX_NMI : 0);
+	}
 	if (f[0]->offset + f[0]->size > size)
 		return -EBADMSG;
 	switch (pe->type) {
@@ -300,6 +316,8 @@ static int parse_record(struct sptd_sched_parser *p, const struct parser_event *
 	case SPTD_SCHED_SOFTIRQ_EXIT:
 		ev->u.softirq.vec = (int)field_num(f[0], rec, size, -1);
 		break;
+	case SPTD_SCHED_LOST:   /* not a record type */
+		return -EBADMSG;
 	}
 	return 0;
 }
@@ -416,6 +434,32 @@ int sptd_sched_parser_parse_page(struct sptd_sched_parser *p, int cpu,
 	}
 	if (kbuffer_load_subbuffer(p->kbuf, p->page) != 0)
 		return parser_fail(p, -EBADMSG, "kbuffer refused the page");
+	if ((commit & PAGE_MISSING_EVENTS) && fn) {
+		/* the kernel overwrote events of this CPU before this page */
+		struct sptd_sched_event lost = { .type = SPTD_SCHED_LOST, .cpu = cpu, .pid = -1 };
+		uint64_t page_ts;
+
+		memcpy(&page_ts, p->page, 8);
+		lost.ts = (int64_t)page_ts;
+		lost.u.lost.reason = SPTD_SCHED_LOST_OVERWRITTEN;
+		lost.u.lost.count = -1;
+		if (commit & PAGE_MISSING_STORED) {
+			if (p->long_size == 8) {
+				uint64_t n;
+
+				memcpy(&n, p->page + start + size, 8);
+				lost.u.lost.count = n > INT64_MAX ? -1 : (int64_t)n;
+			} else {
+				uint32_t n;
+
+				memcpy(&n, p->page + start + size, 4);
+				lost.u.lost.count = n;
+			}
+		}
+		ret = fn(ctx, &lost);
+		if (ret < 0)
+			return ret;
+	}
 	for (rec = kbuffer_read_event(p->kbuf, &ts); rec;
 	     rec = kbuffer_next_event(p->kbuf, &ts)) {
 		const unsigned char *r = rec;

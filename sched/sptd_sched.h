@@ -58,11 +58,16 @@ struct sptd_sched_trace;
 int sptd_sched_trace_create(const struct sptd_sched_config *cfg,
                             struct sptd_sched_trace **out);
 /* Check that SYSTEM:EVENT exists (-ENOENT otherwise) and install a
- * "traceoff [if FILTER]" event trigger on it in the instance, so the kernel
- * freezes the rings at the instant the event fires.  @filter may be NULL;
- * an invalid filter is -EINVAL. */
+ * one-shot "traceoff:1 [if FILTER]" event trigger on it in the instance, so
+ * the kernel freezes the rings at the instant the event first fires (the
+ * event itself is recorded), and does nothing more until it is removed and
+ * installed again.  @filter may be NULL; an invalid filter is -EINVAL. */
 int sptd_sched_trace_freeze_on(struct sptd_sched_trace *tr, const char *system,
                                const char *event, const char *filter);
+/* Remove every trigger freeze_on installed.  Costs the kernel's grace
+ * period (about 150 ms on a 2-CPU VM), but the triggers stop acting at once.
+ * 0, or the first error (the detail in sptd_sched_trace_error()). */
+int sptd_sched_trace_freeze_off(struct sptd_sched_trace *tr);
 int sptd_sched_trace_start(struct sptd_sched_trace *tr);   /* tracing_on = 1 */
 int sptd_sched_trace_stop(struct sptd_sched_trace *tr);    /* tracing_on = 0 */
 /* 1 if tracing_on, 0 if frozen (by us or by a traceoff trigger). */
@@ -114,6 +119,24 @@ enum sptd_sched_event_type {
 	SPTD_SCHED_IRQ_EXIT,
 	SPTD_SCHED_SOFTIRQ_ENTRY,
 	SPTD_SCHED_SOFTIRQ_EXIT,
+	SPTD_SCHED_LOST,        /* not a tracepoint: the ring lost events of @cpu
+	                         * before @ts (u.lost) */
+};
+
+/* sptd_sched_event.context: where the event fired, from its record's
+ * common_flags.  0 when not known (switches from outside ftrace, tests):
+ * then only the event's type says anything about its context. */
+#define SPTD_SCHED_CTX_KNOWN   0x1  /* the bits below are valid */
+#define SPTD_SCHED_CTX_HARDIRQ 0x2  /* in hard interrupt context (any vector: also the
+                                     * timer and IPIs that irq_handler_entry skips) */
+#define SPTD_SCHED_CTX_SOFTIRQ 0x4  /* serving a softirq */
+#define SPTD_SCHED_CTX_NMI     0x8  /* in an NMI */
+
+/* Why a LOST event says events are missing (u.lost.reason). */
+enum sptd_sched_lost_reason {
+	SPTD_SCHED_LOST_OVERWRITTEN = 1, /* the ring wrapped: the kernel overwrote older
+	                                  * events (the page's missed-events flag) */
+	SPTD_SCHED_LOST_CORRUPT,         /* an unreadable page of this CPU was skipped */
 };
 
 #define SPTD_SCHED_COMM_LEN 16
@@ -123,6 +146,7 @@ struct sptd_sched_event {
 	int64_t ts;          /* raw trace-clock value from the page (builder: ns) */
 	int cpu;             /* CPU whose ring held the event */
 	int pid;             /* common_pid: task current on @cpu when it fired */
+	unsigned int context; /* SPTD_SCHED_CTX_* bits, 0 unknown */
 	union {
 		struct {
 			int prev_tid, prev_prio, next_tid, next_prio;
@@ -148,6 +172,10 @@ struct sptd_sched_event {
 		struct {
 			int vec;
 		} softirq;
+		struct {
+			int64_t count;   /* events lost, -1 unknown */
+			int reason;      /* enum sptd_sched_lost_reason */
+		} lost;
 	} u;
 };
 
@@ -159,9 +187,11 @@ int sptd_sched_parser_create(struct sptd_sched_parser **out);
 /* Feed the format files captured with the pages (same names as above). */
 int sptd_sched_parser_add_format(struct sptd_sched_parser *p, const char *name,
                                  const char *text);
-/* Decode one page of @cpu, calling @fn for each known event in order.
- * Returns the number of events; -EBADMSG for a corrupt page (the caller
- * records a gap and goes on with the next page). */
+/* Decode one page of @cpu, calling @fn for each known event in order; a
+ * page the kernel marked as following lost events (the ring wrapped) first
+ * gives a SPTD_SCHED_LOST event at the page's time.  Returns the number of
+ * tracepoint events; -EBADMSG for a corrupt page (the caller records a gap
+ * and goes on with the next page). */
 int sptd_sched_parser_parse_page(struct sptd_sched_parser *p, int cpu,
                                  const void *page, size_t len,
                                  sptd_sched_event_fn fn, void *ctx);
@@ -174,24 +204,48 @@ void sptd_sched_parser_destroy(struct sptd_sched_parser *p);
 
 /* ---- 3. building slices ----------------------------------------------------- */
 
+/* The rule the builder follows: a row is only as long as the evidence.
+ * Within a CPU's record, ftrace misses nothing, so a stretch of a CPU is
+ * either seen whole or is a gap with its reason (ring overwritten, not yet
+ * recording, stopped early, unreadable page).  An edge that was not seen
+ * is flagged:
+ *   - an irq or softirq entry without its exit ends at the first later event
+ *     on its CPU that proves the handler had ended (a switch, a softirq, any
+ *     event outside hard irq / softirq context by its flags, another
+ *     handler's entry), or at the end of what was seen: SPTD_SCHED_F_END_CUT;
+ *   - an exit without its entry starts at the last earlier event that proves
+ *     the CPU was not in that handler, or where the CPU's record begins:
+ *     SPTD_SCHED_F_START_CUT;
+ *   - a sched slice or thread state that began before the record (or the
+ *     window) of its CPU starts there with START_CUT; one still open at the
+ *     end of the record (or the window) ends there with END_CUT. */
+
+/* Row flags (the sink's @flags): the same bits as slice.flags. */
+#define SPTD_SCHED_F_START_CUT 0x1  /* the start was not seen: the row starts where
+                                     * the window or the evidence does */
+#define SPTD_SCHED_F_END_CUT   0x2  /* the end was not seen: the row ends where the
+                                     * window or the evidence does */
+
 /* Where the builder writes.  Any callback may be NULL.  tids, not utids: the
- * caller maps them. */
+ * caller maps them.  @flags: SPTD_SCHED_F_* bits. */
 struct sptd_sched_sink {
 	void *ctx;
 	/* every task the events name, once, with its last known comm, before
 	 * any row; @comm NULL when only common_pid named it (a waker); tid 0
 	 * is "swapper" */
 	int (*thread)(void *ctx, int tid, const char *comm);
+	/* @end_state NULL when the end was not seen */
 	int (*sched_slice)(void *ctx, int64_t ts, int64_t dur, int cpu, int tid,
-	                   const char *end_state, int prio);
+	                   const char *end_state, int prio, int flags);
 	/* @cpu -1 when not running; @waker_tid -1 when unknown */
 	int (*thread_state)(void *ctx, int64_t ts, int64_t dur, int tid,
-	                    const char *state, int cpu, int waker_tid);
+	                    const char *state, int cpu, int waker_tid, int flags);
+	/* @ret -1 when the exit was not seen */
 	int (*irq_slice)(void *ctx, int64_t ts, int64_t dur, int cpu, int irq,
-	                 const char *name, int ret);
+	                 const char *name, int ret, int flags);
 	int (*softirq_slice)(void *ctx, int64_t ts, int64_t dur, int cpu, int vec,
-	                     const char *name);
-	/* a stretch of a CPU with no scheduling data (ring overwritten, corrupt page) */
+	                     const char *name, int flags);
+	/* a stretch of a CPU that the record did not see, with why */
 	int (*gap)(void *ctx, int64_t ts, int64_t dur, int cpu, const char *reason);
 };
 
@@ -203,11 +257,23 @@ struct sptd_sched_builder;
  * starts after window_start). */
 int sptd_sched_builder_create(int64_t window_start, int64_t window_end, int ncpus,
                               struct sptd_sched_builder **out);
-/* A CPU whose first event is later than window_start + @slack_ns gets a gap
- * row "ftrace ring overwritten before window start" (default 1 ms; the
- * builder cannot see whether the ring wrapped, a late first event is the
- * sign of it).  -EINVAL for a negative slack. */
+/* When neither a LOST event nor sptd_sched_builder_set_recording() says
+ * where a CPU's record begins (switches from outside ftrace, old files), a
+ * CPU whose first event is later than window_start + @slack_ns gets a gap
+ * row "ftrace ring overwritten before window start" (default 1 ms: a late
+ * first event is the sign of it).  -EINVAL for a negative slack. */
 int sptd_sched_builder_set_gap_slack(struct sptd_sched_builder *b, int64_t slack_ns);
+/* When ftrace was recording, as the recorder knows it: it (re)started
+ * with empty rings at @started (INT64_MIN: unknown), because of
+ * @started_why ("the service started", ...); it stopped at @stopped
+ * (INT64_MAX: not before the window end), because of @stopped_why.  A CPU
+ * whose ring did not wrap is seen from @started; before it (after the
+ * window start) every CPU gets a gap saying why, and so after @stopped.
+ * The why strings are copied (NULL: none).  -EINVAL for @started >
+ * @stopped. */
+int sptd_sched_builder_set_recording(struct sptd_sched_builder *b, int64_t started,
+                                     const char *started_why, int64_t stopped,
+                                     const char *stopped_why);
 /* Add one event, @ev->ts already in ns.  Events may arrive in any order; the
  * builder sorts by (ts, cpu, arrival). */
 int sptd_sched_builder_add(struct sptd_sched_builder *b,

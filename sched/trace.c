@@ -132,11 +132,17 @@ static void trigger_removal(const char *line, char *out, size_t size)
 	char *colon;
 
 	snprintf(out, size, "!%.*s", (int)n, line);
-	/* drop a trailing ":unlimited" or ":COUNT" */
+	/* drop a trailing ":unlimited", ":COUNT" or ":count=COUNT" (how
+	 * newer kernels show a counted trigger) */
 	colon = strrchr(out, ':');
-	if (colon && (strcmp(colon, ":unlimited") == 0 ||
-	              strspn(colon + 1, "0123456789") == strlen(colon + 1)))
-		*colon = '\0';
+	if (colon) {
+		const char *num = colon + 1;
+
+		if (strncmp(num, "count=", 6) == 0)
+			num += 6;
+		if (strcmp(num, "unlimited") == 0 || strspn(num, "0123456789") == strlen(num))
+			*colon = '\0';
+	}
 }
 
 /* Remove every trigger of one event of @inst (best effort). */
@@ -376,10 +382,13 @@ int sptd_sched_trace_freeze_on(struct sptd_sched_trace *tr, const char *system,
 		inst_write(tr->inst, file, "!traceoff", 1);
 	else if (tr->nr_triggers >= SPTD_SCHED_MAX_TRIGGERS)
 		return -ENOMEM;
+	/* one shot: once it froze the rings it does nothing until removed
+	 * and installed again, so a hit after the capture re-armed the rings
+	 * cannot freeze them while the service ignores hits (cooldown) */
 	if (filter)
-		snprintf(cmd, sizeof(cmd), "traceoff if %s", filter);
+		snprintf(cmd, sizeof(cmd), "traceoff:1 if %s", filter);
 	else
-		snprintf(cmd, sizeof(cmd), "traceoff");
+		snprintf(cmd, sizeof(cmd), "traceoff:1");
 	tracefs_error_clear(tr->inst);
 	ret = inst_write(tr->inst, file, cmd, 1);
 	if (ret < 0) {
@@ -390,6 +399,25 @@ int sptd_sched_trace_freeze_on(struct sptd_sched_trace *tr, const char *system,
 	}
 	if (known == 0 && ret == 0)
 		snprintf(tr->triggers[tr->nr_triggers++], SPTD_SCHED_PATH_LEN, "%s", file);
+	return ret;
+}
+
+int sptd_sched_trace_freeze_off(struct sptd_sched_trace *tr)
+{
+	int i, ret = 0;
+
+	if (!tr || !tr->inst)
+		return -EINVAL;
+	for (i = 0; i < tr->nr_triggers; i++) {
+		int r = inst_write(tr->inst, tr->triggers[i], "!traceoff", 1);
+
+		/* ENOENT: the kernel had no such trigger left */
+		if (r < 0 && r != -ENOENT && ret == 0) {
+			trace_keep_error(tr, tr->triggers[i], r);
+			ret = sched_errno(-r);
+		}
+	}
+	tr->nr_triggers = 0;
 	return ret;
 }
 

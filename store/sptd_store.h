@@ -64,8 +64,11 @@
 extern "C" {
 #endif
 
-/* Bumped on every incompatible schema change; kept in meta "schema_version". */
-#define SPTD_STORE_SCHEMA_VERSION 1
+/* Bumped on every schema change; kept in meta "schema_version".  2: flags
+ * of sched_slice, thread_state, irq_slice, softirq_slice.  Older files are
+ * upgraded when opened for update and read as the current schema (added
+ * columns NULL) when opened read-only. */
+#define SPTD_STORE_SCHEMA_VERSION 2
 
 struct sptd_store;
 struct sptd_store_stmt;
@@ -117,8 +120,10 @@ int sptd_store_create(const char *path, struct sptd_store **out);
  * update in one transaction on a private copy (@writable 1: decode; needs
  * room for the copy and write access to the incident's directory).  Checks
  * that the file is an incident of a schema this build understands (a FIFO
- * or device at @path is refused, never waited on).  On failure *out is
- * NULL and the reason is in sptd_store_errmsg(NULL). */
+ * or device at @path is refused, never waited on); one of an older schema
+ * gets the columns added since (for update: in the copy; read-only: as
+ * NULL in views of the same names).  On failure *out is NULL and the
+ * reason is in sptd_store_errmsg(NULL). */
 int sptd_store_open(const char *path, int writable, struct sptd_store **out);
 
 /* Commit the transaction; for a created store also fsync and rename into
@@ -188,10 +193,26 @@ int sptd_store_sched_slice_add(struct sptd_store *st, int64_t ts, int64_t dur,
 int sptd_store_thread_state_add(struct sptd_store *st, int64_t ts, int64_t dur,
                                 int64_t utid, const char *state, int cpu,
                                 int64_t waker_utid);
+/* @ret: the handler's return (1 handled, 0 not), -1 when its exit was not
+ * seen. */
 int sptd_store_irq_slice_add(struct sptd_store *st, int64_t ts, int64_t dur,
                              int cpu, int irq, const char *name, int ret);
 int sptd_store_softirq_slice_add(struct sptd_store *st, int64_t ts, int64_t dur,
                                  int cpu, int vec, const char *name);
+/* The four above with the row's flags: SPTD_SLICE_F_START_TRUNCATED (its
+ * start was not seen: it starts where the window or the evidence does),
+ * SPTD_SLICE_F_END_TRUNCATED (likewise its end).  Without _flags: 0, both
+ * edges seen. */
+int sptd_store_sched_slice_add_flags(struct sptd_store *st, int64_t ts, int64_t dur,
+                                     int cpu, int64_t utid, const char *end_state,
+                                     int priority, int flags);
+int sptd_store_thread_state_add_flags(struct sptd_store *st, int64_t ts, int64_t dur,
+                                      int64_t utid, const char *state, int cpu,
+                                      int64_t waker_utid, int flags);
+int sptd_store_irq_slice_add_flags(struct sptd_store *st, int64_t ts, int64_t dur,
+                                   int cpu, int irq, const char *name, int ret, int flags);
+int sptd_store_softirq_slice_add_flags(struct sptd_store *st, int64_t ts, int64_t dur,
+                                       int cpu, int vec, const char *name, int flags);
 
 /* slice.kind */
 #define SPTD_SLICE_USER     "user"

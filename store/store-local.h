@@ -117,6 +117,14 @@ int sptd_store_tmp_publish(struct sptd_store *st, int replace);
 /* Remove the temporary file unless published; close its fds. */
 void sptd_store_tmp_discard(struct sptd_store *st);
 
+/* --- store_migrate.c ----------------------------------------------------- */
+
+/* A file of schema @version older than this build's: add the columns the
+ * catalogue has and the file lacks — ALTER TABLE and the current
+ * schema_version when @writable (inside the open transaction), else TEMP
+ * views that show them as NULL.  0 for a current file. */
+int sptd_store_schema_upgrade(struct sptd_store *st, long long version, int writable);
+
 /* --- store_err.c --------------------------------------------------------- */
 
 /* Record a failure on @st ("" prefix-free printf): returns @err. */

@@ -228,8 +228,9 @@ static int roll_back_old_update(struct sptd_store *st)
 	return ret;
 }
 
-/* Check that the opened file is an incident of a schema we understand. */
-static int check_incident(struct sptd_store *st)
+/* Check that the opened file is an incident of a schema we understand;
+ * its schema version through @version_out. */
+static int check_incident(struct sptd_store *st, long long *version_out)
 {
 	sqlite3_stmt *q = NULL;
 	const char *text;
@@ -279,6 +280,7 @@ static int check_incident(struct sptd_store *st)
 		                      st->path, version, SPTD_STORE_SCHEMA_VERSION);
 		goto out;
 	}
+	*version_out = version;
 	ret = sptd_store_schema_check(st);
 out:
 	sqlite3_finalize(q);
@@ -321,6 +323,7 @@ int sptd_store_open(const char *path, int writable, struct sptd_store **out)
 	struct sptd_store *st = NULL;
 	struct stat src_sb;
 	char *real, *uri = NULL;
+	long long version = 0;
 	int ret, rc, src = -1;
 
 	if (out)
@@ -370,11 +373,12 @@ int sptd_store_open(const char *path, int writable, struct sptd_store **out)
 		goto fail;
 	}
 	sqlite3_busy_timeout(st->db, 2000);
-	ret = sptd_store_exec(st, writable ? update_pragmas : "PRAGMA query_only=1",
-	                      "opening the incident");
-	if (ret < 0)
-		goto fail;
-	ret = check_incident(st);
+	if (writable) {
+		ret = sptd_store_exec(st, update_pragmas, "opening the incident");
+		if (ret < 0)
+			goto fail;
+	}
+	ret = check_incident(st, &version);
 	if (ret < 0)
 		goto fail;
 	if (writable) {
@@ -383,7 +387,17 @@ int sptd_store_open(const char *path, int writable, struct sptd_store **out)
 			goto fail;
 		st->in_txn = 1;
 		st->writable = 1;
+		/* an older file gets the columns added since, in this update */
+		ret = sptd_store_schema_upgrade(st, version, 1);
+	} else {
+		/* read-only: an older file's missing columns read as NULL
+		 * (TEMP views), then nothing may write */
+		ret = sptd_store_schema_upgrade(st, version, 0);
+		if (ret >= 0)
+			ret = sptd_store_exec(st, "PRAGMA query_only=1", "opening the incident");
 	}
+	if (ret < 0)
+		goto fail;
 	*out = st;
 	return 0;
 fail:

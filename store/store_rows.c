@@ -140,6 +140,13 @@ int sptd_store_sched_slice_add(struct sptd_store *st, int64_t ts, int64_t dur,
                                int cpu, int64_t utid, const char *end_state,
                                int priority)
 {
+	return sptd_store_sched_slice_add_flags(st, ts, dur, cpu, utid, end_state, priority, 0);
+}
+
+int sptd_store_sched_slice_add_flags(struct sptd_store *st, int64_t ts, int64_t dur,
+                                     int cpu, int64_t utid, const char *end_state,
+                                     int priority, int flags)
+{
 	static const char what[] = "adding a sched_slice row";
 	sqlite3_stmt *s;
 	int ret;
@@ -155,12 +162,20 @@ int sptd_store_sched_slice_add(struct sptd_store *st, int64_t ts, int64_t dur,
 	sqlite3_bind_int64(s, 5, utid);
 	sptd_store_bind_str(s, 6, end_state);
 	sqlite3_bind_int(s, 7, priority);
+	sqlite3_bind_int(s, 8, flags);
 	return sptd_store_row_end(st, s, what);
 }
 
 int sptd_store_thread_state_add(struct sptd_store *st, int64_t ts, int64_t dur,
                                 int64_t utid, const char *state, int cpu,
                                 int64_t waker_utid)
+{
+	return sptd_store_thread_state_add_flags(st, ts, dur, utid, state, cpu, waker_utid, 0);
+}
+
+int sptd_store_thread_state_add_flags(struct sptd_store *st, int64_t ts, int64_t dur,
+                                      int64_t utid, const char *state, int cpu,
+                                      int64_t waker_utid, int flags)
 {
 	static const char what[] = "adding a thread_state row";
 	sqlite3_stmt *s;
@@ -178,11 +193,19 @@ int sptd_store_thread_state_add(struct sptd_store *st, int64_t ts, int64_t dur,
 	sptd_store_bind_str(s, 5, state);
 	sptd_store_bind_opt(s, 6, cpu);
 	sptd_store_bind_opt(s, 7, waker_utid);
+	sqlite3_bind_int(s, 8, flags);
 	return sptd_store_row_end(st, s, what);
 }
 
 int sptd_store_irq_slice_add(struct sptd_store *st, int64_t ts, int64_t dur,
                              int cpu, int irq, const char *name, int ret_value)
+{
+	return sptd_store_irq_slice_add_flags(st, ts, dur, cpu, irq, name, ret_value, 0);
+}
+
+int sptd_store_irq_slice_add_flags(struct sptd_store *st, int64_t ts, int64_t dur,
+                                   int cpu, int irq, const char *name, int ret_value,
+                                   int flags)
 {
 	static const char what[] = "adding an irq_slice row";
 	sqlite3_stmt *s;
@@ -199,11 +222,18 @@ int sptd_store_irq_slice_add(struct sptd_store *st, int64_t ts, int64_t dur,
 	sqlite3_bind_int(s, 5, irq);
 	sptd_store_bind_str(s, 6, name);
 	sqlite3_bind_int(s, 7, ret_value);
+	sqlite3_bind_int(s, 8, flags);
 	return sptd_store_row_end(st, s, what);
 }
 
 int sptd_store_softirq_slice_add(struct sptd_store *st, int64_t ts, int64_t dur,
                                  int cpu, int vec, const char *name)
+{
+	return sptd_store_softirq_slice_add_flags(st, ts, dur, cpu, vec, name, 0);
+}
+
+int sptd_store_softirq_slice_add_flags(struct sptd_store *st, int64_t ts, int64_t dur,
+                                       int cpu, int vec, const char *name, int flags)
 {
 	static const char what[] = "adding a softirq_slice row";
 	sqlite3_stmt *s;
@@ -219,6 +249,7 @@ int sptd_store_softirq_slice_add(struct sptd_store *st, int64_t ts, int64_t dur,
 	sqlite3_bind_int(s, 4, cpu);
 	sqlite3_bind_int(s, 5, vec);
 	sptd_store_bind_str(s, 6, name);
+	sqlite3_bind_int(s, 7, flags);
 	return sptd_store_row_end(st, s, what);
 }
 

@@ -18,15 +18,16 @@ const struct sptd_store_table_def sptd_store_table_defs[SPTD_STORE_T_COUNT] = {
 		"utid INTEGER PRIMARY KEY, tid INT, upid INT NULL, name TEXT", 4, 0, 1, "utid" },
 	[SPTD_STORE_T_SCHED_SLICE] = { "sched_slice",
 		"id INTEGER PRIMARY KEY, ts INT, dur INT, cpu INT, utid INT, "
-		"end_state TEXT NULL, priority INT", 7, 0, 1 },
+		"end_state TEXT NULL, priority INT, flags INT", 8, 0, 1 },
 	[SPTD_STORE_T_THREAD_STATE] = { "thread_state",
 		"id INTEGER PRIMARY KEY, ts INT, dur INT, utid INT, state TEXT, "
-		"cpu INT NULL, waker_utid INT NULL", 7, 0, 1 },
+		"cpu INT NULL, waker_utid INT NULL, flags INT", 8, 0, 1 },
 	[SPTD_STORE_T_IRQ_SLICE] = { "irq_slice",
 		"id INTEGER PRIMARY KEY, ts INT, dur INT, cpu INT, irq INT, name TEXT, "
-		"ret INT", 7, 0, 1 },
+		"ret INT, flags INT", 8, 0, 1 },
 	[SPTD_STORE_T_SOFTIRQ_SLICE] = { "softirq_slice",
-		"id INTEGER PRIMARY KEY, ts INT, dur INT, cpu INT, vec INT, name TEXT", 6, 0, 1 },
+		"id INTEGER PRIMARY KEY, ts INT, dur INT, cpu INT, vec INT, name TEXT, flags INT",
+		7, 0, 1 },
 	[SPTD_STORE_T_SLICE] = { "slice",
 		"id INTEGER PRIMARY KEY, ts INT, dur INT, cpu INT, utid INT, depth INT, "
 		"parent_id INT NULL, symbol_id INT NULL, kind TEXT, flags INT", 10, 0, 1, "id" },

@@ -21,13 +21,31 @@ struct clock_conv {
 	struct sptd_dec_tsc conv; /* their conversion (decode/'s, as for PT) */
 };
 
+/* Most CPUs whose unreadable pages are remembered (a break of their record). */
+#define DERIVE_MAX_CPUS 4096
+
 struct sched_ctx {
-	struct sptd_store *st;
-	struct sptd_col_tasks *tasks;
-	struct sptd_sched_builder *builder;
-	struct clock_conv conv;
-	int64_t events, bad_pages;
+	struct sptd_store *st;            /* the incident */
+	struct sptd_col_tasks *tasks;     /* tid -> utid */
+	struct sptd_sched_builder *builder; /* events -> rows */
+	struct clock_conv conv;           /* trace clock -> incident ns */
+	int64_t events, bad_pages;        /* counts for stats and the log */
+	int64_t last_ts[DERIVE_MAX_CPUS]; /* latest event per CPU (ns) */
+	int64_t max_ts;                   /* latest ftrace event of all (ns), INT64_MIN none */
+	char broken[DERIVE_MAX_CPUS];     /* 1: a page of this CPU was unreadable
+	                                   * since its last event */
 };
+
+/* The record of @cpu breaks before @ts: an unreadable page was skipped. */
+static int add_break(struct sched_ctx *ctx, int cpu, int64_t ts)
+{
+	struct sptd_sched_event lost = { .type = SPTD_SCHED_LOST, .cpu = cpu, .ts = ts, .pid = -1 };
+
+	lost.u.lost.reason = SPTD_SCHED_LOST_CORRUPT;
+	lost.u.lost.count = -1;
+	ctx->broken[cpu] = 0;
+	return sptd_sched_builder_add(ctx->builder, &lost);
+}
 
 static int64_t conv_ns(const struct clock_conv *c, int64_t raw)
 {
@@ -38,10 +56,20 @@ static int on_event(void *arg, const struct sptd_sched_event *ev)
 {
 	struct sched_ctx *ctx = arg;
 	struct sptd_sched_event e = *ev;
+	int ret = 0;
 
 	e.ts = conv_ns(&ctx->conv, ev->ts);
-	ctx->events++;
-	return sptd_sched_builder_add(ctx->builder, &e);
+	if (e.cpu >= 0 && e.cpu < DERIVE_MAX_CPUS) {
+		if (ctx->broken[e.cpu])
+			ret = add_break(ctx, e.cpu, e.ts);
+		ctx->last_ts[e.cpu] = e.ts;
+	}
+	if (e.type != SPTD_SCHED_LOST) {
+		ctx->events++;
+		if (e.ts > ctx->max_ts)
+			ctx->max_ts = e.ts;
+	}
+	return ret < 0 ? ret : sptd_sched_builder_add(ctx->builder, &e);
 }
 
 static int64_t utid_of(struct sched_ctx *ctx, int tid)
@@ -56,19 +84,25 @@ static int sink_thread(void *arg, int tid, const char *comm)
 	return sptd_col_tasks_note(ctx->tasks, tid, -1, comm, NULL);
 }
 
+/* The builder's flags are slice.flags' truncation bits. */
+_Static_assert(SPTD_SCHED_F_START_CUT == SPTD_SLICE_F_START_TRUNCATED &&
+               SPTD_SCHED_F_END_CUT == SPTD_SLICE_F_END_TRUNCATED,
+               "sched row flags and slice.flags share their truncation bits");
+
 static int sink_sched_slice(void *arg, int64_t ts, int64_t dur, int cpu, int tid,
-                            const char *end_state, int prio)
+                            const char *end_state, int prio, int flags)
 {
 	struct sched_ctx *ctx = arg;
 	int64_t utid = utid_of(ctx, tid);
 
 	if (utid < 0)
 		return (int)utid;
-	return sptd_store_sched_slice_add(ctx->st, ts, dur, cpu, utid, end_state, prio);
+	return sptd_store_sched_slice_add_flags(ctx->st, ts, dur, cpu, utid, end_state, prio,
+	                                        flags);
 }
 
 static int sink_thread_state(void *arg, int64_t ts, int64_t dur, int tid,
-                             const char *state, int cpu, int waker_tid)
+                             const char *state, int cpu, int waker_tid, int flags)
 {
 	struct sched_ctx *ctx = arg;
 	int64_t utid = utid_of(ctx, tid);
@@ -76,23 +110,23 @@ static int sink_thread_state(void *arg, int64_t ts, int64_t dur, int tid,
 
 	if (utid < 0)
 		return (int)utid;
-	return sptd_store_thread_state_add(ctx->st, ts, dur, utid, state, cpu, waker);
+	return sptd_store_thread_state_add_flags(ctx->st, ts, dur, utid, state, cpu, waker, flags);
 }
 
 static int sink_irq(void *arg, int64_t ts, int64_t dur, int cpu, int irq,
-                    const char *name, int ret)
+                    const char *name, int ret, int flags)
 {
 	struct sched_ctx *ctx = arg;
 
-	return sptd_store_irq_slice_add(ctx->st, ts, dur, cpu, irq, name, ret);
+	return sptd_store_irq_slice_add_flags(ctx->st, ts, dur, cpu, irq, name, ret, flags);
 }
 
 static int sink_softirq(void *arg, int64_t ts, int64_t dur, int cpu, int vec,
-                        const char *name)
+                        const char *name, int flags)
 {
 	struct sched_ctx *ctx = arg;
 
-	return sptd_store_softirq_slice_add(ctx->st, ts, dur, cpu, vec, name);
+	return sptd_store_softirq_slice_add_flags(ctx->st, ts, dur, cpu, vec, name, flags);
 }
 
 static int sink_gap(void *arg, int64_t ts, int64_t dur, int cpu, const char *reason)
@@ -128,6 +162,38 @@ static int load_clock(struct sptd_store *st, struct clock_conv *c)
 	return 0;
 }
 
+/* What the recorder wrote of when ftrace was recording (meta
+ * ftrace_started[_why], ftrace_stopped_by, ftrace_stopped; absent in
+ * imports and older files: then the builder judges by the events alone).
+ * Frozen by the kernel at another event than the trigger's own (a
+ * traceoff trigger: "kernel"), the rings stopped right after their latest
+ * event, @last_ts; at the trigger's own ("trigger") or by the service after
+ * the window end, the record runs to the window end. */
+static int recording_span(struct sptd_store *st, struct sptd_sched_builder *b, int64_t last_ts)
+{
+	char started_why[160] = "", by[32] = "";
+	const char *stopped_why = NULL;
+	int64_t started = INT64_MIN, stopped = INT64_MAX;
+
+	if (sptd_store_meta_get_int(st, "ftrace_started", &started) < 0)
+		started = INT64_MIN;
+	sptd_store_meta_get(st, "ftrace_started_why", started_why, sizeof(started_why));
+	sptd_store_meta_get(st, "ftrace_stopped_by", by, sizeof(by));
+	if (strcmp(by, "kernel") == 0 && last_ts != INT64_MIN) {
+		stopped = last_ts;
+		stopped_why = "frozen in the kernel by a traceoff trigger (at its last event)";
+	} else if (sptd_store_meta_get_int(st, "ftrace_stopped", &stopped) < 0) {
+		stopped = INT64_MAX;
+	} else {
+		stopped_why = "stopped by the service";
+	}
+	if (started > stopped) {
+		sptd_col_log(LOG_WARNING, "meta ftrace_started is after ftrace stopped: ignoring both");
+		return 0;
+	}
+	return sptd_sched_builder_set_recording(b, started, started_why, stopped, stopped_why);
+}
+
 static int on_format(void *arg, const struct sptd_store_ftrace_format_row *row)
 {
 	struct sptd_sched_parser *parser = arg;
@@ -154,10 +220,25 @@ static int on_page(void *arg, const struct sptd_store_chunk_row *row)
 	n = sptd_sched_parser_parse_page(pc->parser, row->cpu, row->data, row->len, on_event,
 	                                 pc->ctx);
 	if (n == -EBADMSG) {
+		/* a stretch of this CPU is missing: the builder gets a break
+		 * before its next event (or at the end), which becomes a gap */
 		pc->ctx->bad_pages++;
+		if (row->cpu >= 0 && row->cpu < DERIVE_MAX_CPUS)
+			pc->ctx->broken[row->cpu] = 1;
 		return 0;
 	}
 	return n < 0 ? n : 0;
+}
+
+/* Unreadable last pages: the CPU's record breaks after its last event. */
+static int trailing_breaks(struct sched_ctx *ctx, int ncpus, int64_t wend)
+{
+	int ret = 0;
+
+	for (int cpu = 0; cpu < ncpus && cpu < DERIVE_MAX_CPUS && ret >= 0; cpu++)
+		if (ctx->broken[cpu])
+			ret = add_break(ctx, cpu, ctx->last_ts[cpu] > wend ? ctx->last_ts[cpu] : wend);
+	return ret;
 }
 
 /* Feed the parser every stored format, then every page in capture order. */
@@ -219,7 +300,7 @@ int sptd_col_derive_sched(struct sptd_store *st, struct sptd_col_tasks *tasks)
 		.softirq_slice = sink_softirq,
 		.gap = sink_gap,
 	};
-	struct sched_ctx ctx = { .st = st, .tasks = tasks };
+	struct sched_ctx ctx = { .st = st, .tasks = tasks, .max_ts = INT64_MIN };
 	struct sptd_sched_sink sink = sink_template;
 	int64_t wstart = 0, wend = INT64_MAX, cpus = 0;
 	int ncpus = 0, ret;
@@ -242,14 +323,19 @@ int sptd_col_derive_sched(struct sptd_store *st, struct sptd_col_tasks *tasks)
 		return ret;
 	ret = feed_ftrace(&ctx, &ncpus);
 	if (ret >= 0)
+		ret = trailing_breaks(&ctx, ncpus, wend);
+	if (ret >= 0)
+		ret = recording_span(st, ctx.builder, ctx.max_ts);
+	if (ret >= 0)
 		ret = feed_switches(&ctx, &ncpus);
 	if (ret >= 0) {
 		sink.ctx = &ctx;
 		ret = sptd_sched_builder_finish(ctx.builder, &sink);
 	}
 	if (ret >= 0 && ctx.bad_pages) {
-		sptd_col_log(LOG_WARNING, "%" PRId64 " corrupt ftrace pages skipped", ctx.bad_pages);
-		ret = sptd_store_gap_add(st, wstart, 0, -1, "sched: corrupt ftrace pages skipped");
+		sptd_col_log(LOG_WARNING, "%" PRId64 " unreadable ftrace pages skipped (gaps "
+		             "\"sched: unreadable ftrace page skipped\")", ctx.bad_pages);
+		ret = sptd_store_stat_add(st, "ftrace_bad_pages", -1, ctx.bad_pages);
 	}
 	if (ret >= 0)
 		ret = sptd_store_stat_add(st, "sched_events", -1, ctx.events);

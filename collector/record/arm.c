@@ -1,7 +1,8 @@
 /* arm.c — turning the service's sources on and off: choosing the source,
  * sizing every ring (the capture plan, plan.c), arming the ftrace
- * instance, PT or the sampler and the triggers; re-arming after a capture;
- * undoing what a hit that did not fire froze; disarming.
+ * instance, PT or the sampler and the triggers; the kernel freeze (traceoff
+ * triggers) on and off; re-arming after a capture; undoing what a hit that
+ * did not fire froze; disarming.
  *
  * service.c runs the loop and calls in here; capture.c re-arms from here
  * once the window is copied.  Nothing here calls either. */
@@ -100,36 +101,82 @@ static int arm_pt(struct sptd_col_service *s)
 
 /* ---- ftrace frozen by the kernel ------------------------------------------------ */
 
-/* Let the kernel freeze ftrace at the very event when nothing after it is
- * wanted: a traceoff event trigger on the trigger's own tracepoint, with
- * its filter (tracepoint=) or the IRQ numbers (irq= without min=, which is
- * only known at the handler's exit).  Hits the service then ignores
- * (warm-up, cooldown) are undone by sptd_col_record_unfreeze(). */
-static void install_kernel_freeze(struct sptd_col_service *s, const struct sptd_col_trigger_spec *spec)
+/* The kernel freezes ftrace at the very event when nothing after it is
+ * wanted (no --post): a one-shot traceoff event trigger on the trigger's
+ * own tracepoint with its filter (tracepoint=), or on irq_handler_exit with
+ * the IRQ numbers (irq= without min=, which fires when the handler
+ * returns).  It is installed only while a hit may fire: a traceoff in
+ * warm-up or cooldown would freeze the rings at a hit the service then
+ * ignores, leaving an entry without its exit and a stretch nothing saw
+ * (issue 11's phantom IRQs). */
+void sptd_col_record_kfreeze_arm(struct sptd_col_service *s, int64_t now, int64_t not_before)
 {
 	char system[64], event[128], filter[512];
-	int ret;
 
-	if (sptd_col_trigger_freeze_point(spec, system, sizeof(system), event, sizeof(event),
-	                                  filter, sizeof(filter)) != 1)
+	if (!s->kfreeze_wanted || s->kfreeze_on || now < not_before || !s->trace)
 		return;
-	ret = sptd_sched_trace_freeze_on(s->trace, system, event, filter[0] ? filter : NULL);
-	if (ret < 0)
-		sptd_col_log(LOG_WARNING, "cannot install a traceoff trigger on %s:%s (%s); "
-		             "freezing from user space instead", system, event, strerror(-ret));
-	else
-		s->kernel_freeze = 1;
+	for (int i = 0; i < s->o->ntriggers; i++) {
+		const struct sptd_col_trigger_spec *spec = &s->o->triggers[i];
+		int ret;
+
+		if (sptd_col_trigger_freeze_point(spec, system, sizeof(system), event, sizeof(event),
+		                                  filter, sizeof(filter)) != 1)
+			continue;
+		ret = sptd_sched_trace_freeze_on(s->trace, system, event, filter[0] ? filter : NULL);
+		if (ret < 0) {
+			sptd_col_log(LOG_WARNING, "cannot install a traceoff trigger on %s:%s (%s%s%s); "
+			             "freezing ftrace from user space instead", system, event,
+			             strerror(-ret), sptd_sched_trace_error(s->trace)[0] ? ": " : "",
+			             sptd_sched_trace_error(s->trace));
+			sptd_sched_trace_freeze_off(s->trace);
+			s->kfreeze_wanted = 0;
+			return;
+		}
+	}
+	s->kfreeze_on = 1;
+	s->kfreeze_since = sptd_col_now_ns();
+}
+
+void sptd_col_record_kfreeze_disarm(struct sptd_col_service *s)
+{
+	if (!s->kfreeze_on)
+		return;
+	if (sptd_sched_trace_freeze_off(s->trace) < 0)
+		sptd_col_log(LOG_WARNING, "cannot remove the traceoff triggers: %s",
+		             sptd_sched_trace_error(s->trace));
+	s->kfreeze_on = 0;
+}
+
+/* Start ftrace with empty rings now, for @why. */
+static int ftrace_restart(struct sptd_col_service *s, const char *why)
+{
+	int ret = sptd_sched_trace_reset(s->trace);
+
+	s->ftrace_started = sptd_col_now_ns();
+	s->ftrace_why = why;
+	if (ret >= 0)
+		ret = sptd_sched_trace_start(s->trace);
+	sptd_col_seed_cpus(s->cpus, s->ncpus);
+	return ret;
 }
 
 void sptd_col_record_unfreeze(struct sptd_col_service *s)
 {
 	if (s->aux_pause)
 		sptd_col_pt_resume(s->pt);
-	/* a traceoff trigger fired for a hit the service ignored: tracing on
-	 * again, so the next incident's window is not stale */
-	if (s->kernel_freeze && s->trace && sptd_sched_trace_is_on(s->trace) == 0) {
-		sptd_sched_trace_start(s->trace);
-		sptd_col_seed_cpus(s->cpus, s->ncpus);
+	/* frozen without a capture: a traceoff hit between a capture's
+	 * re-arm and the removal of the spent triggers.  Keeping what the
+	 * rings hold would put a stretch nobody saw inside a later window,
+	 * so they restart empty and the warm-up starts over. */
+	if (s->trace && sptd_sched_trace_is_on(s->trace) == 0) {
+		sptd_col_record_kfreeze_disarm(s);
+		if (ftrace_restart(s, "restarted after a trigger hit froze it in the kernel "
+		                   "while the service ignored hits (warm-up or cooldown)") < 0)
+			sptd_col_log(LOG_ERR, "cannot restart the ftrace instance");
+		else
+			sptd_col_log(LOG_INFO, "ftrace was frozen by a hit the service ignored; "
+			             "restarted with empty rings");
+		s->armed_at = sptd_col_now_ns();
 	}
 }
 
@@ -158,10 +205,15 @@ static int arm_triggers(struct sptd_col_service *s, const int *pt_fds)
 			             strerror(refused));
 		}
 		s->ntrig++;
-		/* Let the kernel freeze ftrace at the very event when nothing
-		 * after it is wanted. */
-		if (s->o->post_ns == 0)
-			install_kernel_freeze(s, spec);
+		/* the kernel may freeze ftrace at the very event when nothing
+		 * after it is wanted; installed once hits may fire */
+		if (s->o->post_ns == 0) {
+			char system[64], event[128], filter[512];
+
+			if (sptd_col_trigger_freeze_point(spec, system, sizeof(system), event,
+			                                  sizeof(event), filter, sizeof(filter)) == 1)
+				s->kfreeze_wanted = 1;
+		}
 	}
 	return 0;
 }
@@ -222,6 +274,8 @@ int sptd_col_record_arm(struct sptd_col_service *s)
 			return ret;
 		}
 	}
+	s->ftrace_started = sptd_col_now_ns();
+	s->ftrace_why = "the service started then";
 	ret = sptd_sched_trace_start(s->trace);
 	if (ret < 0) {
 		sptd_col_log(LOG_ERR, "cannot start the ftrace instance: %s", strerror(-ret));
@@ -246,13 +300,10 @@ int sptd_col_record_arm(struct sptd_col_service *s)
 
 void sptd_col_record_rearm(struct sptd_col_service *s)
 {
-	int ret = sptd_sched_trace_reset(s->trace);
+	int ret = ftrace_restart(s, "re-armed after the previous incident");
 
-	if (ret >= 0)
-		ret = sptd_sched_trace_start(s->trace);
 	if (ret < 0)
 		sptd_col_log(LOG_ERR, "cannot re-arm the ftrace instance: %s", strerror(-ret));
-	sptd_col_seed_cpus(s->cpus, s->ncpus);
 	if (s->sampler)
 		sptd_col_sampler_pause(s->sampler, 0);
 	if (s->pt)
@@ -267,6 +318,7 @@ void sptd_col_record_rearm(struct sptd_col_service *s)
 
 void sptd_col_record_disarm(struct sptd_col_service *s)
 {
+	s->kfreeze_on = 0;   /* destroying the instance removes the triggers */
 	for (int i = 0; i < s->ntrig; i++)
 		sptd_col_trigger_destroy(s->trig[i]);
 	s->ntrig = 0;

@@ -277,6 +277,53 @@ static int pt_images(struct sptd_col_service *s, struct sptd_store *st)
 	return ret < 0 ? ret : 0;
 }
 
+/* When ftrace recorded what this incident holds (meta ftrace_*). */
+struct ftrace_span {
+	int64_t started;              /* ns: (re)started with empty rings */
+	const char *started_why;      /* why it started then */
+	const char *stopped_by;       /* "service", "trigger" or "kernel" */
+	int64_t stopped;              /* ns: when the service stopped it */
+};
+
+/* Stop ftrace (if the kernel has not) and note who stopped it: the service,
+ * after the window end; the kernel, at the trigger's own event (the window
+ * end: the one-shot traceoff acts on the first hit after it was installed,
+ * which is the hit that fired when that came after the installation); or
+ * the kernel at another hit, right after the record's last event
+ * (derive_sched.c reads it there). */
+static void ftrace_stop(struct sptd_col_service *s, const struct sptd_col_fire *fire,
+                        struct ftrace_span *rec)
+{
+	char system[64], event[128], filter[512];
+	int was_on = sptd_sched_trace_is_on(s->trace);
+
+	sptd_sched_trace_stop(s->trace);
+	rec->started = s->ftrace_started;
+	rec->started_why = s->ftrace_why;
+	rec->stopped = sptd_col_now_ns();
+	rec->stopped_by = "service";
+	if (was_on != 0)
+		return;
+	rec->stopped_by = "kernel";
+	if (s->kfreeze_on && fire->spec && fire->ts >= s->kfreeze_since &&
+	    sptd_col_trigger_freeze_point(fire->spec, system, sizeof(system), event, sizeof(event),
+	                                  filter, sizeof(filter)) == 1)
+		rec->stopped_by = "trigger";
+}
+
+static int write_span(struct sptd_store *st, const struct ftrace_span *rec)
+{
+	int ret = sptd_store_meta_set_int(st, "ftrace_started", rec->started);
+
+	if (ret >= 0)
+		ret = sptd_store_meta_set(st, "ftrace_started_why", rec->started_why);
+	if (ret >= 0)
+		ret = sptd_store_meta_set(st, "ftrace_stopped_by", rec->stopped_by);
+	if (ret >= 0 && strcmp(rec->stopped_by, "service") == 0)
+		ret = sptd_store_meta_set_int(st, "ftrace_stopped", rec->stopped);
+	return ret;
+}
+
 static const char *store_reason(struct sptd_store *st, int ret)
 {
 	if (ret == -ENOSPC)
@@ -289,6 +336,7 @@ static const char *store_reason(struct sptd_store *st, int ret)
 int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fire *fire)
 {
 	struct capture c = { 0 };
+	struct ftrace_span rec;
 	int64_t wstart = fire->ts - s->o->window_ns, wend = fire->ts + s->o->post_ns;
 	int64_t t0 = sptd_col_now_ns(), slices = 0, nsamples;
 	char path[4096];
@@ -303,7 +351,7 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 	/* PT first: it is the fastest-filling ring */
 	if (s->pt && sptd_col_pt_freeze(s->pt) < 0)
 		sptd_col_log(LOG_WARNING, "freezing PT failed: this incident may lack PT");
-	sptd_sched_trace_stop(s->trace);
+	ftrace_stop(s, fire, &rec);
 	if (s->sampler)
 		sptd_col_sampler_pause(s->sampler, 1);
 
@@ -319,6 +367,8 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 		return ret;
 	}
 	ret = write_meta(s, c.st, fire, wstart, wend);
+	if (ret >= 0)
+		ret = write_span(c.st, &rec);
 	if (ret >= 0)
 		ret = sptd_store_trigger_add(c.st, fire->ts, fire->cpu,
 		                             fire->spec ? fire->spec->text : "manual", fire->detail);
@@ -382,6 +432,10 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 	sptd_store_destroy(c.st);
 	capture_fini(&c);
 	s->last_capture = sptd_col_now_ns();
+	/* the one-shot traceoff triggers are spent (or, when something else
+	 * fired first, must not act in the cooldown): off until hits may
+	 * fire again */
+	sptd_col_record_kfreeze_disarm(s);
 	return ret;
 }
 

@@ -68,7 +68,14 @@ struct sptd_col_service {
 	char last_path[4096];      /* the last incident written */
 	int pt_failed;             /* opening PT failed: a runtime failure, not usage */
 	int aux_pause;             /* 1: triggers pause PT in the kernel (AUX pause) */
-	int kernel_freeze;         /* traceoff event triggers installed in ftrace */
+	int kfreeze_wanted;        /* some trigger can freeze ftrace in the kernel
+	                            * (a one-shot traceoff event trigger) */
+	int kfreeze_on;            /* ... and those triggers are installed now:
+	                            * only while a hit may fire (never in warm-up
+	                            * or cooldown) */
+	int64_t kfreeze_since;     /* ns when they were installed */
+	int64_t ftrace_started;    /* ns when ftrace last (re)started with empty rings */
+	const char *ftrace_why;    /* why it did then (for the incident's gaps) */
 	int aux_refused_logged;    /* the kernel's refusal was said once */
 };
 
@@ -85,9 +92,19 @@ int sptd_col_record_arm(struct sptd_col_service *s);
 /* Turn every source back on after a capture, and forget the hits it
  * caused. */
 void sptd_col_record_rearm(struct sptd_col_service *s);
-/* A hit that did not fire (warm-up, cooldown) may have paused PT or frozen
- * ftrace in the kernel: turn them back on. */
+/* A hit that did not fire (warm-up, cooldown) may have paused PT: resume
+ * it; and ftrace found frozen without a capture is restarted with empty
+ * rings (what it held ends in a stretch nothing saw: no incident may span
+ * it), the warm-up starting over. */
 void sptd_col_record_unfreeze(struct sptd_col_service *s);
+/* Install the kernel freeze (one-shot traceoff triggers) once hits may fire
+ * (@now >= @not_before): never in warm-up or cooldown, so a hit the service
+ * would ignore cannot freeze the rings.  A failure falls back to freezing
+ * from user space, said once. */
+void sptd_col_record_kfreeze_arm(struct sptd_col_service *s, int64_t now, int64_t not_before);
+/* Remove the kernel freeze (after a capture; about 150 ms of the kernel's
+ * grace period, the triggers stop acting at once). */
+void sptd_col_record_kfreeze_disarm(struct sptd_col_service *s);
 /* Close every source and trigger; accepts a partly armed service. */
 void sptd_col_record_disarm(struct sptd_col_service *s);
 

@@ -57,8 +57,8 @@ static int run_loop(struct sptd_col_service *s)
 
 	while (!stop && (s->o->count == 0 || s->incidents < s->o->count)) {
 		struct sptd_col_fire fire, best = { .ts = INT64_MAX };
-		int nfds = 0, fired = 0, ctl_client = -1;
-		int64_t not_before;
+		int nfds = 0, fired = 0, ctl_client = -1, timeout_ms;
+		int64_t not_before, now;
 
 		pfds[nfds++] = (struct pollfd){ .fd = s->sig_fd, .events = POLLIN };
 		pfds[nfds++] = (struct pollfd){ .fd = s->ctl_fd, .events = POLLIN };
@@ -69,7 +69,15 @@ static int run_loop(struct sptd_col_service *s)
 			for (int k = 0; k < n; k++)
 				pfds[nfds++] = (struct pollfd){ .fd = fds[k], .events = POLLIN };
 		}
-		if (poll(pfds, (nfds_t)nfds, 1000) < 0 && errno != EINTR) {
+		/* the kernel freeze goes on once hits may fire: wake for that */
+		not_before = sptd_col_trigger_not_before(s->armed_at, s->o->window_ns,
+		                                         s->last_capture, s->o->cooldown_ns);
+		now = sptd_col_now_ns();
+		sptd_col_record_kfreeze_arm(s, now, not_before);
+		timeout_ms = 1000;
+		if (s->kfreeze_wanted && !s->kfreeze_on && not_before - now < 1000000000LL)
+			timeout_ms = (int)((not_before - now) / 1000000) + 1;
+		if (poll(pfds, (nfds_t)nfds, timeout_ms) < 0 && errno != EINTR) {
 			sptd_col_log(LOG_ERR, "poll: %s", strerror(errno));
 			return -errno;
 		}
@@ -113,18 +121,24 @@ static int run_loop(struct sptd_col_service *s)
 				}
 			}
 		}
-		/* automatic triggers wait for a whole window and the cooldown;
-		 * a manual one always acts, and what is missing becomes a gap */
+		/* automatic triggers wait for a whole window and the cooldown,
+		 * and for the kernel freeze where there is one, so that the hit
+		 * that fires is the one that froze the record; a manual one
+		 * always acts, and what is missing becomes a gap */
 		not_before = sptd_col_trigger_not_before(s->armed_at, s->o->window_ns,
 		                                         s->last_capture, s->o->cooldown_ns);
+		if (s->kfreeze_wanted)
+			not_before = s->kfreeze_on && s->kfreeze_since > not_before ? s->kfreeze_since :
+			             s->kfreeze_on ? not_before : INT64_MAX;
 		for (int i = 0; i < s->ntrig; i++)
 			if (sptd_col_trigger_check(s->trig[i], not_before, &fire) == 1 && fire.ts < best.ts) {
 				best = fire;
 				fired = 1;
 			}
 		if (!fired) {
-			/* a hit that did not fire (warm-up, cooldown) paused PT
-			 * and may have frozen ftrace in the kernel */
+			/* a hit that did not fire (warm-up, cooldown) paused PT;
+			 * one in the moment between a capture's re-arm and the
+			 * removal of the spent traceoff triggers froze ftrace */
 			for (int k = 2; k < nfds; k++)
 				if (pfds[k].revents & POLLIN) {
 					sptd_col_record_unfreeze(s);

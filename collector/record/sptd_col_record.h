@@ -43,6 +43,12 @@ int sptd_col_parse_trigger(const char *text, struct sptd_col_trigger_spec *spec,
  * returns how many, -ENOENT if none matches. */
 int sptd_col_irq_lookup(const char *interrupts_path, const char *name,
                         int *irqs, int max);
+/* Whether IRQ @irq can run here: 1 it has a handler, 0 the kernel has it
+ * but no driver requested it (no handler: it never runs), -ENOENT no such
+ * IRQ.  From @sysfs_irq_dir/N/actions (normally /sys/kernel/irq) where that
+ * directory exists, else from @interrupts_path (an IRQ with a line there
+ * counts as having a handler); -EINVAL, or the errno reading it. */
+int sptd_col_irq_number_check(const char *interrupts_path, const char *sysfs_irq_dir, int irq);
 
 
 /* ---- Intel PT source (pt_*.c) --------------------------------------------- */

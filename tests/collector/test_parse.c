@@ -149,6 +149,52 @@ static void test_irq_lookup(const char *dir)
 	CHECK_INT(sptd_col_irq_lookup(path, "ahci", NULL, 4), -EINVAL);
 }
 
+/* irq=NUM: an IRQ with a handler, one the kernel has without a handler
+ * (a /sys/kernel/irq/N whose actions are empty: it never runs), none. */
+static void test_irq_number(const char *dir)
+{
+	char path[512], sysdir[512], file[600];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/interrupts", dir);   /* from test_irq_lookup */
+	snprintf(sysdir, sizeof(sysdir), "%s/irq", dir);
+	/* without the sysfs directory: /proc/interrupts alone */
+	CHECK_INT(sptd_col_irq_number_check(path, sysdir, 36), 1);
+	CHECK_INT(sptd_col_irq_number_check(path, NULL, 41), 1);
+	CHECK_INT(sptd_col_irq_number_check(path, sysdir, 999), -ENOENT);
+	CHECK_INT(sptd_col_irq_number_check(path, sysdir, 4), -ENOENT);   /* not " 41" */
+	CHECK_INT(sptd_col_irq_number_check("/nonexistent/interrupts", NULL, 1), -ENOENT);
+	CHECK_INT(sptd_col_irq_number_check(path, NULL, -1), -EINVAL);
+	CHECK_INT(sptd_col_irq_number_check(NULL, NULL, 1), -EINVAL);
+	/* with it: exact */
+	CHECK_INT(mkdir(sysdir, 0700), 0);
+	snprintf(file, sizeof(file), "%s/36", sysdir);
+	CHECK_INT(mkdir(file, 0700), 0);
+	snprintf(file, sizeof(file), "%s/36/actions", sysdir);
+	f = fopen(file, "w");
+	fputs("virtio1-req.0\n", f);
+	fclose(f);
+	snprintf(file, sizeof(file), "%s/27", sysdir);
+	CHECK_INT(mkdir(file, 0700), 0);
+	snprintf(file, sizeof(file), "%s/27/actions", sysdir);
+	f = fopen(file, "w");
+	fputs("\n", f);
+	fclose(f);
+	CHECK_INT(sptd_col_irq_number_check(path, sysdir, 36), 1);
+	CHECK_INT(sptd_col_irq_number_check(path, sysdir, 27), 0);       /* no handler */
+	CHECK_INT(sptd_col_irq_number_check(path, sysdir, 41), -ENOENT); /* sysfs rules */
+	CHECK_INT(sptd_col_irq_number_check(path, sysdir, 999), -ENOENT);
+	snprintf(file, sizeof(file), "%s/27/actions", sysdir);
+	unlink(file);
+	snprintf(file, sizeof(file), "%s/27", sysdir);
+	rmdir(file);
+	snprintf(file, sizeof(file), "%s/36/actions", sysdir);
+	unlink(file);
+	snprintf(file, sizeof(file), "%s/36", sysdir);
+	rmdir(file);
+	rmdir(sysdir);
+}
+
 static void test_cpus(void)
 {
 	int cpus[16];
@@ -234,6 +280,7 @@ int main(void)
 	test_sizes();
 	test_triggers();
 	test_irq_lookup(dir);
+	test_irq_number(dir);
 	test_cpus();
 	test_record_options();
 	test_tasks();

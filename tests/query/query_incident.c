@@ -106,6 +106,7 @@ static TQ_UNUSED int tq_make_incident(const char *path, enum tq_kind kind)
 	TQ_TRY(sptd_store_thread_add(st, 1, 100, 1, "server"));
 	TQ_TRY(sptd_store_thread_add(st, 2, 101, 1, "worker"));
 	TQ_TRY(sptd_store_thread_add(st, 3, 200, 2, "client"));
+	TQ_TRY(sptd_store_thread_add(st, 4, 102, 1, "late"));
 
 	TQ_TRY(sptd_store_sched_slice_add(st, 1000000, 3000000, 0, 1, "S", 120));
 	TQ_TRY(sptd_store_sched_slice_add(st, 4000000, 1000000, 0, 0, "R", 120));
@@ -118,6 +119,9 @@ static TQ_UNUSED int tq_make_incident(const char *path, enum tq_kind kind)
 	TQ_TRY(sptd_store_irq_slice_add(st, 6000000, 30000, 0, 24, "eth0", 1));
 	TQ_TRY(sptd_store_irq_slice_add(st, 4000000, 20000, 1, 24, "eth0", 1));
 	TQ_TRY(sptd_store_irq_slice_add(st, 5000000, 5000, 1, 1, "timer", 1));
+	/* an entry whose exit was not seen: its 900 us are a bound, not a max */
+	TQ_TRY(sptd_store_irq_slice_add_flags(st, 7000000, 900000, 1, 24, "eth0", -1,
+	                                      SPTD_SLICE_F_END_TRUNCATED));
 	TQ_TRY(sptd_store_softirq_slice_add(st, 2010000, 50000, 0, 3, "NET_RX"));
 	TQ_TRY(sptd_store_softirq_slice_add(st, 5005000, 15000, 1, 1, "TIMER"));
 
@@ -136,6 +140,11 @@ static TQ_UNUSED int tq_make_incident(const char *path, enum tq_kind kind)
 	TQ_TRY(sptd_store_thread_state_add(st, 2900000, 100000, 3, "Running", 1, -1));
 	TQ_TRY(sptd_store_thread_state_add(st, 3000000, 7000000, 3, "S", -1, -1));
 	TQ_TRY(sptd_store_thread_state_add(st, 10000000, 1000000, 3, "R", 1, 2));
+	/* late: runnable since before the window (clipped at its start), runs
+	 * 1 ms into it: the true latency is longer than 1 ms */
+	TQ_TRY(sptd_store_thread_state_add_flags(st, 1000000, 1000000, 4, "R", -1, 1,
+	                                         SPTD_SLICE_F_START_TRUNCATED));
+	TQ_TRY(sptd_store_thread_state_add(st, 2000000, 100000, 4, "Running", 0, -1));
 
 	TQ_TRY(sptd_store_dso_add(st, 1, "/usr/bin/server", "abcdef"));
 	TQ_TRY(sptd_store_symbol_add(st, 1, "main", 1, 0x1000, 0x100));

@@ -117,6 +117,16 @@ static char *report(struct sptd_store *st, const char *name, enum sptd_query_for
 	return tq_mem_end(&m);
 }
 
+static char *report_flags(struct sptd_store *st, const char *name, int flags,
+                          enum sptd_query_format fmt, int *rc, char *err, size_t errlen)
+{
+	struct tq_mem m;
+	FILE *fp = tq_mem_begin(&m);
+
+	*rc = sptd_query_report_flags(st, name, flags, fmt, fp, err, errlen);
+	return tq_mem_end(&m);
+}
+
 /* The CSV block of a report section: from its "# title" line to the blank
  * line that ends it (title line excluded).  Static buffer. */
 static const char *section(const char *text, const char *title)
@@ -182,6 +192,11 @@ static void test_formats(struct sptd_store *st)
 	               "   1 | ab\n"
 	               " 100 |\n"
 	               "(2 rows)\n");
+	free(out);
+
+	/* table: an empty string is an empty cell (it printed heap bytes) */
+	out = run(st, "SELECT '' AS e, 'x' AS f", SPTD_QUERY_TABLE, &rc, err, sizeof(err));
+	CHECK_STR(out, " e | f\n---+---\n   | x\n(1 row)\n");
 	free(out);
 
 	/* table: long text cut with an ellipsis, control chars escaped */
@@ -322,7 +337,7 @@ static void test_reports_sample(struct sptd_store *st)
 	          "top1,top2,top3\n"
 	          "0,9000000,90.0,1000000,10.0,40000,0.4,50000,0.5,"
 	          "worker[101] 6.000ms,server[100] 3.000ms,\n"
-	          "1,3500000,35.0,6500000,65.0,25000,0.25,15000,0.15,"
+	          "1,3500000,35.0,6500000,65.0,925000,9.25,15000,0.15,"
 	          "client[200] 2.000ms,server[100] 1.500ms,\n");
 	free(out);
 
@@ -338,24 +353,43 @@ static void test_reports_sample(struct sptd_store *st)
 	          "# no PT slices in this incident (source=sample)\n");
 	free(out);
 
+	/* the clipped wakeup (1 ms, longer in truth) is not ranked, and says so */
 	out = report(st, "wakeup", SPTD_QUERY_CSV, &rc, err, sizeof(err));
-	CHECK_INT(rc, 1);
+	CHECK_INT(rc, 2);
 	CHECK_STR(section(out, "worst wakeup-to-run latencies"),
-	          "latency_ns,ts,tid,task,waker_tid,waker,cpu\n"
-	          "500000,9000000,100,server,200,client,1\n"
-	          "200000,4800000,101,worker,100,server,0\n");
+	          "latency_ns,clipped,ts,tid,task,waker_tid,waker,cpu\n"
+	          "500000,,9000000,100,server,200,client,1\n"
+	          "200000,,4800000,101,worker,100,server,0\n");
+	CHECK(strstr(out, "# 1 wakeup(s) clipped at the window start are not ranked") != NULL);
+	free(out);
+	/* --include-clipped: ranked, marked */
+	out = report_flags(st, "wakeup", SPTD_QUERY_REPORT_CLIPPED, SPTD_QUERY_CSV, &rc, err,
+	                   sizeof(err));
+	CHECK_INT(rc, 1);
+	CHECK_STR(section(out, "worst wakeup-to-run latencies (* clipped at the window start: the "
+	                       "true latency is longer)"),
+	          "latency_ns,clipped,ts,tid,task,waker_tid,waker,cpu\n"
+	          "1000000,*,1000000,102,late,100,server,0\n"
+	          "500000,,9000000,100,server,200,client,1\n"
+	          "200000,,4800000,101,worker,100,server,0\n");
+	free(out);
+	out = report_flags(st, "wakeup", 0x100, SPTD_QUERY_CSV, &rc, err, sizeof(err));
+	CHECK_INT(rc, -EINVAL);
 	free(out);
 
 	out = report(st, "irq", SPTD_QUERY_CSV, &rc, err, sizeof(err));
 	CHECK_INT(rc, 2);
-	CHECK_STR(section(out, "hard IRQ handlers"),
-	          "irq,name,count,total_ns,max_ns,avg_ns,cpus\n"
-	          "24,eth0,3,60000,30000,20000,2\n"
-	          "1,timer,1,5000,5000,5000,1\n");
-	CHECK_STR(section(out, "softirqs"),
-	          "vec,name,count,total_ns,max_ns,avg_ns,cpus\n"
-	          "3,NET_RX,1,50000,50000,50000,1\n"
-	          "1,TIMER,1,15000,15000,15000,1\n");
+	/* the truncated eth0 counts and adds its time, but sets no max */
+	CHECK_STR(section(out, "hard IRQ handlers (max and avg of the handlers seen whole; "
+	                       "truncated: entry or exit not seen, their time is a bound)"),
+	          "irq,name,count,total_ns,max_ns,avg_ns,truncated,cpus\n"
+	          "24,eth0,4,960000,30000,20000,1,2\n"
+	          "1,timer,1,5000,5000,5000,0,1\n");
+	CHECK_STR(section(out, "softirqs (max and avg of those seen whole; truncated: entry or "
+	                       "exit not seen)"),
+	          "vec,name,count,total_ns,max_ns,avg_ns,truncated,cpus\n"
+	          "3,NET_RX,1,50000,50000,50000,0,1\n"
+	          "1,TIMER,1,15000,15000,15000,0,1\n");
 	free(out);
 
 	out = report(st, "threads", SPTD_QUERY_CSV, &rc, err, sizeof(err));
@@ -365,7 +399,8 @@ static void test_reports_sample(struct sptd_store *st)
 	          "0,0,swapper,,,7500000,2\n"
 	          "2,101,worker,100,server,6000000,1\n"
 	          "1,100,server,100,server,4500000,2\n"
-	          "3,200,client,200,client,2000000,1\n");
+	          "3,200,client,200,client,2000000,1\n"
+	          "4,102,late,100,server,0,0\n");
 	free(out);
 
 	out = report(st, NULL, SPTD_QUERY_CSV, &rc, err, sizeof(err));
@@ -375,7 +410,7 @@ static void test_reports_sample(struct sptd_store *st)
 	          "clock,monotonic\nwindow_ns,10000000\nwindow_start,1000000\n"
 	          "window_end,11000000\ntrigger_spec,irq=24\n");
 	CHECK(strstr(section(out, "rows per table"), "\nsched_slice,6\n") != NULL);
-	CHECK(strstr(section(out, "rows per table"), "\nthread_state,12\n") != NULL);
+	CHECK(strstr(section(out, "rows per table"), "\nthread_state,14\n") != NULL);
 	CHECK(strstr(section(out, "rows per table"), "\nsample,8\n") != NULL);
 	CHECK(strstr(section(out, "rows per table"), "\nslice,0\n") != NULL);
 	CHECK_STR(section(out, "trigger"),
@@ -393,8 +428,8 @@ static void test_reports_sample(struct sptd_store *st)
 	          "0xdead,,1,12.5,1,12.5\n");
 	CHECK(strstr(out, "# top 5 functions by self time (PT slices)") == NULL);
 	CHECK_STR(section(out, "worst wakeup latency"),
-	          "latency_ns,ts,tid,task,waker_tid,waker,cpu\n"
-	          "500000,9000000,100,server,200,client,1\n");
+	          "latency_ns,clipped,ts,tid,task,waker_tid,waker,cpu\n"
+	          "500000,,9000000,100,server,200,client,1\n");
 	CHECK_STR(section(out, "gaps (stretches with missing or undecodable data)"),
 	          "gaps,total_ns,reasons\n2,3000,overflow\n");
 	free(out);
@@ -416,8 +451,9 @@ static void test_reports_sample(struct sptd_store *st)
 	CHECK(strstr(out, "\n   0 | 9000000 |     90.0 | 1000000 |     10.0 |  40000 |     0.4 |") != NULL);
 	free(out);
 	out = report(st, "wakeup", SPTD_QUERY_JSON, &rc, err, sizeof(err));
-	CHECK(strstr(out, "{\"latency_ns\":500000,\"ts\":9000000,\"tid\":100,\"task\":\"server\","
-	                  "\"waker_tid\":200,\"waker\":\"client\",\"cpu\":1}") != NULL);
+	CHECK(strstr(out, "{\"latency_ns\":500000,\"clipped\":\"\",\"ts\":9000000,\"tid\":100,"
+	                  "\"task\":\"server\",\"waker_tid\":200,\"waker\":\"client\",\"cpu\":1}")
+	      != NULL);
 	free(out);
 }
 

@@ -148,7 +148,12 @@ int main(void)
 	          SPTD_EXIT_OK);
 	CHECK_STR(out_text, "[\n{\"name\":\"worker\"}\n]\n");
 	CHECK_INT(query(sample, "--report", "irq", "-f", "csv", NULL), SPTD_EXIT_OK);
-	CHECK(strstr(out_text, "\n24,eth0,3,60000,30000,20000,2\n") != NULL);
+	CHECK(strstr(out_text, "\n24,eth0,4,960000,30000,20000,1,2\n") != NULL);
+	CHECK_INT(query(sample, "--report", "wakeup", "--include-clipped", "-f", "csv", NULL),
+	          SPTD_EXIT_OK);
+	CHECK(strstr(out_text, "\n1000000,*,1000000,102,late,100,server,0\n") != NULL);
+	CHECK_INT(query(sample, "--report", "irq", "--include-clipped", NULL), SPTD_EXIT_USAGE);
+	CHECK(strstr(err_text, "--include-clipped goes with --report wakeup") != NULL);
 	CHECK_INT(query(sample, "--report=cpus", NULL), SPTD_EXIT_OK);
 	CHECK(strncmp(out_text, "== per CPU", 10) == 0);
 

@@ -1,16 +1,23 @@
 /* test_sched_builder.c — table-driven tests of the slice builder: events in,
- * rows out (as text lines compared as sets), plus argument checks. */
+ * rows out (as text lines compared as sets, each with its flags "fN"), plus
+ * argument checks.  One case per evidence rule: an irq entry whose exit was
+ * lost ends at the first event proving the handler had ended (the phantom
+ * IRQs of issue 11), an exit without its entry starts at the last event
+ * proving the CPU elsewhere, the same for softirqs, a ring that lost events
+ * in the middle, a ring that wrapped, a recording that started late and
+ * stopped early. */
 #include <errno.h>
 
 #include "sptd_sched.h"
 #include "sptd_test.h"
 
 #define MAX_ROWS 64
+#define ROW_LEN 256
 
 /* The rows a sink received, one text line each. */
 struct rows {
 	int n;
-	char line[MAX_ROWS][128];
+	char line[MAX_ROWS][ROW_LEN];
 	int fail_slice;        /* sched_slice returns this when non-zero */
 };
 
@@ -22,7 +29,7 @@ static void add_row(struct rows *r, const char *text)
 
 static int rec_thread(void *ctx, int tid, const char *comm)
 {
-	char b[128];
+	char b[ROW_LEN];
 
 	snprintf(b, sizeof(b), "thread %d %s", tid, comm ? comm : "(null)");
 	add_row(ctx, b);
@@ -30,55 +37,55 @@ static int rec_thread(void *ctx, int tid, const char *comm)
 }
 
 static int rec_slice(void *ctx, int64_t ts, int64_t dur, int cpu, int tid,
-                     const char *end_state, int prio)
+                     const char *end_state, int prio, int flags)
 {
 	struct rows *r = ctx;
-	char b[128];
+	char b[ROW_LEN];
 
 	if (r->fail_slice)
 		return r->fail_slice;
-	snprintf(b, sizeof(b), "slice %" PRId64 " %" PRId64 " cpu%d tid%d %s %d", ts, dur,
-	         cpu, tid, end_state ? end_state : "NULL", prio);
+	snprintf(b, sizeof(b), "slice %" PRId64 " %" PRId64 " cpu%d tid%d %s %d f%d", ts, dur,
+	         cpu, tid, end_state ? end_state : "NULL", prio, flags);
 	add_row(r, b);
 	return 0;
 }
 
 static int rec_state(void *ctx, int64_t ts, int64_t dur, int tid, const char *state,
-                     int cpu, int waker)
+                     int cpu, int waker, int flags)
 {
-	char b[128];
+	char b[ROW_LEN];
 
-	snprintf(b, sizeof(b), "state %" PRId64 " %" PRId64 " tid%d %s cpu%d waker%d", ts,
-	         dur, tid, state, cpu, waker);
+	snprintf(b, sizeof(b), "state %" PRId64 " %" PRId64 " tid%d %s cpu%d waker%d f%d", ts,
+	         dur, tid, state, cpu, waker, flags);
 	add_row(ctx, b);
 	return 0;
 }
 
 static int rec_irq(void *ctx, int64_t ts, int64_t dur, int cpu, int irq,
-                   const char *name, int ret)
+                   const char *name, int ret, int flags)
 {
-	char b[128];
+	char b[ROW_LEN];
 
-	snprintf(b, sizeof(b), "irq %" PRId64 " %" PRId64 " cpu%d %d %s ret%d", ts, dur, cpu,
-	         irq, name, ret);
+	snprintf(b, sizeof(b), "irq %" PRId64 " %" PRId64 " cpu%d %d %s ret%d f%d", ts, dur, cpu,
+	         irq, name, ret, flags);
 	add_row(ctx, b);
 	return 0;
 }
 
 static int rec_softirq(void *ctx, int64_t ts, int64_t dur, int cpu, int vec,
-                       const char *name)
+                       const char *name, int flags)
 {
-	char b[128];
+	char b[ROW_LEN];
 
-	snprintf(b, sizeof(b), "softirq %" PRId64 " %" PRId64 " cpu%d %d %s", ts, dur, cpu,
-	         vec, name);
+	snprintf(b, sizeof(b), "softirq %" PRId64 " %" PRId64 " cpu%d %d %s f%d", ts, dur, cpu,
+	         vec, name, flags);
 	add_row(ctx, b);
 	return 0;
 }
 
 static int rec_gap(void *ctx, int64_t ts, int64_t dur, int cpu, const char *reason)
 {
-	char b[128];
+	char b[ROW_LEN];
 
 	snprintf(b, sizeof(b), "gap %" PRId64 " %" PRId64 " cpu%d %s", ts, dur, cpu, reason);
 	add_row(ctx, b);
@@ -100,12 +107,33 @@ static int rec_gap(void *ctx, int64_t ts, int64_t dur, int cpu, const char *reas
 	  .u.irq = { .irq = (irq_), .ret = (ret_), .name = name_ } }
 #define SIRQ(type_, ts_, cpu_, vec_)                                                \
 	{ .type = (type_), .ts = (ts_), .cpu = (cpu_), .u.softirq = { .vec = (vec_) } }
+/* The same with the context the record's common_flags gave. */
+#define KNOWN SPTD_SCHED_CTX_KNOWN
+#define HARD (SPTD_SCHED_CTX_KNOWN | SPTD_SCHED_CTX_HARDIRQ)
+#define SOFT (SPTD_SCHED_CTX_KNOWN | SPTD_SCHED_CTX_SOFTIRQ)
+#define HARD_SOFT (HARD | SOFT)
+#define IRQC(type_, ts_, cpu_, irq_, name_, ret_, ctx_)                             \
+	{ .type = (type_), .ts = (ts_), .cpu = (cpu_), .context = (ctx_),           \
+	  .u.irq = { .irq = (irq_), .ret = (ret_), .name = name_ } }
+#define SIRQC(type_, ts_, cpu_, vec_, ctx_)                                         \
+	{ .type = (type_), .ts = (ts_), .cpu = (cpu_), .context = (ctx_),           \
+	  .u.softirq = { .vec = (vec_) } }
+#define WAKEC(ts_, cpu_, waker_, tid_, comm_, ctx_)                                 \
+	{ .type = SPTD_SCHED_WAKING, .ts = (ts_), .cpu = (cpu_), .pid = (waker_),   \
+	  .context = (ctx_), .u.wake = { .tid = (tid_), .prio = 120, .target_cpu = (cpu_), \
+	                                 .comm = comm_ } }
+#define LOST(ts_, cpu_, count_)                                                     \
+	{ .type = SPTD_SCHED_LOST, .ts = (ts_), .cpu = (cpu_), .pid = -1,           \
+	  .u.lost = { .count = (count_), .reason = SPTD_SCHED_LOST_OVERWRITTEN } }
 
 /* ---- the table ----------------------------------------------------------------- */
 
 struct builder_case {
 	const char *name;
 	int64_t ws, we, slack;
+	int rec;                          /* call set_recording with: */
+	int64_t started, stopped;         /* ... these times */
+	const char *started_why, *stopped_why; /* ... and reasons */
 	int ncpus;
 	int nev;
 	struct sptd_sched_event ev[16];   /* deliberately not in time order */
@@ -141,6 +169,9 @@ static void run_case(const struct builder_case *c)
 	if (!b)
 		return;
 	CHECK_INT(sptd_sched_builder_set_gap_slack(b, c->slack), 0);
+	if (c->rec)
+		CHECK_INT(sptd_sched_builder_set_recording(b, c->started, c->started_why, c->stopped,
+		                                           c->stopped_why), 0);
 	for (i = 0; i < c->nev; i++)
 		CHECK_INT(sptd_sched_builder_add(b, &c->ev[i]), 0);
 	ret = sptd_sched_builder_finish(b, &sink);
@@ -174,15 +205,15 @@ static const struct builder_case cases[] = {
 		.slices = 4,
 		.rows = {
 			"thread 0 swapper", "thread 10 a", "thread 20 b",
-			"slice 1000 200 cpu0 tid10 S 120",
-			"slice 1200 400 cpu0 tid0 R 120",
-			"slice 1600 400 cpu0 tid10 NULL 120",
-			"slice 1000 1000 cpu1 tid20 NULL 100",
-			"state 1000 200 tid10 Running cpu0 waker-1",
-			"state 1200 300 tid10 S cpu-1 waker-1",
-			"state 1500 100 tid10 R cpu-1 waker20",
-			"state 1600 400 tid10 Running cpu0 waker-1",
-			"state 1000 1000 tid20 Running cpu1 waker-1",
+			"slice 1000 200 cpu0 tid10 S 120 f1",
+			"slice 1200 400 cpu0 tid0 R 120 f0",
+			"slice 1600 400 cpu0 tid10 NULL 120 f2",
+			"slice 1000 1000 cpu1 tid20 NULL 100 f3",
+			"state 1000 200 tid10 Running cpu0 waker-1 f1",
+			"state 1200 300 tid10 S cpu-1 waker-1 f0",
+			"state 1500 100 tid10 R cpu-1 waker20 f0",
+			"state 1600 400 tid10 Running cpu0 waker-1 f2",
+			"state 1000 1000 tid20 Running cpu1 waker-1 f3",
 			NULL,
 		},
 	},
@@ -205,13 +236,13 @@ static const struct builder_case cases[] = {
 			"thread 30 c", "thread 31 d",
 			"gap 1000 100 cpu0 ftrace ring overwritten before window start",
 			"gap 1000 1000 cpu1 no ftrace events from this CPU",
-			"slice 1100 900 cpu0 tid31 NULL 110",
-			"state 1100 900 tid30 R+ cpu-1 waker-1",
-			"state 1100 900 tid31 Running cpu0 waker-1",
-			"irq 1150 20 cpu0 5 eth0 ret1",
-			"irq 1900 100 cpu0 7 timer ret-1",
-			"softirq 1100 20 cpu0 1 TIMER",
-			"softirq 1180 10 cpu0 3 NET_RX",
+			"slice 1100 900 cpu0 tid31 NULL 110 f2",
+			"state 1100 900 tid30 R+ cpu-1 waker-1 f2",
+			"state 1100 900 tid31 Running cpu0 waker-1 f2",
+			"irq 1150 20 cpu0 5 eth0 ret1 f0",
+			"irq 1900 100 cpu0 7 timer ret-1 f2",
+			"softirq 1100 20 cpu0 1 TIMER f1",
+			"softirq 1180 10 cpu0 3 NET_RX f0",
 			NULL,
 		},
 	},
@@ -234,17 +265,17 @@ static const struct builder_case cases[] = {
 		.rows = {
 			"thread 0 swapper", "thread 40 m", "thread 41 n", "thread 42 o",
 			"thread 43 new",
-			"slice 1000 300 cpu0 tid40 R+ 120",
-			"slice 1300 700 cpu0 tid41 NULL 110",
-			"slice 1000 400 cpu1 tid42 D 130",
-			"slice 1400 600 cpu1 tid40 NULL 120",
-			"state 1000 300 tid40 Running cpu0 waker-1",
-			"state 1300 100 tid40 R+ cpu-1 waker-1",
-			"state 1400 600 tid40 Running cpu1 waker-1",
-			"state 1300 700 tid41 Running cpu0 waker-1",
-			"state 1000 400 tid42 Running cpu1 waker-1",
-			"state 1400 600 tid42 D cpu-1 waker-1",
-			"state 1700 300 tid43 R cpu-1 waker40",
+			"slice 1000 300 cpu0 tid40 R+ 120 f1",
+			"slice 1300 700 cpu0 tid41 NULL 110 f2",
+			"slice 1000 400 cpu1 tid42 D 130 f1",
+			"slice 1400 600 cpu1 tid40 NULL 120 f2",
+			"state 1000 300 tid40 Running cpu0 waker-1 f1",
+			"state 1300 100 tid40 R+ cpu-1 waker-1 f0",
+			"state 1400 600 tid40 Running cpu1 waker-1 f2",
+			"state 1300 700 tid41 Running cpu0 waker-1 f2",
+			"state 1000 400 tid42 Running cpu1 waker-1 f1",
+			"state 1400 600 tid42 D cpu-1 waker-1 f2",
+			"state 1700 300 tid43 R cpu-1 waker40 f2",
 			NULL,
 		},
 	},
@@ -268,18 +299,195 @@ static const struct builder_case cases[] = {
 		.slices = 3,
 		.rows = {
 			"thread 0 swapper", "thread 50 p", "thread 51 q",
-			"slice 1000 100 cpu0 tid0 NULL 120",
-			"slice 1000 60 cpu1 tid51 R+ 120",
-			"slice 1060 40 cpu1 tid50 NULL 120",
-			"state 1000 40 tid50 S cpu-1 waker-1",
-			"state 1040 20 tid50 R cpu-1 waker51",
-			"state 1060 40 tid50 Running cpu1 waker-1",
-			"state 1000 60 tid51 Running cpu1 waker-1",
-			"state 1060 40 tid51 R+ cpu-1 waker-1",
-			"irq 1050 0 cpu0 9 nvme ret1",
+			"slice 1000 100 cpu0 tid0 NULL 120 f3",
+			"slice 1000 60 cpu1 tid51 R+ 120 f1",
+			"slice 1060 40 cpu1 tid50 NULL 120 f2",
+			"state 1000 40 tid50 S cpu-1 waker-1 f1",
+			"state 1040 20 tid50 R cpu-1 waker51 f0",
+			"state 1060 40 tid50 Running cpu1 waker-1 f2",
+			"state 1000 60 tid51 Running cpu1 waker-1 f1",
+			"state 1060 40 tid51 R+ cpu-1 waker-1 f2",
+			"irq 1050 0 cpu0 9 nvme ret1 f0",
 			NULL,
 		},
 	},
+	{
+		/* the phantom IRQs of issue 11: an entry whose exit was never
+		 * recorded ends at the first event that proves the handler had
+		 * ended (a softirq entry; later an event outside hard irq
+		 * context), not at the next entry; an exit without its entry
+		 * starts at the last event proving the CPU elsewhere (the softirq
+		 * exit), not where the CPU's record begins; a wakeup from inside
+		 * the handler proves nothing */
+		.name = "irq-evidence", .ws = 0, .we = 10000, .slack = 0, .ncpus = 1,
+		.rec = 1, .started = 0, .stopped = INT64_MAX,
+		.nev = 9,
+		.ev = {
+			IRQC(SPTD_SCHED_IRQ_EXIT, 600, 0, 36, "", 1, HARD),
+			SW(100, 0, 0, "swapper/0", 120, "R", 60, "dd", 120),
+			IRQC(SPTD_SCHED_IRQ_ENTRY, 200, 0, 36, "virtio1-req.0", 0, HARD),
+			WAKEC(210, 0, 60, 61, "w", HARD),
+			SIRQC(SPTD_SCHED_SOFTIRQ_ENTRY, 400, 0, 4, SOFT),
+			SIRQC(SPTD_SCHED_SOFTIRQ_EXIT, 450, 0, 4, SOFT),
+			SW(700, 0, 60, "dd", 120, "D", 0, "swapper/0", 120),
+			IRQC(SPTD_SCHED_IRQ_ENTRY, 800, 0, 36, "virtio1-req.0", 0, HARD),
+			WAKEC(810, 0, 0, 61, "w", KNOWN),
+		},
+		.slices = 3,
+		.rows = {
+			"thread 0 swapper", "thread 60 dd", "thread 61 w",
+			"slice 0 100 cpu0 tid0 R 120 f1",
+			"slice 100 600 cpu0 tid60 D 120 f0",
+			"slice 700 9300 cpu0 tid0 NULL 120 f2",
+			"state 100 600 tid60 Running cpu0 waker-1 f0",
+			"state 700 9300 tid60 D cpu-1 waker-1 f2",
+			"state 210 9790 tid61 R cpu-1 waker60 f2",
+			"irq 200 200 cpu0 36 virtio1-req.0 ret-1 f2",
+			"irq 450 150 cpu0 36 virtio1-req.0 ret1 f1",
+			"irq 800 10 cpu0 36 virtio1-req.0 ret-1 f2",
+			"softirq 400 50 cpu0 4 BLOCK f0",
+			NULL,
+		},
+	},
+	{
+		/* softirqs: a hard irq nested in one (its events carry the
+		 * softirq flag too) does not end it; a switch does, its exit
+		 * lost; an exit without entry starts at the last task-context
+		 * event */
+		.name = "softirq-evidence", .ws = 0, .we = 1000, .slack = 0, .ncpus = 1,
+		.rec = 1, .started = 0, .stopped = INT64_MAX,
+		.nev = 7,
+		.ev = {
+			SW(10, 0, 0, "swapper/0", 120, "R", 70, "k", 120),
+			SIRQC(SPTD_SCHED_SOFTIRQ_ENTRY, 100, 0, 1, SOFT),
+			IRQC(SPTD_SCHED_IRQ_ENTRY, 120, 0, 5, "eth0", 0, HARD_SOFT),
+			IRQC(SPTD_SCHED_IRQ_EXIT, 130, 0, 5, "", 1, HARD_SOFT),
+			SW(300, 0, 70, "k", 120, "R+", 71, "l", 120),
+			WAKEC(350, 0, 71, 70, "k", KNOWN),
+			SIRQC(SPTD_SCHED_SOFTIRQ_EXIT, 500, 0, 9, SOFT),
+		},
+		.slices = 3,
+		.rows = {
+			"thread 0 swapper", "thread 70 k", "thread 71 l",
+			"slice 0 10 cpu0 tid0 R 120 f1",
+			"slice 10 290 cpu0 tid70 R+ 120 f0",
+			"slice 300 700 cpu0 tid71 NULL 120 f2",
+			"state 10 290 tid70 Running cpu0 waker-1 f0",
+			"state 300 700 tid70 R+ cpu-1 waker-1 f2",
+			"state 300 700 tid71 Running cpu0 waker-1 f2",
+			"irq 120 10 cpu0 5 eth0 ret1 f0",
+			"softirq 100 200 cpu0 1 TIMER f2",
+			"softirq 350 150 cpu0 9 RCU f1",
+			NULL,
+		},
+	},
+	{
+		/* the ring lost events in the middle of CPU 0's record: what was
+		 * open ends at the last event before, the stretch is a gap, and
+		 * the record starts over (an exit there starts at the break, the
+		 * task's slice too, both flagged) */
+		.name = "lost-in-the-middle", .ws = 0, .we = 1000, .slack = 0, .ncpus = 1,
+		.nev = 5,
+		.ev = {
+			SW(0, 0, 0, "swapper/0", 120, "R", 80, "a", 120),
+			IRQ(SPTD_SCHED_IRQ_ENTRY, 100, 0, 3, "x", 0),
+			LOST(400, 0, 12),
+			IRQ(SPTD_SCHED_IRQ_EXIT, 450, 0, 3, "", 1),
+			SW(500, 0, 80, "a", 120, "S", 0, "swapper/0", 120),
+		},
+		.slices = 3,
+		.rows = {
+			"thread 0 swapper", "thread 80 a",
+			"gap 100 300 cpu0 ftrace ring lost 12 events",
+			"slice 0 100 cpu0 tid80 NULL 120 f2",
+			"slice 400 100 cpu0 tid80 S 120 f1",
+			"slice 500 500 cpu0 tid0 NULL 120 f2",
+			"state 0 100 tid80 Running cpu0 waker-1 f2",
+			"state 400 100 tid80 Running cpu0 waker-1 f1",
+			"state 500 500 tid80 S cpu-1 waker-1 f2",
+			"irq 100 0 cpu0 3 x ret-1 f2",
+			"irq 400 50 cpu0 3 x ret1 f1",
+			NULL,
+		},
+	},
+	{
+		/* CPU 0's ring wrapped (its first page says so): a gap up to its
+		 * oldest event; CPU 1's did not, so although its first event is
+		 * late it was seen since recording started: no gap, and the task
+		 * before its first switch ran from then (flagged) */
+		.name = "wrapped-ring", .ws = 0, .we = 1000, .slack = 0, .ncpus = 2,
+		.rec = 1, .started = 0, .started_why = "the service started", .stopped = INT64_MAX,
+		.nev = 3,
+		.ev = {
+			SW(600, 1, 0, "swapper/1", 120, "R", 91, "b", 120),
+			LOST(300, 0, -1),
+			SW(310, 0, 90, "a", 120, "R", 0, "swapper/0", 120),
+		},
+		.slices = 4,
+		.rows = {
+			"thread 0 swapper", "thread 90 a", "thread 91 b",
+			"gap 0 300 cpu0 ftrace ring overwritten: this CPU's oldest events were lost "
+			"(the ring holds less than the window; raise --buffer)",
+			"slice 300 10 cpu0 tid90 R 120 f1",
+			"slice 310 690 cpu0 tid0 NULL 120 f2",
+			"slice 0 600 cpu1 tid0 R 120 f1",
+			"slice 600 400 cpu1 tid91 NULL 120 f2",
+			"state 300 10 tid90 Running cpu0 waker-1 f1",
+			"state 310 690 tid90 R cpu-1 waker-1 f2",
+			"state 600 400 tid91 Running cpu1 waker-1 f2",
+			NULL,
+		},
+	},
+	{
+		/* recording (re)started after the window start and stopped
+		 * before its end: gaps before and after, saying why; what is open
+		 * at the stop ends there; a handler whose entry was the last
+		 * event ends at the stop, flagged */
+		.name = "late-start-early-stop", .ws = 0, .we = 1000, .slack = 0, .ncpus = 1,
+		.rec = 1, .started = 200, .started_why = "re-armed", .stopped = 800,
+		.stopped_why = "frozen",
+		.nev = 2,
+		.ev = {
+			IRQ(SPTD_SCHED_IRQ_ENTRY, 780, 0, 9, "nvme", 0),
+			SW(250, 0, 0, "swapper/0", 120, "R", 95, "c", 120),
+		},
+		.slices = 2,
+		.rows = {
+			"thread 0 swapper", "thread 95 c",
+			"gap 0 200 cpu0 ftrace was not recording: it started at +0.000200 ms: re-armed",
+			"gap 800 200 cpu0 ftrace stopped at +0.000800 ms, before the window end: frozen",
+			"slice 200 50 cpu0 tid0 R 120 f1",
+			"slice 250 550 cpu0 tid95 NULL 120 f2",
+			"state 250 550 tid95 Running cpu0 waker-1 f2",
+			"irq 780 20 cpu0 9 nvme ret-1 f2",
+			NULL,
+		},
+	},
+	{
+		/* an exit of another irq while one is open: the open one had
+		 * ended (handlers do not nest) no earlier than the last event
+		 * that may still be in it; the other began there */
+		.name = "exit-of-another-irq", .ws = 0, .we = 1000, .slack = 0, .ncpus = 1,
+		.rec = 1, .started = 0, .stopped = INT64_MAX,
+		.nev = 4,
+		.ev = {
+			SW(0, 0, 0, "swapper/0", 120, "R", 1, "t", 120),
+			IRQC(SPTD_SCHED_IRQ_ENTRY, 100, 0, 10, "a", 0, HARD),
+			WAKEC(150, 0, 1, 2, "u", HARD),
+			IRQC(SPTD_SCHED_IRQ_EXIT, 200, 0, 11, "", 1, HARD),
+		},
+		.slices = 1,
+		.rows = {
+			"thread 0 swapper", "thread 1 t", "thread 2 u",
+			"slice 0 1000 cpu0 tid1 NULL 120 f2",
+			"state 0 1000 tid1 Running cpu0 waker-1 f2",
+			"state 150 850 tid2 R cpu-1 waker1 f2",
+			"irq 100 50 cpu0 10 a ret-1 f2",
+			"irq 150 50 cpu0 11  ret1 f1",
+			NULL,
+		},
+	},
+
 };
 
 static void check_args(void)
@@ -298,6 +506,8 @@ static void check_args(void)
 	CHECK_INT(sptd_sched_builder_create(0, 100, 2, &b), 0);
 	CHECK_INT(sptd_sched_builder_set_gap_slack(NULL, 5), -EINVAL);
 	CHECK_INT(sptd_sched_builder_set_gap_slack(b, -1), -EINVAL);
+	CHECK_INT(sptd_sched_builder_set_recording(NULL, 0, NULL, 10, NULL), -EINVAL);
+	CHECK_INT(sptd_sched_builder_set_recording(b, 20, "late", 10, NULL), -EINVAL);
 	CHECK_INT(sptd_sched_builder_add(NULL, &e), -EINVAL);
 	CHECK_INT(sptd_sched_builder_add(b, NULL), -EINVAL);
 	e.cpu = 2;

@@ -1,7 +1,11 @@
 /* test_sched_parser.c — parse real ring-buffer pages (root): a child that
  * sleeps on a pipe and is woken by this process must show up in
  * sched_switch and sched_waking with its tid, comm, state and waker, and
- * the builder must turn that into a runnable row woken by us.  Then corrupt
+ * the builder must turn that into a runnable row woken by us; every event
+ * says its context (irq entries in hard irq, softirq entries serving one,
+ * switches in neither).  A ring too small for its events must say it
+ * wrapped: a LOST event first on each CPU the kernel's own overrun counter
+ * (per_cpu/cpuN/stats) says lost events, with that count.  Then corrupt
  * and truncated pages must give -EBADMSG (or parse), never a crash. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -53,6 +57,7 @@ static int keep_raw(void *ctx, enum sptd_sched_raw_kind kind, const char *name, 
 struct seen {
 	int child, parent;
 	int nevents, nsoftirq, nirq, bad_irq_name;
+	int no_context, irq_not_hard, softirq_not_soft, switch_in_irq;
 	int switch_in, switch_out_sleeping, waking_by_parent;
 	int64_t min_ts, max_ts;
 	struct sptd_sched_builder *builder;
@@ -62,7 +67,18 @@ static int on_event(void *ctx, const struct sptd_sched_event *ev)
 {
 	struct seen *s = ctx;
 
+	if (ev->type == SPTD_SCHED_LOST)
+		return 0;
 	s->nevents++;
+	s->no_context += !(ev->context & SPTD_SCHED_CTX_KNOWN);
+	if (ev->type == SPTD_SCHED_SWITCH &&
+	    (ev->context & (SPTD_SCHED_CTX_HARDIRQ | SPTD_SCHED_CTX_SOFTIRQ)))
+		s->switch_in_irq++;
+	if ((ev->type == SPTD_SCHED_IRQ_ENTRY || ev->type == SPTD_SCHED_IRQ_EXIT) &&
+	    !(ev->context & SPTD_SCHED_CTX_HARDIRQ))
+		s->irq_not_hard++;
+	if (ev->type == SPTD_SCHED_SOFTIRQ_ENTRY && !(ev->context & SPTD_SCHED_CTX_SOFTIRQ))
+		s->softirq_not_soft++;
 	if (s->min_ts == 0 || ev->ts < s->min_ts)
 		s->min_ts = ev->ts;
 	if (ev->ts > s->max_ts)
@@ -101,7 +117,7 @@ struct rows {
 };
 
 static int row_state(void *ctx, int64_t ts, int64_t dur, int tid, const char *state,
-                     int cpu, int waker)
+                     int cpu, int waker, int flags)
 {
 	struct rows *r = ctx;
 
@@ -242,6 +258,114 @@ static void check_args(void)
 	sptd_sched_parser_destroy(NULL);
 }
 
+static void make_softirqs(void);
+
+/* What a LOST event said, per CPU. */
+struct lost_seen {
+	int first_lost[64];          /* the CPU's first event was a LOST */
+	int64_t count[64];           /* ... its count */
+	int any_event[64];           /* some event was seen on the CPU */
+	int lost_later;              /* a LOST after a CPU's first event */
+};
+
+static int on_lost_event(void *ctx, const struct sptd_sched_event *ev)
+{
+	struct lost_seen *l = ctx;
+
+	if (ev->cpu < 0 || ev->cpu >= 64)
+		return 0;
+	if (ev->type == SPTD_SCHED_LOST) {
+		if (l->any_event[ev->cpu])
+			l->lost_later++;
+		else {
+			l->first_lost[ev->cpu] = 1;
+			l->count[ev->cpu] = ev->u.lost.count;
+		}
+	}
+	l->any_event[ev->cpu] = 1;
+	return 0;
+}
+
+/* The kernel's own count of overwritten events of @cpu in instance @name. */
+static long long overrun_of(const char *name, int cpu)
+{
+	char path[256], line[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/tracing/instances/%s/per_cpu/cpu%d/stats",
+	         name, cpu);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "overrun: %lld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/* A ring much too small for what happens: the kernel overwrites, and the
+ * first page read of each such CPU must say so, with the kernel's count. */
+static void check_wrap(const char *base)
+{
+	char name[80];
+	struct sptd_sched_config cfg = { .buffer_kb = 8, .clock = "mono", .irq = 1, .softirq = 1 };
+	struct sptd_sched_trace *tr = NULL;
+	struct sptd_sched_parser *p = NULL;
+	static struct capture cap;
+	struct lost_seen l = { 0 };
+	long long overrun[64];
+	int ncpus = (int)sysconf(_SC_NPROCESSORS_CONF), wrapped = 0, i, ret;
+	struct seen s = { 0 };
+
+	if (ncpus > 64)
+		ncpus = 64;
+	snprintf(name, sizeof(name), "%s_wrap", base);
+	cfg.instance = name;
+	if (sptd_sched_trace_create(&cfg, &tr) < 0) {
+		CHECK(0);
+		return;
+	}
+	s.parent = getpid();
+	CHECK_INT(sptd_sched_trace_start(tr), 0);
+	for (i = 0; i < 4; i++)
+		run_child_workload(&s);
+	make_softirqs();
+	CHECK_INT(sptd_sched_trace_stop(tr), 0);
+	for (i = 0; i < ncpus; i++)
+		overrun[i] = overrun_of(name, i);
+	ret = sptd_sched_trace_capture(tr, keep_raw, &cap);
+	CHECK(ret > 0);
+	sptd_sched_trace_destroy(tr);
+	CHECK_INT(sptd_sched_parser_create(&p), 0);
+	for (i = 0; i < cap.nformats; i++)
+		sptd_sched_parser_add_format(p, cap.format_name[i], cap.format_text[i]);
+	for (i = 0; i < cap.npages; i++)
+		CHECK(sptd_sched_parser_parse_page(p, cap.page_cpu[i], cap.page[i], cap.page_len[i],
+		                                   on_lost_event, &l) >= 0);
+	for (i = 0; i < ncpus; i++) {
+		if (overrun[i] < 0)
+			continue;
+		CHECK_INT(l.first_lost[i], overrun[i] > 0);
+		if (overrun[i] > 0 && l.count[i] >= 0)
+			CHECK_INT(l.count[i], overrun[i]);
+		wrapped += overrun[i] > 0;
+		fprintf(stderr, "wrap: cpu %d overrun %lld, LOST first %d (count %lld)\n", i,
+		        overrun[i], l.first_lost[i], (long long)l.count[i]);
+	}
+	CHECK(wrapped > 0);   /* an 8 KiB ring cannot hold that workload */
+	CHECK_INT(l.lost_later, 0);
+	sptd_sched_parser_destroy(p);
+	for (i = 0; i < cap.npages; i++)
+		free(cap.page[i]);
+	for (i = 0; i < cap.nformats; i++) {
+		free(cap.format_name[i]);
+		free(cap.format_text[i]);
+	}
+	memset(&cap, 0, sizeof(cap));
+}
+
 /* Loopback UDP: each packet raises a NET_RX softirq on this CPU, so the
  * capture is sure to hold softirq events whatever else the machine does. */
 static void make_softirqs(void)
@@ -323,6 +447,10 @@ int main(void)
 	CHECK(s.waking_by_parent >= 5);
 	CHECK(s.nsoftirq > 0);
 	CHECK_INT(s.bad_irq_name, 0);
+	CHECK_INT(s.no_context, 0);
+	CHECK_INT(s.irq_not_hard, 0);
+	CHECK_INT(s.softirq_not_soft, 0);
+	CHECK_INT(s.switch_in_irq, 0);
 	fprintf(stderr, "%d pages, %d events (%d irq, %d softirq); child %d: %d in, %d out "
 	        "asleep, %d woken by us\n", cap.npages, s.nevents, s.nirq, s.nsoftirq,
 	        s.child, s.switch_in, s.switch_out_sleeping, s.waking_by_parent);
@@ -339,6 +467,7 @@ int main(void)
 
 	check_corrupt(p, &cap);
 	sptd_sched_parser_destroy(p);
+	check_wrap(name);
 	for (i = 0; i < cap.npages; i++)
 		free(cap.page[i]);
 	for (i = 0; i < cap.nformats; i++) {

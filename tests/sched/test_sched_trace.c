@@ -166,6 +166,9 @@ int main(void)
 	CHECK_INT(inst_write("events/sched/sched_switch/enable", "1"), 0);
 	CHECK_INT(inst_write("events/sched/sched_wakeup/trigger", "traceoff if pid == 1"), 0);
 	CHECK(has_trigger("events/sched/sched_wakeup/trigger", "traceoff"));
+	/* and a one-shot one, as freeze_on installs them */
+	CHECK_INT(inst_write("events/sched/sched_process_fork/trigger", "traceoff:1 if parent_pid == 1"), 0);
+	CHECK(has_trigger("events/sched/sched_process_fork/trigger", "traceoff"));
 
 	sptd_sched_set_log(keep_log, NULL);
 	CHECK_INT(sptd_sched_trace_create(&cfg, &tr), 0);
@@ -174,6 +177,7 @@ int main(void)
 		SPTD_SKIP("cannot create an ftrace instance: %s", strerror(errno));
 	CHECK(access(inst_dir, F_OK) == 0);
 	CHECK(!has_trigger("events/sched/sched_wakeup/trigger", "traceoff"));
+	CHECK(!has_trigger("events/sched/sched_process_fork/trigger", "traceoff"));
 	CHECK_STR(inst_read("tracing_on"), "0");
 	CHECK_STR(inst_read("options/overwrite"), "1");
 	CHECK(atoi(inst_read("buffer_size_kb")) >= 256);   /* rounded up to pages */
@@ -212,6 +216,25 @@ int main(void)
 		usleep(10000);
 	CHECK_INT(on, 0);
 	CHECK_STR(inst_read("tracing_on"), "0");
+
+	/* one shot: after the freeze it is spent, a second match does nothing */
+	CHECK(has_trigger("events/sched/sched_process_exit/trigger", "count=0"));
+	CHECK_INT(sptd_sched_trace_start(tr), 0);
+	run_exiting("sptd_freeze");
+	usleep(20000);
+	CHECK_INT(sptd_sched_trace_is_on(tr), 1);
+	/* off: removed from the kernel; on again: armed again */
+	CHECK_INT(sptd_sched_trace_freeze_off(tr), 0);
+	CHECK(!has_trigger("events/sched/sched_process_exit/trigger", "traceoff"));
+	CHECK_INT(sptd_sched_trace_freeze_off(tr), 0);
+	CHECK_INT(sptd_sched_trace_freeze_off(NULL), -EINVAL);
+	CHECK_INT(sptd_sched_trace_freeze_on(tr, "sched", "sched_process_exit",
+	                                     "comm == \"sptd_freeze\""), 0);
+	CHECK(has_trigger("events/sched/sched_process_exit/trigger", "count=1"));
+	run_exiting("sptd_freeze");
+	for (i = 0; i < 100 && (on = sptd_sched_trace_is_on(tr)) == 1; i++)
+		usleep(10000);
+	CHECK_INT(on, 0);
 
 	/* re-arm after a freeze; stop; reset empties the rings */
 	CHECK_INT(sptd_sched_trace_start(tr), 0);

@@ -182,7 +182,7 @@ static void check_all(struct sptd_store *st)
 	int64_t v;
 
 	check_rows(st, "SELECT key, value FROM meta ORDER BY key",
-	           "clock|tsc\nschema_version|1\nwindow_ns|-10000000\n");
+	           "clock|tsc\nschema_version|2\nwindow_ns|-10000000\n");
 	CHECK_INT(sptd_store_meta_get(st, "clock", buf, sizeof(buf)), 3);
 	CHECK_STR(buf, "tsc");
 	CHECK_INT(sptd_store_meta_get(st, "clock", buf, 2), 3); /* truncated */
@@ -198,11 +198,11 @@ static void check_all(struct sptd_store *st)
 	check_rows(st, "SELECT * FROM process ORDER BY upid", "1|100|app|app --x\n2|200|N|N\n");
 	check_rows(st, "SELECT * FROM thread ORDER BY utid", "1|100|1|app\n2|101|N|N\n");
 	check_rows(st, "SELECT * FROM sched_slice ORDER BY id",
-	           "1|10|5|0|1|S|120\n2|15|7|0|2|N|100\n");
+	           "1|10|5|0|1|S|120|0\n2|15|7|0|2|N|100|0\n");
 	check_rows(st, "SELECT * FROM thread_state ORDER BY id",
-	           "1|10|5|1|Running|0|N\n2|15|3|1|S|N|2\n");
-	check_rows(st, "SELECT * FROM irq_slice", "1|20|2|1|11|eth0|1\n");
-	check_rows(st, "SELECT * FROM softirq_slice", "1|22|4|1|3|NET_RX\n");
+	           "1|10|5|1|Running|0|N|0\n2|15|3|1|S|N|2|0\n");
+	check_rows(st, "SELECT * FROM irq_slice", "1|20|2|1|11|eth0|1|0\n");
+	check_rows(st, "SELECT * FROM softirq_slice", "1|22|4|1|3|NET_RX|0\n");
 	check_rows(st, "SELECT * FROM slice ORDER BY id",
 	           "1|30|10|0|1|0|N|1|user|1\n2|32|4|0|1|1|1|N|kernel|0\n");
 	check_rows(st, "SELECT * FROM dso ORDER BY id",
@@ -443,6 +443,7 @@ static void test_newer_schema(void)
 	const char *path = tpath(0, "new.db");
 	struct sptd_store *st = NULL;
 	struct sptd_store_stmt *q = NULL;
+	char sql[128];
 
 	CHECK_INT(sptd_store_create(path, &st), 0);
 	CHECK_INT(sptd_store_meta_set(st, "schema_version", "2"), -EINVAL);
@@ -450,8 +451,9 @@ static void test_newer_schema(void)
 	sptd_store_destroy(st);
 
 	CHECK_INT(sptd_store_open(path, 1, &st), 0);
-	CHECK_INT(sptd_store_prepare(st, "UPDATE meta SET value = '2' WHERE key = "
-	                                 "'schema_version'", &q), 0);
+	snprintf(sql, sizeof(sql), "UPDATE meta SET value = '%d' WHERE key = 'schema_version'",
+	         SPTD_STORE_SCHEMA_VERSION + 1);
+	CHECK_INT(sptd_store_prepare(st, sql, &q), 0);
 	CHECK_INT(sptd_store_step(q), 0);
 	sptd_store_finalize(q);
 	CHECK_INT(sptd_store_commit(st), 0);
