@@ -112,9 +112,15 @@ static int arm_pt(struct sptd_col_service *s)
 void sptd_col_record_kfreeze_arm(struct sptd_col_service *s, int64_t now, int64_t not_before)
 {
 	char system[64], event[128], filter[512];
+	int64_t since;
 
 	if (!s->kfreeze_wanted || s->kfreeze_on || now < not_before || !s->trace)
 		return;
+	/* taken before the first trigger goes in: a hit while they are being
+	 * installed may be the one that froze the rings, so it must be one
+	 * the service may fire on (a hit it ignored would have frozen the
+	 * record before the one it fires on) */
+	since = sptd_col_now_ns();
 	for (int i = 0; i < s->o->ntriggers; i++) {
 		const struct sptd_col_trigger_spec *spec = &s->o->triggers[i];
 		int ret;
@@ -134,7 +140,7 @@ void sptd_col_record_kfreeze_arm(struct sptd_col_service *s, int64_t now, int64_
 		}
 	}
 	s->kfreeze_on = 1;
-	s->kfreeze_since = sptd_col_now_ns();
+	s->kfreeze_since = since;
 }
 
 void sptd_col_record_kfreeze_disarm(struct sptd_col_service *s)

@@ -14,12 +14,17 @@
 #include <unistd.h>
 
 #include "ctl-local.h"
+#include "freeze-local.h"
 #include "pt-local.h"
 #include "record-local.h"
 #include "sptd_sched.h"
 #include "sptd_store.h"
 
 /* ---- capture ------------------------------------------------------------------ */
+
+/* A handler return this much before the hit perf reported is another hit
+ * (IRQs of one device come tens of microseconds apart at the least). */
+#define FREEZE_SLACK_NS 20000
 
 /* Samples copied out of the rings before re-arming. */
 struct sample_copy {
@@ -34,13 +39,17 @@ struct capture {
 	struct sample_copy *samples;
 	size_t nsamples, cap;
 	int pages;
+	struct sptd_col_freeze_scan freeze; /* the handler return that froze ftrace */
 };
 
 static int on_raw(void *arg, enum sptd_sched_raw_kind kind, const char *name, int cpu,
                   int seq, const void *data, size_t len)
 {
 	struct capture *c = arg;
+	int ret = sptd_col_freeze_scan_raw(&c->freeze, kind, name, cpu, data, len);
 
+	if (ret < 0)
+		return ret;
 	if (kind == SPTD_SCHED_RAW_FORMAT)
 		return sptd_store_raw_ftrace_format_add(c->st, name, data);
 	c->pages++;
@@ -333,10 +342,11 @@ static const char *store_reason(struct sptd_store *st, int ret)
 
 /* Freeze, copy, re-arm, decode, write.  Errors here lose this incident only:
  * the service re-arms and goes on. */
-int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fire *fire)
+int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fire *hit)
 {
 	struct capture c = { 0 };
 	struct ftrace_span rec;
+	struct sptd_col_fire fired = *hit, *fire = &fired;
 	int64_t wstart = fire->ts - s->o->window_ns, wend = fire->ts + s->o->post_ns;
 	int64_t t0 = sptd_col_now_ns(), slices = 0, nsamples;
 	char path[4096];
@@ -366,17 +376,31 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 		sptd_col_record_rearm(s);
 		return ret;
 	}
-	ret = write_meta(s, c.st, fire, wstart, wend);
-	if (ret >= 0)
-		ret = write_span(c.st, &rec);
-	if (ret >= 0)
-		ret = sptd_store_trigger_add(c.st, fire->ts, fire->cpu,
-		                             fire->spec ? fire->spec->text : "manual", fire->detail);
+	/* frozen by the kernel: find the hit that did it (sampling source
+	 * only: its rings' clock is the service's) */
+	if (strcmp(rec.stopped_by, "service") != 0 && !s->pt)
+		ret = sptd_col_freeze_scan_init(&c.freeze, fire->spec);
 	if (ret >= 0) {
 		ret = sptd_sched_trace_capture(s->trace, on_raw, &c);
 		if (ret < 0)
 			sptd_col_log(LOG_ERR, "reading the ftrace rings: %s", store_reason(c.st, ret));
 	}
+	/* perf did not sample the hit that froze the rings: that hit is the
+	 * trigger (the one it fired on came after the record's end) */
+	if (ret >= 0 && sptd_col_freeze_scan_apply(&c.freeze, FREEZE_SLACK_NS, fire) == 1) {
+		sptd_col_log(LOG_INFO, "ftrace froze at an IRQ %.3f ms before the hit perf reported: "
+		             "the trigger is that IRQ", (double)(hit->ts - fire->ts) / 1e6);
+		rec.stopped_by = "trigger";
+		wstart = fire->ts - s->o->window_ns;
+		wend = fire->ts + s->o->post_ns;
+	}
+	if (ret >= 0)
+		ret = write_meta(s, c.st, fire, wstart, wend);
+	if (ret >= 0)
+		ret = write_span(c.st, &rec);
+	if (ret >= 0)
+		ret = sptd_store_trigger_add(c.st, fire->ts, fire->cpu,
+		                             fire->spec ? fire->spec->text : "manual", fire->detail);
 	if (ret >= 0 && s->sampler) {
 		ret = sptd_col_sampler_read(s->sampler, wstart, wend, on_sample, &c);
 		if (ret < 0)
@@ -430,6 +454,7 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 		sptd_col_retention_added(&s->outdir, path);
 	}
 	sptd_store_destroy(c.st);
+	sptd_col_freeze_scan_fini(&c.freeze);
 	capture_fini(&c);
 	s->last_capture = sptd_col_now_ns();
 	/* the one-shot traceoff triggers are spent (or, when something else

@@ -88,13 +88,23 @@ static const struct {
 	  "print fmt: \"vec=%u\", REC->vec\n" },
 };
 
-int craft_formats_add(struct sptd_store *st)
+int craft_formats_each(int (*fn)(void *ctx, const char *name, const char *text), void *ctx)
 {
 	int ret = 0;
 
 	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]) && ret >= 0; i++)
-		ret = sptd_store_raw_ftrace_format_add(st, formats[i].name, formats[i].text);
+		ret = fn(ctx, formats[i].name, formats[i].text);
 	return ret < 0 ? ret : 0;
+}
+
+static int format_to_store(void *ctx, const char *name, const char *text)
+{
+	return sptd_store_raw_ftrace_format_add(ctx, name, text);
+}
+
+int craft_formats_add(struct sptd_store *st)
+{
+	return craft_formats_each(format_to_store, st);
 }
 
 void craft_page_begin(struct craft_page *p, uint64_t ts)

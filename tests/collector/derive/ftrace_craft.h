@@ -36,6 +36,9 @@ struct craft_page {
  * header_event, sched_switch, sched_waking, irq_handler_entry/exit,
  * softirq_entry/exit) as raw_ftrace_format rows.  0 or a store error. */
 int craft_formats_add(struct sptd_store *st);
+/* Hand the same format files to @fn (name as in raw_ftrace_format, text);
+ * stops at and returns @fn's first negative value, else 0. */
+int craft_formats_each(int (*fn)(void *ctx, const char *name, const char *text), void *ctx);
 
 /* Start a page whose timestamp is @ts (trace clock). */
 void craft_page_begin(struct craft_page *p, uint64_t ts);

@@ -1,0 +1,42 @@
+/* freeze-local.h — the event that froze ftrace when the kernel did
+ * (freeze_scan.c), for the capture. */
+#ifndef SPTD_COL_FREEZE_LOCAL_H
+#define SPTD_COL_FREEZE_LOCAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sptd_sched.h"
+#include "trigger-local.h"
+
+/* Follows IRQ handlers through the pages as they are captured. */
+struct sptd_col_freeze_scan {
+	const struct sptd_col_trigger_spec *spec; /* the trigger that fired */
+	struct sptd_sched_parser *parser;  /* NULL: nothing to look for */
+	int64_t *entry_ts;                 /* per CPU: open handler's entry, -1 none */
+	int *entry_irq;                    /* per CPU: its IRQ */
+	char (*entry_name)[32];            /* per CPU: its name */
+	int64_t exit_ts;                   /* latest return of a wanted IRQ, -1 none */
+	int exit_cpu, exit_irq;            /* its CPU and IRQ */
+	int64_t exit_took;                 /* its handler's duration, -1 unknown */
+	char exit_name[32];                /* its name, "" unknown */
+};
+
+/* Look for the handler return that froze ftrace when @spec is an irq
+ * trigger the kernel freezes at (no min=); otherwise the scan does
+ * nothing.  0, or -ENOMEM. */
+int sptd_col_freeze_scan_init(struct sptd_col_freeze_scan *fs,
+                              const struct sptd_col_trigger_spec *spec);
+/* Feed one format or page as sptd_sched_trace_capture hands it out
+ * (formats first).  0, or -ENOMEM. */
+int sptd_col_freeze_scan_raw(struct sptd_col_freeze_scan *fs, enum sptd_sched_raw_kind kind,
+                             const char *name, int cpu, const void *data, size_t len);
+/* When the rings froze at a wanted handler return more than @slack_ns
+ * before @fire (a hit perf did not sample), make that return the fire
+ * (time, CPU, detail): 1; else 0 and @fire unchanged.  Needs the rings'
+ * clock to be @fire's (CLOCK_MONOTONIC, the sampling source's "mono"). */
+int sptd_col_freeze_scan_apply(const struct sptd_col_freeze_scan *fs, int64_t slack_ns,
+                               struct sptd_col_fire *fire);
+void sptd_col_freeze_scan_fini(struct sptd_col_freeze_scan *fs);
+
+#endif

@@ -1,0 +1,137 @@
+/* freeze_scan.c — which event froze ftrace, when the kernel did.
+ *
+ * The kernel's one-shot traceoff acts on the first hit of the trigger's
+ * event after it went in; the service learns of hits through perf samples
+ * of the same tracepoint.  Those two can disagree: perf's tracepoint
+ * samples miss events that ftrace records (seen on this project's VM for
+ * IRQs taken from idle: ftrace held ~1600 virtio IRQs a second, perf
+ * sampled a few hundred), so the hit the service fires on can come after
+ * the one that froze the rings, and the incident would end before its own
+ * trigger.  While the pages stream out of the rings this scan follows the
+ * IRQ handlers in them; the latest handler return of the trigger's IRQs is
+ * the event that froze the record, and the capture takes it as the
+ * trigger. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record-local.h"
+#include "freeze-local.h"
+
+/* Whether the handler of @irq named @name is one @spec waits for. */
+static int wanted(const struct sptd_col_trigger_spec *spec, int irq, const char *name)
+{
+	if (spec->irq_name[0])
+		return name && strcmp(name, spec->irq_name) == 0;
+	return spec->irq < 0 || spec->irq == irq;
+}
+
+static int on_event(void *arg, const struct sptd_sched_event *ev)
+{
+	struct sptd_col_freeze_scan *fs = arg;
+	int cpu = ev->cpu;
+
+	if (cpu < 0 || cpu >= SPTD_MAX_CPUS)
+		return 0;   /* the rings are per online CPU: not one of them */
+	if (ev->type == SPTD_SCHED_IRQ_ENTRY) {
+		fs->entry_ts[cpu] = ev->ts;
+		fs->entry_irq[cpu] = ev->u.irq.irq;
+		snprintf(fs->entry_name[cpu], sizeof(fs->entry_name[cpu]), "%s", ev->u.irq.name);
+		return 0;
+	}
+	if (ev->type != SPTD_SCHED_IRQ_EXIT)
+		return 0;
+	{
+		int seen = fs->entry_ts[cpu] >= 0 && fs->entry_irq[cpu] == ev->u.irq.irq &&
+		           ev->ts >= fs->entry_ts[cpu];
+		const char *name = seen ? fs->entry_name[cpu] : NULL;
+
+		/* a named trigger needs the name, which only the entry carries */
+		if (wanted(fs->spec, ev->u.irq.irq, name) && ev->ts >= fs->exit_ts) {
+			fs->exit_ts = ev->ts;
+			fs->exit_cpu = cpu;
+			fs->exit_irq = ev->u.irq.irq;
+			fs->exit_took = seen ? ev->ts - fs->entry_ts[cpu] : -1;
+			snprintf(fs->exit_name, sizeof(fs->exit_name), "%s", seen ? name : "");
+		}
+		fs->entry_ts[cpu] = -1;
+	}
+	return 0;
+}
+
+int sptd_col_freeze_scan_init(struct sptd_col_freeze_scan *fs,
+                              const struct sptd_col_trigger_spec *spec)
+{
+	int ret;
+
+	memset(fs, 0, sizeof(*fs));
+	fs->exit_ts = -1;
+	fs->exit_cpu = -1;
+	if (!spec || spec->kind != SPTD_TRIG_IRQ || spec->min_ns != 0)
+		return 0;   /* only the irq trigger freezes at a handler's return */
+	fs->spec = spec;
+	fs->entry_ts = malloc(SPTD_MAX_CPUS * sizeof(*fs->entry_ts));
+	fs->entry_irq = malloc(SPTD_MAX_CPUS * sizeof(*fs->entry_irq));
+	fs->entry_name = malloc(SPTD_MAX_CPUS * sizeof(*fs->entry_name));
+	if (!fs->entry_ts || !fs->entry_irq || !fs->entry_name) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	for (int c = 0; c < SPTD_MAX_CPUS; c++)
+		fs->entry_ts[c] = -1;
+	ret = sptd_sched_parser_create(&fs->parser);
+	if (ret < 0)
+		goto fail;
+	return 0;
+fail:
+	sptd_col_freeze_scan_fini(fs);
+	return ret;
+}
+
+int sptd_col_freeze_scan_raw(struct sptd_col_freeze_scan *fs, enum sptd_sched_raw_kind kind,
+                             const char *name, int cpu, const void *data, size_t len)
+{
+	int ret;
+
+	if (!fs->parser)
+		return 0;
+	if (kind == SPTD_SCHED_RAW_FORMAT) {
+		/* a format the parser cannot use only hides its events */
+		sptd_sched_parser_add_format(fs->parser, name, data);
+		return 0;
+	}
+	ret = sptd_sched_parser_parse_page(fs->parser, cpu, data, len, on_event, fs);
+	return ret == -ENOMEM ? ret : 0;   /* a corrupt page is derive's to report */
+}
+
+int sptd_col_freeze_scan_apply(const struct sptd_col_freeze_scan *fs, int64_t slack_ns,
+                               struct sptd_col_fire *fire)
+{
+	if (!fs->parser || fs->exit_ts < 0 || fs->exit_ts >= fire->ts - slack_ns)
+		return 0;
+	fire->ts = fs->exit_ts;
+	fire->cpu = fs->exit_cpu;
+	if (fs->exit_took >= 0)
+		snprintf(fire->detail, sizeof(fire->detail), "irq %d%s%s handler took %" PRId64
+		         " ns (the return that froze ftrace; perf did not sample it)", fs->exit_irq,
+		         fs->exit_name[0] ? " " : "", fs->exit_name, fs->exit_took);
+	else
+		snprintf(fire->detail, sizeof(fire->detail), "irq %d handler returned (its entry was "
+		         "not seen; the return that froze ftrace, perf did not sample it)",
+		         fs->exit_irq);
+	return 1;
+}
+
+void sptd_col_freeze_scan_fini(struct sptd_col_freeze_scan *fs)
+{
+	sptd_sched_parser_destroy(fs->parser);
+	fs->parser = NULL;
+	free(fs->entry_ts);
+	free(fs->entry_irq);
+	free(fs->entry_name);
+	fs->entry_ts = NULL;
+	fs->entry_irq = NULL;
+	fs->entry_name = NULL;
+}
