@@ -19,6 +19,7 @@
  *  - zero-length sched slices and thread states are dropped (a task seen
  *    only at the instant its CPU's data began); zero-length irqs are kept. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,13 @@ struct sptd_sched_builder {
 	int slices;                   /* sched slices emitted */
 };
 
+/* Every row is clipped to the window, so its length must be an int64: then
+ * no dur computed inside it can overflow. */
+static int window_ok(int64_t start, int64_t end)
+{
+	return end >= start && !(start < 0 && end > INT64_MAX + start);
+}
+
 int sptd_sched_builder_create(int64_t window_start, int64_t window_end, int ncpus,
                               struct sptd_sched_builder **out)
 {
@@ -79,7 +87,7 @@ int sptd_sched_builder_create(int64_t window_start, int64_t window_end, int ncpu
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
-	if (window_end < window_start || ncpus <= 0 || ncpus > BUILDER_MAX_CPUS)
+	if (!window_ok(window_start, window_end) || ncpus <= 0 || ncpus > BUILDER_MAX_CPUS)
 		return -EINVAL;
 	b = calloc(1, sizeof(*b));
 	if (!b)
@@ -98,6 +106,16 @@ void sptd_sched_builder_destroy(struct sptd_sched_builder *b)
 		return;
 	free(b->events);
 	free(b);
+}
+
+int sptd_sched_builder_set_window(struct sptd_sched_builder *b, int64_t window_start,
+                                  int64_t window_end)
+{
+	if (!b || !window_ok(window_start, window_end))
+		return -EINVAL;
+	b->window_start = window_start;
+	b->window_end = window_end;
+	return 0;
 }
 
 int sptd_sched_builder_set_gap_slack(struct sptd_sched_builder *b, int64_t slack_ns)
@@ -252,7 +270,8 @@ static int emit_threads(struct sptd_sched_builder *b)
  * *cut_end set when the end was moved to window_end). */
 static int clip(const struct sptd_sched_builder *b, int64_t *ts, int64_t *end, int *cut_end)
 {
-	int64_t orig_dur = *end - *ts;
+	/* compared, not subtracted: event times are the file's, any int64 */
+	int had_length = *end > *ts;
 
 	*cut_end = 0;
 	if (*end < b->window_start || *ts > b->window_end)
@@ -264,7 +283,7 @@ static int clip(const struct sptd_sched_builder *b, int64_t *ts, int64_t *end, i
 		*cut_end = 1;
 	}
 	/* a stretch that only touches a window edge is outside it */
-	return !(*end == *ts && orig_dur > 0);
+	return !(*end == *ts && had_length);
 }
 
 static int emit_slice(struct sptd_sched_builder *b, int64_t ts, int64_t end, int cpu,
@@ -492,7 +511,8 @@ static int emit_gaps(struct sptd_sched_builder *b)
 
 		if (!c->has_data)
 			ret = emit_gap(b, b->window_start, b->window_end, i, GAP_NO_DATA);
-		else if (c->first_ts > b->window_start + b->gap_slack)
+		else if (c->first_ts > b->window_start &&
+		         (uint64_t)c->first_ts - (uint64_t)b->window_start > (uint64_t)b->gap_slack)
 			ret = emit_gap(b, b->window_start,
 			               c->first_ts < b->window_end ? c->first_ts : b->window_end,
 			               i, GAP_OVERWRITTEN);

@@ -5,6 +5,7 @@
  * incident, so what is stored is always what decode makes of the raw data. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@
 #include "sptd_dec.h"
 #include "sptd_sched.h"
 #include "sptd_store.h"
+
+#define MAX_CPUS 65536   /* the builder's limit */
 
 /* Converts trace-clock values to incident nanoseconds. */
 struct clock_conv {
@@ -27,7 +30,29 @@ struct sched_ctx {
 	struct sptd_sched_builder *builder;
 	struct clock_conv conv;
 	int64_t events, bad_pages;
+	int64_t bad_events;           /* refused by the builder (CPU, tid out of range) */
+	int64_t min_ts, max_ts;       /* range of the events fed (ns) */
 };
+
+/* Feed one event to the builder; one it refuses (a CPU or tid out of range
+ * in a corrupt page or row) is counted, not fatal. */
+static int feed(struct sched_ctx *ctx, const struct sptd_sched_event *ev)
+{
+	int ret = sptd_sched_builder_add(ctx->builder, ev);
+
+	if (ret == -EINVAL) {
+		ctx->bad_events++;
+		return 0;
+	}
+	if (ret < 0)
+		return ret;
+	if (!ctx->events || ev->ts < ctx->min_ts)
+		ctx->min_ts = ev->ts;
+	if (!ctx->events || ev->ts > ctx->max_ts)
+		ctx->max_ts = ev->ts;
+	ctx->events++;
+	return 0;
+}
 
 static int64_t conv_ns(const struct clock_conv *c, int64_t raw)
 {
@@ -40,8 +65,7 @@ static int on_event(void *arg, const struct sptd_sched_event *ev)
 	struct sptd_sched_event e = *ev;
 
 	e.ts = conv_ns(&ctx->conv, ev->ts);
-	ctx->events++;
-	return sptd_sched_builder_add(ctx->builder, &e);
+	return feed(ctx, &e);
 }
 
 static int64_t utid_of(struct sched_ctx *ctx, int tid)
@@ -149,7 +173,7 @@ static int on_page(void *arg, const struct sptd_store_chunk_row *row)
 	struct pages_ctx *pc = arg;
 	int n;
 
-	if (row->cpu + 1 > *pc->ncpus)
+	if (row->cpu >= 0 && row->cpu < INT_MAX && row->cpu + 1 > *pc->ncpus)
 		*pc->ncpus = row->cpu + 1;
 	n = sptd_sched_parser_parse_page(pc->parser, row->cpu, row->data, row->len, on_event,
 	                                 pc->ctx);
@@ -191,13 +215,10 @@ static int on_switch(void *arg, const struct sptd_store_raw_switch_row *row)
 	strcpy(ev.u.sw.prev_state, "R");
 	if (row->next_comm)
 		snprintf(ev.u.sw.next_comm, sizeof(ev.u.sw.next_comm), "%s", row->next_comm);
-	if (ev.cpu + 1 > *pc->ncpus)
+	if (ev.cpu >= 0 && ev.cpu < INT_MAX && ev.cpu + 1 > *pc->ncpus)
 		*pc->ncpus = ev.cpu + 1;
-	ret = sptd_sched_builder_add(pc->ctx->builder, &ev);
-	if (ret < 0)
-		return ret;
-	pc->ctx->events++;
-	return 0;
+	ret = feed(pc->ctx, &ev);
+	return ret < 0 ? ret : 0;
 }
 
 /* Switches known from outside ftrace (import --sched, perf SWITCH records). */
@@ -207,6 +228,26 @@ static int feed_switches(struct sched_ctx *ctx, int *ncpus)
 	int ret = sptd_store_raw_switch_each(ctx->st, 1, on_switch, &pc);
 
 	return ret < 0 ? ret : 0;
+}
+
+/* The incident window from meta into *@start and *@end: 1 when both keys are
+ * there and make a window rows can be clipped to (end >= start, length an
+ * int64); 0 when absent (imports) or unusable (a corrupt file: logged). */
+static int window_from_meta(struct sptd_store *st, int64_t *start, int64_t *end)
+{
+	int has_start = sptd_store_meta_get_int(st, "window_start", start) == 0;
+	int has_end = sptd_store_meta_get_int(st, "window_end", end) == 0;
+
+	if (!has_start && !has_end)
+		return 0;
+	if (has_start && has_end && *end >= *start &&
+	    !(*start < 0 && *end > INT64_MAX + *start))
+		return 1;
+	sptd_col_log(LOG_WARNING, "meta window_start/window_end do not make a window "
+	             "(%" PRId64 ", %" PRId64 "): scheduling rows are clipped to the "
+	             "events' own span", has_start ? *start : 0, has_end ? *end : 0);
+	*start = *end = 0;
+	return 0;
 }
 
 int sptd_col_derive_sched(struct sptd_store *st, struct sptd_col_tasks *tasks)
@@ -221,14 +262,13 @@ int sptd_col_derive_sched(struct sptd_store *st, struct sptd_col_tasks *tasks)
 	};
 	struct sched_ctx ctx = { .st = st, .tasks = tasks };
 	struct sptd_sched_sink sink = sink_template;
-	int64_t wstart = 0, wend = INT64_MAX, cpus = 0;
-	int ncpus = 0, ret;
+	int64_t wstart = 0, wend = 0, cpus = 0;
+	int ncpus = 0, ret, have_window;
 
 	if (!st || !tasks)
 		return -EINVAL;
-	sptd_store_meta_get_int(st, "window_start", &wstart);
-	sptd_store_meta_get_int(st, "window_end", &wend);
-	if (sptd_store_meta_get_int(st, "cpus", &cpus) == 0)
+	have_window = window_from_meta(st, &wstart, &wend);
+	if (sptd_store_meta_get_int(st, "cpus", &cpus) == 0 && cpus > 0 && cpus <= MAX_CPUS)
 		ncpus = (int)cpus;
 	ret = load_clock(st, &ctx.conv);
 	if (ret < 0) {
@@ -243,13 +283,28 @@ int sptd_col_derive_sched(struct sptd_store *st, struct sptd_col_tasks *tasks)
 	ret = feed_ftrace(&ctx, &ncpus);
 	if (ret >= 0)
 		ret = feed_switches(&ctx, &ncpus);
-	if (ret >= 0) {
+	/* without a window in meta (an import), the data's own span is the
+	 * window; with no events at all there is nothing to build: no gaps
+	 * for CPUs that never had an ftrace ring */
+	if (ret >= 0 && !have_window && ctx.events) {
+		wstart = ctx.min_ts;
+		wend = ctx.min_ts < 0 && ctx.max_ts > INT64_MAX + ctx.min_ts ?
+		       INT64_MAX + ctx.min_ts : ctx.max_ts;
+		ret = sptd_sched_builder_set_window(ctx.builder, wstart, wend);
+	}
+	if (ret >= 0 && (have_window || ctx.events)) {
 		sink.ctx = &ctx;
 		ret = sptd_sched_builder_finish(ctx.builder, &sink);
 	}
 	if (ret >= 0 && ctx.bad_pages) {
 		sptd_col_log(LOG_WARNING, "%" PRId64 " corrupt ftrace pages skipped", ctx.bad_pages);
 		ret = sptd_store_gap_add(st, wstart, 0, -1, "sched: corrupt ftrace pages skipped");
+	}
+	if (ret >= 0 && ctx.bad_events) {
+		sptd_col_log(LOG_WARNING, "%" PRId64 " scheduling events with a CPU or task out "
+		             "of range skipped", ctx.bad_events);
+		ret = sptd_store_gap_add(st, wstart, 0, -1, "sched: events with a CPU or task "
+		                         "out of range skipped");
 	}
 	if (ret >= 0)
 		ret = sptd_store_stat_add(st, "sched_events", -1, ctx.events);
