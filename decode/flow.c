@@ -562,7 +562,7 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, struct sptd_dec_cpu_r
 	fs.tid = -1;
 	for (i = 0; i < s->nswitches && s->switches[i].cpu < cpu; i++)
 		;
-	fs.sw = s->switches + i;
+	fs.sw = s->nswitches ? s->switches + i : NULL;   /* no arithmetic on NULL */
 	while (i + fs.nsw < s->nswitches && s->switches[i + fs.nsw].cpu == cpu)
 		fs.nsw++;
 	if (fs.nsw)
