@@ -337,8 +337,6 @@ static int import_perfdata(int argc, char **argv)
 		case -EBADMSG: case -ENOTSUP: case -ENOENT: case -ENODATA: case -EACCES:
 		case -EISDIR:
 			return SPTD_EXIT_BADFILE;
-		case -EINVAL:
-			return SPTD_EXIT_USAGE;
 		default:
 			return SPTD_EXIT_FAIL;
 		}
@@ -401,7 +399,7 @@ int sptd_col_cmd_import(int argc, char **argv)
 		o.command = cmd;
 		ret = sptd_col_rawpt_import(st, &o);
 	}
-	if (ret == -EINVAL || ret == -ENOENT) {
+	if (ret == -EINVAL || ret == -ENOENT || ret == -EBADMSG) {
 		sptd_store_destroy(st);
 		return ret == -EINVAL ? SPTD_EXIT_USAGE : SPTD_EXIT_BADFILE;
 	}
@@ -415,7 +413,7 @@ int sptd_col_cmd_import(int argc, char **argv)
 		fprintf(stderr, "sysptd import: %s: %s\n", o.out,
 		        sptd_store_errmsg(st)[0] ? sptd_store_errmsg(st) : strerror(-ret));
 		sptd_store_destroy(st);
-		return SPTD_EXIT_FAIL;
+		return ret == -EBADMSG ? SPTD_EXIT_BADFILE : SPTD_EXIT_FAIL;
 	}
 	sptd_store_destroy(st);
 	return SPTD_EXIT_OK;
