@@ -18,6 +18,8 @@ static const char query_usage[] =
 "  -r, --report NAME    summary, cpus, top, wakeup, irq, threads\n"
 "                       (--report list shows them with a description)\n"
 "  -f, --format FMT     table (default), csv or json\n"
+"  -t, --timeout DUR    stop a statement or report still running after DUR\n"
+"                       (default 60s; 0: no limit); exit status 1\n"
 "  -h, --help           this text\n"
 "\n"
 "Tables follow docs/SCHEMA.md: meta, trigger, process, thread, sched_slice,\n"
@@ -29,8 +31,14 @@ static const char query_usage[] =
 "  sysptd query incident.db \"SELECT cpu, count(*) FROM sched_slice GROUP BY cpu\"\n"
 "  sysptd query incident.db --report top --format csv\n"
 "\n"
-"Exit status: 0 success, 1 failure, 2 bad command line or SQL (including\n"
-"a statement that writes), 6 missing, corrupt or not an incident file.\n";
+"Exit status: 0 success, 1 failure (including a query stopped by --timeout),\n"
+"2 bad command line or SQL (including a statement that writes), 6 missing,\n"
+"corrupt or not an incident file.\n";
+
+/* How long a statement or report may run unless --timeout says otherwise:
+ * long enough for any report on a large incident, short enough that a
+ * runaway recursive CTE (or a planted view) does not run forever. */
+#define QUERY_DEFAULT_TIMEOUT_NS (60 * 1000000000LL)
 
 static int list_reports(void)
 {
@@ -47,6 +55,7 @@ int sptd_col_cmd_query(int argc, char **argv)
 	enum sptd_query_format fmt = SPTD_QUERY_TABLE;
 	struct sptd_store *st = NULL;
 	char err[1024] = "";
+	int64_t timeout = QUERY_DEFAULT_TIMEOUT_NS;
 	int i, ret, status, only_args = 0;
 
 	for (i = 1; i < argc; i++) {
@@ -71,6 +80,17 @@ int sptd_col_cmd_query(int argc, char **argv)
 				fprintf(stderr, "sysptd query: %s needs table, csv or json\n", arg);
 				return SPTD_EXIT_USAGE;
 			}
+		} else if (!only_args && (strcmp(arg, "-t") == 0 || strcmp(arg, "--timeout") == 0 ||
+		                          strncmp(arg, "--timeout=", 10) == 0)) {
+			const char *v = sptd_col_option_value(argc, argv, &i, "--timeout");
+
+			if (!v || (strcmp(v, "0") != 0 && sptd_col_parse_duration(v, &timeout) < 0)) {
+				fprintf(stderr, "sysptd query: %s needs a duration such as 30s or 500ms "
+				        "(ns, us, ms, s; 0: no limit)\n", arg);
+				return SPTD_EXIT_USAGE;
+			}
+			if (strcmp(v, "0") == 0)
+				timeout = 0;
 		} else if (!only_args && arg[0] == '-' && arg[1] != '\0') {
 			fprintf(stderr, "sysptd query: unknown option '%s' (see sysptd query --help)\n", arg);
 			return SPTD_EXIT_USAGE;
@@ -106,6 +126,7 @@ int sptd_col_cmd_query(int argc, char **argv)
 	ret = sptd_col_incident_open("query", path, 0, &st);
 	if (ret)
 		return ret;
+	sptd_store_set_time_limit(st, timeout);
 
 	if (sql)
 		ret = sptd_query_run(st, sql, fmt, stdout, err, sizeof(err));

@@ -282,6 +282,9 @@ int sptd_store_open(const char *path, int writable, struct sptd_store **out)
 		goto fail;
 	}
 	sqlite3_busy_timeout(st->db, 2000);
+	ret = sptd_store_guard_apply(st);
+	if (ret < 0)
+		goto fail;
 	ret = sptd_store_exec(st, writable ? update_pragmas : "PRAGMA query_only=1",
 	                      "opening the incident");
 	if (ret < 0)
