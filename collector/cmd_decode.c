@@ -75,7 +75,7 @@ int sptd_col_cmd_decode(int argc, char **argv)
 		fprintf(stderr, "sysptd decode: %s: %s; the file is unchanged\n", argv[optind],
 		        sptd_store_errmsg(st)[0] ? sptd_store_errmsg(st) : strerror(-ret));
 		sptd_store_destroy(st);
-		return SPTD_EXIT_FAIL;
+		return ret == -EBADMSG ? SPTD_EXIT_BADFILE : SPTD_EXIT_FAIL;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	printf("%s decoded in %.3f s:", argv[optind],

@@ -95,7 +95,8 @@ int sptd_col_cmd_list(int argc, char **argv)
 			n++;
 	}
 	closedir(d);
-	qsort(names, n, sizeof(*names), cmp_names);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_names);
 	if (n)
 		printf("%-44s  %-20s  %-6s  %11s  %9s  %9s  %9s  %11s  %s\n", "incident", "created",
 		       "source", "window", "sched", "samples", "slices", "size", "trigger");
