@@ -96,6 +96,8 @@ int sptd_dec_flows_sort(struct sptd_dec_flow **evp, size_t nev)
 	size_t *start = NULL, nkeys = 0, cap = 16, i, h;
 	int err = -ENOMEM;
 
+	if (nev == 0)
+		return 0;        /* nothing to sort: *evp stays as it is */
 	if (nev > UINT32_MAX / 2)
 		return -ENOMEM;  /* beyond the 32-bit indexes below (200+ GB of events) */
 	while (cap < 2 * nev)
