@@ -24,7 +24,9 @@ static int first_trigger(void *arg, const struct sptd_store_trigger_row *row)
 	return 1;
 }
 
-static void list_one(const char *dir, const char *name)
+/* One line for incident @name of @dir; 1 when it is unreadable or corrupt
+ * (the line says so), else 0. */
+static int list_one(const char *dir, const char *name)
 {
 	char path[4096], created[64] = "?", source[32] = "?", trig[256] = "?";
 	struct sptd_store *st = NULL;
@@ -34,24 +36,33 @@ static void list_one(const char *dir, const char *name)
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	if (stat(path, &sb) < 0)
-		return;
+		return 0;   /* gone since readdir */
 	ret = sptd_store_open(path, 0, &st);
 	if (ret < 0) {
 		printf("%-44s  unreadable: %s\n", name, sptd_store_errmsg(st)[0] ? sptd_store_errmsg(st) : strerror(-ret));
 		sptd_store_destroy(st);
-		return;
+		return 1;
 	}
 	sptd_store_meta_get(st, "created", created, sizeof(created));
 	sptd_store_meta_get(st, "source", source, sizeof(source));
 	sptd_store_meta_get_int(st, "window_ns", &window);
-	sptd_store_count(st, SPTD_STORE_T_SCHED_SLICE, &slices);
-	sptd_store_count(st, SPTD_STORE_T_SAMPLE, &samples);
-	sptd_store_count(st, SPTD_STORE_T_SLICE, &cslices);
-	sptd_store_trigger_each(st, first_trigger, trig);
+	ret = sptd_store_count(st, SPTD_STORE_T_SCHED_SLICE, &slices);
+	if (ret >= 0)
+		ret = sptd_store_count(st, SPTD_STORE_T_SAMPLE, &samples);
+	if (ret >= 0)
+		ret = sptd_store_count(st, SPTD_STORE_T_SLICE, &cslices);
+	if (ret >= 0)
+		ret = sptd_store_trigger_each(st, first_trigger, trig);
+	if (ret < 0) {
+		printf("%-44s  corrupt: %s\n", name, sptd_store_errmsg(st));
+		sptd_store_destroy(st);
+		return 1;
+	}
 	printf("%-44s  %-20s  %-6s  %8.3f ms  %9" PRId64 "  %9" PRId64 "  %9" PRId64 "  %7.1f MiB  %s\n",
 	       name, created, source, (double)window / 1e6, slices, samples, cslices,
 	       (double)sb.st_size / (1024.0 * 1024.0), trig);
 	sptd_store_destroy(st);
+	return 0;
 }
 
 int sptd_col_cmd_list(int argc, char **argv)
@@ -60,12 +71,14 @@ int sptd_col_cmd_list(int argc, char **argv)
 	char **names = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *e;
+	int bad = 0;
 	DIR *d;
 
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		printf("Usage: sysptd list [DIR]\n\nList the incident files in DIR (default /var/lib/sysptd),\n"
 		       "oldest first: when, source, window, sched slices, samples, call slices,\n"
-		       "size and what triggered it.\n");
+		       "size and what triggered it.  An unreadable or corrupt incident is\n"
+		       "listed as such and makes the exit status 6.\n");
 		return SPTD_EXIT_OK;
 	}
 	if (argc > 2) {
@@ -103,9 +116,10 @@ int sptd_col_cmd_list(int argc, char **argv)
 	else
 		printf("no incidents in %s\n", dir);
 	for (size_t i = 0; i < n; i++) {
-		list_one(dir, names[i]);
+		bad += list_one(dir, names[i]);
 		free(names[i]);
 	}
 	free(names);
-	return SPTD_EXIT_OK;
+	/* like ls: every incident is listed, and the status says some were bad */
+	return bad ? SPTD_EXIT_BADFILE : SPTD_EXIT_OK;
 }
