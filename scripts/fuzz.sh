@@ -77,8 +77,8 @@ dirs="$work/corpus $src/tests/fuzz/corpus/$name $work/seeds"
 # keeps its own report stream when theirs is closed.
 opts="-timeout=60 -rss_limit_mb=4096 -artifact_prefix=$work/ -print_final_stats=1"
 [ "$name" = incident ] && opts="$opts -close_fd_mask=3"
-export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 export SPTD_FIXTURES="$fixtures"
 if [ "$secs" = 0 ]; then
 	# shellcheck disable=SC2086
