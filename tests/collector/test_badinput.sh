@@ -54,7 +54,8 @@ garbage() {
 # root page of TABLE in the good incident
 root() { q "$work/good.db" "SELECT rootpage FROM sqlite_schema WHERE name = '$1'"; }
 
-mkdir "$work/trunc" "$work/tablepages" "$work/notinc" "$work/empty" "$work/text" "$work/metapage"
+mkdir "$work/trunc" "$work/tablepages" "$work/notinc" "$work/empty" "$work/text" "$work/metapage" \
+	"$work/renamed"
 head -c $(($(wc -c <"$work/good.db") / 2)) "$work/good.db" >"$work/trunc/incident-1.db"
 # the tables every command reads without an index in between: trigger
 # (query, reports, export, list) and raw_pt (decode)
@@ -64,11 +65,14 @@ garbage "$(root raw_pt)" "$work/tablepages/incident-1.db"
 cp "$work/good.db" "$work/metapage/incident-1.db"
 garbage "$(root meta)" "$work/metapage/incident-1.db"
 sqlite3 "$work/notinc/incident-1.db" "CREATE TABLE t(a); INSERT INTO t VALUES (1)"
+# a schema edited by hand: every table there, one column renamed
+cp "$work/good.db" "$work/renamed/incident-1.db"
+sqlite3 "$work/renamed/incident-1.db" "ALTER TABLE raw_pt RENAME COLUMN cpu TO cpu_renamed"
 : >"$work/empty/incident-1.db"
 echo "this is not a database" >"$work/text/incident-1.db"
 
 # ---- every reader of a corrupt incident: exit 6, the file named
-for kind in trunc tablepages metapage notinc empty text; do
+for kind in trunc tablepages metapage notinc empty text renamed; do
 	f=$work/$kind/incident-1.db
 	expect 6 "incident-1.db" -- "$BIN" query "$f" "SELECT * FROM trigger"
 	expect 6 "incident-1.db" -- "$BIN" query "$f" --report summary
