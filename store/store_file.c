@@ -302,6 +302,10 @@ int sptd_store_open(const char *path, int writable, struct sptd_store **out)
 	*out = st;
 	return 0;
 fail:
+	/* the arguments were checked above: SQLite refusing the file itself
+	 * ("unsupported file format", a schema it cannot parse) is a bad file */
+	if (ret == -EINVAL)
+		ret = -EBADMSG;
 	return give_up(st, ret);
 }
 
