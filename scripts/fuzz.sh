@@ -77,6 +77,7 @@ dirs="$work/corpus $src/tests/fuzz/corpus/$name $work/seeds"
 opts="-timeout=60 -rss_limit_mb=4096 -artifact_prefix=$work/ -print_final_stats=1"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$src/tests/fuzz/lsan.supp:print_suppressions=0}"
 export SPTD_FIXTURES="$fixtures"
 if [ "$secs" = 0 ]; then
 	# shellcheck disable=SC2086

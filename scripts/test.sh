@@ -28,6 +28,7 @@ cmake --build build-sanitize -j"$jobs"
 (cd build-sanitize &&
 	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1} \
 	UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+	LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$(pwd)/../tests/fuzz/lsan.supp:print_suppressions=0} \
 	ctest --output-on-failure --timeout 600 "$@")
 
 echo "== 3/3 build-fuzz: every harness, its corpus, then ${SPTD_FUZZ_SECONDS:-20} s of fuzzing" >&2
