@@ -49,7 +49,9 @@ int sptd_col_cmd_decode(int argc, char **argv)
 			       "Rebuild the derived tables of INCIDENT (sched_slice, thread_state, irq and\n"
 			       "softirq slices, samples, call slices, gaps, stats, processes and threads)\n"
 			       "from its raw tables, in one transaction: on any error the file is left as\n"
-			       "it was.\n\n  -j, --jobs N   PT decode threads (default: number of CPUs)\n");
+			       "it was.\n\n  -j, --jobs N   PT decode threads (default: number of CPUs)\n\n"
+			       "Exit status: 0 success, 1 failure, 2 bad command line, 6 missing,\n"
+			       "corrupt or not an incident file (left unchanged).\n");
 			return SPTD_EXIT_OK;
 		default:
 			fprintf(stderr, "sysptd decode: unknown option '%s' (see sysptd decode --help)\n",

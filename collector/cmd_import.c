@@ -80,7 +80,9 @@ static void usage(FILE *f)
 	"  --sched FILE         context switches, one per line:\n"
 	"                       TS_NS CPU PREV_TID NEXT_TID NEXT_COMM  ('#' comments)\n"
 	"  -j, --jobs N         decode threads (default: number of cores)\n"
-	"  -o, --output FILE    the incident to write (must not exist)\n");
+	"  -o, --output FILE    the incident to write (must not exist)\n\n"
+	"Exit status: 0 success, 1 failure, 2 bad command line, 6 an input file that\n"
+	"is missing, corrupt, truncated or not what it claims (nothing is written).\n");
 }
 
 static int parse_opts(int argc, char **argv, struct sptd_col_rawpt_opts *o)

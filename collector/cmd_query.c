@@ -10,6 +10,7 @@
 
 static const char query_usage[] =
 "Usage: sysptd query INCIDENT [SQL] [--report NAME] [--format table|csv|json]\n"
+"                    [--timeout DUR]\n"
 "\n"
 "Run one read-only SQL statement, or a canned report, on an incident file.\n"
 "With neither, prints the summary report.\n"

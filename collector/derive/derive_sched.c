@@ -314,7 +314,11 @@ int sptd_col_derive_sched(struct sptd_store *st, struct sptd_col_tasks *tasks)
 
 static int on_task(void *arg, const struct sptd_store_raw_task_row *row)
 {
-	int ret = sptd_col_tasks_note(arg, row->tid, row->pid, row->comm, row->cmdline);
+	int ret;
+
+	if (row->tid < 0)
+		return 0;   /* a damaged row names no task */
+	ret = sptd_col_tasks_note(arg, row->tid, row->pid, row->comm, row->cmdline);
 
 	return ret < 0 ? ret : 0;
 }

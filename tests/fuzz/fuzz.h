@@ -48,7 +48,7 @@ void *sptd_fuzz_read_file(const char *path, size_t *len);
  * $SPTD_FIXTURES).  Static storage. */
 const char *sptd_fuzz_fixtures(void);
 /* Silence the libraries' log hooks (their warnings on corrupt input would
- * drown the fuzzer's own output). */
+ * drown the fuzzer's own output); SPTD_FUZZ_LOG=1 prints them instead. */
 void sptd_fuzz_quiet_logs(void);
 
 #endif /* SPTD_FUZZ_H */

@@ -123,9 +123,19 @@ static void drop_log(void *ctx, int level, const char *msg)
 	(void)msg;
 }
 
+/* SPTD_FUZZ_LOG=1: what the libraries say, to see why an input failed. */
+static void print_log(void *ctx, int level, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "log(%d): %s\n", level, msg);
+}
+
 void sptd_fuzz_quiet_logs(void)
 {
-	sptd_col_set_log(drop_log, NULL);
-	sptd_sched_set_log(drop_log, NULL);
-	sptd_dec_set_log(drop_log, NULL);
+	const char *env = getenv("SPTD_FUZZ_LOG");
+	sptd_log_fn fn = env && *env == '1' ? print_log : drop_log;
+
+	sptd_col_set_log(fn, NULL);
+	sptd_sched_set_log(fn, NULL);
+	sptd_dec_set_log(fn, NULL);
 }
