@@ -207,7 +207,7 @@ static int gap_close(struct flow_state *fs)
 		return 0;
 	fs->gap_open = 0;
 	end = fs->has_time ? fs->now : (int64_t)fs->seq;
-	return gap_add(fs, fs->gap_ts, end - fs->gap_ts, fs->gap_reason);
+	return gap_add(fs, fs->gap_ts, sptd_dec_span(fs->gap_ts, end), fs->gap_reason);
 }
 
 /* Decode with address space @as from now on. */
@@ -282,7 +282,7 @@ static int flow_paging(struct flow_state *fs, uint64_t cr3, int non_root)
 		return ret;
 	fs->res->stats.cr3_mismatches++;
 	if (napplied < fs->nsw && fs->sw[napplied].ts > fs->now)
-		dur = fs->sw[napplied].ts - fs->now;
+		dur = sptd_dec_span(fs->now, fs->sw[napplied].ts);
 	snprintf(reason, sizeof(reason),
 	         "pt: CR3 0x%" PRIx64 " belongs to pid %d but the schedule says pid %d runs",
 	         cr3, bound, pid);
