@@ -9,29 +9,14 @@
 set -u
 BIN=${SPTD_BIN:?SPTD_BIN must name the built sysptd}
 FIX=${SPTD_FIXTURES:-}/real-pt
-passed=0
-failed=0
 [ -f "$FIX/drpt2trace-hello/pt.bin" ] || { echo "SKIP: no fixtures at $FIX" >&2; exit 77; }
 command -v sqlite3 >/dev/null || { echo "SKIP: no sqlite3 shell (scripts/install-deps.sh)" >&2; exit 77; }
 
 work=$(mktemp -d /tmp/sptd-badinput-XXXXXX)
 trap 'rm -rf "$work"' EXIT
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
-
-# expect STATUS PATTERN -- command...: exit status and a message (stderr or
-# stdout) matching PATTERN ("" for any)
-expect() {
-	want=$1 pattern=$2
-	shift 3
-	"$@" >"$work/out" 2>"$work/err"
-	got=$?
-	if [ "$got" = "$want" ] && { [ -z "$pattern" ] ||
-	                             grep -q -- "$pattern" "$work/err" "$work/out"; }; then ok; else
-		bad "$* -> exit $got (want $want, message /$pattern/), output:"
-		head -c 2000 "$work/err" "$work/out" >&2
-	fi
-}
+# ok, bad, expect STATUS PATTERN -- command...
+# shellcheck source=../lib/expect.sh
+. "$(dirname "$0")/../lib/expect.sh"
 # check WHAT EXPECTED ACTUAL
 check() {
 	if [ "$2" = "$3" ]; then ok; else bad "$1: got '$3', want '$2'"; fi
