@@ -196,6 +196,16 @@ static int check_file(struct sptd_store *st)
 		                      (unsigned long long)(pages * page_size));
 		goto out;
 	}
+	/* An auto-vacuum file names its largest root page (offset 52); one
+	 * beyond the end sends SQLite looking for pointer-map pages it then
+	 * "cannot grow to", reported as a full disk. */
+	if (page_size >= 512 && be32(hdr + 52) > (uint64_t)sb.st_size / page_size) {
+		ret = sptd_store_fail(st, -EBADMSG, "%s is damaged: its header names root page "
+		                      "%u of a %llu-page file; take it again from the recording "
+		                      "machine", st->path, be32(hdr + 52),
+		                      (unsigned long long)((uint64_t)sb.st_size / page_size));
+		goto out;
+	}
 out:
 	close(fd);
 	return ret;

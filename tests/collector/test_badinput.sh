@@ -40,7 +40,7 @@ garbage() {
 root() { q "$work/good.db" "SELECT rootpage FROM sqlite_schema WHERE name = '$1'"; }
 
 mkdir "$work/trunc" "$work/tablepages" "$work/notinc" "$work/empty" "$work/text" "$work/metapage" \
-	"$work/renamed" "$work/format"
+	"$work/renamed" "$work/format" "$work/autovac"
 head -c $(($(wc -c <"$work/good.db") / 2)) "$work/good.db" >"$work/trunc/incident-1.db"
 # the tables every command reads without an index in between: trigger
 # (query, reports, export, list) and raw_pt (decode)
@@ -53,6 +53,9 @@ sqlite3 "$work/notinc/incident-1.db" "CREATE TABLE t(a); INSERT INTO t VALUES (1
 # schema format number 9 in the header (SQLite knows 1 to 4)
 cp "$work/good.db" "$work/format/incident-1.db"
 printf '\011' | dd of="$work/format/incident-1.db" bs=1 seek=47 conv=notrunc status=none
+# an auto-vacuum root page far beyond the file (SQLite said "disk full")
+cp "$work/good.db" "$work/autovac/incident-1.db"
+printf '\244' | dd of="$work/autovac/incident-1.db" bs=1 seek=52 conv=notrunc status=none
 # a schema edited by hand: every table there, one column renamed
 cp "$work/good.db" "$work/renamed/incident-1.db"
 sqlite3 "$work/renamed/incident-1.db" "ALTER TABLE raw_pt RENAME COLUMN cpu TO cpu_renamed"
@@ -60,7 +63,7 @@ sqlite3 "$work/renamed/incident-1.db" "ALTER TABLE raw_pt RENAME COLUMN cpu TO c
 echo "this is not a database" >"$work/text/incident-1.db"
 
 # ---- every reader of a corrupt incident: exit 6, the file named
-for kind in trunc tablepages metapage notinc empty text renamed format; do
+for kind in trunc tablepages metapage notinc empty text renamed format autovac; do
 	f=$work/$kind/incident-1.db
 	expect 6 "incident-1.db" -- "$BIN" query "$f" "SELECT * FROM trigger"
 	expect 6 "incident-1.db" -- "$BIN" query "$f" --report summary
