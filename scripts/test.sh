@@ -3,7 +3,8 @@
 #   1. build-test: warnings as errors, every test (ctest);
 #   2. build-sanitize: the same suite built with ASan + UBSan, any report
 #      fatal (-fno-sanitize-recover): memory errors, leaks and undefined
-#      behaviour fail the test that hit them;
+#      behaviour fail the test that hit them (verify_asan_link_order=0: the
+#      fake-PMU tests LD_PRELOAD their own library ahead of gcc's libasan);
 #   3. build-fuzz (clang): every libFuzzer harness of tests/fuzz replays
 #      its corpus, then fuzzes for $SPTD_FUZZ_SECONDS (default 20) s.
 # Tests that need root or tracefs skip with a reason when those are missing;
@@ -26,7 +27,7 @@ echo "== 2/3 build-sanitize: the suite under ASan + UBSan" >&2
 cmake -S . -B build-sanitize $common -DSPTD_SANITIZE=ON >/dev/null
 cmake --build build-sanitize -j"$jobs"
 (cd build-sanitize &&
-	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1} \
+	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1:verify_asan_link_order=0} \
 	UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
 	LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$(pwd)/../tests/fuzz/lsan.supp:print_suppressions=0} \
 	ctest --output-on-failure --timeout 600 "$@")
