@@ -132,13 +132,32 @@ static int parser_header_page(struct sptd_sched_parser *p, const char *text)
 	return 0;
 }
 
+/* @text with its "print fmt:" part replaced by an empty one, in a new
+ * string (free() it); NULL when out of memory.  sysptd reads fields, never
+ * prints events, and libtraceevent 1.7's parser of print formats crashes on
+ * some malformed ones (a NULL dereference on a mangled __print_flags table,
+ * found by fuzz_incident): a format from an incident is a user's bytes, so
+ * that parser never sees them.  prev_state.c reads the flag table itself. */
+static char *fields_only(const char *text)
+{
+	const char *cut = strstr(text, "\nprint fmt:");
+	size_t keep = cut ? (size_t)(cut - text) : strlen(text);
+	char *copy = malloc(keep + sizeof("\nprint fmt: \"\"\n"));
+
+	if (!copy)
+		return NULL;
+	memcpy(copy, text, keep);
+	memcpy(copy + keep, "\nprint fmt: \"\"\n", sizeof("\nprint fmt: \"\"\n"));
+	return copy;
+}
+
 int sptd_sched_parser_add_format(struct sptd_sched_parser *p, const char *name,
                                  const char *text)
 {
-	char sys[SPTD_SCHED_NAME_LEN];
+	char sys[SPTD_SCHED_NAME_LEN], *fields;
 	const char *slash;
 	struct tep_event *ev;
-	int i, k = -1;
+	int i, k = -1, ret;
 
 	if (!p || !name || !text)
 		return -EINVAL;
@@ -157,7 +176,12 @@ int sptd_sched_parser_add_format(struct sptd_sched_parser *p, const char *name,
 		return parser_fail(p, -EINVAL, "format name is not SYSTEM/EVENT");
 	memcpy(sys, name, (size_t)(slash - name));
 	sys[slash - name] = '\0';
-	if (tep_parse_event(p->tep, text, strlen(text), sys) != 0) {
+	fields = fields_only(text);
+	if (!fields)
+		return parser_fail(p, -ENOMEM, "out of memory");
+	ret = tep_parse_event(p->tep, fields, strlen(fields), sys);
+	free(fields);
+	if (ret != 0) {
 		/* TEP_ERRNO__MEM_ALLOC_FAILED is the only non-content failure */
 		snprintf(p->error, sizeof(p->error), "format of %s: libtraceevent cannot parse it",
 		         name);

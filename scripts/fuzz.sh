@@ -25,7 +25,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 src=$(pwd)
-names="perfrec perfdata pdimport ftrace rawpt incident"
+names="perfrec perfdata pdimport ftrace ftformat rawpt incident"
 
 usage() {
 	echo "usage: scripts/fuzz.sh NAME SECONDS [LIBFUZZER-OPTION...]  (NAME: $names)" >&2
