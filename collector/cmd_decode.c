@@ -86,7 +86,7 @@ static int decode_job_run(void *arg)
 		fprintf(stderr, "sysptd decode: %s: %s; the file is unchanged\n", job->path,
 		        sptd_store_errmsg(st)[0] ? sptd_store_errmsg(st) : strerror(-ret));
 		sptd_store_destroy(st);
-		return SPTD_EXIT_FAIL;
+		return ret == -EBADMSG ? SPTD_EXIT_BADFILE : SPTD_EXIT_FAIL;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	printf("%s decoded in %.3f s:", job->path,
@@ -141,7 +141,9 @@ int sptd_col_cmd_decode(int argc, char **argv)
 			       "on any error, or when killed, the file is left as it was.  Needs room\n"
 			       "for the copy and write access to the incident's directory.  Run as root,\n"
 			       "it reads the incident as the user who ran sudo (or nobody).\n\n"
-			       "  -j, --jobs N   PT decode threads (default: number of CPUs)\n");
+			       "  -j, --jobs N   PT decode threads (default: number of CPUs)\n\n"
+			       "Exit status: 0 success, 1 failure, 2 bad command line, 6 missing,\n"
+			       "corrupt or not an incident file (left unchanged).\n");
 			return SPTD_EXIT_OK;
 		case ':':
 			fprintf(stderr, "sysptd decode: option '%s' needs a value\n", word);

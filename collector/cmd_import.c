@@ -84,7 +84,9 @@ static void usage(FILE *f)
 	"  -o, --output FILE    the incident to write (must not exist)\n\n"
 	"Run as root, the input is opened (perf.data) or copied in (raw PT) as root,\n"
 	"then parsed as the user who ran sudo (else nobody): images that user cannot\n"
-	"read (--image, --symfs, --kcore, the build-id cache) show as gaps.\n");
+	"read (--image, --symfs, --kcore, the build-id cache) show as gaps.\n\n"
+	"Exit status: 0 success, 1 failure, 2 bad command line, 6 an input file that\n"
+	"is missing, corrupt, truncated or not what it claims (nothing is written).\n");
 }
 
 static int parse_opts(int argc, char **argv, struct sptd_col_rawpt_opts *o)
@@ -388,8 +390,6 @@ static int perfdata_job_run(void *arg)
 		case -EBADMSG: case -ENOTSUP: case -ENOENT: case -ENODATA: case -EACCES:
 		case -EISDIR:
 			return SPTD_EXIT_BADFILE;
-		case -EINVAL:
-			return SPTD_EXIT_USAGE;
 		default:
 			return SPTD_EXIT_FAIL;
 		}
@@ -472,7 +472,7 @@ static int rawpt_job_run(void *arg)
 		return SPTD_EXIT_FAIL;
 	}
 	ret = sptd_col_rawpt_import(st, &o);
-	if (ret == -EINVAL || ret == -ENOENT) {
+	if (ret == -EINVAL || ret == -ENOENT || ret == -EBADMSG) {
 		sptd_store_destroy(st);
 		return ret == -EINVAL ? SPTD_EXIT_USAGE : SPTD_EXIT_BADFILE;
 	}
@@ -491,7 +491,7 @@ static int rawpt_job_run(void *arg)
 		fprintf(stderr, "sysptd import: %s: %s\n", o.out,
 		        sptd_store_errmsg(st)[0] ? sptd_store_errmsg(st) : strerror(-ret));
 		sptd_store_destroy(st);
-		return SPTD_EXIT_FAIL;
+		return ret == -EBADMSG ? SPTD_EXIT_BADFILE : SPTD_EXIT_FAIL;
 	}
 	sptd_store_destroy(st);
 	return SPTD_EXIT_OK;

@@ -52,26 +52,37 @@ static void list_open(const char *dir, struct list_item *it)
 		         sptd_store_errmsg(NULL) : strerror(-ret));
 }
 
-static void list_print(const struct list_item *it)
+/* One line for @it; 1 when it is unreadable or corrupt (the line says
+ * so), else 0. */
+static int list_print(const struct list_item *it)
 {
 	char created[64] = "?", source[32] = "?", trig[256] = "?";
 	struct sptd_store *st = it->st;
 	int64_t window = 0, slices = 0, samples = 0, cslices = 0;
+	int ret;
 
 	if (!st) {
 		printf("%-44s  unreadable: %s\n", it->name, it->why);
-		return;
+		return 1;
 	}
 	sptd_store_meta_get(st, "created", created, sizeof(created));
 	sptd_store_meta_get(st, "source", source, sizeof(source));
 	sptd_store_meta_get_int(st, "window_ns", &window);
-	sptd_store_count(st, SPTD_STORE_T_SCHED_SLICE, &slices);
-	sptd_store_count(st, SPTD_STORE_T_SAMPLE, &samples);
-	sptd_store_count(st, SPTD_STORE_T_SLICE, &cslices);
-	sptd_store_trigger_each(st, first_trigger, trig);
+	ret = sptd_store_count(st, SPTD_STORE_T_SCHED_SLICE, &slices);
+	if (ret >= 0)
+		ret = sptd_store_count(st, SPTD_STORE_T_SAMPLE, &samples);
+	if (ret >= 0)
+		ret = sptd_store_count(st, SPTD_STORE_T_SLICE, &cslices);
+	if (ret >= 0)
+		ret = sptd_store_trigger_each(st, first_trigger, trig);
+	if (ret < 0) {
+		printf("%-44s  corrupt: %s\n", it->name, sptd_store_errmsg(st));
+		return 1;
+	}
 	printf("%-44s  %-20s  %-6s  %8.3f ms  %9" PRId64 "  %9" PRId64 "  %9" PRId64 "  %7.1f MiB  %s\n",
 	       it->name, created, source, (double)window / 1e6, slices, samples, cslices,
 	       (double)it->bytes / (1024.0 * 1024.0), trig);
+	return 0;
 }
 
 /* What the list child does (sptd_col_parse_as_user). */
@@ -86,6 +97,7 @@ static int list_job_run(void *arg)
 {
 	struct list_job *job = arg;
 	int status = SPTD_EXIT_OK;
+	size_t bad = 0;
 	struct rlimit rl;
 
 	/* one descriptor per incident until the drop: as many as allowed */
@@ -104,11 +116,12 @@ static int list_job_run(void *arg)
 		printf("no incidents in %s\n", job->dir);
 	for (size_t i = 0; i < job->n; i++) {
 		if (status == SPTD_EXIT_OK)
-			list_print(&job->items[i]);
+			bad += (size_t)list_print(&job->items[i]);
 		sptd_store_destroy(job->items[i].st);
 		job->items[i].st = NULL;
 	}
-	return status;
+	/* like ls: every incident is listed, and the status says some were bad */
+	return status == SPTD_EXIT_OK && bad ? SPTD_EXIT_BADFILE : status;
 }
 
 /* The DIR: 0, or SPTD_EXIT_USAGE with the message printed for a second
@@ -147,7 +160,8 @@ int sptd_col_cmd_list(int argc, char **argv)
 			printf("Usage: sysptd list [DIR]\n\nList the incident files in DIR (default /var/lib/sysptd),\n"
 			       "oldest first: when, source, window, sched slices, samples, call slices,\n"
 			       "size and what triggered it.  Run as root, the files are opened as root and\n"
-			       "read as the user who ran sudo (else nobody).\n");
+			       "read as the user who ran sudo (else nobody).  An unreadable or corrupt\n"
+			       "incident is listed as such and makes the exit status 6.\n");
 			return SPTD_EXIT_OK;
 		default:
 			fprintf(stderr, "sysptd list: unknown option '%s' (see sysptd list --help)\n", word);
@@ -180,7 +194,8 @@ int sptd_col_cmd_list(int argc, char **argv)
 			n++;
 	}
 	closedir(d);
-	qsort(names, n, sizeof(*names), cmp_names);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_names);
 	{
 		struct list_job job = { .dir = dir, .n = n };
 		int status;

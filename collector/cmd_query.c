@@ -11,6 +11,7 @@
 
 static const char query_usage[] =
 "Usage: sysptd query INCIDENT [SQL] [--report NAME] [--format table|csv|json]\n"
+"                    [--timeout DUR]\n"
 "\n"
 "Run one read-only SQL statement, or a canned report, on an incident file.\n"
 "With neither, prints the summary report.\n"
@@ -22,6 +23,8 @@ static const char query_usage[] =
 "      --include-clipped  --report wakeup: also rank wakeups clipped at the\n"
 "                       window start (the task was runnable before it, so the\n"
 "                       true latency is longer), marked * in column clipped\n"
+"  -t, --timeout DUR    stop a statement or report still running after DUR\n"
+"                       (default 60s; 0: no limit); exit status 1\n"
 "  -h, --help           this text\n"
 "\n"
 "Tables follow docs/SCHEMA.md: meta, trigger, process, thread, sched_slice,\n"
@@ -38,8 +41,14 @@ static const char query_usage[] =
 "Run as root, the incident is opened as root and read as the user who ran\n"
 "sudo (else nobody): a crafted file cannot use root's privileges.\n"
 "\n"
-"Exit status: 0 success, 1 failure, 2 bad command line or SQL (including\n"
-"a statement that writes), 6 missing, corrupt or not an incident file.\n";
+"Exit status: 0 success, 1 failure (including a query stopped by --timeout),\n"
+"2 bad command line or SQL (including a statement that writes), 6 missing,\n"
+"corrupt or not an incident file.\n";
+
+/* How long a statement or report may run unless --timeout says otherwise:
+ * long enough for any report on a large incident, short enough that a
+ * runaway recursive CTE (or a planted view) does not run forever. */
+#define QUERY_DEFAULT_TIMEOUT_NS (60 * 1000000000LL)
 
 static int list_reports(void)
 {
@@ -72,6 +81,7 @@ struct query_job {
 	const char *sql, *report;    /* one of them, or neither (summary) */
 	enum sptd_query_format fmt;  /* output format */
 	int report_flags;            /* SPTD_QUERY_REPORT_* (--include-clipped) */
+	int64_t timeout;             /* ns a statement may run, 0 no limit */
 };
 
 static int query_job_run(void *arg)
@@ -86,6 +96,7 @@ static int query_job_run(void *arg)
 	ret = sptd_col_incident_open("query", path, 0, &st);
 	if (ret)
 		return ret;
+	sptd_store_set_time_limit(st, job->timeout);
 	if (sptd_col_drop_root("query")) {
 		sptd_store_destroy(st);
 		return SPTD_EXIT_FAIL;
@@ -118,15 +129,17 @@ int sptd_col_cmd_query(int argc, char **argv)
 		{ "report", required_argument, NULL, 'r' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "include-clipped", no_argument, NULL, 'C' },
+		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = NULL, *sql = NULL, *report = NULL, *fmt_name = "table", *word;
 	enum sptd_query_format fmt = SPTD_QUERY_TABLE;
+	int64_t timeout = QUERY_DEFAULT_TIMEOUT_NS;
 	int c, ret, report_flags = 0;
 
 	sptd_col_getopt_start();
-	while ((c = sptd_col_getopt_next(argc, argv, "-:r:f:h", longopts, &word)) != -1) {
+	while ((c = sptd_col_getopt_next(argc, argv, "-:r:f:t:h", longopts, &word)) != -1) {
 		switch (c) {
 		case 1:
 			if ((ret = operand(optarg, &path, &sql)))
@@ -144,9 +157,21 @@ int sptd_col_cmd_query(int argc, char **argv)
 		case 'C':
 			report_flags |= SPTD_QUERY_REPORT_CLIPPED;
 			break;
+		case 't':
+			if (strcmp(optarg, "0") == 0) {
+				timeout = 0;
+			} else if (sptd_col_parse_duration(optarg, &timeout) < 0) {
+				fprintf(stderr, "sysptd query: %s needs a duration such as 30s or 500ms "
+				        "(ns, us, ms, s; 0: no limit)\n", word);
+				return SPTD_EXIT_USAGE;
+			}
+			break;
 		case ':':
 			if (optopt == 'r')
 				fprintf(stderr, "sysptd query: %s needs a report name (try --report list)\n", word);
+			else if (optopt == 't')
+				fprintf(stderr, "sysptd query: %s needs a duration such as 30s or 500ms "
+				        "(ns, us, ms, s; 0: no limit)\n", word);
 			else
 				fprintf(stderr, "sysptd query: %s needs table, csv or json\n", word);
 			return SPTD_EXIT_USAGE;
@@ -183,7 +208,7 @@ int sptd_col_cmd_query(int argc, char **argv)
 
 	{
 		struct query_job job = { .path = path, .sql = sql, .report = report, .fmt = fmt,
-		                         .report_flags = report_flags };
+		                         .report_flags = report_flags, .timeout = timeout };
 
 		/* opened as root, read as the invoking user (docs/SECURITY.md) */
 		return sptd_col_parse_as_user("query", query_job_run, &job);

@@ -357,5 +357,17 @@ int sptd_dec_flows_sort(struct sptd_dec_flow **evp, size_t nev);
  * queue. */
 int64_t sptd_dec_stacks_run_cpus(struct sptd_dec_stacks *st, const struct sptd_dec_cpu_flows *cpus,
                                  int ncpus, int64_t start, int64_t end);
+/* @end - @start without overflow: times come from a trace's own timing
+ * packets and conversion, so any pair is possible.  0 when @end is not
+ * after @start, at most INT64_MAX. */
+static inline int64_t sptd_dec_span(int64_t start, int64_t end)
+{
+	uint64_t d;
+
+	if (end <= start)
+		return 0;
+	d = (uint64_t)end - (uint64_t)start;
+	return d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)d;
+}
 
 #endif /* SPTD_DEC_LOCAL_H */

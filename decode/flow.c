@@ -161,7 +161,9 @@ static int gap_add_at(struct sptd_dec_flowstate *fs, int64_t ts, int ts_seq, int
 /* A gap of @dur from the time @ts. */
 static int gap_add(struct sptd_dec_flowstate *fs, int64_t ts, int64_t dur, const char *reason)
 {
-	return gap_add_at(fs, ts, 0, ts + (dur < 0 ? 0 : dur), 0, reason);
+	/* saturated: a time from the trace plus a length may pass INT64_MAX */
+	return gap_add_at(fs, ts, 0, dur <= 0 ? ts : ts > INT64_MAX - dur ? INT64_MAX : ts + dur, 0,
+	                  reason);
 }
 
 /* Now: the time, or the event order before the first timing packet. */
@@ -583,7 +585,7 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, const struct sptd_dec
 	fs.tid = -1;
 	for (i = 0; i < s->nswitches && s->switches[i].cpu < cpu; i++)
 		;
-	fs.sw = s->switches + i;
+	fs.sw = s->nswitches ? s->switches + i : NULL;   /* no arithmetic on NULL */
 	while (i + fs.nsw < s->nswitches && s->switches[i + fs.nsw].cpu == cpu)
 		fs.nsw++;
 	if (fs.nsw)

@@ -98,6 +98,8 @@ static int order_ptrs(struct sptd_dec_flow **in, size_t nev, struct sptd_dec_flo
 	size_t *start = NULL, nkeys = 0, cap = 16, i, h;
 	int err = -ENOMEM;
 
+	if (nev == 0)
+		return 0;        /* nothing to sort: *evp stays as it is */
 	if (nev > UINT32_MAX / 2)
 		return -ENOMEM;  /* beyond the 32-bit indexes below (200+ GB of events) */
 	/* one task only (a single-threaded program, a CPU without sched

@@ -241,7 +241,7 @@ static int emit_cpu(const struct sptd_dec_sink *sink, int cpu, size_t pt_bytes,
 	for (k = 0; k < st->ngaps && ret >= 0 && sink->gap; k++) {
 		const struct sptd_dec_gaprec *g = &st->gaps[k];
 
-		ret = sink->gap(sink->ctx, g->ts, g->end > g->ts ? g->end - g->ts : 0, cpu, g->reason);
+		ret = sink->gap(sink->ctx, g->ts, sptd_dec_span(g->ts, g->end), cpu, g->reason);
 	}
 	if (ret >= 0)
 		ret = emit_stats(sink, cpu, pt_bytes, &st->stats);

@@ -134,7 +134,9 @@ struct sptd_dec_tsc {
 	uint64_t hz;         /* mult 0, hz != 0: ns = tsc * 1e9 / hz; both 0: ns = tsc */
 };
 
-/* @tsc in ns as @conv says (NULL: ns = tsc).  Never fails. */
+/* @tsc in ns as @conv says (NULL: ns = tsc).  Never fails: the parameters
+ * may come from a hostile file, so a shift of 128 or more shifts everything
+ * out and results beyond the int64 range saturate at INT64_MIN/INT64_MAX. */
 int64_t sptd_dec_tsc_ns(const struct sptd_dec_tsc *conv, uint64_t tsc);
 
 /* Demangle a C++ (Itanium) or Rust symbol into @buf; returns the length, or

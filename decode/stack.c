@@ -165,7 +165,7 @@ static int frame_pop(struct sptd_dec_stacks *st, struct stack_task *t, int64_t t
 {
 	struct stack_frame *fr = &t->open[t->nopen - 1];
 	struct sptd_dec_slice sl = {
-		.id = fr->id, .ts = fr->ts, .dur = ts > fr->ts ? ts - fr->ts : 0,
+		.id = fr->id, .ts = fr->ts, .dur = sptd_dec_span(fr->ts, ts),
 		.cpu = fr->cpu, .tid = t->tid, .depth = (int)(t->nopen - 1),
 		.parent_id = fr->parent_id, .symbol_id = fr->symbol_id,
 		.kind = fr->kind, .flags = fr->flags | flags,
@@ -238,7 +238,7 @@ static int frame_infer(struct sptd_dec_stacks *st, struct stack_task *t,
 	memset(&sl, 0, sizeof(sl));
 	sl.id = id;
 	sl.ts = t->data_start < ev->ts ? t->data_start : ev->ts;
-	sl.dur = ev->ts - sl.ts;
+	sl.dur = sptd_dec_span(sl.ts, ev->ts);
 	sl.cpu = ev->cpu;
 	sl.tid = t->tid;
 	sl.depth = 0;

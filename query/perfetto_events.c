@@ -9,6 +9,8 @@
  * annotation values (symbol, dso, kind, stacks) are interned strings.  Each
  * new iid is defined in the InternedData of the first packet that uses it. */
 #include <errno.h>
+#include <stdint.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -223,7 +225,8 @@ int sptd_query_pf_write_slices(struct sptd_query_pf *pf)
 	while ((rc = sptd_store_step(stmt)) == 1) {
 		int64_t ts = sptd_store_column_int(stmt, 1);
 		int64_t dur = sptd_store_column_int(stmt, 2);
-		int64_t end = ts + (dur > 0 ? dur : 0);
+		/* rows are the file's: an end past INT64_MAX is held there */
+		int64_t end = dur > 0 && ts > INT64_MAX - dur ? INT64_MAX : ts + (dur > 0 ? dur : 0);
 		int depth = (int)sptd_store_column_int(stmt, 3);
 		const char *kind = sptd_store_column_text(stmt, 4);
 		int flags = (int)sptd_store_column_int(stmt, 5);
@@ -392,10 +395,12 @@ int sptd_query_pf_write_gaps(struct sptd_query_pf *pf)
 	while ((rc = sptd_store_step(stmt)) == 1) {
 		int64_t ts = sptd_store_column_int(stmt, 1);
 		int64_t dur = sptd_store_column_int(stmt, 2);
-		int64_t end = ts + (dur > 0 ? dur : 0);
+		/* rows are the file's: an end past INT64_MAX is held there */
+		int64_t end = dur > 0 && ts > INT64_MAX - dur ? INT64_MAX : ts + (dur > 0 ? dur : 0);
 		uint64_t track = sptd_store_column_type(stmt, 0) == SPTD_STORE_NULL
 		                 ? SPTD_PF_UUID(SPTD_PF_TRACK_GAP, 0)
-		                 : SPTD_PF_UUID(SPTD_PF_TRACK_GAP, sptd_store_column_int(stmt, 0) + 1);
+		                 : SPTD_PF_UUID(SPTD_PF_TRACK_GAP,
+		                                (uint64_t)sptd_store_column_int(stmt, 0) + 1);
 		const char *reason = sptd_store_column_text(stmt, 3);
 
 		if ((rc = nest_push(pf, &n, track, ts, &end, -1)) < 0)

@@ -139,6 +139,13 @@ static int row_thread(struct jw *w, struct sptd_store_stmt *s)
 	return 0;
 }
 
+/* The gap thread of @cpu; a CPU number no machine has (a corrupt row) gets
+ * the all-CPUs gap thread instead of an overflowing tid. */
+static int64_t gap_tid(int64_t cpu)
+{
+	return cpu >= 0 && cpu < GAP_TID ? GAP_TID + cpu + 1 : GAP_TID;
+}
+
 static int row_cpu(struct jw *w, struct sptd_store_stmt *s)
 {
 	char name[48];
@@ -147,7 +154,7 @@ static int row_cpu(struct jw *w, struct sptd_store_stmt *s)
 	snprintf(name, sizeof(name), "CPU %" PRId64, cpu);
 	jw_meta(w, "thread_name", SPTD_JSON_CPU_PID, cpu, name);
 	snprintf(name, sizeof(name), "sysptd gaps cpu %" PRId64, cpu);
-	jw_meta(w, "thread_name", SPTD_JSON_CPU_PID, GAP_TID + cpu + 1, name);
+	jw_meta(w, "thread_name", SPTD_JSON_CPU_PID, gap_tid(cpu), name);
 	return 0;
 }
 
@@ -232,7 +239,7 @@ static int row_sample(struct jw *w, struct sptd_store_stmt *s)
 static int row_gap(struct jw *w, struct sptd_store_stmt *s)
 {
 	int64_t tid = sptd_store_column_type(s, 0) == SPTD_STORE_NULL
-	              ? GAP_TID : GAP_TID + sptd_store_column_int(s, 0) + 1;
+	              ? GAP_TID : gap_tid(sptd_store_column_int(s, 0));
 
 	jw_event(w, "X", SPTD_JSON_CPU_PID, tid,
 	         sptd_store_column_text(s, 3) ? sptd_store_column_text(s, 3) : "gap");

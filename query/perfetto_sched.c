@@ -186,7 +186,8 @@ static int add_switch(struct sptd_query_pf *pf, struct bundle *b, int cpu,
 	idx = sptd_query_smap_intern(&b->comms, comm);
 	if (idx < 0)
 		return sptd_query_pf_fail(pf, idx, "out of memory");
-	sptd_query_pb_raw_varint(&b->sw_ts, (uint64_t)(ts - b->last_switch));
+	/* modulo 2^64 as the reader adds them: no signed overflow on any ts */
+	sptd_query_pb_raw_varint(&b->sw_ts, (uint64_t)ts - (uint64_t)b->last_switch);
 	sptd_query_pb_raw_varint(&b->sw_state, (uint64_t)prev_state);
 	sptd_query_pb_raw_varint(&b->sw_pid, (uint64_t)(int64_t)next_pid);
 	sptd_query_pb_raw_varint(&b->sw_prio, (uint64_t)(int64_t)next_prio);
@@ -332,7 +333,7 @@ int sptd_query_pf_write_wakings(struct sptd_query_pf *pf)
 			rc = sptd_query_pf_fail(pf, idx, "out of memory");
 			goto out;
 		}
-		sptd_query_pb_raw_varint(&b.wk_ts, (uint64_t)(ts - b.last_wake));
+		sptd_query_pb_raw_varint(&b.wk_ts, (uint64_t)ts - (uint64_t)b.last_wake);
 		sptd_query_pb_raw_varint(&b.wk_pid, (uint64_t)sptd_store_column_int(stmt, 3));
 		sptd_query_pb_raw_varint(&b.wk_cpu, (uint64_t)(int64_t)target);
 		sptd_query_pb_raw_varint(&b.wk_prio, IDLE_PRIO);

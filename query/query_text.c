@@ -73,6 +73,9 @@ int sptd_query_buf_reserve(struct sptd_query_buf *b, size_t extra)
 	data = realloc(b->data, cap);
 	if (!data)
 		return -ENOMEM;
+	/* a buffer only reserved is the empty string, never unterminated
+	 * bytes (an empty cell of `select ''` printed heap contents) */
+	data[b->len] = '\0';
 	b->data = data;
 	b->cap = cap;
 	return 0;

@@ -201,6 +201,11 @@ int sptd_query_report_flags(struct sptd_store *st, const char *name, int flags,
 	                                                                 : r->sections;
 	for (; sec->id; sec++) {
 		rc = section_run(st, sec, fmt, out, printed == 0, err, errlen);
+		/* the reports' SQL is known good: SQLite refusing it on this file
+		 * (an integer overflow in its rows, a table without a column)
+		 * means the file is bad, not the caller's request */
+		if (rc == -EINVAL)
+			return -EBADMSG;
 		if (rc < 0)
 			return rc;
 		printed += rc;

@@ -15,6 +15,7 @@
  *  - zero-length sched slices and thread states are dropped (a task seen
  *    only at the instant its CPU's data began); zero-length irqs are kept. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,13 @@
 #define BUILDER_DEFAULT_SLACK_NS 1000000LL
 #define BUILDER_MAX_CPUS 65536
 
+/* Every row is clipped to the window, so its length must be an int64: then
+ * no dur computed inside it can overflow. */
+static int window_ok(int64_t start, int64_t end)
+{
+	return end >= start && !(start < 0 && end > INT64_MAX + start);
+}
+
 int sptd_sched_builder_create(int64_t window_start, int64_t window_end, int ncpus,
                               struct sptd_sched_builder **out)
 {
@@ -33,7 +41,7 @@ int sptd_sched_builder_create(int64_t window_start, int64_t window_end, int ncpu
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
-	if (window_end < window_start || ncpus <= 0 || ncpus > BUILDER_MAX_CPUS)
+	if (!window_ok(window_start, window_end) || ncpus <= 0 || ncpus > BUILDER_MAX_CPUS)
 		return -EINVAL;
 	b = calloc(1, sizeof(*b));
 	if (!b)
@@ -54,6 +62,16 @@ void sptd_sched_builder_destroy(struct sptd_sched_builder *b)
 		return;
 	free(b->events);
 	free(b);
+}
+
+int sptd_sched_builder_set_window(struct sptd_sched_builder *b, int64_t window_start,
+                                  int64_t window_end)
+{
+	if (!b || !window_ok(window_start, window_end))
+		return -EINVAL;
+	b->window_start = window_start;
+	b->window_end = window_end;
+	return 0;
 }
 
 int sptd_sched_builder_set_gap_slack(struct sptd_sched_builder *b, int64_t slack_ns)

@@ -36,7 +36,8 @@
  * START_CUT / END_CUT added to *@flags for an edge moved to the window. */
 static int clip(const struct sptd_sched_builder *b, int64_t *ts, int64_t *end, int *flags)
 {
-	int64_t orig_dur = *end - *ts;
+	/* compared, not subtracted: event times are the file's, any int64 */
+	int had_length = *end > *ts;
 
 	if (*end < b->window_start || *ts > b->window_end)
 		return 0;
@@ -49,7 +50,7 @@ static int clip(const struct sptd_sched_builder *b, int64_t *ts, int64_t *end, i
 		*flags |= F_END;
 	}
 	/* a stretch that only touches a window edge is outside it */
-	return !(*end == *ts && orig_dur > 0);
+	return !(*end == *ts && had_length);
 }
 
 static int emit_slice(struct sptd_sched_builder *b, int64_t ts, int64_t end, int cpu,
@@ -212,7 +213,7 @@ static void segment_start(struct builder_cpu *c, int64_t ts)
 /* Text of "+1.234567 ms after the window start" for reasons. */
 static void rel_time(const struct sptd_sched_builder *b, int64_t ts, char *buf, size_t len)
 {
-	snprintf(buf, len, "%+.6f ms", (double)(ts - b->window_start) / 1e6);
+	snprintf(buf, len, "%+.6f ms", ((double)ts - (double)b->window_start) / 1e6);
 }
 
 int sptd_sched_walk_begin(struct sptd_sched_builder *b)
@@ -244,7 +245,8 @@ int sptd_sched_walk_begin(struct sptd_sched_builder *b)
 		} else {
 			start = c->first_ts;
 			snprintf(reason, sizeof(reason), "%s", GAP_OVERWRITTEN);
-			if (start <= b->window_start + b->gap_slack)
+			if (start <= b->window_start ||
+			    (uint64_t)start - (uint64_t)b->window_start <= (uint64_t)b->gap_slack)
 				reason[0] = '\0';
 		}
 		segment_start(c, start);

@@ -124,12 +124,24 @@ static int parser_fail(struct sptd_sched_parser *p, int ret, const char *what)
 static int parser_header_page(struct sptd_sched_parser *p, const char *text)
 {
 	const char *f = strstr(text, "commit;");
-	int size;
+	char *fields = NULL;
+	int size, ret, bad_line;
 
 	if (!f || !(f = strstr(f, "size:")) || sscanf(f, "size:%d", &size) != 1 ||
 	    (size != 4 && size != 8))
 		return parser_fail(p, -EBADMSG, "header_page: no usable commit field");
-	if (tep_parse_header_page(p->tep, (char *)text, strlen(text), size) != 0)
+	/* field lines only, as the kernel writes them (format_vet.c) */
+	ret = sptd_sched_format_vet(text, 1, &fields, &bad_line);
+	if (ret == -EBADMSG) {
+		snprintf(p->error, sizeof(p->error), "header_page: line %d is not a field line",
+		         bad_line);
+		return ret;
+	}
+	if (ret < 0)
+		return parser_fail(p, ret, "out of memory");
+	ret = tep_parse_header_page(p->tep, fields, strlen(fields), size);
+	free(fields);
+	if (ret != 0)
 		return parser_fail(p, -EBADMSG, "header_page: libtraceevent refused it");
 	p->long_size = size;
 	tep_set_long_size(p->tep, size);
@@ -141,10 +153,10 @@ static int parser_header_page(struct sptd_sched_parser *p, const char *text)
 int sptd_sched_parser_add_format(struct sptd_sched_parser *p, const char *name,
                                  const char *text)
 {
-	char sys[SPTD_SCHED_NAME_LEN];
+	char sys[SPTD_SCHED_NAME_LEN], *fields;
 	const char *slash;
 	struct tep_event *ev;
-	int i, k = -1;
+	int i, k = -1, ret, bad_line;
 
 	if (!p || !name || !text)
 		return -EINVAL;
@@ -163,7 +175,18 @@ int sptd_sched_parser_add_format(struct sptd_sched_parser *p, const char *name,
 		return parser_fail(p, -EINVAL, "format name is not SYSTEM/EVENT");
 	memcpy(sys, name, (size_t)(slash - name));
 	sys[slash - name] = '\0';
-	if (tep_parse_event(p->tep, text, strlen(text), sys) != 0) {
+	/* libtraceevent only ever sees lines of the kernel's own shapes */
+	ret = sptd_sched_format_vet(text, 0, &fields, &bad_line);
+	if (ret == -EBADMSG) {
+		snprintf(p->error, sizeof(p->error), "format of %s: line %d is not a line a "
+		         "kernel writes", name, bad_line);
+		return ret;
+	}
+	if (ret < 0)
+		return parser_fail(p, ret, "out of memory");
+	ret = tep_parse_event(p->tep, fields, strlen(fields), sys);
+	free(fields);
+	if (ret != 0) {
 		/* TEP_ERRNO__MEM_ALLOC_FAILED is the only non-content failure */
 		snprintf(p->error, sizeof(p->error), "format of %s: libtraceevent cannot parse it",
 		         name);

@@ -53,4 +53,11 @@ int sptd_sched_state_map_init(struct sptd_sched_state_map *map, const char *form
 void sptd_sched_state_format(const struct sptd_sched_state_map *map, uint64_t value,
                              char out[4]);
 
+/* A format file's text rebuilt from lines of the shapes the kernel writes
+ * (format_vet.c): header lines, field lines, blank lines; the print fmt is
+ * replaced by an empty one.  @fields_only: field and blank lines only
+ * (header_page).  *@out is malloc'd (the caller frees it).  0, -ENOMEM, or
+ * -EBADMSG with the first refused line number (1-based) in *@bad_line. */
+int sptd_sched_format_vet(const char *text, int fields_only, char **out, int *bad_line);
+
 #endif /* SPTD_SCHED_LOCAL_H */

@@ -254,9 +254,16 @@ struct sptd_sched_builder;
 /* Slices are clipped to [@window_start, @window_end] (ns): anything that
  * began before starts at window_start, anything still open ends at
  * window_end.  @ncpus: CPUs that had a ring (each gets a gap if its data
- * starts after window_start). */
+ * starts after window_start).  Event times may be any int64 (they come from
+ * files); the window may not be longer than INT64_MAX ns, so that every
+ * row's dur fits: -EINVAL for such a window, an end before the start, or
+ * @ncpus outside 1..65536. */
 int sptd_sched_builder_create(int64_t window_start, int64_t window_end, int ncpus,
                               struct sptd_sched_builder **out);
+/* Change the window (same rules as create) before finish: for a caller that
+ * learns it from the events themselves.  -EINVAL as create. */
+int sptd_sched_builder_set_window(struct sptd_sched_builder *b, int64_t window_start,
+                                  int64_t window_end);
 /* When neither a LOST event nor sptd_sched_builder_set_recording() says
  * where a CPU's record begins (switches from outside ftrace, old files), a
  * CPU whose first event is later than window_start + @slack_ns gets a gap

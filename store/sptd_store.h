@@ -16,6 +16,10 @@
  * PATH, so a half-written incident never exists; a crash leaves the
  * temporary file, which a cleaner recognises (sptd_col_newfile_stale).
  *
+ * Opening (sptd_store_open) treats the file as untrusted: SQLite's
+ * defensive mode, untrusted schema, no triggers, no fts3_tokenizer(), no
+ * extension loading (store_guard.c).
+ *
  * Updating (sysptd decode): sptd_store_open(path, 1, ...) copies the
  * incident (the file a symlink at @path leads to) into such a temporary
  * file beside it, with its owner and mode, and begins one transaction on
@@ -40,6 +44,7 @@
  *   -ENOSPC  disk full (the transaction is rolled back on destroy)
  *   -EROFS   a write on a store opened read-only, or after commit
  *   -EBUSY   open(writable)/commit: another process holds the file's lock
+ *   -ETIMEDOUT a statement ran past sptd_store_set_time_limit()
  *   -EIO     any other SQLite failure (see sptd_store_errmsg)
  * After a failure that ends the transaction (-ENOSPC, -EIO, -ENOMEM) every
  * later add and commit returns the same error: destroy the store.  A
@@ -628,6 +633,13 @@ const char *sptd_store_column_text(struct sptd_store_stmt *stmt, int col);
 const void *sptd_store_column_blob(struct sptd_store_stmt *stmt, int col, size_t *len);
 /* Accepts NULL. */
 void sptd_store_finalize(struct sptd_store_stmt *stmt);
+
+/* Stop every statement of @st that is still running @limit_ns from now
+ * (the clock starts at this call; 0: no limit, the default).  A stopped
+ * statement's step returns -ETIMEDOUT, with a message naming the limit.
+ * For SQL a user wrote: a runaway recursive CTE ends instead of running
+ * forever.  -EINVAL (NULL, closed, negative). */
+int sptd_store_set_time_limit(struct sptd_store *st, int64_t limit_ns);
 
 /* Convenience for one-value queries ("SELECT count(*) ..."): -ENOENT when
  * no row or the value is NULL. */

@@ -79,6 +79,8 @@ struct sptd_store {
 	uint64_t *le_buf;         /* scratch for byte-swapping callchains (BE hosts) */
 	size_t le_cap;            /* entries le_buf holds */
 	char errmsg[1024];        /* detail of the last failure */
+	int64_t time_limit_ns;    /* sptd_store_set_time_limit: 0 none */
+	int64_t deadline_ns;      /* ... statements stop at this CLOCK_MONOTONIC time */
 };
 
 /* A caller's statement (sptd_store_prepare). */
@@ -124,6 +126,11 @@ void sptd_store_tmp_discard(struct sptd_store *st);
  * schema_version when @writable (inside the open transaction), else TEMP
  * views that show them as NULL.  0 for a current file. */
 int sptd_store_schema_upgrade(struct sptd_store *st, long long version, int writable);
+/* --- store_guard.c ------------------------------------------------------- */
+
+/* SQLite's defences for a database file someone else made, on @st's fresh
+ * connection (every incident opened).  -EIO when this SQLite lacks one. */
+int sptd_store_guard_apply(struct sptd_store *st);
 
 /* --- store_err.c --------------------------------------------------------- */
 

@@ -44,6 +44,8 @@ int sptd_store_errno_of(sqlite3 *db, int rc)
 	case SQLITE_NOTADB:
 	case SQLITE_CORRUPT:
 		return -EBADMSG;
+	case SQLITE_INTERRUPT:   /* only our progress handler interrupts */
+		return -ETIMEDOUT;
 	case SQLITE_READONLY:
 		return -EROFS;
 	case SQLITE_BUSY:
@@ -91,6 +93,10 @@ int sptd_store_fail_sqlite(struct sptd_store *st, int rc, const char *what)
 		sptd_store_fail(st, err, "%s: %s: %s: the file is not a sysptd incident or "
 		                "is damaged (truncated copy?); take it again from the "
 		                "recording machine", what, st->path, why);
+	else if (err == -ETIMEDOUT)
+		sptd_store_fail(st, err, "%s: %s: stopped after the time limit of %.3g s "
+		                "(a runaway query?); raise it with --timeout", what, st->path,
+		                (double)st->time_limit_ns / 1e9);
 	else if (err == -EBUSY)
 		sptd_store_fail(st, err, "%s: %s: %s: another process is updating it; "
 		                "try again when it is done", what, st->path, why);

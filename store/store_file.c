@@ -191,6 +191,16 @@ static int check_file(struct sptd_store *st, int *keep, struct stat *keep_sb)
 		                      (unsigned long long)(pages * page_size));
 		goto out;
 	}
+	/* An auto-vacuum file names its largest root page (offset 52); one
+	 * beyond the end sends SQLite looking for pointer-map pages it then
+	 * "cannot grow to", reported as a full disk. */
+	if (page_size >= 512 && be32(hdr + 52) > (uint64_t)sb.st_size / page_size) {
+		ret = sptd_store_fail(st, -EBADMSG, "%s is damaged: its header names root page "
+		                      "%u of a %llu-page file; take it again from the recording "
+		                      "machine", st->path, be32(hdr + 52),
+		                      (unsigned long long)((uint64_t)sb.st_size / page_size));
+		goto out;
+	}
 out:
 	if (ret == 0 && keep) {
 		*keep = fd;
@@ -281,7 +291,6 @@ static int check_incident(struct sptd_store *st, long long *version_out)
 		goto out;
 	}
 	*version_out = version;
-	ret = sptd_store_schema_check(st);
 out:
 	sqlite3_finalize(q);
 	return ret;
@@ -373,6 +382,9 @@ int sptd_store_open(const char *path, int writable, struct sptd_store **out)
 		goto fail;
 	}
 	sqlite3_busy_timeout(st->db, 2000);
+	ret = sptd_store_guard_apply(st);
+	if (ret < 0)
+		goto fail;
 	if (writable) {
 		ret = sptd_store_exec(st, update_pragmas, "opening the incident");
 		if (ret < 0)
@@ -396,11 +408,18 @@ int sptd_store_open(const char *path, int writable, struct sptd_store **out)
 		if (ret >= 0)
 			ret = sptd_store_exec(st, "PRAGMA query_only=1", "opening the incident");
 	}
+	/* after the upgrade: an older file has the added columns by now */
+	if (ret >= 0)
+		ret = sptd_store_schema_check(st);
 	if (ret < 0)
 		goto fail;
 	*out = st;
 	return 0;
 fail:
+	/* the arguments were checked above: SQLite refusing the file itself
+	 * ("unsupported file format", a schema it cannot parse) is a bad file */
+	if (ret == -EINVAL)
+		ret = -EBADMSG;
 	return give_up(st, ret);
 }
 

@@ -143,6 +143,41 @@ int sptd_store_schema_index(struct sptd_store *st)
 	return ret;
 }
 
+/* Does table @t of the opened file have every column sysptd reads and
+ * writes?  A file whose schema was edited (or mutated) would otherwise
+ * fail later, in some statement, as if the caller's SQL were wrong.
+ * 0, or -EBADMSG naming the table. */
+static int columns_check(struct sptd_store *st, const struct sptd_store_table_def *t)
+{
+	char sql[512], *at;
+	const char *c = t->columns;
+	size_t len;
+	sqlite3_stmt *q = NULL;
+	int rc;
+
+	len = (size_t)snprintf(sql, sizeof(sql), "SELECT ");
+	while (*c && len < sizeof(sql)) {
+		size_t n = strcspn(c, " ,");
+
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s\"%.*s\"",
+		                        len > 7 ? ", " : "", (int)n, c);
+		c = strchr(c, ',');
+		if (!c)
+			break;
+		c += strspn(c, ", ");
+	}
+	if (len < sizeof(sql))
+		snprintf(sql + len, sizeof(sql) - len, " FROM \"%s\" LIMIT 0", t->name);
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &q, NULL);
+	sqlite3_finalize(q);
+	if (rc == SQLITE_OK)
+		return 0;
+	at = strstr(sqlite3_errmsg(st->db), "no such column: ");
+	return sptd_store_fail(st, -EBADMSG, "%s is not a complete sysptd incident (table %s: %s): "
+	                       "it was damaged or written by something else", st->path, t->name,
+	                       at ? at : "does not have the columns sysptd uses");
+}
+
 int sptd_store_schema_check(struct sptd_store *st)
 {
 	sqlite3_stmt *q = NULL;
@@ -170,6 +205,9 @@ int sptd_store_schema_check(struct sptd_store *st)
 			goto out;
 		}
 		sqlite3_reset(q);
+		ret = columns_check(st, &sptd_store_table_defs[i]);
+		if (ret < 0)
+			goto out;
 	}
 out:
 	sqlite3_finalize(q);

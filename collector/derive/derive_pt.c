@@ -81,23 +81,41 @@ static size_t segment_bytes(void)
 	return (size_t)n;
 }
 
+/* meta @key when it lies in [@min, @max]; else (a damaged or forged file)
+ * 0, "unknown", with the key named in @bad for a gap row. */
+static int64_t meta_ranged(struct sptd_store *st, const char *key, int64_t min, int64_t max,
+                           char *bad, size_t badlen)
+{
+	int64_t v = meta_int(st, key, 0);
+
+	if (v >= min && v <= max)
+		return v;
+	sptd_col_log(LOG_WARNING, "pt decode: meta %s = %" PRId64 " is out of range (%" PRId64
+	             "..%" PRId64 "): decoding as if unknown", key, v, min, max);
+	if (!bad[0])
+		snprintf(bad, badlen, "%s", key);
+	return 0;
+}
+
 /* The decode configuration from meta pt_* keys (and the tsc_* conversion
- * the recorder stores for the TSC clock). */
-static void load_config(struct sptd_store *st, struct sptd_dec_config *cfg, int jobs)
+ * the recorder stores for the TSC clock).  Values outside what the decoder
+ * accepts are taken as unknown and the first such key is named in @bad. */
+static void load_config(struct sptd_store *st, struct sptd_dec_config *cfg, int jobs,
+                        char *bad, size_t badlen)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->cpu_family = (int)meta_int(st, "pt_cpu_family", 0);
-	cfg->cpu_model = (int)meta_int(st, "pt_cpu_model", 0);
-	cfg->cpu_stepping = (int)meta_int(st, "pt_cpu_stepping", 0);
-	cfg->mtc_freq = (int)meta_int(st, "pt_mtc_freq", 0);
-	cfg->nom_freq = (int)meta_int(st, "pt_nom_freq", 0);
+	cfg->cpu_family = (int)meta_ranged(st, "pt_cpu_family", 0, 255, bad, badlen);
+	cfg->cpu_model = (int)meta_ranged(st, "pt_cpu_model", 0, 255, bad, badlen);
+	cfg->cpu_stepping = (int)meta_ranged(st, "pt_cpu_stepping", 0, 255, bad, badlen);
+	cfg->mtc_freq = (int)meta_ranged(st, "pt_mtc_freq", 0, 15, bad, badlen);
+	cfg->nom_freq = (int)meta_ranged(st, "pt_nom_freq", 0, 255, bad, badlen);
 	cfg->cpuid15_eax = (uint32_t)meta_int(st, "pt_cpuid15_eax", 0);
 	cfg->cpuid15_ebx = (uint32_t)meta_int(st, "pt_cpuid15_ebx", 0);
 	cfg->tsc_hz = (uint64_t)meta_int(st, "pt_tsc_hz", 0);
 	cfg->no_timing = meta_int(st, "pt_no_timing", 0) != 0;
 	if (!cfg->tsc_hz && meta_int(st, "tsc_mult", 0) > 0) {
 		cfg->tsc_mult = (uint32_t)meta_int(st, "tsc_mult", 0);
-		cfg->tsc_shift = (int)meta_int(st, "tsc_shift", 0);
+		cfg->tsc_shift = (int)meta_ranged(st, "tsc_shift", 0, 63, bad, badlen);
 		cfg->tsc_zero = (uint64_t)meta_int(st, "tsc_zero", 0);
 		cfg->tsc_offset_ns = meta_int(st, "tsc_offset_ns", 0);
 	}
@@ -418,7 +436,7 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 	struct sptd_dec_sink sink = { .symbol = on_symbol, .slice = on_slice,
 	                              .gap = on_gap, .stat = on_stat };
 	int64_t n = 0, ret;
-	char source[16];
+	char source[16], bad[64] = "";
 
 	if (!st || !tasks || jobs < 0)
 		return -EINVAL;
@@ -426,7 +444,7 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 	ret = sptd_store_count(st, SPTD_STORE_T_RAW_PT, &n);
 	if (ret < 0 || n == 0)
 		return ret < 0 ? (int)ret : 0;
-	load_config(st, &cfg, jobs);
+	load_config(st, &cfg, jobs, bad, sizeof(bad));
 	ret = sptd_dec_session_create(&cfg, &s);
 	if (ret < 0)
 		goto out;
@@ -458,6 +476,15 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 	if (ret < 0)
 		goto out;
 	sink.ctx = &ctx;
+	if (bad[0]) {
+		char reason[160];
+
+		snprintf(reason, sizeof(reason), "pt: meta %s out of range: decoded as unknown "
+		         "(the incident is damaged)", bad);
+		ret = sptd_store_gap_add(st, meta_int(st, "window_start", 0), 0, -1, reason);
+		if (ret < 0)
+			goto out;
+	}
 	ret = sptd_dec_session_run(s, &sink);
 	if (ret >= 0)
 		ret = rows_flush(&ctx);

@@ -5,6 +5,7 @@
  * incident, so what is stored is always what decode makes of the raw data. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@
 #include "sptd_dec.h"
 #include "sptd_sched.h"
 #include "sptd_store.h"
+
+#define MAX_CPUS 65536   /* the builder's limit */
 
 /* Converts trace-clock values to incident nanoseconds. */
 struct clock_conv {
@@ -30,11 +33,33 @@ struct sched_ctx {
 	struct sptd_sched_builder *builder; /* events -> rows */
 	struct clock_conv conv;           /* trace clock -> incident ns */
 	int64_t events, bad_pages;        /* counts for stats and the log */
+	int64_t bad_events;               /* refused by the builder (CPU, tid out of range) */
 	int64_t last_ts[DERIVE_MAX_CPUS]; /* latest event per CPU (ns) */
 	int64_t max_ts;                   /* latest ftrace event of all (ns), INT64_MIN none */
+	int64_t fed, fed_min, fed_max;    /* events the builder took, and their span (ns) */
 	char broken[DERIVE_MAX_CPUS];     /* 1: a page of this CPU was unreadable
 	                                   * since its last event */
 };
+
+/* Feed one event to the builder; one it refuses (a CPU or tid out of range
+ * in a corrupt page or row) is counted, not fatal. */
+static int feed(struct sched_ctx *ctx, const struct sptd_sched_event *ev)
+{
+	int ret = sptd_sched_builder_add(ctx->builder, ev);
+
+	if (ret == -EINVAL) {
+		ctx->bad_events++;
+		return 0;
+	}
+	if (ret < 0)
+		return ret;
+	if (!ctx->fed || ev->ts < ctx->fed_min)
+		ctx->fed_min = ev->ts;
+	if (!ctx->fed || ev->ts > ctx->fed_max)
+		ctx->fed_max = ev->ts;
+	ctx->fed++;
+	return 0;
+}
 
 /* The record of @cpu breaks before @ts: an unreadable page was skipped. */
 static int add_break(struct sched_ctx *ctx, int cpu, int64_t ts)
@@ -44,7 +69,7 @@ static int add_break(struct sched_ctx *ctx, int cpu, int64_t ts)
 	lost.u.lost.reason = SPTD_SCHED_LOST_CORRUPT;
 	lost.u.lost.count = -1;
 	ctx->broken[cpu] = 0;
-	return sptd_sched_builder_add(ctx->builder, &lost);
+	return feed(ctx, &lost);
 }
 
 static int64_t conv_ns(const struct clock_conv *c, int64_t raw)
@@ -69,7 +94,7 @@ static int on_event(void *arg, const struct sptd_sched_event *ev)
 		if (e.ts > ctx->max_ts)
 			ctx->max_ts = e.ts;
 	}
-	return ret < 0 ? ret : sptd_sched_builder_add(ctx->builder, &e);
+	return ret < 0 ? ret : feed(ctx, &e);
 }
 
 static int64_t utid_of(struct sched_ctx *ctx, int tid)
@@ -215,7 +240,7 @@ static int on_page(void *arg, const struct sptd_store_chunk_row *row)
 	struct pages_ctx *pc = arg;
 	int n;
 
-	if (row->cpu + 1 > *pc->ncpus)
+	if (row->cpu >= 0 && row->cpu < INT_MAX && row->cpu + 1 > *pc->ncpus)
 		*pc->ncpus = row->cpu + 1;
 	n = sptd_sched_parser_parse_page(pc->parser, row->cpu, row->data, row->len, on_event,
 	                                 pc->ctx);
@@ -272,13 +297,10 @@ static int on_switch(void *arg, const struct sptd_store_raw_switch_row *row)
 	strcpy(ev.u.sw.prev_state, "R");
 	if (row->next_comm)
 		snprintf(ev.u.sw.next_comm, sizeof(ev.u.sw.next_comm), "%s", row->next_comm);
-	if (ev.cpu + 1 > *pc->ncpus)
+	if (ev.cpu >= 0 && ev.cpu < INT_MAX && ev.cpu + 1 > *pc->ncpus)
 		*pc->ncpus = ev.cpu + 1;
-	ret = sptd_sched_builder_add(pc->ctx->builder, &ev);
-	if (ret < 0)
-		return ret;
-	pc->ctx->events++;
-	return 0;
+	ret = feed(pc->ctx, &ev);
+	return ret < 0 ? ret : 0;
 }
 
 /* Switches known from outside ftrace (import --sched, perf SWITCH records). */
@@ -288,6 +310,26 @@ static int feed_switches(struct sched_ctx *ctx, int *ncpus)
 	int ret = sptd_store_raw_switch_each(ctx->st, 1, on_switch, &pc);
 
 	return ret < 0 ? ret : 0;
+}
+
+/* The incident window from meta into *@start and *@end: 1 when both keys are
+ * there and make a window rows can be clipped to (end >= start, length an
+ * int64); 0 when absent (imports) or unusable (a corrupt file: logged). */
+static int window_from_meta(struct sptd_store *st, int64_t *start, int64_t *end)
+{
+	int has_start = sptd_store_meta_get_int(st, "window_start", start) == 0;
+	int has_end = sptd_store_meta_get_int(st, "window_end", end) == 0;
+
+	if (!has_start && !has_end)
+		return 0;
+	if (has_start && has_end && *end >= *start &&
+	    !(*start < 0 && *end > INT64_MAX + *start))
+		return 1;
+	sptd_col_log(LOG_WARNING, "meta window_start/window_end do not make a window "
+	             "(%" PRId64 ", %" PRId64 "): scheduling rows are clipped to the "
+	             "events' own span", has_start ? *start : 0, has_end ? *end : 0);
+	*start = *end = 0;
+	return 0;
 }
 
 int sptd_col_derive_sched(struct sptd_store *st, struct sptd_col_tasks *tasks)
@@ -302,14 +344,13 @@ int sptd_col_derive_sched(struct sptd_store *st, struct sptd_col_tasks *tasks)
 	};
 	struct sched_ctx ctx = { .st = st, .tasks = tasks, .max_ts = INT64_MIN };
 	struct sptd_sched_sink sink = sink_template;
-	int64_t wstart = 0, wend = INT64_MAX, cpus = 0;
-	int ncpus = 0, ret;
+	int64_t wstart = 0, wend = 0, cpus = 0;
+	int ncpus = 0, ret, have_window;
 
 	if (!st || !tasks)
 		return -EINVAL;
-	sptd_store_meta_get_int(st, "window_start", &wstart);
-	sptd_store_meta_get_int(st, "window_end", &wend);
-	if (sptd_store_meta_get_int(st, "cpus", &cpus) == 0)
+	have_window = window_from_meta(st, &wstart, &wend);
+	if (sptd_store_meta_get_int(st, "cpus", &cpus) == 0 && cpus > 0 && cpus <= MAX_CPUS)
 		ncpus = (int)cpus;
 	ret = load_clock(st, &ctx.conv);
 	if (ret < 0) {
@@ -328,7 +369,16 @@ int sptd_col_derive_sched(struct sptd_store *st, struct sptd_col_tasks *tasks)
 		ret = recording_span(st, ctx.builder, ctx.max_ts);
 	if (ret >= 0)
 		ret = feed_switches(&ctx, &ncpus);
-	if (ret >= 0) {
+	/* without a window in meta (an import), the data's own span is the
+	 * window; with no events at all there is nothing to build: no gaps
+	 * for CPUs that never had an ftrace ring */
+	if (ret >= 0 && !have_window && ctx.fed) {
+		wstart = ctx.fed_min;
+		wend = ctx.fed_min < 0 && ctx.fed_max > INT64_MAX + ctx.fed_min ?
+		       INT64_MAX + ctx.fed_min : ctx.fed_max;
+		ret = sptd_sched_builder_set_window(ctx.builder, wstart, wend);
+	}
+	if (ret >= 0 && (have_window || ctx.fed)) {
 		sink.ctx = &ctx;
 		ret = sptd_sched_builder_finish(ctx.builder, &sink);
 	}
@@ -336,6 +386,12 @@ int sptd_col_derive_sched(struct sptd_store *st, struct sptd_col_tasks *tasks)
 		sptd_col_log(LOG_WARNING, "%" PRId64 " unreadable ftrace pages skipped (gaps "
 		             "\"sched: unreadable ftrace page skipped\")", ctx.bad_pages);
 		ret = sptd_store_stat_add(st, "ftrace_bad_pages", -1, ctx.bad_pages);
+	}
+	if (ret >= 0 && ctx.bad_events) {
+		sptd_col_log(LOG_WARNING, "%" PRId64 " scheduling events with a CPU or task out "
+		             "of range skipped", ctx.bad_events);
+		ret = sptd_store_gap_add(st, wstart, 0, -1, "sched: events with a CPU or task "
+		                         "out of range skipped");
 	}
 	if (ret >= 0)
 		ret = sptd_store_stat_add(st, "sched_events", -1, ctx.events);
@@ -345,7 +401,11 @@ int sptd_col_derive_sched(struct sptd_store *st, struct sptd_col_tasks *tasks)
 
 static int on_task(void *arg, const struct sptd_store_raw_task_row *row)
 {
-	int ret = sptd_col_tasks_note(arg, row->tid, row->pid, row->comm, row->cmdline);
+	int ret;
+
+	if (row->tid < 0)
+		return 0;   /* a damaged row names no task */
+	ret = sptd_col_tasks_note(arg, row->tid, row->pid, row->comm, row->cmdline);
 
 	return ret < 0 ? ret : 0;
 }

@@ -228,6 +228,8 @@ static int on_mmap(struct pd_ctx *c, const struct sptd_col_perf_record *r)
 	} else if (r->misc & SPTD_PERF_MISC_MMAP_DATA) {
 		return 0;
 	}
+	if (!r->name || !r->name[0])
+		return 0;   /* an anonymous mapping: no file to find its code in */
 	snprintf(path, sizeof(path), "%s", r->name);
 	if (GROW(c->mm, c->nmm, c->capmm) < 0)
 		return -ENOMEM;
@@ -246,6 +248,12 @@ static int on_mmap(struct pd_ctx *c, const struct sptd_col_perf_record *r)
 	return 0;
 }
 
+/* 1 if @len bytes at offset @off lie inside a record of @size bytes. */
+static int field_in(int off, uint32_t len, uint32_t size)
+{
+	return off >= 0 && len <= size && (uint32_t)off <= size - len;
+}
+
 static int on_sample(struct pd_ctx *c, const struct sptd_col_perf_record *r,
                      const struct sptd_col_perfdata_attr *attr)
 {
@@ -261,8 +269,11 @@ static int on_sample(struct pd_ctx *c, const struct sptd_col_perf_record *r,
 		return 0;
 	if (!f->id && raw_size < 64)
 		return 0;
-	if ((uint32_t)f->next_prio + 4 > raw_size || (uint32_t)f->prev_comm + 16 > raw_size ||
-	    (uint32_t)f->next_comm + 16 > raw_size || !r->id.has_time || r->id.cpu < 0)
+	/* the offsets come from the file's format text: every field read must
+	 * lie inside the raw record */
+	if (!field_in(f->prev_pid, 4, raw_size) || !field_in(f->next_pid, 4, raw_size) ||
+	    !field_in(f->next_prio, 4, raw_size) || !field_in(f->prev_comm, 16, raw_size) ||
+	    !field_in(f->next_comm, 16, raw_size) || !r->id.has_time || r->id.cpu < 0)
 		return 0;
 	prev = (int)sptd_col_pd_u32(raw + f->prev_pid);
 	next = (int)sptd_col_pd_u32(raw + f->next_pid);
@@ -411,7 +422,8 @@ static int store_switches(struct pd_ctx *c)
 	for (i = 0; i < c->nsw; i++)
 		if (c->sw[i].source > best)
 			best = c->sw[i].source;
-	qsort(c->sw, c->nsw, sizeof(*c->sw), sw_cmp);
+	if (c->nsw)   /* c->sw is NULL when the file had no switch */
+		qsort(c->sw, c->nsw, sizeof(*c->sw), sw_cmp);
 	for (i = 0; i < c->nsw && ret >= 0; i++) {
 		struct pd_switch *s = &c->sw[i];
 
@@ -640,8 +652,11 @@ static int store_meta(struct pd_ctx *c)
 		ret = sptd_store_meta_set_int(c->st, "window_start", c->t_min);
 		if (ret >= 0)
 			ret = sptd_store_meta_set_int(c->st, "window_end", c->t_max);
+		/* record times are the file's: a span past INT64_MAX is held there */
 		if (ret >= 0)
-			ret = sptd_store_meta_set_int(c->st, "window_ns", c->t_max - c->t_min);
+			ret = sptd_store_meta_set_int(c->st, "window_ns", c->t_min < 0 &&
+			                              c->t_max > INT64_MAX + c->t_min ? INT64_MAX :
+			                              c->t_max - c->t_min);
 	}
 	return ret;
 }
@@ -762,6 +777,10 @@ int sptd_col_perfdata_import(const struct sptd_col_pd_import_opts *o,
 		snprintf(err, errlen, "%s: %s", o->output, sptd_store_errmsg(c.st)[0] ?
 		         sptd_store_errmsg(c.st) : strerror(-ret));
 out:
+	/* the arguments were checked above: a value the store or decoder
+	 * refuses from here on came from the file */
+	if (ret == -EINVAL)
+		ret = -EBADMSG;
 	sptd_store_destroy(c.st);
 	sptd_col_perfdata_close(c.pd);
 	for (i = 0; i < c.nmm; i++)

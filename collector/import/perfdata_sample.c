@@ -5,6 +5,7 @@
  * sched:sched_switch tracepoint keeps its fields (from the TRACING_DATA
  * feature's format). */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,8 +60,24 @@ int sptd_col_perfdata_rec_parse(const struct sptd_col_perfdata *pd,
 	return sptd_col_perf_record_parse(rec->data, rec->size, &a->event.layout, r);
 }
 
+/* The decimal number at @p, read no further than @end (the file's bytes
+ * are not NUL-terminated); at most 2^31 - 1, so a field offset stays an
+ * int.  0 when none. */
+static int64_t number_at(const char *p, const char *end)
+{
+	int64_t v = 0;
+
+	while (p < end && *p >= '0' && *p <= '9') {
+		v = v * 10 + (*p++ - '0');
+		if (v > INT32_MAX)
+			return INT32_MAX;
+	}
+	return v;
+}
+
 /* The field @name's offset and size from format text lines
- * "\tfield:TYPE NAME[..];\toffset:N;\tsize:N;..." within [text, end). */
+ * "\tfield:TYPE NAME[..];\toffset:N;\tsize:N;..." within [text, end):
+ * every read stays inside that range. */
 static int field_of(const char *text, const char *end, const char *name, int *off, int *size)
 {
 	size_t nlen = strlen(name);
@@ -73,7 +90,7 @@ static int field_of(const char *text, const char *end, const char *name, int *of
 		if (!eol)
 			eol = end;
 		semi = memchr(p, ';', (size_t)(eol - p));
-		if (semi && strncmp(p, "\tfield:", 7) == 0) {
+		if (semi && eol - p >= 7 && memcmp(p, "\tfield:", 7) == 0) {
 			const char *q = semi;
 
 			while (q > p && q[-1] == ']') {  /* strip an array suffix */
@@ -82,10 +99,10 @@ static int field_of(const char *text, const char *end, const char *name, int *of
 			}
 			if (q - p >= (long)nlen && memcmp(q - nlen, name, nlen) == 0 &&
 			    (q - nlen == p || q[-(long)nlen - 1] == ' ' || q[-(long)nlen - 1] == '*') &&
-			    (o = strstr(semi, "offset:")) && o < eol) {
-				*off = atoi(o + 7);
-				o = strstr(o, "size:");
-				*size = o && o < eol ? atoi(o + 5) : 0;
+			    (o = memmem(semi, (size_t)(eol - semi), "offset:", 7)) != NULL) {
+				*off = (int)number_at(o + 7, eol);
+				o = memmem(o, (size_t)(eol - o), "size:", 5);
+				*size = o ? (int)number_at(o + 5, eol) : 0;
 				return 0;
 			}
 		}
@@ -117,7 +134,7 @@ void sptd_col_perfdata_switch_fmt(const struct sptd_col_perfdata *pd,
 		start = memmem(td, len, key, sizeof(key) - 1);
 	if (!start)
 		return;
-	fmt->id = strtoull(start + sizeof(key) - 1, NULL, 10);
+	fmt->id = (uint64_t)number_at(start + sizeof(key) - 1, (const char *)td + len);
 	end = memmem(start, len - (size_t)((const uint8_t *)start - td), "print fmt:", 10);
 	if (!end)
 		return;

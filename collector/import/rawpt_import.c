@@ -97,7 +97,7 @@ static int store_pid_image(struct sptd_store *st, int64_t dso_id, const char *pa
 	}
 	if (sb.st_size <= 0) {
 		sptd_col_log(LOG_ERR, "--image %s is empty\n", path);
-		return -EINVAL;
+		return -EBADMSG;
 	}
 	is_elf = elf_span(path, &lo, &hi);
 	if (is_elf < 0) {
@@ -236,7 +236,7 @@ static int maps_line(void *arg, const char *path, int lineno, char *line)
 	    pid < 0 || end <= start) {
 		sptd_col_log(LOG_ERR, "%s:%d: want PID 0xSTART 0xEND 0xPGOFF PATH\n",
 		        path, lineno);
-		return -EINVAL;
+		return -EBADMSG;
 	}
 	if (file[0] == '[')
 		return 0;
@@ -252,7 +252,7 @@ static int maps_line(void *arg, const char *path, int lineno, char *line)
 		sptd_col_log(LOG_ERR, "%s:%d: %s: %s\n", path, lineno, real,
 		        ret == -ENOENT ? "no program header maps that offset" :
 		        ret == -EBADMSG ? "not an ELF file" : strerror(-ret));
-		return ret == -ENOMEM ? ret : -EINVAL;
+		return ret == -ENOMEM ? ret : -EBADMSG;
 	}
 	for (i = 0; i < m->n && strcmp(m->paths[i], real) != 0; i++)
 		;
@@ -293,7 +293,7 @@ static int tasks_line(void *st, const char *path, int lineno, char *line)
 
 	if (k < 2 || pid < 0 || tid < 0) {
 		sptd_col_log(LOG_ERR, "%s:%d: want PID TID [0xCR3] COMM\n", path, lineno);
-		return -EINVAL;
+		return -EBADMSG;
 	}
 	/* a CR3 column is recognised by its 0x; the comm follows it */
 	return sptd_store_raw_task_add(st, pid, tid,
@@ -311,7 +311,7 @@ static int sched_line(void *st, const char *path, int lineno, char *line)
 	    cpu < 0 || prev < 0 || next < 0) {
 		sptd_col_log(LOG_ERR, "%s:%d: want TS_NS CPU PREV_TID NEXT_TID NEXT_COMM\n",
 		        path, lineno);
-		return -EINVAL;
+		return -EBADMSG;
 	}
 	if (used)
 		sscanf(line + used, "%63s", comm);

@@ -47,8 +47,10 @@ struct sptd_col_pd_import_result {
 
 /* Read @o->input, write the incident @o->output (raw tables, meta) and
  * decode it (scheduling, PT).  -EBADMSG / -ENOTSUP / -ENOENT: the input
- * (message in @err); -EEXIST output exists; -ENODATA nothing to import
- * (neither PT nor scheduling); other negatives: store/decode failures. */
+ * (message in @err; also any value of the file the store refuses);
+ * -EEXIST output exists; -ENODATA nothing to import (neither PT nor
+ * scheduling); -EINVAL only for NULL arguments; other negatives:
+ * store/decode failures. */
 int sptd_col_perfdata_import(const struct sptd_col_pd_import_opts *o,
                              struct sptd_col_pd_import_result *res,
                              char *err, size_t errlen);
@@ -77,8 +79,10 @@ struct sptd_col_rawpt_opts {
 };
 
 /* Write @o's PT files, images, maps, tasks and schedule with meta into the
- * raw tables of @st (a store being created).  -EINVAL a malformed list or
- * image spec, -ENOENT/-EACCES an unreadable file (logged), store errors. */
+ * raw tables of @st (a store being created).  -EINVAL an image spec the
+ * command line got wrong, -EBADMSG a malformed --maps/--tasks/--sched line
+ * or an empty image (the input's fault), -ENOENT/-EACCES an unreadable file
+ * (all logged), store errors. */
 int sptd_col_rawpt_import(struct sptd_store *st, const struct sptd_col_rawpt_opts *o);
 
 #endif /* SPTD_COL_IMPORT_H */

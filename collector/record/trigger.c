@@ -221,7 +221,8 @@ static int cmp_hits(const void *a, const void *b)
 static void decide(struct sptd_col_trigger *t, int64_t not_before, struct sptd_col_fire *fire,
                    int *fired)
 {
-	qsort(t->hits, t->nhits, sizeof(*t->hits), cmp_hits);
+	if (t->nhits)   /* t->hits is NULL before the first hit */
+		qsort(t->hits, t->nhits, sizeof(*t->hits), cmp_hits);
 	for (size_t i = 0; i < t->nhits; i++) {
 		const struct sptd_col_trigger_hit *h = &t->hits[i];
 		int64_t measure = 0;

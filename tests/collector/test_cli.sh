@@ -21,19 +21,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
-
-# expect STATUS PATTERN -- command...: exit status and a stderr message
-expect() {
-	want=$1 pattern=$2
-	shift 3
-	"$@" >"$work/out" 2>"$work/err"
-	got=$?
-	if [ "$got" = "$want" ] && grep -q -- "$pattern" "$work/err" "$work/out"; then ok; else
-		bad "$* -> exit $got (want $want), output:"; cat "$work/err" "$work/out" >&2
-	fi
-}
+# ok, bad, expect STATUS PATTERN -- command...
+. "$(dirname "$0")/../lib/expect.sh"
 
 # wait_for FILE PATTERN: until the service log says PATTERN (20 s at most)
 wait_for() {

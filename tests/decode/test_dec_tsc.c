@@ -27,6 +27,13 @@ static const struct tsc_case cases[] = {
 	{ "hz 3 GHz, huge tsc", { .hz = 3000000000u }, UINT64_C(1) << 63,
 	  INT64_C(3074457345618258602) },
 	{ "mult wins over hz", { .mult = 1u << 24, .shift = 24, .hz = 1 }, 77, 77 },
+	/* hostile parameters (a corrupt incident's meta): no UB, saturation */
+	{ "shift 200: everything shifted out", { .mult = 5, .shift = 200, .offset_ns = 7 },
+	  UINT64_MAX, 7 },
+	{ "offset pushes past INT64_MAX", { .mult = 1, .offset_ns = INT64_MAX }, 10, INT64_MAX },
+	{ "offset pushes below INT64_MIN", { .mult = 1, .offset_ns = INT64_MIN },
+	  UINT64_MAX - 9, INT64_MIN },
+	{ "hz 1 Hz: past INT64_MAX", { .hz = 1 }, UINT64_MAX, INT64_MAX },
 };
 
 int main(void)

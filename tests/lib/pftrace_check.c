@@ -60,8 +60,10 @@ static int same(const char *what, struct recs *want, struct recs *got)
 	size_t i, shown = 0;
 	int fails = 0;
 
-	qsort(want->r, want->n, sizeof(struct rec), rec_cmp);
-	qsort(got->r, got->n, sizeof(struct rec), rec_cmp);
+	if (want->n)   /* an empty list may be NULL */
+		qsort(want->r, want->n, sizeof(struct rec), rec_cmp);
+	if (got->n)
+		qsort(got->r, got->n, sizeof(struct rec), rec_cmp);
 	if (want->n != got->n)
 		FAIL("%s: %zu in the incident, %zu in the trace", what, want->n, got->n);
 	for (i = 0; i < want->n && i < got->n; i++) {
@@ -112,8 +114,10 @@ static int check_sched(struct sptd_store *st, const struct pftrace *t)
 	size_t i;
 	int fails = 0;
 
-	memcpy(sw, t->sw, t->nsw * sizeof(*sw));
-	qsort(sw, t->nsw, sizeof(*sw), sw_cmp); /* stable enough: ts unique per cpu */
+	if (t->nsw) {   /* t->sw is NULL when the trace has no switch */
+		memcpy(sw, t->sw, t->nsw * sizeof(*sw));
+		qsort(sw, t->nsw, sizeof(*sw), sw_cmp); /* stable enough: ts unique per cpu */
+	}
 	for (i = 0; i < t->nsw; i++) {
 		int last = i + 1 == t->nsw || sw[i + 1].cpu != sw[i].cpu;
 		struct rec r = { .key = (uint64_t)sw[i].cpu, .ts = sw[i].ts,

@@ -527,6 +527,51 @@ static void test_reports_empty(struct sptd_store *st)
 	free(out);
 }
 
+/* SQL a user (or a hostile file) brings: empty cells print nothing, no
+ * library pointer leaks, no extension loads, no statement runs forever. */
+static void test_untrusted(struct sptd_store *st)
+{
+	char err[512], *out;
+	int rc;
+
+	/* an empty text cell was an unterminated buffer: heap bytes printed */
+	out = run(st, "SELECT '' AS e, 'x' AS f", SPTD_QUERY_TABLE, &rc, err, sizeof(err));
+	CHECK_INT(rc, 1);
+	CHECK_STR(out, " e | f\n---+---\n   | x\n(1 row)\n");
+	free(out);
+	out = run(st, "SELECT ''", SPTD_QUERY_TABLE, &rc, err, sizeof(err));
+	CHECK_INT(rc, 1);
+	CHECK_STR(out, " ''\n----\n\n(1 row)\n");
+	free(out);
+
+	/* fts3_tokenizer() handed out a pointer into the SQLite library */
+	out = run(st, "SELECT fts3_tokenizer('simple') IS NULL AS hidden", SPTD_QUERY_CSV, &rc,
+	          err, sizeof(err));
+	CHECK_INT(rc, 1);
+	CHECK_STR(out, "hidden\n1\n");
+	free(out);
+	out = run(st, "SELECT load_extension('/lib/x86_64-linux-gnu/libc.so.6')", SPTD_QUERY_CSV,
+	          &rc, err, sizeof(err));
+	CHECK(rc < 0);
+	free(out);
+
+	/* a runaway recursive CTE stops at the time limit with -ETIMEDOUT */
+	CHECK_INT(sptd_store_set_time_limit(st, 300 * 1000000LL), 0);
+	out = run(st, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+	          "SELECT count(*) FROM c", SPTD_QUERY_CSV, &rc, err, sizeof(err));
+	CHECK_INT(rc, -ETIMEDOUT);
+	CHECK(strstr(err, "time limit") != NULL);
+	free(out);
+	CHECK_INT(sptd_store_set_time_limit(st, 0), 0);
+	out = run(st, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000) "
+	          "SELECT count(*) AS n FROM c", SPTD_QUERY_CSV, &rc, err, sizeof(err));
+	CHECK_INT(rc, 1);
+	CHECK_STR(out, "n\n1000\n");
+	free(out);
+	CHECK_INT(sptd_store_set_time_limit(NULL, 1), -EINVAL);
+	CHECK_INT(sptd_store_set_time_limit(st, -1), -EINVAL);
+}
+
 int main(void)
 {
 	static const char *const files[] = { "sample.db", "pt.db", "empty.db", NULL };
@@ -547,6 +592,7 @@ int main(void)
 
 	st = tq_open(tq_path("sample.db"));
 	test_errors(st);
+	test_untrusted(st);
 	test_reports_sample(st);
 	sptd_store_destroy(st);
 

@@ -7,6 +7,7 @@
  * in the middle, a ring that wrapped, a recording that started late and
  * stopped early. */
 #include <errno.h>
+#include <stdint.h>
 
 #include "sptd_sched.h"
 #include "sptd_test.h"
@@ -490,6 +491,44 @@ static const struct builder_case cases[] = {
 
 };
 
+/* Event times are a file's: the extremes of int64 must give clipped rows
+ * and no overflow (the sanitizer build checks the arithmetic), and a
+ * window longer than INT64_MAX is refused. */
+#define WS (-INT64_C(4611686018427387904))   /* -2^62 */
+#define WE INT64_C(4611686018427387903)      /* 2^62 - 1: length INT64_MAX */
+static const struct builder_case extremes = {
+	.name = "int64-extremes", .ws = WS, .we = WE, .slack = 50, .ncpus = 1, .nev = 4,
+	.ev = {
+		SW(INT64_MAX, 0, 10, "a", 120, "S", 0, "swapper/0", 120),
+		IRQ(SPTD_SCHED_IRQ_ENTRY, INT64_MIN + 1, 0, 5, "x", 0),
+		SW(INT64_MIN, 0, 0, "swapper/0", 120, "R", 10, "a", 120),
+		IRQ(SPTD_SCHED_IRQ_EXIT, INT64_MAX - 1, 0, 5, "", 1),
+	},
+	.slices = 1,
+	.rows = {
+		"thread 0 swapper", "thread 10 a",
+		"slice -4611686018427387904 9223372036854775807 cpu0 tid10 NULL 120",
+		"state -4611686018427387904 9223372036854775807 tid10 Running cpu0 waker-1",
+		"irq -4611686018427387904 9223372036854775807 cpu0 5 x ret1",
+		NULL,
+	},
+};
+
+static void check_windows(void)
+{
+	struct sptd_sched_builder *b = NULL;
+
+	run_case(&extremes);
+	CHECK_INT(sptd_sched_builder_create(INT64_MIN, INT64_MAX, 1, &b), -EINVAL);
+	CHECK_INT(sptd_sched_builder_create(-1, INT64_MAX, 1, &b), -EINVAL);
+	CHECK_INT(sptd_sched_builder_create(WS, WE, 1, &b), 0);
+	CHECK_INT(sptd_sched_builder_set_window(b, WS - 1, WE), -EINVAL);
+	CHECK_INT(sptd_sched_builder_set_window(b, 5, 4), -EINVAL);
+	CHECK_INT(sptd_sched_builder_set_window(NULL, 0, 1), -EINVAL);
+	CHECK_INT(sptd_sched_builder_set_window(b, 0, INT64_MAX), 0);
+	sptd_sched_builder_destroy(b);
+}
+
 static void check_args(void)
 {
 	struct sptd_sched_sink sink = { 0 };
@@ -548,6 +587,7 @@ int main(void)
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		run_case(&cases[i]);
+	check_windows();
 	check_args();
 	return SPTD_TEST_END();
 }

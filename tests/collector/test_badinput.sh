@@ -1,0 +1,165 @@
+#!/bin/sh
+# test_badinput.sh — hostile files given to sysptd: every command gets exit
+# status 6 ("bad or missing incident or input file", README) with a message
+# naming the file, never a crash, 1 or 2; values from a file that overflow
+# int64 arithmetic are clipped (no gap of INT64_MAX ns, reports still run);
+# a trigger planted in an incident does not fire; user SQL cannot leak a
+# library pointer or run forever.  Needs the shared fixtures and the sqlite3
+# shell (scripts/install-deps.sh); no root.
+set -u
+BIN=${SPTD_BIN:?SPTD_BIN must name the built sysptd}
+FIX=${SPTD_FIXTURES:-}/real-pt
+[ -f "$FIX/drpt2trace-hello/pt.bin" ] || { echo "SKIP: no fixtures at $FIX" >&2; exit 77; }
+command -v sqlite3 >/dev/null || { echo "SKIP: no sqlite3 shell (scripts/install-deps.sh)" >&2; exit 77; }
+
+work=$(mktemp -d /tmp/sptd-badinput-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+# ok, bad, expect STATUS PATTERN -- command...
+# shellcheck source=../lib/expect.sh
+. "$(dirname "$0")/../lib/expect.sh"
+# check WHAT EXPECTED ACTUAL
+check() {
+	if [ "$2" = "$3" ]; then ok; else bad "$1: got '$3', want '$2'"; fi
+}
+q() { sqlite3 "$1" "$2"; }
+
+# ---- a good incident to damage: raw PT of drpt2trace-hello
+expect 0 "calls" -- "$BIN" import --pt "$FIX/drpt2trace-hello/pt.bin" \
+	--image "$FIX/drpt2trace-hello/hello" --cpu-id 6/85/4 -o "$work/good.db"
+expect 0 "sched slices" -- "$BIN" import "$FIX/hase-loopy/perf.data" \
+	--symfs "$FIX/hase-loopy/symfs" -o "$work/loopy.db"
+pagesize=$(q "$work/good.db" "PRAGMA page_size")
+
+# garbage PAGE-NUMBER FILE: overwrite one page with a fixed pattern
+garbage() {
+	yes 'not a b-tree page' | head -c "$pagesize" |
+		dd of="$2" bs="$pagesize" seek=$(($1 - 1)) conv=notrunc status=none
+}
+
+# root page of TABLE in the good incident
+root() { q "$work/good.db" "SELECT rootpage FROM sqlite_schema WHERE name = '$1'"; }
+
+mkdir "$work/trunc" "$work/tablepages" "$work/notinc" "$work/empty" "$work/text" "$work/metapage" \
+	"$work/renamed" "$work/format" "$work/autovac"
+head -c $(($(wc -c <"$work/good.db") / 2)) "$work/good.db" >"$work/trunc/incident-1.db"
+# the tables every command reads without an index in between: trigger
+# (query, reports, export, list) and raw_pt (decode)
+cp "$work/good.db" "$work/tablepages/incident-1.db"
+garbage "$(root trigger)" "$work/tablepages/incident-1.db"
+garbage "$(root raw_pt)" "$work/tablepages/incident-1.db"
+cp "$work/good.db" "$work/metapage/incident-1.db"
+garbage "$(root meta)" "$work/metapage/incident-1.db"
+sqlite3 "$work/notinc/incident-1.db" "CREATE TABLE t(a); INSERT INTO t VALUES (1)"
+# schema format number 9 in the header (SQLite knows 1 to 4)
+cp "$work/good.db" "$work/format/incident-1.db"
+printf '\011' | dd of="$work/format/incident-1.db" bs=1 seek=47 conv=notrunc status=none
+# an auto-vacuum root page far beyond the file (SQLite said "disk full")
+cp "$work/good.db" "$work/autovac/incident-1.db"
+printf '\244' | dd of="$work/autovac/incident-1.db" bs=1 seek=52 conv=notrunc status=none
+# a schema edited by hand: every table there, one column renamed
+cp "$work/good.db" "$work/renamed/incident-1.db"
+sqlite3 "$work/renamed/incident-1.db" "ALTER TABLE raw_pt RENAME COLUMN cpu TO cpu_renamed"
+: >"$work/empty/incident-1.db"
+echo "this is not a database" >"$work/text/incident-1.db"
+
+# ---- every reader of a corrupt incident: exit 6, the file named
+for kind in trunc tablepages metapage notinc empty text renamed format autovac; do
+	f=$work/$kind/incident-1.db
+	expect 6 "incident-1.db" -- "$BIN" query "$f" "SELECT * FROM trigger"
+	expect 6 "incident-1.db" -- "$BIN" query "$f" --report summary
+	expect 6 "incident-1.db" -- "$BIN" export "$f" -q -o "$work/$kind.pftrace"
+	[ -e "$work/$kind.pftrace" ] && bad "$kind: a failed export left its output"
+	expect 6 "incident-1.db" -- "$BIN" export "$f" -q --format json -o "$work/$kind.json"
+	expect 6 "incident-1.db" -- "$BIN" list "$work/$kind"
+	cp "$f" "$work/before"
+	expect 6 "incident-1.db" -- "$BIN" decode "$f"
+	if cmp -s "$f" "$work/before"; then ok; else bad "$kind: a failed decode changed the file"; fi
+done
+
+# ---- hostile values in a well-formed incident: clipped, never 1 or 2
+# planted derived rows: reports that sum them fail as a bad file (6); the
+# export clips them
+cp "$work/loopy.db" "$work/rows.db"
+sqlite3 "$work/rows.db" "
+	INSERT INTO gap (ts, dur, cpu, reason) VALUES (9223372036854775000, 9223372036854775807, 0, 'x');
+	INSERT INTO gap (ts, dur, cpu, reason) VALUES (-9223372036854775808, 9223372036854775807,
+	                                               2147483647, 'x');
+	UPDATE slice SET ts = 9223372036854775800, dur = 9223372036854775807 WHERE rowid = 1;"
+expect 6 "integer overflow" -- "$BIN" query "$work/rows.db" --report summary
+expect 0 "" -- "$BIN" export "$work/rows.db" -q -o "$work/rows.pftrace"
+expect 0 "" -- "$BIN" export "$work/rows.db" -q --format json -o "$work/rows.json"
+# hostile raw tables and meta: decode rebuilds sane rows from them
+cp "$work/loopy.db" "$work/raw.db"
+sqlite3 "$work/raw.db" "
+	UPDATE meta SET value = '9000000000000000000' WHERE key = 'window_start';
+	UPDATE meta SET value = '-9000000000000000000' WHERE key = 'window_end';
+	UPDATE meta SET value = '300' WHERE key = 'tsc_shift';
+	UPDATE meta SET value = '-7' WHERE key = 'pt_mtc_freq';
+	UPDATE raw_switch SET cpu = 2147483647 WHERE rowid = 1;
+	UPDATE raw_switch SET ts = -9223372036854775808 WHERE rowid = 2;
+	UPDATE raw_switch SET ts = 9223372036854775807 WHERE rowid = 3;"
+expect 0 "decoded" -- "$BIN" decode "$work/raw.db"
+check "rows with a negative or overflowing dur after decode" 0 \
+	"$(q "$work/raw.db" "SELECT count(*) FROM (SELECT ts, dur FROM sched_slice UNION ALL
+	   SELECT ts, dur FROM thread_state UNION ALL SELECT ts, dur FROM gap UNION ALL
+	   SELECT ts, dur FROM slice) WHERE dur < 0 OR (ts > 0 AND dur > 9223372036854775807 - ts)")"
+check "a skipped switch is a gap" 1 \
+	"$(q "$work/raw.db" "SELECT count(*) FROM gap WHERE reason LIKE 'sched: events with a CPU%'")"
+check "a PT configuration out of range is a gap" 1 \
+	"$(q "$work/raw.db" "SELECT count(*) FROM gap WHERE reason LIKE 'pt: meta % out of range%'")"
+# rows spanning the whole int64 range are valid one by one; a report that
+# adds them up says the file is bad rather than printing a wrapped sum
+expect 6 "integer overflow" -- "$BIN" query "$work/raw.db" --report summary
+expect 0 "" -- "$BIN" export "$work/raw.db" -q -o "$work/raw.pftrace"
+
+# ---- a trigger planted in an incident does not fire when decode writes
+cp "$work/good.db" "$work/trigger.db"
+sqlite3 "$work/trigger.db" "CREATE TRIGGER planted AFTER INSERT ON slice
+	BEGIN INSERT OR REPLACE INTO meta VALUES ('planted', 'fired'); END;"
+expect 0 "decoded" -- "$BIN" decode "$work/trigger.db"
+check "planted trigger fired" 0 "$(q "$work/trigger.db" "SELECT count(*) FROM meta WHERE key = 'planted'")"
+check "decode still wrote slices" 3 "$(q "$work/trigger.db" "SELECT count(*) FROM slice")"
+
+# ---- raw PT with damaged bytes: gaps, never a gap of INT64_MAX ns
+cp "$FIX/libxdc-unzip/trace.pt" "$work/bad.pt"
+for off in 700 2900 5100 8000 11000 14000; do
+	printf '\377\001\377' | dd of="$work/bad.pt" bs=1 seek=$off conv=notrunc status=none
+done
+expect 0 "decode_errors" -- "$BIN" import --pt "$work/bad.pt" \
+	--image "$FIX/libxdc-unzip/flat_400000.img@0x400000" -o "$work/badpt.db"
+check "decode errors recorded as gaps" 1 \
+	"$(q "$work/badpt.db" "SELECT count(*) > 0 FROM gap WHERE reason LIKE 'pt: %'")"
+check "gaps of INT64_MAX ns or negative" 0 \
+	"$(q "$work/badpt.db" "SELECT count(*) FROM gap WHERE dur < 0 OR dur >= 9223372036854775807")"
+expect 0 "rows per table" -- "$BIN" query "$work/badpt.db" --report summary
+
+# ---- corrupt input files for import: exit 6, not 2
+printf 'PERFILE2 but then nothing' >"$work/short.data"
+expect 6 "header is truncated" -- "$BIN" import "$work/short.data" -o "$work/short.db"
+head -c 20000 "$FIX/hase-loopy/perf.data" >"$work/cut.data"
+expect 6 "truncated" -- "$BIN" import "$work/cut.data" -o "$work/cut.db"
+[ -e "$work/cut.db" ] && bad "a failed import left its output"
+echo "1000 0 1 2 a" >"$work/sched.txt"
+echo "what is this" >>"$work/sched.txt"
+expect 6 "want TS_NS CPU" -- "$BIN" import --pt "$FIX/drpt2trace-hello/pt.bin" \
+	--image "$FIX/drpt2trace-hello/hello" --sched "$work/sched.txt" -o "$work/sched.db"
+expect 2 "bad address" -- "$BIN" import --pt "$FIX/drpt2trace-hello/pt.bin" \
+	--image "$FIX/drpt2trace-hello/hello@nowhere" -o "$work/spec.db"
+
+# ---- user SQL: no heap bytes, no pointer, no extension, no endless query
+"$BIN" query "$work/good.db" "SELECT '' AS e, 'x' AS f" >"$work/out" 2>&1
+check "empty cell" "$(printf ' e | f\n---+---\n   | x\n(1 row)')" "$(cat "$work/out")"
+check "fts3_tokenizer hidden" "1" \
+	"$("$BIN" query "$work/good.db" --format csv "SELECT fts3_tokenizer('simple') IS NULL" | tail -1)"
+expect 2 "not authorized" -- "$BIN" query "$work/good.db" "SELECT load_extension('libc.so.6')"
+start=$(date +%s)
+expect 1 "time limit" -- "$BIN" query "$work/good.db" --timeout 1s \
+	"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+took=$(($(date +%s) - start))
+if [ "$took" -le 10 ]; then ok; else bad "--timeout 1s took $took s"; fi
+expect 2 "needs a duration" -- "$BIN" query "$work/good.db" --timeout soon "SELECT 1"
+expect 0 "1000" -- "$BIN" query "$work/good.db" --timeout 0 \
+	"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000) SELECT max(x) FROM c"
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
