@@ -374,15 +374,42 @@ static int import_perfdata(int argc, char **argv)
 	}
 }
 
+/* sptd_col_pd_import_opts.written: what the incident holds, from the open
+ * store (the child that wrote it cannot reopen it by name). */
+struct written_ctx {
+	const struct sptd_col_pd_import_result *res; /* counts so far */
+	const char *out;                              /* the incident's name */
+};
+
+static int perfdata_written(void *ctx, struct sptd_store *st)
+{
+	const struct written_ctx *w = ctx;
+	const struct sptd_col_pd_import_result *res = w->res;
+	const char *out = w->out;
+	int64_t sched = 0;
+
+	sptd_store_count(st, SPTD_STORE_T_SCHED_SLICE, &sched);
+	printf("%s: %" PRId64 " records, %" PRId64 " PT bytes, %" PRId64 " context switches, %"
+	       PRId64 " sched slices\n", out, res->records, res->aux_bytes, res->switches, sched);
+	if (res->has_pt)
+		print_summary(st, out);
+	return 0;
+}
+
 /* The perf.data import child (sptd_col_parse_as_user). */
 static int perfdata_job_run(void *arg)
 {
 	struct perfdata_job *job = arg;
 	struct sptd_col_pd_import_opts o = *job->o;
 	struct sptd_col_pd_import_result res;
+	struct written_ctx w;
 	char err[1024];
 	int ret;
 
+	w.res = &res;
+	w.out = o.output;
+	o.written = perfdata_written;
+	o.opened_ctx = &w;
 	ret = sptd_col_perfdata_import(&o, &res, err, sizeof(err));
 	if (ret < 0) {
 		fprintf(stderr, "sysptd import: %s\n", err[0] ? err : strerror(-ret));
@@ -398,22 +425,6 @@ static int perfdata_job_run(void *arg)
 		fprintf(stderr, "sysptd import: warning: the code of %" PRId64 " mapping(s) was not "
 		        "found (try --symfs DIR or --kcore DIR): it shows as gaps\n",
 		        res.images_missing);
-	{
-		struct sptd_store *st = NULL;
-
-		/* not renamed yet: the parent does that once this process ends */
-		if (sptd_store_open(sptd_col_privs_handoff_where(o.output), 0, &st) == 0) {
-			int64_t sched = 0;
-
-			sptd_store_count(st, SPTD_STORE_T_SCHED_SLICE, &sched);
-			printf("%s: %" PRId64 " records, %" PRId64 " PT bytes, %" PRId64
-			       " context switches, %" PRId64 " sched slices\n", o.output, res.records,
-			       res.aux_bytes, res.switches, sched);
-			if (res.has_pt)
-				print_summary(st, o.output);
-		}
-		sptd_store_destroy(st);
-	}
 	return SPTD_EXIT_OK;
 }
 

@@ -41,8 +41,8 @@ struct sched_ctx {
 	                                   * since its last event */
 };
 
-/* Feed one event to the builder; one it refuses (a CPU or tid out of range
- * in a corrupt page or row) is counted, not fatal. */
+/* Feed one event to the builder: 1 taken; 0 refused (a CPU or tid out of
+ * range in a corrupt page or row: counted, not fatal); or an error. */
 static int feed(struct sched_ctx *ctx, const struct sptd_sched_event *ev)
 {
 	int ret = sptd_sched_builder_add(ctx->builder, ev);
@@ -58,18 +58,22 @@ static int feed(struct sched_ctx *ctx, const struct sptd_sched_event *ev)
 	if (!ctx->fed || ev->ts > ctx->fed_max)
 		ctx->fed_max = ev->ts;
 	ctx->fed++;
-	return 0;
+	if (ev->type != SPTD_SCHED_LOST)
+		ctx->events++;
+	return 1;
 }
 
 /* The record of @cpu breaks before @ts: an unreadable page was skipped. */
 static int add_break(struct sched_ctx *ctx, int cpu, int64_t ts)
 {
 	struct sptd_sched_event lost = { .type = SPTD_SCHED_LOST, .cpu = cpu, .ts = ts, .pid = -1 };
+	int ret;
 
 	lost.u.lost.reason = SPTD_SCHED_LOST_CORRUPT;
 	lost.u.lost.count = -1;
 	ctx->broken[cpu] = 0;
-	return feed(ctx, &lost);
+	ret = feed(ctx, &lost);
+	return ret < 0 ? ret : 0;
 }
 
 static int64_t conv_ns(const struct clock_conv *c, int64_t raw)
@@ -89,12 +93,11 @@ static int on_event(void *arg, const struct sptd_sched_event *ev)
 			ret = add_break(ctx, e.cpu, e.ts);
 		ctx->last_ts[e.cpu] = e.ts;
 	}
-	if (e.type != SPTD_SCHED_LOST) {
-		ctx->events++;
-		if (e.ts > ctx->max_ts)
-			ctx->max_ts = e.ts;
-	}
-	return ret < 0 ? ret : feed(ctx, &e);
+	if (ret >= 0)
+		ret = feed(ctx, &e);
+	if (ret > 0 && e.type != SPTD_SCHED_LOST && e.ts > ctx->max_ts)
+		ctx->max_ts = e.ts;
+	return ret < 0 ? ret : 0;
 }
 
 static int64_t utid_of(struct sched_ctx *ctx, int tid)

@@ -771,6 +771,8 @@ int sptd_col_perfdata_import(const struct sptd_col_pd_import_opts *o,
 		ret = sptd_col_derive_all(c.st, o->jobs);
 	if (ret >= 0)
 		ret = store_after(&c);
+	if (ret >= 0 && o->written)
+		ret = o->written(o->opened_ctx, c.st);
 	if (ret >= 0)
 		ret = sptd_store_commit(c.st);
 	if (ret < 0 && !err[0])

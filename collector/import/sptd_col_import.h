@@ -32,7 +32,12 @@ struct sptd_col_pd_import_opts {
 	 * record of the input is parsed (the command gives up root there);
 	 * a negative return stops the import with it.  NULL: none. */
 	int (*opened)(void *ctx);
-	void *opened_ctx;       /* handed to opened */
+	void *opened_ctx;       /* handed to opened and written */
+	/* NULL, or called with the incident fully written and decoded, just
+	 * before it is committed (to print what it holds from the open
+	 * store: the file may not be readable by name yet); a negative
+	 * return stops the import */
+	int (*written)(void *ctx, struct sptd_store *st);
 };
 
 /* What an import found (for the summary line and tests). */

@@ -507,9 +507,11 @@ static const struct builder_case extremes = {
 	.slices = 1,
 	.rows = {
 		"thread 0 swapper", "thread 10 a",
-		"slice -4611686018427387904 9223372036854775807 cpu0 tid10 NULL 120",
-		"state -4611686018427387904 9223372036854775807 tid10 Running cpu0 waker-1",
-		"irq -4611686018427387904 9223372036854775807 cpu0 5 x ret1",
+		/* everything spans the whole window: both ends cut (f3), and
+		 * the irq's exit lies past the window end, so not seen (ret -1) */
+		"slice -4611686018427387904 9223372036854775807 cpu0 tid10 NULL 120 f3",
+		"state -4611686018427387904 9223372036854775807 tid10 Running cpu0 waker-1 f3",
+		"irq -4611686018427387904 9223372036854775807 cpu0 5 x ret-1 f3",
 		NULL,
 	},
 };
