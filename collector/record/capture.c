@@ -18,6 +18,7 @@
 #include "record-local.h"
 #include "sptd_sched.h"
 #include "sptd_store.h"
+#include "symcache-local.h"
 
 /* ---- capture ------------------------------------------------------------------ */
 
@@ -178,14 +179,14 @@ static int snapshot_all_tasks(struct sptd_store *st)
 	return ret;
 }
 
-static int symbolize(struct sptd_store *st, struct capture *c)
+static int symbolize(struct sptd_col_service *s, struct sptd_store *st, struct capture *c)
 {
 	struct sptd_col_symcap *sc = NULL;
 	int *pids = NULL;
 	size_t npids = 0;
 	int ret;
 
-	ret = sptd_col_symcap_create(st, &sc);
+	ret = sptd_col_symcap_create(st, s->symcache, &sc);
 	if (ret < 0)
 		return ret;
 	pids = calloc(c->nsamples + 1, sizeof(*pids));
@@ -240,7 +241,7 @@ static int pt_images(struct sptd_col_service *s, struct sptd_store *st)
 	npids = sptd_col_pt_pids(s->pt, pids, 4096);
 	if (npids > 4096)
 		npids = 4096;
-	ret = sptd_col_symcap_create(st, &sc);
+	ret = sptd_col_symcap_create(st, s->symcache, &sc);
 	for (int i = 0; i < npids && ret >= 0; i++) {
 		int r = sptd_col_symcap_task(sc, pids[i]);
 		int64_t maps = 0;
@@ -365,7 +366,7 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 	if (ret >= 0)
 		ret = snapshot_all_tasks(c.st);
 	if (ret >= 0)
-		ret = s->pt ? pt_images(s, c.st) : symbolize(c.st, &c);
+		ret = s->pt ? pt_images(s, c.st) : symbolize(s, c.st, &c);
 	if (ret >= 0) {
 		ret = sptd_col_derive_all(c.st, s->o->jobs);
 		if (ret < 0)
@@ -394,6 +395,8 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 	}
 	sptd_store_destroy(c.st);
 	capture_fini(&c);
+	/* after the incident line: what the cache does next is off its path */
+	sptd_col_symcache_end(s->symcache);
 	s->last_capture = sptd_col_now_ns();
 	return ret;
 }
