@@ -11,5 +11,5 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
 	build-essential cmake pkg-config \
 	libtracefs-dev libtraceevent-dev libipt-dev libsqlite3-dev libelf-dev libiberty-dev liblzma-dev \
-	sqlite3 protobuf-compiler linux-perf binutils python3 >/dev/null
+	sqlite3 protobuf-compiler linux-perf binutils xz-utils python3 >/dev/null
 echo "install-deps.sh: build dependencies installed"
