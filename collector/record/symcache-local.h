@@ -55,6 +55,20 @@ const struct sptd_dec_symfile *sptd_col_symcache_file_head(const struct sptd_col
 const struct sptd_dec_symfile *sptd_col_symcache_file_syms(struct sptd_col_symcache *c,
                                                            struct sptd_col_symcache_file *f);
 
+/* What the cache has done since it was created (tests, and the proof that
+ * a second incident reads no table again). */
+struct sptd_col_symcache_stats {
+	uint64_t file_hits;         /* mapped files found in the cache */
+	uint64_t file_heads;        /* files whose headers were read */
+	uint64_t file_tables;       /* files whose symbols were read */
+	uint64_t kallsyms_reads;    /* times /proc/kallsyms was read */
+	uint64_t vdso_tables;       /* vDSO tables built */
+	uint64_t evicted;           /* files dropped */
+};
+/* Copy the counters into *@stats. */
+void sptd_col_symcache_stats(const struct sptd_col_symcache *c,
+                             struct sptd_col_symcache_stats *stats);
+
 /* The kernel's text symbols (/proc/kallsyms), NULL when unreadable (said
  * once, with the fix).  Borrowed until sptd_col_symcache_end. */
 const struct sptd_dec_symfile *sptd_col_symcache_kernel(struct sptd_col_symcache *c);

@@ -79,6 +79,7 @@ struct sptd_col_symcache {
 	int kernel_warned;          /* the unreadable kallsyms was said */
 	struct symcache_vdso vdso[VDSO_KEEP]; /* distinct vDSOs seen */
 	int nvdso;                  /* entries of vdso */
+	struct sptd_col_symcache_stats stats; /* what it has done */
 };
 
 /* ---- entries ----------------------------------------------------------------- */
@@ -92,6 +93,7 @@ static size_t bucket_of(uint64_t dev, uint64_t ino)
 
 static void file_free(struct sptd_col_symcache *c, struct sptd_col_symcache_file *f)
 {
+	c->stats.evicted++;
 	if (f->syms)
 		c->nsyms -= sptd_dec_symfile_count(f->syms);
 	sptd_dec_symfile_destroy(f->head);
@@ -185,6 +187,7 @@ int sptd_col_symcache_file(struct sptd_col_symcache *c, int pid, uint64_t start,
 		if (f->mtime_ns == mtime_ns(&sb) && f->size == (uint64_t)sb.st_size &&
 		    file_still_same(c, f, where)) {
 			f->used_gen = c->gen;
+			c->stats.file_hits++;
 			*out = f;
 			return 0;
 		}
@@ -206,6 +209,7 @@ int sptd_col_symcache_file(struct sptd_col_symcache *c, int pid, uint64_t start,
 		free(f);
 		return -ENOMEM;
 	}
+	c->stats.file_heads++;
 	ret = sptd_dec_symfile_load_elf_head(where, &f->head);
 	if (ret < 0) {
 		free(f->where);
@@ -235,6 +239,7 @@ const struct sptd_dec_symfile *sptd_col_symcache_file_syms(struct sptd_col_symca
 	if (f->syms_state)
 		return f->syms;
 	f->syms_state = -1;
+	c->stats.file_tables++;
 	if (sptd_dec_symfile_load_elf(f->where, &f->syms) < 0) {
 		f->syms = NULL;
 		return NULL;
@@ -285,6 +290,7 @@ static void kernel_load(struct sptd_col_symcache *c)
 	int ret;
 
 	c->modules_hash = modules_hash();
+	c->stats.kallsyms_reads++;
 	ret = sptd_dec_symfile_load_kallsyms("/proc/kallsyms", &c->kernel);
 	if (ret < 0) {
 		c->kernel = NULL;
@@ -376,6 +382,7 @@ const struct sptd_dec_symfile *sptd_col_symcache_vdso(struct sptd_col_symcache *
 	v->bytes = buf;
 	v->len = len;
 	v->sf = vdso_table(buf, len);
+	c->stats.vdso_tables++;
 	v->used_gen = c->gen;
 	return v->sf;
 }
@@ -405,6 +412,15 @@ int sptd_col_symcache_create(int enabled, struct sptd_col_symcache **out)
 int sptd_col_symcache_enabled(const struct sptd_col_symcache *c)
 {
 	return c ? c->enabled : 0;
+}
+
+void sptd_col_symcache_stats(const struct sptd_col_symcache *c,
+                             struct sptd_col_symcache_stats *stats)
+{
+	if (stats)
+		memset(stats, 0, sizeof(*stats));
+	if (c && stats)
+		*stats = c->stats;
 }
 
 void sptd_col_symcache_begin(struct sptd_col_symcache *c)
