@@ -1,124 +1,103 @@
-/* demangle.c — symbol names for people: C++ (Itanium ABI) through the C++
- * runtime's demangler, Rust legacy names (which are Itanium-shaped) through
- * the same demangler plus Rust's own escapes and hash suffix.
+/* demangle.c — symbol names for people, as c++filt and perf show them.
  *
- * Rust v0 names ("_R...") are left mangled: the C++ runtime does not know
- * them and a v0 demangler is a project of its own. */
+ * libiberty's cplus_demangle (the demangler of c++filt, gdb and perf's
+ * libbfd path) with DMGL_PARAMS | DMGL_ANSI: C++ (Itanium ABI), Rust legacy
+ * and Rust v0 ("_R...") in its auto style, D ("_D...") in the dlang style;
+ * OCaml ("camlModule__fn_123") the way perf's ocaml_demangle_sym does it,
+ * since libiberty does not know it.  No DMGL_VERBOSE: Rust names lose their
+ * hash and crate disambiguators, as perf prints them (c++filt adds the
+ * disambiguators, e.g. "mycrate[3c1c0]::foo").
+ *
+ * Untrusted names: libiberty's demangler keeps its parse state in
+ * variable-length arrays on the stack, three pointers per input byte, so a
+ * name longer than DEMANGLE_MAX_LEN is left mangled rather than risk the
+ * stack of a decoder thread.  The longest name in Debian bookworm's
+ * libraries is about 1 KiB. */
+#include <ctype.h>
 #include <errno.h>
+#include <libiberty/demangle.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sptd_dec.h"
 #include "symfile-local.h"
 
-/* From the C++ runtime (libstdc++/libc++abi, linked as stdc++): returns a
- * malloc'd demangled name or NULL with *status < 0. */
-extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+/* Longest mangled name handed to libiberty (see above). */
+#define DEMANGLE_MAX_LEN 8192
 
-static int is_hex(char c)
+/* What libiberty is asked for: parameter lists, ANSI qualifiers. */
+#define DEMANGLE_FLAGS (DMGL_PARAMS | DMGL_ANSI)
+
+static int ocaml_hex(char c)
 {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
 }
 
-/* A Rust legacy symbol is an Itanium nested name whose last component is
- * "h" + 16 hex digits: "_ZN...17h0123456789abcdefE". */
-static int is_rust_legacy(const char *mangled)
+/* OCaml native code: "caml" + a capitalised module path joined by "__",
+ * "$xx" hex escapes and a "_NNN" stamp: "camlStdlib__List__map_123" ->
+ * "Stdlib.List.map" (perf's rule). */
+static char *ocaml_demangle(const char *mangled)
 {
-	size_t n = strlen(mangled);
-	const char *tail;
+	size_t len = strlen(mangled), i = 4, j = 0;
+	char *out;
 
-	if (n < 3 + 20 || strncmp(mangled, "_ZN", 3) != 0 || mangled[n - 1] != 'E')
-		return 0;
-	tail = mangled + n - 20; /* "17h" + 16 hex + "E" */
-	if (strncmp(tail, "17h", 3) != 0)
-		return 0;
-	for (int i = 3; i < 19; i++)
-		if (!is_hex(tail[i]))
-			return 0;
-	return 1;
-}
-
-/* Rust legacy escapes: "$LT$" -> '<', "$u7b$" -> '{', ".." -> "::", ... */
-static const struct {
-	const char *esc;
-	char c;
-} rust_escapes[] = {
-	{ "$SP$", '@' }, { "$BP$", '*' }, { "$RF$", '&' }, { "$LT$", '<' },
-	{ "$GT$", '>' }, { "$LP$", '(' }, { "$RP$", ')' }, { "$C$", ',' },
-};
-
-/* Rewrite @s in place (the result is never longer). */
-static void rust_unescape(char *s)
-{
-	char *out = s;
-	int component_start = 1;
-
-	while (*s) {
-		size_t i;
-		int done = 0;
-
-		/* rustc prefixes a path component that begins with '$' by '_' */
-		if (component_start && s[0] == '_' && s[1] == '$')
-			s++;
-		component_start = 0;
-		if (s[0] == ':' && s[1] == ':') {
-			*out++ = *s++;
-			*out++ = *s++;
-			component_start = 1;
-			continue;
+	if (len < 5 || strncmp(mangled, "caml", 4) != 0 || !isupper((unsigned char)mangled[4]))
+		return NULL;
+	out = malloc(len + 1);
+	if (!out)
+		return NULL;
+	while (i < len) {
+		if (mangled[i] == '_' && mangled[i + 1] == '_') {
+			out[j++] = '.';
+			i += 2;
+		} else if (mangled[i] == '$' && ocaml_hex(mangled[i + 1]) >= 0 &&
+		           ocaml_hex(mangled[i + 2]) >= 0 &&
+		           (ocaml_hex(mangled[i + 1]) | ocaml_hex(mangled[i + 2])) != 0) {
+			out[j++] = (char)(ocaml_hex(mangled[i + 1]) << 4 | ocaml_hex(mangled[i + 2]));
+			i += 3;
+		} else {
+			out[j++] = mangled[i++];
 		}
-
-		if (s[0] == '.' && s[1] == '.') {
-			*out++ = ':';
-			*out++ = ':';
-			s += 2;
-			continue;
-		}
-		if (*s == '$') {
-			for (i = 0; i < sizeof(rust_escapes) / sizeof(rust_escapes[0]); i++) {
-				size_t n = strlen(rust_escapes[i].esc);
-
-				if (strncmp(s, rust_escapes[i].esc, n) == 0) {
-					*out++ = rust_escapes[i].c;
-					s += n;
-					done = 1;
-					break;
-				}
-			}
-			if (!done && s[1] == 'u' && is_hex(s[2]) && is_hex(s[3]) && s[4] == '$') {
-				char hex[3] = { s[2], s[3], '\0' };
-
-				*out++ = (char)strtol(hex, NULL, 16);
-				s += 5;
-				done = 1;
-			}
-			if (done)
-				continue;
-		}
-		*out++ = *s++;
 	}
-	*out = '\0';
+	out[j] = '\0';
+	/* drop a trailing "_" + digits stamp */
+	if (j > 0 && isdigit((unsigned char)out[j - 1])) {
+		size_t k = j - 1;
+
+		while (k > 0 && isdigit((unsigned char)out[k]))
+			k--;
+		if (out[k] == '_' && k > 0)
+			out[k] = '\0';
+	}
+	return out;
 }
 
 char *sptd_dec_demangle_dup(const char *mangled)
 {
-	char *name;
-	int status = 0;
-	size_t n;
+	char *name = NULL;
+	size_t len;
 
-	if (!mangled || strncmp(mangled, "_Z", 2) != 0)
+	if (!mangled)
 		return NULL;
-	name = __cxa_demangle(mangled, NULL, NULL, &status);
-	if (!name || status != 0) {
+	len = strnlen(mangled, DEMANGLE_MAX_LEN + 1);
+	if (len > DEMANGLE_MAX_LEN || len < 3)
+		return NULL;
+	if (mangled[0] == '_' && (mangled[1] == 'Z' || mangled[1] == 'R'))
+		/* auto style: Rust (legacy and v0) first, then the Itanium ABI */
+		name = cplus_demangle(mangled, DEMANGLE_FLAGS | DMGL_AUTO);
+	else if (mangled[0] == '_' && mangled[1] == 'D')
+		name = cplus_demangle(mangled, DEMANGLE_FLAGS | DMGL_DLANG);
+	else if (mangled[0] == 'c')
+		name = ocaml_demangle(mangled);
+	if (name && (!name[0] || strcmp(name, mangled) == 0)) {
 		free(name);
-		return NULL;
-	}
-	if (is_rust_legacy(mangled)) {
-		n = strlen(name);
-		/* drop "::h0123456789abcdef" */
-		if (n > 19 && strncmp(name + n - 19, "::h", 3) == 0)
-			name[n - 19] = '\0';
-		rust_unescape(name);
+		name = NULL;
 	}
 	return name;
 }
@@ -133,7 +112,7 @@ int sptd_dec_demangle(const char *mangled, char *buf, size_t len)
 		return -EINVAL;
 	name = sptd_dec_demangle_dup(mangled);
 	if (!name) {
-		/* Not mangled (or a kind left as is): hand back a copy. */
+		/* Not mangled (or not a mangling we know): hand back a copy. */
 		n = strlen(mangled);
 		ret = -EINVAL;
 		if (n >= len)

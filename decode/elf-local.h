@@ -57,8 +57,24 @@ int sptd_dec_elf_open(const char *path, struct sptd_dec_elf **out);
  * process's mapping through /proc/PID/map_files.  Same errors as
  * sptd_dec_elf_open, plus -ENXIO not a regular file, -EFBIG too large. */
 int sptd_dec_elf_open_fd(int fd, struct sptd_dec_elf **out);
+/* Open @path for its headers and notes only (libelf reads what is asked
+ * for, nothing is mapped): PT_LOAD segments and the build-id at the cost of
+ * a few preads.  Errors as sptd_dec_elf_open. */
+int sptd_dec_elf_open_head(const char *path, struct sptd_dec_elf **out);
+/* Open the file @fd, which is taken over (closed by sptd_dec_elf_close, and
+ * on failure); @path (may be NULL) is what sptd_dec_elf_path says.  For
+ * callers that open the file themselves (debuginfo.c checks a file before
+ * parsing it).  Errors as sptd_dec_elf_open. */
+int sptd_dec_elf_open_fd_take(int fd, const char *path, struct sptd_dec_elf **out);
+/* Open the ELF image of @len bytes at @image, a malloc'd buffer taken over
+ * (freed by sptd_dec_elf_close, and on failure): MiniDebugInfo once
+ * decompressed.  -EINVAL, -EBADMSG not ELF, -EIO, -ENOMEM. */
+int sptd_dec_elf_open_mem(void *image, size_t len, struct sptd_dec_elf **out);
 /* Accepts NULL. */
 void sptd_dec_elf_close(struct sptd_dec_elf *elf);
+/* The path @elf was opened from; NULL for a memory image.  Borrowed for the
+ * life of @elf. */
+const char *sptd_dec_elf_path(const struct sptd_dec_elf *elf);
 /* 64 for ELFCLASS64, 32 for ELFCLASS32, 0 otherwise. */
 int sptd_dec_elf_bits(const struct sptd_dec_elf *elf);
 /* 1 when the file is little-endian (ELFDATA2LSB). */
@@ -77,5 +93,14 @@ int sptd_dec_elf_build_id(struct sptd_dec_elf *elf, char **hex);
 int sptd_dec_elf_each_func(struct sptd_dec_elf *elf,
                            int (*fn)(void *ctx, const struct sptd_dec_elf_func *func),
                            void *ctx);
+
+/* The raw bytes of the section named @name (".gnu_debuglink",
+ * ".gnu_debugdata"), borrowed for the life of @elf.  -EINVAL, -ENODATA no
+ * such section, or one without file bytes (SHT_NOBITS, empty). */
+int sptd_dec_elf_section(struct sptd_dec_elf *elf, const char *name, const void **data,
+                         size_t *len);
+/* 1 when @elf has a .symtab (SHT_SYMTAB) with at least one symbol: a file
+ * not stripped, whose separate debug file would add no function symbol. */
+int sptd_dec_elf_has_symtab(struct sptd_dec_elf *elf);
 
 #endif /* SPTD_ELF_LOCAL_H */

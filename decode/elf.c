@@ -4,8 +4,9 @@
  * other unit, in decode/ and outside it, reads ELF through these functions;
  * no other file includes an ELF header.
  *
- * Divisions: the handle (open, class, segments), build-id notes, function
- * symbols, path-based helpers for callers outside decode/. */
+ * Divisions: the handle (open a path, an fd or bytes in memory; class,
+ * segments), build-id notes, function symbols, sections by name, path-based
+ * helpers for callers outside decode/. */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -22,7 +23,9 @@
 #define ELF_NOTE_MAX (1u << 20)
 
 struct sptd_dec_elf {
-	int fd;                          /* the open file */
+	int fd;                          /* the open file; -1 for a memory image */
+	void *image;                     /* a memory image's bytes (owned), else NULL */
+	char *path;                      /* where it was opened from; NULL memory */
 	Elf *elf;                        /* libelf's view of it */
 	int bits;                        /* 32, 64, 0 unknown class */
 	int little_endian;               /* ELFDATA2LSB */
@@ -55,15 +58,33 @@ static int elf_read_loads(struct sptd_dec_elf *e)
 	return 0;
 }
 
-/* Read the ELF file open at @fd (taken over: closed with the handle) with
- * libelf command @cmd: ELF_C_READ_MMAP for files whose sections are read
- * (symbols), ELF_C_READ where only headers and notes are: it reads what is
- * asked for and nothing more (a build-id check costs no more than plain
- * preads; files too big to map, such as /proc/kcore, open). */
-static int elf_open_fd_cmd(int fd, Elf_Cmd cmd, struct sptd_dec_elf **out)
+/* Fill in @e (its fd or image already set) from libelf's view @e->elf:
+ * class, byte order, segments.  -EBADMSG not ELF, -ENOMEM. */
+static int elf_setup(struct sptd_dec_elf *e)
+{
+	const char *ident;
+	int ret;
+
+	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF)
+		return -EBADMSG;
+	ident = elf_getident(e->elf, NULL);
+	if (ident) {
+		e->bits = ident[EI_CLASS] == ELFCLASS64 ? 64 : ident[EI_CLASS] == ELFCLASS32 ? 32 : 0;
+		e->little_endian = ident[EI_DATA] == ELFDATA2LSB;
+	}
+	ret = elf_read_loads(e);
+	return ret < 0 ? ret : 0;
+}
+
+/* Open the file @fd (taken over: closed on failure too) with libelf command
+ * @cmd: ELF_C_READ_MMAP for files whose sections are read (symbols),
+ * ELF_C_READ where only headers and notes are: it reads what is asked for
+ * and nothing more (a build-id check costs no more than plain preads; files
+ * too big to map, such as /proc/kcore, open).  @path (may be NULL) is
+ * remembered for sptd_dec_elf_path. */
+static int elf_begin_fd(int fd, const char *path, Elf_Cmd cmd, struct sptd_dec_elf **out)
 {
 	struct sptd_dec_elf *e;
-	const char *ident;
 	int ret;
 
 	*out = NULL;
@@ -77,16 +98,11 @@ static int elf_open_fd_cmd(int fd, Elf_Cmd cmd, struct sptd_dec_elf **out)
 		return -ENOMEM;
 	}
 	e->fd = fd;
-	ret = -EBADMSG;
-	e->elf = elf_begin(e->fd, cmd, NULL);
-	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF)
+	ret = -ENOMEM;
+	if (path && !(e->path = strdup(path)))
 		goto fail;
-	ident = elf_getident(e->elf, NULL);
-	if (ident) {
-		e->bits = ident[EI_CLASS] == ELFCLASS64 ? 64 : ident[EI_CLASS] == ELFCLASS32 ? 32 : 0;
-		e->little_endian = ident[EI_DATA] == ELFDATA2LSB;
-	}
-	ret = elf_read_loads(e);
+	e->elf = elf_begin(e->fd, cmd, NULL);
+	ret = elf_setup(e);
 	if (ret < 0)
 		goto fail;
 	*out = e;
@@ -109,12 +125,17 @@ static int elf_open_cmd(const char *path, int open_flags, Elf_Cmd cmd,
 	fd = sptd_dec_file_open(path, open_flags, NULL);
 	if (fd < 0)
 		return fd;
-	return elf_open_fd_cmd(fd, cmd, out);
+	return elf_begin_fd(fd, path, cmd, out);
 }
 
 int sptd_dec_elf_open(const char *path, struct sptd_dec_elf **out)
 {
 	return elf_open_cmd(path, 0, ELF_C_READ_MMAP, out);
+}
+
+int sptd_dec_elf_open_head(const char *path, struct sptd_dec_elf **out)
+{
+	return elf_open_cmd(path, 0, ELF_C_READ, out);
 }
 
 int sptd_dec_elf_open_fd(int fd, struct sptd_dec_elf **out)
@@ -134,7 +155,53 @@ int sptd_dec_elf_open_fd(int fd, struct sptd_dec_elf **out)
 	own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (own < 0)
 		return -errno;
-	return elf_open_fd_cmd(own, ELF_C_READ_MMAP, out);
+	return elf_begin_fd(own, NULL, ELF_C_READ_MMAP, out);
+}
+
+int sptd_dec_elf_open_fd_take(int fd, const char *path, struct sptd_dec_elf **out)
+{
+	if (!out || fd < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -EINVAL;
+	}
+	return elf_begin_fd(fd, path, ELF_C_READ_MMAP, out);
+}
+
+int sptd_dec_elf_open_mem(void *image, size_t len, struct sptd_dec_elf **out)
+{
+	struct sptd_dec_elf *e;
+	int ret;
+
+	if (!image || !len || !out) {
+		free(image);
+		return -EINVAL;
+	}
+	*out = NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		free(image);
+		return -EIO;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		free(image);
+		return -ENOMEM;
+	}
+	e->fd = -1;
+	e->image = image;
+	e->elf = elf_memory(image, len);
+	ret = elf_setup(e);
+	if (ret < 0) {
+		sptd_dec_elf_close(e);
+		return ret;
+	}
+	*out = e;
+	return 0;
+}
+
+const char *sptd_dec_elf_path(const struct sptd_dec_elf *elf)
+{
+	return elf ? elf->path : NULL;
 }
 
 void sptd_dec_elf_close(struct sptd_dec_elf *elf)
@@ -145,6 +212,8 @@ void sptd_dec_elf_close(struct sptd_dec_elf *elf)
 		elf_end(elf->elf);
 	if (elf->fd >= 0)
 		close(elf->fd);
+	free(elf->image);
+	free(elf->path);
 	free(elf->loads);
 	free(elf);
 }
@@ -298,6 +367,66 @@ int sptd_dec_elf_each_func(struct sptd_dec_elf *elf,
 		ret = elf_table_funcs(elf, scn, &shdr, fn, ctx);
 		if (ret < 0)
 			return ret;
+	}
+	return 0;
+}
+
+/* ---- sections by name ----------------------------------------------------------- */
+
+/* The section named @name, its header in *@shdr; NULL when there is none. */
+static Elf_Scn *elf_find_section(struct sptd_dec_elf *elf, const char *name, GElf_Shdr *shdr)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf->elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf->elf, scn)) != NULL) {
+		const char *sname;
+
+		if (!gelf_getshdr(scn, shdr))
+			continue;
+		sname = elf_strptr(elf->elf, shstrndx, shdr->sh_name);
+		if (sname && strcmp(sname, name) == 0)
+			return scn;
+	}
+	return NULL;
+}
+
+int sptd_dec_elf_section(struct sptd_dec_elf *elf, const char *name, const void **data,
+                         size_t *len)
+{
+	GElf_Shdr shdr;
+	Elf_Scn *scn;
+	Elf_Data *d;
+
+	if (!elf || !name || !data || !len)
+		return -EINVAL;
+	*data = NULL;
+	*len = 0;
+	scn = elf_find_section(elf, name, &shdr);
+	if (!scn || shdr.sh_type == SHT_NOBITS)
+		return -ENODATA;
+	d = elf_rawdata(scn, NULL);
+	if (!d || !d->d_buf || d->d_size == 0)
+		return -ENODATA;
+	*data = d->d_buf;
+	*len = d->d_size;
+	return 0;
+}
+
+int sptd_dec_elf_has_symtab(struct sptd_dec_elf *elf)
+{
+	Elf_Scn *scn = NULL;
+
+	if (!elf)
+		return 0;
+	while ((scn = elf_nextscn(elf->elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_SYMTAB &&
+		    shdr.sh_entsize && shdr.sh_size / shdr.sh_entsize > 1)
+			return 1;
 	}
 	return 0;
 }

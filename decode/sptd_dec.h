@@ -51,7 +51,8 @@ const char *sptd_dec_file_strerror(int err);
 
 /* ---- symbols (symfile.c) -------------------------------------------------- */
 
-/* One function symbol.  @name is demangled (C++ and Rust) where possible. */
+/* One function symbol.  @name is demangled (C++, Rust legacy and v0, D,
+ * OCaml) where possible. */
 struct sptd_dec_sym {
 	const char *name;   /* borrowed from the symfile, lives as long as it */
 	uint64_t addr;      /* start in the file's own address space (ELF vaddr / kernel VA) */
@@ -64,12 +65,19 @@ struct sptd_dec_sym {
 struct sptd_dec_symfile;
 
 /* .symtab and .dynsym function symbols (STT_FUNC, and STT_GNU_IFUNC), plus
- * the GNU build-id note.  -ENOENT no file, -EBADMSG not ELF. */
+ * those of its separate debug file or MiniDebugInfo when the file is
+ * stripped (see SPTD_DEC_SYMS_*), and the GNU build-id note.  -ENOENT no
+ * file, -EBADMSG not ELF. */
 int sptd_dec_symfile_load_elf(const char *path, struct sptd_dec_symfile **out);
 /* The same from the file open at @fd (the caller keeps and closes @fd): a
  * process's mapping opened through /proc/PID/map_files, so the symbols are
  * those of the bytes that ran.  -ENXIO @fd is not a regular file. */
 int sptd_dec_symfile_load_elf_fd(int fd, struct sptd_dec_symfile **out);
+/* The build-id and PT_LOAD headers of @path alone, without reading its
+ * symbols (a few preads): enough for sptd_dec_symfile_build_id and
+ * sptd_dec_symfile_bias; it holds no symbol.  Errors as
+ * sptd_dec_symfile_load_elf. */
+int sptd_dec_symfile_load_elf_head(const char *path, struct sptd_dec_symfile **out);
 /* Text symbols (t/T/w/W) of a kallsyms file ("/proc/kallsyms" or a saved
  * copy); module symbols keep their "[module]" suffix out of the name.
  * -EACCES when every address reads as zero (kptr_restrict). */
@@ -95,6 +103,24 @@ int sptd_dec_symfile_offset(const struct sptd_dec_symfile *sf, uint64_t addr,
                             uint64_t *offset);
 /* Number of symbols. */
 size_t sptd_dec_symfile_count(const struct sptd_dec_symfile *sf);
+
+/* Where a symfile's symbols came from (sptd_dec_symfile_origin bits).  A
+ * stripped ELF file (no .symtab) gets its function symbols, besides its own
+ * .dynsym, from its separate debug file — found by build-id under a debug
+ * root (ROOT/.build-id/xx/yyyy.debug) or by its .gnu_debuglink (CRC-32
+ * checked) beside it, in .debug/ beside it, or under ROOT + its directory —
+ * else from its MiniDebugInfo (.gnu_debugdata, xz).  Debug roots:
+ * $SPTD_DEBUG_DIRS, colon-separated (set but empty: no separate debug
+ * files), else /usr/lib/debug. */
+#define SPTD_DEC_SYMS_FILE          0x1  /* the file's own .symtab / .dynsym */
+#define SPTD_DEC_SYMS_BUILD_ID      0x2  /* a debug file found by build-id */
+#define SPTD_DEC_SYMS_DEBUGLINK     0x4  /* a debug file found by .gnu_debuglink */
+#define SPTD_DEC_SYMS_MINIDEBUGINFO 0x8  /* the file's .gnu_debugdata */
+/* SPTD_DEC_SYMS_* bits of the sources that gave @sf symbols (0: none, or
+ * kallsyms). */
+int sptd_dec_symfile_origin(const struct sptd_dec_symfile *sf);
+/* The separate debug file whose symbols @sf holds, NULL none.  Borrowed. */
+const char *sptd_dec_symfile_debug_path(const struct sptd_dec_symfile *sf);
 /* Accepts NULL. */
 void sptd_dec_symfile_destroy(struct sptd_dec_symfile *sf);
 
@@ -139,8 +165,10 @@ struct sptd_dec_tsc {
  * out and results beyond the int64 range saturate at INT64_MIN/INT64_MAX. */
 int64_t sptd_dec_tsc_ns(const struct sptd_dec_tsc *conv, uint64_t tsc);
 
-/* Demangle a C++ (Itanium) or Rust symbol into @buf; returns the length, or
- * -EINVAL if @mangled is not mangled (then @buf holds a copy). */
+/* Demangle @mangled as c++filt and perf do (C++ Itanium ABI, Rust legacy and
+ * v0, D; OCaml as perf does) into @buf, with parameter lists, Rust without
+ * hashes; returns the full length (like snprintf: @buf may hold less), or
+ * -EINVAL if @mangled is not a mangled name (then @buf holds a copy). */
 int sptd_dec_demangle(const char *mangled, char *buf, size_t len);
 
 /* ==== PT decoding: declarations below this line are owned by the PT decoder

@@ -3,7 +3,8 @@
  * turn a mapping into a bias.
  *
  * Divisions: building the table (shared), ELF loading (through elf.c, the
- * one ELF reader), kallsyms loading, lookup and bias.
+ * one ELF reader, and debuginfo.c for a stripped file's symbols), kallsyms
+ * loading, lookup and bias.
  *
  * Rules (the emulated-PT generator's tests/ptgen/symtab.c applies the same,
  * so that golden tests compare names exactly): .symtab and .dynsym both feed
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "debuginfo-local.h"
 #include "elf-local.h"
 #include "sptd_dec.h"
 #include "symfile-local.h"
@@ -171,6 +173,40 @@ static int elf_add_func(void *ctx, const struct sptd_dec_elf_func *func)
 	return builder_add(ctx, func->addr, func->size, func->limit, func->name, func->bind);
 }
 
+/* A stripped file (no .symtab): the function symbols of its separate debug
+ * file, else of its MiniDebugInfo, join its .dynsym in @b.  Not finding
+ * any is not an error; a corrupt one is skipped. */
+static int add_debug_syms(struct sptd_dec_elf *elf, struct sptd_dec_symfile *sf,
+                          struct builder *b)
+{
+	struct sptd_dec_elf *debug = NULL;
+	int how = 0, ret;
+
+	if (sptd_dec_elf_has_symtab(elf))
+		return 0;
+	ret = sptd_dec_debuginfo_find(elf, sf->build_id, &debug, &how);
+	if (ret == 0) {
+		sf->debug_path = strdup(sptd_dec_elf_path(debug));
+		if (!sf->debug_path) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	} else if (ret == -ENOENT) {
+		ret = sptd_dec_debuginfo_mini(elf, &debug);
+		how = SPTD_DEC_SYMS_MINIDEBUGINFO;
+		if (ret == -ENODATA || ret == -EBADMSG)
+			ret = -ENOENT;
+	}
+	if (ret < 0)
+		goto out;
+	ret = sptd_dec_elf_each_func(debug, elf_add_func, b);
+	if (ret == 0)
+		sf->origin |= how;
+out:
+	sptd_dec_elf_close(debug);
+	return ret == -ENOENT ? 0 : ret;
+}
+
 int sptd_dec_symfile_from_elf(struct sptd_dec_elf *elf, struct sptd_dec_symfile **out)
 {
 	struct sptd_dec_symfile *sf = NULL;
@@ -198,6 +234,11 @@ int sptd_dec_symfile_from_elf(struct sptd_dec_elf *elf, struct sptd_dec_symfile 
 	ret = sptd_dec_elf_each_func(elf, elf_add_func, &b);
 	if (ret < 0)
 		goto out;
+	if (b.count)
+		sf->origin |= SPTD_DEC_SYMS_FILE;
+	ret = add_debug_syms(elf, sf, &b);
+	if (ret < 0)
+		goto out;
 	ret = builder_finish(&b, sf);
 	if (ret < 0)
 		goto out;
@@ -206,6 +247,53 @@ int sptd_dec_symfile_from_elf(struct sptd_dec_elf *elf, struct sptd_dec_symfile 
 out:
 	builder_fini(&b);
 	sptd_dec_symfile_destroy(sf);
+	return ret;
+}
+
+/* Build-id and PT_LOAD headers of @elf into a new symfile without symbols. */
+static int symfile_head(struct sptd_dec_elf *elf, struct sptd_dec_symfile **out)
+{
+	struct sptd_dec_symfile *sf;
+	const struct sptd_dec_elf_load *loads;
+	int ret = -ENOMEM;
+
+	sf = calloc(1, sizeof(*sf));
+	if (!sf)
+		goto out;
+	loads = sptd_dec_elf_loads(elf, &sf->nloads);
+	if (sf->nloads) {
+		sf->loads = malloc(sf->nloads * sizeof(*sf->loads));
+		if (!sf->loads)
+			goto out;
+		memcpy(sf->loads, loads, sf->nloads * sizeof(*sf->loads));
+	}
+	ret = sptd_dec_elf_build_id(elf, &sf->build_id);
+	if (ret < 0 && ret != -ENODATA)
+		goto out;
+	sf->syms = calloc(1, sizeof(*sf->syms));
+	sf->ends = calloc(1, sizeof(*sf->ends));
+	ret = sf->syms && sf->ends ? 0 : -ENOMEM;
+out:
+	if (ret < 0) {
+		sptd_dec_symfile_destroy(sf);
+		sf = NULL;
+	}
+	*out = sf;
+	return ret;
+}
+
+int sptd_dec_symfile_load_elf_head(const char *path, struct sptd_dec_symfile **out)
+{
+	struct sptd_dec_elf *elf = NULL;
+	int ret;
+
+	if (!path || !out)
+		return -EINVAL;
+	*out = NULL;
+	ret = sptd_dec_elf_open_head(path, &elf);
+	if (ret >= 0)
+		ret = symfile_head(elf, out);
+	sptd_dec_elf_close(elf);
 	return ret;
 }
 
@@ -342,6 +430,16 @@ size_t sptd_dec_symfile_count(const struct sptd_dec_symfile *sf)
 	return sf ? sf->count : 0;
 }
 
+int sptd_dec_symfile_origin(const struct sptd_dec_symfile *sf)
+{
+	return sf ? sf->origin : 0;
+}
+
+const char *sptd_dec_symfile_debug_path(const struct sptd_dec_symfile *sf)
+{
+	return sf ? sf->debug_path : NULL;
+}
+
 int sptd_dec_symfile_lookup(const struct sptd_dec_symfile *sf, uint64_t addr,
                             struct sptd_dec_sym *sym)
 {
@@ -416,6 +514,7 @@ void sptd_dec_symfile_destroy(struct sptd_dec_symfile *sf)
 	free(sf->ends);
 	free(sf->names);
 	free(sf->build_id);
+	free(sf->debug_path);
 	free(sf->loads);
 	free(sf);
 }

@@ -136,11 +136,17 @@ int sptd_query_pf_stack_text(struct sptd_query_pf *pf, struct sptd_store_stmt *w
 		const char *dso = sptd_store_column_text(walk, 2);
 		size_t n;
 
-		if (name)
+		/* perf script's "-F +dsoff" form: a frame no symbol covers shows its
+		 * dso and offset, "[unknown] (/usr/lib/libz.so.1+0x3f20)"; one in
+		 * no known mapping its address */
+		if (name && dso && strcmp(name, "[unknown]") == 0)
+			n = (size_t)snprintf(line, sizeof(line), "[unknown] (%s+0x%" PRIx64 ")\n", dso,
+			                     (uint64_t)sptd_store_column_int(walk, 0));
+		else if (name)
 			n = (size_t)snprintf(line, sizeof(line), "%s%s%s%s\n", name,
 			                     dso ? " (" : "", dso ? dso : "", dso ? ")" : "");
 		else
-			n = (size_t)snprintf(line, sizeof(line), "0x%" PRIx64 "\n",
+			n = (size_t)snprintf(line, sizeof(line), "[unknown] (0x%" PRIx64 ")\n",
 			                     (uint64_t)sptd_store_column_int(walk, 0));
 		if (n >= sizeof(line))
 			n = sizeof(line) - 1;

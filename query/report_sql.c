@@ -50,7 +50,10 @@
 /* Hottest functions by samples: self = innermost frame, total = anywhere in
  * the stack (once per sample, so recursion does not count twice).  Stacks
  * are walked once per distinct leaf callsite, not per sample; the walk stops
- * at 1024 frames in case parent links loop. */
+ * at 1024 frames in case parent links loop.  Frames no symbol covers are
+ * named as perf names them: "[unknown]" with their dso beside it, one row
+ * per dso (symbol rows named "[unknown]" carry the dso; a frame in no
+ * known mapping has no symbol and its dso is "[unknown]" too). */
 #define TOP_SAMPLES(LIMIT) \
 	"WITH RECURSIVE " \
 	"leaf AS (SELECT callsite_id AS cs, count(*) AS n FROM sample" \
@@ -60,22 +63,25 @@
 	" UNION ALL" \
 	" SELECT fr.leaf, c.parent_id, fr.k + 1 FROM fr JOIN callsite c ON c.id = fr.cs" \
 	" WHERE c.parent_id IS NOT NULL AND fr.k < 1024), " \
-	"fn AS (SELECT id AS cs, coalesce('s' || symbol_id, 'a' || addr) AS fkey, symbol_id, addr" \
-	" FROM callsite), " \
+	"fn AS (SELECT c.id AS cs, CASE WHEN c.symbol_id IS NULL THEN 'u'" \
+	" WHEN y.name = '[unknown]' THEN 'u' || y.dso_id ELSE 's' || c.symbol_id END AS fkey," \
+	" c.symbol_id, y.dso_id FROM callsite c LEFT JOIN symbol y ON y.id = c.symbol_id), " \
 	"lf AS (SELECT DISTINCT fr.leaf, fn.fkey FROM fr JOIN fn ON fn.cs = fr.cs), " \
 	"tot AS (SELECT lf.fkey, sum(leaf.n) AS total FROM lf JOIN leaf ON leaf.cs = lf.leaf" \
 	" GROUP BY lf.fkey), " \
 	"slf AS (SELECT fn.fkey, sum(leaf.n) AS self FROM leaf JOIN fn ON fn.cs = leaf.cs" \
 	" GROUP BY fn.fkey), " \
-	"info AS (SELECT fkey, min(symbol_id) AS symbol_id, min(addr) AS addr FROM fn GROUP BY fkey), " \
+	"info AS (SELECT fkey, min(symbol_id) AS symbol_id, min(dso_id) AS dso_id FROM fn" \
+	" GROUP BY fkey), " \
 	"n AS (SELECT count(*) AS n FROM sample) " \
-	"SELECT coalesce(sym.name, printf('0x%x', info.addr)) AS function, d.path AS dso, " \
+	"SELECT CASE WHEN info.fkey LIKE 'u%' THEN '[unknown]' ELSE sym.name END AS function, " \
+	" coalesce(d.path, '[unknown]') AS dso, " \
 	" coalesce(slf.self, 0) AS self, round(100.0 * coalesce(slf.self, 0) / n.n, 2) AS self_pct, " \
 	" tot.total AS total, round(100.0 * tot.total / n.n, 2) AS total_pct " \
 	"FROM tot JOIN info ON info.fkey = tot.fkey CROSS JOIN n " \
 	"LEFT JOIN slf ON slf.fkey = tot.fkey " \
-	"LEFT JOIN symbol sym ON sym.id = info.symbol_id LEFT JOIN dso d ON d.id = sym.dso_id " \
-	"ORDER BY self DESC, total DESC, function LIMIT " LIMIT
+	"LEFT JOIN symbol sym ON sym.id = info.symbol_id LEFT JOIN dso d ON d.id = info.dso_id " \
+	"ORDER BY self DESC, total DESC, function, dso LIMIT " LIMIT
 
 /* Hottest functions by PT slice time: self = duration minus children's,
  * total = duration of the calls not nested in a call of the same function
@@ -99,7 +105,7 @@
 	"per AS (SELECT s.id, s.symbol_id, s.dur, max(0, s.dur - coalesce(k.d, 0)) AS self," \
 	" walk.counted FROM slice s JOIN walk ON walk.id = s.id LEFT JOIN kids k ON k.id = s.id), " \
 	"tot AS (SELECT sum(s.dur) AS n FROM slice s JOIN roots r ON r.id = s.id) " \
-	"SELECT coalesce(sym.name, '?') AS function, d.path AS dso, count(*) AS calls, " \
+	"SELECT coalesce(sym.name, '[unknown]') AS function, d.path AS dso, count(*) AS calls, " \
 	" sum(per.self) AS self_ns, round(100.0 * sum(per.self) / nullif(tot.n, 0), 2) AS self_pct, " \
 	" sum(CASE WHEN per.counted THEN per.dur ELSE 0 END) AS total_ns, " \
 	" round(100.0 * sum(CASE WHEN per.counted THEN per.dur ELSE 0 END) / nullif(tot.n, 0), 2)" \

@@ -9,7 +9,15 @@
  * (parent, symbol) when resolved and by (parent, ip) when not, so one
  * function is one node under a given caller no matter where in it the
  * sample hit.  callsite.addr is the symbol's start (dso address space) when
- * resolved, else the raw ip. */
+ * resolved, else the raw ip.
+ *
+ * A frame in a known mapping that no symbol covers still names its dso, as
+ * perf does ("[unknown]" with the library beside it): it gets a symbol row
+ * named "[unknown]" in that dso at the frame's address in the dso's own
+ * address space (ip - bias: what addr2line and objdump take), size 0; such
+ * rows are reused when the samples are derived again.  Only a frame in no
+ * known mapping (JIT code, a process gone before its snapshot) has no
+ * symbol. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +40,13 @@ struct derive_sym {
 	uint64_t addr, size;     /* dso address space; size 0 unknown */
 };
 
+/* An "[unknown]" symbol row: one frame address of a dso without a symbol. */
+struct derive_unknown {
+	int64_t dso_id;          /* symbol.dso_id */
+	uint64_t addr;           /* symbol.addr: the frame, dso address space */
+	int64_t id;              /* symbol.id; 0 marks an empty slot */
+};
+
 /* One interned callsite. */
 struct derive_node {
 	int64_t parent, symbol;  /* parent id (-1 root), symbol id (-1 unresolved) */
@@ -48,7 +63,13 @@ struct derive {
 	struct derive_node *nodes; /* open-addressing table */
 	size_t slots, nnodes;    /* table size (power of two) / used */
 	int64_t next_id;         /* next callsite id */
+	struct derive_unknown *unknowns; /* open-addressing table of "[unknown]" rows */
+	size_t unknown_slots, nunknowns; /* table size (power of two) / used */
+	int64_t next_symbol_id;  /* next symbol id, for new "[unknown]" rows */
 };
+
+/* The name perf gives a frame no symbol covers. */
+static const char unknown_name[] = "[unknown]";
 
 static int map_cmp(const void *a, const void *b)
 {
@@ -113,10 +134,89 @@ static int load_maps(struct derive *d)
 	return 0;
 }
 
+static uint64_t unknown_hash(int64_t dso_id, uint64_t addr)
+{
+	uint64_t h = (uint64_t)dso_id * 0x9e3779b97f4a7c15ull ^ addr;
+
+	h ^= h >> 31;
+	return h * 0xff51afd7ed558ccdull;
+}
+
+/* The slot of (@dso_id, @addr) in the "[unknown]" table: where it is, or
+ * the empty slot it would take (the table has room). */
+static size_t unknown_slot(const struct derive *d, int64_t dso_id, uint64_t addr)
+{
+	size_t i = unknown_hash(dso_id, addr) & (d->unknown_slots - 1);
+
+	while (d->unknowns[i].id &&
+	       (d->unknowns[i].dso_id != dso_id || d->unknowns[i].addr != addr))
+		i = (i + 1) & (d->unknown_slots - 1);
+	return i;
+}
+
+/* Make room for one more "[unknown]" row. */
+static int unknowns_reserve(struct derive *d)
+{
+	size_t slots, i;
+	struct derive_unknown *old = d->unknowns, *n;
+
+	if ((d->nunknowns + 1) * 2 <= d->unknown_slots)
+		return 0;
+	slots = d->unknown_slots ? d->unknown_slots * 2 : 1024;
+	n = calloc(slots, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	d->unknowns = n;
+	d->unknown_slots = slots;
+	for (i = 0; i < slots / 2; i++)
+		if (old && old[i].id)
+			d->unknowns[unknown_slot(d, old[i].dso_id, old[i].addr)] = old[i];
+	free(old);
+	return 0;
+}
+
+/* The "[unknown]" symbol row of the frame at @addr of dso @dso_id: the one
+ * stored already, or a new one. */
+static int64_t unknown_symbol(struct derive *d, int64_t dso_id, uint64_t addr)
+{
+	size_t i;
+	int ret = unknowns_reserve(d);
+
+	if (ret < 0)
+		return ret;
+	i = unknown_slot(d, dso_id, addr);
+	if (d->unknowns[i].id)
+		return d->unknowns[i].id;
+	ret = sptd_store_symbol_add(d->st, d->next_symbol_id, unknown_name, dso_id, addr, 0);
+	if (ret < 0)
+		return ret;
+	d->unknowns[i] = (struct derive_unknown){
+		.dso_id = dso_id, .addr = addr, .id = d->next_symbol_id,
+	};
+	d->nunknowns++;
+	return d->next_symbol_id++;
+}
+
 static int on_sym(void *arg, const struct sptd_store_symbol_row *row)
 {
 	struct derive *d = arg;
 
+	/* "[unknown]" rows name a frame, not a function: never a range */
+	if (row->name && strcmp(row->name, unknown_name) == 0) {
+		size_t i;
+		int ret = unknowns_reserve(d);
+
+		if (ret < 0)
+			return ret;
+		i = unknown_slot(d, row->dso_id, row->addr);
+		if (!d->unknowns[i].id) {
+			d->unknowns[i] = (struct derive_unknown){
+				.dso_id = row->dso_id, .addr = row->addr, .id = row->id,
+			};
+			d->nunknowns++;
+		}
+		return 0;
+	}
 	if (d->nsyms == d->syms_cap) {
 		struct derive_sym *more = grow(d->syms, &d->syms_cap, 1024, sizeof(*more));
 
@@ -166,9 +266,10 @@ static const struct derive_map *find_map(const struct derive *d, int pid, uint64
 }
 
 /* Symbol id containing @ip in @pid's address space (kernel ips: pid -1),
- * -1 when unknown; *start gets the symbol's dso address. */
+ * -1 when unknown; *start gets the symbol's dso address.  *@m_out is the
+ * mapping of @ip (NULL none), even when no symbol covers it. */
 static int64_t resolve(const struct derive *d, int pid, uint64_t ip, int kernel,
-                       uint64_t *start)
+                       uint64_t *start, const struct derive_map **m_out)
 {
 	const struct derive_map *m;
 	uint64_t a;
@@ -177,6 +278,7 @@ static int64_t resolve(const struct derive *d, int pid, uint64_t ip, int kernel,
 	if (kernel || ip >= DERIVE_KERNEL_START)
 		pid = -1;
 	m = find_map(d, pid, ip);
+	*m_out = m;
 	if (!m)
 		return -1;
 	a = ip - (uint64_t)m->bias;
@@ -291,11 +393,20 @@ static int derive_one(struct derive *d, struct sptd_col_tasks *tasks, int64_t ts
 	}
 	for (i = nr; i > 0; i--) {
 		uint64_t ip = chain[i - 1], start = 0;
+		const struct derive_map *m;
 		int64_t sym, id;
 
 		if (ctx[i - 1] == 2)
 			continue;
-		sym = resolve(d, pid, ip, ctx[i - 1], &start);
+		sym = resolve(d, pid, ip, ctx[i - 1], &start, &m);
+		if (sym < 0 && m) {
+			start = ip - (uint64_t)m->bias;
+			sym = unknown_symbol(d, m->dso_id, start);
+			if (sym < 0) {
+				free(ctx);
+				return (int)sym;
+			}
+		}
 		id = intern(d, parent, depth, sym, start, ip);
 		if (id < 0) {
 			free(ctx);
@@ -351,9 +462,12 @@ int sptd_col_derive_samples(struct sptd_store *st, struct sptd_col_tasks *tasks)
 	if (ret >= 0)
 		ret = load_syms(&d);
 	if (ret >= 0)
+		ret = sptd_store_next_id(st, SPTD_STORE_T_SYMBOL, &d.next_symbol_id);
+	if (ret >= 0)
 		ret = sptd_store_raw_sample_each(st, on_sample, &sc);
 	free(d.maps);
 	free(d.syms);
 	free(d.nodes);
+	free(d.unknowns);
 	return ret < 0 ? ret : 0;
 }

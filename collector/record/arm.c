@@ -15,6 +15,7 @@
 
 #include "pt-local.h"
 #include "record-local.h"
+#include "symcache-local.h"
 #include "sptd_sched.h"
 
 /* ---- the source --------------------------------------------------------------- */
@@ -294,6 +295,11 @@ int sptd_col_record_arm(struct sptd_col_service *s)
 		if (s->aux_pause)
 			sptd_col_pt_resume(s->pt);
 	}
+	/* symbol tables (kallsyms now) are read before the first trigger, and
+	 * kept across incidents */
+	ret = sptd_col_symcache_create(-1, &s->symcache);
+	if (ret < 0)
+		return ret;
 	sptd_col_seed_cpus(s->cpus, s->ncpus);
 	s->armed_at = sptd_col_now_ns();
 	sptd_col_plan_describe(&s->plan, sizes, sizeof(sizes));
@@ -334,4 +340,6 @@ void sptd_col_record_disarm(struct sptd_col_service *s)
 	s->pt = NULL;
 	sptd_sched_trace_destroy(s->trace);
 	s->trace = NULL;
+	sptd_col_symcache_destroy(s->symcache);
+	s->symcache = NULL;
 }

@@ -19,6 +19,7 @@
 #include "record-local.h"
 #include "sptd_sched.h"
 #include "sptd_store.h"
+#include "symcache-local.h"
 
 /* ---- capture ------------------------------------------------------------------ */
 
@@ -187,14 +188,14 @@ static int snapshot_all_tasks(struct sptd_store *st)
 	return ret;
 }
 
-static int symbolize(struct sptd_store *st, struct capture *c)
+static int symbolize(struct sptd_col_service *s, struct sptd_store *st, struct capture *c)
 {
 	struct sptd_col_symcap *sc = NULL;
 	int *pids = NULL;
 	size_t npids = 0;
 	int ret;
 
-	ret = sptd_col_symcap_create(st, &sc);
+	ret = sptd_col_symcap_create(st, s->symcache, &sc);
 	if (ret < 0)
 		return ret;
 	pids = calloc(c->nsamples + 1, sizeof(*pids));
@@ -249,7 +250,7 @@ static int pt_images(struct sptd_col_service *s, struct sptd_store *st)
 	npids = sptd_col_pt_pids(s->pt, pids, 4096);
 	if (npids > 4096)
 		npids = 4096;
-	ret = sptd_col_symcap_create(st, &sc);
+	ret = sptd_col_symcap_create(st, s->symcache, &sc);
 	for (int i = 0; i < npids && ret >= 0; i++) {
 		int r = sptd_col_symcap_task(sc, pids[i]);
 		int64_t maps = 0;
@@ -426,7 +427,7 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 	if (ret >= 0)
 		ret = snapshot_all_tasks(c.st);
 	if (ret >= 0)
-		ret = s->pt ? pt_images(s, c.st) : symbolize(c.st, &c);
+		ret = s->pt ? pt_images(s, c.st) : symbolize(s, c.st, &c);
 	if (ret >= 0) {
 		ret = sptd_col_derive_all(c.st, s->o->jobs);
 		if (ret < 0)
@@ -456,6 +457,8 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 	sptd_store_destroy(c.st);
 	sptd_col_freeze_scan_fini(&c.freeze);
 	capture_fini(&c);
+	/* after the incident line: what the cache does next is off its path */
+	sptd_col_symcache_end(s->symcache);
 	s->last_capture = sptd_col_now_ns();
 	/* the one-shot traceoff triggers are spent (or, when something else
 	 * fired first, must not act in the cooldown): off until hits may

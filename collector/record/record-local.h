@@ -21,12 +21,18 @@ struct sptd_col_pt;
 /* ---- capture-time symbol and task snapshot (symcap.c) --------------------- */
 
 struct sptd_col_symcap;
+struct sptd_col_symcache;
 
 /* Collects, for the processes and addresses an incident names: raw_task and
  * raw_mmap rows (from /proc/PID/{maps,comm,cmdline,task}), dso rows (path +
  * build-id) and the symbol rows of every function an address falls in
- * (ELF .symtab/.dynsym of the mapped file; /proc/kallsyms for the kernel). */
-int sptd_col_symcap_create(struct sptd_store *st, struct sptd_col_symcap **out);
+ * (ELF .symtab/.dynsym of the mapped file or its debug file;
+ * /proc/kallsyms for the kernel), with the tables of @cache (NULL: a
+ * private one, dropped with the symcap).  Starts an incident in @cache
+ * (sptd_col_symcache_begin); the caller ends it once the incident is
+ * written. */
+int sptd_col_symcap_create(struct sptd_store *st, struct sptd_col_symcache *cache,
+                           struct sptd_col_symcap **out);
 /* Snapshot process @pid (all its threads) now, before it can exit. */
 int sptd_col_symcap_task(struct sptd_col_symcap *c, int pid);
 /* Make sure the symbol covering @addr in @pid (-1 or kernel address: the
@@ -57,6 +63,7 @@ struct sptd_col_service {
 	struct sptd_sched_trace *trace; /* the ftrace instance */
 	struct sptd_col_sampler *sampler; /* the sampling source, else NULL */
 	struct sptd_col_pt *pt;     /* the PT source (source "pt"), else NULL */
+	struct sptd_col_symcache *symcache; /* symbol tables kept across incidents */
 	struct sptd_col_trigger *trig[SPTD_MAX_TRIGGERS]; /* armed --trigger's */
 	int ntrig;                  /* entries of @trig */
 	struct sptd_col_trigger_spec manual; /* what snapshot / SIGUSR2 fire as */

@@ -3,65 +3,77 @@
  *
  * For a process: raw_task rows (one per thread, from /proc/PID/task), the
  * executable file mappings as raw_mmap rows and their files as dso rows
- * (path + build-id, once per path).  For an address: the symbol row of the
+ * (path + build-id, once per file).  For an address: the symbol row of the
  * function containing it, once per (dso, function).  The kernel is one dso,
- * "[kernel.kallsyms]", mapped for pid -1 over the range its text symbols
- * span, with /proc/kallsyms loaded on first use.  The vDSO is read out of
- * /proc/PID/mem so its symbols resolve too.
+ * "[kernel.kallsyms]", mapped for pid -1 over the whole kernel half of the
+ * address space.  The vDSO is read out of /proc/PID/mem so its symbols
+ * resolve too.  Symbol tables come from the symbol cache (symcache.c):
+ * a file's are read only when an address of the incident falls in it, and
+ * kept for later incidents.
  *
  * Ids of dso and symbol rows continue after the largest already stored. */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <syslog.h>
 #include <unistd.h>
 
 #include "record-local.h"
 #include "sptd_dec.h"
 #include "sptd_store.h"
+#include "symcache-local.h"
 
 /* Addresses at or above this are the kernel's (x86-64, arm64 48-bit VA). */
 #define SYMCAP_KERNEL_START 0xffff800000000000ull
 #define SYMCAP_KERNEL_DSO "[kernel.kallsyms]"
 #define SYMCAP_VDSO "[vdso]"
 
-/* A file (or the kernel, or a vDSO copy) with a dso row. */
+/* A file (or the kernel, or a vDSO) with a dso row in this incident. */
 struct symcap_dso {
 	char *path;              /* as in /proc/PID/maps */
 	int64_t id;              /* dso.id */
-	struct sptd_dec_symfile *sf; /* symbols, NULL when unreadable */
+	struct sptd_col_symcache_file *file; /* the cached file; NULL kernel, vDSO, unreadable */
+	const struct sptd_dec_symfile *sf; /* symbols: the kernel's or vDSO's at once, a
+	                          * file's once an address needs them; NULL none */
+	int syms_tried;          /* a file's symbols were asked for */
 };
 
 /* One executable mapping of a snapshotted process. */
 struct symcap_map {
-	int pid;                 /* owner (-1: kernel) */
 	uint64_t start, end;     /* [start, end) runtime addresses */
 	size_t dso;              /* index into dsos */
 	int64_t bias;            /* runtime = dso address + bias */
 };
 
+/* A snapshotted process and its mappings (contiguous in maps[], by start). */
+struct symcap_proc {
+	int pid;                 /* the process */
+	size_t first, count;     /* its range of maps[] */
+};
+
 struct sptd_col_symcap {
 	struct sptd_store *st;   /* where rows go; borrowed */
+	struct sptd_col_symcache *cache; /* symbol tables; borrowed unless owned */
+	int owns_cache;          /* created here (no cache given): destroyed here */
 	struct symcap_dso *dsos; /* every dso row written */
 	size_t ndsos, dsos_cap;  /* used / allocated */
-	struct symcap_map *maps; /* every raw_mmap row written */
+	struct symcap_map *maps; /* every user raw_mmap row written */
 	size_t nmaps, maps_cap;  /* used / allocated */
-	int *pids;               /* processes already snapshotted */
-	size_t npids, pids_cap;  /* used / allocated */
+	struct symcap_proc *procs; /* processes already snapshotted */
+	size_t nprocs, procs_cap; /* used / allocated */
+	size_t last_proc;        /* procs[] index of the last lookup (samples come in runs) */
 	uint64_t *sym_keys;      /* open-addressing set of (dso, symbol addr) */
 	size_t *sym_dsos;        /* dso index for each key slot */
 	int64_t *sym_ids;        /* symbol id for each key slot */
 	size_t sym_slots, nsyms; /* table size (power of two) / used */
 	int64_t next_dso_id, next_sym_id; /* ids to hand out */
-	int kernel_state;        /* 0 not tried, 1 loaded, -1 unavailable */
-	size_t kernel_dso;       /* index of the kernel dso once loaded */
+	int kernel_state;        /* 0 not tried, 1 mapped, -1 unavailable */
+	size_t kernel_dso;       /* index of the kernel dso once mapped */
 };
 
 static int grow(void **arr, size_t *cap, size_t used, size_t elem)
@@ -80,9 +92,11 @@ static int grow(void **arr, size_t *cap, size_t used, size_t elem)
 	return 0;
 }
 
-int sptd_col_symcap_create(struct sptd_store *st, struct sptd_col_symcap **out)
+int sptd_col_symcap_create(struct sptd_store *st, struct sptd_col_symcache *cache,
+                           struct sptd_col_symcap **out)
 {
 	struct sptd_col_symcap *c;
+	int ret;
 
 	if (!st || !out)
 		return -EINVAL;
@@ -91,6 +105,16 @@ int sptd_col_symcap_create(struct sptd_store *st, struct sptd_col_symcap **out)
 	if (!c)
 		return -ENOMEM;
 	c->st = st;
+	c->cache = cache;
+	if (!cache) {
+		ret = sptd_col_symcache_create(0, &c->cache);
+		if (ret < 0) {
+			free(c);
+			return ret;
+		}
+		c->owns_cache = 1;
+	}
+	sptd_col_symcache_begin(c->cache);
 	if (sptd_store_next_id(st, SPTD_STORE_T_DSO, &c->next_dso_id) < 0)
 		c->next_dso_id = 1;
 	if (sptd_store_next_id(st, SPTD_STORE_T_SYMBOL, &c->next_sym_id) < 0)
@@ -101,41 +125,48 @@ int sptd_col_symcap_create(struct sptd_store *st, struct sptd_col_symcap **out)
 
 /* ---- dsos ------------------------------------------------------------------ */
 
-/* Find or add the dso row for @path; @sf (may be NULL) is taken over. */
+/* Add the dso row for @path: the cached @file (may be NULL) or the kernel's
+ * or a vDSO's table @sf (may be NULL). */
 static int dso_add(struct sptd_col_symcap *c, const char *path,
-                   struct sptd_dec_symfile *sf, size_t *idx)
+                   struct sptd_col_symcache_file *file, const struct sptd_dec_symfile *sf,
+                   size_t *idx)
 {
+	const struct sptd_dec_symfile *head = file ? sptd_col_symcache_file_head(file) : sf;
 	struct symcap_dso *d;
 	int ret;
 
 	ret = grow((void **)&c->dsos, &c->dsos_cap, c->ndsos, sizeof(*c->dsos));
 	if (ret < 0)
-		goto fail;
+		return ret;
 	d = &c->dsos[c->ndsos];
+	memset(d, 0, sizeof(*d));
 	d->path = strdup(path);
-	if (!d->path) {
-		ret = -ENOMEM;
-		goto fail;
-	}
+	if (!d->path)
+		return -ENOMEM;
 	d->id = c->next_dso_id;
+	d->file = file;
 	d->sf = sf;
-	ret = sptd_store_dso_add(c->st, d->id, path, sf ? sptd_dec_symfile_build_id(sf) : NULL);
+	ret = sptd_store_dso_add(c->st, d->id, path, head ? sptd_dec_symfile_build_id(head) : NULL);
 	if (ret < 0) {
 		free(d->path);
-		goto fail;
+		return ret;
 	}
 	c->next_dso_id++;
 	*idx = c->ndsos++;
 	return 0;
-fail:
-	sptd_dec_symfile_destroy(sf);
-	return ret;
 }
 
-static int dso_find(const struct sptd_col_symcap *c, const char *path, size_t *idx)
+/* The dso row of this file (same cache entry, or for what has none — an
+ * unreadable file, a vDSO — the same path and table). */
+static int dso_find(const struct sptd_col_symcap *c, const char *path,
+                    const struct sptd_col_symcache_file *file,
+                    const struct sptd_dec_symfile *sf, size_t *idx)
 {
 	for (size_t i = 0; i < c->ndsos; i++) {
-		if (strcmp(c->dsos[i].path, path) == 0) {
+		const struct symcap_dso *d = &c->dsos[i];
+
+		if (file ? d->file == file
+		         : !d->file && d->sf == sf && strcmp(d->path, path) == 0) {
 			*idx = i;
 			return 1;
 		}
@@ -143,91 +174,19 @@ static int dso_find(const struct sptd_col_symcap *c, const char *path, size_t *i
 	return 0;
 }
 
-/* The vDSO is not a file: copy it out of the process into a memfd so that
- * the ELF reader can load it.  NULL when that fails (no symbols then). */
-static struct sptd_dec_symfile *vdso_load(int pid, uint64_t start, uint64_t end)
+/* The symbols of dso @idx: read on first use (a file's), NULL none. */
+static const struct sptd_dec_symfile *dso_syms(struct sptd_col_symcap *c, size_t idx)
 {
-	struct sptd_dec_symfile *sf = NULL;
-	char path[64];
-	size_t len = (size_t)(end - start);
-	unsigned char *buf = NULL;
-	int mem = -1, fd = -1;
+	struct symcap_dso *d = &c->dsos[idx];
 
-	if (len == 0 || len > (1u << 20))
-		return NULL;
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	mem = open(path, O_RDONLY | O_CLOEXEC);
-	buf = malloc(len);
-	if (mem < 0 || !buf || pread(mem, buf, len, (off_t)start) != (ssize_t)len)
-		goto out;
-	fd = memfd_create("sptd-vdso", MFD_CLOEXEC);
-	if (fd < 0 || write(fd, buf, len) != (ssize_t)len)
-		goto out;
-	if (sptd_dec_symfile_load_elf_fd(fd, &sf) < 0)
-		sf = NULL;
-out:
-	if (fd >= 0)
-		close(fd);
-	if (mem >= 0)
-		close(mem);
-	free(buf);
-	return sf;
+	if (d->file && !d->syms_tried) {
+		d->syms_tried = 1;
+		d->sf = sptd_col_symcache_file_syms(c->cache, d->file);
+	}
+	return d->sf;
 }
 
 /* ---- tasks and mappings ----------------------------------------------------- */
-
-/* The file @pid has mapped at [@start, @end), named @path with inode @ino
- * in its maps, opened for reading.  The path is the user's to change (a
- * deleted executable, a FIFO put at its name: open() would block the
- * recorder for ever), so it is never opened as such: first
- * /proc/PID/map_files/START-END, the very file that was mapped even when
- * deleted or replaced since, so the symbols are those of the bytes that
- * ran (needs CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN); else the path as
- * the process sees it (/proc/PID/root/PATH, no symlink followed), accepted
- * only when it is still the mapped inode.  Both through the one safe open
- * (regular file, bounded size, O_NONBLOCK).  The fd (the caller closes
- * it), or a negative errno. */
-static int open_mapping(int pid, uint64_t start, uint64_t end, const char *path,
-                        uint64_t ino)
-{
-	char link[PATH_MAX + 64];
-	struct stat sb;
-	int fd;
-
-	snprintf(link, sizeof(link), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, start, end);
-	fd = sptd_dec_file_open(link, 0, NULL);
-	if (fd >= 0 || fd == -ENXIO || fd == -EFBIG)
-		return fd;
-	if (snprintf(link, sizeof(link), "/proc/%d/root%s", pid, path) >= (int)sizeof(link))
-		return -ENAMETOOLONG;
-	fd = sptd_dec_file_open(link, SPTD_DEC_OPEN_NOFOLLOW, &sb);
-	if (fd >= 0 && ino && (uint64_t)sb.st_ino != ino) {
-		close(fd);
-		return -ESTALE;   /* replaced since it was mapped: not those bytes */
-	}
-	return fd;
-}
-
-/* The ELF symbols of a mapping (open_mapping); NULL when they cannot be
- * read, which leaves its frames unnamed and is never an error. */
-static struct sptd_dec_symfile *mapping_symbols(int pid, uint64_t start, uint64_t end,
-                                                const char *path, uint64_t ino)
-{
-	struct sptd_dec_symfile *sf = NULL;
-	int fd = open_mapping(pid, start, end, path, ino);
-
-	if (fd < 0) {
-		if (fd != -ENOENT && fd != -ESRCH)
-			sptd_col_log(LOG_INFO, "symbols: %s of pid %d not read: %s", path, pid,
-			             fd == -ESTALE ? "replaced since it was mapped" :
-			             sptd_dec_file_strerror(fd));
-		return NULL;
-	}
-	if (sptd_dec_symfile_load_elf_fd(fd, &sf) < 0)
-		sf = NULL;
-	close(fd);
-	return sf;
-}
 
 static void read_text(const char *path, char *buf, size_t len, int nul_to_space)
 {
@@ -276,18 +235,22 @@ static int snapshot_threads(struct sptd_col_symcap *c, int pid, const char *comm
 }
 
 /* One line of /proc/PID/maps; executable file mappings and the vDSO
- * become raw_mmap rows. */
+ * become raw_mmap rows (their symbols are read only when an address of the
+ * incident falls in them). */
 static int snapshot_map_line(struct sptd_col_symcap *c, int pid, char *line)
 {
-	uint64_t start, end, pgoff, ino = 0;
+	uint64_t start, end, pgoff, ino;
+	unsigned int dev_major, dev_minor;
 	char perms[8], *path, *deleted;
 	int name_at = 0, ret;
-	struct sptd_dec_symfile *sf = NULL;
+	struct sptd_col_symcache_file *file = NULL;
+	const struct sptd_dec_symfile *sf = NULL, *head;
 	int64_t bias;
 	size_t idx;
 
-	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %" SCNu64 " %n",
-	           &start, &end, perms, &pgoff, &ino, &name_at) < 5 || name_at == 0)
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n",
+	           &start, &end, perms, &pgoff, &dev_major, &dev_minor, &ino, &name_at) < 7 ||
+	    name_at == 0)
 		return 0;
 	path = line + name_at;
 	path[strcspn(path, "\n")] = '\0';
@@ -297,18 +260,22 @@ static int snapshot_map_line(struct sptd_col_symcap *c, int pid, char *line)
 	if (deleted && deleted[10] == '\0')
 		*deleted = '\0';
 
-	if (!dso_find(c, path, &idx)) {
-		if (strcmp(path, SYMCAP_VDSO) == 0)
-			sf = vdso_load(pid, start, end);
-		else
-			sf = mapping_symbols(pid, start, end, path, ino);
-		ret = dso_add(c, path, sf, &idx);
+	if (strcmp(path, SYMCAP_VDSO) == 0) {
+		sf = sptd_col_symcache_vdso(c->cache, pid, start, end);
+	} else {
+		ret = sptd_col_symcache_file(c->cache, pid, start, end, path,
+		                             makedev(dev_major, dev_minor), ino, &file);
+		if (ret == -ENOMEM)
+			return ret;
+	}
+	if (!dso_find(c, path, file, sf, &idx)) {
+		ret = dso_add(c, path, file, sf, &idx);
 		if (ret < 0)
 			return ret;
 	}
 	/* Without program headers, assume the file is mapped as laid out. */
-	if (!c->dsos[idx].sf ||
-	    sptd_dec_symfile_bias(c->dsos[idx].sf, start, pgoff, &bias) < 0)
+	head = file ? sptd_col_symcache_file_head(file) : sf;
+	if (!head || sptd_dec_symfile_bias(head, start, pgoff, &bias) < 0)
 		bias = (int64_t)(start - pgoff);
 	ret = grow((void **)&c->maps, &c->maps_cap, c->nmaps, sizeof(*c->maps));
 	if (ret < 0)
@@ -317,30 +284,46 @@ static int snapshot_map_line(struct sptd_col_symcap *c, int pid, char *line)
 	if (ret < 0)
 		return ret;
 	c->maps[c->nmaps++] = (struct symcap_map){
-		.pid = pid, .start = start, .end = end, .dso = idx, .bias = bias,
+		.start = start, .end = end, .dso = idx, .bias = bias,
 	};
 	return 0;
+}
+
+/* The snapshot of @pid, NULL when it was never taken. */
+static struct symcap_proc *proc_find(struct sptd_col_symcap *c, int pid)
+{
+	if (c->last_proc < c->nprocs && c->procs[c->last_proc].pid == pid)
+		return &c->procs[c->last_proc];
+	for (size_t i = 0; i < c->nprocs; i++) {
+		if (c->procs[i].pid == pid) {
+			c->last_proc = i;
+			return &c->procs[i];
+		}
+	}
+	return NULL;
 }
 
 int sptd_col_symcap_task(struct sptd_col_symcap *c, int pid)
 {
 	char path[64], comm[64], cmdline[4096], line[PATH_MAX + 128];
+	struct symcap_proc *p;
 	FILE *maps;
 	int ret;
 
 	if (!c || pid <= 0)
 		return -EINVAL;
-	for (size_t i = 0; i < c->npids; i++)
-		if (c->pids[i] == pid)
-			return 0;
+	if (proc_find(c, pid))
+		return 0;
+	ret = grow((void **)&c->procs, &c->procs_cap, c->nprocs, sizeof(*c->procs));
+	if (ret < 0)
+		return ret;
+	/* tried once: a process that is gone is not asked again */
+	p = &c->procs[c->nprocs++];
+	*p = (struct symcap_proc){ .pid = pid, .first = c->nmaps };
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	maps = fopen(path, "re");
 	if (!maps)
 		return -errno;
-	ret = grow((void **)&c->pids, &c->pids_cap, c->npids, sizeof(*c->pids));
-	if (ret < 0)
-		goto out;
-	c->pids[c->npids++] = pid;
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
 	read_text(path, comm, sizeof(comm), 0);
@@ -349,46 +332,33 @@ int sptd_col_symcap_task(struct sptd_col_symcap *c, int pid)
 	ret = snapshot_threads(c, pid, comm, cmdline);
 	while (ret >= 0 && fgets(line, sizeof(line), maps))
 		ret = snapshot_map_line(c, pid, line);
-out:
 	fclose(maps);
+	/* maps[] may have moved; this process's rows are the last ones */
+	c->procs[c->nprocs - 1].count = c->nmaps - c->procs[c->nprocs - 1].first;
 	return ret < 0 ? ret : 0;
 }
 
 /* ---- the kernel -------------------------------------------------------------- */
 
-/* The kernel: one dso and one pid -1 mapping over the whole kernel half of
- * the address space (modules included), bias 0 since kallsyms addresses are
- * runtime addresses.  Without kallsyms the dso still exists, unnamed. */
-static int kernel_load(struct sptd_col_symcap *c)
+/* The kernel: one dso over the whole kernel half of the address space
+ * (modules included), a pid -1 raw_mmap row with bias 0 since kallsyms
+ * addresses are runtime addresses.  Without kallsyms the dso still
+ * exists, unnamed. */
+static int kernel_map(struct sptd_col_symcap *c)
 {
-	struct sptd_dec_symfile *sf = NULL;
 	size_t idx;
 	int ret;
 
 	if (c->kernel_state)
 		return c->kernel_state > 0 ? 0 : -ENOENT;
 	c->kernel_state = -1;
-	ret = sptd_dec_symfile_load_kallsyms("/proc/kallsyms", &sf);
-	if (ret < 0) {
-		sptd_col_log(LOG_WARNING, "symbols: /proc/kallsyms unreadable (%s): kernel "
-		             "frames stay unnamed; run as root with kernel.kptr_restrict < 2",
-		             strerror(-ret));
-		sf = NULL;
-	}
-	ret = dso_add(c, SYMCAP_KERNEL_DSO, sf, &idx);
-	if (ret < 0)
-		return ret;
-	ret = grow((void **)&c->maps, &c->maps_cap, c->nmaps, sizeof(*c->maps));
+	ret = dso_add(c, SYMCAP_KERNEL_DSO, NULL, sptd_col_symcache_kernel(c->cache), &idx);
 	if (ret < 0)
 		return ret;
 	ret = sptd_store_raw_mmap_add(c->st, -1, SYMCAP_KERNEL_START, UINT64_MAX, 0,
 	                              c->dsos[idx].id, 0);
 	if (ret < 0)
 		return ret;
-	c->maps[c->nmaps++] = (struct symcap_map){
-		.pid = -1, .start = SYMCAP_KERNEL_START, .end = UINT64_MAX, .dso = idx,
-		.bias = 0,
-	};
 	c->kernel_dso = idx;
 	c->kernel_state = 1;
 	return 0;
@@ -450,55 +420,78 @@ static int sym_set_grow(struct sptd_col_symcap *c)
 	return 0;
 }
 
-static const struct symcap_map *map_find(const struct sptd_col_symcap *c, int pid,
-                                         uint64_t addr)
+/* The mapping of @p containing @addr, NULL none. */
+static const struct symcap_map *map_find(const struct sptd_col_symcap *c,
+                                         const struct symcap_proc *p, uint64_t addr)
 {
-	for (size_t i = 0; i < c->nmaps; i++)
-		if (c->maps[i].pid == pid && addr >= c->maps[i].start && addr < c->maps[i].end)
-			return &c->maps[i];
+	size_t lo = 0, hi = p->count;
+
+	/* first mapping starting above addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->maps[p->first + mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && addr < c->maps[p->first + lo - 1].end)
+		return &c->maps[p->first + lo - 1];
 	return NULL;
 }
 
 int sptd_col_symcap_addr(struct sptd_col_symcap *c, int pid, uint64_t addr)
 {
 	const struct symcap_map *m;
-	const struct symcap_dso *d;
+	const struct sptd_dec_symfile *sf;
 	struct sptd_dec_sym sym;
-	size_t slot;
+	struct symcap_proc *p;
+	size_t slot, dso;
+	uint64_t file_addr;
 	int ret;
 
 	if (!c)
 		return -EINVAL;
 	if (pid < 0 || addr >= SYMCAP_KERNEL_START) {
-		pid = -1;
-		if (kernel_load(c) < 0)
+		ret = kernel_map(c);
+		if (ret < 0)
+			return ret == -ENOENT ? 0 : ret;
+		dso = c->kernel_dso;
+		file_addr = addr;
+	} else {
+		if (pid == 0)
+			return 0;   /* the idle task maps nothing */
+		p = proc_find(c, pid);
+		if (!p) {
+			/* not snapshotted yet (or gone): try once, now */
+			ret = sptd_col_symcap_task(c, pid);
+			if (ret < 0 && ret != -ENOENT && ret != -ESRCH && ret != -EACCES)
+				return ret;
+			p = proc_find(c, pid);
+		}
+		m = p ? map_find(c, p, addr) : NULL;
+		if (!m)
 			return 0;
-	} else if (pid > 0 && !map_find(c, pid, addr)) {
-		/* not snapshotted yet (or gone): try once, now */
-		ret = sptd_col_symcap_task(c, pid);
-		if (ret < 0 && ret != -ENOENT && ret != -ESRCH && ret != -EACCES)
-			return ret;
+		dso = m->dso;
+		file_addr = addr - (uint64_t)m->bias;
 	}
-	m = map_find(c, pid, addr);
-	if (!m)
-		return 0;
-	d = &c->dsos[m->dso];
-	if (!d->sf || sptd_dec_symfile_lookup(d->sf, addr - (uint64_t)m->bias, &sym) < 0)
+	sf = dso_syms(c, dso);
+	if (!sf || sptd_dec_symfile_lookup(sf, file_addr, &sym) < 0)
 		return 0;
 	if (c->nsyms * 2 >= c->sym_slots) {
 		ret = sym_set_grow(c);
 		if (ret < 0)
 			return ret;
 	}
-	slot = sym_slot(c, m->dso, sym.addr);
+	slot = sym_slot(c, dso, sym.addr);
 	if (c->sym_ids[slot])
 		return 1;
-	ret = sptd_store_symbol_add(c->st, c->next_sym_id, sym.name, d->id, sym.addr,
+	ret = sptd_store_symbol_add(c->st, c->next_sym_id, sym.name, c->dsos[dso].id, sym.addr,
 	                            sym.size);
 	if (ret < 0)
 		return ret;
 	c->sym_keys[slot] = sym.addr;
-	c->sym_dsos[slot] = m->dso;
+	c->sym_dsos[slot] = dso;
 	c->sym_ids[slot] = c->next_sym_id++;
 	c->nsyms++;
 	return 1;
@@ -514,15 +507,17 @@ void sptd_col_symcap_destroy(struct sptd_col_symcap *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->ndsos; i++) {
+	for (size_t i = 0; i < c->ndsos; i++)
 		free(c->dsos[i].path);
-		sptd_dec_symfile_destroy(c->dsos[i].sf);
-	}
 	free(c->dsos);
 	free(c->maps);
-	free(c->pids);
+	free(c->procs);
 	free(c->sym_keys);
 	free(c->sym_dsos);
 	free(c->sym_ids);
+	if (c->owns_cache) {
+		sptd_col_symcache_end(c->cache);
+		sptd_col_symcache_destroy(c->cache);
+	}
 	free(c);
 }

@@ -313,9 +313,37 @@ static void test_demangle(void)
 	/* not mangled: a copy and -EINVAL */
 	CHECK_INT(sptd_dec_demangle("main", buf, sizeof(buf)), -EINVAL);
 	CHECK_STR(buf, "main");
-	/* Rust v0 is left as it is */
-	CHECK_INT(sptd_dec_demangle("_RNvCs1234_7mycrate3foo", buf, sizeof(buf)), -EINVAL);
-	CHECK_STR(buf, "_RNvCs1234_7mycrate3foo");
+	/* Rust v0, D and OCaml too, as perf prints them (Rust without the
+	 * crate disambiguator c++filt adds: "mycrate[3c1c0]::foo") */
+	CHECK_INT(sptd_dec_demangle("_RNvCs1234_7mycrate3foo", buf, sizeof(buf)),
+	          (int)strlen("mycrate::foo"));
+	CHECK_STR(buf, "mycrate::foo");
+	CHECK(sptd_dec_demangle("_D3std5stdio7writelnFZv", buf, sizeof(buf)) > 0);
+	CHECK_STR(buf, "std.stdio.writeln()");
+	CHECK(sptd_dec_demangle("camlStdlib__List__map_123", buf, sizeof(buf)) > 0);
+	CHECK_STR(buf, "Stdlib.List.map");
+	/* C names that look a little like manglings stay as they are */
+	CHECK_INT(sptd_dec_demangle("_Dmain_helper", buf, sizeof(buf)), -EINVAL);
+	CHECK_INT(sptd_dec_demangle("caml_alloc", buf, sizeof(buf)), -EINVAL);
+	CHECK_INT(sptd_dec_demangle("_R", buf, sizeof(buf)), -EINVAL);
+	/* a name too long to trust the demangler's stack with stays mangled */
+	{
+		size_t n = 20000;
+		char *big = malloc(n + 1), *out = malloc(n + 1);
+
+		CHECK(big && out);
+		if (big && out) {
+			memcpy(big, "_ZN", 3);
+			for (size_t i = 3; i + 4 < n; i += 4)
+				memcpy(big + i, "1a1b", 4);
+			big[n - 1] = 'E';
+			big[n] = '\0';
+			CHECK_INT(sptd_dec_demangle(big, out, n + 1), -EINVAL);
+			CHECK(strcmp(out, big) == 0);
+		}
+		free(big);
+		free(out);
+	}
 	/* broken mangling is not a crash */
 	CHECK_INT(sptd_dec_demangle("_ZN3foo", buf, sizeof(buf)), -EINVAL);
 	CHECK_STR(buf, "_ZN3foo");

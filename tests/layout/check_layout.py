@@ -8,7 +8,8 @@ Rules (each violation is printed; exit 1 if any):
   1. no source file (.c/.h) over 800 lines in the modules or tests;
   2. collector/'s own root holds at most 15 files;
   3. linux/perf_event.h is included under collector/perf only; ELF headers
-     (gelf.h, libelf.h, elf.h) under decode/ only; sqlite3.h under store/
+     (gelf.h, libelf.h, elf.h) under decode/ only, and so are libiberty's
+     demangle.h and lzma.h; sqlite3.h under store/
      only; intel-pt.h under decode/ only; tracefs.h / event-parse.h under
      sched/ only (tests/ aside: white-box tests may include what they test);
   4. no SQL text (SELECT ... FROM, INSERT INTO, CREATE TABLE, UPDATE ... SET,
@@ -37,6 +38,8 @@ HEADER_HOMES = {
     "elf.h": ["decode/"],
     "sqlite3.h": ["store/"],
     "intel-pt.h": ["decode/"],
+    "libiberty/demangle.h": ["decode/"],
+    "lzma.h": ["decode/"],
     "tracefs.h": ["sched/"],
     "event-parse.h": ["sched/"],
 }

@@ -24,8 +24,8 @@
  * samples (sample incident): callsites 1 main <- 2 handle <- 3 parse <-
  *            4 handle (recursion), 5 = unresolved 0xdead under main;
  *            samples: cs3 x3, cs2 x2, cs4 x1, cs1 x1, cs5 x1 (8)
- *   => self: handle 3, parse 3, main 1, 0xdead 1;
- *      total: main 8, handle 6, parse 4, 0xdead 1
+ *   => self: handle 3, parse 3, main 1, [unknown] 1;
+ *      total: main 8, handle 6, parse 4, [unknown] 1 (reported as perf does: "[unknown]" in dso "[unknown]")
  * slices (pt incident): 1 main 1.0..2.0 ms > 2 handle (600 us) > 3 parse
  *            (300 us) > 4 handle (100 us); 5 parse (100 us) under main
  *   => self: handle 400,000, main 300,000, parse 300,000;

@@ -237,7 +237,7 @@ static void test_full(void)
 	e = find_event(&t, UUID(1, 3), 3, 1300000);
 	CHECK(e != NULL);
 	if (e) {
-		CHECK_STR(e->stack, "0xdead\nfoo (/usr/bin/app)\nmain (/usr/bin/app)");
+		CHECK_STR(e->stack, "[unknown] (0xdead)\nfoo (/usr/bin/app)\nmain (/usr/bin/app)");
 		CHECK_STR(e->name, "[unknown]");
 		CHECK_INT(e->cpu, 0);
 	}
@@ -308,7 +308,7 @@ static void test_json(void)
 		CHECK_INT(count_of(text, "\"ph\":\"i\""), 4); /* 3 samples + trigger */
 		CHECK(strstr(text, "\"name\":\"thread_name\",\"args\":{\"name\":\"app-worker\"}") != NULL);
 		CHECK(strstr(text, "\"ts\":1010.000,\"dur\":20.000") != NULL);
-		CHECK(strstr(text, "0xdead\\nfoo (/usr/bin/app)") != NULL);
+		CHECK(strstr(text, "[unknown] (0xdead)\\nfoo (/usr/bin/app)") != NULL);
 		free(text);
 	}
 	/* valid JSON, when python3 is there to say so */

@@ -348,7 +348,7 @@ static void test_reports_sample(struct sptd_store *st)
 	          "handle,/usr/bin/server,3,37.5,6,75.0\n"
 	          "parse,/usr/bin/server,3,37.5,4,50.0\n"
 	          "main,/usr/bin/server,1,12.5,8,100.0\n"
-	          "0xdead,,1,12.5,1,12.5\n");
+	          "[unknown],[unknown],1,12.5,1,12.5\n");
 	CHECK_STR(section(out, "hottest functions by PT time (self = minus callees, total = whole calls)"),
 	          "# no PT slices in this incident (source=sample)\n");
 	free(out);
@@ -425,7 +425,7 @@ static void test_reports_sample(struct sptd_store *st)
 	          "handle,/usr/bin/server,3,37.5,6,75.0\n"
 	          "parse,/usr/bin/server,3,37.5,4,50.0\n"
 	          "main,/usr/bin/server,1,12.5,8,100.0\n"
-	          "0xdead,,1,12.5,1,12.5\n");
+	          "[unknown],[unknown],1,12.5,1,12.5\n");
 	CHECK(strstr(out, "# top 5 functions by self time (PT slices)") == NULL);
 	CHECK_STR(section(out, "worst wakeup latency"),
 	          "latency_ns,clipped,ts,tid,task,waker_tid,waker,cpu\n"

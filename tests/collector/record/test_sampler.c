@@ -361,7 +361,7 @@ static void test_real(void)
 	r.tid = gettid();
 	CHECK_INT(sptd_store_create(path, &r.st), 0);
 	if (r.st) {
-		CHECK_INT(sptd_col_symcap_create(r.st, &r.cap), 0);
+		CHECK_INT(sptd_col_symcap_create(r.st, NULL, &r.cap), 0);
 		CHECK_INT(sptd_col_symcap_task(r.cap, getpid()), 0);
 		CHECK(sptd_col_sampler_read(s, start, end, real_sample, &r) > 0);
 		CHECK_INT(r.store_err, 0);

@@ -203,9 +203,9 @@ int main(void)
 	CHECK_INT(sptd_store_create(path, &st), 0);
 	if (!st)
 		return SPTD_TEST_END();
-	CHECK_INT(sptd_col_symcap_create(NULL, &c), -EINVAL);
-	CHECK_INT(sptd_col_symcap_create(st, NULL), -EINVAL);
-	CHECK_INT(sptd_col_symcap_create(st, &c), 0);
+	CHECK_INT(sptd_col_symcap_create(NULL, NULL, &c), -EINVAL);
+	CHECK_INT(sptd_col_symcap_create(st, NULL, NULL), -EINVAL);
+	CHECK_INT(sptd_col_symcap_create(st, NULL, &c), 0);
 	if (c) {
 		CHECK_INT(sptd_col_symcap_task(c, 0), -EINVAL);
 		CHECK_INT(sptd_col_symcap_task(c, 0x3ffffff0), -ENOENT);
