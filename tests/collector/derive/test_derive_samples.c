@@ -72,7 +72,7 @@ static void samples(struct sptd_store *st)
 	"4|2|2|20|ffffffff81000000\n"                                            \
 	"5|1|1|NULL|500000\n"                                                    \
 	"6|NULL|0|12|1200\n"                                                     \
-	"7|NULL|0|NULL|400190\n"
+	"7|NULL|0|21|1190\n"
 #define WANT_SAMPLES                                                             \
 	"100|0|0|3\n"                                                            \
 	"200|1|1|4\n"                                                            \
@@ -95,6 +95,10 @@ static void test_samples(void)
 	CHECK_INT(sptd_col_derive_samples(st, tasks), 0);
 	CHECK_ROWS(st, Q_CALLSITES, WANT_CALLSITES);
 	CHECK_ROWS(st, Q_SAMPLES, WANT_SAMPLES);
+	/* past work's size in a known mapping: perf's "[unknown]" in that dso,
+	 * at the dso address (0x400190 minus the mapping's bias 0x3ff000) */
+	CHECK_ROWS(st, "SELECT name, dso_id, printf('%x', addr) FROM symbol WHERE id = 21",
+	           "[unknown]|1|1190\n");
 	/* tids met in time order: 42, then 43 (whose process is 42) */
 	CHECK_INT(sptd_col_tasks_utid(tasks, 42), 0);
 	CHECK_INT(sptd_col_tasks_utid(tasks, 43), 1);
