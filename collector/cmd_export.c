@@ -1,11 +1,14 @@
 /* cmd_export.c — `sysptd export INCIDENT -o FILE [--format proto|json]`:
  * the incident as a Perfetto trace (or Chrome JSON), written to FILE.tmp
- * and renamed into place, so a failed export never leaves half a file. */
+ * and renamed into place, so a failed export never leaves half a file; or
+ * to stdout with `-o -`.  The format follows FILE's extension unless
+ * --format says otherwise. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "sptd_col.h"
@@ -14,29 +17,62 @@
 
 static const char export_usage[] =
 "Usage: sysptd export INCIDENT -o FILE [--format proto|json]\n"
+"       sysptd export INCIDENT -o - [--format proto|json] > FILE\n"
 "\n"
 "Write an incident as a trace for review on one timeline: every CPU's\n"
 "scheduling (sched_switch/waking, so Perfetto shows thread states),\n"
 "interrupts and softirqs, each thread's calls as nested slices (or its\n"
 "samples with their call stacks), gaps in the data, and the trigger.\n"
 "\n"
+"INCIDENT is a file, or `latest`: the newest incident in --dir (default\n"
+SPTD_COL_DEFAULT_DIR ").\n"
+"\n"
 "Options:\n"
 "  -o, --output FILE    where to write (required; written to FILE.tmp, then\n"
-"                       renamed)\n"
-"  -f, --format FMT     proto (default): Perfetto protobuf, open it in\n"
+"                       renamed); '-' writes to stdout\n"
+"  -f, --format FMT     proto: Perfetto protobuf, open it in\n"
 "                       https://ui.perfetto.dev (Open trace file);\n"
 "                       json: Chrome trace-event JSON for chrome://tracing\n"
-"                       or speedscope\n"
+"                       or speedscope.  Default: from FILE's extension,\n"
+"                       .pftrace, .perfetto-trace or .pb -> proto, .json ->\n"
+"                       json; proto for stdout\n"
+"  -d, --dir DIR        where `latest` looks (default " SPTD_COL_DEFAULT_DIR ")\n"
 "  -q, --quiet          no progress on the terminal\n"
 "  -h, --help           this text\n"
 "\n"
-"Example:\n"
+"Examples:\n"
 "  sysptd export incident.db -o incident.pftrace\n"
+"  sysptd export latest -o latest.json\n"
+"  sysptd export incident.db -o - | gzip > incident.pftrace.gz\n"
 "\n"
 "Exit status: 0 success, 1 failure (e.g. cannot write FILE), 2 bad command\n"
 "line, 6 missing, corrupt or not an incident file.\n";
 
 /* Progress on stderr when it is a terminal: one line rewritten in place. */
+/* The format FILE's name asks for: 0 and *@fmt, or -EINVAL when its
+ * extension names none. */
+static int format_of_name(const char *file, enum sptd_query_export_format *fmt)
+{
+	static const struct {
+		const char *ext;                      /* how the name ends */
+		enum sptd_query_export_format fmt;    /* what it means */
+	} exts[] = {
+		{ ".pftrace", SPTD_QUERY_EXPORT_PROTO }, { ".perfetto-trace", SPTD_QUERY_EXPORT_PROTO },
+		{ ".pb", SPTD_QUERY_EXPORT_PROTO }, { ".json", SPTD_QUERY_EXPORT_JSON },
+	};
+	size_t len = strlen(file);
+
+	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+		size_t n = strlen(exts[i].ext);
+
+		if (len > n && strcasecmp(file + len - n, exts[i].ext) == 0) {
+			*fmt = exts[i].fmt;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 static void show_progress(void *ctx, const char *phase, uint64_t done, uint64_t total)
 {
 	(void)ctx;
@@ -47,6 +83,35 @@ static void show_progress(void *ctx, const char *phase, uint64_t done, uint64_t 
 	else
 		fprintf(stderr, "\rsysptd export: %-12s %llu rows                 ", phase,
 		        (unsigned long long)done);
+}
+
+/* Write incident @st (read from @path) to stdout: no temporary file, so a
+ * failure leaves what was written (the reader sees the exit status). */
+static int export_stdout(struct sptd_store *st, const char *path,
+                         struct sptd_query_export_options *opts, int quiet)
+{
+	struct sptd_query_export_stats stats;
+	char err[1024] = "";
+	int ret;
+
+	if (!quiet && isatty(2))
+		opts->progress = show_progress;
+	ret = sptd_query_export_opts(st, stdout, opts, &stats, err, sizeof(err));
+	if (opts->progress)
+		fputs("\r\033[K", stderr);
+	if (fflush(stdout) != 0 && ret >= 0) {
+		snprintf(err, sizeof(err), "writing to stdout failed: %s", strerror(errno));
+		ret = -EIO;
+	}
+	if (ret < 0) {
+		fprintf(stderr, "sysptd export: %s: %s\n", path, err[0] ? err : strerror(-ret));
+		return ret == -EBADMSG ? SPTD_EXIT_BADFILE : SPTD_EXIT_FAIL;
+	}
+	if (!quiet)
+		fprintf(stderr, "sysptd export: wrote %.1f MB to stdout (%s)\n",
+		        (double)stats.bytes / 1e6,
+		        opts->format == SPTD_QUERY_EXPORT_PROTO ? "Perfetto protobuf" : "Chrome JSON");
+	return SPTD_EXIT_OK;
 }
 
 /* The INCIDENT: 0, or SPTD_EXIT_USAGE with the message printed for a
@@ -67,23 +132,24 @@ int sptd_col_cmd_export(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "dir", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = NULL, *output = NULL, *fmt_name = "proto", *word;
+	const char *arg = NULL, *output = NULL, *fmt_name = NULL, *dir = NULL, *word;
 	struct sptd_query_export_options opts;
 	struct sptd_query_export_stats stats;
 	struct sptd_store *st = NULL;
-	char err[1024] = "", *tmp = NULL;
-	int c, ret, status = SPTD_EXIT_FAIL, quiet = 0;
+	char err[1024] = "", *tmp = NULL, path[4096];
+	int c, ret, status = SPTD_EXIT_FAIL, quiet = 0, to_stdout;
 	FILE *out = NULL;
 
 	memset(&opts, 0, sizeof(opts));
 	sptd_col_getopt_start();
-	while ((c = sptd_col_getopt_next(argc, argv, "-:o:f:qh", longopts, &word)) != -1) {
+	while ((c = sptd_col_getopt_next(argc, argv, "-:o:f:d:qh", longopts, &word)) != -1) {
 		switch (c) {
 		case 1:
-			if ((ret = operand(optarg, &path)))
+			if ((ret = operand(optarg, &arg)))
 				return ret;
 			break;
 		case 'h':
@@ -102,9 +168,14 @@ int sptd_col_cmd_export(int argc, char **argv)
 		case 'f':
 			fmt_name = optarg;
 			break;
+		case 'd':
+			dir = optarg;
+			break;
 		case ':':
 			if (optopt == 'o')
 				fprintf(stderr, "sysptd export: %s needs a file name\n", word);
+			else if (optopt == 'd')
+				fprintf(stderr, "sysptd export: %s needs a directory\n", word);
 			else
 				fprintf(stderr, "sysptd export: %s needs proto or json\n", word);
 			return SPTD_EXIT_USAGE;
@@ -115,24 +186,44 @@ int sptd_col_cmd_export(int argc, char **argv)
 		}
 	}
 	for (; optind < argc; optind++)   /* after "--": operands only */
-		if ((ret = operand(argv[optind], &path)))
+		if ((ret = operand(argv[optind], &arg)))
 			return ret;
-	if (sptd_query_export_format_parse(fmt_name, &opts.format) < 0) {
+	if (fmt_name && sptd_query_export_format_parse(fmt_name, &opts.format) < 0) {
 		fprintf(stderr, "sysptd export: unknown format '%s' (proto or json)\n", fmt_name);
 		return SPTD_EXIT_USAGE;
 	}
-	if (!path) {
+	if (!arg) {
 		fprintf(stderr, "sysptd export: which incident? (sysptd export INCIDENT -o FILE)\n");
 		return SPTD_EXIT_USAGE;
 	}
 	if (!output) {
-		fprintf(stderr, "sysptd export: where to? add -o FILE (e.g. -o incident.%s)\n",
-		        opts.format == SPTD_QUERY_EXPORT_JSON ? "json" : "pftrace");
+		fprintf(stderr, "sysptd export: where to? add -o FILE (e.g. -o incident.%s; "
+		        "-o - for stdout)\n", opts.format == SPTD_QUERY_EXPORT_JSON && fmt_name ?
+		        "json" : "pftrace");
 		return SPTD_EXIT_USAGE;
 	}
+	to_stdout = strcmp(output, "-") == 0;
+	if (!fmt_name && !to_stdout && format_of_name(output, &opts.format) < 0) {
+		fprintf(stderr, "sysptd export: cannot tell the format from the name '%s': end it "
+		        "in .pftrace, .perfetto-trace or .pb (Perfetto protobuf) or .json (Chrome "
+		        "JSON), or say --format proto|json\n", output);
+		return SPTD_EXIT_USAGE;
+	}
+	if (to_stdout && opts.format == SPTD_QUERY_EXPORT_PROTO && isatty(1)) {
+		fprintf(stderr, "sysptd export: not writing binary protobuf to a terminal: redirect "
+		        "stdout (-o - > FILE) or use --format json\n");
+		return SPTD_EXIT_USAGE;
+	}
+	ret = sptd_col_incident_resolve("export", arg, dir, path, sizeof(path));
+	if (ret)
+		return ret;
 	ret = sptd_col_incident_open("export", path, 0, &st);
 	if (ret)
 		return ret;
+	if (to_stdout) {
+		status = export_stdout(st, path, &opts, quiet);
+		goto out;
+	}
 	if (asprintf(&tmp, "%s.tmp", output) < 0) {
 		tmp = NULL;
 		fprintf(stderr, "sysptd export: out of memory\n");

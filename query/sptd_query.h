@@ -163,6 +163,49 @@ int sptd_query_session_shell(struct sptd_query_session *s, FILE *in, int interac
 /* Free; accepts NULL.  Closes no store. */
 void sptd_query_session_destroy(struct sptd_query_session *s);
 
+/* ---- script: every event in time order, one per line (query_script*.c) -- */
+
+/* Event kinds for sptd_query_script_opts.kinds. */
+#define SPTD_QUERY_EV_SCHED   0x01  /* sched_switch */
+#define SPTD_QUERY_EV_WAKEUP  0x02  /* sched_waking (thread_state with a waker) */
+#define SPTD_QUERY_EV_IRQ     0x04  /* irq_handler_entry/exit */
+#define SPTD_QUERY_EV_SOFTIRQ 0x08  /* softirq_entry/exit */
+#define SPTD_QUERY_EV_SAMPLE  0x10  /* samples with their stacks */
+#define SPTD_QUERY_EV_CALL    0x20  /* call/return of PT call slices */
+#define SPTD_QUERY_EV_GAP     0x40  /* stretches with data missing */
+#define SPTD_QUERY_EV_TRIGGER 0x80  /* what fired */
+#define SPTD_QUERY_EV_FTRACE  0x100 /* events of an ftrace_event table, if any */
+#define SPTD_QUERY_EV_ALL     0x1ff
+
+/* What sptd_query_script() prints. */
+struct sptd_query_script_opts {
+	const int *cpus;         /* only events on these CPUs (NULL: all) */
+	size_t ncpus;            /* entries of @cpus */
+	const int *tids;         /* only events of these threads, either side of
+	                          * a switch or wakeup (NULL: all) */
+	size_t ntids;            /* entries of @tids */
+	int64_t start_ns;        /* only events at or after (INT64_MIN: open) */
+	int64_t end_ns;          /* ... and at or before (INT64_MAX: open) */
+	unsigned kinds;          /* SPTD_QUERY_EV_* to print (0: all) */
+	int reltime;             /* times relative to the window start */
+	int no_stack;            /* samples without their call stacks */
+};
+
+/* Print every event of @st in time order to @out, one line each in the
+ * manner of `perf script` and `trace-cmd report`:
+ *     COMM  TID [CPU] SECONDS: EVENT: DETAILS
+ * (a sample's stack follows on indented lines, innermost frame first, as
+ * perf script prints it).  Events come from the incident's tables, merged
+ * by time: sched switches and wakeups, irq and softirq entry/exit, samples,
+ * call/return of call slices, gaps, triggers.  Memory stays bounded
+ * whatever the incident's size: each table is read as one sorted stream.
+ * Returns the number of events printed (capped at INT_MAX), or a negative
+ * errno with the reason in @err: -EINVAL (NULL argument, start after end),
+ * -EBADMSG (a table or column an incident has is missing), -EIO (writing
+ * to @out failed, or SQLite), -ENOMEM. */
+int sptd_query_script(struct sptd_store *st, const struct sptd_query_script_opts *opts,
+                      FILE *out, char *err, size_t errlen);
+
 /* ==== export (Perfetto writer: declarations below belong to query/perfetto*.c) */
 
 /* The export writes the whole incident to @out as one trace:
