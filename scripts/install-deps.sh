@@ -11,5 +11,6 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
 	build-essential cmake pkg-config \
 	libtracefs-dev libtraceevent-dev libipt-dev libsqlite3-dev libelf-dev \
-	sqlite3 protobuf-compiler linux-perf binutils python3 >/dev/null
+	sqlite3 protobuf-compiler linux-perf binutils python3 \
+	man-db bsdextrautils >/dev/null
 echo "install-deps.sh: build dependencies installed"
