@@ -1,11 +1,18 @@
 /* cmd_common.c — what several subcommands share: one way to scan options
  * (getopt_long, restartable within a process, quoting what the user typed),
- * the command line as text, and opening an incident with one clear message.
+ * the command line as text, finding incidents (a directory's, `latest`),
+ * and opening an incident with one clear message.
  * It calls no subcommand, so nothing here depends on cli.c or cmd_*.c. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "sptd_col.h"
 #include "sptd_store.h"
@@ -64,6 +71,122 @@ char *sptd_col_command_text(int argc, char **argv, char *buf, size_t len)
 	for (int i = 0; i < argc && used + 1 < len; i++)
 		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? " " : "", argv[i]);
 	return buf;
+}
+
+static int cmp_versions(const void *a, const void *b)
+{
+	return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+void sptd_col_names_free(char **names, size_t n)
+{
+	for (size_t i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+int sptd_col_incident_scan(const char *dir, char ***names, size_t *n)
+{
+	char **list = NULL;
+	size_t used = 0, cap = 0;
+	struct dirent *e;
+	int ret = 0;
+	DIR *d;
+
+	*names = NULL;
+	*n = 0;
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		struct stat sb;
+
+		if (len < 4 || strcmp(e->d_name + len - 3, ".db") != 0)
+			continue;
+		/* regular files only: no FIFO or device to block on, no directory */
+		if (fstatat(dirfd(d), e->d_name, &sb, 0) < 0 || !S_ISREG(sb.st_mode))
+			continue;
+		if (used == cap) {
+			char **more = realloc(list, (cap = cap ? cap * 2 : 64) * sizeof(*list));
+
+			if (!more) {
+				ret = -ENOMEM;
+				break;
+			}
+			list = more;
+		}
+		if (!(list[used] = strdup(e->d_name))) {
+			ret = -ENOMEM;
+			break;
+		}
+		used++;
+	}
+	closedir(d);
+	if (ret < 0) {
+		sptd_col_names_free(list, used);
+		return ret;
+	}
+	if (used)
+		qsort(list, used, sizeof(*list), cmp_versions);
+	*names = list;
+	*n = used;
+	return 0;
+}
+
+int sptd_col_incident_resolve(const char *cmd, const char *arg, const char *dir,
+                              char *path, size_t len)
+{
+	char **names = NULL;
+	size_t n = 0, pick;
+	int ret;
+
+	if (strcmp(arg, "latest") != 0) {
+		if (snprintf(path, len, "%s", arg) >= (int)len) {
+			fprintf(stderr, "sysptd %s: %.64s...: path too long\n", cmd, arg);
+			return SPTD_EXIT_BADFILE;
+		}
+		return 0;
+	}
+	if (!dir)
+		dir = SPTD_COL_DEFAULT_DIR;
+	ret = sptd_col_incident_scan(dir, &names, &n);
+	if (ret < 0) {
+		fprintf(stderr, "sysptd %s: latest: cannot read %s: %s%s\n", cmd, dir, strerror(-ret),
+		        ret == -EACCES ? " (incidents are root's: run with sudo)" :
+		        ret == -ENOENT ? " (name the incident's directory with --dir DIR)" : "");
+		return ret == -EACCES ? SPTD_EXIT_NOPERM : SPTD_EXIT_BADFILE;
+	}
+	/* the service's own names first: they sort by time */
+	for (pick = n; pick > 0; pick--)
+		if (strncmp(names[pick - 1], "incident-", 9) == 0)
+			break;
+	if (!pick)
+		pick = n;
+	if (!pick) {
+		fprintf(stderr, "sysptd %s: latest: no incident (*.db) in %s (name the directory "
+		        "with --dir DIR)\n", cmd, dir);
+		sptd_col_names_free(names, n);
+		return SPTD_EXIT_BADFILE;
+	}
+	ret = snprintf(path, len, "%s/%s", dir, names[pick - 1]) >= (int)len;
+	sptd_col_names_free(names, n);
+	if (ret) {
+		fprintf(stderr, "sysptd %s: latest: path in %s too long\n", cmd, dir);
+		return SPTD_EXIT_BADFILE;
+	}
+	return 0;
+}
+
+int sptd_col_term_width(int fd)
+{
+	struct winsize ws;
+
+	if (!isatty(fd))
+		return 0;
+	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 80;   /* a terminal that does not say: the classic width */
 }
 
 int sptd_col_incident_open(const char *cmd, const char *path, int writable,

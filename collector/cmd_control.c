@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sptd_col_record.h"
 #include "sptd_col.h"
@@ -24,6 +25,12 @@ static int control(const char *cmd, int argc, char **argv)
 	}
 	if (ret < 0)
 		return SPTD_EXIT_USAGE;
+	if (geteuid() != 0) {
+		/* bin/sysptd reaches normal users: say what this one needs */
+		fprintf(stderr, "sysptd %s: needs root (the service's control socket is root's): "
+		        "sudo sysptd %s\n", cmd, cmd);
+		return SPTD_EXIT_NOPERM;
+	}
 	ret = sptd_col_ctl_request(cmd, reply, sizeof(reply), 60000);
 	if (ret == -ENOENT || ret == -ECONNREFUSED) {
 		fprintf(stderr, "sysptd %s: no sysptd service is running (start one with `sysptd --trigger ...`)\n", cmd);

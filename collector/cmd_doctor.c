@@ -1,5 +1,8 @@
 /* cmd_doctor.c — `sysptd doctor`: what this machine supports, and what
- * `--source auto` will pick, each line naming what is missing and the fix. */
+ * `--source auto` will pick, each line naming what is missing and the fix.
+ * Run by a normal user, a check that needs root to look says so ("skip":
+ * what it could not check, and the permission it lacked) instead of
+ * reporting the thing as missing. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -30,6 +33,22 @@ static void line(const char *state, const char *what, const char *fmt, ...)
 	vsnprintf(detail, sizeof(detail), fmt, ap);
 	va_end(ap);
 	printf("%-5s %-22s %s\n", state, what, detail);
+}
+
+/* A check this user cannot make: what, and why (the permission). */
+static void skip(const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void skip(const char *what, const char *fmt, ...)
+{
+	char why[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	line("skip", what, "cannot check as uid %u: %s; run as root (sudo sysptd doctor)",
+	     (unsigned)geteuid(), why);
 }
 
 static long read_long(const char *path, long fallback)
@@ -95,7 +114,11 @@ static void check_pt(void)
 		line("ok", "pt config", "--timing normal: %s; AUX %llu KiB per CPU for a 10ms window",
 		     setup.desc, (unsigned long long)(setup.aux_bytes / 1024));
 	}
-	ret = geteuid() == 0 ? sptd_col_pt_aux_pause_probe(&pmu, 0) : -EACCES;
+	if (geteuid() != 0) {
+		skip("aux pause", "probing it opens a system-wide intel_pt event, which needs root");
+		return;
+	}
+	ret = sptd_col_pt_aux_pause_probe(&pmu, 0);
 	if (ret == 1)
 		line("ok", "aux pause", "AUX pause/resume (Linux 6.13+): a perf-event trigger can pause "
 		     "PT in the kernel on the CPU where it fired");
@@ -103,8 +126,29 @@ static void check_pt(void)
 		line("no", "aux pause", "kernel refuses aux_action (< 6.13): PT is frozen from user "
 		     "space on a trigger (some microseconds later)");
 	else
-		line("warn", "aux pause", "cannot probe (%s)%s", strerror(-ret),
-		     ret == -EACCES ? ": run as root" : "");
+		line("warn", "aux pause", "cannot probe (%s)", strerror(-ret));
+}
+
+/* Is a tracefs mounted at @dir?  /proc/self/mountinfo says, whoever asks
+ * (the directory itself is root's only on most systems). */
+static int tracefs_mounted(const char *dir)
+{
+	char l[1024], mnt[512], type[64];
+	int found = 0;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	if (!f)
+		return -errno;
+	while (!found && fgets(l, sizeof(l), f)) {
+		const char *sep = strstr(l, " - ");
+
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT ... - TYPE SOURCE ... */
+		if (sep && sscanf(l, "%*s %*s %*s %*s %511s", mnt) == 1 &&
+		    sscanf(sep + 3, "%63s", type) == 1)
+			found = strcmp(mnt, dir) == 0 && strcmp(type, "tracefs") == 0;
+	}
+	fclose(f);
+	return found;
 }
 
 static void check_tracefs(void)
@@ -115,12 +159,27 @@ static void check_tracefs(void)
 		{ "irq", "irq_handler_entry" }, { "irq", "irq_handler_exit" },
 		{ "irq", "softirq_entry" }, { "irq", "softirq_exit" },
 	};
+	const char *dir = "/sys/kernel/tracing";
 	int ret = geteuid() == 0 ? sptd_sched_tracefs_ensure() : 0;
+	int mounted = tracefs_mounted(dir);
 
 	if (access("/sys/kernel/tracing/events", F_OK) != 0) {
-		line("no", "tracefs", "not mounted at /sys/kernel/tracing%s", ret < 0 ?
+		int e = errno;
+
+		if ((e == EACCES || e == EPERM) && mounted != 0) {
+			/* there, but root's: say what could not be looked at */
+			skip("tracefs", "%s is %s but not readable by this user (%s)", dir,
+			     mounted > 0 ? "mounted" : "there", strerror(e));
+			skip("tracepoints", "the sched and irq tracepoints sysptd records live under %s/events",
+			     dir);
+			skip("ftrace clocks", "%s/trace_clock is root's", dir);
+			return;
+		}
+		line("no", "tracefs", "not mounted at %s%s", dir, ret < 0 ?
 		     " and could not be mounted (kernel without CONFIG_FTRACE?)" :
-		     "; run as root (sysptd mounts it) or: mount -t tracefs nodev /sys/kernel/tracing");
+		     geteuid() != 0 ? "; sysptd mounts it when run as root (or: mount -t tracefs "
+		     "nodev /sys/kernel/tracing)" :
+		     "; mount -t tracefs nodev /sys/kernel/tracing");
 		problems++;
 		return;
 	}
@@ -136,6 +195,14 @@ static void check_tracefs(void)
 	}
 	line(access("/sys/kernel/tracing/trace_clock", F_OK) == 0 ? "ok" : "no", "ftrace clocks",
 	     "mono (sampling) and x86-tsc (PT) are what sysptd uses");
+}
+
+/* Open @ev for this process only (what a normal user may do at
+ * perf_event_paranoid <= 2): does the kind of event exist at all? */
+static int open_self(struct sptd_col_perf_event *ev)
+{
+	ev->flags |= SPTD_PERF_EV_EXCLUDE_KERNEL | SPTD_PERF_EV_EXCLUDE_HV;
+	return sptd_col_perf_event_open(ev, 0, -1, -1);
 }
 
 static void check_perf(void)
@@ -163,14 +230,32 @@ static void check_perf(void)
 	if (fd >= 0) {
 		line("ok", "cpu-clock sampling", "software events work: --source sample is available");
 		close(fd);
+	} else if ((fd == -EACCES || fd == -EPERM) && geteuid() != 0) {
+		fd = open_self(&clock);
+		skip("cpu-clock sampling", "system-wide sampling needs root (perf_event_paranoid %ld); "
+		     "software events %s for this user's own processes", paranoid,
+		     fd >= 0 ? "do work" : "do not work either");
+		if (fd >= 0)
+			close(fd);
 	} else {
-		line("no", "cpu-clock sampling", "perf_event_open: %s%s", strerror(-fd),
-		     fd == -EACCES ? " (run as root)" : "");
+		line("no", "cpu-clock sampling", "perf_event_open: %s", strerror(-fd));
 		problems++;
 	}
 	fd = sptd_col_perf_event_open(&cycles, -1, 0, -1);
-	line(fd >= 0 ? "ok" : "no", "hardware PMU", fd >= 0 ? "cycles counter available" :
-	     "no hardware counters (a VM without PMU passthrough): sampling uses cpu-clock");
+	if ((fd == -EACCES || fd == -EPERM) && geteuid() != 0) {
+		/* a user's own process tells whether the counters exist */
+		fd = open_self(&cycles);
+		if (fd == -EACCES || fd == -EPERM)
+			skip("hardware PMU", "perf_event_open refused even this process's own counters "
+			     "(perf_event_paranoid %ld)", paranoid);
+		else
+			line(fd >= 0 ? "ok" : "no", "hardware PMU", fd >= 0 ?
+			     "cycles counter available (seen on this process; system-wide needs root)" :
+			     "no hardware counters (a VM without PMU passthrough): sampling uses cpu-clock");
+	} else {
+		line(fd >= 0 ? "ok" : "no", "hardware PMU", fd >= 0 ? "cycles counter available" :
+		     "no hardware counters (a VM without PMU passthrough): sampling uses cpu-clock");
+	}
 	if (fd >= 0)
 		close(fd);
 	line(access("/sys/bus/event_source/devices/breakpoint", F_OK) == 0 ? "ok" : "no",
@@ -180,12 +265,22 @@ static void check_perf(void)
 	line(kptr == 0 || geteuid() == 0 ? "ok" : "warn", "kallsyms",
 	     "kptr_restrict=%ld%s", kptr, kptr > 0 && geteuid() != 0 ?
 	     " (kernel symbols hidden from non-root)" : "");
-	line(access("/proc/kcore", R_OK) == 0 ? "ok" : "no", "kcore",
-	     access("/proc/kcore", R_OK) == 0 ? "/proc/kcore readable: kernel text as it runs can be captured"
-	                                       : "/proc/kcore unreadable: PT kernel decode needs a vmlinux");
-	if (sptd_col_sys.read_file("/sys/kernel/security/lockdown", lockdown, sizeof(lockdown)) >= 0) {
+	if (access("/proc/kcore", R_OK) == 0)
+		line("ok", "kcore", "/proc/kcore readable: kernel text as it runs can be captured");
+	else if ((errno == EACCES || errno == EPERM) && geteuid() != 0)
+		skip("kcore", "/proc/kcore (kernel text for PT decoding) is root's (%s)",
+		     strerror(errno));
+	else
+		line("no", "kcore", "/proc/kcore unreadable (%s): PT kernel decode needs a vmlinux",
+		     strerror(errno));
+	fd = sptd_col_sys.read_file("/sys/kernel/security/lockdown", lockdown, sizeof(lockdown));
+	if (fd >= 0) {
 		lockdown[strcspn(lockdown, "\n")] = '\0';
 		line(strstr(lockdown, "[none]") ? "ok" : "warn", "lockdown", "%s", lockdown);
+	} else if ((fd == -EACCES || fd == -EPERM) && geteuid() != 0) {
+		skip("lockdown", "/sys/kernel/security is root's (%s)", strerror(-fd));
+	} else if (fd != -ENOENT) {
+		line("warn", "lockdown", "cannot read /sys/kernel/security/lockdown: %s", strerror(-fd));
 	}
 }
 
@@ -199,7 +294,12 @@ int sptd_col_cmd_doctor(int argc, char **argv)
 		       "its capabilities, AUX pause, tracefs and the tracepoints sysptd uses,\n"
 		       "perf_event_paranoid, software and hardware perf events, breakpoints,\n"
 		       "uprobes, kallsyms, kcore, lockdown, and what --source auto picks.\n"
-		       "Exit status 0 when recording can work (with some source), 1 when not.\n");
+		       "Each line: ok, no (missing: what it costs), warn, info, or skip (this\n"
+		       "user may not look: what could not be checked and which permission was\n"
+		       "lacking; run as root to check it).\n\n"
+		       "Options:\n  -h, --help  this text\n\n"
+		       "Exit status 0 when recording can work (with some source), 1 when not\n"
+		       "(including: not root).\n");
 		return SPTD_EXIT_OK;
 	}
 	if (ret < 0)
@@ -207,7 +307,8 @@ int sptd_col_cmd_doctor(int argc, char **argv)
 	uname(&u);
 	line("info", "kernel", "%s %s (%s)", u.sysname, u.release, u.machine);
 	line(geteuid() == 0 ? "ok" : "no", "root", geteuid() == 0 ? "running as root" :
-	     "not root: recording needs root (sudo sysptd ...); these checks may under-report");
+	     "not root: recording needs root (sudo sysptd ...); what only root may look at "
+	     "says skip");
 	if (geteuid() != 0)
 		problems++;
 	check_pt();

@@ -2,13 +2,16 @@
  * the incident as a Perfetto trace (or Chrome JSON), written beside FILE
  * (sptd_col_newfile: O_EXCL|O_NOFOLLOW, random name) and renamed into
  * place, so a failed export never leaves half a file and never writes
- * through a symlink planted at FILE or at a temporary name. */
+ * through a symlink planted at FILE or at a temporary name; or to stdout
+ * with `-o -`.  The format follows FILE's extension unless --format says
+ * otherwise. */
 #include <errno.h>
 #include <getopt.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,31 +21,64 @@
 
 static const char export_usage[] =
 "Usage: sysptd export INCIDENT -o FILE [--format proto|json]\n"
+"       sysptd export INCIDENT -o - [--format proto|json] > FILE\n"
 "\n"
 "Write an incident as a trace for review on one timeline: every CPU's\n"
 "scheduling (sched_switch/waking, so Perfetto shows thread states),\n"
 "interrupts and softirqs, each thread's calls as nested slices (or its\n"
 "samples with their call stacks), gaps in the data, and the trigger.\n"
 "\n"
+"INCIDENT is a file, or `latest`: the newest incident in --dir (default\n"
+SPTD_COL_DEFAULT_DIR ").\n"
+"\n"
 "Options:\n"
 "  -o, --output FILE    where to write (required; written beside FILE, then\n"
 "                       renamed over it; as private as INCIDENT: mode 0600\n"
-"                       for a root-only incident)\n"
-"  -f, --format FMT     proto (default): Perfetto protobuf, open it in\n"
+"                       for a root-only incident); '-' writes to stdout\n"
+"  -f, --format FMT     proto: Perfetto protobuf, open it in\n"
 "                       https://ui.perfetto.dev (Open trace file);\n"
 "                       json: Chrome trace-event JSON for chrome://tracing\n"
-"                       or speedscope\n"
+"                       or speedscope.  Default: from FILE's extension,\n"
+"                       .pftrace, .perfetto-trace or .pb -> proto, .json ->\n"
+"                       json; proto for stdout\n"
+"  -d, --dir DIR        where `latest` looks (default " SPTD_COL_DEFAULT_DIR ")\n"
 "  -q, --quiet          no progress on the terminal\n"
 "  -h, --help           this text\n"
 "\n"
-"Example:\n"
+"Examples:\n"
 "  sysptd export incident.db -o incident.pftrace\n"
+"  sysptd export latest -o latest.json\n"
+"  sysptd export incident.db -o - | gzip > incident.pftrace.gz\n"
 "\n"
 "Run as root, the incident is opened as root and read as the user who ran\n"
 "sudo (else nobody); FILE is then that user's.\n"
 "\n"
 "Exit status: 0 success, 1 failure (e.g. cannot write FILE), 2 bad command\n"
 "line, 6 missing, corrupt or not an incident file.\n";
+
+/* The format FILE's name asks for: 0 and *@fmt, or -EINVAL when its
+ * extension names none. */
+static int format_of_name(const char *file, enum sptd_query_export_format *fmt)
+{
+	static const struct {
+		const char *ext;                      /* how the name ends */
+		enum sptd_query_export_format fmt;    /* what it means */
+	} exts[] = {
+		{ ".pftrace", SPTD_QUERY_EXPORT_PROTO }, { ".perfetto-trace", SPTD_QUERY_EXPORT_PROTO },
+		{ ".pb", SPTD_QUERY_EXPORT_PROTO }, { ".json", SPTD_QUERY_EXPORT_JSON },
+	};
+	size_t len = strlen(file);
+
+	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+		size_t n = strlen(exts[i].ext);
+
+		if (len > n && strcasecmp(file + len - n, exts[i].ext) == 0) {
+			*fmt = exts[i].fmt;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
 
 /* Progress on stderr when it is a terminal: one line rewritten in place. */
 static void show_progress(void *ctx, const char *phase, uint64_t done, uint64_t total)
@@ -72,7 +108,8 @@ static int operand(const char *arg, const char **path)
 /* What the export child does (sptd_col_parse_as_user). */
 struct export_job {
 	const char *path, *output;     /* incident; final name (for messages) */
-	int fd;                        /* the temporary file, opened by the parent */
+	int fd;                        /* the temporary file, opened by the parent,
+	                                * or stdout */
 	struct sptd_query_export_options *opts; /* format, progress */
 	int quiet;                     /* no summary line */
 };
@@ -135,24 +172,29 @@ int sptd_col_cmd_export(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "dir", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = NULL, *output = NULL, *fmt_name = "proto", *word;
+	const char *arg = NULL, *output = NULL, *fmt_name = NULL, *dir = NULL, *word;
+	char path[4096];
 	struct sptd_query_export_options opts;
 	struct sptd_col_newfile nf;
 	struct export_job job;
 	struct sptd_col_user user;
 	struct stat isb;
-	int c, ret, status, quiet = 0;
+	int c, ret, status, quiet = 0, to_stdout;
 
 	memset(&opts, 0, sizeof(opts));
 	sptd_col_getopt_start();
-	while ((c = sptd_col_getopt_next(argc, argv, "-:o:f:qh", longopts, &word)) != -1) {
+	while ((c = sptd_col_getopt_next(argc, argv, "-:o:f:d:qh", longopts, &word)) != -1) {
 		switch (c) {
 		case 1:
-			if ((ret = operand(optarg, &path)))
+			if ((ret = operand(optarg, &arg)))
 				return ret;
+			break;
+		case 'd':
+			dir = optarg;
 			break;
 		case 'h':
 			fputs(export_usage, stdout);
@@ -183,20 +225,46 @@ int sptd_col_cmd_export(int argc, char **argv)
 		}
 	}
 	for (; optind < argc; optind++)   /* after "--": operands only */
-		if ((ret = operand(argv[optind], &path)))
+		if ((ret = operand(argv[optind], &arg)))
 			return ret;
-	if (sptd_query_export_format_parse(fmt_name, &opts.format) < 0) {
+	if (fmt_name && sptd_query_export_format_parse(fmt_name, &opts.format) < 0) {
 		fprintf(stderr, "sysptd export: unknown format '%s' (proto or json)\n", fmt_name);
 		return SPTD_EXIT_USAGE;
 	}
-	if (!path) {
+	if (!arg) {
 		fprintf(stderr, "sysptd export: which incident? (sysptd export INCIDENT -o FILE)\n");
 		return SPTD_EXIT_USAGE;
 	}
 	if (!output) {
-		fprintf(stderr, "sysptd export: where to? add -o FILE (e.g. -o incident.%s)\n",
-		        opts.format == SPTD_QUERY_EXPORT_JSON ? "json" : "pftrace");
+		fprintf(stderr, "sysptd export: where to? add -o FILE (e.g. -o incident.%s; "
+		        "-o - for stdout)\n", opts.format == SPTD_QUERY_EXPORT_JSON && fmt_name ?
+		        "json" : "pftrace");
 		return SPTD_EXIT_USAGE;
+	}
+	to_stdout = strcmp(output, "-") == 0;
+	if (!fmt_name && !to_stdout && format_of_name(output, &opts.format) < 0) {
+		fprintf(stderr, "sysptd export: cannot tell the format from the name '%s': end it "
+		        "in .pftrace, .perfetto-trace or .pb (Perfetto protobuf) or .json (Chrome "
+		        "JSON), or say --format proto|json\n", output);
+		return SPTD_EXIT_USAGE;
+	}
+	if (to_stdout && opts.format == SPTD_QUERY_EXPORT_PROTO && isatty(1)) {
+		fprintf(stderr, "sysptd export: not writing binary protobuf to a terminal: redirect "
+		        "stdout (-o - > FILE) or use --format json\n");
+		return SPTD_EXIT_USAGE;
+	}
+	ret = sptd_col_incident_resolve("export", arg, dir, path, sizeof(path));
+	if (ret)
+		return ret;
+	job.path = path;
+	job.opts = &opts;
+	job.quiet = quiet;
+	if (to_stdout) {
+		/* no temporary file: a failure leaves what was written, and the
+		 * reader sees the exit status */
+		job.output = "stdout";
+		job.fd = STDOUT_FILENO;
+		return sptd_col_parse_as_user("export", export_job_run, &job);
 	}
 	/* The export is created here, while root, beside its final name:
 	 * O_EXCL|O_NOFOLLOW, random name, never through a planted symlink;
@@ -214,11 +282,8 @@ int sptd_col_cmd_export(int argc, char **argv)
 	    fchown(nf.fd, user.uid, user.gid) < 0)
 		fprintf(stderr, "sysptd export: warning: cannot give %s to uid %u: %s\n", output,
 		        (unsigned)user.uid, strerror(errno));
-	job.path = path;
 	job.output = output;
 	job.fd = nf.fd;
-	job.opts = &opts;
-	job.quiet = quiet;
 	status = sptd_col_parse_as_user("export", export_job_run, &job);
 	if (status == SPTD_EXIT_OK) {
 		ret = sptd_col_newfile_commit(&nf, 0);

@@ -57,7 +57,8 @@ static void usage(FILE *f)
 	"  --kcore DIR          kernel code from a perf record --kcore directory\n"
 	"                       (DIR/kcore); default PERF.DATA/kcore_dir when it exists\n"
 	"  --debug-dir DIR      build-id cache (default ~/.debug)\n"
-	"  -o FILE              default: ./BASENAME.incident\n\n"
+	"  -o FILE              default: ./BASENAME.db (perf.data -> perf.data.db,\n"
+	"                       which `sysptd list .` shows)\n\n"
 	"--pt mode:\n"
 	"  --pt FILE[,FILE...]  raw PT, one file per CPU in CPU order (repeatable)\n"
 	"  --image FILE[@ADDR[:PID]]\n"
@@ -85,6 +86,8 @@ static void usage(FILE *f)
 	"Run as root, the input is opened (perf.data) or copied in (raw PT) as root,\n"
 	"then parsed as the user who ran sudo (else nobody): images that user cannot\n"
 	"read (--image, --symfs, --kcore, the build-id cache) show as gaps.\n\n"
+	"The incident's path is printed on stdout once it is written; what was\n"
+	"imported (records, PT bytes, calls per CPU) goes to stderr.\n\n"
 	"Exit status: 0 success, 1 failure, 2 bad command line, 6 an input file that\n"
 	"is missing, corrupt, truncated or not what it claims (nothing is written).\n");
 }
@@ -216,7 +219,8 @@ static int parse_opts(int argc, char **argv, struct sptd_col_rawpt_opts *o)
 	return 0;
 }
 
-/* One per-CPU stats row of the summary; *@arg is the CPU printed last. */
+/* One per-CPU stats row of the summary (stderr); *@arg is the CPU printed
+ * last. */
 static int print_cpu_stat(void *arg, const struct sptd_store_stat_row *row)
 {
 	static const char *const names[] = { "instructions", "calls", "returns",
@@ -227,24 +231,25 @@ static int print_cpu_stat(void *arg, const struct sptd_store_stat_row *row)
 		if (strcmp(row->name, names[i]) != 0)
 			continue;
 		if (row->cpu != *last)
-			printf("%scpu %d:", *last >= 0 ? "\n" : "", row->cpu);
+			fprintf(stderr, "%scpu %d:", *last >= 0 ? "\n" : "", row->cpu);
 		*last = row->cpu;
-		printf(" %s %" PRId64, names[i], row->value);
+		fprintf(stderr, " %s %" PRId64, names[i], row->value);
 	}
 	return 0;
 }
 
-/* Per CPU: instructions, calls, returns, far calls, gaps. */
+/* Per CPU: instructions, calls, returns, far calls, gaps; on stderr (stdout
+ * holds only the incident's path). */
 static void print_summary(struct sptd_store *st, const char *out)
 {
 	int64_t slices = 0;
 	int last = -1;
 
 	sptd_store_count(st, SPTD_STORE_T_SLICE, &slices);
-	printf("%s: %" PRId64 " call slices\n", out, slices);
+	fprintf(stderr, "sysptd import: %s: %" PRId64 " call slices\n", out, slices);
 	sptd_store_cpu_stats_each(st, print_cpu_stat, &last);
 	if (last >= 0)
-		printf("\n");
+		fprintf(stderr, "\n");
 }
 
 /* ---- perf.data mode --------------------------------------------------------- */
@@ -350,8 +355,13 @@ static int import_perfdata(int argc, char **argv)
 	if (!o.output) {
 		const char *base = strrchr(o.input, '/') ? strrchr(o.input, '/') + 1 : o.input;
 
-		snprintf(out, sizeof(out), "%s.incident", base[0] ? base : "perf.data");
+		snprintf(out, sizeof(out), "%s.db", base[0] ? base : "perf.data");
 		o.output = out;
+		if (access(out, F_OK) == 0) {
+			fprintf(stderr, "sysptd import: %s already exists (from an earlier import?): "
+			        "remove it or name another with -o FILE\n", out);
+			return SPTD_EXIT_FAIL;
+		}
 	}
 	if (!o.paths.kcore) {
 		struct stat sb;
@@ -370,7 +380,12 @@ static int import_perfdata(int argc, char **argv)
 		/* perf.data opened and the incident created as root, then parsed
 		 * as the invoking user; this (root) process renames the result */
 		o.opened = perfdata_opened;
-		return sptd_col_parse_as_user("import", perfdata_job_run, &job);
+		int status = sptd_col_parse_as_user("import", perfdata_job_run, &job);
+
+		/* renamed into place by now: its path is the command's output */
+		if (status == SPTD_EXIT_OK)
+			printf("%s\n", o.output);
+		return status;
 	}
 }
 
@@ -389,8 +404,9 @@ static int perfdata_written(void *ctx, struct sptd_store *st)
 	int64_t sched = 0;
 
 	sptd_store_count(st, SPTD_STORE_T_SCHED_SLICE, &sched);
-	printf("%s: %" PRId64 " records, %" PRId64 " PT bytes, %" PRId64 " context switches, %"
-	       PRId64 " sched slices\n", out, res->records, res->aux_bytes, res->switches, sched);
+	fprintf(stderr, "sysptd import: %s: %" PRId64 " records, %" PRId64 " PT bytes, %" PRId64
+	        " context switches, %" PRId64 " sched slices\n", out, res->records, res->aux_bytes,
+	        res->switches, sched);
 	if (res->has_pt)
 		print_summary(st, out);
 	return 0;
@@ -463,7 +479,12 @@ int sptd_col_cmd_import(int argc, char **argv)
 
 		/* the raw files copied in as root, decoded as the invoking user;
 		 * this (root) process renames the result */
-		return sptd_col_parse_as_user("import", rawpt_job_run, &job);
+		int status = sptd_col_parse_as_user("import", rawpt_job_run, &job);
+
+		/* renamed into place by now: its path is the command's output */
+		if (status == SPTD_EXIT_OK)
+			printf("%s\n", o.out);
+		return status;
 	}
 }
 

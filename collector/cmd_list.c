@@ -1,6 +1,5 @@
 /* cmd_list.c — `sysptd list [DIR]`: the incidents in a directory, newest
  * last, with what fired and how much they hold. */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -12,11 +11,6 @@
 
 #include "sptd_col.h"
 #include "sptd_store.h"
-
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 /* "kind: detail" of the first trigger into @arg (256 bytes); stops there. */
 static int first_trigger(void *arg, const struct sptd_store_trigger_row *row)
@@ -145,9 +139,7 @@ int sptd_col_cmd_list(int argc, char **argv)
 	const char *dir = NULL, *word;
 	int c, ret;
 	char **names = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *e;
-	DIR *d;
+	size_t n = 0;
 
 	sptd_col_getopt_start();
 	while ((c = sptd_col_getopt_next(argc, argv, "-:h", longopts, &word)) != -1) {
@@ -157,11 +149,13 @@ int sptd_col_cmd_list(int argc, char **argv)
 				return ret;
 			break;
 		case 'h':
-			printf("Usage: sysptd list [DIR]\n\nList the incident files in DIR (default /var/lib/sysptd),\n"
-			       "oldest first: when, source, window, sched slices, samples, call slices,\n"
-			       "size and what triggered it.  Run as root, the files are opened as root and\n"
-			       "read as the user who ran sudo (else nobody).  An unreadable or corrupt\n"
-			       "incident is listed as such and makes the exit status 6.\n");
+			printf("Usage: sysptd list [DIR]\n\nList the incident files (*.db) in DIR (default "
+			       SPTD_COL_DEFAULT_DIR "),\noldest first (the last one is what `latest` "
+			       "names): when, source, window,\nsched slices, samples, call slices, size "
+			       "and what triggered it.  An unreadable or corrupt\nincident is listed as "
+			       "such and makes the exit status 6.  Run as root, the\nfiles are opened as "
+			       "root and read as the user who ran sudo (else nobody).\n\nOptions:\n"
+			       "  -h, --help  this text\n");
 			return SPTD_EXIT_OK;
 		default:
 			fprintf(stderr, "sysptd list: unknown option '%s' (see sysptd list --help)\n", word);
@@ -172,30 +166,14 @@ int sptd_col_cmd_list(int argc, char **argv)
 		if ((ret = operand(argv[optind], &dir)))
 			return ret;
 	if (!dir)
-		dir = "/var/lib/sysptd";
-	d = opendir(dir);
-	if (!d) {
-		fprintf(stderr, "sysptd list: cannot open %s: %s\n", dir, strerror(errno));
-		return errno == ENOENT ? SPTD_EXIT_BADFILE : SPTD_EXIT_FAIL;
+		dir = SPTD_COL_DEFAULT_DIR;
+	ret = sptd_col_incident_scan(dir, &names, &n);
+	if (ret < 0) {
+		fprintf(stderr, "sysptd list: cannot open %s: %s%s\n", dir, strerror(-ret),
+		        ret == -EACCES ? " (incidents are root's: run with sudo)" : "");
+		return ret == -ENOENT ? SPTD_EXIT_BADFILE : ret == -EACCES ? SPTD_EXIT_NOPERM :
+		       SPTD_EXIT_FAIL;
 	}
-	while ((e = readdir(d))) {
-		size_t len = strlen(e->d_name);
-
-		if (len < 4 || strcmp(e->d_name + len - 3, ".db") != 0)
-			continue;
-		if (n == cap) {
-			char **more = realloc(names, (cap = cap ? cap * 2 : 64) * sizeof(*names));
-
-			if (!more)
-				break;
-			names = more;
-		}
-		if ((names[n] = strdup(e->d_name)))
-			n++;
-	}
-	closedir(d);
-	if (n)
-		qsort(names, n, sizeof(*names), cmp_names);
 	{
 		struct list_job job = { .dir = dir, .n = n };
 		int status;
@@ -209,9 +187,7 @@ int sptd_col_cmd_list(int argc, char **argv)
 				job.items[i].name = names[i];
 			status = sptd_col_parse_as_user("list", list_job_run, &job);
 		}
-		for (size_t i = 0; i < n; i++)
-			free(names[i]);
-		free(names);
+		sptd_col_names_free(names, n);
 		free(job.items);
 		return status;
 	}

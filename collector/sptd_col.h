@@ -36,6 +36,31 @@ int sptd_col_args_none(int argc, char **argv, const char *cmd);
 /* The command line @argv[0..@argc) joined by spaces into @buf (@len bytes,
  * truncated to fit), as recorded in an incident's meta.  Returns @buf. */
 char *sptd_col_command_text(int argc, char **argv, char *buf, size_t len);
+/* Where the service writes incidents unless told otherwise (--output), and
+ * where `latest` and `sysptd list` look unless told otherwise (--dir). */
+#define SPTD_COL_DEFAULT_DIR "/var/lib/sysptd"
+
+/* The incident files of directory @dir: the names (not paths) of its
+ * regular files ending in ".db", in version order ("incident-...-9.db"
+ * before "...-10.db"; the service's names sort by time).  *@names is an
+ * array of *@n strings, freed with sptd_col_names_free().  -errno of
+ * opendir, or -ENOMEM. */
+int sptd_col_incident_scan(const char *dir, char ***names, size_t *n);
+/* Free what sptd_col_incident_scan() returned. */
+void sptd_col_names_free(char **names, size_t n);
+/* The file an INCIDENT argument names, into @path (@len bytes): @arg as it
+ * is, except "latest", the newest incident of @dir (NULL: the default
+ * directory): its last "incident-*.db" in version order, else its last
+ * "*.db".  On failure prints one message for subcommand @cmd to stderr and
+ * returns the exit status (SPTD_EXIT_BADFILE: no such directory or no
+ * incident in it), else 0. */
+int sptd_col_incident_resolve(const char *cmd, const char *arg, const char *dir,
+                              char *path, size_t len);
+
+/* The width of the terminal @fd is (columns), or 0 when @fd is not a
+ * terminal: tables are cut to a terminal's width and never otherwise. */
+int sptd_col_term_width(int fd);
+
 /* Open INCIDENT @path for subcommand @cmd; on failure print one message
  * naming the file and the problem to stderr and return the exit status
  * (SPTD_EXIT_BADFILE for missing/corrupt/not an incident), else 0. */
@@ -75,5 +100,6 @@ int sptd_col_cmd_snapshot(int argc, char **argv);  /* service: write one now */
 int sptd_col_cmd_status(int argc, char **argv);    /* service: what it does */
 int sptd_col_cmd_list(int argc, char **argv);      /* incidents in a folder */
 int sptd_col_cmd_doctor(int argc, char **argv);    /* what this machine has */
+int sptd_col_cmd_script(int argc, char **argv);    /* every event, in order */
 
 #endif /* SPTD_COL_H */

@@ -7,9 +7,11 @@
  * Numbers are right-aligned, text left-aligned; NULL prints empty.  Control
  * characters show as escapes ("\n") so one row stays one line, invalid UTF-8
  * bytes as '?'.  Widths count code points (wide CJK glyphs are not measured
- * as two).  Text wider than SPTD_QUERY_MAX_WIDTH is cut with "…"; numbers
- * never are.  The first SPTD_QUERY_SIZE_ROWS rows are buffered to size the
- * columns, the rest stream with those widths (cut if wider), so memory stays
+ * as two).  Nothing is cut unless a line width is given (a terminal's):
+ * then the widest text columns are narrowed, and their text cut with "…",
+ * until a line fits; numbers never are.  The first SPTD_QUERY_SIZE_ROWS rows
+ * are buffered to size the columns, the rest stream with those widths (cut
+ * if wider and a width is given, else printed whole), so memory stays
  * bounded for any result size.
  */
 #include <errno.h>
@@ -29,6 +31,7 @@ struct table_cell {
 struct sptd_query_table {
 	FILE *out;               /* where rows go */
 	unsigned flags;          /* SPTD_QUERY_PF_* */
+	int width;               /* widest line, 0: no limit (never cut) */
 	int ncols;               /* columns per row */
 	struct table_cell *names; /* rendered column names */
 	int *widths;             /* column widths once sized */
@@ -98,7 +101,7 @@ static int table_cell_set(struct table_cell *cell, const struct sptd_query_value
 	return cell->text ? 0 : -ENOMEM;
 }
 
-int sptd_query_table_create(FILE *out, unsigned flags, int ncols,
+int sptd_query_table_create(FILE *out, unsigned flags, int width, int ncols,
                             const char *const *names,
                             struct sptd_query_table **tp)
 {
@@ -111,6 +114,7 @@ int sptd_query_table_create(FILE *out, unsigned flags, int ncols,
 		return -ENOMEM;
 	t->out = out;
 	t->flags = flags;
+	t->width = width > 0 ? width : 0;
 	t->ncols = ncols;
 	t->names = calloc((size_t)ncols + 1, sizeof(*t->names));
 	t->widths = calloc((size_t)ncols + 1, sizeof(*t->widths));
@@ -139,7 +143,7 @@ static int table_put_cell(struct sptd_query_table *t, const struct table_cell *c
 	int w = cell->width, pad, i;
 	size_t n = strlen(s);
 
-	if (w > width && !cell->numeric) {
+	if (w > width && !cell->numeric && t->width) {
 		/* cut to width-1 code points and add the ellipsis */
 		size_t off = 0;
 		int keep = width > 1 ? width - 1 : 0;
@@ -190,6 +194,31 @@ static int table_put_row(struct sptd_query_table *t, const struct table_cell *ce
 	return fputc('\n', t->out) == EOF ? -EIO : 0;
 }
 
+/* Narrow the widest text columns, one code point at a time, until a line
+ * (" a | b " per column, '|' between) fits t->width; a column keeps at
+ * least TABLE_MIN_WIDTH, numeric columns keep their width. */
+#define TABLE_MIN_WIDTH 6
+static void table_fit(struct sptd_query_table *t)
+{
+	long line = -1;
+	int i;
+
+	for (i = 0; i < t->ncols; i++)
+		line += t->widths[i] + 3;
+	while (line > t->width) {
+		int widest = -1;
+
+		for (i = 0; i < t->ncols; i++)
+			if (!t->numeric_col[i] && t->widths[i] > TABLE_MIN_WIDTH &&
+			    (widest < 0 || t->widths[i] > t->widths[widest]))
+				widest = i;
+		if (widest < 0)
+			break;   /* only numbers and narrow text left: let it wrap */
+		t->widths[widest]--;
+		line--;
+	}
+}
+
 /* Size the columns from the names and buffered rows, print the header,
  * separator and buffered rows, and switch to streaming. */
 static int table_flush(struct sptd_query_table *t)
@@ -204,21 +233,18 @@ static int table_flush(struct sptd_query_table *t)
 		t->widths[i] = t->names[i].width;
 		for (r = 0; r < t->nrows; r++) {
 			const struct table_cell *c = &t->rows[r * (size_t)t->ncols + (size_t)i];
-			int w = c->width;
 
-			if (!c->numeric && w > SPTD_QUERY_MAX_WIDTH)
-				w = SPTD_QUERY_MAX_WIDTH;
-			if (w > t->widths[i])
-				t->widths[i] = w;
+			if (c->width > t->widths[i])
+				t->widths[i] = c->width;
 			if (c->numeric)
 				numbers++;
 			else if (c->text)
 				texts++;
 		}
-		if (t->widths[i] > SPTD_QUERY_MAX_WIDTH && t->names[i].width > SPTD_QUERY_MAX_WIDTH)
-			t->widths[i] = SPTD_QUERY_MAX_WIDTH;
 		t->numeric_col[i] = numbers > 0 && texts == 0;
 	}
+	if (t->width)
+		table_fit(t);
 	for (i = 0; i < t->ncols; i++) {
 		if (i && fputc('|', t->out) == EOF)
 			return -EIO;

@@ -3,9 +3,14 @@
  * irq tables exactly as for its own recordings.
  *
  *   switches  sched_slice rows -> compact_sched switch arrays: one switch at
- *             each slice start (prev_state = the previous slice's end_state;
- *             the first slice of a CPU seeds it), and a switch to idle where
- *             a slice ended with a state and nothing followed at once.
+ *             each slice start (prev_state = the previous slice's end_state),
+ *             and a switch to idle where a slice ended with a state and
+ *             nothing followed at once.  Perfetto drops the first compact
+ *             switch of each CPU (it has no prev_pid to close), so each
+ *             CPU starts with a seed switch to idle 1 ns before its first
+ *             slice: dropped in its place, it tells Perfetto who ran, and
+ *             the first slice shows (trace_processor's
+ *             compact_sched_switch_skipped counts the seeds).
  *   wakings   thread_state "R" rows -> compact_sched waking arrays in the
  *             bundle of the CPU the waker ran on (Perfetto takes the waker
  *             from the CPU), else of the target CPU.
@@ -233,7 +238,7 @@ int sptd_query_pf_write_sched(struct sptd_query_pf *pf)
 	struct sptd_store_stmt *stmt = NULL;
 	struct bundle b;
 	char prev_state[16] = "";
-	int have_prev = 0, prev_has_state = 0, cpu = -1, rc;
+	int have_prev = 0, prev_has_state = 0, cpu = -1, seeded = 0, rc;
 	int64_t prev_end = 0;
 	uint64_t total = sptd_query_pf_count(pf, "sched_slice"), done = 0;
 
@@ -258,10 +263,18 @@ int sptd_query_pf_write_sched(struct sptd_query_pf *pf)
 				goto out;
 			cpu = row_cpu;
 			have_prev = 0;
+			seeded = 0;
 		}
 		if (row_cpu < 0 || sptd_store_column_type(stmt, 5) == SPTD_STORE_NULL) {
 			pf->stats->skipped++; /* no CPU or unknown thread: nothing to switch to */
 			continue;
+		}
+		if (!seeded) {
+			/* the switch Perfetto drops, so that it keeps the next one */
+			rc = add_idle_switch(pf, &b, cpu, ts > 0 ? ts - 1 : 0, NULL);
+			if (rc < 0)
+				goto out;
+			seeded = 1;
 		}
 		state = 0;
 		if (have_prev) {

@@ -59,12 +59,17 @@ struct sptd_query_value {
 
 /* Printer behaviour flags. */
 #define SPTD_QUERY_PF_FOOTER 0x1 /* table: print "(N rows)" after the rows */
+#define SPTD_QUERY_PF_HUMAN  0x2 /* columns named *_ns print as durations
+                                  * ("20.000 ms") under the name without
+                                  * "_ns" (reports in table format) */
 
 struct sptd_query_table;
 
 /* Table printer (format_table.c): buffers up to SPTD_QUERY_SIZE_ROWS rows to
- * size its columns, then streams.  @names are copied. */
-int sptd_query_table_create(FILE *out, unsigned flags, int ncols,
+ * size its columns, then streams.  @width > 0: lines are kept to @width
+ * columns by cutting the widest text columns ("…"); 0: nothing is cut.
+ * @names are copied. */
+int sptd_query_table_create(FILE *out, unsigned flags, int width, int ncols,
                             const char *const *names,
                             struct sptd_query_table **tp);
 /* Buffer or print one row of @ncols values. */
@@ -92,13 +97,55 @@ int sptd_query_json_end(FILE *out, int64_t rows);
  * becomes U+FFFD so the output is always valid JSON. */
 int sptd_query_json_string(FILE *out, const char *s, size_t n);
 
-/* ---- statement printing (query_print.c) --------------------------------- */
+/* "20.000 ms": @ns as a duration in the unit that keeps it readable (ns
+ * below 1 us, then us, ms, s, three decimals) into @buf.  Returns @buf. */
+char *sptd_query_duration_text(int64_t ns, char *buf, size_t len);
 
-/* Step @stmt to the end, printing every row in @fmt to @out.  Returns the
- * number of rows, or a negative errno with @st's message in @err. */
+/* ---- results: statements printed under one header (query_print.c) -------- */
+
+/* One printed result (the public struct sptd_query_result): the header
+ * comes from the first statement added, every statement's rows follow it,
+ * optionally behind a label column ("incident"). */
+struct sptd_query_result {
+	enum sptd_query_format fmt;   /* table, csv, json */
+	FILE *out;                    /* where it goes */
+	unsigned flags;               /* SPTD_QUERY_PF_* */
+	int width;                    /* table: line width limit, 0 none */
+	char *label_name;             /* label column's name, NULL none */
+	int started;                  /* header known (a statement was added) */
+	int ncols;                    /* printed columns, label included */
+	int nstmt;                    /* columns of each statement */
+	char **names;                 /* printed column names (ncols) */
+	int *dur_col;                 /* per statement column: show as duration */
+	int kv_human;                 /* key/value rows: "*_ns" keys' values too */
+	struct sptd_query_table *table; /* table printer, once started */
+	int64_t rows;                 /* rows printed or buffered so far */
+	struct sptd_query_value *vals; /* one row being printed (ncols) */
+	struct sptd_query_buf *bufs;  /* rendering buffers (ncols) */
+	int finished;                 /* finish() ran */
+};
+
+/* Start @r (caller's memory).  -ENOMEM, -EINVAL (bad format). */
+int sptd_query_result_init(struct sptd_query_result *r, enum sptd_query_format fmt,
+                           FILE *out, unsigned flags, int width, const char *label_name);
+/* Step @stmt to its end, adding every row (after @label when the result
+ * has a label column).  Returns the rows added, or a negative errno with
+ * the reason in @err; rows already added stay. */
+int sptd_query_result_stmt(struct sptd_query_result *r, struct sptd_store *st,
+                           struct sptd_store_stmt *stmt, const char *label,
+                           char *err, size_t errlen);
+/* Print what is buffered and close the result (footer, "]").  A result
+ * that never started prints nothing.  Returns the rows printed. */
+int sptd_query_result_close(struct sptd_query_result *r, char *err, size_t errlen);
+/* Free what @r holds (prints nothing); accepts a zeroed one. */
+void sptd_query_result_fini(struct sptd_query_result *r);
+
+/* Step @stmt to the end, printing every row in @fmt to @out as a result of
+ * its own.  Returns the number of rows, or a negative errno with @st's
+ * message in @err. */
 int sptd_query_print_stmt(struct sptd_store *st, struct sptd_store_stmt *stmt,
                           enum sptd_query_format fmt, FILE *out,
-                          unsigned flags, char *err, size_t errlen);
+                          unsigned flags, int width, char *err, size_t errlen);
 
 /* Check that @sql is one statement: -EINVAL (message in @err) when it is
  * empty or has another statement after a ';'. */
@@ -108,6 +155,31 @@ int sptd_query_check_single(const char *sql, char *err, size_t errlen);
  * ("query is read-only: ...", SQLite's syntax message). */
 int sptd_query_prepare(struct sptd_store *st, const char *sql,
                        struct sptd_store_stmt **out, char *err, size_t errlen);
+
+/* ---- sessions (query_session.c, query_shell.c) ------------------------- */
+
+/* One incident of a session. */
+struct sptd_query_incident {
+	struct sptd_store *st;        /* borrowed: the caller closes it */
+	char *label;                  /* its name in results and messages */
+};
+
+struct sptd_query_session {
+	struct sptd_query_print_opts opts; /* format and width (.mode changes it) */
+	FILE *out;                    /* results */
+	FILE *msg;                    /* errors, banner, help */
+	char *prefix;                 /* before every error ("sysptd query: ") */
+	struct sptd_query_incident *inc; /* the incidents, in the order added */
+	size_t n, cap;                /* used and allocated entries of @inc */
+};
+
+/* Report @err (or strerror(-@rc) when empty) on s->msg, after s->prefix and
+ * "@label: " when @label is not NULL. */
+void sptd_query_session_error(struct sptd_query_session *s, const char *label,
+                              const char *err, int rc);
+/* Run ONE statement @sql on every incident as one result.  Returns 0 or
+ * the first failure (reported). */
+int sptd_query_session_statement(struct sptd_query_session *s, const char *sql);
 
 /* ---- reports (report.c runs them, report_sql.c defines them) ------------- */
 

@@ -41,11 +41,16 @@ static int skip_comment(const char *s, size_t *i)
 	return 0;
 }
 
-int sptd_query_check_single(const char *sql, char *err, size_t errlen)
+size_t sptd_query_statement_next(const char *sql, size_t *start, size_t *len,
+                                 int *complete)
 {
-	size_t i = 0;
-	int content = 0, ended = 0;
+	size_t i = 0, begin = 0, end = 0;
+	int content = 0;
 
+	*start = *len = 0;
+	*complete = 0;
+	if (!sql)
+		return 0;
 	while (sql[i]) {
 		char c = sql[i], quote_end;
 
@@ -56,14 +61,15 @@ int sptd_query_check_single(const char *sql, char *err, size_t errlen)
 		if (skip_comment(sql, &i))
 			continue;
 		if (c == ';') {
-			if (content)
-				ended = 1;
 			i++;
+			if (content) {
+				*complete = 1;
+				break;
+			}
 			continue;
 		}
-		if (ended)
-			return sptd_query_err(err, errlen, -EINVAL,
-			                      "only one SQL statement at a time (more follows ';')");
+		if (!content)
+			begin = i;
 		content = 1;
 		quote_end = c == '\'' ? '\'' : c == '"' ? '"' : c == '`' ? '`' : c == '[' ? ']' : 0;
 		i++;
@@ -74,9 +80,26 @@ int sptd_query_check_single(const char *sql, char *err, size_t errlen)
 			if (sql[i])
 				i++;
 		}
+		end = i;
 	}
 	if (!content)
+		return 0;
+	*start = begin;
+	*len = end - begin;
+	return i;
+}
+
+int sptd_query_check_single(const char *sql, char *err, size_t errlen)
+{
+	size_t start, len, used;
+	int complete;
+
+	used = sptd_query_statement_next(sql, &start, &len, &complete);
+	if (!used)
 		return sptd_query_err(err, errlen, -EINVAL, "empty SQL statement");
+	if (sptd_query_statement_next(sql + used, &start, &len, &complete))
+		return sptd_query_err(err, errlen, -EINVAL,
+		                      "only one SQL statement at a time (more follows ';')");
 	return 0;
 }
 
@@ -127,7 +150,7 @@ int sptd_query_run(struct sptd_store *st, const char *sql,
 	rc = sptd_query_prepare(st, sql, &stmt, err, errlen);
 	if (rc < 0)
 		return rc;
-	rc = sptd_query_print_stmt(st, stmt, fmt, out, SPTD_QUERY_PF_FOOTER, err, errlen);
+	rc = sptd_query_print_stmt(st, stmt, fmt, out, SPTD_QUERY_PF_FOOTER, 0, err, errlen);
 	sptd_store_finalize(stmt);
 	return rc;
 }

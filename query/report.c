@@ -4,11 +4,15 @@
  *
  * Layout per format:
  *   table: "== title ==", the table, a blank line between sections; a
- *          section with no rows prints "(none)";
+ *          section with no rows prints "(none)"; durations (columns named
+ *          *_ns) print as "20.000 ms" under the name without "_ns";
  *   csv:   "# title", header and records, a blank line between sections;
- *          a note is "# note";
+ *          a note is "# note"; durations stay integer ns;
  *   json:  {"report": NAME, ID: {"title": ..., "rows": [...]}, ...}, with
  *          "note" added and "rows" empty when the data is absent.
+ * With an incident named (several incidents, one report each) the table
+ * starts with "=== INCIDENT ===", the csv with "# incident: INCIDENT", and
+ * the json object gets an "incident" key after "report".
  */
 #include <errno.h>
 #include <stdio.h>
@@ -87,9 +91,10 @@ out:
 
 /* Print one section; returns 1 if it printed anything, 0 if skipped. */
 static int section_run(struct sptd_store *st, const struct sptd_query_section *sec,
-                       enum sptd_query_format fmt, FILE *out, int first,
+                       const struct sptd_query_print_opts *opts, FILE *out, int first,
                        char *err, size_t errlen)
 {
+	enum sptd_query_format fmt = opts->format;
 	struct sptd_query_buf note = { 0 }, sql = { 0 };
 	struct sptd_store_stmt *stmt = NULL;
 	int rc, what;
@@ -136,7 +141,9 @@ static int section_run(struct sptd_store *st, const struct sptd_query_section *s
 			goto eio;
 	}
 	if (what == 1) {
-		rc = sptd_query_print_stmt(st, stmt, fmt, out, 0, err, errlen);
+		rc = sptd_query_print_stmt(st, stmt, fmt, out,
+		                           fmt == SPTD_QUERY_TABLE ? SPTD_QUERY_PF_HUMAN : 0,
+		                           opts->width, err, errlen);
 		if (rc < 0)
 			goto out;
 		if (fmt == SPTD_QUERY_TABLE && rc == 0 && fprintf(out, "(none)\n") < 0)
@@ -159,21 +166,37 @@ int sptd_query_report(struct sptd_store *st, const char *name,
                       enum sptd_query_format fmt, FILE *out,
                       char *err, size_t errlen)
 {
-	return sptd_query_report_flags(st, name, 0, fmt, out, err, errlen);
+	struct sptd_query_print_opts opts = { .format = fmt, .width = 0 };
+
+	return sptd_query_report_opts(st, name, &opts, NULL, out, err, errlen);
 }
 
 int sptd_query_report_flags(struct sptd_store *st, const char *name, int flags,
                             enum sptd_query_format fmt, FILE *out, char *err, size_t errlen)
 {
+	struct sptd_query_print_opts opts = { .format = fmt, .width = 0, .report_flags = flags };
+
+	return sptd_query_report_opts(st, name, &opts, NULL, out, err, errlen);
+}
+
+int sptd_query_report_opts(struct sptd_store *st, const char *name,
+                           const struct sptd_query_print_opts *opts,
+                           const char *incident, FILE *out,
+                           char *err, size_t errlen)
+{
 	const struct sptd_query_report_def *r;
 	const struct sptd_query_section *sec;
-	int rc, printed = 0;
+	enum sptd_query_format fmt;
+	int rc, printed = 0, flags;
 
 	if (err && errlen)
 		err[0] = '\0';
-	if (!st || !out)
+	if (!st || !out || !opts)
 		return sptd_query_err(err, errlen, -EINVAL, "%s",
-		                      !st ? "no incident open" : "no output stream");
+		                      !st ? "no incident open" : !out ? "no output stream" :
+		                      "no print options");
+	fmt = opts->format;
+	flags = opts->report_flags;
 	if (fmt != SPTD_QUERY_TABLE && fmt != SPTD_QUERY_CSV && fmt != SPTD_QUERY_JSON)
 		return sptd_query_err(err, errlen, -EINVAL, "unknown output format %d", (int)fmt);
 	if (flags & ~SPTD_QUERY_REPORT_CLIPPED)
@@ -196,11 +219,18 @@ int sptd_query_report_flags(struct sptd_store *st, const char *name, int flags,
 		if (fprintf(out, "{\"report\": ") < 0 ||
 		    sptd_query_json_string(out, r->name, strlen(r->name)) < 0)
 			return sptd_query_err(err, errlen, -EIO, "cannot write the output");
+		if (incident && (fprintf(out, ",\n\"incident\": ") < 0 ||
+		                 sptd_query_json_string(out, incident, strlen(incident)) < 0))
+			return sptd_query_err(err, errlen, -EIO, "cannot write the output");
+	} else if (incident) {
+		if (fprintf(out, fmt == SPTD_QUERY_TABLE ? "=== %s ===\n" : "# incident: %s\n",
+		            incident) < 0)
+			return sptd_query_err(err, errlen, -EIO, "cannot write the output");
 	}
 	sec = (flags & SPTD_QUERY_REPORT_CLIPPED) && r->sections_clipped ? r->sections_clipped
 	                                                                 : r->sections;
 	for (; sec->id; sec++) {
-		rc = section_run(st, sec, fmt, out, printed == 0, err, errlen);
+		rc = section_run(st, sec, opts, out, printed == 0, err, errlen);
 		/* the reports' SQL is known good: SQLite refusing it on this file
 		 * (an integer overflow in its rows, a table without a column)
 		 * means the file is bad, not the caller's request */

@@ -42,10 +42,10 @@
 /* The incident's source for notes. */
 #define SOURCE "coalesce((SELECT value FROM meta WHERE key = 'source'), 'unknown')"
 
-/* "name[tid] 1.234ms" for row @T of thread and duration @D in ns. */
-#define TASK_LABEL(T, UTID, D) \
-	"coalesce(" T ".name, 'utid ' || " UTID ") || '[' || coalesce(" T ".tid, '?') || '] ' || " \
-	"printf('%.3fms', (" D ") / 1e6)"
+/* "name[tid]" for row @T of thread (its time goes in a column of its own,
+ * so that tables show it as a duration and csv/json as ns). */
+#define TASK_LABEL(T, UTID) \
+	"coalesce(" T ".name, 'utid ' || " UTID ") || '[' || coalesce(" T ".tid, '?') || ']'"
 
 /* Hottest functions by samples: self = innermost frame, total = anywhere in
  * the stack (once per sample, so recursion does not count twice).  Stacks
@@ -243,7 +243,7 @@ static const struct sptd_query_section cpus_sections[] = {
 	  "task AS (SELECT cpu, utid, sum(d) AS t, "
 	  " row_number() OVER (PARTITION BY cpu ORDER BY sum(d) DESC, utid) AS rn "
 	  " FROM st WHERE NOT is_idle GROUP BY cpu, utid), "
-	  "lbl AS (SELECT task.cpu, task.rn, " TASK_LABEL("th", "task.utid", "task.t") " AS label "
+	  "lbl AS (SELECT task.cpu, task.rn, task.t, " TASK_LABEL("th", "task.utid") " AS label "
 	  " FROM task LEFT JOIN thread th ON th.utid = task.utid WHERE task.rn <= 3) "
 	  "SELECT c.cpu AS cpu, "
 	  " coalesce(b.busy, 0) AS busy_ns, " PCT("coalesce(b.busy, 0)") " AS busy_pct, "
@@ -251,8 +251,11 @@ static const struct sptd_query_section cpus_sections[] = {
 	  " coalesce(hi.t, 0) AS irq_ns, " PCT("coalesce(hi.t, 0)") " AS irq_pct, "
 	  " coalesce(si.t, 0) AS softirq_ns, " PCT("coalesce(si.t, 0)") " AS softirq_pct, "
 	  " (SELECT label FROM lbl WHERE lbl.cpu = c.cpu AND lbl.rn = 1) AS top1, "
+	  " (SELECT t FROM lbl WHERE lbl.cpu = c.cpu AND lbl.rn = 1) AS top1_time_ns, "
 	  " (SELECT label FROM lbl WHERE lbl.cpu = c.cpu AND lbl.rn = 2) AS top2, "
-	  " (SELECT label FROM lbl WHERE lbl.cpu = c.cpu AND lbl.rn = 3) AS top3 "
+	  " (SELECT t FROM lbl WHERE lbl.cpu = c.cpu AND lbl.rn = 2) AS top2_time_ns, "
+	  " (SELECT label FROM lbl WHERE lbl.cpu = c.cpu AND lbl.rn = 3) AS top3, "
+	  " (SELECT t FROM lbl WHERE lbl.cpu = c.cpu AND lbl.rn = 3) AS top3_time_ns "
 	  "FROM cpus c CROSS JOIN w LEFT JOIN busy b ON b.cpu = c.cpu "
 	  "LEFT JOIN hi ON hi.cpu = c.cpu LEFT JOIN si ON si.cpu = c.cpu ORDER BY c.cpu",
 	  NULL,

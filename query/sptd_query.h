@@ -36,8 +36,6 @@ enum sptd_query_format {
 	SPTD_QUERY_JSON,      /* array of objects, one per row */
 };
 
-/* Widest a table column grows (code points) before text is cut with "…". */
-#define SPTD_QUERY_MAX_WIDTH 48
 /* Rows a table buffers to size its columns; later rows reuse those widths. */
 #define SPTD_QUERY_SIZE_ROWS 1000
 
@@ -79,6 +77,144 @@ const char *const *sptd_query_report_names(void);
 /* One-line description of report @name, NULL if there is no such report.
  * Static storage. */
 const char *sptd_query_report_describe(const char *name);
+
+/* ---- print options, results over several incidents ------------------------ */
+
+/* How rows are printed. */
+struct sptd_query_print_opts {
+	enum sptd_query_format format; /* table, csv or json */
+	int width;                     /* table: the widest a line may be (a
+	                                * terminal's columns): the widest text
+	                                * columns are cut with "…" until a row
+	                                * fits, numbers never are; 0: nothing is
+	                                * ever cut (output to a file or pipe) */
+	int report_flags;              /* reports: SPTD_QUERY_REPORT_* bits */
+};
+
+/* One printed result: a header, then the rows of one statement run on each
+ * of several incidents in turn.  Opaque. */
+struct sptd_query_result;
+
+/* Start a result printed to @out.  @label_column non-NULL adds a first
+ * column of that name ("incident") holding each add's @label; NULL: none.
+ * -EINVAL (NULL @opts/@out/@res, unknown format), -ENOMEM. */
+int sptd_query_result_create(const struct sptd_query_print_opts *opts, FILE *out,
+                             const char *label_column, struct sptd_query_result **res);
+/* Run ONE read-only statement @sql on @st and add its rows (behind @label).
+ * The first add fixes the columns; a statement giving another number of
+ * columns later is -EINVAL.  Returns the rows added, or any error of
+ * sptd_query_run(); rows added before a failure stay. */
+int sptd_query_result_add(struct sptd_query_result *res, struct sptd_store *st,
+                          const char *label, const char *sql, char *err, size_t errlen);
+/* Print what is buffered and close the result (table: "(N rows)"; json:
+ * "]").  A result nothing was added to prints nothing.  Returns the rows
+ * printed, -EIO when writing failed. */
+int sptd_query_result_finish(struct sptd_query_result *res, char *err, size_t errlen);
+/* Free; accepts NULL.  Prints nothing (finish first). */
+void sptd_query_result_destroy(struct sptd_query_result *res);
+
+/* sptd_query_report() with print options and a heading: @incident non-NULL
+ * names the incident above the report (table "=== INCIDENT ===", csv
+ * "# incident: INCIDENT", json an "incident" key), for one report each when
+ * several incidents are read.  In table format durations (columns named
+ * *_ns) print as "20.000 ms" under the name without "_ns"; csv and json
+ * keep integer nanoseconds. */
+int sptd_query_report_opts(struct sptd_store *st, const char *name,
+                           const struct sptd_query_print_opts *opts,
+                           const char *incident, FILE *out,
+                           char *err, size_t errlen);
+
+/* The next statement of @sql, for text holding several (a file, stdin, a
+ * shell line): [*@start, *@start + *@len) is its text without the ';',
+ * and the return value how many bytes of @sql it used, through the ';'
+ * that ended it outside quotes and comments (*@complete 1) or to the end
+ * of @sql (*@complete 0: more may follow).  Returns 0 when @sql holds
+ * nothing but blanks, comments and ';'. */
+size_t sptd_query_statement_next(const char *sql, size_t *start, size_t *len,
+                                 int *complete);
+
+/* ---- sessions: SQL text, reports and a shell over one or more incidents -- */
+
+/* A set of open incidents that statements and reports run on, printing to
+ * one stream with fixed print options.  With several incidents a statement
+ * prints ONE result with a first column "incident" (each incident's label),
+ * and a report prints once per incident, headed by its label.  Messages
+ * (errors, the shell's banner and help) go to the caller's @msg stream,
+ * each error prefixed with @prefix ("sysptd query: ").  Opaque. */
+struct sptd_query_session;
+
+/* -EINVAL (NULL argument, unknown format), -ENOMEM. */
+int sptd_query_session_create(const struct sptd_query_print_opts *opts, FILE *out,
+                              FILE *msg, const char *prefix,
+                              struct sptd_query_session **s);
+/* Add incident @st (borrowed: it must outlive the session) under @label
+ * (copied; its path as the user named it).  -EINVAL, -ENOMEM. */
+int sptd_query_session_add(struct sptd_query_session *s, struct sptd_store *st,
+                           const char *label);
+/* Run every statement of @text in order (';' between them), each as one
+ * result over every incident.  A statement that fails on one incident (a
+ * corrupt file) is reported and the others still run; a statement that
+ * cannot run anywhere (bad SQL, a write) stops the text.  Returns 0, or the
+ * first failure's negative errno (-EINVAL bad SQL, -EROFS a write,
+ * -EBADMSG a corrupt incident, -EIO, -ENOMEM) after reporting it. */
+int sptd_query_session_sql(struct sptd_query_session *s, const char *text);
+/* Print report @name (NULL: summary) of every incident.  Returns 0 or the
+ * first failure's negative errno, as sptd_query_session_sql(). */
+int sptd_query_session_report(struct sptd_query_session *s, const char *name);
+/* The interactive shell (query_shell.c), as sqlite3 and trace_processor
+ * have one: reads @in line by line; SQL statements may span lines and end
+ * with ';'; dot commands (.help, .tables, .schema [TABLE], .report [NAME],
+ * .mode table|csv|json, .incidents, .read FILE, .quit) on a line of their
+ * own.  @interactive: print a banner and prompts to @msg, and start over on
+ * a line interrupted by a signal (the caller's SIGINT handler, installed
+ * without SA_RESTART) instead of stopping.  Errors are reported and the
+ * shell goes on.  Returns 0 at end of input or .quit, -EIO when @in fails. */
+int sptd_query_session_shell(struct sptd_query_session *s, FILE *in, int interactive);
+/* Free; accepts NULL.  Closes no store. */
+void sptd_query_session_destroy(struct sptd_query_session *s);
+
+/* ---- script: every event in time order, one per line (query_script*.c) -- */
+
+/* Event kinds for sptd_query_script_opts.kinds. */
+#define SPTD_QUERY_EV_SCHED   0x01  /* sched_switch */
+#define SPTD_QUERY_EV_WAKEUP  0x02  /* sched_waking (thread_state with a waker) */
+#define SPTD_QUERY_EV_IRQ     0x04  /* irq_handler_entry/exit */
+#define SPTD_QUERY_EV_SOFTIRQ 0x08  /* softirq_entry/exit */
+#define SPTD_QUERY_EV_SAMPLE  0x10  /* samples with their stacks */
+#define SPTD_QUERY_EV_CALL    0x20  /* call/return of PT call slices */
+#define SPTD_QUERY_EV_GAP     0x40  /* stretches with data missing */
+#define SPTD_QUERY_EV_TRIGGER 0x80  /* what fired */
+#define SPTD_QUERY_EV_FTRACE  0x100 /* events of an ftrace_event table, if any */
+#define SPTD_QUERY_EV_ALL     0x1ff
+
+/* What sptd_query_script() prints. */
+struct sptd_query_script_opts {
+	const int *cpus;         /* only events on these CPUs (NULL: all) */
+	size_t ncpus;            /* entries of @cpus */
+	const int *tids;         /* only events of these threads, either side of
+	                          * a switch or wakeup (NULL: all) */
+	size_t ntids;            /* entries of @tids */
+	int64_t start_ns;        /* only events at or after (INT64_MIN: open) */
+	int64_t end_ns;          /* ... and at or before (INT64_MAX: open) */
+	unsigned kinds;          /* SPTD_QUERY_EV_* to print (0: all) */
+	int reltime;             /* times relative to the window start */
+	int no_stack;            /* samples without their call stacks */
+};
+
+/* Print every event of @st in time order to @out, one line each in the
+ * manner of `perf script` and `trace-cmd report`:
+ *     COMM  TID [CPU] SECONDS: EVENT: DETAILS
+ * (a sample's stack follows on indented lines, innermost frame first, as
+ * perf script prints it).  Events come from the incident's tables, merged
+ * by time: sched switches and wakeups, irq and softirq entry/exit, samples,
+ * call/return of call slices, gaps, triggers.  Memory stays bounded
+ * whatever the incident's size: each table is read as one sorted stream.
+ * Returns the number of events printed (capped at INT_MAX), or a negative
+ * errno with the reason in @err: -EINVAL (NULL argument, start after end),
+ * -EBADMSG (a table or column an incident has is missing), -EIO (writing
+ * to @out failed, or SQLite), -ENOMEM. */
+int sptd_query_script(struct sptd_store *st, const struct sptd_query_script_opts *opts,
+                      FILE *out, char *err, size_t errlen);
 
 /* ==== export (Perfetto writer: declarations below belong to query/perfetto*.c) */
 

@@ -107,6 +107,24 @@ static char *run(struct sptd_store *st, const char *sql, enum sptd_query_format 
 	return tq_mem_end(&m);
 }
 
+/* Run @sql as a table no wider than @width through the result API. */
+static char *run_width(struct sptd_store *st, const char *sql, int width, int *rc)
+{
+	struct sptd_query_print_opts o = { .format = SPTD_QUERY_TABLE, .width = width };
+	struct sptd_query_result *res = NULL;
+	struct tq_mem m;
+	FILE *fp = tq_mem_begin(&m);
+	char err[256];
+
+	*rc = sptd_query_result_create(&o, fp, NULL, &res);
+	if (*rc == 0)
+		*rc = sptd_query_result_add(res, st, NULL, sql, err, sizeof(err));
+	if (*rc >= 0)
+		*rc = sptd_query_result_finish(res, err, sizeof(err));
+	sptd_query_result_destroy(res);
+	return tq_mem_end(&m);
+}
+
 static char *report(struct sptd_store *st, const char *name, enum sptd_query_format fmt,
                     int *rc, char *err, size_t errlen)
 {
@@ -199,18 +217,45 @@ static void test_formats(struct sptd_store *st)
 	CHECK_STR(out, " e | f\n---+---\n   | x\n(1 row)\n");
 	free(out);
 
-	/* table: long text cut with an ellipsis, control chars escaped */
+	/* table: long text is never cut when no width is given (not a
+	 * terminal), control chars escaped */
 	out = run(st, "SELECT replace(hex(zeroblob(30)), '0', 'x') AS t, 'a' || char(10) || 'b' AS u",
 	          SPTD_QUERY_TABLE, &rc, err, sizeof(err));
 	CHECK_INT(rc, 1);
 	{
 		char want[512];
 
-		snprintf(want, sizeof(want), " t%*s | u\n%.50s+------\n %.47s\xe2\x80\xa6 | a\\nb\n(1 row)\n",
-		         47, "", "--------------------------------------------------",
+		snprintf(want, sizeof(want), " t%*s | u\n%.62s+------\n %.60s | a\\nb\n(1 row)\n",
+		         59, "", "------------------------------------------------------------------",
 		         "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
 		CHECK_STR(out, want);
 	}
+	free(out);
+	/* ... and cut to fit a terminal's width: the widest text column gives
+	 * way (here t: 30 columns = " t… " 24 + "| a\nb" 6) */
+	out = run_width(st, "SELECT replace(hex(zeroblob(30)), '0', 'x') AS t, "
+	                "'a' || char(10) || 'b' AS u", 30, &rc);
+	CHECK_INT(rc, 1);
+	{
+		char want[512];
+
+		snprintf(want, sizeof(want), " t%*s | u\n%.23s+------\n %.20s\xe2\x80\xa6 | a\\nb\n(1 row)\n",
+		         20, "", "------------------------------------------------------------------",
+		         "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+		CHECK_STR(out, want);
+		/* every line fits */
+		for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+			int cols = 0;
+
+			for (const char *c = l; *c && *c != '\n'; c++)
+				cols += ((unsigned char)*c & 0xc0) != 0x80;
+			CHECK(cols <= 30);
+		}
+	}
+	free(out);
+	/* numbers are never cut, however narrow the terminal */
+	out = run_width(st, "SELECT 12345678901234 AS big, 'abcdefghijkl' AS t", 10, &rc);
+	CHECK(out && strstr(out, " 12345678901234 | abcde\xe2\x80\xa6\n") != NULL);
 	free(out);
 
 	/* table: widths count code points; invalid UTF-8 shows as '?' */
@@ -220,14 +265,21 @@ static void test_formats(struct sptd_store *st)
 	free(out);
 
 	/* table streaming: widths come from the first SPTD_QUERY_SIZE_ROWS rows;
-	 * a longer value later is cut to that width */
+	 * a longer value later is printed whole (not a terminal), or cut to
+	 * that width on a terminal */
 	out = run(st, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1500) "
 	          "SELECT CASE WHEN x = 1200 THEN 'a much longer text' ELSE 't' || x END AS v FROM c",
 	          SPTD_QUERY_TABLE, &rc, err, sizeof(err));
 	CHECK_INT(rc, 1500);
 	CHECK(out && strncmp(out, " v\n-------\n t1\n", 15) == 0);
-	CHECK(out && strstr(out, "\n a mu\xe2\x80\xa6\n"));
+	CHECK(out && strstr(out, "\n a much longer text\n"));
 	CHECK(out && strstr(out, "\n t1500\n(1500 rows)\n"));
+	free(out);
+	out = run_width(st, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+	                "WHERE x < 1500) SELECT CASE WHEN x = 1200 THEN 'a much longer text' "
+	                "ELSE 't' || x END AS v FROM c", 80, &rc);
+	CHECK_INT(rc, 1500);
+	CHECK(out && strstr(out, "\n a mu\xe2\x80\xa6\n"));
 	free(out);
 
 	/* empty results */
@@ -334,11 +386,11 @@ static void test_reports_sample(struct sptd_store *st)
 	CHECK_INT(rc, 1);
 	CHECK_STR(section(out, "per CPU: busy, idle, irq and softirq time over the window; top 3 tasks"),
 	          "cpu,busy_ns,busy_pct,idle_ns,idle_pct,irq_ns,irq_pct,softirq_ns,softirq_pct,"
-	          "top1,top2,top3\n"
+	          "top1,top1_time_ns,top2,top2_time_ns,top3,top3_time_ns\n"
 	          "0,9000000,90.0,1000000,10.0,40000,0.4,50000,0.5,"
-	          "worker[101] 6.000ms,server[100] 3.000ms,\n"
+	          "worker[101],6000000,server[100],3000000,,\n"
 	          "1,3500000,35.0,6500000,65.0,925000,9.25,15000,0.15,"
-	          "client[200] 2.000ms,server[100] 1.500ms,\n");
+	          "client[200],2000000,server[100],1500000,,\n");
 	free(out);
 
 	out = report(st, "top", SPTD_QUERY_CSV, &rc, err, sizeof(err));
@@ -447,8 +499,22 @@ static void test_reports_sample(struct sptd_store *st)
 		CHECK(out && strncmp(out, "== ", 3) == 0);
 		free(out);
 	}
+	/* tables: every duration in one human style, csv/json integer ns */
 	out = report(st, "cpus", SPTD_QUERY_TABLE, &rc, err, sizeof(err));
-	CHECK(strstr(out, "\n   0 | 9000000 |     90.0 | 1000000 |     10.0 |  40000 |     0.4 |") != NULL);
+	CHECK(strstr(out, "\n cpu |     busy | busy_pct |     idle | idle_pct |       irq |") != NULL);
+	CHECK(strstr(out, "\n   0 | 9.000 ms |     90.0 | 1.000 ms |     10.0 | 40.000 us |     0.4 | "
+	                  "50.000 us |         0.5 | worker[101] |  6.000 ms | server[100] |  3.000 ms |")
+	      != NULL);
+	free(out);
+	out = report(st, "summary", SPTD_QUERY_TABLE, &rc, err, sizeof(err));
+	CHECK(strstr(out, "\n window       | 10.000 ms\n") != NULL);
+	CHECK(strstr(out, "\n       ts |       at | cpu | kind | detail\n") != NULL);
+	CHECK(strstr(out, "\n 500.000 us | 9000000 | 100 | server |") != NULL);
+	CHECK(strstr(out, "    2 | 3.000 us | overflow\n") != NULL);
+	CHECK(strstr(out, "_ns") == NULL);
+	free(out);
+	out = report(st, "irq", SPTD_QUERY_TABLE, &rc, err, sizeof(err));
+	CHECK(strstr(out, "\n  24 | eth0  |     3 | 60.000 us | 30.000 us | 20.000 us |    2\n") != NULL);
 	free(out);
 	out = report(st, "wakeup", SPTD_QUERY_JSON, &rc, err, sizeof(err));
 	CHECK(strstr(out, "{\"latency_ns\":500000,\"clipped\":\"\",\"ts\":9000000,\"tid\":100,"
@@ -513,9 +579,9 @@ static void test_reports_empty(struct sptd_store *st)
 	CHECK(strstr(out, "== trigger ==\nno trigger row in this incident\n") != NULL);
 	CHECK(strstr(out, "== worst wakeup latency ==\nno wakeups in this incident") != NULL);
 	CHECK(strstr(out, "== gaps (stretches with missing or undecodable data) ==\n"
-	                  " gaps | total_ns | reasons\n"
-	                  "------+----------+---------\n"
-	                  "    0 |        0 |\n") != NULL);
+	                  " gaps | total | reasons\n"
+	                  "------+-------+---------\n"
+	                  "    0 |  0 ns |\n") != NULL);
 	free(out);
 	out = report(st, "cpus", SPTD_QUERY_CSV, &rc, err, sizeof(err));
 	CHECK_STR(out, "# per CPU: busy, idle, irq and softirq time over the window; top 3 tasks\n"

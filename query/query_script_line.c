@@ -1,0 +1,337 @@
+/* query_script_line.c — one event of `sysptd script` as one line, in the
+ * manner of `perf script` (and `trace-cmd report`):
+ *
+ *     COMM   TID [CPU] SECONDS.NANOSECS: EVENT: DETAILS
+ *
+ * COMM and TID are the task current on that CPU (for a switch: the one
+ * switching out; for a wakeup: the waker), "-" when no task is known
+ * (a gap, a CPU with no sched data then); CPU "---" when the event is tied
+ * to none.  A sample's call stack follows on indented lines, innermost
+ * frame first, "ADDR SYMBOL (DSO)" as perf prints them ("[unknown]" for
+ * what could not be named).  Every text that comes from the incident is
+ * escaped: one event stays one line. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "script-local.h"
+
+void sptd_query_script_text(FILE *out, const char *text)
+{
+	size_t n = text ? strlen(text) : 0, i = 0;
+
+	while (i < n) {
+		unsigned char c = (unsigned char)text[i];
+		int len;
+
+		if (c < 0x20 || c == 0x7f) {
+			fprintf(out, "\\x%02x", c);
+			i++;
+			continue;
+		}
+		len = sptd_query_utf8_seq(text + i, n - i);
+		if (len <= 0) {
+			fputc('?', out);
+			i++;
+		} else {
+			fwrite(text + i, 1, (size_t)len, out);
+			i += (size_t)len;
+		}
+	}
+}
+
+/* Copy @text into @buf (@len bytes) with what sptd_query_script_text()
+ * would escape replaced by '?' (names are printed in a padded column). */
+static void printable(char *buf, size_t len, const char *text)
+{
+	size_t i = 0, o = 0, n = text ? strlen(text) : 0;
+
+	while (i < n && o + 1 < len) {
+		unsigned char c = (unsigned char)text[i];
+		int sl = c < 0x20 || c == 0x7f ? 0 : sptd_query_utf8_seq(text + i, n - i);
+
+		if (sl <= 0 || o + (size_t)sl >= len) {
+			if (sl > 0)
+				break;   /* a character that does not fit: stop before it */
+			buf[o++] = '?';
+			i++;
+			continue;
+		}
+		memcpy(buf + o, text + i, (size_t)sl);
+		o += (size_t)sl;
+		i += (size_t)sl;
+	}
+	buf[o] = '\0';
+}
+
+const struct script_task *sptd_query_script_task(struct script *s, int64_t utid)
+{
+	static const char sql[] = "SELECT tid, name FROM thread WHERE utid = ?1";
+	struct script_task *t = &s->tasks[(uint64_t)utid % SCRIPT_TASK_CACHE];
+
+	if (t->utid == utid)
+		return t;
+	if (!s->thread_stmt && sptd_query_prepare(s->st, sql, &s->thread_stmt, NULL, 0) < 0)
+		return NULL;
+	sptd_store_reset(s->thread_stmt);
+	if (sptd_store_bind_int(s->thread_stmt, 1, utid) < 0 || sptd_store_step(s->thread_stmt) != 1) {
+		sptd_store_reset(s->thread_stmt);
+		return NULL;
+	}
+	t->utid = utid;
+	t->tid = (int)sptd_store_column_int(s->thread_stmt, 0);
+	printable(t->comm, sizeof(t->comm), sptd_store_column_text(s->thread_stmt, 1));
+	if (!t->comm[0])
+		snprintf(t->comm, sizeof(t->comm), ":%d", t->tid);
+	sptd_store_reset(s->thread_stmt);
+	return t;
+}
+
+/* The thread of column @col (NULL when the column is NULL or unknown). */
+static const struct script_task *col_task(struct script *s, struct script_stream *ss, int col)
+{
+	if (sptd_store_column_type(ss->stmt, col) == SPTD_STORE_NULL)
+		return NULL;
+	return sptd_query_script_task(s, sptd_store_column_int(ss->stmt, col));
+}
+
+/* Text of column @col, "" for NULL. */
+static const char *col_text(struct script_stream *ss, int col)
+{
+	const char *t = sptd_store_column_text(ss->stmt, col);
+
+	return t ? t : "";
+}
+
+/* "COMM TID [CPU] SECONDS: " */
+static void prefix(struct script *s, struct script_stream *ss)
+{
+	const struct script_task *t = col_task(s, ss, 2);
+	int64_t ts = ss->ts - s->zero;
+	uint64_t mag = ts < 0 ? (uint64_t)0 - (uint64_t)ts : (uint64_t)ts;
+	char tid[16], when[32];
+
+	if (t)
+		snprintf(tid, sizeof(tid), "%d", t->tid);
+	fprintf(s->out, "%16s %6s ", t ? t->comm : "-", t ? tid : "-");
+	if (sptd_store_column_type(ss->stmt, 1) == SPTD_STORE_NULL)
+		fputs("[---] ", s->out);
+	else
+		fprintf(s->out, "[%03" PRId64 "] ", sptd_store_column_int(ss->stmt, 1));
+	snprintf(when, sizeof(when), "%s%" PRIu64 ".%09" PRIu64, ts < 0 ? "-" : "",
+	         mag / 1000000000u, mag % 1000000000u);
+	fprintf(s->out, "%15s: ", when);   /* perf's "%5lu.%09lu" */
+}
+
+/* " (12.345 us)" for column @col in ns. */
+static void duration(struct script *s, struct script_stream *ss, int col)
+{
+	char text[32];
+
+	fprintf(s->out, " (%s)", sptd_query_duration_text(sptd_store_column_int(ss->stmt, col),
+	                                                     text, sizeof(text)));
+}
+
+/* "comm=X pid=N" of the thread in column @col ("comm=? pid=?" unknown). */
+static void task_fields(struct script *s, struct script_stream *ss, int col,
+                        const char *pfx)
+{
+	const struct script_task *t = col_task(s, ss, col);
+
+	if (t)
+		fprintf(s->out, "%scomm=%s %spid=%d", pfx, t->comm, pfx, t->tid);
+	else
+		fprintf(s->out, "%scomm=? %spid=?", pfx, pfx);
+}
+
+static void line_switch(struct script *s, struct script_stream *ss)
+{
+	fputs("sched:sched_switch: ", s->out);
+	task_fields(s, ss, 2, "prev_");
+	if (sptd_store_column_type(ss->stmt, 5) == SPTD_STORE_NULL)
+		fputs(" prev_prio=?", s->out);
+	else
+		fprintf(s->out, " prev_prio=%" PRId64, sptd_store_column_int(ss->stmt, 5));
+	fputs(" prev_state=", s->out);
+	sptd_query_script_text(s->out, sptd_store_column_type(ss->stmt, 4) == SPTD_STORE_NULL ?
+	                       "?" : col_text(ss, 4));
+	fputs(" ==> ", s->out);
+	task_fields(s, ss, 3, "next_");
+	fprintf(s->out, " next_prio=%" PRId64 "\n", sptd_store_column_int(ss->stmt, 6));
+}
+
+/* A hard irq (@irq) or softirq entry/exit. */
+static void line_irq(struct script *s, struct script_stream *ss, int irq, int entry)
+{
+	int64_t num = sptd_store_column_int(ss->stmt, 4);
+
+	if (irq && entry) {
+		fprintf(s->out, "irq:irq_handler_entry: irq=%" PRId64 " name=", num);
+		sptd_query_script_text(s->out, col_text(ss, 5));
+	} else if (irq) {
+		int64_t ret = sptd_store_column_int(ss->stmt, 6);
+
+		fprintf(s->out, "irq:irq_handler_exit: irq=%" PRId64 " ret=%s", num,
+		        ret == 1 ? "handled" : ret == 0 ? "unhandled" : "unknown");
+		duration(s, ss, 7);
+	} else {
+		fprintf(s->out, "irq:softirq_%s: vec=%" PRId64 " [action=", entry ? "entry" : "exit",
+		        num);
+		sptd_query_script_text(s->out, col_text(ss, 5));
+		fputc(']', s->out);
+		if (!entry)
+			duration(s, ss, 7);
+	}
+	fputc('\n', s->out);
+}
+
+/* A call slice's call or return: "call:   SYMBOL (DSO)" indented by depth. */
+static void line_call(struct script *s, struct script_stream *ss, int call)
+{
+	int64_t depth = sptd_store_column_int(ss->stmt, 4), flags = sptd_store_column_int(ss->stmt, 6);
+	const char *kind = col_text(ss, 5);
+
+	fprintf(s->out, "%s: %*s", call ? "call" : "return", (int)(depth > 64 ? 128 : depth * 2), "");
+	sptd_query_script_text(s->out, sptd_store_column_type(ss->stmt, 7) == SPTD_STORE_NULL ?
+	                       "[unknown]" : col_text(ss, 7));
+	fputs(" (", s->out);
+	sptd_query_script_text(s->out, sptd_store_column_type(ss->stmt, 8) == SPTD_STORE_NULL ?
+	                       "[unknown]" : col_text(ss, 8));
+	fputc(')', s->out);
+	if (strcmp(kind, "user") != 0) {
+		fputs(" [", s->out);
+		sptd_query_script_text(s->out, kind);
+		fputc(']', s->out);
+	}
+	if (call && (flags & SPTD_SLICE_F_START_TRUNCATED))
+		fputs(" (began before the trace)", s->out);
+	if (call && (flags & SPTD_SLICE_F_INFERRED))
+		fputs(" (inferred: its call is not in the trace)", s->out);
+	if (!call)
+		duration(s, ss, 9);
+	if (!call && (flags & SPTD_SLICE_F_END_TRUNCATED))
+		fputs(" (still running at the end)", s->out);
+	fputc('\n', s->out);
+}
+
+/* The frames of callsite @id, innermost first, one indented line each. */
+static int stack(struct script *s, int64_t id)
+{
+	static const char sql[] =
+		"SELECT c.parent_id, c.addr, sym.name, d.path FROM callsite c "
+		"LEFT JOIN symbol sym ON sym.id = c.symbol_id LEFT JOIN dso d ON d.id = sym.dso_id "
+		"WHERE c.id = ?1";
+	int rc, frames = 0;
+
+	if (!s->frame_stmt) {
+		rc = sptd_query_prepare(s->st, sql, &s->frame_stmt, NULL, 0);
+		if (rc < 0)
+			return rc;
+	}
+	/* parent links could loop in a hostile file: at most 1024 frames */
+	while (frames++ < 1024) {
+		const char *name, *path;
+		int64_t parent;
+
+		sptd_store_reset(s->frame_stmt);
+		rc = sptd_store_bind_int(s->frame_stmt, 1, id);
+		if (rc >= 0)
+			rc = sptd_store_step(s->frame_stmt);
+		if (rc <= 0)
+			break;
+		name = sptd_store_column_text(s->frame_stmt, 2);
+		path = sptd_store_column_text(s->frame_stmt, 3);
+		fprintf(s->out, "\t%16" PRIx64 " ", (uint64_t)sptd_store_column_int(s->frame_stmt, 1));
+		sptd_query_script_text(s->out, name ? name : "[unknown]");
+		fputs(" (", s->out);
+		sptd_query_script_text(s->out, path ? path : "[unknown]");
+		fputs(")\n", s->out);
+		if (sptd_store_column_type(s->frame_stmt, 0) == SPTD_STORE_NULL)
+			break;
+		parent = sptd_store_column_int(s->frame_stmt, 0);
+		if (parent == id)
+			break;
+		id = parent;
+	}
+	sptd_store_reset(s->frame_stmt);
+	return rc < 0 ? rc : 0;
+}
+
+/* Another tracepoint's row: "ftrace: col=value ..." (name first when the
+ * table has a name column). */
+static void line_ftrace(struct script *s, struct script_stream *ss)
+{
+	fputs("ftrace:", s->out);
+	for (int i = 4; i < s->ftrace_ncols; i++) {
+		const char *name = sptd_store_column_name(ss->stmt, i);
+
+		fputc(' ', s->out);
+		sptd_query_script_text(s->out, name ? name : "?");
+		fputc('=', s->out);
+		sptd_query_script_text(s->out, sptd_store_column_type(ss->stmt, i) == SPTD_STORE_NULL ?
+		                       "" : col_text(ss, i));
+	}
+	fputc('\n', s->out);
+}
+
+int sptd_query_script_line(struct script *s, struct script_stream *ss)
+{
+	int rc = 0;
+
+	prefix(s, ss);
+	switch (ss->kind) {
+	case SCRIPT_SWITCH:
+		line_switch(s, ss);
+		break;
+	case SCRIPT_WAKEUP:
+		fputs("sched:sched_waking: ", s->out);
+		task_fields(s, ss, 3, "");
+		fputc('\n', s->out);
+		break;
+	case SCRIPT_IRQ_ENTRY:
+	case SCRIPT_IRQ_EXIT:
+		line_irq(s, ss, 1, ss->kind == SCRIPT_IRQ_ENTRY);
+		break;
+	case SCRIPT_SOFTIRQ_ENTRY:
+	case SCRIPT_SOFTIRQ_EXIT:
+		line_irq(s, ss, 0, ss->kind == SCRIPT_SOFTIRQ_ENTRY);
+		break;
+	case SCRIPT_CALL:
+	case SCRIPT_RETURN:
+		line_call(s, ss, ss->kind == SCRIPT_CALL);
+		break;
+	case SCRIPT_SAMPLE:
+		fprintf(s->out, "%s:\n", s->sample_event);
+		if (!s->o->no_stack && sptd_store_column_type(ss->stmt, 4) != SPTD_STORE_NULL)
+			rc = stack(s, sptd_store_column_int(ss->stmt, 4));
+		break;
+	case SCRIPT_GAP: {
+		char text[32];
+
+		fprintf(s->out, "gap: %s: ", sptd_query_duration_text(sptd_store_column_int(ss->stmt, 4),
+		                                                      text, sizeof(text)));
+		sptd_query_script_text(s->out, col_text(ss, 5));
+		fputc('\n', s->out);
+		break;
+	}
+	case SCRIPT_TRIGGER:
+		fputs("trigger: ", s->out);
+		sptd_query_script_text(s->out, col_text(ss, 4));
+		if (sptd_store_column_type(ss->stmt, 5) != SPTD_STORE_NULL) {
+			fputs(": ", s->out);
+			sptd_query_script_text(s->out, col_text(ss, 5));
+		}
+		fputc('\n', s->out);
+		break;
+	case SCRIPT_FTRACE:
+		line_ftrace(s, ss);
+		break;
+	default:
+		fputc('\n', s->out);
+		break;
+	}
+	if (rc >= 0 && ferror(s->out))
+		rc = -EIO;
+	return rc;
+}
