@@ -70,8 +70,7 @@ static const char query_usage[] =
 "  echo \"SELECT * FROM trigger;\" | sysptd query incident.db -\n"
 "\n"
 "Run as root, the incidents are opened as root and read as the user who ran\n"
-"sudo (else nobody): a crafted file cannot use root's privileges; -f FILE is\n"
-"read as that user too.\n"
+"sudo (else nobody): a crafted file cannot use root's privileges.\n"
 "\n"
 "Exit status: 0 success, 1 failure (including a query stopped by --timeout),\n"
 "2 bad command line or SQL (including a statement that writes), 4 an\n"
@@ -381,7 +380,7 @@ static int query_run(const struct query_args *a, struct sptd_store **st,
 }
 
 /* What the query child does (sptd_col_parse_as_user): open every
- * incident as root, give root up, then read the SQL and run it. */
+ * incident and read the SQL as root, give root up, then run it. */
 static int query_job_run(void *arg)
 {
 	const struct query_args *a = arg;
@@ -419,6 +418,13 @@ static int query_job_run(void *arg)
 		}
 		n++;
 	}
+	/* the SQL is the caller's own text (whoever may run this as root may
+	 * read the file anyway): read before the drop, like the incidents */
+	if (a->file || a->sql_stdin) {
+		status = read_sql(a->file ? a->file : "-", &text);
+		if (status)
+			goto out;
+	}
 	if (sptd_col_drop_root("query")) {
 		status = SPTD_EXIT_FAIL;
 		goto out;
@@ -426,11 +432,6 @@ static int query_job_run(void *arg)
 	if (!n) {
 		status = open_status;
 		goto out;
-	}
-	if (a->file || a->sql_stdin) {
-		status = read_sql(a->file ? a->file : "-", &text);
-		if (status)
-			goto out;
 	}
 	status = query_run(a, st, labels, n, text ? text : a->sql);
 	if (open_status && (status == SPTD_EXIT_OK || open_status == SPTD_EXIT_BADFILE))

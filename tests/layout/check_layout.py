@@ -70,14 +70,15 @@ def source_files(src, tops):
 
 def strings_of(text):
     """The C string literals of @text, adjacent ones joined (SQL is often
-    split over lines)."""
+    split over lines; a macro between them, such as a default path spliced
+    into a --help text, joins them too)."""
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
     text = re.sub(r"//[^\n]*", " ", text)
     joined, out = [], []
     pos = 0
     for m in re.finditer(r'"((?:[^"\\\n]|\\.)*)"', text):
         gap = text[pos:m.start()]
-        if joined and gap.strip() == "":
+        if joined and re.fullmatch(r"\s*([A-Z][A-Z0-9_]*\s*)?", gap):
             joined.append(m.group(1))
         else:
             if joined:

@@ -285,9 +285,9 @@ int main(void)
 	CHECK_INT(query("--format=json", sample, "SELECT name FROM thread WHERE tid = 101", NULL),
 	          SPTD_EXIT_OK);
 	CHECK_STR(out_text, "[\n{\"name\":\"worker\"}\n]\n");
-	CHECK_INT(query(sample, "--report", "irq", "-f", "csv", NULL), SPTD_EXIT_OK);
+	CHECK_INT(query(sample, "--report", "irq", "--format", "csv", NULL), SPTD_EXIT_OK);
 	CHECK(strstr(out_text, "\n24,eth0,4,960000,30000,20000,1,2\n") != NULL);
-	CHECK_INT(query(sample, "--report", "wakeup", "--include-clipped", "-f", "csv", NULL),
+	CHECK_INT(query(sample, "--report", "wakeup", "--include-clipped", "--format", "csv", NULL),
 	          SPTD_EXIT_OK);
 	CHECK(strstr(out_text, "\n1000000,*,1000000,102,late,100,server,0\n") != NULL);
 	CHECK_INT(query(sample, "--report", "irq", "--include-clipped", NULL), SPTD_EXIT_USAGE);

@@ -128,14 +128,15 @@ static void test_sample(struct sptd_store *st)
 	struct sptd_query_script_opts o = all();
 	char *out = script(st, &o, &rc);
 
-	/* 6 sched slices, 2 CPUs: 4 switches; 3 wakeups with a waker; 4 irq
-	 * and 2 softirq slices; 8 samples; 2 gaps; 1 trigger */
-	CHECK_INT(rc, 4 + 3 + 8 + 4 + 8 + 2 + 1);
+	/* 6 sched slices, 2 CPUs: 4 switches; 4 wakeups with a waker; 5 irq
+	 * and 2 softirq slices (entry + exit each); 8 samples; 2 gaps; 1
+	 * trigger */
+	CHECK_INT(rc, 4 + 4 + 10 + 4 + 8 + 2 + 1);
 	check_order(out, names, counts, 11);
 	CHECK_INT(counts[0], 4);
-	CHECK_INT(counts[1], 3);
-	CHECK_INT(counts[2], 4);
-	CHECK_INT(counts[3], 4);
+	CHECK_INT(counts[1], 4);
+	CHECK_INT(counts[2], 5);
+	CHECK_INT(counts[3], 5);
 	CHECK_INT(counts[4], 2);
 	CHECK_INT(counts[5], 2);
 	CHECK_INT(counts[6], 8);
@@ -186,7 +187,7 @@ static void test_sample(struct sptd_store *st)
 			if (*l != '\t' && parse_line(l, &e) == 0)
 				CHECK(e.cpu == 1 || (e.cpu == -1 && strcmp(e.name, "gap") == 0));
 		}
-		CHECK_INT(rc, 2 + 4 + 2 + 1 + 1);   /* switches, irq, softirq, gap, trigger */
+		CHECK_INT(rc, 2 + 6 + 2 + 1 + 1);   /* switches, irq, softirq, gap, trigger */
 		free(out);
 		o = all();
 	}
