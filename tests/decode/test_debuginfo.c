@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "sptd_dec.h"
+#include "nm_addr.h"
 #include "sptd_test.h"
 
 static char tmp[PATH_MAX];
@@ -50,24 +51,6 @@ static int run(const char *fmt, ...)
 	return st;
 }
 
-/* Address of @name in `nm --defined-only @path`, 0 when absent. */
-static uint64_t nm_addr(const char *path, const char *name)
-{
-	char cmd[PATH_MAX + 64], line[1024], type, sym[900];
-	uint64_t addr, found = 0;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s' 2>/dev/null", path);
-	p = popen(cmd, "r");
-	if (!p)
-		return 0;
-	while (fgets(line, sizeof(line), p))
-		if (sscanf(line, "%" SCNx64 " %c %899s", &addr, &type, sym) == 3 &&
-		    strcmp(sym, name) == 0)
-			found = addr;
-	pclose(p);
-	return found;
-}
 
 /* The name @path's symbols give @addr ("" none); the symfile's origin bits
  * in *@origin and its debug file in @debug (may be NULL). */
@@ -221,7 +204,8 @@ static void test_minidebuginfo(const char *prog, uint64_t spin_a)
 
 static void test_library(const char *lib)
 {
-	uint64_t hot = nm_addr(lib, "symlib_hot"), hidden = nm_addr(lib, "symlib_hidden_spin");
+	uint64_t hot = sptd_test_nm_addr(lib, "symlib_hot");
+	uint64_t hidden = sptd_test_nm_addr(lib, "symlib_hidden_spin");
 	char bid[130], roots[PATH_MAX + 64];
 
 	CHECK(hot && hidden);
@@ -330,8 +314,8 @@ int main(int argc, char **argv)
 	              "objcopy --strip-all prog stripped/prog && "
 	              "objcopy --strip-all libsptdsym.so stripped/libsptdsym.so",
 	              prog, lib), 0);
-	spin_a = nm_addr("prog", "symprog_spin_a");
-	spin_b = nm_addr("prog", "symprog_spin_b");
+	spin_a = sptd_test_nm_addr("prog", "symprog_spin_a");
+	spin_b = sptd_test_nm_addr("prog", "symprog_spin_b");
 	CHECK(spin_a && spin_b);
 	spin_a += 2;
 	spin_b += 2;

@@ -14,26 +14,9 @@
 #include <string.h>
 
 #include "sptd_dec.h"
+#include "nm_addr.h"
 #include "sptd_test.h"
 
-/* Address of @name in `nm --defined-only @path`, 0 when absent. */
-static uint64_t nm_addr(const char *path, const char *name)
-{
-	char cmd[PATH_MAX + 64], line[1024], type, sym[900];
-	uint64_t addr, found = 0;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s' 2>/dev/null", path);
-	p = popen(cmd, "r");
-	if (!p)
-		return 0;
-	while (fgets(line, sizeof(line), p))
-		if (sscanf(line, "%" SCNx64 " %c %899s", &addr, &type, sym) == 3 &&
-		    strcmp(sym, name) == 0)
-			found = addr;
-	pclose(p);
-	return found;
-}
 
 /* `c++filt -i [-s STYLE] MANGLED` into @out; "" when c++filt is missing. */
 static void cxxfilt(const char *style, const char *mangled, char *out, size_t len)
@@ -83,7 +66,7 @@ int main(int argc, char **argv)
 	if (!have_cxxfilt)
 		fprintf(stderr, "note: no c++filt: names compared with the expected strings only\n");
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		uint64_t addr = nm_addr(argv[1], names[i].mangled);
+		uint64_t addr = sptd_test_nm_addr(argv[1], names[i].mangled);
 		struct sptd_dec_sym sym;
 		char filt[1024];
 

@@ -10,26 +10,9 @@
 #include <unistd.h>
 
 #include "sptd_dec.h"
+#include "nm_addr.h"
 #include "sptd_test.h"
 
-/* Address of @name in `nm --defined-only @path`, 0 when absent. */
-static uint64_t nm_addr(const char *path, const char *name)
-{
-	char cmd[PATH_MAX + 64], line[1024], type, sym[900];
-	uint64_t addr, found = 0;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s' 2>/dev/null", path);
-	p = popen(cmd, "r");
-	if (!p)
-		return 0;
-	while (fgets(line, sizeof(line), p))
-		if (sscanf(line, "%" SCNx64 " %c %899s", &addr, &type, sym) == 3 &&
-		    strcmp(sym, name) == 0)
-			found = addr;
-	pclose(p);
-	return found;
-}
 
 /* The "Build ID:" line of `readelf -n @path`, "" when none. */
 static void readelf_build_id(const char *path, char *out, size_t len)
@@ -65,9 +48,9 @@ static void test_fixture(void)
 		return;
 	CHECK(sptd_dec_symfile_count(sf) >= 3);
 
-	a_static = nm_addr(SPTD_SYMFIX, "symfix_static_helper");
-	a_global = nm_addr(SPTD_SYMFIX, "symfix_global");
-	a_main = nm_addr(SPTD_SYMFIX, "main");
+	a_static = sptd_test_nm_addr(SPTD_SYMFIX, "symfix_static_helper");
+	a_global = sptd_test_nm_addr(SPTD_SYMFIX, "symfix_global");
+	a_main = sptd_test_nm_addr(SPTD_SYMFIX, "main");
 	CHECK(a_static && a_global && a_main);
 
 	CHECK_INT(sptd_dec_symfile_lookup(sf, a_static, &sym), 0);
@@ -86,7 +69,7 @@ static void test_fixture(void)
 	CHECK_INT(sptd_dec_symfile_lookup(sf, UINT64_MAX - 1, &sym), -ENOENT);
 
 	if (SPTD_SYMFIX_CXX) {
-		a_method = nm_addr(SPTD_SYMFIX, "_ZN6sptdfx6Widget6methodEi");
+		a_method = sptd_test_nm_addr(SPTD_SYMFIX, "_ZN6sptdfx6Widget6methodEi");
 		CHECK(a_method != 0);
 		CHECK_INT(sptd_dec_symfile_lookup(sf, a_method + 1, &sym), 0);
 		CHECK_STR(sym.name, "sptdfx::Widget::method(int)");
