@@ -91,6 +91,9 @@ INCIDENT = [
             "WHERE s.utid = st.utid AND s.ts = st.ts AND s.cpu = st.cpu)"),
     ("wakeup", "SELECT st.ts, t.tid FROM thread_state st JOIN thread t USING (utid) "
                "WHERE st.state = 'R' AND st.waker_utid IS NOT NULL AND t.tid != 0"),
+    ("wakeup_info", "SELECT st.ts, t.tid, st.flags, st.dur, st.cpu, (SELECT value FROM meta "
+                    "WHERE key = 'window_start') FROM thread_state st JOIN thread t USING (utid) "
+                    "WHERE st.state = 'R' AND st.waker_utid IS NOT NULL AND t.tid != 0"),
     ("call", "SELECT s.ts, s.dur, coalesce(sym.name, '[unknown]'), s.depth, t.tid FROM slice s "
              "JOIN thread t USING (utid) LEFT JOIN symbol sym ON sym.id = s.symbol_id"),
     ("sample", "SELECT s.ts, t.tid FROM sample s JOIN thread t USING (utid)"),
@@ -156,6 +159,11 @@ def compare(label, db, sysptd, tp, trace):
     miss = [r for r in want if r not in have]
     check(not miss, "%s thread_state R after wakeups: %d of %d missing %r" %
           (label, len(miss), len(want), miss[:5]))
+    if miss:
+        info = {(r[0], r[1]): r for r in inc.get("wakeup_info", [])}
+        for m in miss[:5]:
+            print("  missing wakeup (ts, tid, flags, dur, cpu, window_start): %r" %
+                  (info.get((m[0], m[1])),), file=sys.stderr)
     if odd:
         print("%s: thread_state of %d task(s) left out (Running without a sched slice): %s" %
               (label, len(odd), " ".join(sorted(odd))))
