@@ -115,7 +115,8 @@ int sptd_col_retention_apply(struct sptd_col_outdir *od)
 
 	if (!od || od->dirfd < 0)
 		return -EINVAL;
-	qsort(od->entries, od->n, sizeof(*od->entries), by_seq);
+	if (od->n)   /* none yet: entries may be NULL */
+		qsort(od->entries, od->n, sizeof(*od->entries), by_seq);
 	/* entries whose file is gone or is not ours any more leave the list */
 	for (size_t i = 0; i < od->n; i++)
 		if (still_ours(od, &od->entries[i]))
