@@ -277,15 +277,22 @@ static int handoff_apply(struct handoff_file *files, int n, int ok)
  * up after it. */
 static volatile pid_t child_pid;
 
-static void forward_signal(int sig)
+static void forward_signal(int sig, siginfo_t *info, void *uctx)
 {
+	(void)uctx;
+	/* a terminal's Ctrl+C or hangup went to the whole process group, the
+	 * child included: passing it on would deliver it twice (the query
+	 * shell would see two interrupts); one sent to this process alone is
+	 * passed on */
+	if (info && info->si_code == SI_KERNEL)
+		return;
 	if (child_pid > 0)
 		kill(child_pid, sig);
 }
 
 int sptd_col_privs_child(int (*fn)(void *ctx), void *ctx)
 {
-	struct sigaction ign = { .sa_handler = forward_signal }, old[4];
+	struct sigaction ign = { .sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO }, old[4];
 	static const int sigs[4] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 	static struct handoff_file files[8];
 	int status = 0, pipefd[2], nfiles = 0, ret;
