@@ -109,6 +109,8 @@ mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -t tmpfs -o mode=1777 tmpfs /var/tmp
 touch /usr/.sptd-ro-probe 2>/dev/null && { echo "/usr is writable"; exit 1; }
 export SYSPTD_RUNDIR="$work/runtime"
+# an ASan build's leak checker cannot run under ptrace (it aborts): off here
+export ASAN_OPTIONS="\${ASAN_OPTIONS:-}:detect_leaks=0"
 exec strace -f -qq -o "$work/log/strace" setpriv --bounding-set -all,$caps --inh-caps -all \
 	--no-new-privs -- "$BIN" --window 10ms --trigger timer=300ms --count 2 \
 	--output "$work/state/out"
