@@ -408,7 +408,7 @@ int sptd_dec_seg_stitch(struct sptd_dec_session *s, const struct sptd_dec_segpla
 		if (ret >= 0)
 			ret = tplace_append(out->tplace, r->tplace, s0, s1, t0, t1, &m);
 		if (ret >= 0)
-			ret = gaps_append(out, r->gaps + g0, g1 - g0, &m);
+			ret = gaps_append(out, g1 > g0 ? r->gaps + g0 : NULL, g1 - g0, &m);
 		memset(&zero, 0, sizeof(zero));
 		stats_add_diff(&out->stats, at ? &at->stats : &r->stats, in ? &in->stats : &zero);
 		out->stats.decode_ns += r->stats.decode_ns;
