@@ -483,7 +483,7 @@ int sptd_dec_seg_finish(struct sptd_dec_session *s, int cpu, struct sptd_dec_sti
 
 	for (i = 0; i < s->nswitches && s->switches[i].cpu < cpu; i++)
 		;
-	sw = s->switches + i;
+	sw = s->switches ? s->switches + i : NULL;   /* none: no arithmetic on NULL */
 	while (i + nsw < s->nswitches && s->switches[i + nsw].cpu == cpu)
 		nsw++;
 	if (st->stats.saw_time && !has_cyc) {
