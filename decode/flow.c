@@ -538,8 +538,12 @@ static int flow_config(const struct sptd_dec_session *s, const struct sptd_dec_c
 		cfg->cpu.family = (uint16_t)s->cfg.cpu_family;
 		cfg->cpu.model = (uint8_t)s->cfg.cpu_model;
 		cfg->cpu.stepping = (uint8_t)s->cfg.cpu_stepping;
-		if (pt_cpu_errata(&cfg->errata, &cfg->cpu) < 0)
-			return -EINVAL;
+		/* a CPU libipt knows no errata for (a damaged file's model):
+		 * decoded as an unknown CPU, not a failed decode */
+		if (pt_cpu_errata(&cfg->errata, &cfg->cpu) < 0) {
+			memset(&cfg->cpu, 0, sizeof(cfg->cpu));
+			memset(&cfg->errata, 0, sizeof(cfg->errata));
+		}
 	}
 	cfg->mtc_freq = (uint8_t)s->cfg.mtc_freq;
 	cfg->nom_freq = (uint8_t)s->cfg.nom_freq;
