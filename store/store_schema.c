@@ -170,8 +170,21 @@ static int columns_check(struct sptd_store *st, const struct sptd_store_table_de
 		snprintf(sql + len, sizeof(sql) - len, " FROM \"%s\" LIMIT 0", t->name);
 	rc = sqlite3_prepare_v2(st->db, sql, -1, &q, NULL);
 	sqlite3_finalize(q);
-	if (rc == SQLITE_OK)
-		return 0;
+	q = NULL;
+	if (rc == SQLITE_OK) {
+		/* and no more: rows are inserted by position */
+		int n = -1;
+
+		snprintf(sql, sizeof(sql), "SELECT * FROM \"%s\" LIMIT 0", t->name);
+		if (sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) == SQLITE_OK)
+			n = sqlite3_column_count(q);
+		sqlite3_finalize(q);
+		if (n == t->ncols)
+			return 0;
+		return sptd_store_fail(st, -EBADMSG, "%s is not a complete sysptd incident (table %s "
+		                       "has %d columns, sysptd writes %d): it was damaged or written by "
+		                       "something else", st->path, t->name, n, t->ncols);
+	}
 	at = strstr(sqlite3_errmsg(st->db), "no such column: ");
 	return sptd_store_fail(st, -EBADMSG, "%s is not a complete sysptd incident (table %s: %s): "
 	                       "it was damaged or written by something else", st->path, t->name,
