@@ -460,7 +460,8 @@ int sptd_query_pf_write_triggers(struct sptd_query_pf *pf)
 		rc = trigger_instant(pf, ts, SPTD_PF_UUID(SPTD_PF_TRACK_TRIGGER, 0), name,
 		                     detail, cpu);
 		if (rc >= 0 && cpu >= 0)
-			rc = trigger_instant(pf, ts, SPTD_PF_UUID(SPTD_PF_TRACK_TRIGGER, cpu + 1),
+			rc = trigger_instant(pf, ts,
+			                     SPTD_PF_UUID(SPTD_PF_TRACK_TRIGGER, (uint64_t)cpu + 1),
 			                     name, detail, cpu);
 		if (rc < 0)
 			goto out;

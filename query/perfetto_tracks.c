@@ -261,7 +261,7 @@ static int cpu_tracks(struct sptd_query_pf *pf, const char *table, int kind,
 			int64_t cpu = sptd_store_column_int(stmt, 0);
 
 			snprintf(name, sizeof(name), "%s cpu %lld", what, (long long)cpu);
-			rc = named_track(pf, SPTD_PF_UUID(kind, cpu + 1), name);
+			rc = named_track(pf, SPTD_PF_UUID(kind, (uint64_t)cpu + 1), name);
 		}
 		if (rc < 0)
 			goto out;
