@@ -215,8 +215,8 @@ static int parse_args(int argc, char **argv, struct query_args *a)
 			if (strcmp(optarg, "0") == 0) {
 				a->timeout = 0;
 			} else if (sptd_col_parse_duration(optarg, &a->timeout) < 0) {
-				fprintf(stderr, "sysptd query: %s needs a duration such as 30s or 500ms "
-				        "(ns, us, ms, s; 0: no limit)\n", word);
+				fprintf(stderr, "sysptd query: bad duration '%s' for %s: " SPTD_DURATION_HELP
+				        " (0: no limit)\n", optarg, word);
 				return SPTD_EXIT_USAGE;
 			}
 			break;
@@ -228,8 +228,8 @@ static int parse_args(int argc, char **argv, struct query_args *a)
 			else if (optopt == 'f')
 				fprintf(stderr, "sysptd query: %s needs a FILE of SQL ('-': stdin)\n", word);
 			else if (optopt == 't')
-				fprintf(stderr, "sysptd query: %s needs a duration such as 30s or 500ms "
-				        "(ns, us, ms, s; 0: no limit)\n", word);
+				fprintf(stderr, "sysptd query: %s needs a duration: " SPTD_DURATION_HELP
+				        " (0: no limit)\n", word);
 			else
 				fprintf(stderr, "sysptd query: option '%s' needs a value\n", word);
 			return SPTD_EXIT_USAGE;

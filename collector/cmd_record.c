@@ -127,7 +127,7 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 			int64_t ns;
 
 			if (sptd_col_parse_duration(optarg, &ns) < 0 || (c == 'w' && ns <= 0)) {
-				fprintf(stderr, "sysptd: bad duration '%s' for --%s (use e.g. 10ms, 500us, 2s)\n",
+				fprintf(stderr, "sysptd: bad duration '%s' for --%s: " SPTD_DURATION_HELP "\n",
 				        optarg, c == 'w' ? "window" : c == 'P' ? "post" : "cooldown");
 				return -EINVAL;
 			}

@@ -32,6 +32,8 @@ void sptd_col_log(int level, const char *fmt, ...)
 /* "10ms", "250us", "1.5s", "100ns", "42" (ns).  -EINVAL on anything else,
  * negative or overflowing. */
 int sptd_col_parse_duration(const char *text, int64_t *ns);
+/* What a bad duration is told: every unit, with examples. */
+#define SPTD_DURATION_HELP "give a number and its unit: ns, us, ms or s (e.g. 10ms, 500us, 2s)"
 /* "64M", "512K", "1G", "4096" (bytes). */
 int sptd_col_parse_size(const char *text, uint64_t *bytes);
 /* A whole decimal (or 0x hex) integer in [@min, @max]: "42", "0x10".

@@ -59,13 +59,25 @@ static int parse_scaled(const char *text, const struct unit *units, int64_t *out
 	return -EINVAL;
 }
 
+/* A duration always has its unit: a bare "10" is refused (it used to mean
+ * 10 ns, and `--window 10` recorded nothing).  Only zero, the same in every
+ * unit, may go without one. */
 int sptd_col_parse_duration(const char *text, int64_t *ns)
 {
 	static const struct unit units[] = {
 		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 },
-		{ "s", 1000000000 }, { "", 1 }, { NULL, 0 },
+		{ "s", 1000000000 }, { NULL, 0 },
 	};
+	static const struct unit bare[] = { { "", 1 }, { NULL, 0 } };
+	int64_t v;
 
+	if (parse_scaled(text, bare, &v) == 0) {
+		if (v != 0)
+			return -EINVAL;
+		if (ns)
+			*ns = 0;
+		return ns ? 0 : -EINVAL;
+	}
 	return parse_scaled(text, units, ns);
 }
 

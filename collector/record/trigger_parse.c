@@ -71,7 +71,7 @@ static int parse_irq(const char *rest, struct sptd_col_trigger_spec *spec,
 		if (strncmp(rest, "min=", 4) != 0)
 			return fail(err, errlen, "unknown irq option '%s' (expected min=DUR)", rest);
 		if (sptd_col_parse_duration(rest + 4, &spec->min_ns) < 0)
-			return fail(err, errlen, "bad duration '%s' in min= (use e.g. 50us, 1ms)", rest + 4);
+			return fail(err, errlen, "bad duration '%s' in min=: " SPTD_DURATION_HELP, rest + 4);
 		return 0;
 	}
 	if (*rest)
@@ -126,7 +126,7 @@ int sptd_col_parse_trigger(const char *text, struct sptd_col_trigger_spec *spec,
 
 		spec->kind = timer ? SPTD_TRIG_TIMER : SPTD_TRIG_LATENCY;
 		if (sptd_col_parse_duration(v, &spec->period_ns) < 0 || spec->period_ns <= 0)
-			return fail(err, errlen, "bad duration '%s' (use e.g. 500ms, 2s)", v);
+			return fail(err, errlen, "bad duration '%s': " SPTD_DURATION_HELP, v);
 		return 0;
 	}
 	if (strncmp(text, "uprobe=", 7) == 0) {

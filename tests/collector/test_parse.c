@@ -15,7 +15,8 @@ static void test_durations(void)
 {
 	static const struct { const char *text; int ret; int64_t ns; } cases[] = {
 		{ "10ms", 0, 10000000 }, { "250us", 0, 250000 }, { "1.5s", 0, 1500000000 },
-		{ "100ns", 0, 100 }, { "42", 0, 42 }, { "0", 0, 0 }, { "0.5ms", 0, 500000 },
+		{ "100ns", 0, 100 }, { "42", -EINVAL, 0 }, { "10", -EINVAL, 0 }, { "0", 0, 0 },
+		{ "0.0", 0, 0 }, { "200", -EINVAL, 0 }, { "1.5", -EINVAL, 0 }, { "0.5ms", 0, 500000 },
 		{ "2s", 0, 2000000000 }, { ".25s", 0, 250000000 }, { "1.0000005ms", 0, 1000000 },
 		{ "", -EINVAL, 0 }, { "ms", -EINVAL, 0 }, { "-5ms", -EINVAL, 0 }, { "10 ms", -EINVAL, 0 },
 		{ "10m", -EINVAL, 0 }, { "10msx", -EINVAL, 0 }, { "1e3", -EINVAL, 0 },
@@ -64,7 +65,7 @@ static void test_triggers(void)
 		"", "irq=", "irq,min=", "irq,max=5ms", "irq=12,min=fast", "irqx",
 		"tracepoint=", "tracepoint=sched", "tracepoint=:foo", "tracepoint=sched:",
 		"tracepoint=sched:sched_switch,filter=", "tracepoint=sched:sched_switch,flt=x",
-		"tracepoint=sch-ed:x", "timer=", "timer=0", "timer=fast", "latency=", "uprobe=",
+		"tracepoint=sch-ed:x", "timer=", "timer=0", "timer=200", "irq,min=50", "timer=fast", "latency=", "uprobe=",
 		"uprobe=/bin/true", "uprobe=:main", "bogus", "irq=1,min=1ms,extra",
 	};
 
