@@ -49,6 +49,11 @@ static const char record_usage[] =
 "      --portable         PT: also embed those files in the incident, so it\n"
 "                         decodes on another machine\n"
 "  -n, --count N          exit after N incidents (default: run until stopped)\n"
+"      --on-stop WHAT     on SIGINT/SIGTERM/SIGHUP: save (write the last\n"
+"                         window as a final incident, then exit) or discard.\n"
+"                         Default: save in the foreground of a terminal (Ctrl+C\n"
+"                         keeps what was recorded, as with perf), discard as a\n"
+"                         service (no terminal: systemctl stop writes nothing)\n"
 "      --once             same as --count 1\n"
 "      --cooldown DUR     ignore triggers for DUR after an incident (default 0)\n"
 "  -o, --output DIR       where incident files go (default /var/lib/sysptd).\n"
@@ -72,7 +77,8 @@ static const char record_usage[] =
 "DUR is a number with ns, us, ms or s (\"10ms\", \"1.5s\"); SIZE takes K, M, G.\n"
 "Each incident's path is printed on stdout when it is written.\n"
 "\n"
-"Exit status: 0 done (--count reached or stopped by SIGINT/SIGTERM), 1 runtime\n"
+"Exit status: 0 done (--count reached, or stopped by SIGINT/SIGTERM: with\n"
+"--on-stop save, once the final incident is written), 1 runtime\n"
 "failure, 2 bad command line (an unsafe --output included), 4 not root, 5 this\n"
 "machine lacks what was asked (e.g. --source pt without Intel PT), 7 another\n"
 "sysptd is running (or writes to the same --output).\n";
@@ -92,6 +98,7 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 		{ "portable", no_argument, NULL, 'p' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "once", no_argument, NULL, '1' },
+		{ "on-stop", required_argument, NULL, 'S' },
 		{ "cooldown", required_argument, NULL, 'C' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "keep", required_argument, NULL, 'K' },
@@ -172,6 +179,16 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 			break;
 		case '1':
 			o->count = 1;
+			break;
+		case 'S':
+			if (strcmp(optarg, "save") == 0)
+				o->on_stop = SPTD_ON_STOP_SAVE;
+			else if (strcmp(optarg, "discard") == 0)
+				o->on_stop = SPTD_ON_STOP_DISCARD;
+			else {
+				fprintf(stderr, "sysptd: unknown --on-stop '%s' (save or discard)\n", optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'b':
 			if (sptd_col_parse_size(optarg, &o->buffer_bytes) < 0 || o->buffer_bytes < 4096) {

@@ -67,6 +67,9 @@ struct sptd_col_service {
 	struct sptd_col_trigger *trig[SPTD_MAX_TRIGGERS]; /* armed --trigger's */
 	int ntrig;                  /* entries of @trig */
 	struct sptd_col_trigger_spec manual; /* what snapshot / SIGUSR2 fire as */
+	struct sptd_col_trigger_spec stop;   /* what a stopping signal fires as
+	                                      * when it saves (--on-stop) */
+	int save_on_stop;            /* --on-stop resolved: 1 save, 0 discard */
 	int lock_fd, ctl_fd, sig_fd; /* the lock, control socket, signalfd; -1 none */
 	struct sptd_col_outdir outdir; /* --output: checked, held open, named, retained */
 	int incidents;             /* written so far */

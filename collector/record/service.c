@@ -50,10 +50,31 @@ static void reply_status(struct sptd_col_service *s, int fd)
 	(void)!write(fd, buf, (size_t)n);
 }
 
+static const char *sigabbrev(unsigned sig)
+{
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" :
+	       "a signal";
+}
+
+/* --on-stop auto: save when this process runs in the foreground of a
+ * terminal (its stdin is one and its process group owns it: Ctrl+C
+ * reaches it), discard otherwise (a service: systemd, nohup, &). */
+static int resolve_on_stop(int on_stop)
+{
+	pid_t fg;
+
+	if (on_stop != SPTD_ON_STOP_AUTO)
+		return on_stop == SPTD_ON_STOP_SAVE;
+	if (!isatty(STDIN_FILENO))
+		return 0;
+	fg = tcgetpgrp(STDIN_FILENO);
+	return fg > 0 && fg == getpgrp();
+}
+
 static int run_loop(struct sptd_col_service *s)
 {
 	struct pollfd pfds[SPTD_MAX_TRIGGERS * SPTD_MAX_CPUS * 2 + 2];
-	int stop = 0;
+	int stop = 0, status = 0;
 
 	while (!stop && (s->o->count == 0 || s->incidents < s->o->count)) {
 		struct sptd_col_fire fire, best = { .ts = INT64_MAX };
@@ -91,6 +112,24 @@ static int run_loop(struct sptd_col_service *s)
 					best.cpu = -1;
 					best.spec = &s->manual;
 					snprintf(best.detail, sizeof(best.detail), "SIGUSR2 from pid %u", si.ssi_pid);
+				} else if (s->save_on_stop) {
+					/* the last window first, then out (a manual
+					 * trigger: it acts in warm-up too) */
+					sptd_col_log(LOG_INFO, "stopping on %s: writing the last window "
+					             "first (--on-stop discard: exit at once)",
+					             sigabbrev(si.ssi_signo));
+					fired = 1;
+					stop = 1;
+					best.ts = sptd_col_now_ns();
+					best.cpu = -1;
+					best.spec = &s->stop;
+					if (si.ssi_pid)
+						snprintf(best.detail, sizeof(best.detail), "%s from pid %u",
+						         sigabbrev(si.ssi_signo), si.ssi_pid);
+					else
+						snprintf(best.detail, sizeof(best.detail), "%s from the terminal%s",
+						         sigabbrev(si.ssi_signo),
+						         si.ssi_signo == SIGINT ? " (Ctrl+C)" : "");
 				} else {
 					sptd_col_log(LOG_INFO, "stopping on signal %u", si.ssi_signo);
 					stop = 1;
@@ -149,6 +188,9 @@ static int run_loop(struct sptd_col_service *s)
 		{
 			int ret = sptd_col_record_capture(s, &best);
 
+			if (best.spec == &s->stop && ret < 0)
+				status = ret;
+
 			if (ctl_client >= 0) {
 				char reply[4200];
 				int n = ret < 0 ? snprintf(reply, sizeof(reply), "error: %s\n", strerror(-ret))
@@ -159,7 +201,7 @@ static int run_loop(struct sptd_col_service *s)
 			}
 		}
 	}
-	return 0;
+	return status;
 }
 
 /* ---- entry ---------------------------------------------------------------------- */
@@ -253,6 +295,9 @@ int sptd_col_record_run(struct sptd_col_record_opts *opts)
 	s.lock_fd = s.ctl_fd = s.sig_fd = -1;
 	s.manual.kind = SPTD_TRIG_MANUAL;
 	strcpy(s.manual.text, "manual");
+	s.stop.kind = SPTD_TRIG_MANUAL;
+	strcpy(s.stop.text, "stop");
+	s.save_on_stop = resolve_on_stop(o.on_stop);
 	sptd_col_set_log(log_stderr, &o);
 	sptd_sched_set_log(log_stderr, &o);
 
@@ -309,6 +354,9 @@ int sptd_col_record_run(struct sptd_col_record_opts *opts)
 		goto out;
 	}
 	limit_privileges(&s);
+	if (s.save_on_stop)
+		sptd_col_log(LOG_INFO, "Ctrl+C (or SIGTERM) writes the last window as a final "
+		             "incident, then exits");
 	ret = run_loop(&s);
 	status = ret < 0 ? SPTD_EXIT_FAIL : SPTD_EXIT_OK;
 out:

@@ -172,6 +172,16 @@ struct sptd_col_record_opts {
 	struct sptd_col_trigger_spec triggers[SPTD_MAX_TRIGGERS];
 	int ntriggers;
 	char command[1024];         /* argv joined, for meta */
+	int on_stop;                /* SPTD_ON_STOP_*: what SIGINT/SIGTERM/SIGHUP do */
+};
+
+/* --on-stop: whether a stopping signal first writes the last window as a
+ * final incident (as perf and magic-trace save what they hold on Ctrl+C). */
+enum {
+	SPTD_ON_STOP_AUTO = 0,   /* save when run in the foreground of a terminal
+	                          * (Ctrl+C), discard as a service (no tty) */
+	SPTD_ON_STOP_SAVE,
+	SPTD_ON_STOP_DISCARD,
 };
 
 /* Run the recording service with @o until --count incidents or a signal.

@@ -7,6 +7,7 @@ set -u
 BIN=${SPTD_BIN:?SPTD_BIN must name the built sysptd}
 passed=0
 failed=0
+skipped=""
 ok() { passed=$((passed + 1)); }
 bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
 
@@ -41,5 +42,79 @@ if [ "$(id -u)" != 0 ]; then
 	exit 77
 fi
 
-echo "$passed passed, $failed failed"
+# wait_for FILE PATTERN [SECONDS]: until PATTERN appears in FILE
+wait_for() {
+	i=0
+	while ! grep -q -- "$2" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt $((${3:-20} * 10)) ] || return 1
+		sleep 0.1
+	done
+}
+# q DB SQL: one value
+q() { "$BIN" query "$1" "$2" --format csv | tail -n 1; }
+# count_incidents DIR
+count_incidents() { find "$1" -maxdepth 1 -name 'incident-*.db' | wc -l; }
+
+# ---- 2: Ctrl+C in a terminal writes the last window; a service discards
+if command -v script >/dev/null 2>&1; then
+	# a real terminal (script(1) gives the run a pty and makes it the
+	# foreground job); ^C typed into it is the terminal's SIGINT
+	mkdir -m 700 "$work/tty"
+	(wait_for "$work/tty.out" "armed:" 30; sleep 0.3; printf '\003'; sleep 4) |
+		script -qfec "$BIN --window 20ms -o $work/tty" /dev/null >"$work/tty.out" 2>&1
+	rc=$?
+	inc=$(find "$work/tty" -name 'incident-*.db')
+	if [ "$rc" = 0 ] && [ "$(count_incidents "$work/tty")" = 1 ]; then ok; else
+		bad "Ctrl+C in a terminal: exit $rc, $(count_incidents "$work/tty") incidents"; cat "$work/tty.out" >&2
+	fi
+	if [ -n "$inc" ]; then
+		[ "$(q "$inc" "SELECT kind || ' ' || detail FROM trigger")" = "stop SIGINT from the terminal (Ctrl+C)" ] &&
+			ok || bad "the final incident's trigger: $(q "$inc" "SELECT kind || ' ' || detail FROM trigger")"
+		# the last window: 20 ms ending at the signal, with every CPU's
+		# scheduling in it
+		[ "$(q "$inc" "SELECT (SELECT value FROM meta WHERE key='window_end') - (SELECT value FROM meta WHERE key='window_start')")" = 20000000 ] &&
+			ok || bad "the final incident's window is not 20 ms"
+		[ "$(q "$inc" "SELECT (SELECT value FROM meta WHERE key='window_end') = (SELECT ts FROM trigger)")" = 1 ] &&
+			ok || bad "the final incident does not end at the signal"
+		[ "$(q "$inc" "SELECT count(DISTINCT cpu) FROM sched_slice")" = "$(nproc)" ] &&
+			ok || bad "the final incident lacks some CPU's scheduling"
+		grep -q "stopping on SIGINT: writing the last window" "$work/tty.out" && ok || bad "Ctrl+C was not said"
+	fi
+	# --on-stop discard in a terminal: nothing written
+	mkdir -m 700 "$work/tty2"
+	(wait_for "$work/tty2.out" "armed:" 30; sleep 0.3; printf '\003'; sleep 4) |
+		script -qfec "$BIN --window 20ms --on-stop discard -o $work/tty2" /dev/null >"$work/tty2.out" 2>&1
+	rc=$?
+	[ "$rc" = 0 ] && [ "$(count_incidents "$work/tty2")" = 0 ] && ok ||
+		bad "--on-stop discard in a terminal: exit $rc, $(count_incidents "$work/tty2") incidents"
+else
+	skipped="$skipped ctrl-c-in-a-terminal(no script(1))"
+fi
+# no terminal (a service): SIGINT and SIGTERM stop without writing
+mkdir -m 700 "$work/svc"
+"$BIN" --window 20ms -o "$work/svc" </dev/null >"$work/svc.out" 2>&1 &
+pid=$!
+wait_for "$work/svc.out" "armed:" 30
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" = 0 ] && [ "$(count_incidents "$work/svc")" = 0 ] && ok ||
+	bad "SIGINT without a terminal: exit $rc, $(count_incidents "$work/svc") incidents"
+# ... unless --on-stop save
+"$BIN" --window 20ms --on-stop save -o "$work/svc" </dev/null >"$work/svc.out" 2>&1 &
+pid=$!
+wait_for "$work/svc.out" "armed:" 30
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+inc=$(find "$work/svc" -name 'incident-*.db')
+[ "$rc" = 0 ] && [ "$(count_incidents "$work/svc")" = 1 ] && ok ||
+	bad "--on-stop save, SIGTERM: exit $rc, $(count_incidents "$work/svc") incidents"
+[ -n "$inc" ] && [ "$(q "$inc" "SELECT detail FROM trigger")" = "SIGTERM from pid $$" ] && ok ||
+	bad "--on-stop save: trigger '$(q "$inc" "SELECT detail FROM trigger")'"
+expect 2 "unknown --on-stop 'maybe' (save or discard)" -- "$BIN" --on-stop maybe
+
+echo "$passed passed, $failed failed${skipped:+, not run:$skipped}"
 [ "$failed" = 0 ] && [ "$passed" -gt 0 ] || exit 1
+[ -z "$skipped" ] || exit 77
