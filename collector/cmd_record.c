@@ -62,6 +62,10 @@ static const char record_usage[] =
 "                         otherwise other users could replace or forge\n"
 "                         incidents (exit status 2)\n"
 "      --unsafe-output    accept such a directory anyway\n"
+"      --name NAME        a recorder of its own beside the service (or another\n"
+"                         named one): its own ftrace instance sysptd-NAME, lock\n"
+"                         and control socket (`sysptd snapshot --name NAME`);\n"
+"                         --output defaults to /var/lib/sysptd/NAME\n"
 "      --keep N           keep only the newest N incidents in DIR (default all)\n"
 "      --max-disk SIZE    keep the incidents in DIR under SIZE in all, deleting\n"
 "                         the oldest (default: 10% of its filesystem, at most\n"
@@ -104,6 +108,7 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 		{ "keep", required_argument, NULL, 'K' },
 		{ "max-disk", required_argument, NULL, 'D' },
 		{ "unsafe-output", no_argument, NULL, 'X' },
+		{ "name", required_argument, NULL, 'N' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -111,9 +116,10 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 	};
 	char err[512];
 	size_t off = 0;
-	int c;
+	int c, output_given = 0;
 
 	memset(o, 0, sizeof(*o));
+	sptd_col_set_service_name(NULL);
 	o->window_ns = 10000000;
 	o->freq = 10000;
 	o->timing = SPTD_PT_TIMING_NORMAL;
@@ -217,9 +223,18 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 			break;
 		case 'o':
 			o->output = optarg;
+			output_given = 1;
 			break;
 		case 'X':
 			o->unsafe_output = 1;
+			break;
+		case 'N':
+			if (sptd_col_set_service_name(optarg) < 0) {
+				fprintf(stderr, "sysptd: bad --name '%s': 1 to %d letters, digits, '.', '_' "
+				        "or '-', not starting with '-' or '.'\n", optarg, SPTD_NAME_MAX);
+				return -EINVAL;
+			}
+			o->name = optarg;
 			break;
 		case 'D':
 			if (sptd_col_parse_size(optarg, &o->max_disk) < 0) {
@@ -246,6 +261,11 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 	if (optind < argc) {
 		fprintf(stderr, "sysptd: unexpected argument '%s' (see sysptd --help)\n", argv[optind]);
 		return -EINVAL;
+	}
+	if (o->name && !output_given) {
+		snprintf(o->output_buf, sizeof(o->output_buf), "%s/%s", SPTD_COL_DEFAULT_DIR, o->name);
+		o->output = o->output_buf;
+		o->output_named_default = 1;
 	}
 	return 0;
 }

@@ -228,8 +228,9 @@ static int arm_triggers(struct sptd_col_service *s, const int *pt_fds)
 int sptd_col_record_arm(struct sptd_col_service *s)
 {
 	int is_pt = s->source == SPTD_SOURCE_PT;
+	char instance[64];
 	struct sptd_sched_config cfg = {
-		.instance = "sysptd",
+		.instance = instance,
 		.clock = is_pt ? "x86-tsc" : "mono",
 		.irq = 1,
 		.softirq = 1,
@@ -240,6 +241,7 @@ int sptd_col_record_arm(struct sptd_col_service *s)
 
 	if (ret < 0)
 		return ret;
+	sptd_col_instance_name(instance, sizeof(instance));
 	s->ftrace_clock = cfg.clock;
 	cfg.buffer_kb = (size_t)s->plan.ftrace_kb;
 	ret = sptd_sched_trace_create(&cfg, &s->trace);

@@ -15,11 +15,53 @@
 
 #include "ctl-local.h"
 
-const char *sptd_col_rundir(void)
+static char service_name[SPTD_NAME_MAX + 1]; /* --name; "" the default service */
+
+static const char *rundir_base(void)
 {
 	const char *dir = getenv("SYSPTD_RUNDIR");
 
 	return dir && *dir ? dir : "/run/sysptd";
+}
+
+int sptd_col_set_service_name(const char *name)
+{
+	size_t n;
+
+	if (!name) {
+		service_name[0] = '\0';
+		return 0;
+	}
+	n = strlen(name);
+	if (n == 0 || n > SPTD_NAME_MAX || name[0] == '-' || name[0] == '.')
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+		      (name[i] >= '0' && name[i] <= '9') || name[i] == '-' || name[i] == '_' ||
+		      name[i] == '.'))
+			return -EINVAL;
+	memcpy(service_name, name, n + 1);
+	return 0;
+}
+
+const char *sptd_col_service_name(void)
+{
+	return service_name;
+}
+
+const char *sptd_col_rundir(void)
+{
+	static char dir[256];
+
+	if (!service_name[0])
+		return rundir_base();
+	snprintf(dir, sizeof(dir), "%s/%s", rundir_base(), service_name);
+	return dir;
+}
+
+void sptd_col_instance_name(char *buf, size_t len)
+{
+	snprintf(buf, len, service_name[0] ? "sysptd-%s" : "sysptd", service_name);
 }
 
 static int path_in_rundir(char *buf, size_t len, const char *name)
@@ -34,7 +76,9 @@ int sptd_col_lock_take(int *holder)
 	char path[256], pid[32];
 	int fd, ret;
 
-	if (mkdir(sptd_col_rundir(), 0700) < 0 && errno != EEXIST)
+	if (mkdir(rundir_base(), 0700) < 0 && errno != EEXIST)
+		return -errno;
+	if (service_name[0] && mkdir(sptd_col_rundir(), 0700) < 0 && errno != EEXIST)
 		return -errno;
 	ret = path_in_rundir(path, sizeof(path), "lock");
 	if (ret < 0)

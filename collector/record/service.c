@@ -41,9 +41,9 @@ static void reply_status(struct sptd_col_service *s, int fd)
 {
 	char buf[8192];
 	int n = snprintf(buf, sizeof(buf),
-	                 "pid %d\nsource %s\ncpus %d\nwindow_ns %" PRId64 "\npost_ns %" PRId64
+	                 "pid %d\nname %s\nsource %s\ncpus %d\nwindow_ns %" PRId64 "\npost_ns %" PRId64
 	                 "\ntriggers %d\nincidents %d\nlast %s\noutput %s\n",
-	                 (int)getpid(), s->source_name, s->ncpus, s->o->window_ns, s->o->post_ns,
+	                 (int)getpid(), s->o->name ? s->o->name : "-", s->source_name, s->ncpus, s->o->window_ns, s->o->post_ns,
 	                 s->o->ntriggers, s->incidents, s->last_path[0] ? s->last_path : "-",
 	                 s->o->output);
 
@@ -257,7 +257,22 @@ static int open_output(struct sptd_col_service *s)
 {
 	const struct sptd_col_record_opts *o = s->o;
 	char err[1024];
-	int ret = sptd_col_outdir_open(&s->outdir, o->output, o->unsafe_output, err, sizeof(err));
+	int ret;
+
+	/* a named recorder's default DIR/NAME sits in the default DIR */
+	if (o->output_named_default) {
+		char parent[256];
+		char *slash;
+
+		snprintf(parent, sizeof(parent), "%s", o->output);
+		slash = strrchr(parent, '/');
+		if (slash && slash != parent) {
+			*slash = '\0';
+			if (mkdir(parent, 0700) < 0 && errno != EEXIST)
+				sptd_col_log(LOG_WARNING, "cannot create %s: %s", parent, strerror(errno));
+		}
+	}
+	ret = sptd_col_outdir_open(&s->outdir, o->output, o->unsafe_output, err, sizeof(err));
 
 	if (ret < 0) {
 		fprintf(stderr, "sysptd: %s\n", err);
@@ -311,8 +326,13 @@ int sptd_col_record_run(struct sptd_col_record_opts *opts)
 		return ret;
 	s.lock_fd = sptd_col_lock_take(&holder);
 	if (s.lock_fd == -EBUSY) {
-		fprintf(stderr, "sysptd: another sysptd is already recording (pid %d); stop it first, "
-		        "or use `sysptd snapshot` to trigger it\n", holder);
+		if (o.name)
+			fprintf(stderr, "sysptd: a sysptd named '%s' is already recording (pid %d); "
+			        "stop it first, or choose another --name\n", o.name, holder);
+		else
+			fprintf(stderr, "sysptd: another sysptd is already recording (pid %d); stop it "
+			        "first, use `sysptd snapshot` to trigger it, or run beside it with "
+			        "--name NAME\n", holder);
 		sptd_col_outdir_close(&s.outdir);
 		return SPTD_EXIT_BUSY;
 	}

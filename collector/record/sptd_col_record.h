@@ -173,6 +173,9 @@ struct sptd_col_record_opts {
 	int ntriggers;
 	char command[1024];         /* argv joined, for meta */
 	int on_stop;                /* SPTD_ON_STOP_*: what SIGINT/SIGTERM/SIGHUP do */
+	const char *name;           /* --name; NULL the default service */
+	char output_buf[256];       /* the default --output of a named recorder */
+	int output_named_default;   /* --output is that default (created if need be) */
 };
 
 /* --on-stop: whether a stopping signal first writes the last window as a
@@ -190,8 +193,18 @@ int sptd_col_record_run(struct sptd_col_record_opts *o);
 
 /* ---- the control socket, client side (ctl.c) --------------------------- */
 
-/* Directory for the lock and the socket (overridable with $SYSPTD_RUNDIR for
- * tests that run two services side by side). */
+/* --name NAME: a recorder of its own beside the service, with its own
+ * ftrace instance ("sysptd-NAME"), lock and control socket (in
+ * RUNDIR/NAME); `sysptd snapshot --name NAME` talks to it.  NAME: 1 to
+ * SPTD_NAME_MAX of [A-Za-z0-9._-], not starting with '-' or '.'; NULL: the
+ * default service.  -EINVAL for a bad name. */
+#define SPTD_NAME_MAX 32
+int sptd_col_set_service_name(const char *name);
+const char *sptd_col_service_name(void); /* "" for the default service */
+/* The ftrace instance of the service named so far. */
+void sptd_col_instance_name(char *buf, size_t len);
+/* Directory for the lock and the socket: $SYSPTD_RUNDIR (tests), else
+ * /run/sysptd; with a name, its NAME subdirectory. */
 const char *sptd_col_rundir(void);
 /* Send @cmd to the running service, read the whole reply into @reply.
  * -ECONNREFUSED / -ENOENT when no service runs. */

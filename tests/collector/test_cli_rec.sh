@@ -115,6 +115,44 @@ inc=$(find "$work/svc" -name 'incident-*.db')
 	bad "--on-stop save: trigger '$(q "$inc" "SELECT detail FROM trigger")'"
 expect 2 "unknown --on-stop 'maybe' (save or discard)" -- "$BIN" --on-stop maybe
 
+# ---- 5: a second recorder beside the service with --name
+tracefs=/sys/kernel/tracing
+[ -d "$tracefs/instances" ] || tracefs=/sys/kernel/debug/tracing
+mkdir -m 700 "$work/main" "$work/adhoc"
+"$BIN" --window 20ms --trigger timer=3600s -o "$work/main" </dev/null >"$work/main.out" 2>&1 &
+main=$!
+wait_for "$work/main.out" "armed:" 30 || bad "the service did not arm"
+expect 7 "run beside it with --name NAME" -- "$BIN" --window 20ms -o "$work/adhoc"
+"$BIN" --name adhoc --window 20ms -o "$work/adhoc" </dev/null >"$work/adhoc.out" 2>&1 &
+adhoc=$!
+wait_for "$work/adhoc.out" "armed:" 30 || bad "the named recorder did not arm beside the service"
+[ -d "$tracefs/instances/sysptd" ] && [ -d "$tracefs/instances/sysptd-adhoc" ] && ok ||
+	bad "not two ftrace instances: $(ls "$tracefs/instances")"
+expect 7 "a sysptd named 'adhoc' is already recording" -- "$BIN" --name adhoc -o "$work/tty"
+expect 2 "bad --name '../x'" -- "$BIN" --name ../x
+expect 0 "^name adhoc" -- "$BIN" status --name adhoc
+expect 0 "^name -" -- "$BIN" status
+# each snapshot reaches its own recorder and writes into its own directory
+a=$("$BIN" snapshot --name adhoc)
+m=$("$BIN" snapshot)
+case "$a" in "$work/adhoc/incident-"*.db) ok ;; *) bad "snapshot --name adhoc: '$a'" ;; esac
+case "$m" in "$work/main/incident-"*.db) ok ;; *) bad "snapshot: '$m'" ;; esac
+for inc in "$a" "$m"; do
+	[ -f "$inc" ] || continue
+	# both hold every CPU's scheduling, from their own instance
+	[ "$(q "$inc" "SELECT count(DISTINCT cpu) FROM sched_slice")" = "$(nproc)" ] && ok ||
+		bad "$inc lacks some CPU's scheduling"
+done
+expect 1 "no sysptd named 'nope' is running" -- "$BIN" snapshot --name nope
+kill -TERM "$adhoc"
+wait "$adhoc"
+[ -d "$tracefs/instances/sysptd-adhoc" ] && bad "the named instance outlived its recorder" || ok
+[ -d "$tracefs/instances/sysptd" ] && ok || bad "stopping the named recorder removed the service's instance"
+m2=$("$BIN" snapshot)
+[ -f "$m2" ] && ok || bad "the service stopped answering after the named recorder stopped: '$m2'"
+kill -TERM "$main"
+wait "$main"
+
 echo "$passed passed, $failed failed${skipped:+, not run:$skipped}"
 [ "$failed" = 0 ] && [ "$passed" -gt 0 ] || exit 1
 [ -z "$skipped" ] || exit 77
