@@ -4,18 +4,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sptd_col.h"
 #include "sptd_col_derive.h"
+#include "sptd_col_perf.h"
 #include "sptd_col_record.h"
 
 /* ---- options ---------------------------------------------------------------- */
 
 static const char record_usage[] =
 "Usage: sysptd [record] [OPTIONS]\n"
+"       sysptd record [OPTIONS] -- CMD [ARGS...]\n"
 "\n"
 "Keep a rolling record of what every CPU did and, when a trigger fires,\n"
 "freeze the last --window of it into one incident file (SQLite).\n"
+"With -- CMD: run CMD (once armed) and write an incident of the last\n"
+"window when it exits (plus any trigger's while it runs); sysptd's exit\n"
+"status is then CMD's (128+N when a signal N killed it).\n"
 "Needs root.\n"
 "\n"
 "Options:\n"
@@ -71,6 +77,11 @@ static const char record_usage[] =
 "                         the oldest (default: 10% of its filesystem, at most\n"
 "                         4G; 0: no limit).  --keep and --max-disk only ever\n"
 "                         delete incidents this service wrote there\n"
+"  -C, --cpu LIST         record only these CPUs (perf's -C: 0,2-3); the\n"
+"                         others are left out of the incident\n"
+"  -p, --pid PID[,PID]    keep only these processes' samples and calls (all\n"
+"                         their threads); every CPU's scheduling stays, so\n"
+"                         what ran instead of them is still seen\n"
 "  -j, --jobs N           decode threads (default: number of CPUs)\n"
 "  -q, --quiet            print only errors and incident paths\n"
 "  -h, --help             this text\n"
@@ -87,6 +98,36 @@ static const char record_usage[] =
 "machine lacks what was asked (e.g. --source pt without Intel PT), 7 another\n"
 "sysptd is running (or writes to the same --output).\n";
 
+/* -p PID[,PID...]: processes that exist now. */
+static int parse_pids(const char *text, struct sptd_col_record_opts *o)
+{
+	const char *p = text;
+
+	while (*p) {
+		char *end, path[64];
+		long v;
+
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || end == p || v <= 0 || v > 4194304 || (*end && *end != ',')) {
+			fprintf(stderr, "sysptd: bad --pid '%s' (process ids, comma-separated)\n", text);
+			return -EINVAL;
+		}
+		if (o->npids == SPTD_MAX_PIDS) {
+			fprintf(stderr, "sysptd: at most %d processes for --pid\n", SPTD_MAX_PIDS);
+			return -EINVAL;
+		}
+		snprintf(path, sizeof(path), "/proc/%ld", v);
+		if (access(path, F_OK) != 0) {
+			fprintf(stderr, "sysptd: --pid %ld: no such process\n", v);
+			return -ESRCH;
+		}
+		o->pids[o->npids++] = (int)v;
+		p = *end ? end + 1 : end;
+	}
+	return o->npids ? 0 : -EINVAL;
+}
+
 int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 {
 	static const struct option longopts[] = {
@@ -99,16 +140,18 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 		{ "user-only", no_argument, NULL, 'U' },
 		{ "timing", required_argument, NULL, 'T' },
 		{ "image-cache", required_argument, NULL, 'I' },
-		{ "portable", no_argument, NULL, 'p' },
+		{ "portable", no_argument, NULL, 'Z' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "once", no_argument, NULL, '1' },
 		{ "on-stop", required_argument, NULL, 'S' },
-		{ "cooldown", required_argument, NULL, 'C' },
+		{ "cooldown", required_argument, NULL, 'L' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "keep", required_argument, NULL, 'K' },
 		{ "max-disk", required_argument, NULL, 'D' },
 		{ "unsafe-output", no_argument, NULL, 'X' },
 		{ "name", required_argument, NULL, 'N' },
+		{ "cpu", required_argument, NULL, 'C' },
+		{ "pid", required_argument, NULL, 'p' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -129,14 +172,14 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 		off += (size_t)snprintf(o->command + off, sizeof(o->command) - off, "%s%s",
 		                        i ? " " : "", argv[i]);
 	sptd_col_getopt_start();
-	while ((c = getopt_long(argc, argv, ":w:t:s:F:b:n:o:j:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:w:t:s:F:b:n:o:j:qhC:p:", longopts, NULL)) != -1) {
 		char *end;
 		long v;
 
 		switch (c) {
 		case 'w':
 		case 'P':
-		case 'C': {
+		case 'L': {
 			int64_t ns;
 
 			if (sptd_col_parse_duration(optarg, &ns) < 0 || (c == 'w' && ns <= 0)) {
@@ -218,7 +261,7 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 			}
 			o->image_cache = optarg;
 			break;
-		case 'p':
+		case 'Z':
 			o->portable = 1;
 			break;
 		case 'o':
@@ -227,6 +270,17 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 			break;
 		case 'X':
 			o->unsafe_output = 1;
+			break;
+		case 'C':
+			if (strlen(optarg) >= sizeof(o->cpu_list) || sptd_col_cpus_parse(optarg, NULL, 0) <= 0) {
+				fprintf(stderr, "sysptd: bad CPU list '%s' for --cpu (use e.g. 0,2-3)\n", optarg);
+				return -EINVAL;
+			}
+			snprintf(o->cpu_list, sizeof(o->cpu_list), "%s", optarg);
+			break;
+		case 'p':
+			if (parse_pids(optarg, o) < 0)
+				return -EINVAL;
 			break;
 		case 'N':
 			if (sptd_col_set_service_name(optarg) < 0) {
@@ -259,7 +313,15 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "sysptd: unexpected argument '%s' (see sysptd --help)\n", argv[optind]);
+		/* `-- CMD`: getopt stopped at "--" (skipped) */
+		if (strcmp(argv[optind - 1], "--") != 0) {
+			fprintf(stderr, "sysptd: unexpected argument '%s' (see sysptd --help; a command "
+			        "to run goes after --)\n", argv[optind]);
+			return -EINVAL;
+		}
+		o->cmd_argv = argv + optind;
+	} else if (optind > 0 && optind <= argc && strcmp(argv[optind - 1], "--") == 0) {
+		fprintf(stderr, "sysptd: -- needs a command to run after it\n");
 		return -EINVAL;
 	}
 	if (o->name && !output_given) {

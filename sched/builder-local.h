@@ -77,6 +77,7 @@ struct builder_cpu {
 
 struct sptd_sched_builder {
 	int64_t window_start, window_end;  /* clip bounds, ns */
+	unsigned char *excluded;      /* [ncpus]: 1 a CPU not recorded (-C); NULL none */
 	int64_t gap_slack;            /* see sptd_sched_builder_set_gap_slack */
 	int64_t started, stopped;     /* see sptd_sched_builder_set_recording */
 	char started_why[BUILDER_WHY_LEN]; /* ... why it (re)started, "" none */

@@ -61,7 +61,21 @@ void sptd_sched_builder_destroy(struct sptd_sched_builder *b)
 	if (!b)
 		return;
 	free(b->events);
+	free(b->excluded);
 	free(b);
+}
+
+int sptd_sched_builder_exclude_cpu(struct sptd_sched_builder *b, int cpu)
+{
+	if (!b || cpu < 0 || cpu >= b->ncpus)
+		return -EINVAL;
+	if (!b->excluded) {
+		b->excluded = calloc((size_t)b->ncpus, 1);
+		if (!b->excluded)
+			return -ENOMEM;
+	}
+	b->excluded[cpu] = 1;
+	return 0;
 }
 
 int sptd_sched_builder_set_window(struct sptd_sched_builder *b, int64_t window_start,

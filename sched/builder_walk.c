@@ -227,7 +227,8 @@ int sptd_sched_walk_begin(struct sptd_sched_builder *b)
 
 		if (!c->has_data) {
 			segment_start(c, b->window_start);
-			ret = emit_gap(b, b->window_start, b->data_end, i, GAP_NO_DATA);
+			if (!b->excluded || !b->excluded[i])
+				ret = emit_gap(b, b->window_start, b->data_end, i, GAP_NO_DATA);
 			continue;
 		}
 		if (c->lost_first) {
@@ -258,7 +259,8 @@ int sptd_sched_walk_begin(struct sptd_sched_builder *b)
 		snprintf(reason, sizeof(reason), "ftrace stopped at %s, before the window end%s%s",
 		         at, b->stopped_why[0] ? ": " : "", b->stopped_why);
 		for (i = 0; i < b->ncpus && ret >= 0; i++)
-			ret = emit_gap(b, b->data_end, b->window_end, i, reason);
+			if (b->cpu[i].has_data || !b->excluded || !b->excluded[i])
+				ret = emit_gap(b, b->data_end, b->window_end, i, reason);
 	}
 	return ret;
 }

@@ -45,6 +45,8 @@ struct sptd_sched_config {
 	const char *clock;           /* trace_clock: "mono" (sampling) or "x86-tsc" (PT) */
 	int irq;                     /* also irq_handler_entry/exit */
 	int softirq;                 /* also softirq_entry/exit */
+	const char *cpumask;         /* tracing_cpumask (hex, as the kernel reads
+	                              * it: "2", "ff,00000001"); NULL every CPU */
 };
 
 struct sptd_sched_trace;
@@ -264,6 +266,10 @@ int sptd_sched_builder_create(int64_t window_start, int64_t window_end, int ncpu
  * learns it from the events themselves.  -EINVAL as create. */
 int sptd_sched_builder_set_window(struct sptd_sched_builder *b, int64_t window_start,
                                   int64_t window_end);
+/* CPU @cpu was not recorded (sysptd -C): no "no ftrace events" or "ftrace
+ * stopped" gap for it, unless events from it come after all.  -EINVAL
+ * (out of range), -ENOMEM. */
+int sptd_sched_builder_exclude_cpu(struct sptd_sched_builder *b, int cpu);
 /* When neither a LOST event nor sptd_sched_builder_set_recording() says
  * where a CPU's record begins (switches from outside ftrace, old files), a
  * CPU whose first event is later than window_start + @slack_ns gets a gap

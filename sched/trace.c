@@ -270,6 +270,13 @@ static int trace_setup(struct sptd_sched_trace *tr, const struct sptd_sched_conf
 			return ret == -EINVAL ? -EINVAL : ret;
 		}
 	}
+	if (cfg->cpumask) {
+		ret = inst_write(tr->inst, "tracing_cpumask", cfg->cpumask, 0);
+		if (ret < 0) {
+			trace_keep_error(tr, "tracing_cpumask", ret);
+			return ret;
+		}
+	}
 	if (cfg->clock) {
 		ret = inst_write(tr->inst, "trace_clock", cfg->clock, 0);
 		if (ret < 0) {

@@ -358,6 +358,10 @@ int sptd_store_table_clear(struct sptd_store *st, const char *table);
  * closed store), -EROFS (read-only or committed), the sticky error of a
  * failed transaction, -ENOSPC, -EIO. */
 int sptd_store_derived_clear(struct sptd_store *st);
+/* Delete the slice and sample rows of every thread whose process is not one
+ * of @pids (sysptd -p; process and thread rows must be in).  -EINVAL for
+ * no pid, a pid <= 0, or more than 256. */
+int sptd_store_keep_pids(struct sptd_store *st, const int *pids, int n);
 /* Delete the gap rows whose reason starts with @prefix (a producer's tag
  * such as "pt: "; ASCII letters match in either case, as SQL LIKE does).
  * Returns the number of rows deleted.  -EINVAL (NULL, empty @prefix),

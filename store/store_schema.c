@@ -256,6 +256,31 @@ int sptd_store_table_clear(struct sptd_store *st, const char *table)
 	return sptd_store_exec(st, sql, "clearing a table");
 }
 
+int sptd_store_keep_pids(struct sptd_store *st, const int *pids, int n)
+{
+	static const char *const tables[] = { "slice", "sample" };
+	char in[256 * 12], sql[256 * 12 + 256];
+	size_t off = 0;
+	int ret = sptd_store_writable_check(st, "keeping only some processes");
+
+	if (ret < 0)
+		return ret;
+	if (!pids || n <= 0 || n > 256)
+		return -EINVAL;
+	for (int i = 0; i < n; i++) {
+		if (pids[i] <= 0)
+			return -EINVAL;
+		off += (size_t)snprintf(in + off, sizeof(in) - off, "%s%d", i ? "," : "", pids[i]);
+	}
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]) && ret >= 0; i++) {
+		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE utid IS NULL OR utid NOT IN "
+		         "(SELECT t.utid FROM thread t JOIN process p USING (upid) WHERE p.pid IN (%s))",
+		         tables[i], in);
+		ret = sptd_store_exec(st, sql, "keeping only some processes");
+	}
+	return ret;
+}
+
 int sptd_store_derived_clear(struct sptd_store *st)
 {
 	int ret = sptd_store_writable_check(st, "clearing the derived tables");

@@ -335,6 +335,31 @@ static int window_from_meta(struct sptd_store *st, int64_t *start, int64_t *end)
 	return 0;
 }
 
+/* meta cpu_list (sysptd -C): the CPUs not in it were not recorded, and no
+ * gap says they lack events.  A list that does not parse is ignored (every
+ * CPU then counts as recorded: nothing is hidden). */
+static void exclude_unrecorded(struct sptd_store *st, struct sptd_sched_builder *b, int ncpus)
+{
+	char list[512];
+	int *cpus, n;
+
+	if (ncpus <= 0 || sptd_store_meta_get(st, "cpu_list", list, sizeof(list)) < 0)
+		return;
+	n = sptd_col_cpus_parse(list, NULL, 0);
+	if (n <= 0 || !(cpus = calloc((size_t)n, sizeof(*cpus))))
+		return;
+	if (sptd_col_cpus_parse(list, cpus, n) == n)
+		for (int c = 0; c < ncpus; c++) {
+			int listed = 0;
+
+			for (int i = 0; i < n && !listed; i++)
+				listed = cpus[i] == c;
+			if (!listed)
+				sptd_sched_builder_exclude_cpu(b, c);
+		}
+	free(cpus);
+}
+
 int sptd_col_derive_sched(struct sptd_store *st, struct sptd_col_tasks *tasks)
 {
 	static const struct sptd_sched_sink sink_template = {
@@ -365,6 +390,7 @@ int sptd_col_derive_sched(struct sptd_store *st, struct sptd_col_tasks *tasks)
 	ret = sptd_sched_builder_create(wstart, wend, ncpus > 0 ? ncpus : 1, &ctx.builder);
 	if (ret < 0)
 		return ret;
+	exclude_unrecorded(st, ctx.builder, ncpus);
 	ret = feed_ftrace(&ctx, &ncpus);
 	if (ret >= 0)
 		ret = trailing_breaks(&ctx, ncpus, wend);
@@ -421,6 +447,33 @@ static int load_tasks(struct sptd_store *st, struct sptd_col_tasks *tasks)
 	return ret < 0 ? ret : 0;
 }
 
+/* meta pid_filter (sysptd -p): only those processes' samples and calls are
+ * kept; scheduling, IRQs and gaps stay whole.  Applied after everything is
+ * derived, so PT (which traces whole CPUs) and samples are limited alike.
+ * The list comes from a file: only numbers reach the SQL. */
+static int apply_pid_filter(struct sptd_store *st)
+{
+	char list[512];
+	int pids[256], n = 0;
+	const char *p = list;
+
+	if (sptd_store_meta_get(st, "pid_filter", list, sizeof(list)) < 0 || !list[0])
+		return 0;
+	while (*p) {
+		char *end;
+		long v = strtol(p, &end, 10);
+
+		if (end == p || v <= 0 || v > INT_MAX || (*end && *end != ',') || n == 256) {
+			sptd_col_log(LOG_WARNING, "meta pid_filter '%s' is not a list of process ids: "
+			             "ignored (every process kept)", list);
+			return 0;
+		}
+		pids[n++] = (int)v;
+		p = *end ? end + 1 : end;
+	}
+	return n ? sptd_store_keep_pids(st, pids, n) : 0;
+}
+
 int sptd_col_derive_all(struct sptd_store *st, int jobs)
 {
 	struct sptd_col_tasks *tasks = NULL;
@@ -448,6 +501,8 @@ int sptd_col_derive_all(struct sptd_store *st, int jobs)
 		stage = "reading raw_task";
 	if (ret >= 0 && (ret = sptd_col_tasks_store(tasks, st)) < 0)
 		stage = "processes and threads";
+	if (ret >= 0 && (ret = apply_pid_filter(st)) < 0)
+		stage = "keeping only the processes of -p";
 	if (ret < 0)
 		sptd_col_log(LOG_ERR, "decoding %s failed: %s%s%s", stage, strerror(-ret),
 		             sptd_store_errmsg(st)[0] ? ": " : "", sptd_store_errmsg(st));

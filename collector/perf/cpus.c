@@ -55,3 +55,30 @@ int sptd_col_cpus_online(int *cpus, int max)
 		return (int)len;
 	return sptd_col_cpus_parse(buf, cpus, max);
 }
+
+int sptd_col_cpumask_hex(const int *cpus, int n, char *buf, size_t len)
+{
+	uint32_t words[(CPUS_LIMIT + 32) / 32];
+	int top = 0;
+	size_t off = 0;
+
+	if (!cpus || n <= 0 || !buf || !len)
+		return -EINVAL;
+	memset(words, 0, sizeof(words));
+	for (int i = 0; i < n; i++) {
+		if (cpus[i] < 0 || cpus[i] > CPUS_LIMIT)
+			return -EINVAL;
+		words[cpus[i] / 32] |= 1u << (cpus[i] % 32);
+		if (cpus[i] / 32 > top)
+			top = cpus[i] / 32;
+	}
+	/* the kernel's bitmap format: 32-bit words, most significant first */
+	for (int w = top; w >= 0; w--) {
+		int k = snprintf(buf + off, len - off, w == top ? "%x" : ",%08x", words[w]);
+
+		if (k < 0 || (size_t)k >= len - off)
+			return -E2BIG;
+		off += (size_t)k;
+	}
+	return 0;
+}

@@ -406,6 +406,9 @@ int sptd_col_cpus_parse(const char *text, int *cpus, int max);
 /* The online CPUs (/sys/devices/system/cpu/online), as above; -errno of
  * the read. */
 int sptd_col_cpus_online(int *cpus, int max);
+/* @cpus as the kernel's hex CPU mask (tracing_cpumask): "2" for CPU 1,
+ * "1,00000001" for CPUs 0 and 32.  -EINVAL, -E2BIG (@buf too small). */
+int sptd_col_cpumask_hex(const int *cpus, int n, char *buf, size_t len);
 
 /* ---- samples of the sampling source (sample_ring.c) ---------------------- */
 

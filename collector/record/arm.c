@@ -242,6 +242,8 @@ int sptd_col_record_arm(struct sptd_col_service *s)
 	if (ret < 0)
 		return ret;
 	sptd_col_instance_name(instance, sizeof(instance));
+	if (s->cpumask[0])
+		cfg.cpumask = s->cpumask;
 	s->ftrace_clock = cfg.clock;
 	cfg.buffer_kb = (size_t)s->plan.ftrace_kb;
 	ret = sptd_sched_trace_create(&cfg, &s->trace);
@@ -275,6 +277,8 @@ int sptd_col_record_arm(struct sptd_col_service *s)
 			.use_clock = 1,
 			.exclude_kernel = s->o->user_only,
 			.max_stack = 127,
+			.cpus = s->o->cpu_list[0] ? s->cpus : NULL,
+			.ncpus = s->ncpus,
 		};
 
 		ret = sptd_col_sampler_create(&scfg, &s->sampler);

@@ -36,6 +36,7 @@ struct sample_copy {
 };
 
 struct capture {
+	const struct sptd_col_record_opts *o;
 	struct sptd_store *st;
 	struct sample_copy *samples;
 	size_t nsamples, cap;
@@ -61,6 +62,13 @@ static int on_sample(void *arg, const struct sptd_col_sample *smp)
 {
 	struct capture *c = arg;
 	struct sample_copy *copy;
+	int wanted = !c->o || c->o->npids == 0;
+
+	/* -p: only those processes' samples are kept */
+	for (int i = 0; !wanted && i < c->o->npids; i++)
+		wanted = smp->pid == c->o->pids[i];
+	if (!wanted)
+		return 0;
 
 	if (c->nsamples == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 1024;
@@ -132,7 +140,7 @@ static int write_meta(struct sptd_col_service *s, struct sptd_store *st, const s
 			{ "trigger_kind", fire->spec ? fire->spec->text : "manual" },
 		};
 		const struct { const char *key; int64_t value; } ints[] = {
-			{ "cpus", s->ncpus }, { "window_ns", s->o->window_ns }, { "post_ns", s->o->post_ns },
+			{ "cpus", s->online_cpus }, { "window_ns", s->o->window_ns }, { "post_ns", s->o->post_ns },
 			{ "window_start", wstart }, { "window_end", wend }, { "trigger_ts", fire->ts },
 			{ "sample_freq", s->o->freq },
 		};
@@ -141,6 +149,23 @@ static int write_meta(struct sptd_col_service *s, struct sptd_store *st, const s
 			ret = sptd_store_meta_set(st, text[i].key, text[i].value);
 		for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]) && ret >= 0; i++)
 			ret = sptd_store_meta_set_int(st, ints[i].key, ints[i].value);
+	}
+	/* -C and -p: what the incident was limited to (derive reads them) */
+	if (ret >= 0 && s->o->cpu_list[0]) {
+		off = 0;
+		line[0] = '\0';
+		for (int i = 0; i < s->ncpus && off < sizeof(line); i++)
+			off += (size_t)snprintf(line + off, sizeof(line) - off, "%s%d", i ? "," : "",
+			                        s->cpus[i]);
+		ret = sptd_store_meta_set(st, "cpu_list", line);
+	}
+	if (ret >= 0 && s->o->npids) {
+		off = 0;
+		line[0] = '\0';
+		for (int i = 0; i < s->o->npids && off < sizeof(line); i++)
+			off += (size_t)snprintf(line + off, sizeof(line) - off, "%s%d", i ? "," : "",
+			                        s->o->pids[i]);
+		ret = sptd_store_meta_set(st, "pid_filter", line);
 	}
 	if (ret >= 0)
 		ret = sptd_col_plan_meta_write(&s->plan, st);
@@ -345,7 +370,7 @@ static const char *store_reason(struct sptd_store *st, int ret)
  * the service re-arms and goes on. */
 int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fire *hit)
 {
-	struct capture c = { 0 };
+	struct capture c = { .o = s->o };
 	struct ftrace_span rec;
 	struct sptd_col_fire fired = *hit, *fire = &fired;
 	int64_t wstart = fire->ts - s->o->window_ns, wend = fire->ts + s->o->post_ns;

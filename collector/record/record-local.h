@@ -55,7 +55,9 @@ int sptd_col_seed_cpus(const int *cpus, int ncpus);
  * writes). */
 struct sptd_col_service {
 	struct sptd_col_record_opts *o; /* the options (owned by the caller) */
-	int cpus[SPTD_MAX_CPUS], ncpus; /* online CPUs, all recorded */
+	int cpus[SPTD_MAX_CPUS], ncpus; /* the CPUs recorded: online ones (of -C) */
+	int online_cpus;            /* how many are online (meta "cpus") */
+	char cpumask[300];          /* -C as ftrace's tracing_cpumask; "" all */
 	enum sptd_col_source source; /* the source chosen: PT or SAMPLE */
 	const char *source_name;     /* "pt" or "sample", for logs and meta */
 	struct sptd_col_plan plan;   /* every ring's size (arm.c computes it) */
@@ -70,6 +72,11 @@ struct sptd_col_service {
 	struct sptd_col_trigger_spec stop;   /* what a stopping signal fires as
 	                                      * when it saves (--on-stop) */
 	int save_on_stop;            /* --on-stop resolved: 1 save, 0 discard */
+	struct sptd_col_trigger_spec exit_spec; /* what CMD's exit fires as */
+	int child;                   /* `-- CMD`: its pid while it runs, else 0 */
+	int child_status;            /* its exit status as a shell gives it (128+N
+	                              * for signal N); -1 not ended yet */
+	int stop_signals;            /* stopping signals seen while CMD ran */
 	int lock_fd, ctl_fd, sig_fd; /* the lock, control socket, signalfd; -1 none */
 	struct sptd_col_outdir outdir; /* --output: checked, held open, named, retained */
 	int incidents;             /* written so far */

@@ -141,9 +141,17 @@ int sptd_col_sampler_create(const struct sptd_col_sampler_config *cfg,
 		             "> 0, ring pages a power of two, max stack 0..65535)");
 		return -EINVAL;
 	}
-	ret = online_cpus(&cpus, &ncpus);
-	if (ret < 0)
-		return ret;
+	if (cfg->cpus && cfg->ncpus > 0) {
+		cpus = calloc((size_t)cfg->ncpus, sizeof(*cpus));
+		if (!cpus)
+			return -ENOMEM;
+		memcpy(cpus, cfg->cpus, (size_t)cfg->ncpus * sizeof(*cpus));
+		ncpus = cfg->ncpus;
+	} else {
+		ret = online_cpus(&cpus, &ncpus);
+		if (ret < 0)
+			return ret;
+	}
 	ret = -ENOMEM;
 	s = calloc(1, sizeof(*s));
 	if (!s)

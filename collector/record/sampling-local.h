@@ -17,6 +17,8 @@ struct sptd_col_sampler_config {
 	int use_clock;           /* attr.use_clockid with CLOCK_MONOTONIC */
 	int exclude_kernel;      /* user-only */
 	int max_stack;           /* callchain depth limit (127) */
+	const int *cpus;         /* the CPUs to sample (-C); NULL every online one */
+	int ncpus;
 };
 
 

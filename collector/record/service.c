@@ -7,6 +7,7 @@
  * retention.c.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <linux/capability.h>
 #include <poll.h>
@@ -16,6 +17,8 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -71,6 +74,84 @@ static int resolve_on_stop(int on_stop)
 	return fg > 0 && fg == getpgrp();
 }
 
+/* ---- `-- CMD` ------------------------------------------------------------------ */
+
+/* Start CMD now that everything is armed: in this process group (Ctrl+C
+ * reaches it too), with every signal unblocked and no descriptor of ours.
+ * It runs as root, as with perf record -- CMD, but before the service
+ * drops its capabilities.  0, or an exit status (127 cannot run it). */
+static int start_command(struct sptd_col_service *s)
+{
+	char *const *argv = s->o->cmd_argv;
+	int report[2], err = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(report, O_CLOEXEC) < 0) {
+		fprintf(stderr, "sysptd: cannot start '%s': %s\n", argv[0], strerror(errno));
+		return SPTD_EXIT_FAIL;
+	}
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "sysptd: cannot start '%s': %s\n", argv[0], strerror(errno));
+		close(report[0]);
+		close(report[1]);
+		return SPTD_EXIT_FAIL;
+	}
+	if (pid == 0) {
+		sigset_t none;
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		for (int fd = 3; fd < 4096; fd++)
+			if (fd != report[1])
+				close(fd);
+		execvp(argv[0], argv);
+		err = errno;
+		(void)!write(report[1], &err, sizeof(err));
+		_exit(127);
+	}
+	close(report[1]);
+	do
+		n = read(report[0], &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	close(report[0]);
+	if (n == (ssize_t)sizeof(err)) {
+		waitpid(pid, NULL, 0);
+		fprintf(stderr, "sysptd: cannot run '%s': %s\n", argv[0], strerror(err));
+		return err == ENOENT ? 127 : 126;
+	}
+	s->child = (int)pid;
+	s->child_status = -1;
+	sptd_col_log(LOG_INFO, "running %s (pid %d): an incident of the last window when it exits",
+	             argv[0], (int)pid);
+	return 0;
+}
+
+/* CMD ended (SIGCHLD): reap it.  1 it has, with @detail said. */
+static int reap_command(struct sptd_col_service *s, char *detail, size_t len)
+{
+	int wst;
+	pid_t r;
+
+	if (!s->child)
+		return 0;
+	r = waitpid(s->child, &wst, WNOHANG);
+	if (r != s->child)
+		return 0;
+	if (WIFSIGNALED(wst)) {
+		s->child_status = 128 + WTERMSIG(wst);
+		snprintf(detail, len, "%s (pid %d) killed by signal %d", s->o->cmd_argv[0], s->child,
+		         WTERMSIG(wst));
+	} else {
+		s->child_status = WEXITSTATUS(wst);
+		snprintf(detail, len, "%s (pid %d) exited with status %d", s->o->cmd_argv[0], s->child,
+		         s->child_status);
+	}
+	s->child = 0;
+	return 1;
+}
+
 static int run_loop(struct sptd_col_service *s)
 {
 	struct pollfd pfds[SPTD_MAX_TRIGGERS * SPTD_MAX_CPUS * 2 + 2];
@@ -106,7 +187,24 @@ static int run_loop(struct sptd_col_service *s)
 			struct signalfd_siginfo si;
 
 			if (read(s->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-				if (si.ssi_signo == SIGUSR2) {
+				if (si.ssi_signo == SIGCHLD) {
+					if (reap_command(s, best.detail, sizeof(best.detail))) {
+						sptd_col_log(LOG_INFO, "%s: writing the last window", best.detail);
+						fired = 1;
+						stop = 1;
+						best.ts = sptd_col_now_ns();
+						best.cpu = -1;
+						best.spec = &s->exit_spec;
+					}
+				} else if (si.ssi_signo != SIGUSR2 && s->child && s->stop_signals++ == 0) {
+					/* CMD's exit writes the incident: a signal from
+					 * the terminal reached it too, one sent to us is
+					 * passed on; a second one stops at once */
+					if (si.ssi_pid)
+						kill(s->child, (int)si.ssi_signo);
+					sptd_col_log(LOG_INFO, "%s: waiting for %s to exit (again: stop now)",
+					             sigabbrev(si.ssi_signo), s->o->cmd_argv[0]);
+				} else if (si.ssi_signo == SIGUSR2) {
 					fired = 1;
 					best.ts = sptd_col_now_ns();
 					best.cpu = -1;
@@ -188,7 +286,7 @@ static int run_loop(struct sptd_col_service *s)
 		{
 			int ret = sptd_col_record_capture(s, &best);
 
-			if (best.spec == &s->stop && ret < 0)
+			if ((best.spec == &s->stop || best.spec == &s->exit_spec) && ret < 0)
 				status = ret;
 
 			if (ctl_client >= 0) {
@@ -298,6 +396,40 @@ static int open_output(struct sptd_col_service *s)
 	return SPTD_EXIT_OK;
 }
 
+/* -C LIST: record only those CPUs; each must be online.  An exit status. */
+static int apply_cpu_list(struct sptd_col_service *s)
+{
+	static int want[SPTD_MAX_CPUS];
+	int n = sptd_col_cpus_parse(s->o->cpu_list, want, SPTD_MAX_CPUS), kept = 0;
+
+	if (n <= 0) {
+		fprintf(stderr, "sysptd: bad CPU list '%s' for --cpu\n", s->o->cpu_list);
+		return SPTD_EXIT_USAGE;
+	}
+	for (int i = 0; i < n; i++) {
+		int online = 0, dup = 0;
+
+		for (int k = 0; k < s->ncpus; k++)
+			online |= s->cpus[k] == want[i];
+		for (int k = 0; k < kept; k++)
+			dup |= want[k] == want[i];
+		if (!online) {
+			fprintf(stderr, "sysptd: --cpu %s: CPU %d is not online (see "
+			        "/sys/devices/system/cpu/online)\n", s->o->cpu_list, want[i]);
+			return SPTD_EXIT_USAGE;
+		}
+		if (!dup)
+			want[kept++] = want[i];
+	}
+	memcpy(s->cpus, want, (size_t)kept * sizeof(int));
+	s->ncpus = kept;
+	if (sptd_col_cpumask_hex(s->cpus, s->ncpus, s->cpumask, sizeof(s->cpumask)) < 0) {
+		fprintf(stderr, "sysptd: --cpu %s: too many CPUs for a mask\n", s->o->cpu_list);
+		return SPTD_EXIT_USAGE;
+	}
+	return SPTD_EXIT_OK;
+}
+
 int sptd_col_record_run(struct sptd_col_record_opts *opts)
 {
 	struct sptd_col_record_opts o = *opts;
@@ -312,6 +444,9 @@ int sptd_col_record_run(struct sptd_col_record_opts *opts)
 	strcpy(s.manual.text, "manual");
 	s.stop.kind = SPTD_TRIG_MANUAL;
 	strcpy(s.stop.text, "stop");
+	s.exit_spec.kind = SPTD_TRIG_MANUAL;
+	strcpy(s.exit_spec.text, "exit");
+	s.child_status = -1;
 	s.save_on_stop = resolve_on_stop(o.on_stop);
 	sptd_col_set_log(log_stderr, &o);
 	sptd_sched_set_log(log_stderr, &o);
@@ -347,6 +482,10 @@ int sptd_col_record_run(struct sptd_col_record_opts *opts)
 		fprintf(stderr, "sysptd: cannot read the online CPUs\n");
 		goto out;
 	}
+	s.online_cpus = s.ncpus;
+	if (o.cpu_list[0] && (status = apply_cpu_list(&s)) != SPTD_EXIT_OK)
+		goto out;
+	status = SPTD_EXIT_FAIL;
 	ret = sptd_col_record_choose_source(&s);
 	if (ret < 0) {
 		status = SPTD_EXIT_UNSUPP;
@@ -357,6 +496,8 @@ int sptd_col_record_run(struct sptd_col_record_opts *opts)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGUSR2);
+	if (o.cmd_argv)
+		sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	s.sig_fd = signalfd(-1, &mask, SFD_CLOEXEC);
 	s.ctl_fd = sptd_col_ctl_listen();
@@ -373,12 +514,38 @@ int sptd_col_record_run(struct sptd_col_record_opts *opts)
 		         SPTD_EXIT_FAIL;
 		goto out;
 	}
+	if (o.cmd_argv && (ret = start_command(&s)) != 0) {
+		status = ret;
+		goto out;
+	}
 	limit_privileges(&s);
-	if (s.save_on_stop)
+	if (s.save_on_stop && !o.cmd_argv)
 		sptd_col_log(LOG_INFO, "Ctrl+C (or SIGTERM) writes the last window as a final "
 		             "incident, then exits");
 	ret = run_loop(&s);
 	status = ret < 0 ? SPTD_EXIT_FAIL : SPTD_EXIT_OK;
+	if (s.child && s.stop_signals >= 2) {
+		sptd_col_log(LOG_WARNING, "stopped on a second signal: %s (pid %d) is left running",
+		             o.cmd_argv[0], s.child);
+		s.child_status = SPTD_EXIT_FAIL;
+		s.child = 0;
+	}
+	if (s.child) {
+		/* stopped before CMD ended (--count): its status is still ours */
+		int wst;
+
+		sptd_col_record_disarm(&s);
+		sptd_col_log(LOG_INFO, "recording stopped; waiting for %s (pid %d) to exit",
+		             o.cmd_argv[0], s.child);
+		if (waitpid(s.child, &wst, 0) == s.child)
+			s.child_status = WIFSIGNALED(wst) ? 128 + WTERMSIG(wst) : WEXITSTATUS(wst);
+		s.child = 0;
+	}
+	if (s.child_status >= 0 && status == SPTD_EXIT_OK)
+		status = s.child_status;
+	else if (s.child_status >= 0)
+		sptd_col_log(LOG_ERR, "%s exited with status %d, but its incident could not be "
+		             "written (exit status %d)", o.cmd_argv[0], s.child_status, status);
 out:
 	sptd_col_record_disarm(&s);
 	if (s.ctl_fd >= 0) {

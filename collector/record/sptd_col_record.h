@@ -147,6 +147,8 @@ int sptd_col_pt_aux_pause_probe(const struct sptd_col_pt_pmu *pmu, int cpu);
 
 enum sptd_col_source { SPTD_SOURCE_AUTO, SPTD_SOURCE_SAMPLE, SPTD_SOURCE_PT };
 
+#define SPTD_MAX_PIDS 64
+
 struct sptd_col_record_opts {
 	int64_t window_ns;          /* history kept before the trigger */
 	int64_t post_ns;            /* and after it */
@@ -176,6 +178,12 @@ struct sptd_col_record_opts {
 	const char *name;           /* --name; NULL the default service */
 	char output_buf[256];       /* the default --output of a named recorder */
 	int output_named_default;   /* --output is that default (created if need be) */
+	char cpu_list[256];         /* -C/--cpu as given; "" every online CPU */
+	int pids[SPTD_MAX_PIDS];    /* -p/--pid: keep only these processes' samples
+	                             * and calls (scheduling stays whole) */
+	int npids;
+	char **cmd_argv;            /* `-- CMD ARGS`: run CMD, an incident when it
+	                             * exits, its exit status ours; NULL none */
 };
 
 /* --on-stop: whether a stopping signal first writes the last window as a

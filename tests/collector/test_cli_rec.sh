@@ -115,6 +115,92 @@ inc=$(find "$work/svc" -name 'incident-*.db')
 	bad "--on-stop save: trigger '$(q "$inc" "SELECT detail FROM trigger")'"
 expect 2 "unknown --on-stop 'maybe' (save or discard)" -- "$BIN" --on-stop maybe
 
+# ---- 3: record -- CMD, -C LIST, -p PID
+# busy SECONDS: a shell spinning on a CPU (its own pid is the process)
+busy='i=0; end=$(($(date +%s%N) + $1 * 1000000)); while [ "$(date +%s%N)" -lt "$end" ]; do i=$((i+1)); done'
+mkdir -m 700 "$work/cmd"
+"$BIN" record --window 50ms -o "$work/cmd" -- sh -c "$busy"'; exit 3' sh 300 </dev/null >"$work/cmd.out" 2>"$work/cmd.err"
+rc=$?
+inc=$(find "$work/cmd" -name 'incident-*.db')
+[ "$rc" = 3 ] && [ "$(count_incidents "$work/cmd")" = 1 ] && ok ||
+	{ bad "record -- CMD: exit $rc (want CMD's 3), $(count_incidents "$work/cmd") incidents"; cat "$work/cmd.err" >&2; }
+if [ -n "$inc" ]; then
+	detail=$(q "$inc" "SELECT kind || ' ' || detail FROM trigger")
+	cpid=$(echo "$detail" | sed -n 's/^exit sh (pid \([0-9]*\)) exited with status 3$/\1/p')
+	[ -n "$cpid" ] && ok || bad "record -- CMD: trigger '$detail'"
+	# CMD spun until it exited: its last 50 ms are in the incident, on a
+	# CPU and in the samples
+	[ "$(q "$inc" "SELECT count(*) > 0 FROM sched_slice s JOIN thread t USING (utid) WHERE t.tid = ${cpid:-0}")" = 1 ] &&
+		ok || bad "record -- CMD: CMD never ran in its own incident"
+	[ "$(q "$inc" "SELECT count(*) > 5 FROM sample s JOIN thread t USING (utid) WHERE t.tid = ${cpid:-0}")" = 1 ] &&
+		ok || bad "record -- CMD: CMD has (almost) no samples in its incident"
+	[ "$(q "$inc" "SELECT value FROM meta WHERE key = 'window_end'")" = "$(q "$inc" "SELECT ts FROM trigger")" ] &&
+		ok || bad "record -- CMD: the incident does not end at CMD's exit"
+fi
+# killed by a signal: 128+N, as a shell says
+"$BIN" record --window 20ms -o "$work/cmd" -- sh -c 'kill -TERM $$' </dev/null >/dev/null 2>&1
+rc=$?
+[ "$rc" = 143 ] && ok || bad "record -- CMD killed by SIGTERM: exit $rc, want 143"
+expect 127 "cannot run '/nonexistent/cmd': No such file" -- "$BIN" record -o "$work/cmd" -- /nonexistent/cmd
+[ "$(count_incidents "$work/cmd")" = 2 ] && ok || bad "a CMD that cannot run wrote an incident"
+expect 2 "a command to run goes after --" -- "$BIN" record -o "$work/cmd" ls
+
+# -C: only CPU 1 is recorded (a machine with one CPU has nothing to leave out)
+if [ "$(nproc)" -ge 2 ]; then
+	mkdir -m 700 "$work/cpu"
+	# CPU 0 is kept busy meanwhile: left out all the same
+	taskset -c 0 sh -c "$busy" sh 3000 & spin0=$!
+	"$BIN" record -C 1 --window 50ms -o "$work/cpu" -- taskset -c 1 sh -c "$busy" sh 200 </dev/null >/dev/null 2>"$work/cpu.err"
+	rc=$?
+	kill "$spin0" 2>/dev/null
+	inc=$(find "$work/cpu" -name 'incident-*.db')
+	[ "$rc" = 0 ] && [ -n "$inc" ] && ok || { bad "-C 1: exit $rc"; cat "$work/cpu.err" >&2; }
+	if [ -n "$inc" ]; then
+		[ "$(q "$inc" "SELECT group_concat(DISTINCT cpu) FROM sched_slice")" = 1 ] && ok ||
+			bad "-C 1: sched slices on CPUs $(q "$inc" "SELECT group_concat(DISTINCT cpu) FROM sched_slice")"
+		[ "$(q "$inc" "SELECT count(*) FROM sample WHERE cpu <> 1")" = 0 ] &&
+		[ "$(q "$inc" "SELECT count(*) > 10 FROM sample WHERE cpu = 1")" = 1 ] && ok ||
+			bad "-C 1: samples outside CPU 1, or none on it"
+		# CPU 0 was left out, not lost: no gap claims it lacked events
+		[ "$(q "$inc" "SELECT count(*) FROM gap WHERE cpu = 0")" = 0 ] && ok ||
+			bad "-C 1: gaps on CPU 0: $(q "$inc" "SELECT group_concat(reason) FROM gap WHERE cpu = 0")"
+		[ "$(q "$inc" "SELECT value FROM meta WHERE key = 'cpu_list'")" = 1 ] && ok || bad "-C 1: meta cpu_list"
+		# and CPU 1's record is whole: every slice ends where the next begins
+		[ "$(q "$inc" "SELECT count(*) FROM (SELECT ts, dur, lead(ts) OVER (ORDER BY ts) AS nx FROM sched_slice WHERE cpu = 1) WHERE nx IS NOT NULL AND ts + dur <> nx")" = 0 ] &&
+			ok || bad "-C 1: CPU 1's slices do not tile"
+	fi
+	expect 2 "CPU 4096 is not online" -- "$BIN" record -C 4096 -o "$work/cpu" -- true
+	expect 2 "bad CPU list 'x'" -- "$BIN" -C x
+else
+	skipped="$skipped -C(one CPU)"
+fi
+
+# -p: two spinning processes, only one kept; scheduling stays whole
+mkdir -m 700 "$work/pid"
+sh -c "$busy" sh 3000 & keep=$!
+sh -c "$busy" sh 3000 & other=$!
+sleep 0.2
+"$BIN" record -p "$keep" --window 100ms -o "$work/pid" -- sleep 0.5 </dev/null >/dev/null 2>"$work/pid.err"
+rc=$?
+inc=$(find "$work/pid" -name 'incident-*.db')
+[ "$rc" = 0 ] && [ -n "$inc" ] && ok || { bad "-p: exit $rc"; cat "$work/pid.err" >&2; }
+if [ -n "$inc" ]; then
+	[ "$(q "$inc" "SELECT count(*) > 10 FROM sample s JOIN thread t USING (utid) JOIN process p USING (upid) WHERE p.pid = $keep")" = 1 ] &&
+		ok || bad "-p: the kept process has (almost) no samples"
+	[ "$(q "$inc" "SELECT count(*) FROM sample s LEFT JOIN thread t USING (utid) LEFT JOIN process p USING (upid) WHERE p.pid IS NOT $keep")" = 0 ] &&
+		ok || bad "-p: samples of other processes kept"
+	[ "$(q "$inc" "SELECT count(*) > 0 FROM sched_slice s JOIN thread t USING (utid) WHERE t.tid = $other")" = 1 ] &&
+		ok || bad "-p: the other process's scheduling was dropped"
+	[ "$(q "$inc" "SELECT value FROM meta WHERE key = 'pid_filter'")" = "$keep" ] && ok || bad "-p: meta pid_filter"
+	# and it holds after `sysptd decode` re-derives the incident
+	"$BIN" decode "$inc" >/dev/null 2>&1
+	[ "$(q "$inc" "SELECT count(*) FROM sample s LEFT JOIN thread t USING (utid) LEFT JOIN process p USING (upid) WHERE p.pid IS NOT $keep")" = 0 ] &&
+		ok || bad "-p: decode brought other processes' samples back"
+fi
+kill "$keep" "$other" 2>/dev/null
+expect 2 "no such process" -- "$BIN" -p 4000000 -o "$work/pid"
+expect 2 "bad --pid 'x1'" -- "$BIN" -p x1
+
 # ---- 5: a second recorder beside the service with --name
 tracefs=/sys/kernel/tracing
 [ -d "$tracefs/instances" ] || tracefs=/sys/kernel/debug/tracing

@@ -209,6 +209,21 @@ static void test_cpus(void)
 	CHECK_INT(sptd_col_cpus_parse("x", cpus, 16), -EINVAL);
 	CHECK_INT(sptd_col_cpus_parse("0-31", cpus, 16), -E2BIG);
 	CHECK(sptd_col_cpus_online(cpus, 16) >= 1);
+	{
+		static const struct { int cpus[4], n; const char *hex; } masks[] = {
+			{ { 1 }, 1, "2" }, { { 0, 1 }, 2, "3" }, { { 0, 32 }, 2, "1,00000001" },
+			{ { 31 }, 1, "80000000" }, { { 4, 65 }, 2, "2,00000000,00000010" },
+		};
+		char hex[64];
+
+		for (size_t i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
+			CHECK_INT(sptd_col_cpumask_hex(masks[i].cpus, masks[i].n, hex, sizeof(hex)), 0);
+			CHECK_STR(hex, masks[i].hex);
+		}
+		CHECK_INT(sptd_col_cpumask_hex(masks[4].cpus, 2, hex, 8), -E2BIG);
+		cpus[0] = -1;
+		CHECK_INT(sptd_col_cpumask_hex(cpus, 1, hex, sizeof(hex)), -EINVAL);
+	}
 }
 
 static void test_record_options(void)
