@@ -23,6 +23,7 @@ static const char main_usage[] =
 "  export      write an incident as a Perfetto trace (or Chrome JSON)\n"
 "  decode      rebuild an incident's derived tables from its raw capture\n"
 "  import      turn perf.data or raw Intel PT (+ images) into an incident\n"
+"  list-events list the tracepoints `record -e` can add (as perf list)\n"
 "  doctor      report what this machine supports\n"
 "  version     print the version (also --version, -V)\n"
 "\n"
@@ -67,7 +68,7 @@ int sptd_col_main(int argc, char **argv)
 		{ "query", sptd_col_cmd_query }, { "export", sptd_col_cmd_export },
 		{ "decode", sptd_col_cmd_decode }, { "import", sptd_col_cmd_import },
 		{ "doctor", sptd_col_cmd_doctor }, { "script", sptd_col_cmd_script },
-		{ "version", version },
+		{ "version", version }, { "list-events", sptd_col_cmd_list_events },
 	};
 
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||

@@ -39,6 +39,10 @@ static const char record_usage[] =
 "                           timer=DUR  periodically\n"
 "                         Manual triggers are always armed: `sysptd snapshot`\n"
 "                         or SIGUSR2.\n"
+"  -e, --event SYS:EVENT[,filter=EXPR]\n"
+"                         also record this tracepoint (repeatable; any in\n"
+"                         `sysptd list-events`): its records go into the\n"
+"                         incident's ftrace_event table and the export\n"
 "  -s, --source SRC       auto (default), pt, or sample.  auto picks pt when\n"
 "                         /sys/bus/event_source/devices/intel_pt exists, else\n"
 "                         sample (per-CPU cpu-clock sampling with call stacks)\n"
@@ -151,6 +155,7 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 		{ "unsafe-output", no_argument, NULL, 'X' },
 		{ "name", required_argument, NULL, 'N' },
 		{ "cpu", required_argument, NULL, 'C' },
+		{ "event", required_argument, NULL, 'e' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -172,7 +177,7 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 		off += (size_t)snprintf(o->command + off, sizeof(o->command) - off, "%s%s",
 		                        i ? " " : "", argv[i]);
 	sptd_col_getopt_start();
-	while ((c = getopt_long(argc, argv, "+:w:t:s:F:b:n:o:j:qhC:p:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:w:t:s:F:b:n:o:j:qhC:p:e:", longopts, NULL)) != -1) {
 		char *end;
 		long v;
 
@@ -277,6 +282,17 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 				return -EINVAL;
 			}
 			snprintf(o->cpu_list, sizeof(o->cpu_list), "%s", optarg);
+			break;
+		case 'e':
+			if (o->nevents == SPTD_MAX_EVENTS) {
+				fprintf(stderr, "sysptd: at most %d --event options\n", SPTD_MAX_EVENTS);
+				return -EINVAL;
+			}
+			if (sptd_col_parse_event(optarg, &o->events[o->nevents], err, sizeof(err)) < 0) {
+				fprintf(stderr, "sysptd: --event %s: %s\n", optarg, err);
+				return -EINVAL;
+			}
+			o->nevents++;
 			break;
 		case 'p':
 			if (parse_pids(optarg, o) < 0)

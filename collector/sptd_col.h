@@ -99,6 +99,7 @@ int sptd_col_cmd_import(int argc, char **argv);    /* perf.data or raw PT */
 int sptd_col_cmd_snapshot(int argc, char **argv);  /* service: write one now */
 int sptd_col_cmd_status(int argc, char **argv);    /* service: what it does */
 int sptd_col_cmd_list(int argc, char **argv);      /* incidents in a folder */
+int sptd_col_cmd_list_events(int argc, char **argv); /* tracepoints for -e */
 int sptd_col_cmd_doctor(int argc, char **argv);    /* what this machine has */
 int sptd_col_cmd_script(int argc, char **argv);    /* every event, in order */
 

@@ -215,6 +215,7 @@ int sptd_query_pf_write_tracks(struct sptd_query_pf *pf);       /* perfetto_trac
 int sptd_query_pf_write_sched(struct sptd_query_pf *pf);        /* perfetto_sched.c */
 int sptd_query_pf_write_wakings(struct sptd_query_pf *pf);      /* perfetto_sched.c */
 int sptd_query_pf_write_irqs(struct sptd_query_pf *pf);         /* perfetto_sched.c */
+int sptd_query_pf_write_ftrace_events(struct sptd_query_pf *pf); /* perfetto_sched.c */
 int sptd_query_pf_write_slices(struct sptd_query_pf *pf);       /* perfetto_events.c */
 int sptd_query_pf_write_samples(struct sptd_query_pf *pf);      /* perfetto_events.c */
 int sptd_query_pf_write_gaps(struct sptd_query_pf *pf);         /* perfetto_events.c */

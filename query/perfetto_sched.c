@@ -19,6 +19,7 @@
  *
  * Bundles hold at most BUNDLE_MAX records, so memory is bounded. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +53,14 @@
 #define FE_SOFTIRQ_EXIT  25
 #define FE_IRQ_ENTRY     36
 #define FE_IRQ_EXIT      37
+#define FE_GENERIC       327
+/* GenericFtraceEvent and its Field */
+#define GE_EVENT_NAME    1
+#define GE_FIELD         2
+#define GF_NAME          1
+#define GF_STR           3
+#define GF_INT           4
+#define GF_UINT          5
 
 /* Idle task priority as sched_switch reports it. */
 #define IDLE_PRIO 120
@@ -426,6 +435,172 @@ int sptd_query_pf_write_irqs(struct sptd_query_pf *pf)
 		pf->stats->irq_events++;
 	}
 	return writer_done(pf, &b, stmt, "irq_slice", rc);
+out:
+	sptd_store_finalize(stmt);
+	bundle_fini(&b);
+	return rc;
+}
+
+/* ---- added tracepoints (sysptd -e) ------------------------------------------------- */
+
+/* One JSON string of @s at *@p (after its opening quote) into @out: the
+ * escapes other_args() in sched/parser.c writes (\" \\ \uXXXX below 0x100).
+ * Returns the position after the closing quote, NULL if malformed. */
+static const char *json_string(const char *p, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	for (; *p && *p != '"'; p++) {
+		char c = *p;
+
+		if (c == '\\') {
+			p++;
+			if (*p == 'u') {
+				unsigned v = 0;
+
+				for (int i = 1; i <= 4; i++) {
+					char h = p[i];
+
+					if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') ||
+					      (h >= 'A' && h <= 'F')))
+						return NULL;
+					v = v * 16 + (unsigned)(h <= '9' ? h - '0' : (h | 0x20) - 'a' + 10);
+				}
+				p += 4;
+				c = v < 0x100 && v ? (char)v : '?';
+			} else if (*p == '"' || *p == '\\' || *p == '/') {
+				c = *p;
+			} else {
+				return NULL;
+			}
+		}
+		if (n + 1 < cap)
+			out[n++] = c;
+	}
+	out[n] = '\0';
+	return *p == '"' ? p + 1 : NULL;
+}
+
+/* Walk a flat JSON object (@args, from the file: hostile) and, with @ev,
+ * write its members as GenericFtraceEvent fields.  0 it parsed, -1 not
+ * (then nothing was written only if @ev was NULL: validate first). */
+static int generic_walk(struct sptd_query_pb *ev, const char *args)
+{
+	char name[256], text[1024];
+	const char *p = args;
+
+	if (!p || *p++ != '{')
+		return -1;
+	while (*p && *p != '}') {
+		if (*p == ',')
+			p++;
+		if (*p++ != '"' || !(p = json_string(p, name, sizeof(name))) || *p++ != ':')
+			return -1;
+		if (*p == '"') {
+			if (!(p = json_string(p + 1, text, sizeof(text))))
+				return -1;
+			if (ev) {
+				sptd_query_pb_begin(ev, GE_FIELD);
+				sptd_query_pb_string(ev, GF_NAME, name);
+				sptd_query_pb_string(ev, GF_STR, text);
+				sptd_query_pb_end(ev);
+			}
+		} else if (*p == '-' || (*p >= '0' && *p <= '9')) {
+			long long sv = 0;
+			unsigned long long uv = 0;
+			char *end;
+
+			errno = 0;
+			if (*p == '-')
+				sv = strtoll(p, &end, 10);
+			else
+				uv = strtoull(p, &end, 10);
+			if (end == p || errno)
+				return -1;
+			if (ev) {
+				sptd_query_pb_begin(ev, GE_FIELD);
+				sptd_query_pb_string(ev, GF_NAME, name);
+				if (*p == '-')
+					sptd_query_pb_int(ev, GF_INT, sv);
+				else
+					sptd_query_pb_uint(ev, GF_UINT, uv);
+				sptd_query_pb_end(ev);
+			}
+			p = end;
+		} else if (strncmp(p, "true", 4) == 0) {
+			if (ev) {
+				sptd_query_pb_begin(ev, GE_FIELD);
+				sptd_query_pb_string(ev, GF_NAME, name);
+				sptd_query_pb_uint(ev, GF_UINT, 1);
+				sptd_query_pb_end(ev);
+			}
+			p += 4;
+		} else {
+			return -1;
+		}
+	}
+	return *p == '}' ? 0 : -1;
+}
+
+/* @args as GenericFtraceEvent fields; what does not parse goes in whole
+ * as one string field "args". */
+static void generic_fields(struct sptd_query_pb *ev, const char *args)
+{
+	if (generic_walk(NULL, args) == 0) {
+		generic_walk(ev, args);
+		return;
+	}
+	sptd_query_pb_begin(ev, GE_FIELD);
+	sptd_query_pb_string(ev, GF_NAME, "args");
+	sptd_query_pb_string(ev, GF_STR, args ? args : "");
+	sptd_query_pb_end(ev);
+}
+
+int sptd_query_pf_write_ftrace_events(struct sptd_query_pf *pf)
+{
+	static const char sql[] =
+		"SELECT f.cpu, f.ts, t.tid, f.name, f.args FROM ftrace_event f "
+		"LEFT JOIN thread t ON t.utid = f.utid ORDER BY f.cpu, f.ts, f.id";
+	struct sptd_store_stmt *stmt = NULL;
+	uint64_t total = sptd_query_pf_count(pf, "ftrace_event"), done = 0;
+	struct bundle b;
+	int rc;
+
+	bundle_init(&b);
+	rc = sptd_query_pf_prepare(pf, "ftrace_event", sql, &stmt);
+	if (rc < 0)
+		goto out;
+	sptd_query_pf_progress(pf, "ftrace_event", 0, total);
+	while ((rc = sptd_store_step(stmt)) == 1) {
+		int64_t cpu = sptd_store_column_int(stmt, 0);
+		int64_t t = sptd_store_column_int(stmt, 1);
+		const char *name = sptd_store_column_text(stmt, 3);
+		struct sptd_query_pb *ev = &b.events;
+		size_t pfx;
+
+		if (++done % 65536 == 0)
+			sptd_query_pf_progress(pf, "ftrace_event", done, total);
+		if (cpu < 0 || cpu > INT32_MAX || !name) {
+			pf->stats->skipped++;
+			continue;
+		}
+		if ((rc = bundle_for(pf, &b, (int)cpu)) < 0)
+			goto out;
+		sptd_query_pb_begin(ev, FEB_EVENT);
+		sptd_query_pb_uint(ev, FE_TIMESTAMP, (uint64_t)(t < 0 ? 0 : t));
+		sptd_query_pb_uint(ev, FE_PID, sptd_store_column_type(stmt, 2) == SPTD_STORE_NULL ? 0 :
+		                   (uint64_t)(uint32_t)sptd_store_column_int(stmt, 2));
+		sptd_query_pb_begin(ev, FE_GENERIC);
+		/* Perfetto names generic events by the event alone, as ftrace does */
+		pfx = strcspn(name, ":");
+		sptd_query_pb_string(ev, GE_EVENT_NAME, name[pfx] ? name + pfx + 1 : name);
+		generic_fields(ev, sptd_store_column_text(stmt, 4));
+		sptd_query_pb_end(ev);
+		sptd_query_pb_end(ev);
+		b.n++;
+		pf->stats->ftrace_events++;
+	}
+	return writer_done(pf, &b, stmt, "ftrace_event", rc);
 out:
 	sptd_store_finalize(stmt);
 	bundle_fini(&b);

@@ -260,8 +260,70 @@ static int stack(struct script *s, int64_t id)
 
 /* Another tracepoint's row: "ftrace: col=value ..." (name first when the
  * table has a name column). */
+/* A flat JSON object of sysptd's (ftrace_event.args) as trace-cmd prints
+ * fields: "k=v k=v", strings without their quotes; anything else as is. */
+static void json_flat(FILE *out, const char *j)
+{
+	int in_str = 0, key = 1;
+	char buf[4096];
+	size_t n = 0;
+
+	if (!j || *j != '{') {
+		sptd_query_script_text(out, j ? j : "");
+		return;
+	}
+	for (j++; *j && n + 8 < sizeof(buf); j++) {
+		if (in_str) {
+			if (*j == '\\' && j[1]) {
+				if (j[1] == 'u') {
+					buf[n++] = '?';
+					j += j[2] && j[3] && j[4] && j[5] ? 5 : 1;
+				} else {
+					buf[n++] = *++j;
+				}
+			} else if (*j == '"') {
+				in_str = 0;
+			} else {
+				buf[n++] = *j;
+			}
+		} else if (*j == '"') {
+			in_str = 1;
+		} else if (*j == ':' && key) {
+			buf[n++] = '=';
+			key = 0;
+		} else if (*j == ',') {
+			buf[n++] = ' ';
+			key = 1;
+		} else if (*j == '}') {
+			break;
+		} else {
+			buf[n++] = *j;
+		}
+	}
+	buf[n] = '\0';
+	sptd_query_script_text(out, buf);
+}
+
 static void line_ftrace(struct script *s, struct script_stream *ss)
 {
+	int name_col = -1, args_col = -1;
+
+	for (int i = 4; i < s->ftrace_ncols; i++) {
+		const char *col = sptd_store_column_name(ss->stmt, i);
+
+		if (col && strcmp(col, "name") == 0)
+			name_col = i;
+		else if (col && strcmp(col, "args") == 0)
+			args_col = i;
+	}
+	if (name_col >= 0 && args_col >= 0) {
+		/* sysptd's own table: "SYS:EVENT: field=value ..." as trace-cmd */
+		sptd_query_script_text(s->out, col_text(ss, name_col));
+		fputs(": ", s->out);
+		json_flat(s->out, col_text(ss, args_col));
+		fputc('\n', s->out);
+		return;
+	}
 	fputs("ftrace:", s->out);
 	for (int i = 4; i < s->ftrace_ncols; i++) {
 		const char *name = sptd_store_column_name(ss->stmt, i);

@@ -243,6 +243,7 @@ struct sptd_query_export_stats {
 	uint64_t sched_switches; /* sched_switch records (incl. synthesized idle) */
 	uint64_t sched_wakings;  /* sched_waking records */
 	uint64_t irq_events;     /* irq/softirq entry+exit records (2 per row) */
+	uint64_t ftrace_events;  /* ftrace_event rows (sysptd -e) as generic ftrace events */
 	uint64_t slices;         /* slice rows written as begin/end pairs */
 	uint64_t samples;        /* sample rows written as instant events */
 	uint64_t gaps;           /* gap rows */

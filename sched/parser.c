@@ -28,6 +28,9 @@
 /* Zero bytes after a copied page, so kbuffer's header reads stay inside. */
 #define PAGE_SLACK 32
 #define PARSER_MAX_FIELDS 8
+/* The JSON object of one SPTD_SCHED_OTHER record: fields beyond it are cut
+ * (the object says so with "...": true). */
+#define ARGS_CAP 4096
 
 /* One event type this parser maps, with the fields it reads. */
 struct parser_event {
@@ -66,6 +69,8 @@ struct sptd_sched_parser {
 	int long_size;                            /* from header_page's commit field */
 	struct parser_event events[PARSER_NKNOWN]; /* indexed like parser_known[] */
 	struct sptd_sched_state_map states;       /* prev_state letters */
+	int want_other;                           /* deliver SPTD_SCHED_OTHER records */
+	char *args;                               /* their JSON args (ARGS_CAP bytes) */
 	unsigned char *page;                      /* copy of the page + PAGE_SLACK */
 	size_t page_cap;                          /* bytes allocated at @page */
 	char error[256];                          /* last failure detail */
@@ -106,6 +111,7 @@ void sptd_sched_parser_destroy(struct sptd_sched_parser *p)
 	kbuffer_free(p->kbuf);
 	tep_free(p->tep);
 	free(p->page);
+	free(p->args);
 	free(p);
 }
 
@@ -340,8 +346,123 @@ static int parse_record(struct sptd_sched_parser *p, const struct parser_event *
 		ev->u.softirq.vec = (int)field_num(f[0], rec, size, -1);
 		break;
 	case SPTD_SCHED_LOST:   /* not a record type */
+	case SPTD_SCHED_OTHER:  /* parse_other() */
 		return -EBADMSG;
 	}
+	return 0;
+}
+
+/* ---- any other tracepoint (-e) ---------------------------------------------- */
+
+void sptd_sched_parser_want_other(struct sptd_sched_parser *p, int want)
+{
+	if (p)
+		p->want_other = want;
+}
+
+/* Append @s to @buf at *@off as the body of a JSON string (no quotes).
+ * 0, or -ENOSPC when it does not fit (nothing of it kept then). */
+static int json_str(char *buf, size_t cap, size_t *off, const char *s)
+{
+	size_t o = *off;
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		int n;
+
+		if (c == '"' || c == '\\')
+			n = snprintf(buf + o, cap - o, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			n = snprintf(buf + o, cap - o, "\\u%04x", c);
+		else
+			n = snprintf(buf + o, cap - o, "%c", c);
+		if (n < 0 || (size_t)n >= cap - o)
+			return -ENOSPC;
+		o += (size_t)n;
+	}
+	*off = o;
+	return 0;
+}
+
+/* The record's own fields (not common_*) as one JSON object in p->args:
+ * numbers as numbers, char arrays and __data_loc strings as strings, other
+ * arrays as their length ("<N bytes>").  Bounds as field_num/field_str. */
+static void other_args(struct sptd_sched_parser *p, struct tep_event *ev,
+                       const unsigned char *rec, int size)
+{
+	size_t off = 1, cap = ARGS_CAP - 16; /* room to close: ',"...":true}' */
+	struct tep_format_field *f;
+	char text[1024];
+	int first = 1;
+
+	p->args[0] = '{';
+	for (f = ev->format.fields; f; f = f->next) {
+		size_t mark = off;
+		int n;
+
+		n = snprintf(p->args + off, cap - off, "%s\"", first ? "" : ",");
+		if (n < 0 || (size_t)n >= cap - off)
+			goto cut;
+		off += (size_t)n;
+		if (json_str(p->args, cap, &off, f->name) < 0)
+			goto cut_at;
+		n = snprintf(p->args + off, cap - off, "\":");
+		if (n < 0 || (size_t)n >= cap - off)
+			goto cut_at;
+		off += (size_t)n;
+		if ((f->flags & TEP_FIELD_IS_STRING) ||
+		    ((f->flags & TEP_FIELD_IS_ARRAY) && f->type && strstr(f->type, "char"))) {
+			field_str(f, rec, size, text, sizeof(text));
+			if (off + 1 >= cap)
+				goto cut_at;
+			p->args[off++] = '"';
+			if (json_str(p->args, cap, &off, text) < 0 || off + 1 >= cap)
+				goto cut_at;
+			p->args[off++] = '"';
+		} else if (f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC)) {
+			n = snprintf(p->args + off, cap - off, "\"<%d bytes>\"", f->size);
+			if (n < 0 || (size_t)n >= cap - off)
+				goto cut_at;
+			off += (size_t)n;
+		} else {
+			long long v = field_num(f, rec, size, 0);
+
+			n = (f->flags & TEP_FIELD_IS_SIGNED) ?
+			    snprintf(p->args + off, cap - off, "%lld", v) :
+			    snprintf(p->args + off, cap - off, "%llu", (unsigned long long)v);
+			if (n < 0 || (size_t)n >= cap - off)
+				goto cut_at;
+			off += (size_t)n;
+		}
+		first = 0;
+		continue;
+cut_at:
+		off = mark;
+cut:
+		snprintf(p->args + off, ARGS_CAP - off, "%s\"...\":true}", first ? "" : ",");
+		return;
+	}
+	snprintf(p->args + off, ARGS_CAP - off, "}");
+}
+
+/* A record of a format no parser_known entry maps: SPTD_SCHED_OTHER with
+ * its name and fields.  0 delivered (or nothing to deliver). */
+static int parse_other(struct sptd_sched_parser *p, int id, const unsigned char *rec,
+                       int size, struct sptd_sched_event *evt)
+{
+	struct tep_event *ev = tep_find_event(p->tep, id);
+	struct tep_format_field *pid;
+
+	if (!ev || !ev->system || !ev->name)
+		return -ENOENT;
+	if (!p->args && !(p->args = malloc(ARGS_CAP)))
+		return -ENOMEM;
+	evt->type = SPTD_SCHED_OTHER;
+	snprintf(evt->u.other.name, sizeof(evt->u.other.name), "%s:%s", ev->system, ev->name);
+	pid = tep_find_common_field(ev, "common_pid");
+	evt->pid = (int)field_num(pid, rec, size, -1);
+	other_args(p, ev, rec, size);
+	evt->u.other.args = p->args;
 	return 0;
 }
 
@@ -505,12 +626,18 @@ int sptd_sched_parser_parse_page(struct sptd_sched_parser *p, int cpu,
 		for (i = 0; i < PARSER_NKNOWN; i++)
 			if (p->events[i].id >= 0 && p->events[i].id == id)
 				pe = &p->events[i];
-		if (!pe)
+		if (!pe && !p->want_other)
 			continue;
 		memset(&ev, 0, sizeof(ev));
 		ev.ts = (int64_t)ts;
 		ev.cpu = cpu;
-		if (parse_record(p, pe, r, rsize, &ev) < 0)
+		if (!pe) {
+			ret = parse_other(p, id, r, rsize, &ev);
+			if (ret == -ENOENT)
+				continue;   /* a type with no format: as before, skipped */
+			if (ret < 0)
+				return ret;
+		} else if (parse_record(p, pe, r, rsize, &ev) < 0)
 			return parser_fail(p, -EBADMSG, "record too short for its format");
 		count++;
 		if (fn) {

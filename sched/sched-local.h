@@ -11,7 +11,7 @@
 struct tracefs_instance;
 
 /* Most events sysptd enables, plus room for the waking fallback. */
-#define SPTD_SCHED_MAX_EVENTS 16
+#define SPTD_SCHED_MAX_EVENTS 48  /* the 9 of the scheduling view + -e ones */
 /* Most traceoff triggers one instance tracks (one per freeze_on event). */
 #define SPTD_SCHED_MAX_TRIGGERS 16
 /* Room for "system/event" in a name. */

@@ -47,6 +47,16 @@ struct sptd_sched_config {
 	int softirq;                 /* also softirq_entry/exit */
 	const char *cpumask;         /* tracing_cpumask (hex, as the kernel reads
 	                              * it: "2", "ff,00000001"); NULL every CPU */
+	const struct sptd_sched_extra *extra; /* more tracepoints (sysptd -e) */
+	int nextra;                  /* entries of @extra, at most SPTD_SCHED_MAX_EXTRA */
+};
+
+/* A tracepoint added to the instance (sysptd -e SYS:EVENT[,filter=EXPR]):
+ * its records go into the rings with the scheduler's. */
+#define SPTD_SCHED_MAX_EXTRA 32
+struct sptd_sched_extra {
+	char system[64], event[128];
+	char filter[512];            /* ftrace filter syntax; "" none */
 };
 
 struct sptd_sched_trace;
@@ -99,6 +109,11 @@ void sptd_sched_trace_destroy(struct sptd_sched_trace *tr);
 /* Mount tracefs at /sys/kernel/tracing if nothing is there.  0, or -ENODEV
  * with the reason logged. */
 int sptd_sched_tracefs_ensure(void);
+/* Every tracepoint of this kernel (tracefs available_events), in its order:
+ * @fn(@ctx, system, event) each; a negative return stops the walk and is
+ * returned.  0, -ENODEV (no tracefs), -EACCES (not root), -errno. */
+int sptd_sched_events_each(int (*fn)(void *ctx, const char *system, const char *event),
+                           void *ctx);
 /* 1 if SYSTEM:EVENT exists in tracefs, 0 if not, < 0 on error.  Its numeric
  * id through @id if non-NULL (for perf_event_open PERF_TYPE_TRACEPOINT). */
 int sptd_sched_event_exists(const char *system, const char *event, int *id);
@@ -123,6 +138,9 @@ enum sptd_sched_event_type {
 	SPTD_SCHED_SOFTIRQ_EXIT,
 	SPTD_SCHED_LOST,        /* not a tracepoint: the ring lost events of @cpu
 	                         * before @ts (u.lost) */
+	SPTD_SCHED_OTHER,       /* any other tracepoint (sysptd -e), only from a
+	                         * parser told to (sptd_sched_parser_want_other):
+	                         * u.other */
 };
 
 /* sptd_sched_event.context: where the event fired, from its record's
@@ -164,6 +182,11 @@ struct sptd_sched_event {
 			char child_comm[SPTD_SCHED_COMM_LEN];
 		} fork;
 		struct {
+			char name[128];  /* "SYSTEM:EVENT" */
+			const char *args; /* its fields as a JSON object, owned by the
+			                   * parser until the next record */
+		} other;
+		struct {
 			int tid;
 			char comm[SPTD_SCHED_COMM_LEN];
 		} exit;
@@ -187,6 +210,9 @@ struct sptd_sched_parser;
 
 int sptd_sched_parser_create(struct sptd_sched_parser **out);
 /* Feed the format files captured with the pages (same names as above). */
+/* Deliver records of every other parsed format too, as SPTD_SCHED_OTHER
+ * (off by default: the scheduling view needs only its own events). */
+void sptd_sched_parser_want_other(struct sptd_sched_parser *p, int want);
 int sptd_sched_parser_add_format(struct sptd_sched_parser *p, const char *name,
                                  const char *text);
 /* Decode one page of @cpu, calling @fn for each known event in order; a

@@ -87,6 +87,37 @@ int sptd_sched_event_exists(const char *system, const char *event, int *id)
 	return ret;
 }
 
+int sptd_sched_events_each(int (*fn)(void *ctx, const char *system, const char *event),
+                           void *ctx)
+{
+	const char *dir = tracefs_tracing_dir();
+	char path[PATH_MAX], line[512];
+	int ret = 0;
+	FILE *f;
+
+	if (!fn)
+		return -EINVAL;
+	if (!dir)
+		return -ENODEV;
+	snprintf(path, sizeof(path), "%s/available_events", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return sched_errno(errno);
+	while (ret >= 0 && fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		line[strcspn(line, "\n")] = '\0';
+		if (!colon)
+			continue;
+		*colon = '\0';
+		ret = fn(ctx, line, colon + 1);
+	}
+	if (ret >= 0 && ferror(f))
+		ret = -EIO;
+	fclose(f);
+	return ret;
+}
+
 /* Write @str to a file of @inst; O_TRUNC unless @append.  0 or -errno. */
 static int inst_write(struct tracefs_instance *inst, const char *file,
                       const char *str, int append)
@@ -301,6 +332,36 @@ static int trace_setup(struct sptd_sched_trace *tr, const struct sptd_sched_conf
 		return ret;
 	if (cfg->softirq && ((ret = trace_enable(tr, "irq", "softirq_entry", 0)) < 0 ||
 	                     (ret = trace_enable(tr, "irq", "softirq_exit", 0)) < 0))
+		return ret;
+	for (int i = 0; i < cfg->nextra && ret >= 0; i++) {
+		const struct sptd_sched_extra *x = &cfg->extra[i];
+		char file[SPTD_SCHED_PATH_LEN + 256];
+
+		if (!sptd_sched_name_ok(x->system) || !sptd_sched_name_ok(x->event)) {
+			snprintf(tr->error, sizeof(tr->error), "bad event name %s:%s", x->system, x->event);
+			sptd_sched_log(LOG_ERR, "%s", tr->error);
+			return -EINVAL;
+		}
+		if (sptd_sched_event_exists(x->system, x->event, NULL) != 1) {
+			snprintf(tr->error, sizeof(tr->error), "no tracepoint %s:%s in this kernel "
+			         "(`sysptd list-events` lists them)", x->system, x->event);
+			sptd_sched_log(LOG_ERR, "%s", tr->error);
+			return -ENOENT;
+		}
+		if (x->filter[0]) {
+			snprintf(file, sizeof(file), "events/%s/%s/filter", x->system, x->event);
+			ret = inst_write(tr->inst, file, x->filter, 0);
+			if (ret < 0) {
+				snprintf(tr->error, sizeof(tr->error), "the kernel refused the filter "
+				         "'%.200s' of %.60s:%.100s (%s)", x->filter, x->system, x->event,
+				         strerror(-ret));
+				sptd_sched_log(LOG_ERR, "%s", tr->error);
+				return -EINVAL;
+			}
+		}
+		ret = trace_enable(tr, x->system, x->event, 1);
+	}
+	if (ret < 0)
 		return ret;
 	ret = tracefs_instance_file_clear(tr->inst, "trace") == 0 ? 0 : -EIO;
 	if (ret < 0)

@@ -70,10 +70,11 @@ extern "C" {
 #endif
 
 /* Bumped on every schema change; kept in meta "schema_version".  2: flags
- * of sched_slice, thread_state, irq_slice, softirq_slice.  Older files are
- * upgraded when opened for update and read as the current schema (added
- * columns NULL) when opened read-only. */
-#define SPTD_STORE_SCHEMA_VERSION 2
+ * of sched_slice, thread_state, irq_slice, softirq_slice.  3: table
+ * ftrace_event.  Older files are upgraded when opened for update and read
+ * as the current schema (added columns NULL, added tables empty) when
+ * opened read-only. */
+#define SPTD_STORE_SCHEMA_VERSION 3
 
 struct sptd_store;
 struct sptd_store_stmt;
@@ -107,6 +108,7 @@ enum sptd_store_table_id {
 	SPTD_STORE_T_RAW_SIDEBAND,
 	SPTD_STORE_T_RAW_IMAGE,
 	SPTD_STORE_T_RAW_SWITCH,
+	SPTD_STORE_T_FTRACE_EVENT,   /* schema 3: the records of `-e SYS:EVENT` */
 	SPTD_STORE_T_COUNT
 };
 
@@ -289,6 +291,10 @@ int sptd_store_symbol_add(struct sptd_store *st, int64_t id, const char *name,
 /* @callsite_id < 0 stores NULL (no stack). */
 /* @utid < 0 stores NULL: the kernel names no task for a sample taken
  * while a task was past exit (perf reports pid/tid -1). */
+/* One record of an added tracepoint (sysptd -e): @name "SYS:EVENT", @args
+ * its fields as a JSON object (text), @utid the task current (-1 unknown). */
+int sptd_store_ftrace_event_add(struct sptd_store *st, int64_t ts, int cpu, int64_t utid,
+                                const char *name, const char *args);
 int sptd_store_sample_add(struct sptd_store *st, int64_t ts, int cpu,
                           int64_t utid, int64_t callsite_id);
 /* One frame of a call stack; @parent_id < 0 for a root frame (outermost

@@ -93,6 +93,14 @@ static int table_upgrade(struct sptd_store *st, sqlite3_stmt *info,
 	if (ret < 0 || !missing)
 		return ret;
 	*changed = 1;
+	if (missing == n) {
+		/* a table added since (schema 3: ftrace_event): created empty,
+		 * in the file when updating, else as a TEMP table */
+		snprintf(sql, sizeof(sql), "CREATE %sTABLE \"%s\" (%s)", writable ? "" : "TEMP ",
+		         t->name, t->columns);
+		return sptd_store_exec(st, sql, writable ? "adding a table to an older incident" :
+		                       "reading an older incident");
+	}
 	if (writable) {
 		for (int i = 0; i < n && ret >= 0; i++) {
 			if (present[i])

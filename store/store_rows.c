@@ -404,6 +404,27 @@ int sptd_store_symbol_add(struct sptd_store *st, int64_t id, const char *name,
 	return sptd_store_row_end(st, s, what);
 }
 
+int sptd_store_ftrace_event_add(struct sptd_store *st, int64_t ts, int cpu, int64_t utid,
+                                const char *name, const char *args)
+{
+	static const char what[] = "adding an ftrace_event row";
+	sqlite3_stmt *s;
+	int ret;
+
+	SPTD_STORE_REQUIRE(st, cpu >= 0, what, "cpu is negative");
+	SPTD_STORE_REQUIRE(st, name && *name, what, "no event name");
+	s = sptd_store_row_begin(st, SPTD_STORE_T_FTRACE_EVENT, what, &ret);
+	if (!s)
+		return ret;
+	sqlite3_bind_null(s, 1);
+	sqlite3_bind_int64(s, 2, ts);
+	sqlite3_bind_int(s, 3, cpu);
+	sptd_store_bind_opt(s, 4, utid);
+	sqlite3_bind_text(s, 5, name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 6, args ? args : "{}", -1, SQLITE_TRANSIENT);
+	return sptd_store_row_end(st, s, what);
+}
+
 int sptd_store_sample_add(struct sptd_store *st, int64_t ts, int cpu,
                           int64_t utid, int64_t callsite_id)
 {

@@ -62,6 +62,9 @@ const struct sptd_store_table_def sptd_store_table_defs[SPTD_STORE_T_COUNT] = {
 		"dso_id INT, addr INT, data BLOB", 3, 0, 0 },
 	[SPTD_STORE_T_RAW_SWITCH] = { "raw_switch",
 		"ts INT, cpu INT, prev_tid INT, next_tid INT, next_comm TEXT", 5, 0, 0 },
+	[SPTD_STORE_T_FTRACE_EVENT] = { "ftrace_event",
+		"id INTEGER PRIMARY KEY, ts INT, cpu INT, utid INT NULL, name TEXT, args TEXT",
+		6, 0, 1 },
 };
 
 /* One index of docs/SCHEMA.md. */
@@ -78,6 +81,7 @@ static const struct sptd_store_index_def index_defs[] = {
 	{ "slice_utid_ts", SPTD_STORE_T_SLICE, "utid, ts" },
 	{ "slice_parent_id", SPTD_STORE_T_SLICE, "parent_id" },
 	{ "sample_ts", SPTD_STORE_T_SAMPLE, "ts" },
+	{ "ftrace_event_ts", SPTD_STORE_T_FTRACE_EVENT, "ts" },
 	{ "callsite_parent_id", SPTD_STORE_T_CALLSITE, "parent_id" },
 	{ "symbol_dso_addr", SPTD_STORE_T_SYMBOL, "dso_id, addr" },
 };
@@ -90,7 +94,7 @@ static const char *const table_names[SPTD_STORE_T_COUNT + 1] = {
 	"irq_slice", "softirq_slice", "slice", "symbol", "dso", "sample",
 	"callsite", "gap", "stats", "raw_ftrace_page", "raw_ftrace_format",
 	"raw_sample", "raw_task", "raw_mmap", "raw_pt", "raw_sideband",
-	"raw_image", "raw_switch", NULL
+	"raw_image", "raw_switch", "ftrace_event", NULL
 };
 
 const char *const *sptd_store_tables(void)
@@ -196,8 +200,12 @@ int sptd_store_schema_check(struct sptd_store *st)
 	sqlite3_stmt *q = NULL;
 	int ret = 0, rc;
 
+	/* a table added since an older file was written is a TEMP table
+	 * when that file is read (store_migrate.c) */
 	rc = sqlite3_prepare_v2(st->db,
-	                        "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+	                        "SELECT 1 FROM main.sqlite_schema WHERE type = 'table' AND name = ?1 "
+	                        "UNION ALL SELECT 1 FROM temp.sqlite_schema WHERE type = 'table' "
+	                        "AND name = ?1 LIMIT 1",
 	                        -1, &q, NULL);
 	if (rc != SQLITE_OK) {
 		ret = sptd_store_fail_sqlite(st, rc, "reading the schema");
@@ -240,7 +248,8 @@ int sptd_store_table_clear(struct sptd_store *st, const char *table)
 		return sptd_store_fail(st, -EINVAL,
 		                       "cannot clear table '%s': only derived tables (process, "
 		                       "thread, sched_slice, thread_state, irq_slice, "
-		                       "softirq_slice, slice, sample, callsite, gap, stats) "
+		                       "softirq_slice, slice, sample, callsite, gap, stats, "
+		                       "ftrace_event) "
 		                       "are rebuilt", table ? table : "(null)");
 	/* Refilling without the table's indexes is faster; commit puts them
 	 * back (sptd_store_schema_index). */

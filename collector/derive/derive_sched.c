@@ -39,6 +39,9 @@ struct sched_ctx {
 	int64_t fed, fed_min, fed_max;    /* events the builder took, and their span (ns) */
 	char broken[DERIVE_MAX_CPUS];     /* 1: a page of this CPU was unreadable
 	                                   * since its last event */
+	int have_window;                  /* wstart/wend bound the ftrace_event rows */
+	int64_t wstart, wend;
+	int64_t others;                   /* ftrace_event rows written (-e) */
 };
 
 /* Feed one event to the builder: 1 taken; 0 refused (a CPU or tid out of
@@ -81,6 +84,8 @@ static int64_t conv_ns(const struct clock_conv *c, int64_t raw)
 	return c->tsc ? sptd_dec_tsc_ns(&c->conv, (uint64_t)raw) : raw;
 }
 
+static int64_t utid_of(struct sched_ctx *ctx, int tid);
+
 static int on_event(void *arg, const struct sptd_sched_event *ev)
 {
 	struct sched_ctx *ctx = arg;
@@ -88,6 +93,20 @@ static int on_event(void *arg, const struct sptd_sched_event *ev)
 	int ret = 0;
 
 	e.ts = conv_ns(&ctx->conv, ev->ts);
+	if (e.type == SPTD_SCHED_OTHER) {
+		/* an added tracepoint (-e): a row of its own, inside the window */
+		int64_t utid = -1;
+
+		if (e.cpu < 0 || (ctx->have_window && (e.ts < ctx->wstart || e.ts > ctx->wend)))
+			return 0;
+		if (e.pid >= 0 && (utid = utid_of(ctx, e.pid)) < 0)
+			return (int)utid;
+		ret = sptd_store_ftrace_event_add(ctx->st, e.ts, e.cpu, utid, e.u.other.name,
+		                                  e.u.other.args);
+		if (ret >= 0)
+			ctx->others++;
+		return ret < 0 ? ret : 0;
+	}
 	if (e.cpu >= 0 && e.cpu < DERIVE_MAX_CPUS) {
 		if (ctx->broken[e.cpu])
 			ret = add_break(ctx, e.cpu, e.ts);
@@ -276,8 +295,10 @@ static int feed_ftrace(struct sched_ctx *ctx, int *ncpus)
 	int ret;
 
 	ret = sptd_sched_parser_create(&pc.parser);
-	if (ret >= 0)
+	if (ret >= 0) {
+		sptd_sched_parser_want_other(pc.parser, 1);
 		ret = sptd_store_raw_ftrace_format_each(ctx->st, on_format, pc.parser);
+	}
 	if (ret >= 0)
 		ret = sptd_store_raw_ftrace_page_each(ctx->st, on_page, &pc);
 	sptd_sched_parser_destroy(pc.parser);
@@ -378,6 +399,9 @@ int sptd_col_derive_sched(struct sptd_store *st, struct sptd_col_tasks *tasks)
 	if (!st || !tasks)
 		return -EINVAL;
 	have_window = window_from_meta(st, &wstart, &wend);
+	ctx.have_window = have_window;
+	ctx.wstart = wstart;
+	ctx.wend = wend;
 	if (sptd_store_meta_get_int(st, "cpus", &cpus) == 0 && cpus > 0 && cpus <= MAX_CPUS)
 		ncpus = (int)cpus;
 	ret = load_clock(st, &ctx.conv);

@@ -242,6 +242,17 @@ int sptd_col_record_arm(struct sptd_col_service *s)
 	if (ret < 0)
 		return ret;
 	sptd_col_instance_name(instance, sizeof(instance));
+	{
+		static struct sptd_sched_extra extra[SPTD_MAX_EVENTS];
+
+		for (int i = 0; i < s->o->nevents && i < SPTD_SCHED_MAX_EXTRA; i++) {
+			memcpy(extra[i].system, s->o->events[i].system, sizeof(extra[i].system));
+			memcpy(extra[i].event, s->o->events[i].event, sizeof(extra[i].event));
+			memcpy(extra[i].filter, s->o->events[i].filter, sizeof(extra[i].filter));
+		}
+		cfg.extra = extra;
+		cfg.nextra = s->o->nevents < SPTD_SCHED_MAX_EXTRA ? s->o->nevents : SPTD_SCHED_MAX_EXTRA;
+	}
 	if (s->cpumask[0])
 		cfg.cpumask = s->cpumask;
 	s->ftrace_clock = cfg.clock;

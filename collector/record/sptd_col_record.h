@@ -148,6 +148,16 @@ int sptd_col_pt_aux_pause_probe(const struct sptd_col_pt_pmu *pmu, int cpu);
 enum sptd_col_source { SPTD_SOURCE_AUTO, SPTD_SOURCE_SAMPLE, SPTD_SOURCE_PT };
 
 #define SPTD_MAX_PIDS 64
+#define SPTD_MAX_EVENTS 32
+
+/* -e SYS:EVENT[,filter=EXPR]: a tracepoint added to the ftrace instance. */
+struct sptd_col_event_spec {
+	char system[64], event[128];
+	char filter[512];           /* ftrace filter syntax; "" none */
+};
+/* Parse one -e.  -EINVAL with a message naming the problem. */
+int sptd_col_parse_event(const char *text, struct sptd_col_event_spec *ev, char *err,
+                         size_t errlen);
 
 struct sptd_col_record_opts {
 	int64_t window_ns;          /* history kept before the trigger */
@@ -182,6 +192,8 @@ struct sptd_col_record_opts {
 	int pids[SPTD_MAX_PIDS];    /* -p/--pid: keep only these processes' samples
 	                             * and calls (scheduling stays whole) */
 	int npids;
+	struct sptd_col_event_spec events[SPTD_MAX_EVENTS]; /* -e */
+	int nevents;
 	char **cmd_argv;            /* `-- CMD ARGS`: run CMD, an incident when it
 	                             * exits, its exit status ours; NULL none */
 };

@@ -145,3 +145,40 @@ int sptd_col_parse_trigger(const char *text, struct sptd_col_trigger_spec *spec,
 	            "tracepoint=SYS:EVENT[,filter=EXPR], timer=DUR, latency=DUR or uprobe=PATH:SYMBOL)",
 	            text);
 }
+
+int sptd_col_parse_event(const char *text, struct sptd_col_event_spec *ev, char *err,
+                         size_t errlen)
+{
+	const char *colon, *comma, *end;
+	size_t slen, elen;
+
+	if (!text || !ev)
+		return -EINVAL;
+	memset(ev, 0, sizeof(*ev));
+	colon = strchr(text, ':');
+	comma = strchr(text, ',');
+	end = comma ? comma : text + strlen(text);
+	if (!colon || colon > end || colon == text || colon + 1 == end)
+		return fail(err, errlen, "expected SYS:EVENT[,filter=EXPR] (e.g. "
+		            "sched:sched_process_exec; `sysptd list-events` lists them)");
+	slen = (size_t)(colon - text);
+	elen = (size_t)(end - colon - 1);
+	if (slen >= sizeof(ev->system) || elen >= sizeof(ev->event))
+		return fail(err, errlen, "event name too long");
+	memcpy(ev->system, text, slen);
+	memcpy(ev->event, colon + 1, elen);
+	for (const char *p = text; p < end; p++)
+		if (p != colon && !((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		                    (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' || *p == '.'))
+			return fail(err, errlen, "'%.*s' is not an event name (letters, digits, '_')",
+			            (int)(end - text), text);
+	if (comma) {
+		if (strncmp(comma + 1, "filter=", 7) != 0 || !comma[8])
+			return fail(err, errlen, "unexpected '%s' after the event (expected ,filter=EXPR)",
+			            comma);
+		if (strlen(comma + 8) >= sizeof(ev->filter))
+			return fail(err, errlen, "filter too long");
+		snprintf(ev->filter, sizeof(ev->filter), "%s", comma + 8);
+	}
+	return 0;
+}

@@ -201,6 +201,54 @@ kill "$keep" "$other" 2>/dev/null
 expect 2 "no such process" -- "$BIN" -p 4000000 -o "$work/pid"
 expect 2 "bad --pid 'x1'" -- "$BIN" -p x1
 
+# ---- 4: -e SYS:EVENT adds tracepoints; list-events lists them
+mkdir -m 700 "$work/ev"
+"$BIN" record -e sched:sched_process_exec --window 500ms -o "$work/ev" -- \
+	sh -c '/bin/true; /bin/echo x >/dev/null; exit 0' </dev/null >/dev/null 2>"$work/ev.err"
+rc=$?
+inc=$(find "$work/ev" -name 'incident-*.db')
+[ "$rc" = 0 ] && [ -n "$inc" ] && ok || { bad "-e: exit $rc"; cat "$work/ev.err" >&2; }
+if [ -n "$inc" ]; then
+	# both execs, each with its path, and the pid in its args is the
+	# thread the row is attributed to
+	got=$(q "$inc" "SELECT group_concat(json_extract(args, '\$.filename'), ' ') FROM (SELECT args FROM ftrace_event WHERE name = 'sched:sched_process_exec' AND json_extract(args, '\$.filename') IN ('/bin/true', '/bin/echo') ORDER BY ts)")
+	[ "$got" = "/bin/true /bin/echo" ] && ok || bad "-e: exec rows '$got', want '/bin/true /bin/echo'"
+	[ "$(q "$inc" "SELECT count(*) FROM ftrace_event f JOIN thread t USING (utid) WHERE f.name = 'sched:sched_process_exec' AND t.tid <> json_extract(f.args, '\$.pid')")" = 0 ] &&
+	[ "$(q "$inc" "SELECT count(*) FROM ftrace_event WHERE utid IS NULL")" = 0 ] && ok ||
+		bad "-e: an exec row attributed to another thread than the one that exec'd"
+	# inside the window
+	[ "$(q "$inc" "SELECT count(*) FROM ftrace_event WHERE ts < (SELECT value FROM meta WHERE key = 'window_start') OR ts > (SELECT value FROM meta WHERE key = 'window_end')")" = 0 ] &&
+		ok || bad "-e: rows outside the window"
+	expect 0 "sched:sched_process_exec: filename=/bin/echo pid=" -- "$BIN" script "$inc" --event ftrace
+	expect 0 "ftrace events" -- "$BIN" export "$inc" -o "$work/ev.pftrace"
+	tp=${SPTD_TRACE_PROCESSOR:-$(cd "$(dirname "$0")/../../.." && pwd)/shared/tools/perfetto/trace_processor}
+	if [ -x "$tp" ]; then
+		printf '%s\n' "SELECT a.display_value FROM ftrace_event e JOIN args a USING (arg_set_id) WHERE e.name = 'sched_process_exec' AND a.key = 'filename' ORDER BY e.ts;" >"$work/tp.sql"
+		"$tp" -q "$work/tp.sql" "$work/ev.pftrace" >"$work/tp.out" 2>/dev/null
+		grep -q '"/bin/true"' "$work/tp.out" && grep -q '"/bin/echo"' "$work/tp.out" && ok ||
+			{ bad "trace_processor does not show the exec events"; cat "$work/tp.out" >&2; }
+	else
+		skipped="$skipped trace_processor(absent)"
+	fi
+fi
+# the kernel applies the filter: only /bin/true's exec is kept
+mkdir -m 700 "$work/evf"
+"$BIN" record -e 'sched:sched_process_exec,filter=filename ~ "*true"' --window 500ms -o "$work/evf" -- \
+	sh -c '/bin/true; /bin/echo x >/dev/null' </dev/null >/dev/null 2>"$work/evf.err"
+inc=$(find "$work/evf" -name 'incident-*.db')
+[ -n "$inc" ] && [ "$(q "$inc" "SELECT group_concat(json_extract(args, '\$.filename')) FROM ftrace_event")" = /bin/true ] &&
+	ok || { bad "-e with a filter: $(q "$inc" "SELECT group_concat(args) FROM ftrace_event")"; cat "$work/evf.err" >&2; }
+expect 2 "no tracepoint nope:nothing" -- "$BIN" record -e nope:nothing -o "$work/evf" -- true
+expect 2 "the kernel refused the filter" -- "$BIN" record -e 'sched:sched_process_exec,filter=((' -o "$work/evf" -- true
+expect 2 "expected SYS:EVENT" -- "$BIN" -e sched_process_exec
+expect 0 "^sched:sched_process_exec$" -- "$BIN" list-events 'sched:sched_process_e*'
+grep -q "^sched:sched_switch$" "$work/out" && bad "list-events: the glob let sched_switch through" || ok
+expect 0 "^sched:sched_process_exec$" -- "$BIN" list-events '*process_exec'
+expect 0 "no tracepoint matches" -- "$BIN" list-events 'nope:*'
+if id nobody >/dev/null 2>&1; then
+	expect 4 "tracefs is root's" -- su nobody -s /bin/sh -c "$BIN list-events"
+fi
+
 # ---- 5: a second recorder beside the service with --name
 tracefs=/sys/kernel/tracing
 [ -d "$tracefs/instances" ] || tracefs=/sys/kernel/debug/tracing

@@ -95,6 +95,7 @@ static void fill_every_table(struct sptd_store *st)
 	CHECK_INT(sptd_store_symbol_add(st, 1, "main", 1, 0x401000, 0x10), 0);
 	CHECK_INT(sptd_store_dso_add(st, 1, "/usr/bin/app", NULL), 0);
 	CHECK_INT(sptd_store_sample_add(st, 0, 0, 1, 1), 0);
+	CHECK_INT(sptd_store_ftrace_event_add(st, 0, 0, 1, "sched:sched_process_exec", "{\"pid\":1}"), 0);
 	CHECK_INT(sptd_store_callsite_add(st, 1, -1, 0, 1, 0x401000), 0);
 	CHECK_INT(sptd_store_gap_add(st, 0, 1, -1, "pt: overflow"), 0);
 	CHECK_INT(sptd_store_stat_add(st, "calls", 0, 1), 0);
@@ -117,6 +118,7 @@ static int derived(enum sptd_store_table_id t)
 	case SPTD_STORE_T_THREAD_STATE: case SPTD_STORE_T_IRQ_SLICE:
 	case SPTD_STORE_T_SOFTIRQ_SLICE: case SPTD_STORE_T_SLICE: case SPTD_STORE_T_SAMPLE:
 	case SPTD_STORE_T_CALLSITE: case SPTD_STORE_T_GAP: case SPTD_STORE_T_STATS:
+	case SPTD_STORE_T_FTRACE_EVENT:
 		return 1;
 	default:
 		return 0;
@@ -151,7 +153,7 @@ static void test_derived_clear(void)
 		CHECK_INT(sptd_store_prepare(st, "SELECT count(*) FROM sqlite_schema WHERE "
 		                             "type = 'index' AND sql IS NOT NULL", &q), 0);
 		CHECK_INT(sptd_store_step(q), 1);
-		CHECK_INT(sptd_store_column_int(q, 0), 8);
+		CHECK_INT(sptd_store_column_int(q, 0), 9);
 		sptd_store_finalize(q);
 	}
 	CHECK_INT(sptd_store_derived_clear(st), -EROFS);

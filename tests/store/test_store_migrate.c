@@ -67,6 +67,8 @@ static int make_v1(const char *path)
 		snprintf(sql, sizeof(sql), "ALTER TABLE %s DROP COLUMN flags", flag_tables[i]);
 		ok = sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
 	}
+	/* schema 3 added a table */
+	ok = ok && sqlite3_exec(db, "DROP TABLE ftrace_event", NULL, NULL, NULL) == SQLITE_OK;
 	ok = ok && sqlite3_exec(db, "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
 	                        NULL, NULL, NULL) == SQLITE_OK;
 	sqlite3_close(db);
@@ -101,12 +103,17 @@ static void test_read_only(const char *path)
 	CHECK_INT(store_int(st, "SELECT ret FROM irq_slice"), 1);
 	CHECK_INT(store_int(st, "SELECT waker_utid FROM thread_state"), 2);
 	CHECK_INT(store_int(st, "SELECT count(*) FROM pragma_table_info('irq_slice')"), 8);
+	/* a table added since reads as empty, with its columns */
+	CHECK_INT(store_int(st, "SELECT count(*) FROM ftrace_event"), 0);
+	CHECK_INT(store_int(st, "SELECT count(*) FROM pragma_table_info('ftrace_event')"), 6);
 	/* and still nothing may write */
+	CHECK(store_int(st, "INSERT INTO ftrace_event (ts) VALUES (1)") == -999);
 	CHECK(store_int(st, "DELETE FROM irq_slice") == -999);
 	sptd_store_destroy(st);
 	/* the file is as it was */
 	CHECK_INT(raw_int(path, "SELECT value FROM meta WHERE key = 'schema_version'"), 1);
 	CHECK_INT(raw_flag_columns(path), 0);
+	CHECK_INT(raw_int(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'ftrace_event'"), 0);
 }
 
 static void test_update(const char *path)
@@ -136,6 +143,7 @@ static void test_update(const char *path)
 	CHECK_INT(raw_int(path, "SELECT value FROM meta WHERE key = 'schema_version'"),
 	          SPTD_STORE_SCHEMA_VERSION);
 	CHECK_INT(raw_flag_columns(path), 4);
+	CHECK_INT(raw_int(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'ftrace_event'"), 1);
 	CHECK_INT(raw_int(path, "SELECT count(*) FROM irq_slice WHERE flags IS NULL"), 1);
 	CHECK_INT(raw_int(path, "SELECT flags FROM irq_slice WHERE irq = 12"), 2);
 	CHECK_INT(raw_int(path, "SELECT flags FROM softirq_slice WHERE ts = 31"), 1);
