@@ -157,7 +157,7 @@ expect 1 "time limit" -- "$BIN" query "$work/good.db" --timeout 1s \
 	"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
 took=$(($(date +%s) - start))
 if [ "$took" -le 10 ]; then ok; else bad "--timeout 1s took $took s"; fi
-expect 2 "needs a duration" -- "$BIN" query "$work/good.db" --timeout soon "SELECT 1"
+expect 2 "bad duration 'soon' for --timeout: give a number and its unit" -- "$BIN" query "$work/good.db" --timeout soon "SELECT 1"
 expect 0 "1000" -- "$BIN" query "$work/good.db" --timeout 0 \
 	"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000) SELECT max(x) FROM c"
 
