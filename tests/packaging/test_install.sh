@@ -81,7 +81,7 @@ if command -v man >/dev/null; then
 	check "man -l exits $st" '[ $st = 0 ]'
 	check "man -l warns: $(head -3 "$work/man.err")" '[ ! -s "$work/man.err" ]'
 	check "man page has no NAME/SYNOPSIS" 'grep -q "^NAME" "$work/man.plain" && grep -q "^SYNOPSIS" "$work/man.plain"'
-	for c in record snapshot status list query script export decode import doctor version; do
+	for c in record snapshot status list list-events query script export decode import doctor version; do
 		check "man page lacks 'sysptd $c'" 'grep -q "^ *sysptd $c\$" "$work/man.plain"'
 		# every option --help names is in the page
 		for o in $("$sbin" "$c" --help | grep -oE -- '(^|[ ,])--[a-z][a-z0-9-]*' | tr -d ' ,' | sort -u); do
