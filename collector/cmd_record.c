@@ -43,6 +43,11 @@ static const char record_usage[] =
 "                         also record this tracepoint (repeatable; any in\n"
 "                         `sysptd list-events`): its records go into the\n"
 "                         incident's ftrace_event table and the export\n"
+"      --offcpu           also keep the kernel and user stack of every task\n"
+"                         switched out (a perf event on sched:sched_switch):\n"
+"                         each blocked thread_state row names the function\n"
+"                         it blocked in (`query --report offcpu`).  Costs a\n"
+"                         stack walk per context switch\n"
 "  -s, --source SRC       auto (default), pt, or sample.  auto picks pt when\n"
 "                         /sys/bus/event_source/devices/intel_pt exists, else\n"
 "                         sample (per-CPU cpu-clock sampling with call stacks)\n"
@@ -156,6 +161,7 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 		{ "name", required_argument, NULL, 'N' },
 		{ "cpu", required_argument, NULL, 'C' },
 		{ "event", required_argument, NULL, 'e' },
+		{ "offcpu", no_argument, NULL, 'O' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -265,6 +271,9 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 				return -EINVAL;
 			}
 			o->image_cache = optarg;
+			break;
+		case 'O':
+			o->offcpu = 1;
 			break;
 		case 'Z':
 			o->portable = 1;

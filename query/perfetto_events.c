@@ -46,6 +46,9 @@
 #define STR_KEY(space, id) ((int64_t)(((uint64_t)(space) << 56) | ((uint64_t)(id) & 0xffffffffffffffULL)))
 /* Event name key of a slice whose symbol is unknown. */
 #define NAME_UNKNOWN INT64_MIN
+/* "blocked: FUNC" names of off-CPU instants: keyed apart from symbol ids */
+#define NAME_BLOCKED(SYM) (((int64_t)1 << 62) | ((SYM) & (((int64_t)1 << 62) - 1)))
+#define NAME_BLOCKED_UNKNOWN (INT64_MIN + 1)
 
 static const char *const arg_names[SPTD_PF_ARG_COUNT_] = {
 	[SPTD_PF_ARG_SYMBOL] = "symbol",     [SPTD_PF_ARG_DSO] = "dso",
@@ -53,6 +56,7 @@ static const char *const arg_names[SPTD_PF_ARG_COUNT_] = {
 	[SPTD_PF_ARG_INFERRED] = "inferred", [SPTD_PF_ARG_TRUNCATED] = "truncated",
 	[SPTD_PF_ARG_STACK] = "stack",       [SPTD_PF_ARG_CPU] = "cpu",
 	[SPTD_PF_ARG_REASON] = "reason",     [SPTD_PF_ARG_DETAIL] = "detail",
+	[SPTD_PF_ARG_BLOCKED_NS] = "blocked_ns",
 };
 
 static const char *const kinds[] = { "user", "kernel", "syscall", "irq" };
@@ -470,6 +474,69 @@ int sptd_query_pf_write_triggers(struct sptd_query_pf *pf)
 	if (rc < 0)
 		rc = sptd_query_pf_step_fail(pf, "trigger", rc);
 out:
+	sptd_store_finalize(stmt);
+	return rc;
+}
+
+/* Where threads waited (--offcpu): an instant "blocked: FUNC" on the
+ * thread's track where each linked blocking thread_state row begins, with
+ * the stack and the time it stayed blocked, beside Perfetto's own thread
+ * state (built from the switches): the why next to the what. */
+int sptd_query_pf_write_offcpu(struct sptd_query_pf *pf)
+{
+	static const char sql[] =
+		"SELECT ts.ts, ts.utid, ts.callsite_id, ts.blocked_function, ts.dur, ts.state, "
+		" (SELECT id FROM symbol WHERE name = ts.blocked_function LIMIT 1) "
+		"FROM thread_state ts WHERE ts.callsite_id IS NOT NULL ORDER BY ts.ts, ts.id";
+	struct sptd_store_stmt *stmt = NULL, *walk = NULL;
+	int rc;
+
+	if ((rc = sptd_query_pf_prepare(pf, "thread_state", sql, &stmt)) < 0 ||
+	    (rc = sptd_query_pf_prepare(pf, "callsite", sptd_query_pf_walk_sql, &walk)) < 0)
+		goto out;
+	while ((rc = sptd_store_step(stmt)) == 1) {
+		int64_t ts = sptd_store_column_int(stmt, 0), cs = sptd_store_column_int(stmt, 2);
+		const char *fn = sptd_store_column_text(stmt, 3);
+		int has_sym = sptd_store_column_type(stmt, 6) != SPTD_STORE_NULL && fn;
+		uint64_t name_iid, stack_iid;
+		char name[300];
+
+		if (sptd_store_column_type(stmt, 1) == SPTD_STORE_NULL) {
+			pf->stats->skipped++;
+			continue;
+		}
+		snprintf(name, sizeof(name), "blocked: %s", fn ? fn : "[unknown]");
+		intern_begin(pf);
+		rc = intern(pf, &pf->names, ID_EVENT_NAMES,
+		            has_sym ? NAME_BLOCKED(sptd_store_column_int(stmt, 6)) : NAME_BLOCKED_UNKNOWN,
+		            has_sym ? name : "blocked: [unknown]", &name_iid);
+		if (rc < 0)
+			goto out;
+		stack_iid = sptd_query_imap_get(&pf->stacks, cs);
+		if (!stack_iid) {
+			char *text = NULL;
+
+			if ((rc = sptd_query_pf_stack_text(pf, walk, cs, &text)) < 0)
+				goto out;
+			rc = intern(pf, &pf->stacks, ID_ARG_STRINGS, cs, text, &stack_iid);
+			free(text);
+			if (rc < 0)
+				goto out;
+		}
+		event_open(pf, ts, SPTD_PF_UUID(SPTD_PF_TRACK_THREAD, sptd_store_column_int(stmt, 1)),
+		           TYPE_INSTANT);
+		sptd_query_pb_uint(&pf->pkt, TE_NAME_IID, name_iid);
+		arg_iid(&pf->pkt, SPTD_PF_ARG_STACK, stack_iid);
+		arg_int(&pf->pkt, SPTD_PF_ARG_BLOCKED_NS, sptd_store_column_int(stmt, 4));
+		sptd_query_pb_end(&pf->pkt);
+		if ((rc = sptd_query_pf_flush(pf)) < 0)
+			goto out;
+		pf->stats->offcpu++;
+	}
+	if (rc < 0)
+		rc = sptd_query_pf_step_fail(pf, "thread_state", rc);
+out:
+	sptd_store_finalize(walk);
 	sptd_store_finalize(stmt);
 	return rc;
 }

@@ -320,6 +320,44 @@ static const struct sptd_query_section irq_sections[] = {
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 
+/* ---- offcpu ---------------------------------------------------------------- */
+
+#define WHEN_OFFCPU \
+	"SELECT CASE WHEN EXISTS (SELECT 1 FROM thread_state WHERE callsite_id IS NOT NULL) " \
+	"THEN 1 ELSE 'no off-CPU stacks in this incident (record with --offcpu)' END"
+
+/* Where threads waited, as the poor man's profiler's histogram but exact:
+ * blocked time (thread_state rows that began with a stack) per thread and
+ * kernel function, then per thread and whole stack (outermost caller first,
+ * frames joined by ';' as folded stacks are). */
+static const struct sptd_query_section offcpu_sections[] = {
+	{ "offcpu_functions", "blocked time per thread and kernel function it blocked in",
+	  "SELECT " TASK_LABEL("th", "ts.utid") " AS thread, ts.state AS state, "
+	  " coalesce(ts.blocked_function, '[unknown]') AS blocked_function, count(*) AS blocks, "
+	  " sum(ts.dur) AS total_ns, max(ts.dur) AS max_ns "
+	  "FROM thread_state ts LEFT JOIN thread th ON th.utid = ts.utid "
+	  "WHERE ts.callsite_id IS NOT NULL "
+	  "GROUP BY ts.utid, ts.state, ts.blocked_function ORDER BY total_ns DESC, thread LIMIT 30",
+	  NULL, WHEN_OFFCPU },
+	{ "offcpu_stacks", "blocked time per thread and stack (outermost caller first)",
+	  "WITH RECURSIVE up(start, id, parent_id, symbol_id, addr, depth) AS ("
+	  " SELECT c.id, c.id, c.parent_id, c.symbol_id, c.addr, c.depth FROM callsite c "
+	  " WHERE c.id IN (SELECT callsite_id FROM thread_state WHERE callsite_id IS NOT NULL) "
+	  " UNION ALL SELECT up.start, c.id, c.parent_id, c.symbol_id, c.addr, c.depth "
+	  " FROM callsite c JOIN up ON c.id = up.parent_id WHERE c.depth < up.depth), "
+	  "stacks AS (SELECT start, group_concat(name, ';') AS stack FROM (SELECT up.start, "
+	  " coalesce(sym.name, printf('0x%x', up.addr)) AS name FROM up "
+	  " LEFT JOIN symbol sym ON sym.id = up.symbol_id ORDER BY up.start, up.depth) "
+	  " GROUP BY start) "
+	  "SELECT " TASK_LABEL("th", "ts.utid") " AS thread, count(*) AS blocks, "
+	  " sum(ts.dur) AS total_ns, st.stack AS stack "
+	  "FROM thread_state ts JOIN stacks st ON st.start = ts.callsite_id "
+	  "LEFT JOIN thread th ON th.utid = ts.utid "
+	  "GROUP BY ts.utid, ts.callsite_id ORDER BY total_ns DESC, thread LIMIT 30",
+	  NULL, WHEN_OFFCPU },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
 /* ---- threads --------------------------------------------------------------- */
 
 static const struct sptd_query_section threads_sections[] = {
@@ -348,9 +386,11 @@ const struct sptd_query_report_def sptd_query_reports[] = {
 	  "with --include-clipped)", wakeup_sections, wakeup_clipped_sections },
 	{ "irq", "hard IRQ and softirq handlers: count, total, max time", irq_sections, NULL },
 	{ "threads", "every thread with its process, CPU time and slices", threads_sections, NULL },
+	{ "offcpu", "where threads waited (--offcpu): blocked time per kernel function and "
+	  "per stack", offcpu_sections, NULL },
 	{ NULL, NULL, NULL, NULL },
 };
 
 const char *const sptd_query_report_name_list[] = {
-	"summary", "cpus", "top", "wakeup", "irq", "threads", NULL,
+	"summary", "cpus", "top", "wakeup", "irq", "threads", "offcpu", NULL,
 };

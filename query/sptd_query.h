@@ -246,6 +246,7 @@ struct sptd_query_export_stats {
 	uint64_t ftrace_events;  /* ftrace_event rows (sysptd -e) as generic ftrace events */
 	uint64_t slices;         /* slice rows written as begin/end pairs */
 	uint64_t samples;        /* sample rows written as instant events */
+	uint64_t offcpu;         /* blocked thread_state rows with a stack (--offcpu) */
 	uint64_t gaps;           /* gap rows */
 	uint64_t triggers;       /* trigger rows */
 	uint64_t threads;        /* thread rows (ProcessTree / metadata) */

@@ -320,6 +320,21 @@ int sptd_store_raw_ftrace_format_add(struct sptd_store *st, const char *name,
  * markers included), @nr entries. */
 int sptd_store_raw_sample_add(struct sptd_store *st, int64_t ts, int cpu, int pid,
                               int tid, const uint64_t *callchain, size_t nr);
+/* raw_sample.kind: what took the sample. */
+enum {
+	SPTD_RAW_SAMPLE_CLOCK = 0,  /* the cpu-clock sampler (NULL in older files) */
+	SPTD_RAW_SAMPLE_OFFCPU = 1, /* a sched_switch: the stack of the task
+	                             * switched out (--offcpu) */
+};
+int sptd_store_raw_sample_add_kind(struct sptd_store *st, int64_t ts, int cpu, int pid,
+                                   int tid, const uint64_t *callchain, size_t nr, int kind);
+/* Link the off-CPU stack @callsite_id of a switch at @at and the kernel
+ * function it blocked in (the name of symbol @blocked_symbol_id; -1
+ * unknown) to the thread_state row of @utid that starts nearest to @at
+ * within [@from, @to], if that row is a blocking one (not runnable) not
+ * linked yet.  1 linked, 0 no such row. */
+int sptd_store_thread_state_block(struct sptd_store *st, int64_t utid, int64_t at, int64_t from,
+                                  int64_t to, int64_t callsite_id, int64_t blocked_symbol_id);
 /* A task alive at capture time (from /proc) or named by the trace. */
 int sptd_store_raw_task_add(struct sptd_store *st, int pid, int tid,
                             const char *comm, const char *cmdline);
@@ -503,6 +518,7 @@ struct sptd_store_raw_sample_row {
 	const uint64_t *callchain; /* the kernel's array in host byte order,
 	                            * PERF_CONTEXT_* markers included (borrowed) */
 	size_t nr;              /* entries of @callchain */
+	int kind;               /* SPTD_RAW_SAMPLE_* */
 };
 
 /* raw_sample rows by ts (the call chains are stored little-endian; the

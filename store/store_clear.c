@@ -84,3 +84,49 @@ int sptd_store_stats_clear(struct sptd_store *st, const char *const *names, size
 	sptd_store_named_done(s, owned);
 	return ret < 0 ? ret : deleted;
 }
+
+int sptd_store_thread_state_block(struct sptd_store *st, int64_t utid, int64_t at, int64_t from,
+                                  int64_t to, int64_t callsite_id, int64_t blocked_symbol_id)
+{
+	static const char what[] = "linking an off-CPU stack to thread_state";
+	sqlite3_stmt *s;
+	int owned, ret, rc;
+
+	ret = sptd_store_writable_check(st, what);
+	if (ret < 0)
+		return ret;
+	/* decode drops the index while it refills thread_state: the lookup
+	 * needs it back (commit would create it anyway) */
+	ret = sptd_store_exec(st, "CREATE INDEX IF NOT EXISTS \"thread_state_utid_ts\" ON "
+	                      "\"thread_state\" (utid, ts)", what);
+	if (ret < 0)
+		return ret;
+	/* the row this switch began is the one of the thread starting nearest
+	 * to it: a preemption begins a runnable row (no stack wanted there),
+	 * a block a sleeping one */
+	s = sptd_store_named_get(st, SPTD_STORE_Q_THREAD_STATE_BLOCK,
+	                         "UPDATE thread_state SET callsite_id = ?4, blocked_function = "
+	                         "(SELECT name FROM symbol WHERE id = ?5) "
+	                         "WHERE id = (SELECT id FROM thread_state WHERE utid = ?1 AND ts "
+	                         "BETWEEN ?2 AND ?3 ORDER BY abs(ts - ?6), ts LIMIT 1) "
+	                         "AND state NOT IN ('R', 'R+', 'Running') AND callsite_id IS NULL",
+	                         what, &owned, &ret);
+	if (!s)
+		return ret;
+	sqlite3_bind_int64(s, 1, utid);
+	sqlite3_bind_int64(s, 2, from);
+	sqlite3_bind_int64(s, 3, to);
+	sqlite3_bind_int64(s, 6, at);
+	if (callsite_id >= 0)
+		sqlite3_bind_int64(s, 4, callsite_id);
+	else
+		sqlite3_bind_null(s, 4);
+	if (blocked_symbol_id >= 0)
+		sqlite3_bind_int64(s, 5, blocked_symbol_id);
+	else
+		sqlite3_bind_null(s, 5);
+	rc = sqlite3_step(s);
+	ret = rc == SQLITE_DONE ? sqlite3_changes(st->db) : sptd_store_fail_sqlite(st, rc, what);
+	sptd_store_named_done(s, owned);
+	return ret;
+}

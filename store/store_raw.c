@@ -93,6 +93,13 @@ static const void *callchain_le(struct sptd_store *st, const uint64_t *chain, si
 int sptd_store_raw_sample_add(struct sptd_store *st, int64_t ts, int cpu, int pid,
                               int tid, const uint64_t *callchain, size_t nr)
 {
+	return sptd_store_raw_sample_add_kind(st, ts, cpu, pid, tid, callchain, nr,
+	                                      SPTD_RAW_SAMPLE_CLOCK);
+}
+
+int sptd_store_raw_sample_add_kind(struct sptd_store *st, int64_t ts, int cpu, int pid,
+                                   int tid, const uint64_t *callchain, size_t nr, int kind)
+{
 	static const char what[] = "adding a raw_sample row";
 	const void *bytes = NULL;
 	sqlite3_stmt *s;
@@ -118,6 +125,7 @@ int sptd_store_raw_sample_add(struct sptd_store *st, int64_t ts, int cpu, int pi
 		sqlite3_reset(s);
 		return ret;
 	}
+	sqlite3_bind_int(s, 6, kind);
 	return sptd_store_row_end(st, s, what);
 }
 

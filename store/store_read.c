@@ -205,7 +205,7 @@ int sptd_store_raw_switch_each(struct sptd_store *st, int by_time,
 
 /* ---- raw_sample ----------------------------------------------------------------- */
 
-enum { SAMPLE_TS, SAMPLE_CPU, SAMPLE_PID, SAMPLE_TID, SAMPLE_CALLCHAIN };
+enum { SAMPLE_TS, SAMPLE_CPU, SAMPLE_PID, SAMPLE_TID, SAMPLE_CALLCHAIN, SAMPLE_KIND };
 
 /* The caller's callback and the host-order chain buffer of one read. */
 struct sample_reader {
@@ -223,6 +223,7 @@ static int sample_row(sqlite3_stmt *s, void *arg)
 		.cpu = sqlite3_column_int(s, SAMPLE_CPU),
 		.pid = sqlite3_column_int(s, SAMPLE_PID),
 		.tid = sqlite3_column_int(s, SAMPLE_TID),
+		.kind = sqlite3_column_int(s, SAMPLE_KIND),
 	};
 	size_t len = 0;
 	const unsigned char *bytes = column_bytes(s, SAMPLE_CALLCHAIN, &len);
@@ -258,7 +259,7 @@ int sptd_store_raw_sample_each(struct sptd_store *st,
 	int ret;
 
 	ret = read_all(st, fn != NULL, SPTD_STORE_Q_RAW_SAMPLE,
-	               "SELECT ts, cpu, pid, tid, callchain FROM raw_sample ORDER BY ts", what,
+	               "SELECT ts, cpu, pid, tid, callchain, kind FROM raw_sample ORDER BY ts", what,
 	               sample_row, &sr);
 	if (sr.nomem)
 		sptd_store_fail(st, ret, "%s: out of memory for a call chain", what);

@@ -21,7 +21,8 @@ const struct sptd_store_table_def sptd_store_table_defs[SPTD_STORE_T_COUNT] = {
 		"end_state TEXT NULL, priority INT, flags INT", 8, 0, 1 },
 	[SPTD_STORE_T_THREAD_STATE] = { "thread_state",
 		"id INTEGER PRIMARY KEY, ts INT, dur INT, utid INT, state TEXT, "
-		"cpu INT NULL, waker_utid INT NULL, flags INT", 8, 0, 1 },
+		"cpu INT NULL, waker_utid INT NULL, flags INT, callsite_id INT NULL, "
+		"blocked_function TEXT NULL", 10, 0, 1 },
 	[SPTD_STORE_T_IRQ_SLICE] = { "irq_slice",
 		"id INTEGER PRIMARY KEY, ts INT, dur INT, cpu INT, irq INT, name TEXT, "
 		"ret INT, flags INT", 8, 0, 1 },
@@ -49,7 +50,7 @@ const struct sptd_store_table_def sptd_store_table_defs[SPTD_STORE_T_COUNT] = {
 	[SPTD_STORE_T_RAW_FTRACE_FORMAT] = { "raw_ftrace_format",
 		"name TEXT PRIMARY KEY, text TEXT", 2, 1, 0 },
 	[SPTD_STORE_T_RAW_SAMPLE] = { "raw_sample",
-		"ts INT, cpu INT, pid INT, tid INT, callchain BLOB", 5, 0, 0 },
+		"ts INT, cpu INT, pid INT, tid INT, callchain BLOB, kind INT NULL", 6, 0, 0 },
 	[SPTD_STORE_T_RAW_TASK] = { "raw_task",
 		"pid INT, tid INT, comm TEXT, cmdline TEXT NULL", 4, 0, 0 },
 	[SPTD_STORE_T_RAW_MMAP] = { "raw_mmap",

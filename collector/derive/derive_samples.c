@@ -38,6 +38,8 @@ struct derive_map {
 struct derive_sym {
 	int64_t id, dso_id;      /* symbol.id, symbol.dso_id */
 	uint64_t addr, size;     /* dso address space; size 0 unknown */
+	int plumbing;            /* the scheduler's or tracing's own function:
+	                          * never what a task blocked in */
 };
 
 /* An "[unknown]" symbol row: one frame address of a dso without a symbol. */
@@ -66,6 +68,8 @@ struct derive {
 	struct derive_unknown *unknowns; /* open-addressing table of "[unknown]" rows */
 	size_t unknown_slots, nunknowns; /* table size (power of two) / used */
 	int64_t next_symbol_id;  /* next symbol id, for new "[unknown]" rows */
+	int64_t offcpu_linked;   /* off-CPU stacks put on their thread_state row */
+	uint64_t sched_lo, sched_hi; /* the kernel's __sched text (meta), 0 unknown */
 };
 
 /* The name perf gives a frame no symbol covers. */
@@ -197,6 +201,25 @@ static int64_t unknown_symbol(struct derive *d, int64_t dso_id, uint64_t addr)
 	return d->next_symbol_id++;
 }
 
+/* Kernel functions every blocking switch passes through (the switch
+ * itself, the tracepoint and perf): the function a task blocked in is the
+ * innermost frame that is none of these, as wchan and Perfetto's
+ * blocked_function name it ("pipe_read", "do_nanosleep", "futex_wait"). */
+static int plumbing(const char *name)
+{
+	static const char *const prefixes[] = {
+		"__schedule", "schedule", "preempt_schedule", "io_schedule", "__cond_resched",
+		"_cond_resched", "__traceiter_", "__bpf_trace_", "perf_", "__perf_",
+		"trace_event_", "perf_trace_", "context_switch", "finish_task_switch",
+		"__switch_to", "__wait_event", "__wait_for_common", "wait_for_common",
+	};
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+			return 1;
+	return 0;
+}
+
 static int on_sym(void *arg, const struct sptd_store_symbol_row *row)
 {
 	struct derive *d = arg;
@@ -229,6 +252,7 @@ static int on_sym(void *arg, const struct sptd_store_symbol_row *row)
 		.dso_id = row->dso_id,
 		.addr = row->addr,
 		.size = row->size,
+		.plumbing = row->name && plumbing(row->name),
 	};
 	return 0;
 }
@@ -269,7 +293,7 @@ static const struct derive_map *find_map(const struct derive *d, int pid, uint64
  * -1 when unknown; *start gets the symbol's dso address.  *@m_out is the
  * mapping of @ip (NULL none), even when no symbol covers it. */
 static int64_t resolve(const struct derive *d, int pid, uint64_t ip, int kernel,
-                       uint64_t *start, const struct derive_map **m_out)
+                       uint64_t *start, const struct derive_map **m_out, int *plumb)
 {
 	const struct derive_map *m;
 	uint64_t a;
@@ -300,6 +324,8 @@ static int64_t resolve(const struct derive *d, int pid, uint64_t ip, int kernel,
 		if (s->dso_id != m->dso_id || (s->size && a - s->addr >= s->size))
 			return -1;
 		*start = s->addr;
+		if (plumb)
+			*plumb = s->plumbing;
 		return s->id;
 	}
 }
@@ -368,8 +394,41 @@ static int64_t intern(struct derive *d, int64_t parent, int depth, int64_t symbo
 }
 
 /* One raw_sample row: its callsite chain, then its sample row. */
+/* The innermost kernel frame of @chain that is not plumbing(): the symbol
+ * a switched-out task blocked in, -1 none known. */
+static int64_t blocked_symbol(const struct derive *d, int pid, const uint64_t *chain, size_t nr)
+{
+	int kernel = 0;
+
+	for (size_t i = 0; i < nr; i++) {
+		const struct derive_map *m;
+		uint64_t start;
+		int64_t sym;
+		int plumb = 0;
+
+		if (chain[i] >= SPTD_PERF_CONTEXT_MAX) {
+			kernel = chain[i] == SPTD_PERF_CONTEXT_KERNEL;
+			continue;
+		}
+		if (!kernel)
+			return -1;
+		/* __sched functions (schedule, do_nanosleep, ...): as get_wchan */
+		if (d->sched_hi && chain[i] >= d->sched_lo && chain[i] < d->sched_hi)
+			continue;
+		sym = resolve(d, pid, chain[i], 1, &start, &m, &plumb);
+		if (sym >= 0 && !plumb)
+			return sym;
+	}
+	return -1;
+}
+
+/* Window around an off-CPU sample in which the sched_switch that began the
+ * blocked thread_state row lies: one event seen by perf and by ftrace,
+ * whose clocks are read a few microseconds apart. */
+#define OFFCPU_SLACK_NS 50000
+
 static int derive_one(struct derive *d, struct sptd_col_tasks *tasks, int64_t ts,
-                      int cpu, int pid, int tid, const uint64_t *chain, size_t nr)
+                      int cpu, int pid, int tid, const uint64_t *chain, size_t nr, int kind)
 {
 	int64_t parent = -1, utid;
 	int depth = 0, kernel = 0, frames = 0;
@@ -398,7 +457,7 @@ static int derive_one(struct derive *d, struct sptd_col_tasks *tasks, int64_t ts
 
 		if (ctx[i - 1] == 2)
 			continue;
-		sym = resolve(d, pid, ip, ctx[i - 1], &start, &m);
+		sym = resolve(d, pid, ip, ctx[i - 1], &start, &m, NULL);
 		if (sym < 0 && m) {
 			start = ip - (uint64_t)m->bias;
 			sym = unknown_symbol(d, m->dso_id, start);
@@ -422,13 +481,25 @@ static int derive_one(struct derive *d, struct sptd_col_tasks *tasks, int64_t ts
 	/* perf reports tid -1 for a sample in a task already past exit:
 	 * keep the sample, with no thread */
 	if (tid < 0)
-		return sptd_store_sample_add(d->st, ts, cpu, -1, parent);
+		return kind == SPTD_RAW_SAMPLE_OFFCPU ? 0 : sptd_store_sample_add(d->st, ts, cpu, -1, parent);
 	ret = sptd_col_tasks_note(tasks, tid, pid, NULL, NULL);
 	if (ret < 0)
 		return ret;
 	utid = sptd_col_tasks_utid(tasks, tid);
 	if (utid < 0)
 		return (int)utid;
+	if (kind == SPTD_RAW_SAMPLE_OFFCPU) {
+		/* the stack of a task switched out: on the row its block begins */
+		int64_t sym = blocked_symbol(d, pid, chain, nr);
+
+		ret = sptd_store_thread_state_block(d->st, utid, ts,
+		                                    ts > INT64_MIN + OFFCPU_SLACK_NS ? ts - OFFCPU_SLACK_NS : ts,
+		                                    ts < INT64_MAX - OFFCPU_SLACK_NS ? ts + OFFCPU_SLACK_NS : ts,
+		                                    parent, sym);
+		if (ret > 0)
+			d->offcpu_linked++;
+		return ret < 0 ? ret : 0;
+	}
 	return sptd_store_sample_add(d->st, ts, cpu, utid, parent);
 }
 
@@ -443,7 +514,7 @@ static int on_sample(void *arg, const struct sptd_store_raw_sample_row *row)
 	struct samples_ctx *sc = arg;
 
 	return derive_one(sc->d, sc->tasks, row->ts, row->cpu, row->pid, row->tid,
-	                  row->callchain, row->nr);
+	                  row->callchain, row->nr, row->kind);
 }
 
 int sptd_col_derive_samples(struct sptd_store *st, struct sptd_col_tasks *tasks)
@@ -454,6 +525,16 @@ int sptd_col_derive_samples(struct sptd_store *st, struct sptd_col_tasks *tasks)
 
 	if (!st || !tasks)
 		return -EINVAL;
+	{
+		int64_t lo = 0, hi = 0;
+
+		if (sptd_store_meta_get_int(st, "kernel_sched_text_start", &lo) == 0 &&
+		    sptd_store_meta_get_int(st, "kernel_sched_text_end", &hi) == 0 &&
+		    (uint64_t)hi > (uint64_t)lo) {
+			d.sched_lo = (uint64_t)lo;
+			d.sched_hi = (uint64_t)hi;
+		}
+	}
 	ret = sptd_store_table_clear(st, "sample");
 	if (ret >= 0)
 		ret = sptd_store_table_clear(st, "callsite");

@@ -298,6 +298,34 @@ int sptd_col_record_arm(struct sptd_col_service *s)
 			return ret;
 		}
 	}
+	if (s->o->offcpu) {
+		/* where threads wait: the stack of every task switched out, from
+		 * a perf event on sched:sched_switch (it fires in the context of
+		 * the task leaving the CPU), in overwrite rings like the sampler */
+		int id = -1;
+		struct sptd_col_sampler_config ocfg = {
+			.freq = 1,
+			.ring_pages = s->plan.sample_pages ? s->plan.sample_pages : 128,
+			.use_clock = 1,
+			.exclude_kernel = s->o->user_only,
+			.max_stack = 127,
+			.cpus = s->o->cpu_list[0] ? s->cpus : NULL,
+			.ncpus = s->ncpus,
+		};
+
+		ret = sptd_sched_event_exists("sched", "sched_switch", &id);
+		if (ret != 1 || id <= 0) {
+			sptd_col_log(LOG_ERR, "--offcpu: no sched:sched_switch tracepoint id");
+			return ret < 0 ? ret : -ENOENT;
+		}
+		ocfg.tracepoint_id = id;
+		ret = sptd_col_sampler_create(&ocfg, &s->offcpu);
+		if (ret < 0) {
+			sptd_col_log(LOG_ERR, "cannot open the off-CPU events (--offcpu): %s",
+			             strerror(-ret));
+			return ret;
+		}
+	}
 	s->ftrace_started = sptd_col_now_ns();
 	s->ftrace_why = "the service started then";
 	ret = sptd_sched_trace_start(s->trace);
@@ -335,6 +363,8 @@ void sptd_col_record_rearm(struct sptd_col_service *s)
 		sptd_col_log(LOG_ERR, "cannot re-arm the ftrace instance: %s", strerror(-ret));
 	if (s->sampler)
 		sptd_col_sampler_pause(s->sampler, 0);
+	if (s->offcpu)
+		sptd_col_sampler_pause(s->offcpu, 0);
 	if (s->pt)
 		sptd_col_pt_enable(s->pt);
 	for (int i = 0; i < s->ntrig; i++)
@@ -353,6 +383,8 @@ void sptd_col_record_disarm(struct sptd_col_service *s)
 	s->ntrig = 0;
 	sptd_col_sampler_destroy(s->sampler);
 	s->sampler = NULL;
+	sptd_col_sampler_destroy(s->offcpu);
+	s->offcpu = NULL;
 	sptd_col_pt_destroy(s->pt);
 	s->pt = NULL;
 	sptd_sched_trace_destroy(s->trace);

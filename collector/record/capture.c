@@ -17,6 +17,7 @@
 #include "freeze-local.h"
 #include "pt-local.h"
 #include "record-local.h"
+#include "sptd_dec.h"
 #include "sptd_sched.h"
 #include "sptd_store.h"
 #include "symcache-local.h"
@@ -33,6 +34,7 @@ struct sample_copy {
 	int cpu, pid, tid;
 	uint64_t nr;
 	uint64_t *ips;
+	int kind;                   /* SPTD_RAW_SAMPLE_* */
 };
 
 struct capture {
@@ -42,6 +44,7 @@ struct capture {
 	size_t nsamples, cap;
 	int pages;
 	struct sptd_col_freeze_scan freeze; /* the handler return that froze ftrace */
+	int kind;                   /* SPTD_RAW_SAMPLE_* of the ring being read */
 };
 
 static int on_raw(void *arg, enum sptd_sched_raw_kind kind, const char *name, int cpu,
@@ -89,6 +92,7 @@ static int on_sample(void *arg, const struct sptd_col_sample *smp)
 	copy->pid = smp->pid;
 	copy->tid = smp->tid;
 	copy->nr = smp->nr;
+	copy->kind = c->kind;
 	c->nsamples++;
 	return 0;
 }
@@ -149,6 +153,19 @@ static int write_meta(struct sptd_col_service *s, struct sptd_store *st, const s
 			ret = sptd_store_meta_set(st, text[i].key, text[i].value);
 		for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]) && ret >= 0; i++)
 			ret = sptd_store_meta_set_int(st, ints[i].key, ints[i].value);
+	}
+	/* --offcpu: the kernel's scheduling text (__sched functions), where
+	 * every blocking stack passes and which wchan skips: derive does too */
+	if (ret >= 0 && s->offcpu && s->symcache) {
+		const struct sptd_dec_symfile *k = sptd_col_symcache_kernel(s->symcache);
+		struct sptd_dec_sym a, b;
+
+		if (k && sptd_dec_symfile_find(k, "__sched_text_start", &a) == 0 &&
+		    sptd_dec_symfile_find(k, "__sched_text_end", &b) == 0 && b.addr > a.addr) {
+			ret = sptd_store_meta_set_int(st, "kernel_sched_text_start", (int64_t)a.addr);
+			if (ret >= 0)
+				ret = sptd_store_meta_set_int(st, "kernel_sched_text_end", (int64_t)b.addr);
+		}
 	}
 	/* -C and -p: what the incident was limited to (derive reads them) */
 	if (ret >= 0 && s->o->cpu_list[0]) {
@@ -252,8 +269,8 @@ static int symbolize(struct sptd_col_service *s, struct sptd_store *st, struct c
 				break;
 		}
 		if (ret >= 0)
-			ret = sptd_store_raw_sample_add(st, smp->ts, smp->cpu, smp->pid, smp->tid,
-			                                smp->ips, (size_t)smp->nr);
+			ret = sptd_store_raw_sample_add_kind(st, smp->ts, smp->cpu, smp->pid, smp->tid,
+			                                     smp->ips, (size_t)smp->nr, smp->kind);
 	}
 	if (ret >= 0)
 		ret = sptd_col_symcap_finish(sc);
@@ -390,6 +407,8 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 	ftrace_stop(s, fire, &rec);
 	if (s->sampler)
 		sptd_col_sampler_pause(s->sampler, 1);
+	if (s->offcpu)
+		sptd_col_sampler_pause(s->offcpu, 1);
 
 	/* a name of the directory's own sequence: unique for its life */
 	ret = sptd_col_outdir_next(&s->outdir, path, sizeof(path));
@@ -427,6 +446,13 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 	if (ret >= 0)
 		ret = sptd_store_trigger_add(c.st, fire->ts, fire->cpu,
 		                             fire->spec ? fire->spec->text : "manual", fire->detail);
+	if (ret >= 0 && s->offcpu) {
+		c.kind = SPTD_RAW_SAMPLE_OFFCPU;
+		ret = sptd_col_sampler_read(s->offcpu, wstart, wend, on_sample, &c);
+		c.kind = SPTD_RAW_SAMPLE_CLOCK;
+		if (ret < 0)
+			sptd_col_log(LOG_ERR, "reading the off-CPU rings: %s", strerror(-ret));
+	}
 	if (ret >= 0 && s->sampler) {
 		ret = sptd_col_sampler_read(s->sampler, wstart, wend, on_sample, &c);
 		if (ret < 0)

@@ -64,6 +64,7 @@ struct sptd_col_service {
 	const char *ftrace_clock;    /* trace_clock of the ftrace instance */
 	struct sptd_sched_trace *trace; /* the ftrace instance */
 	struct sptd_col_sampler *sampler; /* the sampling source, else NULL */
+	struct sptd_col_sampler *offcpu;  /* --offcpu: stacks at sched_switch, else NULL */
 	struct sptd_col_pt *pt;     /* the PT source (source "pt"), else NULL */
 	struct sptd_col_symcache *symcache; /* symbol tables kept across incidents */
 	struct sptd_col_trigger *trig[SPTD_MAX_TRIGGERS]; /* armed --trigger's */
@@ -77,6 +78,8 @@ struct sptd_col_service {
 	int child_status;            /* its exit status as a shell gives it (128+N
 	                              * for signal N); -1 not ended yet */
 	int stop_signals;            /* stopping signals seen while CMD ran */
+	int child_traced;            /* CMD's exit is watched (ptrace) */
+	int child_exit_stop;         /* CMD is (was) stopped at its exit */
 	int lock_fd, ctl_fd, sig_fd; /* the lock, control socket, signalfd; -1 none */
 	struct sptd_col_outdir outdir; /* --output: checked, held open, named, retained */
 	int incidents;             /* written so far */

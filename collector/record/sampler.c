@@ -92,13 +92,15 @@ static int sampler_open_cpu(struct sptd_col_sampler_cpu *c,
                             const struct sptd_col_sampler_config *cfg)
 {
 	struct sptd_col_perf_event ev = {
-		.type = SPTD_PERF_TYPE_SOFTWARE,
-		.config = { SPTD_PERF_COUNT_SW_CPU_CLOCK },
-		.period = (uint64_t)cfg->freq,
+		.type = cfg->tracepoint_id > 0 ? SPTD_PERF_TYPE_TRACEPOINT : SPTD_PERF_TYPE_SOFTWARE,
+		.config = { cfg->tracepoint_id > 0 ? (uint64_t)cfg->tracepoint_id :
+		            SPTD_PERF_COUNT_SW_CPU_CLOCK },
+		.period = cfg->tracepoint_id > 0 ? 1 : (uint64_t)cfg->freq,
 		.sample_type = sptd_col_sampler_sample_type(),
 		/* Overwrite mode: the ring keeps the newest samples and is
 		 * only read after PAUSE_OUTPUT, so nobody moves data_tail. */
-		.flags = SPTD_PERF_EV_FREQ | SPTD_PERF_EV_EXCLUDE_HV | SPTD_PERF_EV_WRITE_BACKWARD |
+		.flags = (cfg->tracepoint_id > 0 ? 0 : SPTD_PERF_EV_FREQ) |
+		         SPTD_PERF_EV_EXCLUDE_HV | SPTD_PERF_EV_WRITE_BACKWARD |
 		         (cfg->exclude_kernel ? SPTD_PERF_EV_EXCLUDE_KERNEL |
 		                                SPTD_PERF_EV_EXCLUDE_CALLCHAIN_KERNEL : 0) |
 		         (cfg->use_clock ? SPTD_PERF_EV_USE_CLOCKID : 0),

@@ -18,6 +18,9 @@ struct sptd_col_sampler_config {
 	int exclude_kernel;      /* user-only */
 	int max_stack;           /* callchain depth limit (127) */
 	const int *cpus;         /* the CPUs to sample (-C); NULL every online one */
+	int tracepoint_id;       /* > 0: a sample at every hit of this tracepoint
+	                          * (--offcpu: sched_switch) instead of cpu-clock
+	                          * at @freq */
 	int ncpus;
 };
 

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <syslog.h>
@@ -79,15 +80,20 @@ static int resolve_on_stop(int on_stop)
 /* Start CMD now that everything is armed: in this process group (Ctrl+C
  * reaches it too), with every signal unblocked and no descriptor of ours.
  * It runs as root, as with perf record -- CMD, but before the service
- * drops its capabilities.  0, or an exit status (127 cannot run it). */
+ * drops its capabilities.  Its main thread is ptrace-seized for one event
+ * only, its exit (PTRACE_O_TRACEEXIT): stopped there, before the kernel
+ * releases its memory, its mappings can still be read, so the incident
+ * of its exit names CMD's own functions; every other stop is passed on at
+ * once.  0, or an exit status (127 cannot run it). */
 static int start_command(struct sptd_col_service *s)
 {
 	char *const *argv = s->o->cmd_argv;
-	int report[2], err = 0;
+	int report[2], go[2], err = 0;
 	ssize_t n;
 	pid_t pid;
+	char c = 1;
 
-	if (pipe2(report, O_CLOEXEC) < 0) {
+	if (pipe2(report, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0) {
 		fprintf(stderr, "sysptd: cannot start '%s': %s\n", argv[0], strerror(errno));
 		return SPTD_EXIT_FAIL;
 	}
@@ -96,6 +102,8 @@ static int start_command(struct sptd_col_service *s)
 		fprintf(stderr, "sysptd: cannot start '%s': %s\n", argv[0], strerror(errno));
 		close(report[0]);
 		close(report[1]);
+		close(go[0]);
+		close(go[1]);
 		return SPTD_EXIT_FAIL;
 	}
 	if (pid == 0) {
@@ -104,14 +112,25 @@ static int start_command(struct sptd_col_service *s)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		for (int fd = 3; fd < 4096; fd++)
-			if (fd != report[1])
+			if (fd != report[1] && fd != go[0])
 				close(fd);
+		/* wait until the parent has seized us (or gave up) */
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
 		execvp(argv[0], argv);
 		err = errno;
 		(void)!write(report[1], &err, sizeof(err));
 		_exit(127);
 	}
 	close(report[1]);
+	close(go[0]);
+	if (ptrace(PTRACE_SEIZE, pid, NULL, (void *)(long)PTRACE_O_TRACEEXIT) == 0)
+		s->child_traced = 1;
+	else
+		sptd_col_log(LOG_WARNING, "cannot watch %s's exit (ptrace: %s): its own functions "
+		             "may be unresolved in the incident of its exit", argv[0], strerror(errno));
+	(void)!write(go[1], &c, 1);
+	close(go[1]);
 	do
 		n = read(report[0], &err, sizeof(err));
 	while (n < 0 && errno == EINTR);
@@ -128,7 +147,9 @@ static int start_command(struct sptd_col_service *s)
 	return 0;
 }
 
-/* CMD ended (SIGCHLD): reap it.  1 it has, with @detail said. */
+/* SIGCHLD from CMD: its exit stop (1: fire, @detail said; the caller
+ * detaches once the incident is written), another ptrace stop (passed on:
+ * 0), or its end (reaped: 1 unless its exit stop fired already). */
 static int reap_command(struct sptd_col_service *s, char *detail, size_t len)
 {
 	int wst;
@@ -136,9 +157,35 @@ static int reap_command(struct sptd_col_service *s, char *detail, size_t len)
 
 	if (!s->child)
 		return 0;
-	r = waitpid(s->child, &wst, WNOHANG);
+	while ((r = waitpid(s->child, &wst, WNOHANG | __WALL)) == s->child && WIFSTOPPED(wst)) {
+		unsigned long msg = 0;
+
+		if ((wst >> 8) == (SIGTRAP | (PTRACE_EVENT_EXIT << 8))) {
+			ptrace(PTRACE_GETEVENTMSG, s->child, NULL, &msg);
+			wst = (int)msg;
+			s->child_exit_stop = 1;
+			s->child_status = WIFSIGNALED(wst) ? 128 + WTERMSIG(wst) : WEXITSTATUS(wst);
+			if (WIFSIGNALED(wst))
+				snprintf(detail, len, "%s (pid %d) killed by signal %d", s->o->cmd_argv[0],
+				         s->child, WTERMSIG(wst));
+			else
+				snprintf(detail, len, "%s (pid %d) exited with status %d",
+				         s->o->cmd_argv[0], s->child, WEXITSTATUS(wst));
+			return 1;
+		}
+		if ((wst >> 16) == PTRACE_EVENT_STOP)
+			ptrace(PTRACE_LISTEN, s->child, NULL, NULL);   /* a group stop */
+		else
+			ptrace(PTRACE_CONT, s->child, NULL, (void *)(long)WSTOPSIG(wst));
+	}
 	if (r != s->child)
 		return 0;
+	if (s->child_exit_stop) {
+		/* its incident was written at its exit stop */
+		s->child_status = WIFSIGNALED(wst) ? 128 + WTERMSIG(wst) : WEXITSTATUS(wst);
+		s->child = 0;
+		return 0;
+	}
 	if (WIFSIGNALED(wst)) {
 		s->child_status = 128 + WTERMSIG(wst);
 		snprintf(detail, len, "%s (pid %d) killed by signal %d", s->o->cmd_argv[0], s->child,
@@ -288,6 +335,9 @@ static int run_loop(struct sptd_col_service *s)
 
 			if ((best.spec == &s->stop || best.spec == &s->exit_spec) && ret < 0)
 				status = ret;
+			/* CMD waited at its exit stop for this incident: let it go */
+			if (best.spec == &s->exit_spec && s->child && s->child_exit_stop)
+				ptrace(PTRACE_DETACH, s->child, NULL, NULL);
 
 			if (ctl_client >= 0) {
 				char reply[4200];

@@ -194,6 +194,7 @@ struct sptd_col_record_opts {
 	int npids;
 	struct sptd_col_event_spec events[SPTD_MAX_EVENTS]; /* -e */
 	int nevents;
+	int offcpu;                 /* --offcpu: stacks where threads block */
 	char **cmd_argv;            /* `-- CMD ARGS`: run CMD, an incident when it
 	                             * exits, its exit status ours; NULL none */
 };

@@ -200,7 +200,7 @@ static void check_all(struct sptd_store *st)
 	check_rows(st, "SELECT * FROM sched_slice ORDER BY id",
 	           "1|10|5|0|1|S|120|0\n2|15|7|0|2|N|100|0\n");
 	check_rows(st, "SELECT * FROM thread_state ORDER BY id",
-	           "1|10|5|1|Running|0|N|0\n2|15|3|1|S|N|2|0\n");
+	           "1|10|5|1|Running|0|N|0|N|N\n2|15|3|1|S|N|2|0|N|N\n");
 	check_rows(st, "SELECT * FROM irq_slice", "1|20|2|1|11|eth0|1|0\n");
 	check_rows(st, "SELECT * FROM softirq_slice", "1|22|4|1|3|NET_RX|0\n");
 	check_rows(st, "SELECT * FROM slice ORDER BY id",

@@ -67,8 +67,11 @@ static int make_v1(const char *path)
 		snprintf(sql, sizeof(sql), "ALTER TABLE %s DROP COLUMN flags", flag_tables[i]);
 		ok = sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
 	}
-	/* schema 3 added a table */
+	/* schema 3 added a table and columns */
 	ok = ok && sqlite3_exec(db, "DROP TABLE ftrace_event", NULL, NULL, NULL) == SQLITE_OK;
+	ok = ok && sqlite3_exec(db, "ALTER TABLE thread_state DROP COLUMN blocked_function; "
+	                        "ALTER TABLE thread_state DROP COLUMN callsite_id; "
+	                        "ALTER TABLE raw_sample DROP COLUMN kind", NULL, NULL, NULL) == SQLITE_OK;
 	ok = ok && sqlite3_exec(db, "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
 	                        NULL, NULL, NULL) == SQLITE_OK;
 	sqlite3_close(db);
