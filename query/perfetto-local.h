@@ -217,6 +217,7 @@ int sptd_query_pf_write_sched(struct sptd_query_pf *pf);        /* perfetto_sche
 int sptd_query_pf_write_wakings(struct sptd_query_pf *pf);      /* perfetto_sched.c */
 int sptd_query_pf_write_irqs(struct sptd_query_pf *pf);         /* perfetto_sched.c */
 int sptd_query_pf_write_ftrace_events(struct sptd_query_pf *pf); /* perfetto_sched.c */
+int sptd_query_pf_write_blocked(struct sptd_query_pf *pf);      /* perfetto_sched.c */
 int sptd_query_pf_write_slices(struct sptd_query_pf *pf);       /* perfetto_events.c */
 int sptd_query_pf_write_samples(struct sptd_query_pf *pf);      /* perfetto_events.c */
 int sptd_query_pf_write_offcpu(struct sptd_query_pf *pf);       /* perfetto_events.c */

@@ -54,6 +54,9 @@
 #define FE_IRQ_ENTRY     36
 #define FE_IRQ_EXIT      37
 #define FE_GENERIC       327
+#define FE_BLOCKED_REASON 18   /* SchedBlockedReasonFtraceEvent: pid, caller (iid), io_wait */
+#define TP_INTERNED_DATA 12
+#define ID_KERNEL_SYMBOLS 26   /* InternedData.kernel_symbols: InternedString iid, str */
 /* GenericFtraceEvent and its Field */
 #define GE_EVENT_NAME    1
 #define GE_FIELD         2
@@ -604,5 +607,104 @@ int sptd_query_pf_write_ftrace_events(struct sptd_query_pf *pf)
 out:
 	sptd_store_finalize(stmt);
 	bundle_fini(&b);
+	return rc;
+}
+
+/* ---- why threads slept (--offcpu) -------------------------------------------------- */
+
+/* Perfetto's own thread_state.blocked_function: a sched_blocked_reason
+ * event just after each blocking switch that sysptd linked to a function
+ * (thread_state.blocked_function), its caller an iid of the ftrace
+ * sequence's interned kernel symbols, written once before the events. */
+int sptd_query_pf_write_blocked(struct sptd_query_pf *pf)
+{
+	static const char names_sql[] =
+		"SELECT DISTINCT blocked_function FROM thread_state WHERE blocked_function IS NOT NULL "
+		"ORDER BY blocked_function";
+	static const char sql[] =
+		"SELECT coalesce((SELECT s.cpu FROM sched_slice s WHERE s.utid = ts.utid AND "
+		" s.ts + s.dur = ts.ts LIMIT 1), 0) AS c, ts.ts, ts.dur, th.tid, ts.blocked_function, "
+		" ts.state FROM thread_state ts JOIN thread th ON th.utid = ts.utid "
+		"WHERE ts.blocked_function IS NOT NULL ORDER BY c, ts.ts, ts.id";
+	struct sptd_store_stmt *stmt = NULL;
+	struct sptd_query_pb *pb = &pf->pkt;
+	struct sptd_query_smap names = { 0 };
+	struct bundle b;
+	int rc, n = 0;
+
+	bundle_init(&b);
+	rc = sptd_query_pf_prepare(pf, "thread_state", names_sql, &stmt);
+	if (rc < 0)
+		goto out;
+	while ((rc = sptd_store_step(stmt)) == 1) {
+		const char *name = sptd_store_column_text(stmt, 0);
+
+		if (name && (rc = sptd_query_smap_intern(&names, name)) < 0)
+			goto out;
+	}
+	if (rc < 0) {
+		rc = sptd_query_pf_step_fail(pf, "thread_state", rc);
+		goto out;
+	}
+	sptd_store_finalize(stmt);
+	stmt = NULL;
+	if (names.count == 0)
+		goto out;
+	/* the names, interned on the ftrace sequence (iid = index + 1) */
+	sptd_query_pb_uint(pb, TP_SEQ_ID, SPTD_PF_SEQ_FTRACE);
+	if (!pf->ftrace_seq_started) {
+		sptd_query_pb_uint(pb, 13, 1 | 2);  /* INCREMENTAL_STATE_CLEARED | NEEDS_IT */
+		sptd_query_pb_uint(pb, 87, 1);      /* first_packet_on_sequence */
+		pf->ftrace_seq_started = 1;
+	} else {
+		sptd_query_pb_uint(pb, 13, 2);      /* SEQ_NEEDS_INCREMENTAL_STATE */
+	}
+	sptd_query_pb_begin(pb, TP_INTERNED_DATA);
+	for (size_t i = 0; i < names.count; i++) {
+		sptd_query_pb_begin(pb, ID_KERNEL_SYMBOLS);
+		sptd_query_pb_uint(pb, 1, i + 1);
+		sptd_query_pb_string(pb, 2, names.strs[i]);
+		sptd_query_pb_end(pb);
+	}
+	sptd_query_pb_end(pb);
+	if ((rc = sptd_query_pf_flush(pf)) < 0)
+		goto out;
+	rc = sptd_query_pf_prepare(pf, "thread_state", sql, &stmt);
+	if (rc < 0)
+		goto out;
+	while ((rc = sptd_store_step(stmt)) == 1) {
+		int64_t cpu = sptd_store_column_int(stmt, 0), ts = sptd_store_column_int(stmt, 1);
+		int64_t dur = sptd_store_column_int(stmt, 2);
+		const char *name = sptd_store_column_text(stmt, 4), *state = sptd_store_column_text(stmt, 5);
+		struct sptd_query_pb *ev = &b.events;
+		int iid;
+
+		if (!name || cpu < 0 || cpu > INT32_MAX || (iid = sptd_query_smap_intern(&names, name)) < 0) {
+			pf->stats->skipped++;
+			continue;
+		}
+		if ((rc = bundle_for(pf, &b, (int)cpu)) < 0)
+			goto out;
+		sptd_query_pb_begin(ev, FEB_EVENT);
+		/* just after the switch that began the wait, inside it */
+		sptd_query_pb_uint(ev, FE_TIMESTAMP, (uint64_t)(ts < 0 ? 0 : ts) + (dur > 1 ? 1 : 0));
+		sptd_query_pb_uint(ev, FE_PID, (uint64_t)(uint32_t)sptd_store_column_int(stmt, 3));
+		sptd_query_pb_begin(ev, FE_BLOCKED_REASON);
+		sptd_query_pb_int(ev, 1, sptd_store_column_int(stmt, 3));
+		sptd_query_pb_uint(ev, 2, (uint64_t)iid + 1);
+		sptd_query_pb_uint(ev, 3, state && state[0] == 'D');
+		sptd_query_pb_end(ev);
+		sptd_query_pb_end(ev);
+		b.n++;
+		n++;
+	}
+	rc = writer_done(pf, &b, stmt, "thread_state", rc);
+	stmt = NULL;
+	sptd_query_smap_fini(&names);
+	return rc;
+out:
+	sptd_store_finalize(stmt);
+	bundle_fini(&b);
+	sptd_query_smap_fini(&names);
 	return rc;
 }
