@@ -458,7 +458,16 @@ static void check_trigger_irq(struct sptd_store *st)
 	         "flags = 0 AND abs(ts + dur - %" PRId64 ") < %d AND abs(dur - %" PRId64 ") < %d",
 	         cpu, irq, tts, PROBE_SLACK_NS, took, PROBE_SLACK_NS);
 	CHECK_INT(sptd_store_query_int(st, sql, &n), 0);
-	CHECK_INT(n, 1);
+	/* at least one: a second handler of the same line may end within the
+	 * slack too (virtio IRQs come microseconds apart under load) */
+	CHECK(n >= 1);
+	if (n != 1)
+		fprintf(stderr, "  %" PRId64 " handlers of irq %d match the trigger within %d ns\n", n,
+		        irq, PROBE_SLACK_NS);
+	/* and never one handler twice */
+	CHECK_INT(sptd_store_query_int(st, "SELECT count(*) FROM (SELECT cpu, irq, ts FROM irq_slice "
+	                                   "GROUP BY cpu, irq, ts HAVING count(*) > 1)", &n), 0);
+	CHECK_INT(n, 0);
 	snprintf(sql, sizeof(sql), "SELECT ts + dur - %" PRId64 " FROM irq_slice WHERE cpu = %d AND "
 	         "irq = %d AND flags = 0 ORDER BY abs(ts + dur - %" PRId64 ") LIMIT 1", tts, cpu, irq,
 	         tts);

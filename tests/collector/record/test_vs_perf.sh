@@ -6,7 +6,8 @@
 # source, the same cpu-clock) run over the same second.  For the program's
 # thread, each side's leaf functions must be the same four, each in the same
 # file (program or library, by base name), with shares of the program's
-# samples within 5 percentage points of perf's (they agree within 2 here).
+# samples within 5 percentage points of perf's (they agree within 2 here),
+# perf's cut to the incident's own window (both on CLOCK_MONOTONIC).
 #
 # Needs root (sysptd records as root), tracefs and perf; exit 77 (skip) with
 # the reason otherwise.  Run under the machine-wide lock (one ftrace
@@ -54,10 +55,15 @@ while ! grep -q "armed:" "$work/svc.err" 2>/dev/null; do
 	i=$((i + 1))
 done
 sleep 1.2   # a whole window of history
-# perf over the second the window will hold: the snapshot comes right after
-perf record -q -a -g -e cpu-clock -F 997 -o "$work/perf.data" -- sleep 1 2>"$work/perf.err" ||
-	{ cat "$work/perf.err"; echo "FAIL: perf record"; exit 1; }
+# perf around the second the window will hold, on CLOCK_MONOTONIC (-k mono)
+# like the incident, so its report can be cut to exactly that second: the
+# two sides then count the same moments even when the machine is loaded
+perf record -q -a -g -e cpu-clock -F 997 -k mono -o "$work/perf.data" -- sleep 2.2 \
+	2>"$work/perf.err" &
+perfpid=$!
+sleep 1.6
 kill -USR2 "$svc"
+wait "$perfpid" || { cat "$work/perf.err"; echo "FAIL: perf record"; exit 1; }
 i=0
 while kill -0 "$svc" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 wait "$svc"
@@ -79,8 +85,11 @@ pid=$pp
 	tail -n +2 | tr ',' ' ' >"$work/sysptd.txt" || { cat "$work/q.err"; bad "sysptd query"; }
 # perf: the same, from its own report of that thread (its percentages are
 # of every sample: made shares of the thread's own)
+ws=$("$bin" query "$inc" --format csv "SELECT value FROM meta WHERE key = 'window_start'" | tail -n 1)
+we=$("$bin" query "$inc" --format csv "SELECT value FROM meta WHERE key = 'window_end'" | tail -n 1)
+span=$(awk -v a="$ws" -v b="$we" 'BEGIN { printf "%d.%09d,%d.%09d", a / 1e9, a % 1e9, b / 1e9, b % 1e9 }')
 perf report -i "$work/perf.data" --stdio -q --no-children --tid "$pid" --sort sym,dso \
-	2>/dev/null | awk 'NF >= 4 && $1 ~ /%$/ {
+	--time "$span" 2>/dev/null | awk 'NF >= 4 && $1 ~ /%$/ {
 		p = $1; sub("%", "", p); n = split($NF, parts, "/")
 		fn[NR] = $3; file[NR] = parts[n]; pct[NR] = p; sum += p }
 		END { for (i in fn) print fn[i], file[i], pct[i] * 100 / sum }' |
