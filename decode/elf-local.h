@@ -102,5 +102,9 @@ int sptd_dec_elf_section(struct sptd_dec_elf *elf, const char *name, const void 
 /* 1 when @elf has a .symtab (SHT_SYMTAB) with at least one symbol: a file
  * not stripped, whose separate debug file would add no function symbol. */
 int sptd_dec_elf_has_symtab(struct sptd_dec_elf *elf);
+/* The variable (STT_OBJECT) named @name: its file address and size.
+ * -ENOENT none, -ENOTUNIQ several at different addresses. */
+int sptd_dec_elf_data_symbol(struct sptd_dec_elf *elf, const char *name, uint64_t *addr,
+                             uint64_t *size);
 
 #endif /* SPTD_ELF_LOCAL_H */

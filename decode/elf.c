@@ -393,6 +393,48 @@ static Elf_Scn *elf_find_section(struct sptd_dec_elf *elf, const char *name, GEl
 	return NULL;
 }
 
+int sptd_dec_elf_data_symbol(struct sptd_dec_elf *elf, const char *name, uint64_t *addr,
+                             uint64_t *size)
+{
+	Elf_Scn *scn = NULL;
+	int found = 0;
+
+	if (!elf || !name || !addr || !size)
+		return -EINVAL;
+	while ((scn = elf_nextscn(elf->elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &shdr) || (shdr.sh_type != SHT_SYMTAB &&
+		                                  shdr.sh_type != SHT_DYNSYM) || !shdr.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		n = shdr.sh_size / shdr.sh_entsize;
+		for (size_t i = 1; i < n; i++) {
+			GElf_Sym sym;
+			const char *s;
+
+			if (!gelf_getsym(data, (int)i, &sym))
+				break;
+			if (GELF_ST_TYPE(sym.st_info) != STT_OBJECT || sym.st_shndx == SHN_UNDEF ||
+			    sym.st_value == 0)
+				continue;
+			s = elf_strptr(elf->elf, shdr.sh_link, sym.st_name);
+			if (!s || strcmp(s, name) != 0)
+				continue;
+			if (found && (*addr != sym.st_value))
+				return -ENOTUNIQ;
+			*addr = sym.st_value;
+			*size = sym.st_size;
+			found = 1;
+		}
+	}
+	return found ? 0 : -ENOENT;
+}
+
 int sptd_dec_elf_section(struct sptd_dec_elf *elf, const char *name, const void **data,
                          size_t *len)
 {
@@ -535,6 +577,18 @@ int sptd_dec_elf_read_vaddr(const char *path, uint64_t start, uint64_t end, void
 		break;
 	}
 out:
+	sptd_dec_elf_close(elf);
+	return ret;
+}
+
+int sptd_dec_data_symbol(const char *path, const char *name, uint64_t *addr, uint64_t *size)
+{
+	struct sptd_dec_elf *elf = NULL;
+	int ret = sptd_dec_elf_open(path, &elf);
+
+	if (ret < 0)
+		return ret;
+	ret = sptd_dec_elf_data_symbol(elf, name, addr, size);
 	sptd_dec_elf_close(elf);
 	return ret;
 }

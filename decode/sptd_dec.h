@@ -97,6 +97,10 @@ int sptd_dec_symfile_bias(const struct sptd_dec_symfile *sf, uint64_t map_start,
  * -ENOENT none, -ENOTUNIQ several different functions have that name. */
 int sptd_dec_symfile_find(const struct sptd_dec_symfile *sf, const char *name,
                           struct sptd_dec_sym *sym);
+/* The variable (ELF STT_OBJECT, .symtab or .dynsym) named @name in the ELF
+ * file @path (opened as a user's file): its file address and size.
+ * -ENOENT none, -ENOTUNIQ several, or the open's error. */
+int sptd_dec_data_symbol(const char *path, const char *name, uint64_t *addr, uint64_t *size);
 /* File offset of file address @addr (through the PT_LOAD headers); what a
  * uprobe is placed by.  -ENOENT when no loaded segment holds it. */
 int sptd_dec_symfile_offset(const struct sptd_dec_symfile *sf, uint64_t addr,

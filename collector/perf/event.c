@@ -62,6 +62,7 @@ static void attr_fill(const struct sptd_col_perf_event *ev, struct perf_event_at
 	attr->config = ev->config[0];
 	attr->config1 = ev->config1_path ? (uint64_t)(uintptr_t)ev->config1_path : ev->config[1];
 	attr->config2 = ev->config[2];
+	attr->bp_type = ev->bp_type;
 	if (f & SPTD_PERF_EV_FREQ) {
 		attr->freq = 1;
 		attr->sample_freq = ev->period;
@@ -95,6 +96,19 @@ static void attr_fill(const struct sptd_col_perf_event *ev, struct perf_event_at
 	attr->sample_max_stack = ev->max_stack;
 	if (ev->aux_action)
 		sptd_col_perf_attr_set_aux_action(attr, ev->aux_action);
+}
+
+void sptd_col_perf_event_breakpoint(struct sptd_col_perf_event *ev, uint32_t bp_type,
+                                    uint64_t addr, uint64_t len)
+{
+	if (!ev)
+		return;
+	memset(ev, 0, sizeof(*ev));
+	ev->type = SPTD_PERF_TYPE_BREAKPOINT;
+	ev->bp_type = bp_type;
+	ev->config[1] = addr;                        /* bp_addr */
+	ev->config[2] = bp_type == SPTD_PERF_BP_X ? sizeof(long) : len; /* bp_len */
+	ev->period = 1;
 }
 
 int sptd_col_perf_event_open(const struct sptd_col_perf_event *ev, pid_t pid, int cpu,

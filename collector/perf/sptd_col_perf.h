@@ -95,6 +95,12 @@
 #define SPTD_PERF_TYPE_HARDWARE      0u
 #define SPTD_PERF_TYPE_SOFTWARE      1u
 #define SPTD_PERF_TYPE_TRACEPOINT    2u
+#define SPTD_PERF_TYPE_BREAKPOINT    5u
+/* Hardware breakpoint kinds (bp_type) */
+#define SPTD_PERF_BP_R  1u   /* data read */
+#define SPTD_PERF_BP_W  2u   /* data write */
+#define SPTD_PERF_BP_RW 3u   /* data read or write */
+#define SPTD_PERF_BP_X  4u   /* instruction execution */
 #define SPTD_PERF_COUNT_HW_CPU_CYCLES 0u   /* HARDWARE */
 #define SPTD_PERF_COUNT_SW_CPU_CLOCK 0u    /* SOFTWARE: the sampling clock */
 #define SPTD_PERF_COUNT_SW_DUMMY     9u    /* SOFTWARE: sideband only */
@@ -164,6 +170,8 @@ struct sptd_col_perf_event {
 	int clockid;             /* with EV_USE_CLOCKID: a CLOCK_* id */
 	uint16_t max_stack;      /* sample_max_stack; 0: the kernel's default */
 	uint32_t aux_action;     /* SPTD_PERF_AUX_* (AUX pause, Linux 6.13) */
+	uint32_t bp_type;        /* BREAKPOINT: SPTD_PERF_BP_*; bp_addr is
+	                          * config[1], bp_len config[2] */
 };
 
 /* A tracepoint event: @ev zeroed, type TRACEPOINT, config[0] = @id (the
@@ -174,6 +182,11 @@ void sptd_col_perf_event_tracepoint(struct sptd_col_perf_event *ev, uint64_t id)
  * @path must stay valid until the open. */
 void sptd_col_perf_event_uprobe(struct sptd_col_perf_event *ev, uint32_t pmu_type,
                                 const char *path, uint64_t offset);
+/* A hardware breakpoint (debug register) on @len bytes at @addr: @ev
+ * zeroed, type BREAKPOINT, bp_type @bp_type (SPTD_PERF_BP_*; X: @len is
+ * sizeof(long) as the kernel wants), @period 1. */
+void sptd_col_perf_event_breakpoint(struct sptd_col_perf_event *ev, uint32_t bp_type,
+                                    uint64_t addr, uint64_t len);
 /* Open @ev for @pid (-1: every task) on @cpu (-1: any), in the group of
  * @group_fd (-1: none; with @ev->aux_action, the AUX event to pause or
  * resume), close-on-exec.  Returns the fd, or the kernel's -errno (-EIO

@@ -560,7 +560,8 @@ int sptd_col_record_run(struct sptd_col_record_opts *opts)
 	if (ret < 0) {
 		status = ret == -EACCES || ret == -EPERM ? SPTD_EXIT_NOPERM :
 		         s.pt_failed ? SPTD_EXIT_FAIL :
-		         ret == -ENOENT || ret == -EINVAL || ret == -EOPNOTSUPP ? SPTD_EXIT_USAGE :
+		         ret == -ENOENT || ret == -EINVAL || ret == -EOPNOTSUPP ||
+		         ret == -ENOSPC ? SPTD_EXIT_USAGE :
 		         SPTD_EXIT_FAIL;
 		goto out;
 	}

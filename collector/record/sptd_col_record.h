@@ -20,6 +20,8 @@ enum sptd_col_trigger_kind {
 	SPTD_TRIG_LATENCY,       /* latency=DUR */
 	SPTD_TRIG_UPROBE,        /* uprobe=PATH:SYMBOL */
 	SPTD_TRIG_MANUAL,        /* snapshot command / SIGUSR2 (not parsed) */
+	SPTD_TRIG_BREAK,         /* break=PID:SYMBOL */
+	SPTD_TRIG_WATCH,         /* watch=PID:SYMBOL[+OFF]|PID:0xADDR[,w|rw][,len=N] */
 };
 
 struct sptd_col_trigger_spec {
@@ -30,7 +32,12 @@ struct sptd_col_trigger_spec {
 	char system[64], event[128]; /* tracepoint */
 	char filter[512];        /* tracepoint filter, ftrace syntax; "" none */
 	int64_t period_ns;       /* timer, latency */
-	char path[512], symbol[128]; /* uprobe */
+	char path[512], symbol[128]; /* uprobe; break/watch: symbol ("" an address) */
+	int pid;                 /* break, watch: the process */
+	uint64_t addr;           /* watch PID:0xADDR: the address; else resolved */
+	uint64_t offset;         /* watch SYMBOL+OFF */
+	int bp_len;              /* watch: bytes watched (1, 2, 4, 8) */
+	int bp_rw;               /* watch: 0 writes, 1 reads and writes */
 	char text[768];          /* the spec as given, for meta/trigger rows */
 };
 

@@ -84,6 +84,8 @@ extern const struct sptd_col_trigger_ops sptd_col_trigger_tracepoint_ops;
 extern const struct sptd_col_trigger_ops sptd_col_trigger_timer_ops;
 extern const struct sptd_col_trigger_ops sptd_col_trigger_latency_ops;
 extern const struct sptd_col_trigger_ops sptd_col_trigger_uprobe_ops;
+extern const struct sptd_col_trigger_ops sptd_col_trigger_break_ops;
+extern const struct sptd_col_trigger_ops sptd_col_trigger_watch_ops;
 
 /* One armed trigger. */
 struct sptd_col_trigger {
@@ -126,6 +128,13 @@ int sptd_col_trigger_events_tracepoint(struct sptd_col_trigger *t, const char *s
 int sptd_col_trigger_events_uprobe(struct sptd_col_trigger *t, uint32_t type, const char *path,
                                    const char *symbol, uint64_t offset, const int *cpus,
                                    int ncpus, char *err, size_t errlen);
+/* A hardware breakpoint (@bp_type SPTD_PERF_BP_*, @len bytes at @addr) on
+ * each of @cpus, system-wide (the hits of other processes at that address
+ * are the kind's to filter), samples with TID, IP and TIME.  -ENOSPC: no
+ * debug register left on a CPU (@err says so); errors as perf_event_open. */
+int sptd_col_trigger_events_breakpoint(struct sptd_col_trigger *t, uint32_t bp_type,
+                                       uint64_t addr, uint64_t len, const int *cpus, int ncpus,
+                                       char *err, size_t errlen);
 /* The byte offset of field @name of tracepoint @system:@event's raw
  * record into *@offset.  -ENOENT (@err says which) when it has none. */
 int sptd_col_trigger_events_field(const char *system, const char *event, const char *name,
@@ -134,10 +143,11 @@ int sptd_col_trigger_events_field(const char *system, const char *event, const c
 int32_t sptd_col_trigger_raw_i32(const unsigned char *raw, uint32_t size, int off);
 
 /* One sample record of a trigger event: TIME and CPU, the RAW bytes when
- * the event has them (borrowed for the callback only). */
+ * the event has them (borrowed for the callback only), and the whole
+ * parsed record @r (TID, IP where the event asked for them). */
 typedef int (*sptd_col_trigger_sample_fn)(void *ctx, const struct sptd_col_trigger_event *ev,
                                           int64_t ts, int cpu, const unsigned char *raw,
-                                          uint32_t raw_size);
+                                          uint32_t raw_size, const struct sptd_col_perf_record *r);
 /* Hand every new sample record of @ev's ring to @fn, then consume them.
  * Returns @fn's first error, else 0. */
 int sptd_col_trigger_events_drain(struct sptd_col_trigger_event *ev,

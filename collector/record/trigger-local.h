@@ -39,6 +39,8 @@ struct sptd_col_trigger_hit {
 	int pid;                    /* waking: the woken task; switch: the next task */
 	int prev_pid;               /* switch: the task switched out */
 	char name[64];              /* irq_handler_entry: the handler's name */
+	int task_pid, task_tid;     /* the task the sample was taken in (SAMPLE_TID), -1 */
+	uint64_t ip;                /* the sample's IP (break, watch), 0 */
 };
 
 /* One armed trigger: perf events per CPU or a timerfd. */

@@ -20,7 +20,8 @@
 
 static const struct sptd_col_trigger_ops *const kinds[] = {
 	&sptd_col_trigger_irq_ops, &sptd_col_trigger_tracepoint_ops, &sptd_col_trigger_timer_ops,
-	&sptd_col_trigger_latency_ops, &sptd_col_trigger_uprobe_ops,
+	&sptd_col_trigger_latency_ops, &sptd_col_trigger_uprobe_ops, &sptd_col_trigger_break_ops,
+	&sptd_col_trigger_watch_ops,
 };
 
 static const struct sptd_col_trigger_ops *ops_of(enum sptd_col_trigger_kind kind)
@@ -194,11 +195,14 @@ int sptd_col_trigger_feed(struct sptd_col_trigger *t, const struct sptd_col_trig
 
 /* A sample record of one of @ctx's events becomes a hit. */
 static int on_sample(void *ctx, const struct sptd_col_trigger_event *ev, int64_t ts, int cpu,
-                     const unsigned char *raw, uint32_t raw_size)
+                     const unsigned char *raw, uint32_t raw_size,
+                     const struct sptd_col_perf_record *r)
 {
 	struct sptd_col_trigger *t = ctx;
 	struct sptd_col_trigger_hit h = {
 		.ts = ts, .cpu = cpu, .role = ev->role, .irq = -1, .pid = -1, .prev_pid = -1,
+		.task_pid = r ? r->id.pid : -1, .task_tid = r ? r->id.tid : -1,
+		.ip = r ? r->sample.ip : 0,
 	};
 
 	if (raw && t->ops->decode)

@@ -163,6 +163,36 @@ int sptd_col_trigger_events_uprobe(struct sptd_col_trigger *t, uint32_t type, co
 	return 0;
 }
 
+int sptd_col_trigger_events_breakpoint(struct sptd_col_trigger *t, uint32_t bp_type,
+                                       uint64_t addr, uint64_t len, const int *cpus, int ncpus,
+                                       char *err, size_t errlen)
+{
+	for (int i = 0; i < ncpus; i++) {
+		struct sptd_col_trigger_event *ev = new_event(t, SPTD_TRIG_ROLE_HIT, TRIG_RING_PAGES);
+		struct sptd_col_perf_event pe;
+		int ret;
+
+		if (!ev)
+			return -ENOMEM;
+		sptd_col_perf_event_breakpoint(&pe, bp_type, addr, len);
+		pe.sample_type = SPTD_PERF_SAMPLE_IP | SPTD_PERF_SAMPLE_TID | SPTD_PERF_SAMPLE_TIME |
+		                 SPTD_PERF_SAMPLE_CPU;
+		pe.wakeup = 1;
+		ret = open_event(t, &pe, cpus[i], -1, NULL, ev);
+		if (ret < 0) {
+			if (ret == -ENOSPC)
+				snprintf(err, errlen, "no debug register left on cpu %d for the breakpoint at "
+				         "0x%" PRIx64 " (x86 has 4 per CPU, shared with debuggers and other "
+				         "break/watch triggers)", cpus[i], addr);
+			else
+				snprintf(err, errlen, "perf_event_open(breakpoint at 0x%" PRIx64 ", cpu %d): %s",
+				         addr, cpus[i], strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
 void sptd_col_trigger_events_close(struct sptd_col_trigger *t)
 {
 	for (int i = 0; i < t->nevents; i++) {
@@ -212,7 +242,7 @@ static int on_record(void *arg, const void *rec, size_t len)
 	if (sptd_col_perf_record_parse(rec, len, &d->ev->layout, &r) < 0 ||
 	    r.type != SPTD_PERF_RECORD_SAMPLE)
 		return 0;
-	return d->fn(d->ctx, d->ev, (int64_t)r.id.time, r.id.cpu, r.sample.raw, r.sample.raw_size);
+	return d->fn(d->ctx, d->ev, (int64_t)r.id.time, r.id.cpu, r.sample.raw, r.sample.raw_size, &r);
 }
 
 int sptd_col_trigger_events_drain(struct sptd_col_trigger_event *ev,

@@ -107,6 +107,78 @@ static int parse_tracepoint(const char *rest, struct sptd_col_trigger_spec *spec
 	return 0;
 }
 
+/* break=PID:SYMBOL, watch=PID:SYMBOL[+OFF]|PID:0xADDR[,w|rw][,len=N]: the
+ * part after '=' in @rest. */
+static int parse_bp(const char *rest, int watch, struct sptd_col_trigger_spec *spec,
+                    char *err, size_t errlen)
+{
+	const char *colon = strchr(rest, ':'), *comma, *what = watch ? "watch" : "break";
+	char *end;
+	long pid;
+	size_t len;
+
+	spec->kind = watch ? SPTD_TRIG_WATCH : SPTD_TRIG_BREAK;
+	spec->bp_len = 8;
+	errno = 0;
+	pid = strtol(rest, &end, 10);
+	if (!colon || end != colon || colon == rest) {
+		if (colon && colon != rest && !watch)
+			return fail(err, errlen, "break=PATH:SYMBOL is not supported yet: use "
+			            "break=PID:SYMBOL for a running process, or uprobe=PATH:SYMBOL");
+		return fail(err, errlen, watch ? "watch needs PID:SYMBOL[+OFF] or PID:0xADDR, e.g. "
+		            "watch=1234:counter,w,len=4" : "break needs PID:SYMBOL, e.g. break=1234:main");
+	}
+	if (errno || pid <= 0 || pid > INT_MAX)
+		return fail(err, errlen, "%s: bad process id", what);
+	spec->pid = (int)pid;
+	rest = colon + 1;
+	comma = strchr(rest, ',');
+	len = comma ? (size_t)(comma - rest) : strlen(rest);
+	if (!len)
+		return fail(err, errlen, "%s: nothing after PID:", what);
+	if (watch && strncmp(rest, "0x", 2) == 0) {
+		unsigned long long a = strtoull(rest, &end, 16);
+
+		if (end != rest + len || a == 0)
+			return fail(err, errlen, "watch: bad address '%.*s'", (int)len, rest);
+		spec->addr = a;
+	} else {
+		const char *plus = watch ? memchr(rest, '+', len) : NULL;
+		size_t nlen = plus ? (size_t)(plus - rest) : len;
+
+		if (copy_field(spec->symbol, sizeof(spec->symbol), rest, nlen) || !nlen)
+			return fail(err, errlen, "%s: symbol empty or too long", what);
+		if (plus) {
+			unsigned long long off = strtoull(plus + 1, &end, 0);
+
+			if (end != rest + len || plus + 1 == end)
+				return fail(err, errlen, "watch: bad offset '%.*s'", (int)(rest + len - plus - 1),
+				            plus + 1);
+			spec->offset = off;
+		}
+	}
+	if (!comma)
+		return 0;
+	if (!watch)
+		return fail(err, errlen, "unexpected '%s' after break=PID:SYMBOL", comma);
+	for (const char *opt = comma + 1; *opt;) {
+		const char *next = strchr(opt, ',');
+		size_t olen = next ? (size_t)(next - opt) : strlen(opt);
+
+		if (olen == 1 && *opt == 'w')
+			spec->bp_rw = 0;
+		else if (olen == 2 && strncmp(opt, "rw", 2) == 0)
+			spec->bp_rw = 1;
+		else if (olen == 5 && strncmp(opt, "len=", 4) == 0 && strchr("1248", opt[4]))
+			spec->bp_len = opt[4] - '0';
+		else
+			return fail(err, errlen, "watch: unknown option '%.*s' (w, rw, len=1|2|4|8)",
+			            (int)olen, opt);
+		opt = next ? next + 1 : opt + olen;
+	}
+	return 0;
+}
+
 int sptd_col_parse_trigger(const char *text, struct sptd_col_trigger_spec *spec,
                            char *err, size_t errlen)
 {
@@ -129,6 +201,10 @@ int sptd_col_parse_trigger(const char *text, struct sptd_col_trigger_spec *spec,
 			return fail(err, errlen, "bad duration '%s': " SPTD_DURATION_HELP, v);
 		return 0;
 	}
+	if (strncmp(text, "break=", 6) == 0)
+		return parse_bp(text + 6, 0, spec, err, errlen);
+	if (strncmp(text, "watch=", 6) == 0)
+		return parse_bp(text + 6, 1, spec, err, errlen);
 	if (strncmp(text, "uprobe=", 7) == 0) {
 		const char *colon = strrchr(text + 7, ':');
 
@@ -142,7 +218,8 @@ int sptd_col_parse_trigger(const char *text, struct sptd_col_trigger_spec *spec,
 	}
 	return fail(err, errlen,
 	            "unknown trigger '%s' (expected irq[=NUM|NAME][,min=DUR], "
-	            "tracepoint=SYS:EVENT[,filter=EXPR], timer=DUR, latency=DUR or uprobe=PATH:SYMBOL)",
+	            "tracepoint=SYS:EVENT[,filter=EXPR], timer=DUR, latency=DUR, uprobe=PATH:SYMBOL, "
+	            "break=PID:SYMBOL or watch=PID:SYMBOL[+OFF]|PID:0xADDR[,w|rw][,len=N])",
 	            text);
 }
 

@@ -1,0 +1,327 @@
+/* trigger_bp.c — break=PID:SYMBOL and watch=PID:SYMBOL[+OFF]|PID:0xADDR:
+ * hardware breakpoints (x86 debug registers, perf's breakpoint PMU), the
+ * triggers of magic-trace (a function executes, no code patched) and of
+ * WITCH (a variable is written).
+ *
+ * The address is the process's own: the symbol is looked up in the ELF
+ * files it maps (read through /proc/PID/map_files, the bytes that ran) and
+ * moved by the mapping's load bias.  The events are per CPU and
+ * system-wide, so a hit of another process at the same address is
+ * dropped here (decide).  A watchpoint fires after the writing
+ * instruction: the value after is read from /proc/PID/mem when the hit is
+ * decided (microseconds to a millisecond later: a write in between would
+ * show), the value before is the one read at the previous hit (or when
+ * armed); equal values are a silent store, counted as WITCH counts them. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sptd_col_perf.h"
+#include "sptd_dec.h"
+#include "trigger-kind-local.h"
+
+/* What a break/watch trigger keeps between hits. */
+struct bp_state {
+	uint64_t addr;            /* the address armed */
+	int mem_fd;               /* watch: /proc/PID/mem, -1 none */
+	uint64_t shadow;          /* watch: the value last read */
+	int have_shadow;
+	uint64_t old_value, new_value; /* watch: of the hit last decided */
+	int silent;               /* ... 1 when they are equal */
+	int64_t hits, silents;    /* watch: hits of the process, silent ones */
+};
+
+static int bp_every_hit(const struct sptd_col_trigger_spec *spec)
+{
+	(void)spec;
+	return 0;   /* other processes' hits are dropped after the event */
+}
+
+static int bp_init(struct sptd_col_trigger *t)
+{
+	struct bp_state *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->mem_fd = -1;
+	t->kind_state = s;
+	return 0;
+}
+
+static void bp_fini(struct sptd_col_trigger *t)
+{
+	struct bp_state *s = t->kind_state;
+
+	if (s && s->mem_fd >= 0)
+		close(s->mem_fd);
+	free(s);
+	t->kind_state = NULL;
+}
+
+/* One executable file mapping of /proc/PID/maps. */
+struct bp_map {
+	uint64_t start, end, pgoff;
+	char path[512];
+};
+
+/* Call @fn for each executable file mapping of @pid, in the order of its
+ * maps; stops at @fn's first non-zero return, which is returned.
+ * -ESRCH: no such process. */
+static int each_exec_map(int pid, int (*fn)(void *ctx, const struct bp_map *m), void *ctx)
+{
+	char path[64], line[1024];
+	FILE *f;
+	int ret = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (ret == 0 && fgets(line, sizeof(line), f)) {
+		struct bp_map m;
+		char perms[8];
+		unsigned long long s, e, off;
+		int n = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &s, &e, perms, &off, &n) < 4 || !n ||
+		    perms[2] != 'x' || line[n] != '/')
+			continue;
+		m.start = s;
+		m.end = e;
+		m.pgoff = off;
+		snprintf(m.path, sizeof(m.path), "%s", line + n);
+		m.path[strcspn(m.path, "\n")] = '\0';
+		ret = fn(ctx, &m);
+	}
+	fclose(f);
+	return ret;
+}
+
+/* Looking a symbol up in a process's files. */
+struct bp_lookup {
+	int pid;
+	const char *symbol;      /* the name */
+	int data;                /* 1: a variable (watch), 0: a function */
+	uint64_t addr;           /* found: the runtime address */
+	char file[512];          /* ... in this file */
+};
+
+static int lookup_in(void *ctx, const struct bp_map *m)
+{
+	struct bp_lookup *l = ctx;
+	struct sptd_dec_symfile *sf = NULL;
+	char mf[96];
+	uint64_t vaddr = 0, size = 0;
+	int64_t bias = 0;
+	int ret;
+
+	/* the bytes that ran, whatever is at the path now */
+	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, l->pid, m->start, m->end);
+	if (sptd_dec_symfile_load_elf(mf, &sf) < 0)
+		return 0;
+	if (l->data) {
+		ret = sptd_dec_data_symbol(mf, l->symbol, &vaddr, &size);
+	} else {
+		struct sptd_dec_sym sym;
+
+		ret = sptd_dec_symfile_find(sf, l->symbol, &sym);
+		vaddr = sym.addr;
+	}
+	if (ret == 0)
+		ret = sptd_dec_symfile_bias(sf, m->start, m->pgoff, &bias);
+	sptd_dec_symfile_destroy(sf);
+	if (ret < 0)
+		return 0;
+	l->addr = vaddr + (uint64_t)bias;
+	snprintf(l->file, sizeof(l->file), "%s", m->path);
+	return 1;
+}
+
+/* The runtime address of @spec's symbol (plus its offset) in its process. */
+static int bp_resolve(const struct sptd_col_trigger_spec *spec, uint64_t *addr, char *err,
+                      size_t errlen)
+{
+	struct bp_lookup l = { .pid = spec->pid, .symbol = spec->symbol,
+	                       .data = spec->kind == SPTD_TRIG_WATCH };
+	int ret;
+
+	if (spec->kind == SPTD_TRIG_WATCH && !spec->symbol[0]) {
+		*addr = spec->addr;
+		return 0;
+	}
+	ret = each_exec_map(spec->pid, lookup_in, &l);
+	if (ret == -ESRCH) {
+		snprintf(err, errlen, "no process %d", spec->pid);
+		return -ENOENT;
+	}
+	if (ret < 0) {
+		snprintf(err, errlen, "cannot read /proc/%d/maps: %s", spec->pid, strerror(-ret));
+		return ret;
+	}
+	if (ret == 0) {
+		snprintf(err, errlen, "no %s '%s' in the files process %d maps (stripped? see nm)",
+		         l.data ? "variable" : "function", spec->symbol, spec->pid);
+		return -ENOENT;
+	}
+	*addr = l.addr + spec->offset;
+	return 0;
+}
+
+/* The value at the watched address now, through /proc/PID/mem.  0 or -errno. */
+static int watch_read(const struct sptd_col_trigger *t, uint64_t *value)
+{
+	const struct bp_state *s = t->kind_state;
+	uint64_t v = 0;
+	ssize_t n;
+
+	if (s->mem_fd < 0)
+		return -EBADF;
+	n = pread(s->mem_fd, &v, (size_t)t->spec.bp_len, (off_t)s->addr);
+	if (n != t->spec.bp_len)
+		return n < 0 ? -errno : -EIO;
+	*value = v;   /* little-endian x86: the low bytes hold the value */
+	return 0;
+}
+
+static int bp_arm(struct sptd_col_trigger *t, const int *cpus, int ncpus, char *err,
+                  size_t errlen)
+{
+	struct bp_state *s = t->kind_state;
+	const struct sptd_col_trigger_spec *spec = &t->spec;
+	int ret = bp_resolve(spec, &s->addr, err, errlen);
+
+	if (ret < 0)
+		return ret;
+	if (spec->kind == SPTD_TRIG_WATCH) {
+		char mem[64];
+
+		if (s->addr % (uint64_t)spec->bp_len) {
+			snprintf(err, errlen, "0x%" PRIx64 " is not aligned to len=%d (the debug "
+			         "registers watch aligned 1, 2, 4 or 8 bytes)", s->addr, spec->bp_len);
+			return -EINVAL;
+		}
+		snprintf(mem, sizeof(mem), "/proc/%d/mem", spec->pid);
+		s->mem_fd = open(mem, O_RDONLY | O_CLOEXEC);
+		if (s->mem_fd >= 0 && watch_read(t, &s->shadow) == 0)
+			s->have_shadow = 1;
+		else if (s->mem_fd >= 0) {
+			snprintf(err, errlen, "0x%" PRIx64 " is not mapped in process %d", s->addr,
+			         spec->pid);
+			return -EINVAL;
+		}
+	}
+	return sptd_col_trigger_events_breakpoint(t, spec->kind == SPTD_TRIG_WATCH ?
+	                                          (spec->bp_rw ? SPTD_PERF_BP_RW : SPTD_PERF_BP_W) :
+	                                          SPTD_PERF_BP_X, s->addr,
+	                                          (uint64_t)spec->bp_len, cpus, ncpus, err, errlen);
+}
+
+static int bp_decide(struct sptd_col_trigger *t, const struct sptd_col_trigger_hit *h,
+                     int64_t *measure)
+{
+	struct bp_state *s = t->kind_state;
+	uint64_t v;
+
+	*measure = 0;
+	if (h->task_pid != t->spec.pid)
+		return 0;   /* another process at the same address */
+	if (t->spec.kind == SPTD_TRIG_WATCH) {
+		s->hits++;
+		if (watch_read(t, &v) == 0) {
+			s->old_value = s->shadow;
+			s->new_value = v;
+			s->silent = s->have_shadow && v == s->shadow;
+			s->silents += s->silent;
+			s->shadow = v;
+			s->have_shadow = 1;
+		} else {
+			s->old_value = s->new_value = 0;
+			s->silent = -1;   /* the process is gone: values unknown */
+		}
+	}
+	return 1;
+}
+
+/* Naming the function an address of a process is in. */
+struct bp_where {
+	int pid;
+	uint64_t ip;
+	char name[160];          /* "func+0x7", "" not found */
+};
+
+static int where_in(void *ctx, const struct bp_map *m)
+{
+	struct bp_where *w = ctx;
+	struct sptd_dec_symfile *sf = NULL;
+	struct sptd_dec_sym sym;
+	char mf[96];
+	int64_t bias = 0;
+
+	if (w->ip < m->start || w->ip >= m->end)
+		return 0;
+	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, w->pid, m->start, m->end);
+	if (sptd_dec_symfile_load_elf(mf, &sf) < 0)
+		return 1;
+	if (sptd_dec_symfile_bias(sf, m->start, m->pgoff, &bias) == 0 &&
+	    sptd_dec_symfile_lookup(sf, w->ip - (uint64_t)bias, &sym) == 0)
+		snprintf(w->name, sizeof(w->name), "%.120s+0x%" PRIx64, sym.name,
+		         w->ip - (uint64_t)bias - sym.addr);
+	sptd_dec_symfile_destroy(sf);
+	return 1;
+}
+
+static void bp_describe(const struct sptd_col_trigger *t, const struct sptd_col_trigger_hit *h,
+                        int64_t measure, char *buf, size_t len)
+{
+	const struct bp_state *s = t->kind_state;
+	const struct sptd_col_trigger_spec *spec = &t->spec;
+
+	(void)measure;
+	if (spec->kind == SPTD_TRIG_BREAK) {
+		snprintf(buf, len, "break %d:%.100s (0x%" PRIx64 ") hit by tid %d", spec->pid,
+		         spec->symbol, s->addr, h->task_tid);
+		return;
+	}
+	{
+		struct bp_where w = { .pid = spec->pid, .ip = h->ip };
+
+		/* the instruction after the access (x86 data breakpoints trap
+		 * after it), in its function */
+		each_exec_map(spec->pid, where_in, &w);
+		if (s->silent < 0)
+			snprintf(buf, len, "watch 0x%" PRIx64 " len %d %s by tid %d at 0x%" PRIx64 " %s: "
+			         "values unknown (process gone)", s->addr, spec->bp_len,
+			         spec->bp_rw ? "accessed" : "written", h->task_tid, h->ip,
+			         w.name[0] ? w.name : "[unknown]");
+		else
+			snprintf(buf, len, "watch 0x%" PRIx64 " len %d %s by tid %d at 0x%" PRIx64 " %s: "
+			         "%" PRIu64 " -> %" PRIu64 "%s (%" PRId64 " silent of %" PRId64 " hits)",
+			         s->addr, spec->bp_len, spec->bp_rw ? "accessed" : "written", h->task_tid,
+			         h->ip, w.name[0] ? w.name : "[unknown]", s->old_value, s->new_value,
+			         s->silent ? ", silent store" : "", s->silents, s->hits);
+	}
+}
+
+const struct sptd_col_trigger_ops sptd_col_trigger_break_ops = {
+	.kind = SPTD_TRIG_BREAK,
+	.every_hit = bp_every_hit,
+	.init = bp_init,
+	.arm = bp_arm,
+	.decide = bp_decide,
+	.describe = bp_describe,
+	.fini = bp_fini,
+};
+
+const struct sptd_col_trigger_ops sptd_col_trigger_watch_ops = {
+	.kind = SPTD_TRIG_WATCH,
+	.every_hit = bp_every_hit,
+	.init = bp_init,
+	.arm = bp_arm,
+	.decide = bp_decide,
+	.describe = bp_describe,
+	.fini = bp_fini,
+};

@@ -1,0 +1,134 @@
+#!/bin/sh
+# test_bp.sh — issue 13.1: break=PID:SYMBOL and watch=PID:SYMBOL[+OFF]
+# triggers (hardware breakpoints) on sptd_bp_prog, which logs the time and
+# value of every call of sptd_bump (the function broken on, the writer of
+# the watched sptd_counter).  Checked: the breakpoint's address is the
+# function's (nm + the process's load base), each trigger fires at a
+# logged call of that process, a watch hit carries the value the program
+# stored and the one before, names the writing function, and flags silent
+# stores exactly when the value did not change; errors for a missing
+# symbol or process, an unaligned address, and more watchpoints than the
+# CPU has debug registers.  Needs root (recording).
+set -u
+BIN=${SPTD_BIN:?SPTD_BIN must name the built sysptd}
+PROG=${SPTD_BP_PROG:?SPTD_BP_PROG must name sptd_bp_prog}
+if [ "$(id -u)" != 0 ]; then
+	echo "needs root (recording): skipped"
+	exit 77
+fi
+passed=0
+failed=0
+skipped=""
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
+work=$(mktemp -d /tmp/sptd-bp-XXXXXX)
+prog=""
+trap '[ -n "$prog" ] && kill "$prog" 2>/dev/null; rm -rf "$work"' EXIT
+q() { "$BIN" query "$1" "$2" --format csv | tail -n 1; }
+expect() {
+	want=$1 pattern=$2
+	shift 3
+	"$@" >"$work/out" 2>"$work/err" </dev/null
+	got=$?
+	if [ "$got" = "$want" ] && grep -q -- "$pattern" "$work/err" "$work/out"; then ok; else
+		bad "$* -> exit $got (want $want, '$pattern'), output:"; cat "$work/err" "$work/out" >&2
+	fi
+}
+
+"$PROG" 60 >"$work/prog.out" &
+prog=$!
+i=0
+while ! grep -q "^pid " "$work/prog.out" && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+pid=$(sed -n 's/^pid //p' "$work/prog.out")
+[ "$pid" = "$prog" ] || { echo "FAIL: sptd_bp_prog did not start"; exit 1; }
+# the program's load base (its first mapping, offset 0) and nm's addresses
+real=$(readlink -f "$PROG")
+base=$(awk -v p="$real" '$6 == p && $3 == "00000000" { split($1, a, "-"); print a[1]; exit }' /proc/$pid/maps)
+fn_off=$(nm "$real" | awk '$3 == "sptd_bump" { print $1 }')
+[ -n "$base" ] && [ -n "$fn_off" ] || { echo "FAIL: no load base or nm address"; exit 1; }
+fn_addr=$(printf '0x%x' $((0x$base + 0x$fn_off)))
+
+# nearest logged call at or before T (ns): "T V", or nothing
+call_before() {
+	awk -v t="$1" '$1 == "call" && $2 <= t { c = $2; v = $3 } END { if (c) print c, v }' "$work/prog.out"
+}
+
+# ---- break=PID:SYMBOL
+mkdir -m 700 "$work/brk"
+timeout 30 "$BIN" --window 20ms --trigger "break=$pid:sptd_bump" --once -o "$work/brk" </dev/null \
+	>/dev/null 2>"$work/brk.err"
+inc=$(find "$work/brk" -name 'incident-*.db')
+if [ -z "$inc" ]; then
+	bad "break: no incident"; cat "$work/brk.err" >&2
+else
+	d=$(q "$inc" "SELECT detail FROM trigger")
+	[ "$d" = "break $pid:sptd_bump ($fn_addr) hit by tid $pid" ] && ok ||
+		bad "break: detail '$d', want the function at $fn_addr hit by tid $pid"
+	ts=$(q "$inc" "SELECT ts FROM trigger")
+	c=$(call_before "$ts")
+	# the call the program logged right before calling: within 5 ms
+	[ -n "$c" ] && [ $((ts - ${c% *})) -lt 5000000 ] && ok ||
+		bad "break: fired at $ts, no logged call in the 5 ms before (nearest: ${c:-none})"
+fi
+
+# ---- watch=PID:SYMBOL,w,len=8
+mkdir -m 700 "$work/w"
+timeout 30 "$BIN" --window 20ms --trigger "watch=$pid:sptd_counter,w,len=8" --count 4 -o "$work/w" \
+	</dev/null >/dev/null 2>"$work/w.err"
+n=0
+silent=0
+for inc in $(find "$work/w" -name 'incident-*.db' | sort); do
+	n=$((n + 1))
+	d=$(q "$inc" "SELECT detail FROM trigger" | tr -d '"')
+	ts=$(q "$inc" "SELECT ts FROM trigger")
+	old=$(echo "$d" | sed -n 's/.*: \([0-9]*\) -> \([0-9]*\).*/\1/p')
+	new=$(echo "$d" | sed -n 's/.*: \([0-9]*\) -> \([0-9]*\).*/\2/p')
+	case "$d" in
+	"watch 0x"*" len 8 written by tid $pid at 0x"*" sptd_bump+0x"*) ok ;;
+	*) bad "watch: detail '$d'"; continue ;;
+	esac
+	[ -n "$old" ] && [ -n "$new" ] || { bad "watch: no values in '$d'"; continue; }
+	# the value the program stored at that call
+	c=$(call_before "$ts")
+	[ -n "$c" ] && [ "${c#* }" = "$new" ] && [ $((ts - ${c% *})) -lt 5000000 ] && ok ||
+		bad "watch: fired at $ts with new value $new; the program's call before: ${c:-none}"
+	# i / 2: each store keeps the value or adds one; silent exactly when kept
+	if [ "$new" = "$old" ]; then
+		silent=$((silent + 1))
+		case "$d" in *"silent store"*) ok ;; *) bad "watch: $old -> $new not flagged silent" ;; esac
+	else
+		[ "$new" = $((old + 1)) ] && ok || bad "watch: $old -> $new is not a store of i/2"
+		case "$d" in *"silent store"*) bad "watch: $old -> $new flagged silent" ;; *) ok ;; esac
+	fi
+done
+[ "$n" = 4 ] && ok || { bad "watch: $n incidents, want 4"; cat "$work/w.err" >&2; }
+# four consecutive stores of i/2: two of them silent
+[ "$silent" = 2 ] && ok || bad "watch: $silent silent stores in 4 consecutive hits, want 2"
+
+# ---- errors
+expect 2 "no function 'nosuch'" -- "$BIN" --trigger "break=$pid:nosuch" --once -o "$work/w"
+expect 2 "no process 2000000000" -- "$BIN" --trigger "break=2000000000:main" --once -o "$work/w"
+expect 2 "is not aligned to len=8" -- "$BIN" --trigger "watch=$pid:sptd_spare+4,w,len=8" --once -o "$work/w"
+expect 2 "not supported yet" -- "$BIN" --trigger "break=/bin/true:main" --once -o "$work/w"
+expect 2 "watch: unknown option 'x'" -- "$BIN" --trigger "watch=$pid:sptd_counter,x" --once
+# more watchpoints than debug registers (x86: 4 per CPU)
+"$BIN" --trigger "watch=$pid:sptd_spare+0,w" --trigger "watch=$pid:sptd_spare+8,w" \
+	--trigger "watch=$pid:sptd_spare+16,w" --trigger "watch=$pid:sptd_spare+24,w" \
+	--trigger "watch=$pid:sptd_spare+32,w" --once -o "$work/w" </dev/null >"$work/out" 2>"$work/err" &
+five=$!
+i=0
+while kill -0 "$five" 2>/dev/null && ! grep -q "armed:" "$work/err" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+if grep -q "armed:" "$work/err"; then
+	kill "$five" 2>/dev/null
+	skipped="$skipped debug-register-limit(this CPU armed 5 watchpoints)"
+else
+	wait "$five"
+	rc=$?
+	[ "$rc" = 2 ] && grep -q "no debug register left" "$work/err" && ok ||
+		{ bad "5 watchpoints: exit $rc"; cat "$work/err" >&2; }
+fi
+wait "$five" 2>/dev/null
+
+echo "$passed passed, $failed failed${skipped:+, not run:$skipped}"
+[ "$failed" = 0 ] && [ "$passed" -gt 0 ] || exit 1
+[ -z "$skipped" ] || exit 77
