@@ -320,6 +320,35 @@ static const struct sptd_query_section irq_sections[] = {
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 
+/* ---- watch ----------------------------------------------------------------- */
+
+#define META_OF(K) "(SELECT value FROM meta WHERE key = '" K "')"
+
+/* The hit that froze a break= or watch= incident: the writer, where, and
+ * what the store changed, as WITCH reports a store (silent: the value was
+ * already there).  Over several incidents, one report each. */
+static const struct sptd_query_section watch_sections[] = {
+	{ "watch", "the breakpoint or watchpoint hit that froze this incident",
+	  "SELECT t.kind AS trigger, CAST(" META_OF("trigger_tid") " AS INTEGER) AS tid, "
+	  " (SELECT name FROM thread WHERE tid = CAST(" META_OF("trigger_tid") " AS INTEGER) "
+	  "  ORDER BY utid DESC LIMIT 1) AS thread, "
+	  " printf('0x%x', CAST(" META_OF("trigger_ip") " AS INTEGER)) AS ip, "
+	  " " META_OF("trigger_function") " AS function, "
+	  " CASE WHEN " META_OF("watch_addr") " IS NULL THEN NULL ELSE "
+	  "  printf('0x%x', CAST(" META_OF("watch_addr") " AS INTEGER)) END AS address, "
+	  " CAST(" META_OF("watch_old") " AS INTEGER) AS old_value, "
+	  " CAST(" META_OF("watch_new") " AS INTEGER) AS new_value, "
+	  " CASE CAST(" META_OF("watch_silent") " AS INTEGER) WHEN 1 THEN 'silent store' "
+	  "  WHEN 0 THEN 'changed' END AS store, "
+	  " CAST(" META_OF("watch_silent_hits") " AS INTEGER) AS silent_so_far, "
+	  " CAST(" META_OF("watch_hits") " AS INTEGER) AS hits_so_far "
+	  "FROM trigger t ORDER BY t.ts LIMIT 1",
+	  NULL,
+	  "SELECT CASE WHEN EXISTS (SELECT 1 FROM meta WHERE key = 'trigger_tid') THEN 1 "
+	  "ELSE 'not a break= or watch= incident' END" },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
 /* ---- offcpu ---------------------------------------------------------------- */
 
 #define WHEN_OFFCPU \
@@ -388,9 +417,11 @@ const struct sptd_query_report_def sptd_query_reports[] = {
 	{ "threads", "every thread with its process, CPU time and slices", threads_sections, NULL },
 	{ "offcpu", "where threads waited (--offcpu): blocked time per kernel function and "
 	  "per stack", offcpu_sections, NULL },
+	{ "watch", "the break=/watch= hit: writer, function, value before and after, silent "
+	  "stores", watch_sections, NULL },
 	{ NULL, NULL, NULL, NULL },
 };
 
 const char *const sptd_query_report_name_list[] = {
-	"summary", "cpus", "top", "wakeup", "irq", "threads", "offcpu", NULL,
+	"summary", "cpus", "top", "wakeup", "irq", "threads", "offcpu", "watch", NULL,
 };

@@ -167,6 +167,24 @@ static int write_meta(struct sptd_col_service *s, struct sptd_store *st, const s
 				ret = sptd_store_meta_set_int(st, "kernel_sched_text_end", (int64_t)b.addr);
 		}
 	}
+	/* break, watch: who hit, where, and what the store changed */
+	if (ret >= 0 && fire->tid >= 0) {
+		const struct { const char *key; int64_t value; int on; } hit[] = {
+			{ "trigger_tid", fire->tid, 1 }, { "trigger_ip", (int64_t)fire->ip, 1 },
+			{ "watch_addr", (int64_t)fire->watch_addr, fire->watch },
+			{ "watch_old", (int64_t)fire->old_value, fire->watch },
+			{ "watch_new", (int64_t)fire->new_value, fire->watch },
+			{ "watch_silent", fire->silent, fire->watch },
+			{ "watch_hits", fire->watch_hits, fire->watch },
+			{ "watch_silent_hits", fire->watch_silent, fire->watch },
+		};
+
+		for (size_t i = 0; i < sizeof(hit) / sizeof(hit[0]) && ret >= 0; i++)
+			if (hit[i].on)
+				ret = sptd_store_meta_set_int(st, hit[i].key, hit[i].value);
+		if (ret >= 0 && fire->function[0])
+			ret = sptd_store_meta_set(st, "trigger_function", fire->function);
+	}
 	/* -C and -p: what the incident was limited to (derive reads them) */
 	if (ret >= 0 && s->o->cpu_list[0]) {
 		off = 0;

@@ -64,6 +64,10 @@ struct sptd_col_trigger_ops {
 	 * measured (handler time, wait) in *@measure. */
 	int (*decide)(struct sptd_col_trigger *t, const struct sptd_col_trigger_hit *h,
 	              int64_t *measure);
+	/* Optional: fill the kind's own fields of @fire (tid, ip, watch
+	 * values) for the hit @h that fired, right after describe. */
+	void (*fill)(const struct sptd_col_trigger *t, const struct sptd_col_trigger_hit *h,
+	             struct sptd_col_fire *fire);
 	/* The trigger row's detail for the hit @h that fired. */
 	void (*describe)(const struct sptd_col_trigger *t, const struct sptd_col_trigger_hit *h,
 	                 int64_t measure, char *buf, size_t len);

@@ -26,6 +26,13 @@ struct sptd_col_fire {
 	int cpu;                    /* -1: not tied to a CPU (timer, manual) */
 	const struct sptd_col_trigger_spec *spec; /* which trigger (borrowed) */
 	char detail[256];           /* e.g. "irq 36 virtio1-req.0 took 12us" */
+	int tid;                    /* break, watch: the thread that hit; -1 */
+	uint64_t ip;                /* ... its instruction pointer; 0 */
+	int watch;                  /* 1: the watch fields below are set */
+	uint64_t watch_addr, old_value, new_value; /* watch: what changed */
+	int silent;                 /* watch: 1 the store left the value as it was */
+	int64_t watch_hits, watch_silent; /* watch: hits so far, silent ones */
+	char function[160];         /* break, watch: "func+0x7" at @ip, "" unknown */
 };
 
 /* A record of interest from a trigger event, decoded: what the decision

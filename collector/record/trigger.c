@@ -241,6 +241,8 @@ static void decide(struct sptd_col_trigger *t, int64_t not_before, struct sptd_c
 		fire->ts = h->ts;
 		fire->cpu = h->cpu;
 		t->ops->describe(t, h, measure, fire->detail, sizeof(fire->detail));
+		if (t->ops->fill)
+			t->ops->fill(t, h, fire);
 	}
 	t->nhits = 0;
 }
@@ -250,6 +252,7 @@ static void fire_init(struct sptd_col_trigger *t, struct sptd_col_fire *fire)
 	memset(fire, 0, sizeof(*fire));
 	fire->spec = &t->spec;
 	fire->cpu = -1;
+	fire->tid = -1;
 }
 
 int sptd_col_trigger_decide(struct sptd_col_trigger *t, int64_t not_before,

@@ -306,6 +306,29 @@ static void bp_describe(const struct sptd_col_trigger *t, const struct sptd_col_
 	}
 }
 
+static void bp_fill(const struct sptd_col_trigger *t, const struct sptd_col_trigger_hit *h,
+                    struct sptd_col_fire *fire)
+{
+	const struct bp_state *s = t->kind_state;
+	struct bp_where w = { .pid = t->spec.pid, .ip = h->ip };
+
+	fire->tid = h->task_tid;
+	fire->ip = h->ip;
+	if (t->spec.kind == SPTD_TRIG_BREAK)
+		w.ip = s->addr;
+	each_exec_map(t->spec.pid, where_in, &w);
+	snprintf(fire->function, sizeof(fire->function), "%s", w.name);
+	if (t->spec.kind != SPTD_TRIG_WATCH || s->silent < 0)
+		return;
+	fire->watch = 1;
+	fire->watch_addr = s->addr;
+	fire->old_value = s->old_value;
+	fire->new_value = s->new_value;
+	fire->silent = s->silent;
+	fire->watch_hits = s->hits;
+	fire->watch_silent = s->silents;
+}
+
 const struct sptd_col_trigger_ops sptd_col_trigger_break_ops = {
 	.kind = SPTD_TRIG_BREAK,
 	.every_hit = bp_every_hit,
@@ -313,6 +336,7 @@ const struct sptd_col_trigger_ops sptd_col_trigger_break_ops = {
 	.arm = bp_arm,
 	.decide = bp_decide,
 	.describe = bp_describe,
+	.fill = bp_fill,
 	.fini = bp_fini,
 };
 
@@ -323,5 +347,6 @@ const struct sptd_col_trigger_ops sptd_col_trigger_watch_ops = {
 	.arm = bp_arm,
 	.decide = bp_decide,
 	.describe = bp_describe,
+	.fill = bp_fill,
 	.fini = bp_fini,
 };

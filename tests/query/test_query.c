@@ -347,7 +347,7 @@ static void test_errors(struct sptd_store *st)
 	CHECK_INT(sptd_query_report(NULL, "summary", SPTD_QUERY_CSV, stdout, err, sizeof(err)),
 	          -EINVAL);
 	CHECK_INT(sptd_query_report(st, "nope", SPTD_QUERY_CSV, stdout, err, sizeof(err)), -EINVAL);
-	CHECK_STR(err, "unknown report 'nope' (reports: summary, cpus, top, wakeup, irq, threads, offcpu)");
+	CHECK_STR(err, "unknown report 'nope' (reports: summary, cpus, top, wakeup, irq, threads, offcpu, watch)");
 
 	{
 		enum sptd_query_format f = SPTD_QUERY_TABLE;
@@ -363,13 +363,14 @@ static void test_errors(struct sptd_store *st)
 	}
 	{
 		const char *const *names = sptd_query_report_names();
-		const char *want[] = { "summary", "cpus", "top", "wakeup", "irq", "threads", "offcpu" };
+		const char *want[] = { "summary", "cpus", "top", "wakeup", "irq", "threads", "offcpu",
+		                       "watch" };
 		int i;
 
-		for (i = 0; names[i] && i < 7; i++)
+		for (i = 0; names[i] && i < 8; i++)
 			CHECK_STR(names[i], want[i]);
-		CHECK_INT(i, 7);
-		CHECK(names[7] == NULL);
+		CHECK_INT(i, 8);
+		CHECK(names[8] == NULL);
 		CHECK(sptd_query_report_describe("cpus") != NULL);
 		CHECK(sptd_query_report_describe("nope") == NULL);
 	}

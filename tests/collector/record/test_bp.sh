@@ -52,6 +52,10 @@ fn_addr=$(printf '0x%x' $((0x$base + 0x$fn_off)))
 call_before() {
 	awk -v t="$1" '$1 == "call" && $2 <= t { c = $2; v = $3 } END { if (c) print c, v }' "$work/prog.out"
 }
+# the value the call before that one stored: what the watched word held
+value_before_call() {
+	awk -v t="$1" '$1 == "call" && $2 < t { v = $3 } END { print v }' "$work/prog.out"
+}
 
 # ---- break=PID:SYMBOL
 mkdir -m 700 "$work/brk"
@@ -69,6 +73,12 @@ else
 	# the call the program logged right before calling: within 5 ms
 	[ -n "$c" ] && [ $((ts - ${c% *})) -lt 5000000 ] && ok ||
 		bad "break: fired at $ts, no logged call in the 5 ms before (nearest: ${c:-none})"
+	# --report watch: the hit's thread and function (no values for a break)
+	r=$("$BIN" query "$inc" --report watch --format csv | tail -n 1 | tr -d '"')
+	case "$r" in
+	"break=$pid:sptd_bump,$pid,sptd_bp_prog,$fn_addr,sptd_bump+0x0,,,,,,") ok ;;
+	*) bad "break: --report watch row '$r'" ;;
+	esac
 fi
 
 # ---- watch=PID:SYMBOL,w,len=8
@@ -92,6 +102,22 @@ for inc in $(find "$work/w" -name 'incident-*.db' | sort); do
 	c=$(call_before "$ts")
 	[ -n "$c" ] && [ "${c#* }" = "$new" ] && [ $((ts - ${c% *})) -lt 5000000 ] && ok ||
 		bad "watch: fired at $ts with new value $new; the program's call before: ${c:-none}"
+	# and the value before is the one the previous store left (the hits
+	# the service drained while it wrote an incident are followed too)
+	[ -n "$c" ] && [ "$(value_before_call "${c% *}")" = "$old" ] && ok ||
+		bad "watch: value before $old, the program's previous store was $(value_before_call "${c% *}")"
+	hits=$(echo "$r" | awk -F, '{ print $NF }')
+	sil=$(echo "$r" | awk -F, '{ print $(NF - 1) }')
+	# --report watch agrees with the trigger row
+	r=$("$BIN" query "$inc" --report watch --format csv | tail -n 1 | tr -d '"')
+	case "$r" in
+	"watch=$pid:sptd_counter,w,len=8,$pid,sptd_bp_prog,0x"*",sptd_bump+0x"*",0x"*",$old,$new,"*) ok ;;
+	*) bad "watch: --report watch row '$r' (old $old new $new)" ;;
+	esac
+	case "$r:$old:$new" in
+	*",silent store,"*":$old:$old"|*",changed,"*) ok ;;
+	*) bad "watch: --report watch store column of '$r' for $old -> $new" ;;
+	esac
 	# i / 2: each store keeps the value or adds one; silent exactly when kept
 	if [ "$new" = "$old" ]; then
 		silent=$((silent + 1))
@@ -102,8 +128,17 @@ for inc in $(find "$work/w" -name 'incident-*.db' | sort); do
 	fi
 done
 [ "$n" = 4 ] && ok || { bad "watch: $n incidents, want 4"; cat "$work/w.err" >&2; }
-# four consecutive stores of i/2: two of them silent
-[ "$silent" = 2 ] && ok || bad "watch: $silent silent stores in 4 consecutive hits, want 2"
+# every hit of the process is counted, and every other store of i/2 is
+# silent: of H consecutive hits, H/2 rounded either way
+[ -n "${hits:-}" ] && [ "$hits" -ge 4 ] && [ $((2 * sil - hits)) -le 1 ] && [ $((hits - 2 * sil)) -le 1 ] &&
+	ok || bad "watch: ${sil:-?} silent of ${hits:-?} hits, want half"
+
+"$BIN" query "$inc" --report watch >"$work/out" 2>&1
+mkdir -m 700 "$work/plain"
+timeout 30 "$BIN" --window 20ms --trigger timer=100ms --once -o "$work/plain" </dev/null >/dev/null 2>&1
+plain=$(find "$work/plain" -name 'incident-*.db')
+[ -n "$plain" ] && "$BIN" query "$plain" --report watch 2>&1 | grep -q "not a break= or watch= incident" &&
+	ok || bad "--report watch on a timer incident does not say it is none"
 
 # ---- errors
 expect 2 "no function 'nosuch'" -- "$BIN" --trigger "break=$pid:nosuch" --once -o "$work/w"
