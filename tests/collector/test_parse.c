@@ -67,6 +67,10 @@ static void test_triggers(void)
 		"tracepoint=sched:sched_switch,filter=", "tracepoint=sched:sched_switch,flt=x",
 		"tracepoint=sch-ed:x", "timer=", "timer=0", "timer=200", "irq,min=50", "timer=fast", "latency=", "uprobe=",
 		"uprobe=/bin/true", "uprobe=:main", "bogus", "irq=1,min=1ms,extra",
+		"break=", "break=12", "break=12:", "break=0:main", "break=-3:main", "break=/bin/true:main",
+		"break=12:main,x", "watch=12", "watch=12:", "watch=12:0xzz", "watch=12:0x0",
+		"watch=12:v+", "watch=12:v+q", "watch=12:v,len=3", "watch=12:v,r", "watch=12:v,len=16",
+		"watch=x:v",
 	};
 
 	CHECK_INT(sptd_col_parse_trigger("irq", &s, err, sizeof(err)), 0);
@@ -107,6 +111,26 @@ static void test_triggers(void)
 	CHECK_INT(sptd_col_parse_trigger("uprobe=/usr/bin/foo:main", &s, err, sizeof(err)), 0);
 	CHECK_STR(s.path, "/usr/bin/foo");
 	CHECK_STR(s.symbol, "main");
+	CHECK_INT(sptd_col_parse_trigger("break=1234:do_work", &s, err, sizeof(err)), 0);
+	CHECK_INT(s.kind, SPTD_TRIG_BREAK);
+	CHECK_INT(s.pid, 1234);
+	CHECK_STR(s.symbol, "do_work");
+	CHECK_INT(sptd_col_parse_trigger("watch=42:counter", &s, err, sizeof(err)), 0);
+	CHECK_INT(s.kind, SPTD_TRIG_WATCH);
+	CHECK_INT(s.pid, 42);
+	CHECK_STR(s.symbol, "counter");
+	CHECK_INT(s.bp_len, 8);
+	CHECK_INT(s.bp_rw, 0);
+	CHECK_INT(s.offset, 0);
+	CHECK_INT(sptd_col_parse_trigger("watch=42:table+0x10,rw,len=4", &s, err, sizeof(err)), 0);
+	CHECK_STR(s.symbol, "table");
+	CHECK_INT(s.offset, 16);
+	CHECK_INT(s.bp_rw, 1);
+	CHECK_INT(s.bp_len, 4);
+	CHECK_INT(sptd_col_parse_trigger("watch=42:0x7ffd1000,w,len=2", &s, err, sizeof(err)), 0);
+	CHECK_STR(s.symbol, "");
+	CHECK(s.addr == 0x7ffd1000);
+	CHECK_INT(s.bp_len, 2);
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
