@@ -284,6 +284,128 @@ static void check_perf(void)
 	}
 }
 
+/* ---- what recording costs here ----------------------------------------------- */
+
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* CPU seconds of a fixed spin (about 0.08 s). */
+static double spin_cost(void)
+{
+	volatile unsigned long x = 0;
+	double t0 = thread_cpu_s();
+
+	for (unsigned long i = 0; i < 200000000UL; i++)
+		x += i;
+	return thread_cpu_s() - t0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* CPU seconds of @n getppid() calls, best of three. */
+static double syscall_cost(long n)
+{
+	double best = 1e9;
+
+	for (int r = 0; r < 3; r++) {
+		double t0 = thread_cpu_s(), t;
+
+		for (long i = 0; i < n; i++)
+			(void)getppid();
+		t = thread_cpu_s() - t0;
+		if (t < best)
+			best = t;
+	}
+	return best;
+}
+
+/* Measured here, so a user can pick --freq (and judge the events) knowingly:
+ * the CPU a cpu-clock sample with kernel+user call stacks takes (a spin
+ * timed bare and under a 10 kHz sampler on this thread, as the service's
+ * sampler takes it), and the CPU one ftrace event takes (getppid() timed
+ * bare and with syscalls:sys_enter_getppid in an instance of its own). */
+static void check_costs(void)
+{
+	struct sptd_col_perf_event clk = {
+		.type = SPTD_PERF_TYPE_SOFTWARE,
+		.config = { SPTD_PERF_COUNT_SW_CPU_CLOCK },
+		.period = 100000,    /* ns of cpu-clock: 10 kHz, fixed (no frequency ramp) */
+		.sample_type = SPTD_PERF_SAMPLE_IP | SPTD_PERF_SAMPLE_TID | SPTD_PERF_SAMPLE_TIME |
+		               SPTD_PERF_SAMPLE_CPU | SPTD_PERF_SAMPLE_CALLCHAIN,
+		.flags = SPTD_PERF_EV_EXCLUDE_HV | SPTD_PERF_EV_WRITE_BACKWARD,
+		.max_stack = 127,
+	};
+	struct sptd_sched_extra ev = { .system = "syscalls", .event = "sys_enter_getppid" };
+	struct sptd_sched_config cfg = {
+		.instance = "sysptd-doctor", .buffer_kb = 1024, .clock = "mono",
+		.extra = &ev, .nextra = 1,
+	};
+	struct sptd_col_perf_ring ring;
+	struct sptd_sched_trace *tr = NULL;
+	double bare, armed, per;
+	const long calls = 200000;
+	int fd;
+
+	if (geteuid() != 0) {
+		skip("cost per sample", "measuring it opens a sampler and an ftrace instance");
+		return;
+	}
+	memset(&ring, 0, sizeof(ring));
+	clk.flags |= SPTD_PERF_EV_DISABLED;
+	fd = sptd_col_perf_event_open(&clk, 0, -1, -1);
+	if (fd >= 0 && sptd_col_perf_ring_map(&ring, fd, 64, 0) == 0) {
+		/* rounds of bare and sampled spins, interleaved; the median of
+		 * the per-round cost is what a VM's noise disturbs least */
+		double per_round[7];
+
+		for (int r = 0; r < 7; r++) {
+			sptd_col_perf_event_disable(fd);
+			bare = spin_cost();
+			sptd_col_perf_event_enable(fd);
+			armed = spin_cost();
+			per_round[r] = armed > bare ? (armed - bare) / (armed * 10000.0) : 0;
+		}
+		sptd_col_perf_event_disable(fd);
+		qsort(per_round, 7, sizeof(per_round[0]), cmp_double);
+		per = per_round[3];
+		line("info", "cost per sample", "about %.1f us of CPU per cpu-clock sample with call "
+		     "stacks, median of 7 rounds (a CPU at 10 kHz: %.1f%%; at the default --freq "
+		     "1000: %.2f%%)", per * 1e6,
+		     per * 10000.0 * 100.0, per * 1000.0 * 100.0);
+	} else {
+		line("warn", "cost per sample", "cannot measure: %s", strerror(fd < 0 ? -fd : EIO));
+	}
+	sptd_col_perf_ring_unmap(&ring);
+	if (fd >= 0)
+		close(fd);
+	if (sptd_sched_event_exists("syscalls", "sys_enter_getppid", NULL) != 1) {
+		line("info", "cost per event", "not measured: no syscalls:sys_enter_getppid "
+		     "tracepoint (CONFIG_FTRACE_SYSCALLS)");
+		return;
+	}
+	bare = syscall_cost(calls);
+	if (sptd_sched_trace_create(&cfg, &tr) == 0 && sptd_sched_trace_start(tr) == 0) {
+		armed = syscall_cost(calls);
+		per = armed > bare ? (armed - bare) / (double)calls : 0;
+		line("info", "cost per event", "about %.3f us of CPU per ftrace event (100,000 context "
+		     "switches a second, three events each: %.1f%% of a CPU)", per * 1e6,
+		     per * 300000.0 * 100.0);
+	} else {
+		line("warn", "cost per event", "cannot measure: the ftrace instance did not start");
+	}
+	sptd_sched_trace_destroy(tr);
+}
+
 int sptd_col_cmd_doctor(int argc, char **argv)
 {
 	int ret = sptd_col_args_none(argc, argv, "doctor");
@@ -293,7 +415,8 @@ int sptd_col_cmd_doctor(int argc, char **argv)
 		printf("Usage: sysptd doctor\n\nReport what this machine supports for recording: Intel PT and\n"
 		       "its capabilities, AUX pause, tracefs and the tracepoints sysptd uses,\n"
 		       "perf_event_paranoid, software and hardware perf events, breakpoints,\n"
-		       "uprobes, kallsyms, kcore, lockdown, and what --source auto picks.\n"
+		       "uprobes, kallsyms, kcore, lockdown, what --source auto picks, and (as\n"
+		       "root) what a sample and an ftrace event cost on this machine.\n"
 		       "Each line: ok, no (missing: what it costs), warn, info, or skip (this\n"
 		       "user may not look: what could not be checked and which permission was\n"
 		       "lacking; run as root to check it).\n\n"
@@ -314,6 +437,7 @@ int sptd_col_cmd_doctor(int argc, char **argv)
 	check_pt();
 	check_tracefs();
 	check_perf();
+	check_costs();
 	line("info", "--source auto", "%s", sptd_col_pt_available() ?
 	     "picks pt (Intel PT on every CPU, sched/irq from ftrace on x86-tsc)" :
 	     "picks sample (per-CPU cpu-clock sampling with kernel+user call stacks)");

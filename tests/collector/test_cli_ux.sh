@@ -115,9 +115,15 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 		"$work/out" && ok || bad "doctor as nobody: no skip line for tracefs"
 	grep -q "^skip  cpu-clock sampling .*needs root" "$work/out" && ok || bad "doctor: no skip for sampling"
 	grep -q "^skip  tracepoints " "$work/out" && ok || bad "doctor: no skip for tracepoints"
+	grep -q "^skip  cost per sample .*uid 65534" "$work/out" && ok || bad "doctor as nobody: no skip for the cost"
 	# root sees it all: no skip line
 	"$BIN" doctor >"$work/out" 2>&1
 	grep -q "^skip" "$work/out" && bad "doctor as root skipped a check" || ok
+	# and what a sample and an event cost here (issue 12: pick --freq knowingly)
+	grep -q "^info  cost per sample .*about [0-9.]* us of CPU per cpu-clock sample" "$work/out" && ok ||
+		bad "doctor as root: no cost per sample"
+	grep -q "^info  cost per event .*about [0-9.]* us of CPU per ftrace event\|^info  cost per event .*not measured" \
+		"$work/out" && ok || bad "doctor as root: no cost per event"
 else
 	skipped="$skipped doctor-as-user(not root)"
 fi
