@@ -9,6 +9,9 @@
 # defaults and with each --freq given.  Configurations alternate within a
 # round, so drift hits all alike; each figure is the median of ROUNDS.
 #
+# WORKLOAD=pingpong runs the worst case instead: bench/pingpong.c's pipe
+# ping-pong pinned to CPU 0, 100,000 round trips (four events each).
+#
 # Usage: sudo sh bench/bench-armed.sh [BUILD_DIR] [ROUNDS] [FREQ...]
 # Run it under the machine's locks (one ftrace instance "sysptd" per
 # machine):
@@ -29,16 +32,28 @@ tr=/sys/kernel/tracing
 work=$(mktemp -d)
 export SYSPTD_RUNDIR=$work/run
 svc=""
+perfpid=""
 cleanup() {
 	[ -n "$svc" ] && kill "$svc" 2>/dev/null
+	[ -n "$perfpid" ] && kill -INT "$perfpid" 2>/dev/null
 	[ -d "$tr/instances/sptd-bench" ] && { echo 0 >"$tr/instances/sptd-bench/tracing_on"; rmdir "$tr/instances/sptd-bench"; }
 	rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
 
+workload=${WORKLOAD:-tar}
+pp=$(find "$(cd "$build" && pwd)" -name sptd_pingpong -type f | head -n 1)
+if [ "$workload" = pingpong ] && [ -z "$pp" ]; then
+	echo "bench-armed.sh: no sptd_pingpong in $build" >&2
+	exit 1
+fi
 pipeline() {	# -> seconds, to stdout
 	s=$(date +%s%N)
-	tar cf - /usr/share/doc /usr/include 2>/dev/null | gzip -1 >/dev/null
+	if [ "$workload" = pingpong ]; then
+		taskset -c 0 "$pp" 100000 >/dev/null
+	else
+		tar cf - /usr/share/doc /usr/include 2>/dev/null | gzip -1 >/dev/null
+	fi
 	e=$(date +%s%N)
 	awk -v a="$s" -v b="$e" 'BEGIN { printf "%.3f\n", (b - a) / 1e9 }'
 }
@@ -86,10 +101,11 @@ for r in $(seq "$rounds"); do
 		ftrace) ftrace_on; pipeline >>"$work/t.$c"; ftrace_off ;;
 		perf)
 			perf record -q -a -g -F 10000 -o "$work/perf.data" -- sleep 3600 2>/dev/null &
-			pp=$!
+			perfpid=$!
 			sleep 1
 			pipeline >>"$work/t.$c"
-			kill -INT "$pp"; wait "$pp" || true
+			kill -INT "$perfpid"; wait "$perfpid" || true
+			perfpid=""
 			rm -f "$work/perf.data" ;;
 		default) sysptd_on; pipeline >>"$work/t.$c"; sysptd_off ;;
 		freq*) sysptd_on --freq "${c#freq}"; pipeline >>"$work/t.$c"; sysptd_off ;;
@@ -101,7 +117,11 @@ done
 median() { sort -n "$1" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 base=$(median "$work/t.unarmed")
 ft=$(median "$work/t.ftrace")
-echo "tar cf - /usr/share/doc /usr/include | gzip -1: median of $rounds runs each (s)"
+if [ "$workload" = pingpong ]; then
+	echo "pipe ping-pong on CPU 0, 100,000 round trips: median of $rounds runs each (s)"
+else
+	echo "tar cf - /usr/share/doc /usr/include | gzip -1: median of $rounds runs each (s)"
+fi
 printf '  %-34s %8s %10s %10s   %s\n' configuration median vs-unarmed vs-ftrace runs
 for c in $configs; do
 	m=$(median "$work/t.$c")
