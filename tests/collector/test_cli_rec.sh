@@ -115,11 +115,12 @@ inc=$(find "$work/svc" -name 'incident-*.db')
 	bad "--on-stop save: trigger '$(q "$inc" "SELECT detail FROM trigger")'"
 expect 2 "unknown --on-stop 'maybe' (save or discard)" -- "$BIN" --on-stop maybe
 
-# ---- 3: record -- CMD, -C LIST, -p PID
+# ---- 3: record -- CMD, -C LIST, -p PID (at 10 kHz: the checks count samples
+# of processes that share a CPU with whatever else runs)
 # busy SECONDS: a shell spinning on a CPU (its own pid is the process)
 busy='i=0; end=$(($(date +%s%N) + $1 * 1000000)); while [ "$(date +%s%N)" -lt "$end" ]; do i=$((i+1)); done'
 mkdir -m 700 "$work/cmd"
-"$BIN" record --window 50ms -o "$work/cmd" -- sh -c "$busy"'; exit 3' sh 300 </dev/null >"$work/cmd.out" 2>"$work/cmd.err"
+"$BIN" record --freq 10000 --window 50ms -o "$work/cmd" -- sh -c "$busy"'; exit 3' sh 300 </dev/null >"$work/cmd.out" 2>"$work/cmd.err"
 rc=$?
 inc=$(find "$work/cmd" -name 'incident-*.db')
 [ "$rc" = 3 ] && [ "$(count_incidents "$work/cmd")" = 1 ] && ok ||
@@ -150,7 +151,7 @@ if [ "$(nproc)" -ge 2 ]; then
 	mkdir -m 700 "$work/cpu"
 	# CPU 0 is kept busy meanwhile: left out all the same
 	taskset -c 0 sh -c "$busy" sh 3000 & spin0=$!
-	"$BIN" record -C 1 --window 50ms -o "$work/cpu" -- taskset -c 1 sh -c "$busy" sh 200 </dev/null >/dev/null 2>"$work/cpu.err"
+	"$BIN" record --freq 10000 -C 1 --window 50ms -o "$work/cpu" -- taskset -c 1 sh -c "$busy" sh 200 </dev/null >/dev/null 2>"$work/cpu.err"
 	rc=$?
 	kill "$spin0" 2>/dev/null
 	inc=$(find "$work/cpu" -name 'incident-*.db')
@@ -180,7 +181,7 @@ mkdir -m 700 "$work/pid"
 sh -c "$busy" sh 3000 & keep=$!
 sh -c "$busy" sh 3000 & other=$!
 sleep 0.2
-"$BIN" record -p "$keep" --window 100ms -o "$work/pid" -- sleep 0.5 </dev/null >/dev/null 2>"$work/pid.err"
+"$BIN" record --freq 10000 -p "$keep" --window 100ms -o "$work/pid" -- sleep 0.5 </dev/null >/dev/null 2>"$work/pid.err"
 rc=$?
 inc=$(find "$work/pid" -name 'incident-*.db')
 [ "$rc" = 0 ] && [ -n "$inc" ] && ok || { bad "-p: exit $rc"; cat "$work/pid.err" >&2; }
