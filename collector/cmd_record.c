@@ -96,6 +96,13 @@ static const char record_usage[] =
 "                         the oldest (default: 10% of its filesystem, at most\n"
 "                         4G; 0: no limit).  --keep and --max-disk only ever\n"
 "                         delete incidents this service wrote there\n"
+"      --no-exit-watch    with -- CMD: do not watch CMD's exit with ptrace.\n"
+"                         By default its main thread is seized for its exit\n"
+"                         event only, so the incident is taken while CMD's\n"
+"                         memory exists and its own functions resolve; a CMD\n"
+"                         whose process a helper of its own must ptrace\n"
+"                         (LeakSanitizer at exit, crash reporters) cannot\n"
+"                         then: give this for such a CMD\n"
 "  -C, --cpu LIST         record only these CPUs (perf's -C: 0,2-3); the\n"
 "                         others are left out of the incident\n"
 "  -p, --pid PID[,PID]    keep only these processes' samples and calls (all\n"
@@ -172,6 +179,7 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 		{ "cpu", required_argument, NULL, 'C' },
 		{ "event", required_argument, NULL, 'e' },
 		{ "offcpu", no_argument, NULL, 'O' },
+		{ "no-exit-watch", no_argument, NULL, 'W' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -284,6 +292,9 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 			break;
 		case 'O':
 			o->offcpu = 1;
+			break;
+		case 'W':
+			o->no_exit_watch = 1;
 			break;
 		case 'Z':
 			o->portable = 1;

@@ -124,7 +124,9 @@ static int start_command(struct sptd_col_service *s)
 	}
 	close(report[1]);
 	close(go[0]);
-	if (ptrace(PTRACE_SEIZE, pid, NULL, (void *)(long)PTRACE_O_TRACEEXIT) == 0)
+	if (s->o->no_exit_watch)
+		;   /* --no-exit-watch: the incident comes after CMD is gone */
+	else if (ptrace(PTRACE_SEIZE, pid, NULL, (void *)(long)PTRACE_O_TRACEEXIT) == 0)
 		s->child_traced = 1;
 	else
 		sptd_col_log(LOG_WARNING, "cannot watch %s's exit (ptrace: %s): its own functions "

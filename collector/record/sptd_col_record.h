@@ -202,6 +202,7 @@ struct sptd_col_record_opts {
 	struct sptd_col_event_spec events[SPTD_MAX_EVENTS]; /* -e */
 	int nevents;
 	int offcpu;                 /* --offcpu: stacks where threads block */
+	int no_exit_watch;          /* --no-exit-watch: CMD is not ptrace-seized */
 	char **cmd_argv;            /* `-- CMD ARGS`: run CMD, an incident when it
 	                             * exits, its exit status ours; NULL none */
 };

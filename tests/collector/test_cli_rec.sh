@@ -143,6 +143,16 @@ fi
 rc=$?
 [ "$rc" = 143 ] && ok || bad "record -- CMD killed by SIGTERM: exit $rc, want 143"
 expect 127 "cannot run '/nonexistent/cmd': No such file" -- "$BIN" record -o "$work/cmd" -- /nonexistent/cmd
+# --no-exit-watch: CMD is not ptrace-seized; the incident and the status
+# are the same
+mkdir -m 700 "$work/nw"
+if command -v strace >/dev/null 2>&1; then
+	"$BIN" record --no-exit-watch --window 20ms -o "$work/nw" -- strace -f -o /dev/null sh -c 'exit 5' \
+		</dev/null >/dev/null 2>"$work/nw.err"
+	rc=$?
+	[ "$rc" = 5 ] && [ "$(count_incidents "$work/nw")" = 1 ] && ok ||
+		{ bad "--no-exit-watch: exit $rc, $(count_incidents "$work/nw") incidents"; cat "$work/nw.err" >&2; }
+fi
 [ "$(count_incidents "$work/cmd")" = 2 ] && ok || bad "a CMD that cannot run wrote an incident"
 expect 2 "a command to run goes after --" -- "$BIN" record -o "$work/cmd" ls
 
