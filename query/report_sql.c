@@ -346,6 +346,20 @@ static const struct sptd_query_section watch_sections[] = {
 	  NULL,
 	  "SELECT CASE WHEN EXISTS (SELECT 1 FROM meta WHERE key = 'trigger_tid') THEN 1 "
 	  "ELSE 'not a break= or watch= incident' END" },
+	{ "watch_stack", "the hit's call stack, innermost first",
+	  "WITH RECURSIVE up(id, parent_id, symbol_id, addr, depth) AS ("
+	  " SELECT id, parent_id, symbol_id, addr, depth FROM callsite WHERE id = "
+	  "  CAST(" META_OF("trigger_callsite_id") " AS INTEGER) "
+	  " UNION ALL SELECT c.id, c.parent_id, c.symbol_id, c.addr, c.depth FROM callsite c "
+	  " JOIN up ON c.id = up.parent_id WHERE c.depth < up.depth) "
+	  "SELECT up.depth AS depth, coalesce(s.name, '[unknown]') AS function, "
+	  " coalesce(d.path, printf('0x%x', up.addr)) AS file "
+	  "FROM up LEFT JOIN symbol s ON s.id = up.symbol_id LEFT JOIN dso d ON d.id = s.dso_id "
+	  "ORDER BY up.depth DESC",
+	  NULL,
+	  "SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'trigger_tid') THEN 0 "
+	  "WHEN EXISTS (SELECT 1 FROM meta WHERE key = 'trigger_callsite_id') THEN 1 "
+	  "ELSE 'no stack of the hit in this incident (PT source, or a frame-less hit)' END" },
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 

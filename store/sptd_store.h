@@ -325,6 +325,9 @@ enum {
 	SPTD_RAW_SAMPLE_CLOCK = 0,  /* the cpu-clock sampler (NULL in older files) */
 	SPTD_RAW_SAMPLE_OFFCPU = 1, /* a sched_switch: the stack of the task
 	                             * switched out (--offcpu) */
+	SPTD_RAW_SAMPLE_TRIGGER = 2, /* the hit that fired a break=/watch=
+	                             * trigger: derive puts its callsite in meta
+	                             * trigger_callsite_id */
 };
 int sptd_store_raw_sample_add_kind(struct sptd_store *st, int64_t ts, int cpu, int pid,
                                    int tid, const uint64_t *callchain, size_t nr, int kind);

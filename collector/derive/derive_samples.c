@@ -478,6 +478,8 @@ static int derive_one(struct derive *d, struct sptd_col_tasks *tasks, int64_t ts
 	free(ctx);
 	if (!frames)
 		return 0; /* nothing to attribute the sample to */
+	if (kind == SPTD_RAW_SAMPLE_TRIGGER)   /* the break=/watch= hit's stack */
+		return sptd_store_meta_set_int(d->st, "trigger_callsite_id", parent);
 	/* perf reports tid -1 for a sample in a task already past exit:
 	 * keep the sample, with no thread */
 	if (tid < 0)

@@ -476,6 +476,20 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 		if (ret < 0)
 			sptd_col_log(LOG_ERR, "reading the sample rings: %s", strerror(-ret));
 	}
+	/* break=/watch=: the hit's own call chain, symbolized with the samples */
+	if (ret >= 0 && s->sampler && fire->nchain > 0) {
+		struct sptd_col_sample hs = {
+			.ts = fire->ts, .cpu = fire->cpu >= 0 ? fire->cpu : 0, .pid = fire->pid,
+			.tid = fire->tid, .nr = (uint64_t)fire->nchain, .ips = fire->chain,
+		};
+		const struct sptd_col_record_opts *o = c.o;
+
+		c.o = NULL;   /* -p does not drop the trigger's own stack */
+		c.kind = SPTD_RAW_SAMPLE_TRIGGER;
+		ret = on_sample(&c, &hs);
+		c.kind = SPTD_RAW_SAMPLE_CLOCK;
+		c.o = o;
+	}
 	if (ret >= 0 && s->pt) {
 		int64_t bytes = sptd_col_pt_write(s->pt, c.st);
 

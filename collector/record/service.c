@@ -207,7 +207,7 @@ static int run_loop(struct sptd_col_service *s)
 	int stop = 0, status = 0;
 
 	while (!stop && (s->o->count == 0 || s->incidents < s->o->count)) {
-		struct sptd_col_fire fire, best = { .ts = INT64_MAX, .tid = -1 };
+		struct sptd_col_fire fire, best = { .ts = INT64_MAX, .tid = -1, .pid = -1 };
 		int nfds = 0, fired = 0, ctl_client = -1, timeout_ms;
 		int64_t not_before, now;
 

@@ -64,6 +64,10 @@ struct sptd_col_trigger_ops {
 	 * measured (handler time, wait) in *@measure. */
 	int (*decide)(struct sptd_col_trigger *t, const struct sptd_col_trigger_hit *h,
 	              int64_t *measure);
+	/* Optional: see each sample record of the kind's events as it is
+	 * read (before the hits are decided), e.g. to keep its call chain. */
+	void (*record)(struct sptd_col_trigger *t, const struct sptd_col_trigger_hit *h,
+	               const struct sptd_col_perf_record *r);
 	/* Optional: fill the kind's own fields of @fire (tid, ip, watch
 	 * values) for the hit @h that fired, right after describe. */
 	void (*fill)(const struct sptd_col_trigger *t, const struct sptd_col_trigger_hit *h,

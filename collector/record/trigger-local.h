@@ -20,6 +20,8 @@ static inline int64_t sptd_col_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+#define SPTD_FIRE_MAX_CHAIN 128
+
 /* A trigger that fired: what, where, when (CLOCK_MONOTONIC ns). */
 struct sptd_col_fire {
 	int64_t ts;                 /* when the hit happened */
@@ -33,6 +35,10 @@ struct sptd_col_fire {
 	int silent;                 /* watch: 1 the store left the value as it was */
 	int64_t watch_hits, watch_silent; /* watch: hits so far, silent ones */
 	char function[160];         /* break, watch: "func+0x7" at @ip, "" unknown */
+	uint64_t chain[SPTD_FIRE_MAX_CHAIN]; /* break, watch: the hit's call chain
+	                             * (PERF_CONTEXT_* markers included) */
+	int nchain;                 /* entries of @chain, 0 none */
+	int pid;                    /* break, watch: the process; -1 */
 };
 
 /* A record of interest from a trigger event, decoded: what the decision

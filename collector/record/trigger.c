@@ -207,6 +207,8 @@ static int on_sample(void *ctx, const struct sptd_col_trigger_event *ev, int64_t
 
 	if (raw && t->ops->decode)
 		t->ops->decode(t, raw, raw_size, &h);
+	if (r && t->ops->record)
+		t->ops->record(t, &h, r);
 	return sptd_col_trigger_feed(t, &h);
 }
 
@@ -253,6 +255,7 @@ static void fire_init(struct sptd_col_trigger *t, struct sptd_col_fire *fire)
 	fire->spec = &t->spec;
 	fire->cpu = -1;
 	fire->tid = -1;
+	fire->pid = -1;
 }
 
 int sptd_col_trigger_decide(struct sptd_col_trigger *t, int64_t not_before,

@@ -33,6 +33,14 @@ struct bp_state {
 	uint64_t old_value, new_value; /* watch: of the hit last decided */
 	int silent;               /* ... 1 when they are equal */
 	int64_t hits, silents;    /* watch: hits of the process, silent ones */
+	/* the call chains of the latest hits of the process, by time: what
+	 * fill() gives the hit that fired */
+	struct {
+		int64_t ts;
+		int n;
+		uint64_t ips[SPTD_FIRE_MAX_CHAIN];
+	} chains[8];
+	unsigned next_chain;
 };
 
 static int bp_every_hit(const struct sptd_col_trigger_spec *spec)
@@ -306,6 +314,24 @@ static void bp_describe(const struct sptd_col_trigger *t, const struct sptd_col_
 	}
 }
 
+/* Keep the call chain of each hit of the process (a small ring by time). */
+static void bp_record(struct sptd_col_trigger *t, const struct sptd_col_trigger_hit *h,
+                      const struct sptd_col_perf_record *r)
+{
+	struct bp_state *s = t->kind_state;
+	unsigned slot;
+	uint64_t n;
+
+	if (h->task_pid != t->spec.pid || !r->sample.callchain)
+		return;
+	slot = s->next_chain++ % (sizeof(s->chains) / sizeof(s->chains[0]));
+	n = r->sample.nr < SPTD_FIRE_MAX_CHAIN ? r->sample.nr : SPTD_FIRE_MAX_CHAIN;
+	s->chains[slot].ts = h->ts;
+	s->chains[slot].n = (int)n;
+	for (uint64_t i = 0; i < n; i++)
+		s->chains[slot].ips[i] = sptd_col_perf_u64(r->sample.callchain, (size_t)i);
+}
+
 static void bp_fill(const struct sptd_col_trigger *t, const struct sptd_col_trigger_hit *h,
                     struct sptd_col_fire *fire)
 {
@@ -313,7 +339,14 @@ static void bp_fill(const struct sptd_col_trigger *t, const struct sptd_col_trig
 	struct bp_where w = { .pid = t->spec.pid, .ip = h->ip };
 
 	fire->tid = h->task_tid;
+	fire->pid = t->spec.pid;
 	fire->ip = h->ip;
+	fire->nchain = 0;
+	for (size_t i = 0; i < sizeof(s->chains) / sizeof(s->chains[0]); i++)
+		if (s->chains[i].n && s->chains[i].ts == h->ts) {
+			memcpy(fire->chain, s->chains[i].ips, (size_t)s->chains[i].n * sizeof(uint64_t));
+			fire->nchain = s->chains[i].n;
+		}
 	if (t->spec.kind == SPTD_TRIG_BREAK)
 		w.ip = s->addr;
 	each_exec_map(t->spec.pid, where_in, &w);
@@ -336,6 +369,7 @@ const struct sptd_col_trigger_ops sptd_col_trigger_break_ops = {
 	.arm = bp_arm,
 	.decide = bp_decide,
 	.describe = bp_describe,
+	.record = bp_record,
 	.fill = bp_fill,
 	.fini = bp_fini,
 };
@@ -347,6 +381,7 @@ const struct sptd_col_trigger_ops sptd_col_trigger_watch_ops = {
 	.arm = bp_arm,
 	.decide = bp_decide,
 	.describe = bp_describe,
+	.record = bp_record,
 	.fill = bp_fill,
 	.fini = bp_fini,
 };

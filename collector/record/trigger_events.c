@@ -176,7 +176,8 @@ int sptd_col_trigger_events_breakpoint(struct sptd_col_trigger *t, uint32_t bp_t
 			return -ENOMEM;
 		sptd_col_perf_event_breakpoint(&pe, bp_type, addr, len);
 		pe.sample_type = SPTD_PERF_SAMPLE_IP | SPTD_PERF_SAMPLE_TID | SPTD_PERF_SAMPLE_TIME |
-		                 SPTD_PERF_SAMPLE_CPU;
+		                 SPTD_PERF_SAMPLE_CPU | SPTD_PERF_SAMPLE_CALLCHAIN;
+		pe.max_stack = 127;
 		pe.wakeup = 1;
 		ret = open_event(t, &pe, cpus[i], -1, NULL, ev);
 		if (ret < 0) {

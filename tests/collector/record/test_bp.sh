@@ -74,7 +74,7 @@ else
 	[ -n "$c" ] && [ $((ts - ${c% *})) -lt 5000000 ] && ok ||
 		bad "break: fired at $ts, no logged call in the 5 ms before (nearest: ${c:-none})"
 	# --report watch: the hit's thread and function (no values for a break)
-	r=$("$BIN" query "$inc" --report watch --format csv | tail -n 1 | tr -d '"')
+	r=$("$BIN" query "$inc" --report watch --format csv | sed -n 3p | tr -d '"')
 	case "$r" in
 	"break=$pid:sptd_bump,$pid,sptd_bp_prog,$fn_addr,sptd_bump+0x0,,,,,,") ok ;;
 	*) bad "break: --report watch row '$r'" ;;
@@ -109,7 +109,7 @@ for inc in $(find "$work/w" -name 'incident-*.db' | sort); do
 	hits=$(echo "$r" | awk -F, '{ print $NF }')
 	sil=$(echo "$r" | awk -F, '{ print $(NF - 1) }')
 	# --report watch agrees with the trigger row
-	r=$("$BIN" query "$inc" --report watch --format csv | tail -n 1 | tr -d '"')
+	r=$("$BIN" query "$inc" --report watch --format csv | sed -n 3p | tr -d '"')
 	case "$r" in
 	"watch=$pid:sptd_counter,w,len=8,$pid,sptd_bp_prog,0x"*",sptd_bump+0x"*",0x"*",$old,$new,"*) ok ;;
 	*) bad "watch: --report watch row '$r' (old $old new $new)" ;;
@@ -118,6 +118,10 @@ for inc in $(find "$work/w" -name 'incident-*.db' | sort); do
 	*",silent store,"*":$old:$old"|*",changed,"*) ok ;;
 	*) bad "watch: --report watch store column of '$r' for $old -> $new" ;;
 	esac
+	# the hit's own call stack: the writer, called from main
+	"$BIN" query "$inc" --report watch --format csv >"$work/rep" 2>&1
+	awk -F, '$2 == "sptd_bump" { w = NR } $2 == "main" { m = NR } END { exit !(w && m && w < m) }' "$work/rep" &&
+		ok || { bad "watch: the hit's stack is not sptd_bump called from main"; cat "$work/rep" >&2; }
 	# i / 2: each store keeps the value or adds one; silent exactly when kept
 	if [ "$new" = "$old" ]; then
 		silent=$((silent + 1))
