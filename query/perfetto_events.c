@@ -319,6 +319,24 @@ out:
 	return rc;
 }
 
+/* The interned string of callsite @cs's stack text (made and interned the
+ * first time), in *@iid.  0 or an error already reported. */
+static int stack_iid_of(struct sptd_query_pf *pf, struct sptd_store_stmt *walk, int64_t cs,
+                        uint64_t *iid)
+{
+	char *text = NULL;
+	int rc;
+
+	*iid = sptd_query_imap_get(&pf->stacks, cs);
+	if (*iid)
+		return 0;
+	if ((rc = sptd_query_pf_stack_text(pf, walk, cs, &text)) < 0)
+		return rc;
+	rc = intern(pf, &pf->stacks, ID_ARG_STRINGS, cs, text, iid);
+	free(text);
+	return rc;
+}
+
 int sptd_query_pf_write_samples(struct sptd_query_pf *pf)
 {
 	static const char sql[] =
@@ -354,19 +372,8 @@ int sptd_query_pf_write_samples(struct sptd_query_pf *pf)
 		                      "[unknown]", &name_iid);
 		if (rc < 0)
 			goto out;
-		if (has_cs) {
-			stack_iid = sptd_query_imap_get(&pf->stacks, cs);
-			if (!stack_iid) {
-				char *text = NULL;
-
-				if ((rc = sptd_query_pf_stack_text(pf, walk, cs, &text)) < 0)
-					goto out;
-				rc = intern(pf, &pf->stacks, ID_ARG_STRINGS, cs, text, &stack_iid);
-				free(text);
-				if (rc < 0)
-					goto out;
-			}
-		}
+		if (has_cs && (rc = stack_iid_of(pf, walk, cs, &stack_iid)) < 0)
+			goto out;
 		event_open(pf, ts, track, TYPE_INSTANT);
 		sptd_query_pb_uint(&pf->pkt, TE_NAME_IID, name_iid);
 		if (stack_iid)
@@ -512,17 +519,8 @@ int sptd_query_pf_write_offcpu(struct sptd_query_pf *pf)
 		            has_sym ? name : "blocked: [unknown]", &name_iid);
 		if (rc < 0)
 			goto out;
-		stack_iid = sptd_query_imap_get(&pf->stacks, cs);
-		if (!stack_iid) {
-			char *text = NULL;
-
-			if ((rc = sptd_query_pf_stack_text(pf, walk, cs, &text)) < 0)
-				goto out;
-			rc = intern(pf, &pf->stacks, ID_ARG_STRINGS, cs, text, &stack_iid);
-			free(text);
-			if (rc < 0)
-				goto out;
-		}
+		if ((rc = stack_iid_of(pf, walk, cs, &stack_iid)) < 0)
+			goto out;
 		event_open(pf, ts, SPTD_PF_UUID(SPTD_PF_TRACK_THREAD, sptd_store_column_int(stmt, 1)),
 		           TYPE_INSTANT);
 		sptd_query_pb_uint(&pf->pkt, TE_NAME_IID, name_iid);

@@ -362,26 +362,18 @@ static void bp_fill(const struct sptd_col_trigger *t, const struct sptd_col_trig
 	fire->watch_silent = s->silents;
 }
 
-const struct sptd_col_trigger_ops sptd_col_trigger_break_ops = {
-	.kind = SPTD_TRIG_BREAK,
-	.every_hit = bp_every_hit,
-	.init = bp_init,
-	.arm = bp_arm,
-	.decide = bp_decide,
-	.describe = bp_describe,
-	.record = bp_record,
-	.fill = bp_fill,
-	.fini = bp_fini,
-};
+/* break= and watch= differ in what they arm and say, not in their ops. */
+#define BP_OPS(KIND) {                 \
+	.kind = KIND,                      \
+	.every_hit = bp_every_hit,         \
+	.init = bp_init,                   \
+	.arm = bp_arm,                     \
+	.decide = bp_decide,               \
+	.describe = bp_describe,           \
+	.record = bp_record,               \
+	.fill = bp_fill,                   \
+	.fini = bp_fini,                   \
+}
 
-const struct sptd_col_trigger_ops sptd_col_trigger_watch_ops = {
-	.kind = SPTD_TRIG_WATCH,
-	.every_hit = bp_every_hit,
-	.init = bp_init,
-	.arm = bp_arm,
-	.decide = bp_decide,
-	.describe = bp_describe,
-	.record = bp_record,
-	.fill = bp_fill,
-	.fini = bp_fini,
-};
+const struct sptd_col_trigger_ops sptd_col_trigger_break_ops = BP_OPS(SPTD_TRIG_BREAK);
+const struct sptd_col_trigger_ops sptd_col_trigger_watch_ops = BP_OPS(SPTD_TRIG_WATCH);

@@ -5,26 +5,11 @@
 # it writes hold.
 set -u
 BIN=${SPTD_BIN:?SPTD_BIN must name the built sysptd}
-passed=0
-failed=0
-skipped=""
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
 
 work=$(mktemp -d /tmp/sptd-clirec-XXXXXX)
 chmod 755 "$work"
 trap 'rm -rf "$work"' EXIT
-
-# expect STATUS PATTERN -- command...: exit status, and PATTERN in stdout+stderr
-expect() {
-	want=$1 pattern=$2
-	shift 3
-	"$@" >"$work/out" 2>"$work/err" </dev/null
-	got=$?
-	if [ "$got" = "$want" ] && grep -q -- "$pattern" "$work/err" "$work/out"; then ok; else
-		bad "$* -> exit $got (want $want, '$pattern'), output:"; cat "$work/err" "$work/out" >&2
-	fi
-}
+. "$(dirname "$0")/../lib/expect.sh"
 
 # ---- 1: a duration needs its unit (a bare number was nanoseconds)
 for arg in "--window 10" "--post 5" "--cooldown 100" "--trigger timer=200" "--trigger irq,min=50" \
@@ -42,17 +27,6 @@ if [ "$(id -u)" != 0 ]; then
 	exit 77
 fi
 
-# wait_for FILE PATTERN [SECONDS]: until PATTERN appears in FILE
-wait_for() {
-	i=0
-	while ! grep -q -- "$2" "$1" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -lt $((${3:-20} * 10)) ] || return 1
-		sleep 0.1
-	done
-}
-# q DB SQL: one value
-q() { "$BIN" query "$1" "$2" --format csv | tail -n 1; }
 # count_incidents DIR
 count_incidents() { find "$1" -maxdepth 1 -name 'incident-*.db' | wc -l; }
 
@@ -298,6 +272,4 @@ m2=$("$BIN" snapshot)
 kill -TERM "$main"
 wait "$main"
 
-echo "$passed passed, $failed failed${skipped:+, not run:$skipped}"
-[ "$failed" = 0 ] && [ "$passed" -gt 0 ] || exit 1
-[ -z "$skipped" ] || exit 77
+finish

@@ -8,26 +8,11 @@ set -u
 BIN=${SPTD_BIN:?SPTD_BIN must name the built sysptd}
 MAKE=${SPTD_MAKE_INCIDENT:?SPTD_MAKE_INCIDENT must name sptd_make_incident}
 FIX=${SPTD_FIXTURES:-}
-passed=0
-failed=0
-skipped=""
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
 
 work=$(mktemp -d /tmp/sptd-cliux-XXXXXX)
 chmod 755 "$work"
 trap 'rm -rf "$work"' EXIT
-
-# expect STATUS PATTERN -- command...: exit status, and PATTERN in stdout+stderr
-expect() {
-	want=$1 pattern=$2
-	shift 3
-	"$@" >"$work/out" 2>"$work/err" </dev/null
-	got=$?
-	if [ "$got" = "$want" ] && grep -q -- "$pattern" "$work/err" "$work/out"; then ok; else
-		bad "$* -> exit $got (want $want, '$pattern'), output:"; cat "$work/err" "$work/out" >&2
-	fi
-}
+. "$(dirname "$0")/../lib/expect.sh"
 
 "$MAKE" "$work/s.db" sample && "$MAKE" "$work/p.db" pt || { echo "cannot make incidents" >&2; exit 1; }
 mkdir "$work/dir" && cp "$work/s.db" "$work/dir/incident-20250101T000000Z-000001.db"
@@ -140,6 +125,4 @@ expect 0 "Usage: sysptd version" -- "$BIN" version --help
 expect 0 "  script " -- "$BIN" --help
 expect 0 "  version " -- "$BIN" --help
 
-echo "$passed passed, $failed failed${skipped:+, not run:$skipped}"
-[ "$failed" = 0 ] && [ "$passed" -gt 0 ] || exit 1
-[ -z "$skipped" ] || exit 77
+finish

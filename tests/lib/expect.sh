@@ -2,12 +2,16 @@
 # expect.sh — what the shell tests of sysptd's command line share (sourced
 # after $work, a scratch directory, is set): pass/fail counters, ok/bad, and
 #   expect STATUS PATTERN -- command...
-# which runs the command and checks its exit status and that its stderr or
-# stdout matches PATTERN ("" for any message).  The test ends with
+# which runs the command (stdin /dev/null) and checks its exit status and
+# that its stderr or stdout matches PATTERN ("" for any message); with $BIN
+# set, `q DB SQL` (one value of an incident) and `wait_for FILE PATTERN
+# [SECONDS]`.  The test ends with `finish` (a part that could not run here
+# is named in $skipped: exit 77, ctest's skip), or with
 #   echo "$passed passed, $failed failed"; [ "$failed" = 0 ]
 : "${work:?expect.sh needs $work, a scratch directory}"
 passed=0
 failed=0
+skipped=""
 
 ok() { passed=$((passed + 1)); }
 bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
@@ -15,11 +19,33 @@ bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
 expect() {
 	want=$1 pattern=$2
 	shift 3
-	"$@" >"$work/out" 2>"$work/err"
+	"$@" >"$work/out" 2>"$work/err" </dev/null
 	got=$?
 	if [ "$got" = "$want" ] && { [ -z "$pattern" ] ||
 	                             grep -q -- "$pattern" "$work/err" "$work/out"; }; then ok; else
 		bad "$* -> exit $got (want $want, message /$pattern/), output:"
 		head -c 4000 "$work/err" "$work/out" >&2
 	fi
+}
+
+# q DB SQL: the first column of the last row, as csv
+q() { "$BIN" query "$1" "$2" --format csv | tail -n 1; }
+
+# wait_for FILE PATTERN [SECONDS]: until PATTERN appears in FILE (1: it did not)
+wait_for() {
+	_i=0
+	while ! grep -q -- "$2" "$1" 2>/dev/null; do
+		_i=$((_i + 1))
+		[ $_i -lt $((${3:-20} * 10)) ] || return 1
+		sleep 0.1
+	done
+}
+
+# finish: the summary, and exit 1 on a failure or when nothing was checked,
+# 77 when a part could not run here, else 0
+finish() {
+	echo "$passed passed, $failed failed${skipped:+, not run:$skipped}"
+	[ "$failed" = 0 ] && [ "$passed" -gt 0 ] || exit 1
+	[ -z "$skipped" ] || exit 77
+	exit 0
 }

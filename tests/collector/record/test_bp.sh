@@ -16,24 +16,10 @@ if [ "$(id -u)" != 0 ]; then
 	echo "needs root (recording): skipped"
 	exit 77
 fi
-passed=0
-failed=0
-skipped=""
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
 work=$(mktemp -d /tmp/sptd-bp-XXXXXX)
 prog=""
 trap '[ -n "$prog" ] && kill "$prog" 2>/dev/null; rm -rf "$work"' EXIT
-q() { "$BIN" query "$1" "$2" --format csv | tail -n 1; }
-expect() {
-	want=$1 pattern=$2
-	shift 3
-	"$@" >"$work/out" 2>"$work/err" </dev/null
-	got=$?
-	if [ "$got" = "$want" ] && grep -q -- "$pattern" "$work/err" "$work/out"; then ok; else
-		bad "$* -> exit $got (want $want, '$pattern'), output:"; cat "$work/err" "$work/out" >&2
-	fi
-}
+. "$(dirname "$0")/../../lib/expect.sh"
 
 "$PROG" 60 >"$work/prog.out" &
 prog=$!
@@ -168,6 +154,4 @@ else
 fi
 wait "$five" 2>/dev/null
 
-echo "$passed passed, $failed failed${skipped:+, not run:$skipped}"
-[ "$failed" = 0 ] && [ "$passed" -gt 0 ] || exit 1
-[ -z "$skipped" ] || exit 77
+finish

@@ -14,14 +14,9 @@ if [ "$(id -u)" != 0 ]; then
 	echo "needs root (recording): skipped"
 	exit 77
 fi
-passed=0
-failed=0
-skipped=""
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
 work=$(mktemp -d /tmp/sptd-offcpu-XXXXXX)
 trap 'rm -rf "$work"' EXIT
-q() { "$BIN" query "$1" "$2" --format csv | tail -n 1; }
+. "$(dirname "$0")/../../lib/expect.sh"
 # stack DB CALLSITE: its frames outermost first, ';'-joined
 stack() {
 	q "$1" "WITH RECURSIVE up(id, parent_id, symbol_id, depth) AS (SELECT id, parent_id, symbol_id, depth FROM callsite WHERE id = $2 UNION ALL SELECT c.id, c.parent_id, c.symbol_id, c.depth FROM callsite c JOIN up ON c.id = up.parent_id WHERE c.depth < up.depth) SELECT group_concat(name, ';') FROM (SELECT coalesce(s.name, '?') AS name FROM up LEFT JOIN symbol s ON s.id = up.symbol_id ORDER BY up.depth)"
@@ -93,6 +88,4 @@ inc=$(find "$work/plain" -name 'incident-*.db')
 [ -n "$inc" ] && "$BIN" query "$inc" --report offcpu 2>&1 | grep -q "record with --offcpu" && ok ||
 	bad "--report offcpu without stacks does not say why"
 
-echo "$passed passed, $failed failed${skipped:+, not run:$skipped}"
-[ "$failed" = 0 ] && [ "$passed" -gt 0 ] || exit 1
-[ -z "$skipped" ] || exit 77
+finish
