@@ -69,7 +69,7 @@ if [ -x "$tp" ]; then
 	tid=$(grep "^pipe " "$work/out" | cut -d' ' -f2)
 	wchan=$(grep "^pipe " "$work/out" | cut -d' ' -f3)
 	printf '%s\n' "SELECT s.name FROM slice s JOIN thread_track tt ON s.track_id = tt.id JOIN thread t USING (utid) WHERE t.tid = $tid AND s.name LIKE 'blocked:%';" \
-		"SELECT 'bf=' || s.blocked_function FROM thread_state s JOIN thread t USING (utid) WHERE t.tid = $tid AND s.state = 'S' AND s.dur > 300000000;" >"$work/tp.sql"
+		"SELECT DISTINCT 'bf=' || s.blocked_function FROM thread_state s JOIN thread t USING (utid) WHERE t.tid = $tid AND s.blocked_function IS NOT NULL;" >"$work/tp.sql"
 	"$tp" -q "$work/tp.sql" "$work/t.pftrace" >"$work/tp.out" 2>/dev/null
 	grep -q "blocked: .*pipe_read" "$work/tp.out" && ok || { bad "trace_processor does not show the pipe thread blocked"; cat "$work/tp.out" >&2; }
 	# Perfetto's own thread_state.blocked_function (sched_blocked_reason)
