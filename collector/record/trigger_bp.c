@@ -41,6 +41,8 @@ struct bp_state {
 		uint64_t ips[SPTD_FIRE_MAX_CHAIN];
 	} chains[8];
 	unsigned next_chain;
+	uint64_t named_ip;        /* the address @named was looked up for */
+	char named[160];          /* "func+0x7" there, "" unknown (name_at) */
 };
 
 static int bp_every_hit(const struct sptd_col_trigger_spec *spec)
@@ -282,6 +284,21 @@ static int where_in(void *ctx, const struct bp_map *m)
 	return 1;
 }
 
+/* "func+0xOFF" at @ip in the process, through its ELF files; the last
+ * answer is kept, since describe and fill ask for the same hit in turn. */
+static const char *name_at(const struct sptd_col_trigger *t, uint64_t ip)
+{
+	struct bp_state *s = t->kind_state;
+	struct bp_where w = { .pid = t->spec.pid, .ip = ip };
+
+	if (s->named_ip != ip || !ip) {
+		each_exec_map(t->spec.pid, where_in, &w);
+		snprintf(s->named, sizeof(s->named), "%s", w.name);
+		s->named_ip = ip;
+	}
+	return s->named;
+}
+
 static void bp_describe(const struct sptd_col_trigger *t, const struct sptd_col_trigger_hit *h,
                         int64_t measure, char *buf, size_t len)
 {
@@ -295,21 +312,18 @@ static void bp_describe(const struct sptd_col_trigger *t, const struct sptd_col_
 		return;
 	}
 	{
-		struct bp_where w = { .pid = spec->pid, .ip = h->ip };
+		const char *fn = name_at(t, h->ip);
 
-		/* the instruction after the access (x86 data breakpoints trap
-		 * after it), in its function */
-		each_exec_map(spec->pid, where_in, &w);
 		if (s->silent < 0)
 			snprintf(buf, len, "watch 0x%" PRIx64 " len %d %s by tid %d at 0x%" PRIx64 " %s: "
 			         "values unknown (process gone)", s->addr, spec->bp_len,
 			         spec->bp_rw ? "accessed" : "written", h->task_tid, h->ip,
-			         w.name[0] ? w.name : "[unknown]");
+			         fn[0] ? fn : "[unknown]");
 		else
 			snprintf(buf, len, "watch 0x%" PRIx64 " len %d %s by tid %d at 0x%" PRIx64 " %s: "
 			         "%" PRIu64 " -> %" PRIu64 "%s (%" PRId64 " silent of %" PRId64 " hits)",
 			         s->addr, spec->bp_len, spec->bp_rw ? "accessed" : "written", h->task_tid,
-			         h->ip, w.name[0] ? w.name : "[unknown]", s->old_value, s->new_value,
+			         h->ip, fn[0] ? fn : "[unknown]", s->old_value, s->new_value,
 			         s->silent ? ", silent store" : "", s->silents, s->hits);
 	}
 }
@@ -336,7 +350,6 @@ static void bp_fill(const struct sptd_col_trigger *t, const struct sptd_col_trig
                     struct sptd_col_fire *fire)
 {
 	const struct bp_state *s = t->kind_state;
-	struct bp_where w = { .pid = t->spec.pid, .ip = h->ip };
 
 	fire->tid = h->task_tid;
 	fire->pid = t->spec.pid;
@@ -347,10 +360,9 @@ static void bp_fill(const struct sptd_col_trigger *t, const struct sptd_col_trig
 			memcpy(fire->chain, s->chains[i].ips, (size_t)s->chains[i].n * sizeof(uint64_t));
 			fire->nchain = s->chains[i].n;
 		}
-	if (t->spec.kind == SPTD_TRIG_BREAK)
-		w.ip = s->addr;
-	each_exec_map(t->spec.pid, where_in, &w);
-	snprintf(fire->function, sizeof(fire->function), "%s", w.name);
+	/* a break's function at its own start (h->ip is that address too) */
+	snprintf(fire->function, sizeof(fire->function), "%s",
+	         name_at(t, t->spec.kind == SPTD_TRIG_BREAK ? s->addr : h->ip));
 	if (t->spec.kind != SPTD_TRIG_WATCH || s->silent < 0)
 		return;
 	fire->watch = 1;
