@@ -33,10 +33,13 @@ count_incidents() { find "$1" -maxdepth 1 -name 'incident-*.db' | wc -l; }
 # ---- 2: Ctrl+C in a terminal writes the last window; a service discards
 if command -v script >/dev/null 2>&1; then
 	# a real terminal (script(1) gives the run a pty and makes it the
-	# foreground job); ^C typed into it is the terminal's SIGINT
+	# foreground job); ^C typed into it is the terminal's SIGINT. script
+	# runs the command through $SHELL: exec, so that the shell (dash, when
+	# SHELL is /bin/sh as under CI) is not a second process in the
+	# foreground group that dies of the same ^C and makes script say 130
 	mkdir -m 700 "$work/tty"
 	(wait_for "$work/tty.out" "armed:" 30; sleep 0.3; printf '\003'; sleep 4) |
-		script -qfec "$BIN --window 20ms -o $work/tty" /dev/null >"$work/tty.out" 2>&1
+		SHELL=/bin/sh script -qfec "exec $BIN --window 20ms -o $work/tty" /dev/null >"$work/tty.out" 2>&1
 	rc=$?
 	inc=$(find "$work/tty" -name 'incident-*.db')
 	if [ "$rc" = 0 ] && [ "$(count_incidents "$work/tty")" = 1 ]; then ok; else
@@ -58,7 +61,7 @@ if command -v script >/dev/null 2>&1; then
 	# --on-stop discard in a terminal: nothing written
 	mkdir -m 700 "$work/tty2"
 	(wait_for "$work/tty2.out" "armed:" 30; sleep 0.3; printf '\003'; sleep 4) |
-		script -qfec "$BIN --window 20ms --on-stop discard -o $work/tty2" /dev/null >"$work/tty2.out" 2>&1
+		SHELL=/bin/sh script -qfec "exec $BIN --window 20ms --on-stop discard -o $work/tty2" /dev/null >"$work/tty2.out" 2>&1
 	rc=$?
 	[ "$rc" = 0 ] && [ "$(count_incidents "$work/tty2")" = 0 ] && ok ||
 		bad "--on-stop discard in a terminal: exit $rc, $(count_incidents "$work/tty2") incidents"
