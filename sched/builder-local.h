@@ -23,6 +23,7 @@ struct sptd_sched_task {
 	int cpu;                          /* CPU while "Running", else -1 */
 	int waker;                        /* waker tid for "R" after a wakeup, else -1 */
 	int flags;                        /* SPTD_SCHED_F_START_CUT: @since was not seen */
+	int prio;                         /* last prio an event gave it, -1 none */
 };
 
 /* Open-addressing table of tasks keyed by tid. */
@@ -70,6 +71,7 @@ struct builder_cpu {
 	int cur_tid;                  /* ... that task */
 	int cur_prio;                 /* ... its prio */
 	int64_t cur_start;            /* ... since when */
+	int64_t cur_seen;             /* ... its latest event here (proof it still ran) */
 	int cur_flags;                /* ... SPTD_SCHED_F_START_CUT when inferred */
 	struct builder_handler hard;  /* the hard irq handler it is in */
 	struct builder_handler soft;  /* the softirq it is in */

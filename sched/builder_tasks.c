@@ -77,6 +77,7 @@ struct sptd_sched_task *sptd_sched_tasks_get(struct sptd_sched_tasks *t, int tid
 	t->slot[h].tid = tid;
 	t->slot[h].cpu = -1;
 	t->slot[h].waker = -1;
+	t->slot[h].prio = -1;
 	t->used++;
 	return &t->slot[h];
 }

@@ -281,6 +281,8 @@ static int on_switch(struct sptd_sched_builder *b, const struct sptd_sched_event
 		return -ENOMEM;   /* cannot happen: the naming pass added them */
 	if (start > ev->ts)
 		start = ev->ts;
+	prev->prio = ev->u.sw.prev_prio;
+	next->prio = ev->u.sw.next_prio;
 	ret = emit_slice(b, start, ev->ts, ev->cpu, prev->tid, ev->u.sw.prev_state,
 	                 ev->u.sw.prev_prio, flags);
 	/* prev: Running until now (from the slice start if its state was lost) */
@@ -300,8 +302,54 @@ static int on_switch(struct sptd_sched_builder *b, const struct sptd_sched_event
 	c->cur_known = 1;
 	c->cur_tid = next->tid;
 	c->cur_prio = ev->u.sw.next_prio;
-	c->cur_start = ev->ts;
+	c->cur_start = c->cur_seen = ev->ts;
 	c->cur_flags = 0;
+	return ret;
+}
+
+/* @ev ran on its CPU in task ev->pid, but the CPU was running another task
+ * by the last switch seen there: the switch in between was not recorded.
+ * Some kernels never trace it (a VM's secondary CPUs leaving idle, seen on
+ * 6.18 under Firecracker: perf misses it too), so this is routine, not
+ * corruption.  The task believed current ends at its own last event there
+ * (END_CUT, end state unknown); ev->pid runs from then, or from just after
+ * its wakeup when that came later (START_CUT): each row only as long as the
+ * evidence. */
+static int on_missed_switch(struct sptd_sched_builder *b, const struct sptd_sched_event *ev)
+{
+	struct builder_cpu *c = &b->cpu[ev->cpu];
+	struct sptd_sched_task *t;
+	int64_t end = c->cur_seen, start;
+	int ret;
+
+	ret = emit_slice(b, c->cur_start, end, ev->cpu, c->cur_tid, NULL, c->cur_prio,
+	                 c->cur_flags | F_END);
+	if (ret >= 0 && (t = sptd_sched_tasks_get(&b->tasks, c->cur_tid)) &&
+	    t->state_known && strcmp(t->state, "Running") == 0 && t->cpu == ev->cpu)
+		ret = task_close(b, t, end, F_END);
+	if (ret < 0)
+		return ret;
+	t = sptd_sched_tasks_get(&b->tasks, ev->pid);
+	if (!t)
+		return -ENOMEM;
+	start = end;
+	/* woken after the CPU's last proof of the other task: not running
+	 * before its wakeup, nor at it (a wakeup is not a switch), so from 1 ns
+	 * later at the earliest; its runnable row, with who woke it, ends there
+	 * with END_CUT */
+	if (t->state_known && t->state[0] == 'R' && t->since >= start && t->since < ev->ts) {
+		start = t->since + 1;
+		ret = task_close(b, t, start, F_END);
+	} else {
+		ret = task_close(b, t, start, 0);
+	}
+	if (ret >= 0)
+		task_open(t, start, "Running", ev->cpu, -1, F_START);
+	c->cur_tid = ev->pid;
+	c->cur_prio = ev->type == SPTD_SCHED_SWITCH ? ev->u.sw.prev_prio : t->prio;
+	c->cur_start = start;
+	c->cur_seen = ev->ts;
+	c->cur_flags = F_START;
 	return ret;
 }
 
@@ -312,6 +360,7 @@ static int on_wake(struct sptd_sched_builder *b, const struct sptd_sched_event *
 
 	if (!t)
 		return -ENOMEM;
+	t->prio = ev->u.wake.prio;
 	if (t->state_known && (strcmp(t->state, "Running") == 0 || t->state[0] == 'R'))
 		return 0;   /* already on a CPU or runnable */
 	ret = task_close(b, t, ev->ts, 0);
@@ -456,6 +505,12 @@ int sptd_sched_walk_event(struct sptd_sched_builder *b, const struct sptd_sched_
 		    proves_outside(ev, kind))
 			ret = handler_cut(b, c, ev->cpu, kind, ev->ts);
 	}
+	if (ret < 0)
+		return ret;
+	if (c->cur_known && ev->pid >= 0 && ev->pid != c->cur_tid)
+		ret = on_missed_switch(b, ev);
+	else if (c->cur_known && ev->pid == c->cur_tid && ev->ts > c->cur_seen)
+		c->cur_seen = ev->ts;
 	if (ret < 0)
 		return ret;
 	switch (ev->type) {

@@ -161,7 +161,10 @@ int sptd_store_sched_slice_add_flags(struct sptd_store *st, int64_t ts, int64_t 
 	sqlite3_bind_int(s, 4, cpu);
 	sqlite3_bind_int64(s, 5, utid);
 	sptd_store_bind_str(s, 6, end_state);
-	sqlite3_bind_int(s, 7, priority);
+	if (priority >= 0)
+		sqlite3_bind_int(s, 7, priority);
+	else
+		sqlite3_bind_null(s, 7);   /* no event gave it */
 	sqlite3_bind_int(s, 8, flags);
 	return sptd_store_row_end(st, s, what);
 }

@@ -103,21 +103,26 @@ static int rec_gap(void *ctx, int64_t ts, int64_t dur, int cpu, const char *reas
 #define WAKE(type_, ts_, cpu_, waker_, tid_, comm_)                                 \
 	{ .type = (type_), .ts = (ts_), .cpu = (cpu_), .pid = (waker_),             \
 	  .u.wake = { .tid = (tid_), .prio = 120, .target_cpu = (cpu_), .comm = comm_ } }
+/* irq events here name no current task (pid -1): the cases that depend on
+ * common_pid set it (IRQP) */
 #define IRQ(type_, ts_, cpu_, irq_, name_, ret_)                                    \
-	{ .type = (type_), .ts = (ts_), .cpu = (cpu_),                              \
+	{ .type = (type_), .ts = (ts_), .cpu = (cpu_), .pid = -1,                   \
 	  .u.irq = { .irq = (irq_), .ret = (ret_), .name = name_ } }
 #define SIRQ(type_, ts_, cpu_, vec_)                                                \
-	{ .type = (type_), .ts = (ts_), .cpu = (cpu_), .u.softirq = { .vec = (vec_) } }
+	{ .type = (type_), .ts = (ts_), .cpu = (cpu_), .pid = -1, .u.softirq = { .vec = (vec_) } }
 /* The same with the context the record's common_flags gave. */
 #define KNOWN SPTD_SCHED_CTX_KNOWN
 #define HARD (SPTD_SCHED_CTX_KNOWN | SPTD_SCHED_CTX_HARDIRQ)
 #define SOFT (SPTD_SCHED_CTX_KNOWN | SPTD_SCHED_CTX_SOFTIRQ)
 #define HARD_SOFT (HARD | SOFT)
 #define IRQC(type_, ts_, cpu_, irq_, name_, ret_, ctx_)                             \
-	{ .type = (type_), .ts = (ts_), .cpu = (cpu_), .context = (ctx_),           \
+	{ .type = (type_), .ts = (ts_), .cpu = (cpu_), .pid = -1, .context = (ctx_), \
 	  .u.irq = { .irq = (irq_), .ret = (ret_), .name = name_ } }
 #define SIRQC(type_, ts_, cpu_, vec_, ctx_)                                         \
-	{ .type = (type_), .ts = (ts_), .cpu = (cpu_), .context = (ctx_),           \
+	{ .type = (type_), .ts = (ts_), .cpu = (cpu_), .pid = -1, .context = (ctx_), \
+	  .u.softirq = { .vec = (vec_) } }
+#define SIRQP(type_, ts_, cpu_, vec_, pid_, ctx_)                                   \
+	{ .type = (type_), .ts = (ts_), .cpu = (cpu_), .pid = (pid_), .context = (ctx_), \
 	  .u.softirq = { .vec = (vec_) } }
 #define WAKEC(ts_, cpu_, waker_, tid_, comm_, ctx_)                                 \
 	{ .type = SPTD_SCHED_WAKING, .ts = (ts_), .cpu = (cpu_), .pid = (waker_),   \
@@ -192,6 +197,48 @@ static void run_case(const struct builder_case *c)
 }
 
 static const struct builder_case cases[] = {
+	{
+		/* switches the kernel did not record (a VM's CPU 1 never traces
+		 * its switches away from idle): CPU 1 idles after 1100 (its
+		 * softirq at 1200 ran in tid 0); task a, woken at 1300 from CPU 0,
+		 * switches out at 1400 with no switch-in seen: idle ends at its
+		 * last proof (1200), a runs from just after its wakeup (the later
+		 * bound: 1301), runnable until then;
+		 * then tid 30 wakes tid 40 on CPU 1 with no switch-in of its own
+		 * either: it runs from idle's last proof, its prio unknown; the
+		 * softirq's exit was not seen: the switch at 1400 ends it */
+		.name = "missed-switch-in", .ws = 1000, .we = 2000, .slack = 50, .ncpus = 2,
+		.nev = 7,
+		.ev = {
+			SW(950, 0, 0, "swapper/0", 120, "R", 20, "b", 120),
+			SW(900, 1, 0, "swapper/1", 120, "R", 10, "a", 120),
+			SW(1100, 1, 10, "a", 120, "S", 0, "swapper/1", 120),
+			SIRQP(SPTD_SCHED_SOFTIRQ_ENTRY, 1200, 1, 1, 0, SOFT),
+			WAKE(SPTD_SCHED_WAKING, 1300, 0, 20, 10, "a"),
+			SW(1400, 1, 10, "a", 120, "S", 0, "swapper/1", 120),
+			WAKEC(1600, 1, 30, 40, "d", KNOWN),
+		},
+		.slices = 5,
+		.rows = {
+			"thread 0 swapper", "thread 10 a", "thread 20 b", "thread 30 (null)",
+			"thread 40 d",
+			"slice 1000 1000 cpu0 tid20 NULL 120 f3",
+			"slice 1000 100 cpu1 tid10 S 120 f1",
+			"slice 1100 100 cpu1 tid0 NULL 120 f2",
+			"slice 1301 99 cpu1 tid10 S 120 f1",
+			"slice 1400 600 cpu1 tid30 NULL -1 f3",
+			"softirq 1200 200 cpu1 1 TIMER f2",
+			"state 1000 1000 tid20 Running cpu0 waker-1 f3",
+			"state 1000 100 tid10 Running cpu1 waker-1 f1",
+			"state 1100 200 tid10 S cpu-1 waker-1 f0",
+			"state 1300 1 tid10 R cpu-1 waker20 f2",
+			"state 1301 99 tid10 Running cpu1 waker-1 f1",
+			"state 1400 600 tid10 S cpu-1 waker-1 f2",
+			"state 1400 600 tid30 Running cpu1 waker-1 f3",
+			"state 1600 400 tid40 R cpu-1 waker30 f2",
+			NULL,
+		},
+	},
 	{
 		/* one CPU sleeps and is woken from another; both window ends clip */
 		.name = "sleep-wake", .ws = 1000, .we = 2000, .slack = 50, .ncpus = 2,

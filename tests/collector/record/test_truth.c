@@ -19,6 +19,11 @@
  *     before the window start;
  *   - wakeups: an unflagged runnable row starts at its sched_waking event; a
  *     flagged one starts at the window start;
+ *   - a sched slice of a task holds no event of its CPU that ran in another
+ *     task (an event's common_pid is the task current where it fired): this
+ *     machine's kernel never records CPU 1's switches away from idle, and
+ *     the builder once gave the idle time before each to the task switched
+ *     in;
  *   - the trigger's own IRQ is an unflagged irq slice ending where the
  *     trigger fired, as long as the trigger measured (its perf events read
  *     the same tracepoints: a few microseconds of probe-order difference);
@@ -430,6 +435,40 @@ static void check_wakeups(struct sptd_store *st, struct raw *raw, const struct s
 	sptd_store_finalize(q);
 }
 
+/* Sched slices: every event strictly inside one, on its CPU, ran in its
+ * task. */
+static void check_slices(struct sptd_store *st, struct raw *raw, int ncpus, int *rows)
+{
+	struct sptd_store_stmt *q = NULL;
+	int shown = 0;
+
+	CHECK_INT(sptd_store_prepare(st, "SELECT ss.ts, ss.dur, ss.cpu, th.tid FROM sched_slice ss "
+	                                 "JOIN thread th USING (utid)", &q), 0);
+	while (q && sptd_store_step(q) == 1) {
+		int64_t ts = sptd_store_column_int(q, 0), end = ts + sptd_store_column_int(q, 1);
+		int cpu = (int)sptd_store_column_int(q, 2), tid = (int)sptd_store_column_int(q, 3);
+		const struct cpu_events *c;
+
+		(*rows)++;
+		if (cpu < 0 || cpu >= ncpus)
+			continue;
+		c = &raw->cpu[cpu];
+		for (size_t i = 0; i < c->n; i++) {
+			const struct sptd_sched_event *e = &c->ev[i];
+
+			if (e->ts <= ts || e->ts >= end || e->pid == tid)
+				continue;
+			CHECK_INT(e->pid, tid);
+			if (shown++ < 5)
+				fprintf(stderr, "  slice of tid %d on cpu %d [%" PRId64 ", %" PRId64
+				        "] holds an event of tid %d at %" PRId64 " (type %d)\n", tid, cpu,
+				        ts, end, e->pid, e->ts, (int)e->type);
+			break;
+		}
+	}
+	sptd_store_finalize(q);
+}
+
 /* The trigger's own IRQ: an unflagged slice ending at the trigger, as long
  * as the trigger measured. */
 static void check_trigger_irq(struct sptd_store *st)
@@ -505,6 +544,7 @@ static void check_incident(const char *path, int automatic, const char *stopped_
 	char by[32] = "", clock[32] = "";
 	int64_t ncpus = 0, v;
 	int irq_rows = 0, irq_flagged = 0, soft_rows = 0, soft_flagged = 0, clipped = 0;
+	int slice_rows = 0;
 
 	fprintf(stderr, "incident %s\n", path);
 	CHECK_INT(sptd_store_open(path, 0, &st), 0);
@@ -546,6 +586,7 @@ static void check_incident(const char *path, int automatic, const char *stopped_
 	check_handlers(st, &raw, &sp, 0, &irq_rows, &irq_flagged);
 	check_handlers(st, &raw, &sp, 1, &soft_rows, &soft_flagged);
 	check_wakeups(st, &raw, &sp, (int)ncpus, &clipped);
+	check_slices(st, &raw, (int)ncpus, &slice_rows);
 
 	for (int c = 0; c < ncpus; c++) {
 		struct cpu_events *ce = &raw.cpu[c];
@@ -563,9 +604,10 @@ static void check_incident(const char *path, int automatic, const char *stopped_
 	if (stopped_by)
 		CHECK_STR(by, stopped_by);
 	fprintf(stderr, "  %d irq slices (%d flagged), %d softirq slices (%d flagged), %d clipped "
-	        "wakeups; stopped by %s%s\n", irq_rows, irq_flagged, soft_rows, soft_flagged,
-	        clipped, by, sp.data_end < sp.we ? " before the window end" : "");
+	        "wakeups, %d sched slices; stopped by %s%s\n", irq_rows, irq_flagged, soft_rows,
+	        soft_flagged, clipped, slice_rows, by, sp.data_end < sp.we ? " before the window end" : "");
 	CHECK(irq_rows > 0);
+	CHECK(slice_rows > 0);
 	check_trigger_irq(st);
 	raw_free(&raw);
 	sptd_store_destroy(st);
