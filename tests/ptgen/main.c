@@ -251,7 +251,7 @@ static int run_one(struct sptd_ptgen_run *g, struct sptd_ptgen_task *t, int cpu)
 	if (err < 0)
 		return sptd_ptgen_fail(err, "tid %d: cannot decode the instruction at 0x%" PRIx64,
 		                       (int)t->tid, ip);
-	err = sptd_ptgen_stream_before(s, at, ip);
+	err = sptd_ptgen_stream_before(s, at, ip, insn.kind == SPTD_PTGEN_BR_NONE);
 	if (!err)
 		err = log_add(&g->logs[cpu], ip);
 	if (!err)
@@ -376,6 +376,8 @@ static void usage(FILE *f)
 	        "      --mtc-freq F       MTC every 2^F crystal ticks (default 3)\n"
 	        "      --syscall-cycles C extra cycles per syscall (default 200)\n"
 	        "      --switch-cycles C  cycles between slices (default 1000)\n"
+	        "      --power            C-states between slices (MWAIT, PWRE, PWRX), CBR changes at\n"
+	        "                         switch-ins and a PTWRITE per slice, in power.txt (--timing tsc)\n"
 	        "      --verify           decode the PT with libipt and compare (fails on a difference)\n"
 	        "Exit: 0 ok, 1 error, 2 usage, 77 ptrace not permitted here.\n");
 }
@@ -413,7 +415,7 @@ static int check_clock(struct sptd_ptgen_clock *c)
 }
 
 enum { OPT_CPUS = 256, OPT_SLICE, OPT_MAX, OPT_PSB, OPT_TIMING, OPT_RETCOMP, OPT_CORE,
-       OPT_TSC, OPT_MTC, OPT_SYSCALL, OPT_SWITCH, OPT_VERIFY };
+       OPT_TSC, OPT_MTC, OPT_SYSCALL, OPT_SWITCH, OPT_VERIFY, OPT_POWER };
 
 int main(int argc, char **argv)
 {
@@ -429,6 +431,7 @@ int main(int argc, char **argv)
 		{ "tsc-hz", required_argument, NULL, OPT_TSC },
 		{ "mtc-freq", required_argument, NULL, OPT_MTC },
 		{ "syscall-cycles", required_argument, NULL, OPT_SYSCALL },
+		{ "power", no_argument, NULL, OPT_POWER },
 		{ "switch-cycles", required_argument, NULL, OPT_SWITCH },
 		{ "verify", no_argument, NULL, OPT_VERIFY },
 		{ "help", no_argument, NULL, 'h' },
@@ -468,6 +471,7 @@ int main(int argc, char **argv)
 		case OPT_SYSCALL: g.clk.syscall_cycles = v; break;
 		case OPT_SWITCH: g.clk.switch_cycles = v; break;
 		case OPT_VERIFY: g.verify = 1; break;
+		case OPT_POWER: g.clk.power = 1; break;
 		case OPT_TIMING:
 			if (strcmp(optarg, "none") == 0)
 				g.clk.timing = SPTD_PTGEN_TIMING_NONE;
@@ -494,6 +498,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	g.ncpus = cpus;
+	if (g.clk.power && g.clk.timing != SPTD_PTGEN_TIMING_TSC) {
+		/* each power packet's time is then its PSB+'s TSC exactly; MTC
+		 * and CYC would place it between two of their own packets */
+		fprintf(stderr, "sptd-ptgen: --power needs --timing tsc\n");
+		return 2;
+	}
 	if (check_clock(&g.clk) < 0) {
 		fprintf(stderr, "sptd-ptgen: %s\n", sptd_ptgen_err());
 		return 2;

@@ -181,6 +181,25 @@ int sptd_ptgen_out_finish(struct sptd_ptgen_run *g)
 	if (err < 0)
 		return err;
 
+	if (g->clk.power) {
+		/* power.txt: "KIND CPU NS VALUES..." per packet, by CPU then time */
+		static const char *const kinds[] = { "cbr", "mwait", "pwre", "pwrx", "ptw" };
+
+		f = open_out(g, "power.txt");
+		if (!f)
+			return -EIO;
+		for (cpu = 0; cpu < g->ncpus; cpu++) {
+			size_t n;
+			const struct sptd_ptgen_power *pw = sptd_ptgen_stream_power(g->streams[cpu], &n);
+
+			for (i = 0; i < n; i++)
+				fprintf(f, "%s %d %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " 0x%" PRIx64
+				        "\n", kinds[pw[i].kind], cpu, sptd_ptgen_ns(&g->clk, pw[i].cycle),
+				        pw[i].a, pw[i].b, pw[i].c, pw[i].ip);
+		}
+		if (close_out(f, "power.txt") < 0)
+			return -EIO;
+	}
 	f = open_out(g, "config.txt");
 	if (!f)
 		return -EIO;
@@ -198,7 +217,7 @@ int sptd_ptgen_out_finish(struct sptd_ptgen_run *g)
 	        g->clk.switch_cycles);
 	fprintf(f, "start_ns=%" PRIu64 "\nend_ns=%" PRIu64 "\n", sptd_ptgen_ns(&g->clk, g->start_cycle),
 	        sptd_ptgen_ns(&g->clk, g->end_cycle));
-	fprintf(f, "truncated=%d\n", g->insns >= g->max_insns ? 1 : 0);
+	fprintf(f, "truncated=%d\npower=%d\n", g->insns >= g->max_insns ? 1 : 0, g->clk.power);
 	fprintf(f, "processes=%zu\ntasks=%zu\ninstructions=%" PRIu64 "\n", g->nprocs, g->ntasks,
 	        g->insns);
 	fprintf(f, "calls=%" PRIu64 "\nreturns=%" PRIu64 "\nframes=%" PRIu64 "\n", calls, rets,

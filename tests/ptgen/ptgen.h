@@ -171,6 +171,7 @@ struct sptd_ptgen_clock {
 	uint64_t syscall_cycles; /* extra cycles a syscall costs */
 	uint64_t switch_cycles;  /* cycles between two slices */
 	uint64_t start_cycle;    /* cycle count at the first instruction */
+	int power;               /* --power: C-states, CBR changes, PTWRITEs */
 };
 
 struct sptd_ptgen_stream;
@@ -188,14 +189,33 @@ int sptd_ptgen_stream_switch_in(struct sptd_ptgen_stream *s, uint64_t cycle,
  * traced; nothing if a syscall already disabled tracing). */
 int sptd_ptgen_stream_switch_out(struct sptd_ptgen_stream *s, uint64_t cycle, uint64_t ip);
 /* Before the instruction at @ip runs at @cycle: timing packets, re-enable
- * after a syscall (TIP.PGE), PSB+ when due. */
-int sptd_ptgen_stream_before(struct sptd_ptgen_stream *s, uint64_t cycle, uint64_t ip);
+ * after a syscall (TIP.PGE), PSB+ when due; with --power and @plain (the
+ * instruction is no branch), the slice's PTWRITE if not yet written. */
+int sptd_ptgen_stream_before(struct sptd_ptgen_stream *s, uint64_t cycle, uint64_t ip,
+                             int plain);
 /* The instruction @insn at @ip ran at @cycle and went to @next. */
 int sptd_ptgen_stream_insn(struct sptd_ptgen_stream *s, uint64_t cycle, uint64_t ip,
                            const struct sptd_ptgen_insn *insn, uint64_t next);
 /* End of trace at @cycle: flush pending TNT; with @ip != 0 (task still
  * traced) FUP + TIP.PGD. */
 int sptd_ptgen_stream_finish(struct sptd_ptgen_stream *s, uint64_t cycle, uint64_t ip);
+/* --power: one power packet the stream wrote (power.txt's lines). */
+enum sptd_ptgen_pw {
+	SPTD_PTGEN_PW_CBR,    /* a: ratio (written in a PSB+ when it changed) */
+	SPTD_PTGEN_PW_MWAIT,  /* a: hints, b: extensions */
+	SPTD_PTGEN_PW_PWRE,   /* a: resolved C-state code, b: sub-state */
+	SPTD_PTGEN_PW_PWRX,   /* a: last, b: deepest C-state code, c: wake bits
+	                       * (1 interrupt, 2 store, 4 autonomous) */
+	SPTD_PTGEN_PW_PTW,    /* a: payload, b: bytes; ip: the instruction */
+};
+struct sptd_ptgen_power {
+	enum sptd_ptgen_pw kind;
+	uint64_t cycle;       /* its time: the TSC of the PSB+ before it */
+	uint64_t a, b, c, ip;
+};
+/* The power packets so far, in stream order; borrowed. */
+const struct sptd_ptgen_power *sptd_ptgen_stream_power(const struct sptd_ptgen_stream *s,
+                                                       size_t *n);
 /* The bytes so far; borrowed until the next call on @s. */
 const uint8_t *sptd_ptgen_stream_data(const struct sptd_ptgen_stream *s, size_t *len);
 /* Count of packets of each kind written (psb, tip, tnt, ...), for config.txt. */

@@ -11,7 +11,16 @@
  * Timing packets run whenever the CPU's trace is on (from its first switch
  * in), also while control flow is filtered out (kernel, idle), as with
  * TraceEn=1: a CYC precedes every MTC so that CYC sums between two MTCs
- * equal the MTC period exactly and libipt calibrates to the true ratio. */
+ * equal the MTC period exactly and libipt calibrates to the true ratio.
+ *
+ * With clk->power (--power, --timing tsc only), the CPU also reports power
+ * as PwrEvtEn and PTWEn would: the gap between two slices is a C-state (a
+ * PSB+ at the switch-out gives its time, then MWAIT and PWRE; the next
+ * switch-in's PSB+ is followed by PWRX), each switch-in may change the
+ * core:bus ratio (the CBR in its PSB+), and the first plain instruction of
+ * each slice is preceded by a PTWRITE of a known value with its FUP.  Each
+ * such packet lands right after a PSB+ whose TSC is its exact time, and the
+ * stream keeps a record of each (sptd_ptgen_stream_power) for power.txt. */
 #include <errno.h>
 #include <intel-pt.h>
 #include <stdlib.h>
@@ -20,6 +29,7 @@
 #include "ptgen.h"
 
 #define RETSTACK_MAX 64 /* hardware's return-compression stack depth */
+#define SPTD_PTGEN_MWAIT_IP 0xffffffff81e01234ull /* where --power's MWAITs run */
 
 struct sptd_ptgen_stream {
 	int cpu;                           /* virtual CPU number */
@@ -40,6 +50,17 @@ struct sptd_ptgen_stream {
 	uint64_t retstack[RETSTACK_MAX];   /* return addresses for compression */
 	int rs_top, rs_n;                  /* ring position and fill of @retstack */
 	struct sptd_ptgen_stream_stats st; /* packet counts */
+	/* --power */
+	uint8_t cbr;                       /* ratio the next PSB+ says */
+	uint8_t said_cbr;                  /* ratio the last PSB+ said, 0 none */
+	uint64_t psb_cycle;                /* cycle of the last PSB+ (its TSC) */
+	uint64_t power_seq;                /* switch-ins so far: picks states */
+	int idle_open;                     /* a PWRE was written, its PWRX not */
+	uint8_t idle_state, idle_sub;      /* ... its resolved C-state (hint code) */
+	int ptw_due;                       /* a PTWRITE goes before the next
+	                                    * plain instruction */
+	struct sptd_ptgen_power *pw;       /* power packets written (heap) */
+	size_t npw, cappw;                 /* used / allocated entries of @pw */
 };
 
 static int emit(struct sptd_ptgen_stream *s, const struct pt_packet *pkt)
@@ -193,6 +214,31 @@ static int add_tnt(struct sptd_ptgen_stream *s, uint64_t cycle, int taken)
 	return s->tnt_n == 6 ? flush_tnt(s, cycle) : 0;
 }
 
+/* Remember a power packet written at @cycle (its time: the last PSB+'s). */
+static int power_rec(struct sptd_ptgen_stream *s, enum sptd_ptgen_pw kind, uint64_t cycle,
+                     uint64_t a, uint64_t b, uint64_t c, uint64_t ip)
+{
+	struct sptd_ptgen_power *r;
+
+	if (s->npw == s->cappw) {
+		size_t cap = s->cappw ? s->cappw * 2 : 64;
+		struct sptd_ptgen_power *n = realloc(s->pw, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		s->pw = n;
+		s->cappw = cap;
+	}
+	r = &s->pw[s->npw++];
+	r->kind = kind;
+	r->cycle = cycle;
+	r->a = a;
+	r->b = b;
+	r->c = c;
+	r->ip = ip;
+	return 0;
+}
+
 /* PSB+ at @cycle; with tracing on, MODE.Exec and FUP give the IP @ip. */
 static int psb_plus(struct sptd_ptgen_stream *s, uint64_t cycle, uint64_t ip)
 {
@@ -206,6 +252,7 @@ static int psb_plus(struct sptd_ptgen_stream *s, uint64_t cycle, uint64_t ip)
 	if (err < 0)
 		return err;
 	s->psb_at = s->len;
+	s->psb_cycle = cycle;
 	err = emit_simple(s, ppt_psb);
 	if (err < 0)
 		return err;
@@ -234,10 +281,16 @@ static int psb_plus(struct sptd_ptgen_stream *s, uint64_t cycle, uint64_t ip)
 		}
 		memset(&pkt, 0, sizeof(pkt));
 		pkt.type = ppt_cbr;
-		pkt.payload.cbr.ratio = s->clk->cbr;
+		pkt.payload.cbr.ratio = s->clk->power ? s->cbr : s->clk->cbr;
 		err = emit(s, &pkt);
 		if (err < 0)
 			return err;
+		if (s->clk->power && s->cbr != s->said_cbr) {
+			err = power_rec(s, SPTD_PTGEN_PW_CBR, cycle, s->cbr, 0, 0, 0);
+			if (err < 0)
+				return err;
+			s->said_cbr = s->cbr;
+		}
 		s->cyc_ref = cycle;
 		s->next_mtc = mtc_after(s, cycle);
 	}
@@ -300,6 +353,7 @@ int sptd_ptgen_stream_create(int cpu, const struct sptd_ptgen_clock *clk,
 		return -ENOMEM;
 	s->cpu = cpu;
 	s->clk = clk;
+	s->cbr = clk->cbr;
 	pt_config_init(&cfg);
 	cfg.begin = s->scratch;
 	cfg.end = s->scratch + sizeof(s->scratch);
@@ -326,6 +380,7 @@ void sptd_ptgen_stream_destroy(struct sptd_ptgen_stream *s)
 		return;
 	pt_free_encoder(s->enc);
 	free(s->data);
+	free(s->pw);
 	free(s);
 }
 
@@ -341,13 +396,92 @@ int sptd_ptgen_stream_switch_in(struct sptd_ptgen_stream *s, uint64_t cycle,
 		return err;
 	s->cr3 = cr3;
 	s->enabled = 0;
+	if (s->clk->power) {
+		/* the ratio steps down and back up: base, base-1, base-2 */
+		s->power_seq++;
+		s->cbr = (uint8_t)(s->clk->cbr > 2 ? s->clk->cbr - s->power_seq % 3 : s->clk->cbr);
+	}
 	err = psb_plus(s, cycle, 0);
 	if (err < 0)
 		return err;
+	if (s->clk->power && s->idle_open) {
+		/* woken by an interrupt from the C-state it entered */
+		struct pt_packet pkt;
+
+		memset(&pkt, 0, sizeof(pkt));
+		pkt.type = ppt_pwrx;
+		pkt.payload.pwrx.last = s->idle_state;
+		pkt.payload.pwrx.deepest = s->idle_state;
+		pkt.payload.pwrx.interrupt = 1;
+		err = emit(s, &pkt);
+		if (!err)
+			err = power_rec(s, SPTD_PTGEN_PW_PWRX, cycle, s->idle_state, s->idle_state,
+			                1, 0);
+		if (err < 0)
+			return err;
+		s->idle_open = 0;
+	}
+	s->ptw_due = s->clk->power;
 	return enable(s, cycle, ip);
 }
 
+/* The C-state of the gap after a slice: the MWAIT hint code (C-state - 1 in
+ * bits 7:4, sub-state in 3:0) cycles through C1, C6.2 and C3 by switch-in. */
+static int enter_idle(struct sptd_ptgen_stream *s, uint64_t cycle)
+{
+	static const uint8_t states[3][2] = { { 0, 0 }, { 5, 2 }, { 2, 0 } };
+	const uint8_t *st = states[s->power_seq % 3];
+	struct pt_packet pkt;
+	int err;
+
+	err = psb_plus(s, cycle, 0);   /* tracing is off: no FUP in it */
+	if (err < 0)
+		return err;
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = ppt_mwait;
+	pkt.payload.mwait.hints = (uint32_t)(st[0] << 4 | st[1]);
+	pkt.payload.mwait.ext = 1;     /* interrupts wake it even when masked */
+	err = emit(s, &pkt);
+	if (!err)
+		err = power_rec(s, SPTD_PTGEN_PW_MWAIT, cycle, (uint64_t)(st[0] << 4 | st[1]), 1, 0,
+		                0);
+	if (err < 0)
+		return err;
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = ppt_pwre;
+	pkt.payload.pwre.state = st[0];
+	pkt.payload.pwre.sub_state = st[1];
+	err = emit(s, &pkt);
+	if (!err)
+		err = power_rec(s, SPTD_PTGEN_PW_PWRE, cycle, st[0], st[1], 0, 0);
+	if (err < 0)
+		return err;
+	/* execution stops at the MWAIT: EXSTOP and the FUP with its IP (a
+	 * kernel idle loop's, made up), which also binds the MWAIT */
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = ppt_exstop;
+	pkt.payload.exstop.ip = 1;
+	err = emit(s, &pkt);
+	if (!err)
+		err = emit_ip(s, ppt_fup, SPTD_PTGEN_MWAIT_IP, 0);
+	if (err < 0)
+		return err;
+	s->idle_open = 1;
+	s->idle_state = st[0];
+	s->idle_sub = st[1];
+	return 0;
+}
+
+static int leave(struct sptd_ptgen_stream *s, uint64_t cycle, uint64_t ip, int idle);
+
 int sptd_ptgen_stream_switch_out(struct sptd_ptgen_stream *s, uint64_t cycle, uint64_t ip)
+{
+	return leave(s, cycle, ip, 1);
+}
+
+/* Tracing of the task stops at @cycle; with @idle and --power, the CPU
+ * then enters a C-state. */
+static int leave(struct sptd_ptgen_stream *s, uint64_t cycle, uint64_t ip, int idle)
 {
 	int err;
 
@@ -356,8 +490,9 @@ int sptd_ptgen_stream_switch_out(struct sptd_ptgen_stream *s, uint64_t cycle, ui
 	err = catch_up(s, cycle);
 	if (err < 0)
 		return err;
+	s->ptw_due = 0;
 	if (!s->enabled)
-		return 0;
+		return idle && s->clk->power && s->started ? enter_idle(s, cycle) : 0;
 	/* An interrupt took the CPU to the kernel before @ip ran. */
 	err = flush_tnt(s, cycle);
 	if (!err)
@@ -369,11 +504,15 @@ int sptd_ptgen_stream_switch_out(struct sptd_ptgen_stream *s, uint64_t cycle, ui
 	s->st.fup++;
 	s->st.pgd++;
 	s->enabled = 0;
+	if (!err && idle && s->clk->power)
+		err = enter_idle(s, cycle);
 	return err;
 }
 
-int sptd_ptgen_stream_before(struct sptd_ptgen_stream *s, uint64_t cycle, uint64_t ip)
+int sptd_ptgen_stream_before(struct sptd_ptgen_stream *s, uint64_t cycle, uint64_t ip,
+                             int plain)
 {
+	struct pt_packet pkt;
 	int err;
 
 	if (!s)
@@ -382,10 +521,29 @@ int sptd_ptgen_stream_before(struct sptd_ptgen_stream *s, uint64_t cycle, uint64
 	if (err < 0)
 		return err;
 	if (!s->enabled)
-		return enable(s, cycle, ip);
-	if (s->len - s->psb_at >= s->clk->psb_period)
-		return psb_plus(s, cycle, ip);
-	return 0;
+		err = enable(s, cycle, ip);
+	else if (s->len - s->psb_at >= s->clk->psb_period)
+		err = psb_plus(s, cycle, ip);
+	if (err < 0 || !s->ptw_due || !plain)
+		return err;
+	/* a PTWRITE of a value that says where it came from (CPU, switch-in
+	 * number), its FUP naming this instruction: libipt binds it there.
+	 * Its time is the last PSB+'s: the switch-in's unless one came since. */
+	err = flush_tnt(s, cycle);     /* branches before it come first */
+	if (err < 0)
+		return err;
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = ppt_ptw;
+	pkt.payload.ptw.plc = 1;       /* 8 bytes */
+	pkt.payload.ptw.ip = 1;        /* a FUP follows */
+	pkt.payload.ptw.payload = (uint64_t)s->cpu << 48 | 0xC0DE00000000ull | s->power_seq;
+	err = emit(s, &pkt);
+	if (!err)
+		err = emit_ip(s, ppt_fup, ip, 0);
+	if (!err)
+		err = power_rec(s, SPTD_PTGEN_PW_PTW, s->psb_cycle, pkt.payload.ptw.payload, 8, 0, ip);
+	s->ptw_due = 0;
+	return err;
 }
 
 int sptd_ptgen_stream_insn(struct sptd_ptgen_stream *s, uint64_t cycle, uint64_t ip,
@@ -456,7 +614,14 @@ int sptd_ptgen_stream_finish(struct sptd_ptgen_stream *s, uint64_t cycle, uint64
 		return -EINVAL;
 	if (!s->started)
 		return 0;
-	return sptd_ptgen_stream_switch_out(s, cycle, ip);
+	return leave(s, cycle, ip, 0);
+}
+
+const struct sptd_ptgen_power *sptd_ptgen_stream_power(const struct sptd_ptgen_stream *s,
+                                                       size_t *n)
+{
+	*n = s ? s->npw : 0;
+	return s ? s->pw : NULL;
 }
 
 const uint8_t *sptd_ptgen_stream_data(const struct sptd_ptgen_stream *s, size_t *len)
