@@ -304,6 +304,16 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, const struct sptd_dec
                       const struct sptd_dec_segplan *next, struct sptd_dec_cpu_result *res);
 /* Free what phase 1 put in @res; accepts NULL. */
 void sptd_dec_cpu_result_fini(struct sptd_dec_cpu_result *res);
+struct pt_config;
+/* libipt's configuration for CPU data @c of @s: the CPU and its errata,
+ * timing parameters, blocks ending at calls and jumps.  0. */
+int sptd_dec_flow_config(const struct sptd_dec_session *s, const struct sptd_dec_cpu *c,
+                         struct pt_config *cfg);
+
+/* power.c: power events and PTWRITEs of every CPU to s->sink->power, from
+ * the calling thread (the switches sorted).  0, -ENOMEM, or the sink's
+ * error; decode errors only skip to the next PSB. */
+int sptd_dec_power_run(struct sptd_dec_session *s);
 
 /* flowseg.c: cutting a CPU's PT into segments and stitching them back. */
 /* Up to @max segments of about @bytes each for the @len bytes of PT at

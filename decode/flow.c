@@ -527,8 +527,8 @@ static int flow_decode(struct sptd_dec_flowstate *fs, int status)
 	}
 }
 
-static int flow_config(const struct sptd_dec_session *s, const struct sptd_dec_cpu *c,
-                       struct pt_config *cfg)
+int sptd_dec_flow_config(const struct sptd_dec_session *s, const struct sptd_dec_cpu *c,
+                         struct pt_config *cfg)
 {
 	pt_config_init(cfg);
 	cfg->begin = c->data;
@@ -598,7 +598,7 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, const struct sptd_dec
 	 * without timing (where later ones cannot be placed) */
 	while (fs.swi < fs.nsw && fs.sw[fs.swi].ts <= 0)
 		fs.tid = fs.sw[fs.swi++].next_tid;
-	err = flow_config(s, c, &cfg);
+	err = sptd_dec_flow_config(s, c, &cfg);
 	if (err)
 		return err;
 	res->tplace = calloc(1, sizeof(*res->tplace));

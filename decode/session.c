@@ -447,6 +447,9 @@ int64_t sptd_dec_session_run(struct sptd_dec_session *s, const struct sptd_dec_s
 		if (!st[i].stats.saw_time && st[i].flows.n)
 			no_time = 1;
 	}
+	/* what the PT said about the CPUs themselves (power.c) */
+	if (ret >= 0 && !s->cfg.no_timing)
+		ret = sptd_dec_power_run(s);
 	if (ret < 0)
 		goto out;
 	s->no_time = no_time || s->cfg.no_timing;

@@ -256,6 +256,43 @@ struct sptd_dec_slice {
 	int flags;           /* SPTD_DEC_F_* */
 };
 
+/* What the PT says about the CPU itself (power.c): its core:bus ratio (CBR
+ * packets: in every PSB+ and at each change), its C-states (MWAIT, PWRE,
+ * PWRX: with the PT config bit pwr_evt) and the values programs wrote into
+ * the trace (PTWRITE: bit ptw; its instruction with fup_on_ptw).  C-states
+ * are numbered as in MWAIT's hint (the SDM's encoding for PWRE and PWRX
+ * too): code n is C(n+1), code 15 is C0. */
+enum sptd_dec_power_kind {
+	SPTD_DEC_POWER_FREQ = 1,   /* the ratio is @cbr from @ts on (changes only) */
+	SPTD_DEC_POWER_IDLE,       /* a C-state from @ts for @dur (PWRE .. PWRX) */
+	SPTD_DEC_POWER_PTWRITE,    /* a PTWRITE of @payload (@size bytes) at @ts */
+};
+/* PWRX wake reasons */
+#define SPTD_DEC_WAKE_INTERRUPT  0x1
+#define SPTD_DEC_WAKE_STORE      0x2  /* a store to the monitored address */
+#define SPTD_DEC_WAKE_AUTONOMOUS 0x4  /* the hardware's own decision */
+struct sptd_dec_power {
+	int kind;            /* enum sptd_dec_power_kind */
+	int cpu;             /* whose PT said it */
+	int64_t ts, dur;     /* ns; @dur for IDLE only */
+	int flags;           /* IDLE: SPTD_DEC_F_START_TRUNCATED (its entry was
+	                      * not seen: from where the CPU's data begin, or
+	                      * after an overflow), SPTD_DEC_F_END_TRUNCATED */
+	int tid;             /* PTWRITE: task running then (sched timeline), -1 unknown */
+	unsigned cbr;        /* FREQ: core:bus ratio */
+	int cstate;          /* IDLE: C-state the CPU resolved (PWRE), -1 unknown */
+	int sub_cstate;      /* ... its sub-state, -1 unknown */
+	int hw;              /* ... 1: entered by the hardware itself */
+	int requested;       /* ... the C-state its MWAIT asked for, -1 none seen */
+	int requested_sub;   /* ... and sub-state, -1 none */
+	int last, deepest;   /* ... core C-state at the wake / deepest reached
+	                      * (PWRX), -1 unknown */
+	int wake;            /* ... SPTD_DEC_WAKE_* bits, 0 unknown */
+	uint64_t payload;    /* PTWRITE */
+	int size;            /* ... 4 or 8 bytes */
+	uint64_t ip;         /* ... the instruction, 0 unknown (no FUP) */
+};
+
 /* Where results go.  Any callback may be NULL; a negative return aborts the
  * run with that value. */
 struct sptd_dec_sink {
@@ -269,6 +306,9 @@ struct sptd_dec_sink {
 	 * calls, returns, far_calls, far_returns, interrupts, decode_errors,
 	 * gaps, decode_ns, decode_segments, cr3_mismatches) */
 	int (*stat)(void *ctx, const char *name, int cpu, int64_t value);
+	/* power events and PTWRITEs, per CPU in time order (power.c); with it
+	 * NULL the PT is not read for them */
+	int (*power)(void *ctx, const struct sptd_dec_power *ev);
 };
 
 /* ---- phase 2: per-task shadow stacks (stack.c) ---------------------------- */

@@ -143,6 +143,8 @@ enum sptd_pf_arg {
 	SPTD_PF_ARG_REASON,
 	SPTD_PF_ARG_DETAIL,
 	SPTD_PF_ARG_BLOCKED_NS,
+	SPTD_PF_ARG_PAYLOAD,
+	SPTD_PF_ARG_IP,
 	SPTD_PF_ARG_COUNT_, /* one past the last */
 };
 
@@ -218,6 +220,8 @@ int sptd_query_pf_write_wakings(struct sptd_query_pf *pf);      /* perfetto_sche
 int sptd_query_pf_write_irqs(struct sptd_query_pf *pf);         /* perfetto_sched.c */
 int sptd_query_pf_write_ftrace_events(struct sptd_query_pf *pf); /* perfetto_sched.c */
 int sptd_query_pf_write_blocked(struct sptd_query_pf *pf);      /* perfetto_sched.c */
+int sptd_query_pf_write_power(struct sptd_query_pf *pf);        /* perfetto_sched.c */
+int sptd_query_pf_write_ptwrites(struct sptd_query_pf *pf);     /* perfetto_events.c */
 int sptd_query_pf_write_slices(struct sptd_query_pf *pf);       /* perfetto_events.c */
 int sptd_query_pf_write_samples(struct sptd_query_pf *pf);      /* perfetto_events.c */
 int sptd_query_pf_write_offcpu(struct sptd_query_pf *pf);       /* perfetto_events.c */

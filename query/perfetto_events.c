@@ -57,6 +57,7 @@ static const char *const arg_names[SPTD_PF_ARG_COUNT_] = {
 	[SPTD_PF_ARG_STACK] = "stack",       [SPTD_PF_ARG_CPU] = "cpu",
 	[SPTD_PF_ARG_REASON] = "reason",     [SPTD_PF_ARG_DETAIL] = "detail",
 	[SPTD_PF_ARG_BLOCKED_NS] = "blocked_ns",
+	[SPTD_PF_ARG_PAYLOAD] = "payload",   [SPTD_PF_ARG_IP] = "ip",
 };
 
 static const char *const kinds[] = { "user", "kernel", "syscall", "irq" };
@@ -535,6 +536,39 @@ int sptd_query_pf_write_offcpu(struct sptd_query_pf *pf)
 		rc = sptd_query_pf_step_fail(pf, "thread_state", rc);
 out:
 	sptd_store_finalize(walk);
+	sptd_store_finalize(stmt);
+	return rc;
+}
+
+/* PTWRITE values (PT bit ptw): an instant "ptwrite" on the writing
+ * thread's track, the value and the instruction as arguments. */
+int sptd_query_pf_write_ptwrites(struct sptd_query_pf *pf)
+{
+	static const char sql[] =
+		"SELECT ts, utid, payload, ip FROM ptwrite WHERE utid IS NOT NULL ORDER BY ts, id";
+	struct sptd_store_stmt *stmt = NULL;
+	int rc;
+
+	if ((rc = sptd_query_pf_prepare(pf, "ptwrite", sql, &stmt)) < 0)
+		goto out;
+	while ((rc = sptd_store_step(stmt)) == 1) {
+		int64_t ts = sptd_store_column_int(stmt, 0);
+
+		intern_begin(pf);
+		event_open(pf, ts, SPTD_PF_UUID(SPTD_PF_TRACK_THREAD, sptd_store_column_int(stmt, 1)),
+		           TYPE_INSTANT);
+		sptd_query_pb_string(&pf->pkt, TE_NAME, "ptwrite");
+		arg_int(&pf->pkt, SPTD_PF_ARG_PAYLOAD, sptd_store_column_int(stmt, 2));
+		if (sptd_store_column_type(stmt, 3) != SPTD_STORE_NULL)
+			arg_int(&pf->pkt, SPTD_PF_ARG_IP, sptd_store_column_int(stmt, 3));
+		sptd_query_pb_end(&pf->pkt);
+		if ((rc = sptd_query_pf_flush(pf)) < 0)
+			goto out;
+		pf->stats->ptwrites++;
+	}
+	if (rc < 0)
+		rc = sptd_query_pf_step_fail(pf, "ptwrite", rc);
+out:
 	sptd_store_finalize(stmt);
 	return rc;
 }

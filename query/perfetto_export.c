@@ -21,9 +21,11 @@ static int write_proto(struct sptd_query_pf *pf)
 	    (rc = sptd_query_pf_write_irqs(pf)) < 0 ||
 	    (rc = sptd_query_pf_write_ftrace_events(pf)) < 0 ||
 	    (rc = sptd_query_pf_write_blocked(pf)) < 0 ||
+	    (rc = sptd_query_pf_write_power(pf)) < 0 ||
 	    (rc = sptd_query_pf_write_slices(pf)) < 0 ||
 	    (rc = sptd_query_pf_write_samples(pf)) < 0 ||
 	    (rc = sptd_query_pf_write_offcpu(pf)) < 0 ||
+	    (rc = sptd_query_pf_write_ptwrites(pf)) < 0 ||
 	    (rc = sptd_query_pf_write_gaps(pf)) < 0 ||
 	    (rc = sptd_query_pf_write_triggers(pf)) < 0)
 		return rc;

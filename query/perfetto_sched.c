@@ -55,6 +55,9 @@
 #define FE_IRQ_EXIT      37
 #define FE_GENERIC       327
 #define FE_BLOCKED_REASON 18   /* SchedBlockedReasonFtraceEvent: pid, caller (iid), io_wait */
+#define FE_CPU_FREQUENCY 11    /* CpuFrequencyFtraceEvent: state (kHz), cpu_id */
+#define FE_CPU_IDLE      13    /* CpuIdleFtraceEvent: state, cpu_id */
+#define CPU_IDLE_EXIT    4294967295u  /* cpu_idle's state on leaving, as the kernel's */
 #define TP_INTERNED_DATA 12
 #define ID_KERNEL_SYMBOLS 26   /* InternedData.kernel_symbols: InternedString iid, str */
 /* GenericFtraceEvent and its Field */
@@ -715,5 +718,56 @@ out:
 	sptd_store_finalize(stmt);
 	bundle_fini(&b);
 	sptd_query_smap_fini(&names);
+	return rc;
+}
+
+/* ---- what PT said about the CPUs (cpu_freq, cpu_idle) ------------------------- */
+
+/* The kernel's own power events, which trace_processor turns into its
+ * cpufreq and cpuidle counter tracks: cpu_frequency at each ratio change
+ * (kHz), cpu_idle with the C-state number on entry and 4294967295 on exit. */
+int sptd_query_pf_write_power(struct sptd_query_pf *pf)
+{
+	static const char sql[] =
+		"SELECT cpu, ts, 0, freq_khz, 0 FROM cpu_freq WHERE freq_khz IS NOT NULL "
+		"UNION ALL SELECT cpu, ts, 1, coalesce(state, last_state, 0), id FROM cpu_idle "
+		"UNION ALL SELECT cpu, ts + dur, 2, 0, id FROM cpu_idle "
+		"ORDER BY 1, 2, 3, 5";
+	struct sptd_store_stmt *stmt = NULL;
+	struct bundle b;
+	int rc;
+
+	bundle_init(&b);
+	if (sptd_query_pf_count(pf, "cpu_freq") == 0 && sptd_query_pf_count(pf, "cpu_idle") == 0)
+		return 0;
+	rc = sptd_query_pf_prepare(pf, "cpu_idle", sql, &stmt);
+	if (rc < 0)
+		goto out;
+	while ((rc = sptd_store_step(stmt)) == 1) {
+		int64_t cpu = sptd_store_column_int(stmt, 0), t = sptd_store_column_int(stmt, 1);
+		int64_t kind = sptd_store_column_int(stmt, 2), v = sptd_store_column_int(stmt, 3);
+		struct sptd_query_pb *ev = &b.events;
+
+		if (cpu < 0 || cpu > INT32_MAX || v < 0 || v > UINT32_MAX) {
+			pf->stats->skipped++;
+			continue;
+		}
+		if ((rc = bundle_for(pf, &b, (int)cpu)) < 0)
+			goto out;
+		sptd_query_pb_begin(ev, FEB_EVENT);
+		sptd_query_pb_uint(ev, FE_TIMESTAMP, (uint64_t)(t < 0 ? 0 : t));
+		sptd_query_pb_uint(ev, FE_PID, 0);
+		sptd_query_pb_begin(ev, kind == 0 ? FE_CPU_FREQUENCY : FE_CPU_IDLE);
+		sptd_query_pb_uint(ev, 1, kind == 2 ? CPU_IDLE_EXIT : (uint64_t)v);
+		sptd_query_pb_uint(ev, 2, (uint64_t)cpu);
+		sptd_query_pb_end(ev);
+		sptd_query_pb_end(ev);
+		b.n++;
+		pf->stats->power_events++;
+	}
+	return writer_done(pf, &b, stmt, "cpu_idle", rc);
+out:
+	sptd_store_finalize(stmt);
+	bundle_fini(&b);
 	return rc;
 }

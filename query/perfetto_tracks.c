@@ -157,7 +157,8 @@ static int process_tracks(struct sptd_query_pf *pf)
 	static const char sql[] =
 		"SELECT DISTINCT p.upid, p.pid, p.name FROM process p JOIN thread t ON t.upid = p.upid "
 		"WHERE t.utid IN (SELECT utid FROM slice UNION SELECT utid FROM sample UNION "
-		"SELECT utid FROM thread_state WHERE callsite_id IS NOT NULL) "
+		"SELECT utid FROM thread_state WHERE callsite_id IS NOT NULL UNION "
+		"SELECT utid FROM ptwrite WHERE utid IS NOT NULL) "
 		"ORDER BY p.upid";
 	struct sptd_store_stmt *stmt = NULL;
 	struct sptd_query_pb *pb = &pf->pkt;
@@ -192,7 +193,8 @@ static int thread_tracks(struct sptd_query_pf *pf)
 	static const char sql[] =
 		"SELECT x.utid, t.utid IS NOT NULL, t.tid, p.pid, t.name, p.upid "
 		"FROM (SELECT utid FROM slice UNION SELECT utid FROM sample UNION "
-		"SELECT utid FROM thread_state WHERE callsite_id IS NOT NULL) x "
+		"SELECT utid FROM thread_state WHERE callsite_id IS NOT NULL UNION "
+		"SELECT utid FROM ptwrite WHERE utid IS NOT NULL) x "
 		"LEFT JOIN thread t ON t.utid = x.utid LEFT JOIN process p ON p.upid = t.upid";
 	struct sptd_store_stmt *stmt = NULL;
 	struct sptd_query_pb *pb = &pf->pkt;

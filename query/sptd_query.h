@@ -247,6 +247,8 @@ struct sptd_query_export_stats {
 	uint64_t slices;         /* slice rows written as begin/end pairs */
 	uint64_t samples;        /* sample rows written as instant events */
 	uint64_t offcpu;         /* blocked thread_state rows with a stack (--offcpu) */
+	uint64_t power_events;   /* cpu_frequency and cpu_idle ftrace events (PT power) */
+	uint64_t ptwrites;       /* ptwrite rows written as instant events */
 	uint64_t gaps;           /* gap rows */
 	uint64_t triggers;       /* trigger rows */
 	uint64_t threads;        /* thread rows (ProcessTree / metadata) */

@@ -71,10 +71,10 @@ extern "C" {
 
 /* Bumped on every schema change; kept in meta "schema_version".  2: flags
  * of sched_slice, thread_state, irq_slice, softirq_slice.  3: table
- * ftrace_event.  Older files are upgraded when opened for update and read
+ * ftrace_event.  4: tables cpu_freq, cpu_idle, ptwrite.  Older files are upgraded when opened for update and read
  * as the current schema (added columns NULL, added tables empty) when
  * opened read-only. */
-#define SPTD_STORE_SCHEMA_VERSION 3
+#define SPTD_STORE_SCHEMA_VERSION 4
 
 struct sptd_store;
 struct sptd_store_stmt;
@@ -109,6 +109,9 @@ enum sptd_store_table_id {
 	SPTD_STORE_T_RAW_IMAGE,
 	SPTD_STORE_T_RAW_SWITCH,
 	SPTD_STORE_T_FTRACE_EVENT,   /* schema 3: the records of `-e SYS:EVENT` */
+	SPTD_STORE_T_CPU_FREQ,       /* schema 4: what PT said of the CPUs */
+	SPTD_STORE_T_CPU_IDLE,
+	SPTD_STORE_T_PTWRITE,
 	SPTD_STORE_T_COUNT
 };
 
@@ -297,6 +300,27 @@ int sptd_store_ftrace_event_add(struct sptd_store *st, int64_t ts, int cpu, int6
                                 const char *name, const char *args);
 int sptd_store_sample_add(struct sptd_store *st, int64_t ts, int cpu,
                           int64_t utid, int64_t callsite_id);
+/* PT's core:bus ratio of @cpu from @ts on, and the frequency it means
+ * (@freq_khz < 0 stores NULL). */
+int sptd_store_cpu_freq_add(struct sptd_store *st, int64_t ts, int cpu, int cbr,
+                            int64_t freq_khz);
+/* One C-state of a CPU, as PT's power events gave it.  Fields < 0 (and
+ * @wake NULL) store NULL. */
+struct sptd_store_cpu_idle_row {
+	int64_t ts, dur;
+	int cpu;
+	int state, sub_state;        /* the C-state resolved (C-state number) */
+	int requested, requested_sub; /* what MWAIT asked for */
+	int last, deepest;           /* core C-state at the wake, deepest reached */
+	const char *wake;            /* "interrupt", "store", "autonomous" (comma list) */
+	int hw;                      /* 1: entered by the hardware */
+	int flags;                   /* slice.flags truncation bits */
+};
+int sptd_store_cpu_idle_add(struct sptd_store *st, const struct sptd_store_cpu_idle_row *r);
+/* A PTWRITE: @payload of @size bytes (stored as SQLite's signed 64-bit
+ * integer), by task @utid (< 0 NULL) at instruction @ip (0 NULL). */
+int sptd_store_ptwrite_add(struct sptd_store *st, int64_t ts, int cpu, int64_t utid,
+                           uint64_t ip, uint64_t payload, int size);
 /* One frame of a call stack; @parent_id < 0 for a root frame (outermost
  * caller); @symbol_id < 0 for an unresolved address. */
 int sptd_store_callsite_add(struct sptd_store *st, int64_t id, int64_t parent_id,

@@ -428,6 +428,75 @@ int sptd_store_ftrace_event_add(struct sptd_store *st, int64_t ts, int cpu, int6
 	return sptd_store_row_end(st, s, what);
 }
 
+int sptd_store_cpu_freq_add(struct sptd_store *st, int64_t ts, int cpu, int cbr,
+                            int64_t freq_khz)
+{
+	static const char what[] = "adding a cpu_freq row";
+	sqlite3_stmt *s;
+	int ret;
+
+	SPTD_STORE_REQUIRE(st, cpu >= 0 && cbr >= 0, what, "cpu or ratio is negative");
+	s = sptd_store_row_begin(st, SPTD_STORE_T_CPU_FREQ, what, &ret);
+	if (!s)
+		return ret;
+	sqlite3_bind_null(s, 1);
+	sqlite3_bind_int64(s, 2, ts);
+	sqlite3_bind_int(s, 3, cpu);
+	sqlite3_bind_int(s, 4, cbr);
+	sptd_store_bind_opt(s, 5, freq_khz);
+	return sptd_store_row_end(st, s, what);
+}
+
+int sptd_store_cpu_idle_add(struct sptd_store *st, const struct sptd_store_cpu_idle_row *r)
+{
+	static const char what[] = "adding a cpu_idle row";
+	sqlite3_stmt *s;
+	int ret;
+
+	SPTD_STORE_REQUIRE(st, r && r->cpu >= 0 && r->dur >= 0, what, "cpu or dur is negative");
+	s = sptd_store_row_begin(st, SPTD_STORE_T_CPU_IDLE, what, &ret);
+	if (!s)
+		return ret;
+	sqlite3_bind_null(s, 1);
+	sqlite3_bind_int64(s, 2, r->ts);
+	sqlite3_bind_int64(s, 3, r->dur);
+	sqlite3_bind_int(s, 4, r->cpu);
+	sptd_store_bind_opt(s, 5, r->state);
+	sptd_store_bind_opt(s, 6, r->sub_state);
+	sptd_store_bind_opt(s, 7, r->requested);
+	sptd_store_bind_opt(s, 8, r->requested_sub);
+	sptd_store_bind_opt(s, 9, r->last);
+	sptd_store_bind_opt(s, 10, r->deepest);
+	sptd_store_bind_str(s, 11, r->wake);
+	sqlite3_bind_int(s, 12, r->hw);
+	sqlite3_bind_int(s, 13, r->flags);
+	return sptd_store_row_end(st, s, what);
+}
+
+int sptd_store_ptwrite_add(struct sptd_store *st, int64_t ts, int cpu, int64_t utid,
+                           uint64_t ip, uint64_t payload, int size)
+{
+	static const char what[] = "adding a ptwrite row";
+	sqlite3_stmt *s;
+	int ret;
+
+	SPTD_STORE_REQUIRE(st, cpu >= 0 && size >= 0, what, "cpu or size is negative");
+	s = sptd_store_row_begin(st, SPTD_STORE_T_PTWRITE, what, &ret);
+	if (!s)
+		return ret;
+	sqlite3_bind_null(s, 1);
+	sqlite3_bind_int64(s, 2, ts);
+	sqlite3_bind_int(s, 3, cpu);
+	sptd_store_bind_opt(s, 4, utid);
+	if (ip)
+		sqlite3_bind_int64(s, 5, (int64_t)ip);
+	else
+		sqlite3_bind_null(s, 5);
+	sqlite3_bind_int64(s, 6, (int64_t)payload);
+	sqlite3_bind_int(s, 7, size);
+	return sptd_store_row_end(st, s, what);
+}
+
 int sptd_store_sample_add(struct sptd_store *st, int64_t ts, int cpu,
                           int64_t utid, int64_t callsite_id)
 {

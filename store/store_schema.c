@@ -66,6 +66,16 @@ const struct sptd_store_table_def sptd_store_table_defs[SPTD_STORE_T_COUNT] = {
 	[SPTD_STORE_T_FTRACE_EVENT] = { "ftrace_event",
 		"id INTEGER PRIMARY KEY, ts INT, cpu INT, utid INT NULL, name TEXT, args TEXT",
 		6, 0, 1 },
+	[SPTD_STORE_T_CPU_FREQ] = { "cpu_freq",
+		"id INTEGER PRIMARY KEY, ts INT, cpu INT, cbr INT, freq_khz INT NULL", 5, 0, 1 },
+	[SPTD_STORE_T_CPU_IDLE] = { "cpu_idle",
+		"id INTEGER PRIMARY KEY, ts INT, dur INT, cpu INT, state INT NULL, "
+		"sub_state INT NULL, requested INT NULL, requested_sub INT NULL, "
+		"last_state INT NULL, deepest_state INT NULL, wake TEXT NULL, hw INT, flags INT",
+		13, 0, 1 },
+	[SPTD_STORE_T_PTWRITE] = { "ptwrite",
+		"id INTEGER PRIMARY KEY, ts INT, cpu INT, utid INT NULL, ip INT NULL, payload INT, "
+		"size INT", 7, 0, 1 },
 };
 
 /* One index of docs/SCHEMA.md. */
@@ -83,6 +93,9 @@ static const struct sptd_store_index_def index_defs[] = {
 	{ "slice_parent_id", SPTD_STORE_T_SLICE, "parent_id" },
 	{ "sample_ts", SPTD_STORE_T_SAMPLE, "ts" },
 	{ "ftrace_event_ts", SPTD_STORE_T_FTRACE_EVENT, "ts" },
+	{ "cpu_freq_cpu_ts", SPTD_STORE_T_CPU_FREQ, "cpu, ts" },
+	{ "cpu_idle_cpu_ts", SPTD_STORE_T_CPU_IDLE, "cpu, ts" },
+	{ "ptwrite_ts", SPTD_STORE_T_PTWRITE, "ts" },
 	{ "callsite_parent_id", SPTD_STORE_T_CALLSITE, "parent_id" },
 	{ "symbol_dso_addr", SPTD_STORE_T_SYMBOL, "dso_id, addr" },
 };
@@ -95,7 +108,7 @@ static const char *const table_names[SPTD_STORE_T_COUNT + 1] = {
 	"irq_slice", "softirq_slice", "slice", "symbol", "dso", "sample",
 	"callsite", "gap", "stats", "raw_ftrace_page", "raw_ftrace_format",
 	"raw_sample", "raw_task", "raw_mmap", "raw_pt", "raw_sideband",
-	"raw_image", "raw_switch", "ftrace_event", NULL
+	"raw_image", "raw_switch", "ftrace_event", "cpu_freq", "cpu_idle", "ptwrite", NULL
 };
 
 const char *const *sptd_store_tables(void)
@@ -250,7 +263,7 @@ int sptd_store_table_clear(struct sptd_store *st, const char *table)
 		                       "cannot clear table '%s': only derived tables (process, "
 		                       "thread, sched_slice, thread_state, irq_slice, "
 		                       "softirq_slice, slice, sample, callsite, gap, stats, "
-		                       "ftrace_event) "
+		                       "ftrace_event, cpu_freq, cpu_idle, ptwrite) "
 		                       "are rebuilt", table ? table : "(null)");
 	/* Refilling without the table's indexes is faster; commit puts them
 	 * back (sptd_store_schema_index). */

@@ -48,6 +48,8 @@ struct pt_ctx {
 	int64_t slices;                    /* slices written */
 	struct sptd_store_slice_row *rows; /* slices not yet queued */
 	size_t nrows;                      /* entries of rows used */
+	struct sptd_dec_power *power;      /* power events, stored after the writer */
+	size_t npower, cappower;           /* used / allocated entries of power */
 };
 
 /* Slices handed to the store at once: its bulk path is cheapest per row
@@ -410,6 +412,81 @@ static int on_stat(void *arg, const char *name, int cpu, int64_t value)
 	return sptd_store_writer_stat(ctx->w, name, cpu, value);
 }
 
+/* Power events arrive while the writer owns the store: kept until it is
+ * done (there are few: a CBR change, a C-state, a PTWRITE). */
+static int on_power(void *arg, const struct sptd_dec_power *ev)
+{
+	struct pt_ctx *ctx = arg;
+
+	if (ctx->npower == ctx->cappower) {
+		size_t cap = ctx->cappower ? ctx->cappower * 2 : 256;
+		struct sptd_dec_power *n = realloc(ctx->power, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		ctx->power = n;
+		ctx->cappower = cap;
+	}
+	ctx->power[ctx->npower++] = *ev;
+	return 0;
+}
+
+/* kHz of one unit of core:bus ratio: the TSC rate over the nominal ratio
+ * when both are known, else Intel's 100 MHz. */
+static int64_t bus_khz(const struct sptd_dec_config *cfg)
+{
+	double tsc_hz = (double)cfg->tsc_hz;
+
+	if (!tsc_hz && cfg->tsc_mult)
+		tsc_hz = 1e9 * (double)(1ull << cfg->tsc_shift) / cfg->tsc_mult;
+	if (tsc_hz > 0 && cfg->nom_freq > 0)
+		return (int64_t)(tsc_hz / cfg->nom_freq / 1000 + 0.5);
+	return 100000;
+}
+
+static int store_power(struct sptd_store *st, struct pt_ctx *ctx, int64_t khz)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < ctx->npower && ret >= 0; i++) {
+		const struct sptd_dec_power *p = &ctx->power[i];
+		char wake[40] = "";
+
+		switch (p->kind) {
+		case SPTD_DEC_POWER_FREQ:
+			ret = sptd_store_cpu_freq_add(st, p->ts, p->cpu, (int)p->cbr,
+			                              (int64_t)p->cbr * khz);
+			break;
+		case SPTD_DEC_POWER_IDLE: {
+			struct sptd_store_cpu_idle_row r = {
+				.ts = p->ts, .dur = p->dur, .cpu = p->cpu, .state = p->cstate,
+				.sub_state = p->sub_cstate, .requested = p->requested,
+				.requested_sub = p->requested_sub, .last = p->last,
+				.deepest = p->deepest, .hw = p->hw, .flags = p->flags,
+			};
+
+			snprintf(wake, sizeof(wake), "%s%s%s",
+			         p->wake & SPTD_DEC_WAKE_INTERRUPT ? ",interrupt" : "",
+			         p->wake & SPTD_DEC_WAKE_STORE ? ",store" : "",
+			         p->wake & SPTD_DEC_WAKE_AUTONOMOUS ? ",autonomous" : "");
+			r.wake = wake[0] ? wake + 1 : NULL;
+			ret = sptd_store_cpu_idle_add(st, &r);
+			break;
+		}
+		case SPTD_DEC_POWER_PTWRITE: {
+			int64_t utid = p->tid >= 0 ? sptd_col_tasks_utid(ctx->tasks, p->tid) : -1;
+
+			ret = sptd_store_ptwrite_add(st, p->ts, p->cpu, utid < 0 ? -1 : utid, p->ip,
+			                             p->payload, p->size);
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	return ret;
+}
+
 /* Remove what an earlier PT decode of this incident wrote. */
 static int clear_previous(struct sptd_store *st)
 {
@@ -420,6 +497,12 @@ static int clear_previous(struct sptd_store *st)
 	};
 	int ret = sptd_store_table_clear(st, "slice");
 
+	if (ret >= 0)
+		ret = sptd_store_table_clear(st, "cpu_freq");
+	if (ret >= 0)
+		ret = sptd_store_table_clear(st, "cpu_idle");
+	if (ret >= 0)
+		ret = sptd_store_table_clear(st, "ptwrite");
 	if (ret >= 0)
 		ret = sptd_store_gap_clear(st, "pt: ");
 	if (ret >= 0)
@@ -434,7 +517,7 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 	struct sptd_col_pt_imgfind *find = NULL;
 	struct pt_ctx ctx;
 	struct sptd_dec_sink sink = { .symbol = on_symbol, .slice = on_slice,
-	                              .gap = on_gap, .stat = on_stat };
+	                              .gap = on_gap, .stat = on_stat, .power = on_power };
 	int64_t n = 0, ret;
 	char source[16], bad[64] = "";
 
@@ -493,7 +576,9 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 		ret = n;
 	if (ret < 0)
 		goto out;
-	ret = sptd_store_meta_set(st, "pt_timing", sptd_dec_session_no_time(s) ? "none" : "tsc");
+	ret = store_power(st, &ctx, bus_khz(&cfg));
+	if (ret >= 0)
+		ret = sptd_store_meta_set(st, "pt_timing", sptd_dec_session_no_time(s) ? "none" : "tsc");
 	/* an imported trace without timing: ts is order, and meta says so */
 	if (ret >= 0 && sptd_dec_session_no_time(s) &&
 	    sptd_store_meta_get(st, "source", source, sizeof(source)) >= 0 &&
@@ -508,6 +593,7 @@ out:
 	free(ctx.sym_map);
 	free(ctx.pseudo_utid);
 	free(ctx.rows);
+	free(ctx.power);
 	syms_free(&ctx);
 	return (int)ret;
 }

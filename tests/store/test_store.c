@@ -182,7 +182,7 @@ static void check_all(struct sptd_store *st)
 	int64_t v;
 
 	check_rows(st, "SELECT key, value FROM meta ORDER BY key",
-	           "clock|tsc\nschema_version|3\nwindow_ns|-10000000\n");
+	           "clock|tsc\nschema_version|4\nwindow_ns|-10000000\n");
 	CHECK_INT(sptd_store_meta_get(st, "clock", buf, sizeof(buf)), 3);
 	CHECK_STR(buf, "tsc");
 	CHECK_INT(sptd_store_meta_get(st, "clock", buf, 2), 3); /* truncated */
@@ -284,15 +284,18 @@ static void test_roundtrip(void)
 		         "type = 'table' AND name = '%s'", tables[n]);
 		CHECK_INT(count(st, sql), 1);
 	}
-	CHECK_INT(n, 25);
+	CHECK_INT(n, 28);
 	CHECK_STR(tables[0], "meta");
 	CHECK_STR(tables[14], "stats");
 	CHECK_STR(tables[15], "raw_ftrace_page");
 	CHECK_STR(tables[23], "raw_switch");
 	CHECK_STR(tables[24], "ftrace_event");
-	CHECK_INT(count(st, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"), 25);
+	CHECK_STR(tables[25], "cpu_freq");
+	CHECK_STR(tables[26], "cpu_idle");
+	CHECK_STR(tables[27], "ptwrite");
+	CHECK_INT(count(st, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"), 28);
 	CHECK_INT(count(st, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
-	                    "AND sql IS NOT NULL"), 9);
+	                    "AND sql IS NOT NULL"), 12);
 	check_rows(st, "SELECT name FROM pragma_index_list('slice') ORDER BY name",
 	           "slice_parent_id\nslice_utid_ts\n");
 	sptd_store_destroy(st);

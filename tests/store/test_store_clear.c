@@ -108,6 +108,15 @@ static void fill_every_table(struct sptd_store *st)
 	CHECK_INT(sptd_store_raw_sideband_add(st, 0, 0, "s", 1), 0);
 	CHECK_INT(sptd_store_raw_image_add(st, 1, 0x401000, "c", 1), 0);
 	CHECK_INT(sptd_store_raw_switch_add(st, 0, 0, 0, 100, "app"), 0);
+	CHECK_INT(sptd_store_cpu_freq_add(st, 0, 0, 24, 2400000), 0);
+	{
+		struct sptd_store_cpu_idle_row r = { .ts = 0, .dur = 5, .state = 6, .sub_state = 0,
+		                                     .requested = 6, .requested_sub = -1,
+		                                     .last = 6, .deepest = 6, .wake = "interrupt" };
+
+		CHECK_INT(sptd_store_cpu_idle_add(st, &r), 0);
+	}
+	CHECK_INT(sptd_store_ptwrite_add(st, 0, 0, 1, 0x401000, 0xdeadbeef, 4), 0);
 }
 
 /* Is @t one of the tables decode rebuilds? */
@@ -118,7 +127,8 @@ static int derived(enum sptd_store_table_id t)
 	case SPTD_STORE_T_THREAD_STATE: case SPTD_STORE_T_IRQ_SLICE:
 	case SPTD_STORE_T_SOFTIRQ_SLICE: case SPTD_STORE_T_SLICE: case SPTD_STORE_T_SAMPLE:
 	case SPTD_STORE_T_CALLSITE: case SPTD_STORE_T_GAP: case SPTD_STORE_T_STATS:
-	case SPTD_STORE_T_FTRACE_EVENT:
+	case SPTD_STORE_T_FTRACE_EVENT: case SPTD_STORE_T_CPU_FREQ: case SPTD_STORE_T_CPU_IDLE:
+	case SPTD_STORE_T_PTWRITE:
 		return 1;
 	default:
 		return 0;
@@ -153,7 +163,7 @@ static void test_derived_clear(void)
 		CHECK_INT(sptd_store_prepare(st, "SELECT count(*) FROM sqlite_schema WHERE "
 		                             "type = 'index' AND sql IS NOT NULL", &q), 0);
 		CHECK_INT(sptd_store_step(q), 1);
-		CHECK_INT(sptd_store_column_int(q, 0), 9);
+		CHECK_INT(sptd_store_column_int(q, 0), 12);
 		sptd_store_finalize(q);
 	}
 	CHECK_INT(sptd_store_derived_clear(st), -EROFS);

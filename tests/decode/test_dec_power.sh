@@ -1,0 +1,154 @@
+#!/bin/sh
+# test_dec_power.sh — what PT says about the CPU itself (issue 13.3), against
+# the generator's ground truth: sptd-ptgen --power writes C-states between
+# slices (MWAIT, PWRE, EXSTOP+FUP; PWRX after the next switch-in), a CBR
+# change at each switch-in and a PTWRITE in each slice, and lists every such
+# packet with its exact time in power.txt.  The real `sysptd import` must
+# give exactly these as cpu_freq, cpu_idle and ptwrite rows (times, values,
+# C-states as the MWAIT hint numbers them, the requested state, the wake
+# reason, the open C-state at the end flagged END_TRUNCATED), each PTWRITE
+# on the task the schedule has on its CPU; the Perfetto export must make
+# trace_processor's own cpufreq and cpuidle counters and ptwrite instants of
+# them (when trace_processor is there); and PT damaged in the middle must
+# still import, every row it gives still true.
+#
+# Usage: test_dec_power.sh SYSPTD PTGEN PROGS_DIR   (root: ptrace; exit 77 else)
+set -u
+bin=${1:?usage: test_dec_power.sh SYSPTD PTGEN PROGS_DIR}
+gen=${2:?}
+progs=${3:?}
+tp=${SPTD_TRACE_PROCESSOR:-$(dirname "$0")/../../../shared/tools/perfetto/trace_processor}
+
+[ "$(id -u)" = 0 ] || { echo "SKIP: sptd-ptgen needs ptrace (root)"; exit 77; }
+work=$(mktemp -d /var/tmp/sptd-power-XXXXXX)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+d=$work/gen
+if ! "$gen" -o "$d" --cpus 2 --slice-insns 500 --timing tsc --power --verify \
+	-- "$progs/ptprog-fib" -- "$progs/ptprog-fptr" >"$work/gen.log" 2>&1; then
+	cat "$work/gen.log"
+	grep -q "not permitted" "$work/gen.log" && { echo "SKIP: ptrace not permitted"; exit 77; }
+	echo "FAIL: sptd-ptgen --power"
+	exit 1
+fi
+cfg() { sed -n "s/^$1=//p" "$d/config.txt"; }
+import() { # PT0 PT1 OUT
+	"$bin" import --pt="$1" --pt="$2" --maps="$d/maps.txt" --tasks="$d/tasks.txt" \
+		--sched="$d/sched.txt" --cpu-id="$(cfg cpu_family)/$(cfg cpu_model)/$(cfg cpu_stepping)" \
+		--mtc-freq="$(cfg mtc_freq)" --nom-freq="$(cfg nom_freq)" \
+		--cpuid15="$(cfg cpuid15_eax)/$(cfg cpuid15_ebx)" --tsc-hz="$(cfg tsc_hz)" \
+		-o "$3" >"$work/import.log" 2>&1
+}
+q() { "$bin" query "$1" --format csv "$2" | tail -n +2; }
+inc=$work/x.db
+import "$d/cpu0.pt" "$d/cpu1.pt" "$inc" || { cat "$work/import.log"; bad "import"; exit 1; }
+
+# the truth, as the rows must read (bus clock: tsc_hz / nom_freq)
+bus_khz=$(( $(cfg tsc_hz) / $(cfg nom_freq) / 1000 ))
+awk -v khz="$bus_khz" '$1 == "cbr" { print $3 "," $2 "," $4 "," $4 * khz }' "$d/power.txt" |
+	sort -t, -k2,2n -k1,1n >"$work/want_freq"
+awk '
+	{ last[$2] = $3 }
+	$1 == "mwait" { req[$2] = int($4 / 16) + 1 "," $4 % 16 }
+	$1 == "pwre" { open[$2] = 1; ts[$2] = $3; st[$2] = ($4 + 1) % 16 "," $5 }
+	$1 == "pwrx" && open[$2] {
+		print ts[$2] "," $3 - ts[$2] "," $2 "," st[$2] "," req[$2] "," ($4 + 1) % 16 "," \
+		      ($5 + 1) % 16 ",interrupt,0,0"
+		open[$2] = 0 }
+	END { for (c in open) if (open[c])
+		print ts[c] "," last[c] - ts[c] "," c "," st[c] "," req[c] ",,,,0,2" }' \
+	"$d/power.txt" | sort -t, -k3,3n -k1,1n >"$work/want_idle"
+awk '$1 == "ptw" { printf "%s,%s,%s,%s,%s\n", $3, $2, $4, $5, $7 }' "$d/power.txt" |
+	sort -t, -k2,2n -k1,1n >"$work/want_ptw"
+
+q "$inc" "SELECT ts, cpu, cbr, freq_khz FROM cpu_freq ORDER BY cpu, ts" >"$work/got_freq"
+q "$inc" "SELECT ts, dur, cpu, state, sub_state, requested, requested_sub, last_state,
+	deepest_state, wake, hw, flags FROM cpu_idle ORDER BY cpu, ts" >"$work/got_idle"
+q "$inc" "SELECT ts, cpu, payload, size, printf('0x%x', ip) FROM ptwrite ORDER BY cpu, ts" \
+	>"$work/got_ptw"
+for t in freq idle ptw; do
+	[ -s "$work/want_$t" ] || bad "the generator wrote no $t packets"
+	if cmp -s "$work/want_$t" "$work/got_$t"; then
+		echo "ok: $t: $(wc -l <"$work/got_$t") rows as the truth says"
+	else
+		bad "$t rows differ from the truth (want < > got):"
+		diff "$work/want_$t" "$work/got_$t" | head -10
+	fi
+done
+# every PTWRITE on the task the schedule runs there and then
+n=$(q "$inc" "SELECT count(*) FROM ptwrite p WHERE utid IS NULL OR NOT EXISTS (SELECT 1 FROM
+	sched_slice s WHERE s.cpu = p.cpu AND s.utid = p.utid AND p.ts BETWEEN s.ts AND s.ts + s.dur)")
+[ "$n" = 0 ] && echo "ok: every ptwrite on its CPU's running task" ||
+	bad "$n ptwrite rows are not on the task their CPU ran"
+
+# Perfetto: trace_processor's own counters and instants
+if [ -x "$tp" ]; then
+	"$bin" export "$inc" -o "$work/x.pftrace" >/dev/null 2>"$work/export.err" ||
+		{ cat "$work/export.err"; bad "export"; }
+	cat >"$work/tp.sql" <<'SQL'
+SELECT 'freq', t.cpu, c.ts, CAST(c.value AS INT) FROM counter c JOIN cpu_counter_track t ON t.id = c.track_id WHERE t.name = 'cpufreq'
+UNION ALL SELECT 'idle', t.cpu, count(*), 0 FROM counter c JOIN cpu_counter_track t ON t.id = c.track_id WHERE t.name = 'cpuidle' GROUP BY t.cpu
+UNION ALL SELECT 'ptw', 0, count(*), 0 FROM slice WHERE name = 'ptwrite'
+UNION ALL SELECT 'err', 0, count(*), 0 FROM stats WHERE value > 0 AND severity IN ('error', 'data_loss')
+ORDER BY 1, 2, 3;
+SQL
+	"$tp" -q "$work/tp.sql" "$work/x.pftrace" 2>"$work/tp.err" | tail -n +2 | tr -d '"' \
+		>"$work/tp.out" || { cat "$work/tp.err"; bad "trace_processor"; }
+	awk -F, '{ print "freq," $2 "," $1 "," $4 }' "$work/want_freq" | sort -t, -k2,2n -k3,3n \
+		>"$work/tp_want"
+	grep '^freq,' "$work/tp.out" >"$work/tp_freq"
+	cmp -s "$work/tp_want" "$work/tp_freq" && echo "ok: trace_processor's cpufreq counters" ||
+		{ bad "trace_processor's cpufreq counters differ"; diff "$work/tp_want" "$work/tp_freq" | head -5; }
+	for c in 0 1; do
+		want=$(( $(awk -F, -v c=$c '$3 == c' "$work/want_idle" | wc -l) * 2 ))
+		got=$(awk -F, -v c=$c '$1 == "idle" && $2 == c { print $3 }' "$work/tp.out")
+		[ "$want" = "${got:-0}" ] && echo "ok: cpu $c: $got cpuidle counter values" ||
+			bad "cpu $c: cpuidle counter values $got, want $want (entry and exit of each)"
+	done
+	[ "$(awk -F, '$1 == "ptw" { print $3 }' "$work/tp.out")" = "$(wc -l <"$work/want_ptw")" ] &&
+		echo "ok: ptwrite instants" || bad "ptwrite instants: $(grep '^ptw' "$work/tp.out")"
+	[ "$(awk -F, '$1 == "err" { print $3 }' "$work/tp.out")" = 0 ] ||
+		bad "trace_processor reports errors: $(cat "$work/tp.out")"
+else
+	echo "note: no trace_processor at $tp: the Perfetto part is not checked"
+fi
+
+# damaged PT.  Random bytes in the middle of CPU 0's trace: libipt reads
+# them as whatever packets they look like (a made-up PWRX may close a real
+# C-state), so only the import is checked: it goes on, exit 0.  Then bytes
+# that are no packet at all (02 02: an extended opcode the SDM does not
+# define): a decode error, a resync at the next PSB, and every row the
+# import still gives is true.
+size=$(stat -c %s "$d/cpu0.pt")
+cp "$d/cpu0.pt" "$work/bad0.pt"
+head -c 64 /dev/urandom | dd of="$work/bad0.pt" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+import "$work/bad0.pt" "$d/cpu1.pt" "$work/rnd.db" || { cat "$work/import.log"; bad "import of random bytes in PT"; }
+cp "$d/cpu0.pt" "$work/bad0.pt"
+printf '\002\002%.0s' $(seq 32) | dd of="$work/bad0.pt" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+import "$work/bad0.pt" "$d/cpu1.pt" "$work/bad.db" || { cat "$work/import.log"; bad "import of damaged PT"; }
+q "$work/bad.db" "SELECT ts, cpu, cbr, freq_khz FROM cpu_freq ORDER BY cpu, ts" >"$work/bad_freq"
+q "$work/bad.db" "SELECT ts, cpu, payload, size, printf('0x%x', ip) FROM ptwrite ORDER BY cpu, ts" \
+	>"$work/bad_ptw"
+q "$work/bad.db" "SELECT ts, dur, cpu, state, sub_state, requested, requested_sub, last_state,
+	deepest_state, wake, hw, flags FROM cpu_idle WHERE flags = 0 ORDER BY cpu, ts" >"$work/bad_idle"
+for t in ptw idle; do
+	sort "$work/want_$t" >"$work/s_$t"
+	extra=$(sort "$work/bad_$t" | comm -23 - "$work/s_$t" | wc -l)
+	lost=$(( $(wc -l <"$work/want_$t") - $(wc -l <"$work/bad_$t") ))
+	[ "$extra" = 0 ] && [ "$lost" -gt 0 ] &&
+		echo "ok: damaged: every $t row is true ($lost lost to the damage)" ||
+		bad "damaged: $extra $t rows are not in the truth, $lost lost"
+done
+n=$(q "$work/bad.db" "SELECT count(*) FROM gap WHERE cpu = 0 AND reason LIKE 'pt: decode error%'")
+[ "$n" -gt 0 ] && echo "ok: damaged: the damage is a gap" || bad "damaged: no decode-error gap on cpu 0"
+# a ratio change may be seen late after the damage (its CBR repeats in the
+# next PSB+), never one the CPU did not have
+awk -F, '{ print $2 "," $3 }' "$work/want_freq" | sort -u >"$work/ratios"
+extra=$(awk -F, '{ print $2 "," $3 }' "$work/bad_freq" | sort -u | comm -23 - "$work/ratios" | wc -l)
+[ "$extra" = 0 ] && echo "ok: damaged: every cpu_freq ratio is one the CPU had" ||
+	bad "damaged: $extra cpu_freq ratios the CPU never had"
+[ "$(wc -l <"$work/bad_ptw")" -gt 0 ] || bad "damaged: nothing decoded at all"
+[ "$fail" = 0 ] && echo "PASS: PT's power events and PTWRITEs as the generator wrote them"
+exit $fail
