@@ -106,6 +106,14 @@ static void check_pt(void)
 	     " (CYC cannot be scaled to time)");
 	line(pmu.noretcomp.present ? "ok" : "no", "pt noretcomp", "%s", pmu.noretcomp.present ?
 	     "--timing high can time every return" : "no noretcomp term");
+	line(pmu.power_event_trace && pmu.pwr_evt.present ? "ok" : "no", "pt power", "%s",
+	     pmu.power_event_trace && pmu.pwr_evt.present
+	     ? "--power records C-state entries and exits (cpu_idle)"
+	     : "no power event trace (caps/power_event_trace): --power gives no cpu_idle; "
+	       "cpu_freq (CBR) comes anyway");
+	line(pmu.ptwrite && pmu.ptw.present ? "ok" : "no", "pt ptwrite", "%s",
+	     pmu.ptwrite && pmu.ptw.present ? "--power records PTWRITE values (ptwrite)"
+	                                    : "no PTWRITE (caps/ptwrite): --power gives no ptwrite rows");
 	ret = sptd_col_pt_setup_build(&pmu, &req, &setup, err, sizeof(err));
 	if (ret < 0) {
 		line("no", "pt config", "%s", err);

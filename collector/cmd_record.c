@@ -66,6 +66,10 @@ static const char record_usage[] =
 "                         with --source pt: the AUX (PT) ring per CPU instead\n"
 "      --timing LEVEL     PT timing: low (TSC+MTC), normal (+CYC, default) or\n"
 "                         high (+noretcomp: every return timed)\n"
+"      --power            PT: also C-state entries and exits (pwr_evt) and\n"
+"                         PTWRITE values (ptw, fup_on_ptw) where the CPU has\n"
+"                         them: the incident's cpu_idle and ptwrite tables\n"
+"                         (cpu_freq, from CBR, comes without it)\n"
 "      --user-only        leave kernel code out of samples/trace\n"
 "      --image-cache DIR  PT: copy every mapped executable and library into\n"
 "                         DIR/<build-id>/<name> once (default\n"
@@ -180,6 +184,7 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 		{ "event", required_argument, NULL, 'e' },
 		{ "offcpu", no_argument, NULL, 'O' },
 		{ "no-exit-watch", no_argument, NULL, 'W' },
+		{ "power", no_argument, NULL, 'P' + 256 },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -295,6 +300,9 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 			break;
 		case 'W':
 			o->no_exit_watch = 1;
+			break;
+		case 'P' + 256:
+			o->power = 1;
 			break;
 		case 'Z':
 			o->portable = 1;

@@ -39,10 +39,16 @@ int sptd_col_record_choose_source(struct sptd_col_service *s)
 		sptd_col_log(LOG_NOTICE, "no intel_pt PMU on this machine: falling back to "
 		             "--source sample (cpu-clock sampling with call stacks at %d Hz)",
 		             s->o->freq);
+		if (s->o->power)
+			sptd_col_log(LOG_WARNING, "--power: C-states, frequency and PTWRITE come from "
+			             "Intel PT, which this machine lacks: the incidents will have none");
 		s->source = SPTD_SOURCE_SAMPLE;
 		s->source_name = "sample";
 		return 0;
 	case SPTD_SOURCE_SAMPLE:
+		if (s->o->power)
+			sptd_col_log(LOG_WARNING, "--power: C-states, frequency and PTWRITE come from "
+			             "Intel PT: --source sample records none");
 		s->source = SPTD_SOURCE_SAMPLE;
 		s->source_name = "sample";
 		return 0;
@@ -78,7 +84,7 @@ static int make_plan(struct sptd_col_service *s)
 static int arm_pt(struct sptd_col_service *s)
 {
 	struct sptd_col_pt_config cfg = {
-		.req = { .timing = s->o->timing, .user_only = s->o->user_only,
+		.req = { .timing = s->o->timing, .user_only = s->o->user_only, .power = s->o->power,
 		         .aux_bytes = s->plan.aux.bytes, .window_ns = s->plan.span_ns },
 		.cpus = s->cpus,
 		.ncpus = s->ncpus,
@@ -93,6 +99,9 @@ static int arm_pt(struct sptd_col_service *s)
 		s->pt_failed = 1;
 		return ret;
 	}
+	if (sptd_col_pt_setup(s->pt)->power_lacks[0])
+		sptd_col_log(LOG_WARNING, "--power: this CPU's PT cannot give %s",
+		             sptd_col_pt_setup(s->pt)->power_lacks);
 	sptd_col_log(LOG_INFO, "intel_pt config %s; AUX ring %" PRIu64 " KiB per CPU holds about %"
 	             PRId64 " us of a busy CPU (at %" PRIu64 " MB/s)%s", sptd_col_pt_setup(s->pt)->desc,
 	             aux->bytes / 1024, aux->coverage_ns / 1000, aux->rate_bytes_s / 1000000,

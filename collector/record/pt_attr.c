@@ -169,6 +169,9 @@ int sptd_col_pt_pmu_read(struct sptd_col_pt_pmu *pmu, char *err, size_t errlen)
 		{ "psb_period", offsetof(struct sptd_col_pt_pmu, psb_period) },
 		{ "noretcomp", offsetof(struct sptd_col_pt_pmu, noretcomp) },
 		{ "branch", offsetof(struct sptd_col_pt_pmu, branch) },
+		{ "pwr_evt", offsetof(struct sptd_col_pt_pmu, pwr_evt) },
+		{ "ptw", offsetof(struct sptd_col_pt_pmu, ptw) },
+		{ "fup_on_ptw", offsetof(struct sptd_col_pt_pmu, fup_on_ptw) },
 	};
 	char buf[64], scratch[8];
 	char *end;
@@ -337,6 +340,33 @@ int sptd_col_pt_setup_build(const struct sptd_col_pt_pmu *pmu,
 		ret |= sptd_col_pt_term_set(&pmu->noretcomp, 1, cfg);
 		out->noretcomp = 1;
 		append(out->desc, sizeof(out->desc), "noretcomp", -1);
+	}
+	/* --power: C-state entries and exits (PwrEvtEn; CBR comes anyway) and
+	 * PTWRITE with the instruction's address (PTWEn, FUPonPTW), each only
+	 * where caps/ says the CPU has it */
+	if (req->power) {
+		if (pmu->power_event_trace && pmu->pwr_evt.present) {
+			ret |= sptd_col_pt_term_set(&pmu->pwr_evt, 1, cfg);
+			out->pwr_evt = 1;
+			append(out->desc, sizeof(out->desc), "pwr_evt", -1);
+		} else {
+			append(out->power_lacks, sizeof(out->power_lacks),
+			       pmu->power_event_trace ? "C-state events (no pwr_evt format term)"
+			                              : "C-state events (caps/power_event_trace is 0)", -1);
+		}
+		if (pmu->ptwrite && pmu->ptw.present) {
+			ret |= sptd_col_pt_term_set(&pmu->ptw, 1, cfg);
+			out->ptw = 1;
+			append(out->desc, sizeof(out->desc), "ptw", -1);
+			if (pmu->fup_on_ptw.present) {
+				ret |= sptd_col_pt_term_set(&pmu->fup_on_ptw, 1, cfg);
+				append(out->desc, sizeof(out->desc), "fup_on_ptw", -1);
+			}
+		} else {
+			append(out->power_lacks, sizeof(out->power_lacks),
+			       pmu->ptwrite ? "PTWRITE (no ptw format term)"
+			                    : "PTWRITE (caps/ptwrite is 0)", -1);
+		}
 	}
 	if (req->user_only)
 		append(out->desc, sizeof(out->desc), "u", -1);

@@ -84,7 +84,8 @@ struct sptd_col_pt_term {
 struct sptd_col_pt_pmu {
 	uint32_t type;           /* attr.type, from .../intel_pt/type */
 	struct sptd_col_pt_term pt, tsc, mtc, mtc_period, cyc, cyc_thresh,
-	                        psb_period, noretcomp, branch; /* format/ terms */
+	                        psb_period, noretcomp, branch, /* format/ terms */
+	                        pwr_evt, ptw, fup_on_ptw;
 	int cap_psb_cyc;         /* caps/psb_cyc: cyc, cyc_thresh, psb_period work */
 	int cap_mtc;             /* caps/mtc: MTC packets */
 	uint32_t mtc_periods;    /* caps/mtc_periods bitmap of allowed mtc_period */
@@ -118,6 +119,8 @@ int sptd_col_pt_timing_parse(const char *text, enum sptd_col_pt_timing *out);
 struct sptd_col_pt_request {
 	enum sptd_col_pt_timing timing;
 	int user_only;           /* leave the kernel out (exclude_kernel) */
+	int power;               /* --power: C-state events and PTWRITE where the
+	                          * PMU has them (pwr_evt; ptw, fup_on_ptw) */
 	uint64_t aux_bytes;      /* AUX ring per CPU; 0: sized from @window_ns */
 	int64_t window_ns;       /* history wanted (for sizing and coverage) */
 };
@@ -131,6 +134,8 @@ struct sptd_col_pt_setup {
 	int cyc, cyc_thresh;     /* CYC on, its threshold (-1: not settable) */
 	int psb_period;          /* -1: hardware default */
 	int noretcomp, branch;   /* 1: set */
+	int pwr_evt, ptw;        /* 1: set (--power) */
+	char power_lacks[160];   /* --power: what this PMU cannot give ("" all) */
 	uint64_t aux_bytes;      /* AUX ring per CPU: power of two pages */
 	int64_t coverage_ns;     /* expected history the AUX ring holds */
 	uint64_t rate_bytes_s;   /* the PT rate per busy CPU assumed for it */
@@ -202,6 +207,7 @@ struct sptd_col_record_opts {
 	struct sptd_col_event_spec events[SPTD_MAX_EVENTS]; /* -e */
 	int nevents;
 	int offcpu;                 /* --offcpu: stacks where threads block */
+	int power;                  /* --power: PT's C-state events and PTWRITE */
 	int no_exit_watch;          /* --no-exit-watch: CMD is not ptrace-seized */
 	char **cmd_argv;            /* `-- CMD ARGS`: run CMD, an incident when it
 	                             * exits, its exit status ours; NULL none */

@@ -81,6 +81,7 @@ int fakepmu_sysfs(const char *root, enum fakepmu_gen gen, int type)
 {
 	static const char *const std_fmt[][2] = {
 		{ "pt", "config:0" }, { "cyc", "config:1" }, { "pwr_evt", "config:4" },
+		{ "fup_on_ptw", "config:5" },
 		{ "mtc", "config:9" }, { "tsc", "config:10" }, { "noretcomp", "config:11" },
 		{ "ptw", "config:12" }, { "branch", "config:13" }, { "mtc_period", "config:14-17" },
 		{ "cyc_thresh", "config:19-22" }, { "psb_period", "config:24-27" },

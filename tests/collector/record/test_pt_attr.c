@@ -213,6 +213,56 @@ static void test_misc(void)
 	CHECK_STR(sptd_col_pt_sysfs_root(), "/sys");
 }
 
+/* --power on a Skylake PMU with @pet / @ptw as caps/power_event_trace and
+ * caps/ptwrite. */
+static int build_power(int power, const char *pet, const char *ptw,
+                       struct sptd_col_pt_setup *setup)
+{
+	struct sptd_col_pt_request req = { .timing = SPTD_PT_TIMING_NORMAL, .power = power,
+	                                   .window_ns = 10000000 };
+	struct sptd_col_pt_pmu pmu;
+	char dir[300], err[256], cmd[400];
+
+	snprintf(dir, sizeof(dir), "%s/power", root);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0 || fakepmu_sysfs(dir, FAKEPMU_SKYLAKE, 9) < 0 ||
+	    fakepmu_sysfs_cap(dir, "power_event_trace", pet) < 0 ||
+	    fakepmu_sysfs_cap(dir, "ptwrite", ptw) < 0)
+		return -EIO;
+	sptd_col_pt_set_sysfs_root(dir);
+	if (sptd_col_pt_pmu_read(&pmu, err, sizeof(err)) < 0)
+		return -EIO;
+	return sptd_col_pt_setup_build(&pmu, &req, setup, err, sizeof(err));
+}
+
+static void test_power(void)
+{
+	const uint64_t base = BIT(0) | BIT(1) | BIT(9) | BIT(10) | BIT(13) | (1ull << 19) |
+	                      (3ull << 24);
+	struct sptd_col_pt_setup s;
+
+	/* both caps: pwr_evt (bit 4), ptw (12), fup_on_ptw (5), as the kernel's
+	 * format/ says */
+	CHECK_INT(build_power(1, "1", "1", &s), 0);
+	CHECK(s.config[0] == (base | BIT(4) | BIT(5) | BIT(12)));
+	CHECK_INT(s.pwr_evt, 1);
+	CHECK_INT(s.ptw, 1);
+	CHECK_STR(s.power_lacks, "");
+	CHECK(strstr(s.desc, "pwr_evt,ptw,fup_on_ptw") != NULL);
+	/* a CPU without them (Skylake has no PTWRITE): not set, and said */
+	CHECK_INT(build_power(1, "1", "0", &s), 0);
+	CHECK(s.config[0] == (base | BIT(4)));
+	CHECK_INT(s.ptw, 0);
+	CHECK(strstr(s.power_lacks, "PTWRITE (caps/ptwrite is 0)") != NULL);
+	CHECK_INT(build_power(1, "0", "0", &s), 0);
+	CHECK(s.config[0] == base);
+	CHECK(strstr(s.power_lacks, "C-state events (caps/power_event_trace is 0)") != NULL);
+	/* without --power nothing changes, whatever the caps */
+	CHECK_INT(build_power(0, "1", "1", &s), 0);
+	CHECK(s.config[0] == base);
+	CHECK_STR(s.power_lacks, "");
+}
+
 int main(void)
 {
 	char cmd[300];
@@ -223,6 +273,7 @@ int main(void)
 	test_generations();
 	test_terms();
 	test_misc();
+	test_power();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", root);
