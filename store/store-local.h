@@ -82,6 +82,9 @@ struct sptd_store {
 	char errmsg[1024];        /* detail of the last failure */
 	int64_t time_limit_ns;    /* sptd_store_set_time_limit: 0 none */
 	int64_t deadline_ns;      /* ... statements stop at this CLOCK_MONOTONIC time */
+	int block_index;          /* thread_state's (utid, ts) index is there for
+	                           * sptd_store_thread_state_block (until a clear
+	                           * of thread_state drops it) */
 };
 
 /* A caller's statement (sptd_store_prepare). */

@@ -96,11 +96,14 @@ int sptd_store_thread_state_block(struct sptd_store *st, int64_t utid, int64_t a
 	if (ret < 0)
 		return ret;
 	/* decode drops the index while it refills thread_state: the lookup
-	 * needs it back (commit would create it anyway) */
-	ret = sptd_store_exec(st, "CREATE INDEX IF NOT EXISTS \"thread_state_utid_ts\" ON "
-	                      "\"thread_state\" (utid, ts)", what);
-	if (ret < 0)
-		return ret;
+	 * needs it back (commit would create it anyway), once per refill */
+	if (!st->block_index) {
+		ret = sptd_store_exec(st, "CREATE INDEX IF NOT EXISTS \"thread_state_utid_ts\" ON "
+		                      "\"thread_state\" (utid, ts)", what);
+		if (ret < 0)
+			return ret;
+		st->block_index = 1;
+	}
 	/* the row this switch began is the one of the thread starting nearest
 	 * to it: a preemption begins a runnable row (no stack wanted there),
 	 * a block a sleeping one */

@@ -267,6 +267,8 @@ int sptd_store_table_clear(struct sptd_store *st, const char *table)
 		                       "are rebuilt", table ? table : "(null)");
 	/* Refilling without the table's indexes is faster; commit puts them
 	 * back (sptd_store_schema_index). */
+	if (id == SPTD_STORE_T_THREAD_STATE)
+		st->block_index = 0;
 	for (size_t i = 0; i < N_INDEXES; i++) {
 		if (index_defs[i].table != id)
 			continue;
