@@ -91,13 +91,38 @@ static int open_event(struct sptd_col_trigger *t, struct sptd_col_perf_event *pe
 	return sptd_col_perf_event_enable(ev->fd);
 }
 
+/* One event like @tmpl on each of @cpus, in @role with rings of @pages
+ * (each in the CPU's PT pause group with @leaders).  0, or the first
+ * failure with *@failed_cpu set to the CPU it was on. */
+static int open_per_cpu(struct sptd_col_trigger *t, const struct sptd_col_perf_event *tmpl,
+                        enum sptd_col_trigger_role role, size_t pages, int leaders,
+                        const char *filter, const int *cpus, int ncpus, int *failed_cpu)
+{
+	for (int i = 0; i < ncpus; i++) {
+		struct sptd_col_trigger_event *ev = new_event(t, role, pages);
+		struct sptd_col_perf_event pe = *tmpl;
+		int ret;
+
+		if (!ev)
+			return -ENOMEM;
+		ret = open_event(t, &pe, cpus[i], leaders && t->leaders ? t->leaders[i] : -1, filter,
+		                 ev);
+		if (ret < 0) {
+			*failed_cpu = cpus[i];
+			return ret;
+		}
+	}
+	return 0;
+}
+
 int sptd_col_trigger_events_tracepoint(struct sptd_col_trigger *t, const char *system,
                                        const char *event, const char *filter,
                                        enum sptd_col_trigger_role role, int flags,
                                        const int *cpus, int ncpus, char *err, size_t errlen)
 {
-	int id = -1, ret = sptd_sched_event_exists(system, event, &id);
+	int id = -1, ret = sptd_sched_event_exists(system, event, &id), cpu = -1;
 	int busy = (flags & SPTD_TRIG_EV_BUSY) != 0;
+	struct sptd_col_perf_event pe;
 
 	if (ret == 0) {
 		snprintf(err, errlen, "no tracepoint %s:%s on this kernel (see /sys/kernel/tracing/available_events)",
@@ -108,90 +133,64 @@ int sptd_col_trigger_events_tracepoint(struct sptd_col_trigger *t, const char *s
 		snprintf(err, errlen, "cannot look up tracepoint %s:%s: %s", system, event, strerror(-ret));
 		return ret;
 	}
-	for (int i = 0; i < ncpus; i++) {
-		struct sptd_col_trigger_event *ev = new_event(t, role, busy ? TRIG_BUSY_PAGES : TRIG_RING_PAGES);
-		int leader = (flags & SPTD_TRIG_EV_PAUSE) && t->leaders ? t->leaders[i] : -1;
-		struct sptd_col_perf_event pe;
-
-		if (!ev)
-			return -ENOMEM;
-		sptd_col_perf_event_tracepoint(&pe, (uint64_t)id);
-		pe.sample_type = SPTD_PERF_SAMPLE_TIME | SPTD_PERF_SAMPLE_CPU | SPTD_PERF_SAMPLE_RAW;
-		if (busy) {
-			/* every switch: wake the service per half ring, not per event */
-			pe.flags |= SPTD_PERF_EV_WATERMARK;
-			pe.wakeup = (uint32_t)(TRIG_BUSY_PAGES * sysconf(_SC_PAGESIZE) / 2);
-		} else {
-			pe.wakeup = 1;
-		}
-		ret = open_event(t, &pe, cpus[i], leader, filter, ev);
-		if (ret == -EINVAL && filter && *filter) {
-			snprintf(err, errlen, "the kernel rejected filter '%s' for %s:%s (ftrace filter syntax, fields in events/%s/%s/format)",
-			         filter, system, event, system, event);
-			return ret;
-		}
-		if (ret < 0) {
-			snprintf(err, errlen, "perf_event_open(%s:%s, cpu %d): %s%s", system, event, cpus[i],
-			         strerror(-ret), ret == -EACCES ? " (run as root)" : "");
-			return ret;
-		}
+	sptd_col_perf_event_tracepoint(&pe, (uint64_t)id);
+	pe.sample_type = SPTD_PERF_SAMPLE_TIME | SPTD_PERF_SAMPLE_CPU | SPTD_PERF_SAMPLE_RAW;
+	if (busy) {
+		/* every switch: wake the service per half ring, not per event */
+		pe.flags |= SPTD_PERF_EV_WATERMARK;
+		pe.wakeup = (uint32_t)(TRIG_BUSY_PAGES * sysconf(_SC_PAGESIZE) / 2);
+	} else {
+		pe.wakeup = 1;
 	}
-	return 0;
+	ret = open_per_cpu(t, &pe, role, busy ? TRIG_BUSY_PAGES : TRIG_RING_PAGES,
+	                   (flags & SPTD_TRIG_EV_PAUSE) != 0, filter, cpus, ncpus, &cpu);
+	if (ret == -EINVAL && filter && *filter)
+		snprintf(err, errlen, "the kernel rejected filter '%s' for %s:%s (ftrace filter syntax, fields in events/%s/%s/format)",
+		         filter, system, event, system, event);
+	else if (ret < 0 && cpu >= 0)
+		snprintf(err, errlen, "perf_event_open(%s:%s, cpu %d): %s%s", system, event, cpu,
+		         strerror(-ret), ret == -EACCES ? " (run as root)" : "");
+	return ret;
 }
 
 int sptd_col_trigger_events_uprobe(struct sptd_col_trigger *t, uint32_t type, const char *path,
                                    const char *symbol, uint64_t offset, const int *cpus,
                                    int ncpus, char *err, size_t errlen)
 {
-	for (int i = 0; i < ncpus; i++) {
-		struct sptd_col_trigger_event *ev = new_event(t, SPTD_TRIG_ROLE_HIT, TRIG_RING_PAGES);
-		struct sptd_col_perf_event pe;
-		int ret;
+	struct sptd_col_perf_event pe;
+	int ret, cpu = -1;
 
-		if (!ev)
-			return -ENOMEM;
-		sptd_col_perf_event_uprobe(&pe, type, path, offset);   /* entry, not retprobe */
-		pe.sample_type = SPTD_PERF_SAMPLE_TIME | SPTD_PERF_SAMPLE_CPU;
-		pe.wakeup = 1;
-		ret = open_event(t, &pe, cpus[i], t->leaders ? t->leaders[i] : -1, NULL, ev);
-		if (ret < 0) {
-			snprintf(err, errlen, "perf_event_open(uprobe %s:%s at offset 0x%" PRIx64 ", cpu %d): %s",
-			         path, symbol, offset, cpus[i], strerror(-ret));
-			return ret;
-		}
-	}
-	return 0;
+	sptd_col_perf_event_uprobe(&pe, type, path, offset);   /* entry, not retprobe */
+	pe.sample_type = SPTD_PERF_SAMPLE_TIME | SPTD_PERF_SAMPLE_CPU;
+	pe.wakeup = 1;
+	ret = open_per_cpu(t, &pe, SPTD_TRIG_ROLE_HIT, TRIG_RING_PAGES, 1, NULL, cpus, ncpus, &cpu);
+	if (ret < 0 && cpu >= 0)
+		snprintf(err, errlen, "perf_event_open(uprobe %s:%s at offset 0x%" PRIx64 ", cpu %d): %s",
+		         path, symbol, offset, cpu, strerror(-ret));
+	return ret;
 }
 
 int sptd_col_trigger_events_breakpoint(struct sptd_col_trigger *t, uint32_t bp_type,
                                        uint64_t addr, uint64_t len, const int *cpus, int ncpus,
                                        char *err, size_t errlen)
 {
-	for (int i = 0; i < ncpus; i++) {
-		struct sptd_col_trigger_event *ev = new_event(t, SPTD_TRIG_ROLE_HIT, TRIG_RING_PAGES);
-		struct sptd_col_perf_event pe;
-		int ret;
+	struct sptd_col_perf_event pe;
+	int ret, cpu = -1;
 
-		if (!ev)
-			return -ENOMEM;
-		sptd_col_perf_event_breakpoint(&pe, bp_type, addr, len);
-		pe.sample_type = SPTD_PERF_SAMPLE_IP | SPTD_PERF_SAMPLE_TID | SPTD_PERF_SAMPLE_TIME |
-		                 SPTD_PERF_SAMPLE_CPU | SPTD_PERF_SAMPLE_CALLCHAIN;
-		pe.max_stack = 127;
-		pe.wakeup = 1;
-		ret = open_event(t, &pe, cpus[i], -1, NULL, ev);
-		if (ret < 0) {
-			if (ret == -ENOSPC)
-				snprintf(err, errlen, "no debug register left on cpu %d for the breakpoint at "
-				         "0x%" PRIx64 " (x86 has 4 per CPU, shared with debuggers and other "
-				         "break/watch triggers)", cpus[i], addr);
-			else
-				snprintf(err, errlen, "perf_event_open(breakpoint at 0x%" PRIx64 ", cpu %d): %s",
-				         addr, cpus[i], strerror(-ret));
-			return ret;
-		}
-	}
-	return 0;
+	sptd_col_perf_event_breakpoint(&pe, bp_type, addr, len);
+	pe.sample_type = SPTD_PERF_SAMPLE_IP | SPTD_PERF_SAMPLE_TID | SPTD_PERF_SAMPLE_TIME |
+	                 SPTD_PERF_SAMPLE_CPU | SPTD_PERF_SAMPLE_CALLCHAIN;
+	pe.max_stack = 127;
+	pe.wakeup = 1;
+	ret = open_per_cpu(t, &pe, SPTD_TRIG_ROLE_HIT, TRIG_RING_PAGES, 0, NULL, cpus, ncpus, &cpu);
+	if (ret == -ENOSPC)
+		snprintf(err, errlen, "no debug register left on cpu %d for the breakpoint at "
+		         "0x%" PRIx64 " (x86 has 4 per CPU, shared with debuggers and other "
+		         "break/watch triggers)", cpu, addr);
+	else if (ret < 0 && cpu >= 0)
+		snprintf(err, errlen, "perf_event_open(breakpoint at 0x%" PRIx64 ", cpu %d): %s",
+		         addr, cpu, strerror(-ret));
+	return ret;
 }
 
 void sptd_col_trigger_events_close(struct sptd_col_trigger *t)
