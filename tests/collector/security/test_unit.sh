@@ -69,6 +69,12 @@ if [ "$(id -u)" != 0 ]; then skipped="$skipped sandbox(not root)"; fi
 for tool in setpriv unshare strace; do
 	command -v $tool >/dev/null || skipped="$skipped sandbox(no $tool)"
 done
+# PrivateTmp puts an empty /tmp and /var/tmp over a build tree that lives
+# there: the program and the test's files would vanish under the sandbox
+case "$(readlink -f "$BIN") $(readlink -f "$work")" in
+/tmp/*|/var/tmp/*|*" /tmp/"*|*" /var/tmp/"*)
+	skipped="$skipped sandbox(the build tree is under /tmp or /var/tmp, which PrivateTmp hides)" ;;
+esac
 if [ -z "$skipped" ]; then
 	[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 	caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit" | tr 'A-Z' 'a-z' | sed 's/cap_/+/g; s/ /,/g')
