@@ -360,6 +360,19 @@ static const struct sptd_query_section watch_sections[] = {
 	  "SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'trigger_tid') THEN 0 "
 	  "WHEN EXISTS (SELECT 1 FROM meta WHERE key = 'trigger_callsite_id') THEN 1 "
 	  "ELSE 'no stack of the hit in this incident (PT source, or a frame-less hit)' END" },
+	{ "watch_hits", "every hit of the window, in time order (WITCH's view: who stored "
+	  "what, and which stores changed nothing)",
+	  "SELECT (h.ts - CAST(" META_OF("window_start") " AS INTEGER)) / 1000.0 AS at_us, "
+	  " h.trigger AS trigger, h.tid AS tid, "
+	  " (SELECT name FROM thread WHERE tid = h.tid ORDER BY utid DESC LIMIT 1) AS thread, "
+	  " coalesce(h.function, printf('0x%x', h.ip)) AS function, h.old_value AS old_value, "
+	  " h.new_value AS new_value, "
+	  " CASE h.silent WHEN 1 THEN 'silent store' WHEN 0 THEN 'changed' END AS store "
+	  "FROM watch_hit h ORDER BY h.ts, h.rowid",
+	  NULL,
+	  "SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'trigger_tid') THEN 0 "
+	  "WHEN EXISTS (SELECT 1 FROM watch_hit) THEN 1 "
+	  "ELSE 'no hit rows in this incident (recorded before sysptd logged them)' END" },
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 

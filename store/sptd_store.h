@@ -71,7 +71,7 @@ extern "C" {
 
 /* Bumped on every schema change; kept in meta "schema_version".  2: flags
  * of sched_slice, thread_state, irq_slice, softirq_slice.  3: table
- * ftrace_event.  4: tables cpu_freq, cpu_idle, ptwrite.  Older files are upgraded when opened for update and read
+ * ftrace_event.  4: tables cpu_freq, cpu_idle, ptwrite, watch_hit.  Older files are upgraded when opened for update and read
  * as the current schema (added columns NULL, added tables empty) when
  * opened read-only. */
 #define SPTD_STORE_SCHEMA_VERSION 4
@@ -112,6 +112,7 @@ enum sptd_store_table_id {
 	SPTD_STORE_T_CPU_FREQ,       /* schema 4: what PT said of the CPUs */
 	SPTD_STORE_T_CPU_IDLE,
 	SPTD_STORE_T_PTWRITE,
+	SPTD_STORE_T_WATCH_HIT,      /* schema 4: break=/watch= hits in the window */
 	SPTD_STORE_T_COUNT
 };
 
@@ -321,6 +322,20 @@ int sptd_store_cpu_idle_add(struct sptd_store *st, const struct sptd_store_cpu_i
  * integer), by task @utid (< 0 NULL) at instruction @ip (0 NULL). */
 int sptd_store_ptwrite_add(struct sptd_store *st, int64_t ts, int cpu, int64_t utid,
                            uint64_t ip, uint64_t payload, int size);
+/* One hit of a break= or watch= trigger (written at capture; decode keeps
+ * it): @function NULL unknown; @watch 0: a break (no values); @silent -1:
+ * values unknown (both stored NULL). */
+struct sptd_store_watch_hit_row {
+	int64_t ts;
+	int cpu, tid;
+	uint64_t ip;
+	const char *function;
+	int watch;
+	uint64_t old_value, new_value;
+	int silent;
+	const char *trigger;         /* the trigger's spec text */
+};
+int sptd_store_watch_hit_add(struct sptd_store *st, const struct sptd_store_watch_hit_row *r);
 /* One frame of a call stack; @parent_id < 0 for a root frame (outermost
  * caller); @symbol_id < 0 for an unresolved address. */
 int sptd_store_callsite_add(struct sptd_store *st, int64_t id, int64_t parent_id,

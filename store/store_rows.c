@@ -497,6 +497,34 @@ int sptd_store_ptwrite_add(struct sptd_store *st, int64_t ts, int cpu, int64_t u
 	return sptd_store_row_end(st, s, what);
 }
 
+int sptd_store_watch_hit_add(struct sptd_store *st, const struct sptd_store_watch_hit_row *r)
+{
+	static const char what[] = "adding a watch_hit row";
+	sqlite3_stmt *s;
+	int ret;
+
+	SPTD_STORE_REQUIRE(st, r && r->cpu >= 0, what, "cpu is negative");
+	s = sptd_store_row_begin(st, SPTD_STORE_T_WATCH_HIT, what, &ret);
+	if (!s)
+		return ret;
+	sqlite3_bind_int64(s, 1, r->ts);
+	sqlite3_bind_int(s, 2, r->cpu);
+	sqlite3_bind_int(s, 3, r->tid);
+	sqlite3_bind_int64(s, 4, (int64_t)r->ip);
+	sptd_store_bind_str(s, 5, r->function && r->function[0] ? r->function : NULL);
+	if (r->watch && r->silent >= 0) {
+		sqlite3_bind_int64(s, 6, (int64_t)r->old_value);
+		sqlite3_bind_int64(s, 7, (int64_t)r->new_value);
+		sqlite3_bind_int(s, 8, r->silent);
+	} else {
+		sqlite3_bind_null(s, 6);
+		sqlite3_bind_null(s, 7);
+		sqlite3_bind_null(s, 8);
+	}
+	sptd_store_bind_str(s, 9, r->trigger ? r->trigger : "");
+	return sptd_store_row_end(st, s, what);
+}
+
 int sptd_store_sample_add(struct sptd_store *st, int64_t ts, int cpu,
                           int64_t utid, int64_t callsite_id)
 {

@@ -76,6 +76,9 @@ const struct sptd_store_table_def sptd_store_table_defs[SPTD_STORE_T_COUNT] = {
 	[SPTD_STORE_T_PTWRITE] = { "ptwrite",
 		"id INTEGER PRIMARY KEY, ts INT, cpu INT, utid INT NULL, ip INT NULL, payload INT, "
 		"size INT", 7, 0, 1 },
+	[SPTD_STORE_T_WATCH_HIT] = { "watch_hit",
+		"ts INT, cpu INT, tid INT, ip INT, function TEXT NULL, old_value INT NULL, "
+		"new_value INT NULL, silent INT NULL, trigger TEXT", 9, 0, 0 },
 };
 
 /* One index of docs/SCHEMA.md. */
@@ -108,7 +111,7 @@ static const char *const table_names[SPTD_STORE_T_COUNT + 1] = {
 	"irq_slice", "softirq_slice", "slice", "symbol", "dso", "sample",
 	"callsite", "gap", "stats", "raw_ftrace_page", "raw_ftrace_format",
 	"raw_sample", "raw_task", "raw_mmap", "raw_pt", "raw_sideband",
-	"raw_image", "raw_switch", "ftrace_event", "cpu_freq", "cpu_idle", "ptwrite", NULL
+	"raw_image", "raw_switch", "ftrace_event", "cpu_freq", "cpu_idle", "ptwrite", "watch_hit", NULL
 };
 
 const char *const *sptd_store_tables(void)

@@ -28,6 +28,24 @@
  * (IRQs of one device come tens of microseconds apart at the least). */
 #define FREEZE_SLACK_NS 20000
 
+/* watch_hit rows of one trigger (write_meta). */
+struct hit_rows {
+	struct sptd_store *st;
+	const char *trigger;
+};
+
+static int hit_row(void *ctx, const struct sptd_col_logged_hit *h)
+{
+	struct hit_rows *hr = ctx;
+	struct sptd_store_watch_hit_row r = {
+		.ts = h->ts, .cpu = h->cpu < 0 ? 0 : h->cpu, .tid = h->tid, .ip = h->ip,
+		.function = h->function, .watch = h->watch, .old_value = h->old_value,
+		.new_value = h->new_value, .silent = h->silent, .trigger = hr->trigger,
+	};
+
+	return sptd_store_watch_hit_add(hr->st, &r);
+}
+
 /* Samples copied out of the rings before re-arming. */
 struct sample_copy {
 	int64_t ts;
@@ -184,6 +202,12 @@ static int write_meta(struct sptd_col_service *s, struct sptd_store *st, const s
 				ret = sptd_store_meta_set_int(st, hit[i].key, hit[i].value);
 		if (ret >= 0 && fire->function[0])
 			ret = sptd_store_meta_set(st, "trigger_function", fire->function);
+	}
+	/* every break=/watch= hit the window holds, not only the one that fired */
+	for (int i = 0; i < s->ntrig && ret >= 0; i++) {
+		struct hit_rows hr = { .st = st, .trigger = sptd_col_trigger_text(s->trig[i]) };
+
+		ret = sptd_col_trigger_hits(s->trig[i], wstart, wend, hit_row, &hr);
 	}
 	/* -C and -p: what the incident was limited to (derive reads them) */
 	if (ret >= 0 && s->o->cpu_list[0]) {

@@ -82,6 +82,10 @@ struct sptd_col_trigger_ops {
 	 * traceoff event trigger in ftrace; 1 filled, 0 when there is none. */
 	int (*freeze_point)(const struct sptd_col_trigger_spec *spec, char *system, size_t syslen,
 	                    char *event, size_t evlen, char *filter, size_t filterlen);
+	/* Optional: the hits it logged from @from to @to (break, watch), in
+	 * time order, to @fn; stops at @fn's first error. */
+	int (*hits)(const struct sptd_col_trigger *t, int64_t from, int64_t to,
+	            sptd_col_trigger_hit_fn fn, void *ctx);
 	/* Optional: free the kind's state. */
 	void (*fini)(struct sptd_col_trigger *t);
 };

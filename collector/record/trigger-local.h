@@ -59,6 +59,24 @@ struct sptd_col_trigger_hit {
 /* One armed trigger: perf events per CPU or a timerfd. */
 struct sptd_col_trigger;
 
+/* One logged hit of a break= or watch= trigger (sptd_col_trigger_hits). */
+struct sptd_col_logged_hit {
+	int64_t ts;                 /* CLOCK_MONOTONIC ns */
+	int cpu, tid;               /* where, and the thread that hit */
+	uint64_t ip;                /* the instruction (for a watch: the one after the store) */
+	int watch;                  /* 1: the values below are set */
+	uint64_t old_value, new_value; /* watch: read around the store */
+	int silent;                 /* watch: 1 a silent store, -1 values unknown */
+	const char *function;       /* "func+0x7" at @ip, "" unknown (valid during the call) */
+};
+typedef int (*sptd_col_trigger_hit_fn)(void *ctx, const struct sptd_col_logged_hit *h);
+/* The hits @t logged from @from to @to (break, watch: the last 1024 of its
+ * process), oldest first; 0 for kinds that log none, else @fn's error. */
+int sptd_col_trigger_hits(const struct sptd_col_trigger *t, int64_t from, int64_t to,
+                          sptd_col_trigger_hit_fn fn, void *ctx);
+/* The text of @t's spec ("watch=123:counter,w"). */
+const char *sptd_col_trigger_text(const struct sptd_col_trigger *t);
+
 /* Arm @spec on every CPU in @cpus (count @ncpus).  Tracepoints are resolved
  * and filters applied here, so a missing event or a bad filter fails now,
  * with @err saying which.  -ENOENT, -EINVAL, -EOPNOTSUPP (no uprobe PMU),

@@ -287,6 +287,19 @@ int sptd_col_trigger_check(struct sptd_col_trigger *t, int64_t not_before,
 	return fired;
 }
 
+int sptd_col_trigger_hits(const struct sptd_col_trigger *t, int64_t from, int64_t to,
+                          sptd_col_trigger_hit_fn fn, void *ctx)
+{
+	if (!t || !fn)
+		return -EINVAL;
+	return t->ops->hits ? t->ops->hits(t, from, to, fn, ctx) : 0;
+}
+
+const char *sptd_col_trigger_text(const struct sptd_col_trigger *t)
+{
+	return t ? t->spec.text : "";
+}
+
 void sptd_col_trigger_drain(struct sptd_col_trigger *t)
 {
 	struct sptd_col_fire ignored;

@@ -11,7 +11,9 @@
  * instruction: the value after is read from /proc/PID/mem when the hit is
  * decided (microseconds to a millisecond later: a write in between would
  * show), the value before is the one read at the previous hit (or when
- * armed); equal values are a silent store, counted as WITCH counts them. */
+ * armed); equal values are a silent store, counted as WITCH counts them.
+ * Every hit of the process is also logged (the last HIT_LOG), so that an
+ * incident lists each one its window holds, not only the one that fired. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -24,8 +26,16 @@
 #include "sptd_dec.h"
 #include "trigger-kind-local.h"
 
+#define HIT_LOG 1024
+
 /* What a break/watch trigger keeps between hits. */
 struct bp_state {
+	struct {
+		int64_t ts;
+		int cpu, tid, silent;
+		uint64_t ip, old_value, new_value;
+	} log[HIT_LOG];           /* the process's latest hits, a ring by time */
+	uint64_t nlog;            /* hits logged so far */
 	uint64_t addr;            /* the address armed */
 	int mem_fd;               /* watch: /proc/PID/mem, -1 none */
 	uint64_t shadow;          /* watch: the value last read */
@@ -253,6 +263,17 @@ static int bp_decide(struct sptd_col_trigger *t, const struct sptd_col_trigger_h
 			s->silent = -1;   /* the process is gone: values unknown */
 		}
 	}
+	{
+		unsigned slot = (unsigned)(s->nlog++ % HIT_LOG);
+
+		s->log[slot].ts = h->ts;
+		s->log[slot].cpu = h->cpu;
+		s->log[slot].tid = h->task_tid;
+		s->log[slot].ip = h->ip;
+		s->log[slot].old_value = s->old_value;
+		s->log[slot].new_value = s->new_value;
+		s->log[slot].silent = s->silent;
+	}
 	return 1;
 }
 
@@ -374,6 +395,30 @@ static void bp_fill(const struct sptd_col_trigger *t, const struct sptd_col_trig
 	fire->watch_silent = s->silents;
 }
 
+static int bp_hits(const struct sptd_col_trigger *t, int64_t from, int64_t to,
+                   sptd_col_trigger_hit_fn fn, void *ctx)
+{
+	const struct bp_state *s = t->kind_state;
+	uint64_t first = s->nlog > HIT_LOG ? s->nlog - HIT_LOG : 0;
+	int ret = 0;
+
+	for (uint64_t i = first; i < s->nlog && ret >= 0; i++) {
+		unsigned slot = (unsigned)(i % HIT_LOG);
+		struct sptd_col_logged_hit h = {
+			.ts = s->log[slot].ts, .cpu = s->log[slot].cpu, .tid = s->log[slot].tid,
+			.ip = s->log[slot].ip, .watch = t->spec.kind == SPTD_TRIG_WATCH,
+			.old_value = s->log[slot].old_value, .new_value = s->log[slot].new_value,
+			.silent = s->log[slot].silent,
+		};
+
+		if (h.ts < from || h.ts > to)
+			continue;
+		h.function = name_at(t, t->spec.kind == SPTD_TRIG_BREAK ? s->addr : h.ip);
+		ret = fn(ctx, &h);
+	}
+	return ret;
+}
+
 /* break= and watch= differ in what they arm and say, not in their ops. */
 #define BP_OPS(KIND) {                 \
 	.kind = KIND,                      \
@@ -384,6 +429,7 @@ static void bp_fill(const struct sptd_col_trigger *t, const struct sptd_col_trig
 	.describe = bp_describe,           \
 	.record = bp_record,               \
 	.fill = bp_fill,                   \
+	.hits = bp_hits,                   \
 	.fini = bp_fini,                   \
 }
 

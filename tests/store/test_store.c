@@ -284,7 +284,7 @@ static void test_roundtrip(void)
 		         "type = 'table' AND name = '%s'", tables[n]);
 		CHECK_INT(count(st, sql), 1);
 	}
-	CHECK_INT(n, 28);
+	CHECK_INT(n, 29);
 	CHECK_STR(tables[0], "meta");
 	CHECK_STR(tables[14], "stats");
 	CHECK_STR(tables[15], "raw_ftrace_page");
@@ -293,7 +293,8 @@ static void test_roundtrip(void)
 	CHECK_STR(tables[25], "cpu_freq");
 	CHECK_STR(tables[26], "cpu_idle");
 	CHECK_STR(tables[27], "ptwrite");
-	CHECK_INT(count(st, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"), 28);
+	CHECK_STR(tables[28], "watch_hit");
+	CHECK_INT(count(st, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"), 29);
 	CHECK_INT(count(st, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
 	                    "AND sql IS NOT NULL"), 12);
 	check_rows(st, "SELECT name FROM pragma_index_list('slice') ORDER BY name",

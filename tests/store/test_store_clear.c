@@ -117,6 +117,13 @@ static void fill_every_table(struct sptd_store *st)
 		CHECK_INT(sptd_store_cpu_idle_add(st, &r), 0);
 	}
 	CHECK_INT(sptd_store_ptwrite_add(st, 0, 0, 1, 0x401000, 0xdeadbeef, 4), 0);
+	{
+		struct sptd_store_watch_hit_row r = { .ts = 1, .tid = 100, .ip = 0x401010,
+		                                      .function = "f+0x3", .watch = 1, .old_value = 1,
+		                                      .new_value = 2, .trigger = "watch=100:v" };
+
+		CHECK_INT(sptd_store_watch_hit_add(st, &r), 0);
+	}
 }
 
 /* Is @t one of the tables decode rebuilds? */

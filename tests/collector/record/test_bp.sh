@@ -21,7 +21,9 @@ prog=""
 trap '[ -n "$prog" ] && kill "$prog" 2>/dev/null; rm -rf "$work"' EXIT
 . "$(dirname "$0")/../../lib/expect.sh"
 
-"$PROG" 60 >"$work/prog.out" &
+# a store every 150 ms: far above an incident's write time, under which a
+# later store would show in a hit's value (the service reads it then)
+"$PROG" 60 150 >"$work/prog.out" &
 prog=$!
 i=0
 while ! grep -q "^pid " "$work/prog.out" && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
@@ -92,10 +94,10 @@ for inc in $(find "$work/w" -name 'incident-*.db' | sort); do
 	# the service drained while it wrote an incident are followed too)
 	[ -n "$c" ] && [ "$(value_before_call "${c% *}")" = "$old" ] && ok ||
 		bad "watch: value before $old, the program's previous store was $(value_before_call "${c% *}")"
-	hits=$(echo "$r" | awk -F, '{ print $NF }')
-	sil=$(echo "$r" | awk -F, '{ print $(NF - 1) }')
 	# --report watch agrees with the trigger row
 	r=$("$BIN" query "$inc" --report watch --format csv | sed -n 3p | tr -d '"')
+	hits=$(echo "$r" | awk -F, '{ print $NF }')
+	sil=$(echo "$r" | awk -F, '{ print $(NF - 1) }')
 	case "$r" in
 	"watch=$pid:sptd_counter,w,len=8,$pid,sptd_bp_prog,0x"*",sptd_bump+0x"*",0x"*",$old,$new,"*) ok ;;
 	*) bad "watch: --report watch row '$r' (old $old new $new)" ;;
@@ -124,6 +126,53 @@ done
 	ok || bad "watch: ${sil:-?} silent of ${hits:-?} hits, want half"
 
 "$BIN" query "$inc" --report watch >"$work/out" 2>&1
+
+# ---- every hit of a longer window: one watch_hit row per store the program
+# logged in it (a store every 150 ms: about 6 in 1 s), each with the value
+# it stored and the one before, silent exactly when they are equal
+mkdir -m 700 "$work/wl"
+timeout 30 "$BIN" --window 1s --trigger "watch=$pid:sptd_counter,w,len=8" --once \
+	-o "$work/wl" </dev/null >/dev/null 2>"$work/wl.err"
+inc=$(find "$work/wl" -name 'incident-*.db')
+if [ -z "$inc" ]; then
+	bad "watch window: no incident"; cat "$work/wl.err" >&2
+else
+	ws=$(q "$inc" "SELECT value FROM meta WHERE key = 'window_start'")
+	we=$(q "$inc" "SELECT value FROM meta WHERE key = 'window_end'")
+	# the program's stores in the window: each logged just before its store
+	awk -v a="$ws" -v b="$we" '$1 == "call" { if ($2 >= a - 2000000 && $2 <= b) print $2, $3, prev; prev = $3 }' \
+		"$work/prog.out" >"$work/calls"
+	"$BIN" query "$inc" --format csv \
+		"SELECT ts, tid, old_value, new_value, silent, function FROM watch_hit ORDER BY ts" |
+		tail -n +2 | tr ',' ' ' >"$work/hits"
+	nh=$(wc -l <"$work/hits")
+	[ "$nh" -ge 5 ] && ok || bad "watch window: $nh hit rows in 1 s, want about 6"
+	# each row: the last call logged before it stored its new value over the
+	# value of the call before; the thread is the program's; silent iff equal
+	bad_rows=0
+	while read -r ts tid old new silent fn; do
+		c=$(awk -v t="$ts" '$1 <= t { c = $0 } END { print c }' "$work/calls")
+		set -- $c
+		if [ -z "$c" ] || [ $((ts - $1)) -gt 5000000 ] || [ "$new" != "$2" ] ||
+		   [ "$old" != "$3" ] || [ "$tid" != "$pid" ] ||
+		   [ "$silent" != "$([ "$old" = "$new" ] && echo 1 || echo 0)" ]; then
+			bad_rows=$((bad_rows + 1))
+			echo "row: $ts $tid $old -> $new silent $silent; call before: ${c:-none}" >&2
+		fi
+		case "$fn" in sptd_bump+0x*) ;; *) bad_rows=$((bad_rows + 1)); echo "row function $fn" >&2 ;; esac
+	done <"$work/hits"
+	[ "$bad_rows" = 0 ] && ok || bad "watch window: $bad_rows of $nh hit rows disagree with the program's log"
+	# and no logged store of the window is missing (the first may lie just
+	# before the window start)
+	nc=$(awk -v a="$ws" '$1 >= a' "$work/calls" | wc -l)
+	[ "$nh" -ge "$nc" ] && ok || bad "watch window: $nh hit rows, the program stored $nc times in it"
+	# the one that fired is the last row, as meta says
+	[ "$(tail -n 1 "$work/hits" | cut -d' ' -f1)" = "$(q "$inc" "SELECT ts FROM trigger")" ] && ok ||
+		bad "watch window: the last hit row is not the trigger's"
+	"$BIN" query "$inc" --report watch --format csv >"$work/rep" 2>&1
+	[ "$(grep -c ',sptd_bump+0x' "$work/rep")" -ge "$nh" ] && ok ||
+		{ bad "watch window: --report watch does not list every hit"; cat "$work/rep" >&2; }
+fi
 mkdir -m 700 "$work/plain"
 timeout 30 "$BIN" --window 20ms --trigger timer=100ms --once -o "$work/plain" </dev/null >/dev/null 2>&1
 plain=$(find "$work/plain" -name 'incident-*.db')
