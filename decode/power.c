@@ -36,6 +36,9 @@ struct power_walk {
 	int64_t known_awake;      /* latest time proven outside a C-state */
 	int have_cbr;             /* a ratio was reported */
 	unsigned cbr;             /* ... that one */
+	int cbr_waits;            /* a ratio came before any time: reported
+	                           * at the first time known (a PSB+ may hold
+	                           * its CBR before its TSC) */
 	int mwait;                /* an MWAIT waits for its PWRE */
 	int mwait_c, mwait_sub;   /* ... its hint as a C-state */
 	int idle_open;            /* a PWRE waits for its PWRX */
@@ -78,26 +81,56 @@ static int task_at(struct power_walk *w, int64_t ts)
 	return w->tid;
 }
 
+static void power_init(struct power_walk *w, struct sptd_dec_power *p, int64_t ts)
+{
+	memset(p, 0, sizeof(*p));
+	p->cpu = w->cpu;
+	p->ts = ts;
+	p->tid = -1;
+	p->cstate = p->sub_cstate = p->requested = p->requested_sub = p->last = p->deepest = -1;
+}
+
+/* The decoder's time @tsc is known: the latest time seen, and what waited
+ * for a time. */
+static int time_seen(struct power_walk *w, uint64_t tsc)
+{
+	int64_t ts = sptd_dec_tsc_ns(&w->s->tsc, tsc);
+
+	if (w->now == INT64_MIN || ts > w->now)
+		w->now = ts;
+	if (w->known_awake == INT64_MIN)
+		w->known_awake = ts;   /* where this CPU's data begin */
+	if (w->cbr_waits) {
+		struct sptd_dec_power p;
+
+		w->cbr_waits = 0;
+		power_init(w, &p, w->now);
+		p.kind = SPTD_DEC_POWER_FREQ;
+		p.cbr = w->cbr;
+		return emit(w, &p);
+	}
+	return 0;
+}
+
 static int on_event(struct power_walk *w, const struct pt_event *ev)
 {
 	struct sptd_dec_power p;
 	int64_t ts;
+	int ret;
 
-	if (ev->has_tsc) {
-		ts = sptd_dec_tsc_ns(&w->s->tsc, ev->tsc);
-		if (w->now == INT64_MIN || ts > w->now)
-			w->now = ts;
-		if (w->known_awake == INT64_MIN)
-			w->known_awake = ts;   /* where this CPU's data begin */
-	}
+	if (ev->has_tsc && (ret = time_seen(w, ev->tsc)) < 0)
+		return ret;
 	ts = w->now;
+	if (ts == INT64_MIN && ev->type == ptev_cbr) {
+		/* before any time: in effect from where the data begin */
+		w->have_cbr = 1;
+		w->cbr = ev->variant.cbr.ratio;
+		w->cbr_waits = 1;
+		return 0;
+	}
 	if (ts == INT64_MIN && ev->type != ptev_overflow)
 		return 0;   /* no time yet: nothing to place */
-	memset(&p, 0, sizeof(p));
-	p.cpu = w->cpu;
-	p.ts = ts;
-	p.tid = -1;
-	p.cstate = p.sub_cstate = p.requested = p.requested_sub = p.last = p.deepest = -1;
+	power_init(w, &p, ts);
 	switch (ev->type) {
 	case ptev_cbr:
 		if (w->have_cbr && w->cbr == ev->variant.cbr.ratio)
@@ -121,7 +154,7 @@ static int on_event(struct power_walk *w, const struct pt_event *ev)
 		w->mwait_sub = (int)(ev->variant.mwait.hints & 0xf);
 		return 0;
 	case ptev_pwre: {
-		int ret = idle_cut(w, ts);   /* two entries: the first one's exit was lost */
+		ret = idle_cut(w, ts);   /* two entries: the first one's exit was lost */
 
 		if (ret < 0)
 			return ret;
@@ -167,7 +200,7 @@ static int on_event(struct power_walk *w, const struct pt_event *ev)
 		return emit(w, &p);
 	case ptev_overflow: {
 		/* packets were lost: a C-state's exit may be among them */
-		int ret = ts == INT64_MIN ? 0 : idle_cut(w, ts);
+		ret = ts == INT64_MIN ? 0 : idle_cut(w, ts);
 
 		w->mwait = 0;
 		w->known_awake = INT64_MIN;
@@ -223,6 +256,13 @@ static int power_cpu(struct sptd_dec_session *s, int cpu)
 			status = pt_qry_indirect_branch(q, &ip);
 		if (status == -pte_bad_query)
 			status = -pte_bad_packet;   /* neither: resync at the next PSB */
+		if (w.cbr_waits && status >= 0) {
+			uint64_t tsc;
+			uint32_t lost_mtc, lost_cyc;
+
+			if (pt_qry_time(q, &tsc, &lost_mtc, &lost_cyc) >= 0)
+				ret = time_seen(&w, tsc);
+		}
 	}
 	if (ret >= 0)
 		ret = idle_cut(&w, w.now);

@@ -10,7 +10,10 @@
 # on the task the schedule has on its CPU; the Perfetto export must make
 # trace_processor's own cpufreq and cpuidle counters and ptwrite instants of
 # them (when trace_processor is there); and PT damaged in the middle must
-# still import, every row it gives still true.
+# still import, every row it gives still true.  On the real captures with
+# timing (perf.data of Skylake and Broadwell), the ratios must be those of
+# the CBR packets in perf's own packet dump, and each CBR event perf's
+# decoder reports a row at the same ns with the same frequency.
 #
 # Usage: test_dec_power.sh SYSPTD PTGEN PROGS_DIR   (root: ptrace; exit 77 else)
 set -u
@@ -150,5 +153,35 @@ extra=$(awk -F, '{ print $2 "," $3 }' "$work/bad_freq" | sort -u | comm -23 - "$
 [ "$extra" = 0 ] && echo "ok: damaged: every cpu_freq ratio is one the CPU had" ||
 	bad "damaged: $extra cpu_freq ratios the CPU never had"
 [ "$(wc -l <"$work/bad_ptw")" -gt 0 ] || bad "damaged: nothing decoded at all"
+# real captures (Intel Skylake and Broadwell, perf.data with timing): the
+# ratios are the CBR packets' own (perf's packet dump: each change), and
+# every CBR event perf's decoder reports is a row at the same ns with the
+# same frequency (perf rounds to MHz)
+fix=${SPTD_FIXTURES:-$(dirname "$0")/../../../shared/fixtures}/real-pt
+if command -v perf >/dev/null 2>&1 && [ -d "$fix" ]; then
+	for f in hase-control_flow hase-loopy hase-control_flow-snapshot; do
+		[ -f "$fix/$f/perf.data" ] || { bad "fixture $f missing"; continue; }
+		"$bin" import "$fix/$f/perf.data" --symfs "$fix/$f/symfs" -o "$work/$f.db" >/dev/null 2>&1 ||
+			{ bad "$f: import"; continue; }
+		q "$work/$f.db" "SELECT ts, cbr, freq_khz FROM cpu_freq ORDER BY cpu, ts" >"$work/$f.rows"
+		perf script -i "$fix/$f/perf.data" -D 2>/dev/null |
+			awk '$NF ~ /^0x/ && $(NF - 1) == "CBR" { print $NF }' |
+			while read -r h; do echo $((h)); done | uniq >"$work/$f.raw"
+		cut -d, -f2 "$work/$f.rows" >"$work/$f.got"
+		[ -s "$work/$f.raw" ] && cmp -s "$work/$f.raw" "$work/$f.got" &&
+			echo "ok: $f: ratios $(tr '\n' ' ' <"$work/$f.got")as its CBR packets" ||
+			bad "$f: cpu_freq ratios $(tr '\n' ' ' <"$work/$f.got"), its CBR packets $(tr '\n' ' ' <"$work/$f.raw")"
+		perf script -i "$fix/$f/perf.data" --itrace=p -F time,synth --ns 2>/dev/null |
+			awk '/cbr:/ { t = $1; sub(":", "", t); sub("\\.", "", t); print t, $3, $5 }' >"$work/$f.perf"
+		[ -s "$work/$f.perf" ] || bad "$f: perf reports no CBR event"
+		while read -r t c mhz; do
+			awk -F, -v t="$t" -v c="$c" -v m="$mhz" '$1 == t && $2 == c && $3 / 1000 - m <= 1 && m - $3 / 1000 <= 1 { f = 1 }
+				END { exit !f }' "$work/$f.rows" && echo "ok: $f: perf's cbr $c at $t" ||
+				bad "$f: perf's cbr $c ($mhz MHz) at $t is not a row: $(tr '\n' ' ' <"$work/$f.rows")"
+		done <"$work/$f.perf"
+	done
+else
+	echo "note: no perf or no fixtures: the real captures are not checked"
+fi
 [ "$fail" = 0 ] && echo "PASS: PT's power events and PTWRITEs as the generator wrote them"
 exit $fail
