@@ -147,6 +147,14 @@ int sptd_col_trigger_events_uprobe(struct sptd_col_trigger *t, uint32_t type, co
 int sptd_col_trigger_events_breakpoint(struct sptd_col_trigger *t, uint32_t bp_type,
                                        uint64_t addr, uint64_t len, const int *cpus, int ncpus,
                                        char *err, size_t errlen);
+/* A breakpoint on thread @tid alone (pid = tid, cpu -1: it follows the
+ * thread; its debug register is switched with it).  -errno with @err
+ * saying why; the event slot is left closed then. */
+int sptd_col_trigger_events_breakpoint_task(struct sptd_col_trigger *t, uint32_t bp_type,
+                                            uint64_t addr, uint64_t len, int tid, char *err,
+                                            size_t errlen);
+/* Close one event of a trigger (its thread exited): fd -1, ring unmapped. */
+void sptd_col_trigger_events_close_one(struct sptd_col_trigger_event *ev);
 /* The byte offset of field @name of tracepoint @system:@event's raw
  * record into *@offset.  -ENOENT (@err says which) when it has none. */
 int sptd_col_trigger_events_field(const char *system, const char *event, const char *name,

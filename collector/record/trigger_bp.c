@@ -13,20 +13,63 @@
  * show), the value before is the one read at the previous hit (or when
  * armed); equal values are a silent store, counted as WITCH counts them.
  * Every hit of the process is also logged (the last HIT_LOG), so that an
- * incident lists each one its window holds, not only the one that fired. */
+ * incident lists each one its window holds, not only the one that fired.
+ *
+ * break=PATH:SYMBOL puts the breakpoint in every process that maps PATH
+ * (the same file: device and inode), at the symbol's address there: one
+ * event per thread (pid = tid, cpu -1), whose debug register the kernel
+ * switches with the thread, so processes with different load addresses
+ * do not compete for the four registers of a CPU.  Processes and threads
+ * that appear later are found by a scan of /proc at most a second apart
+ * (a new process's calls in its first moments may come before it); a
+ * thread that exits closes its event.  Decisions: a process seen once
+ * without PATH is not looked at again (a later dlopen of PATH is missed);
+ * at most BP_MAX_THREADS threads are armed (the rest is said once). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <syslog.h>
+
+#include "sptd_col_base.h"
 #include "sptd_col_perf.h"
 #include "sptd_dec.h"
 #include "trigger-kind-local.h"
 
 #define HIT_LOG 1024
+#define BP_MAX_THREADS 2048      /* a trigger polls at most SPTD_MAX_CPUS*2+1 fds */
+#define BP_SCAN_NS 1000000000LL  /* /proc scans for new processes and threads */
+
+/* break=PATH:SYMBOL: the file, where the symbol lies in it, and what is
+ * armed so far. */
+struct bp_proc {
+	int pid;
+	uint64_t addr;            /* the symbol in this process */
+};
+struct bp_path {
+	dev_t dev;                /* the file PATH named at arming */
+	ino_t ino;
+	struct sptd_dec_symfile *sf; /* its symbols and load segments */
+	uint64_t vaddr;           /* the symbol's address in the file */
+	struct bp_proc *procs;    /* processes that map it */
+	size_t nprocs, capprocs;
+	int *seen;                /* pids looked at (sorted) */
+	size_t nseen, capseen;
+	int *tids;                /* threads armed, by event: tids[i] is the
+	                           * thread of the trigger's event i, 0 none */
+	size_t ntids;
+	size_t armed;             /* threads armed now */
+	int64_t last_scan;
+	int said_max;             /* the BP_MAX_THREADS warning was given */
+};
 
 /* What a break/watch trigger keeps between hits. */
 struct bp_state {
@@ -53,6 +96,7 @@ struct bp_state {
 	unsigned next_chain;
 	uint64_t named_ip;        /* the address @named was looked up for */
 	char named[160];          /* "func+0x7" there, "" unknown (name_at) */
+	struct bp_path *path;     /* break=PATH:SYMBOL; NULL break=PID:SYMBOL */
 };
 
 static int bp_every_hit(const struct sptd_col_trigger_spec *spec)
@@ -78,6 +122,13 @@ static void bp_fini(struct sptd_col_trigger *t)
 
 	if (s && s->mem_fd >= 0)
 		close(s->mem_fd);
+	if (s && s->path) {
+		sptd_dec_symfile_destroy(s->path->sf);
+		free(s->path->procs);
+		free(s->path->seen);
+		free(s->path->tids);
+		free(s->path);
+	}
 	free(s);
 	t->kind_state = NULL;
 }
@@ -207,8 +258,280 @@ static int watch_read(const struct sptd_col_trigger *t, uint64_t *value)
 	return 0;
 }
 
+/* ---- break=PATH:SYMBOL -------------------------------------------------------- */
+
+static int int_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int seen_has(const struct bp_path *p, int pid)
+{
+	return p->nseen && bsearch(&pid, p->seen, p->nseen, sizeof(int), int_cmp) != NULL;
+}
+
+static int seen_add(struct bp_path *p, int pid)
+{
+	size_t i;
+
+	if (p->nseen == p->capseen) {
+		size_t cap = p->capseen ? p->capseen * 2 : 256;
+		int *n = realloc(p->seen, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		p->seen = n;
+		p->capseen = cap;
+	}
+	for (i = p->nseen; i > 0 && p->seen[i - 1] > pid; i--)
+		p->seen[i] = p->seen[i - 1];
+	p->seen[i] = pid;
+	p->nseen++;
+	return 0;
+}
+
+static struct bp_proc *proc_of(const struct bp_path *p, int pid)
+{
+	for (size_t i = 0; i < p->nprocs; i++)
+		if (p->procs[i].pid == pid)
+			return &p->procs[i];
+	return NULL;
+}
+
+/* Where @pid maps the file (its device and inode, or its path): the
+ * symbol's address there.  1 found, 0 not mapped, -errno. */
+static int path_addr_in(const struct bp_path *p, const char *path, int pid, uint64_t *addr)
+{
+	char mp[64], line[1024];
+	FILE *f;
+	int found = 0;
+
+	snprintf(mp, sizeof(mp), "/proc/%d/maps", pid);
+	f = fopen(mp, "re");
+	if (!f)
+		return -errno;
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long long st, en, off, ino;
+		unsigned maj, mnr;
+		char perms[8];
+		int n = 0;
+		int64_t bias;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &st, &en, perms, &off, &maj, &mnr,
+		           &ino, &n) < 7 || perms[2] != 'x')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		if (!((makedev(maj, mnr) == p->dev && (ino_t)ino == p->ino) ||
+		      (n && strcmp(line + n, path) == 0)))
+			continue;
+		if (sptd_dec_symfile_bias(p->sf, st, off, &bias) == 0) {
+			*addr = p->vaddr + (uint64_t)bias;
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* Arm every thread of @proc not armed yet. */
+static int path_arm_threads(struct sptd_col_trigger *t, const struct bp_proc *proc)
+{
+	struct bp_state *s = t->kind_state;
+	struct bp_path *p = s->path;
+	char dir[64], err[256];
+	struct dirent *de;
+	DIR *d;
+	int ret = 0;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", proc->pid);
+	d = opendir(dir);
+	if (!d)
+		return 0;   /* gone */
+	while (ret >= 0 && (de = readdir(d))) {
+		int tid = atoi(de->d_name), known = 0;
+
+		if (tid <= 0)
+			continue;
+		for (size_t i = 0; i < p->ntids && !known; i++)
+			known = p->tids[i] == tid || p->tids[i] == -tid;
+		if (known)
+			continue;
+		if (p->armed >= BP_MAX_THREADS) {
+			if (!p->said_max++)
+				sptd_col_log(LOG_WARNING, "%s: %d threads armed, the most one trigger "
+				             "takes: others are not watched", t->spec.text, BP_MAX_THREADS);
+			break;
+		}
+		ret = sptd_col_trigger_events_breakpoint_task(t, SPTD_PERF_BP_X, proc->addr, 8, tid,
+		                                              err, sizeof(err));
+		if (ret == -ESRCH || ret == -ENOENT) {
+			ret = 0;   /* the thread ended meanwhile */
+			/* its closed slot is kept: tids stays aligned with events */
+		} else if (ret < 0) {
+			sptd_col_log(LOG_WARNING, "%s: %s", t->spec.text, err);
+			ret = 0;   /* another thread may still be armed */
+		} else {
+			p->armed++;
+		}
+		{
+			int *n = realloc(p->tids, (size_t)t->nevents * sizeof(*n));
+
+			if (!n) {
+				ret = -ENOMEM;
+				break;
+			}
+			p->tids = n;
+			while (p->ntids < (size_t)t->nevents)
+				p->tids[p->ntids++] = 0;
+			if (t->events[t->nevents - 1].fd >= 0)
+				p->tids[t->nevents - 1] = tid;
+		}
+	}
+	closedir(d);
+	return ret;
+}
+
+/* New processes that map the file, and new threads of those that do. */
+static int path_scan(struct sptd_col_trigger *t)
+{
+	struct bp_state *s = t->kind_state;
+	struct bp_path *p = s->path;
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+	int ret = 0;
+
+	p->last_scan = sptd_col_now_ns();
+	if (!d)
+		return -errno;
+	while (ret >= 0 && (de = readdir(d))) {
+		int pid = atoi(de->d_name);
+		uint64_t addr = 0;
+
+		if (pid <= 0 || seen_has(p, pid))
+			continue;
+		if ((ret = seen_add(p, pid)) < 0)
+			break;
+		if (path_addr_in(p, t->spec.path, pid, &addr) <= 0)
+			continue;
+		if (p->nprocs == p->capprocs) {
+			size_t cap = p->capprocs ? p->capprocs * 2 : 16;
+			struct bp_proc *n = realloc(p->procs, cap * sizeof(*n));
+
+			if (!n) {
+				ret = -ENOMEM;
+				break;
+			}
+			p->procs = n;
+			p->capprocs = cap;
+		}
+		p->procs[p->nprocs].pid = pid;
+		p->procs[p->nprocs].addr = addr;
+		p->nprocs++;
+	}
+	closedir(d);
+	for (size_t i = 0; i < p->nprocs && ret >= 0; i++)
+		ret = path_arm_threads(t, &p->procs[i]);
+	return ret;
+}
+
+/* Threads that exited: their events hang up.  Marked (tid negated) when
+ * first seen so, closed at the next tick: the drain that follows this tick
+ * takes what they recorded before they ended.  (One extra wake of the
+ * service's poll per exit, no more.) */
+static void path_reap(struct sptd_col_trigger *t)
+{
+	struct bp_path *p = ((struct bp_state *)t->kind_state)->path;
+
+	for (size_t i = 0; i < p->ntids && i < (size_t)t->nevents; i++) {
+		struct pollfd pfd = { .fd = t->events[i].fd, .events = POLLIN };
+
+		if (p->tids[i] < 0) {
+			sptd_col_trigger_events_close_one(&t->events[i]);
+			p->tids[i] = 0;
+			p->armed--;
+			continue;
+		}
+		if (p->tids[i] && pfd.fd >= 0 && poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLHUP))
+			p->tids[i] = -p->tids[i];
+	}
+}
+
+static int path_arm(struct sptd_col_trigger *t, char *err, size_t errlen)
+{
+	struct bp_state *s = t->kind_state;
+	const struct sptd_col_trigger_spec *spec = &t->spec;
+	struct sptd_dec_sym sym;
+	struct stat sb;
+	struct bp_path *p;
+	int fd, ret;
+
+	fd = sptd_dec_file_open(spec->path, 0, &sb);
+	if (fd < 0) {
+		snprintf(err, errlen, "break: cannot open %s: %s", spec->path,
+		         sptd_dec_file_strerror(fd));
+		return fd == -ENOENT ? -ENOENT : -EINVAL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		close(fd);
+		return -ENOMEM;
+	}
+	s->path = p;
+	p->dev = sb.st_dev;
+	p->ino = sb.st_ino;
+	ret = sptd_dec_symfile_load_elf_fd(fd, &p->sf);
+	close(fd);
+	if (ret < 0) {
+		snprintf(err, errlen, "break: %s is not an ELF file sysptd can read", spec->path);
+		return -EINVAL;
+	}
+	if (sptd_dec_symfile_find(p->sf, spec->symbol, &sym) < 0) {
+		snprintf(err, errlen, "break: no function '%s' in %s (stripped? see nm)", spec->symbol,
+		         spec->path);
+		return -ENOENT;
+	}
+	p->vaddr = sym.addr;
+	ret = path_scan(t);
+	if (ret < 0) {
+		snprintf(err, errlen, "break: scanning /proc: %s", strerror(-ret));
+		return ret;
+	}
+	sptd_col_log(LOG_INFO, "%s: %zu process(es) map %s, %zu thread(s) armed; new ones are "
+	             "looked for every second", spec->text, p->nprocs, spec->path, p->armed);
+	return 0;
+}
+
+static int bp_tick(struct sptd_col_trigger *t, int64_t not_before, struct sptd_col_fire *fire)
+{
+	struct bp_state *s = t->kind_state;
+
+	(void)not_before;
+	(void)fire;
+	if (!s->path)
+		return 0;
+	path_reap(t);
+	if (sptd_col_now_ns() - s->path->last_scan >= BP_SCAN_NS && path_scan(t) == -ENOMEM)
+		sptd_col_log(LOG_WARNING, "%s: out of memory scanning for new processes",
+		             t->spec.text);
+	return 0;
+}
+
+static int bp_arm_pid(struct sptd_col_trigger *t, const int *cpus, int ncpus, char *err,
+                      size_t errlen);
+
 static int bp_arm(struct sptd_col_trigger *t, const int *cpus, int ncpus, char *err,
                   size_t errlen)
+{
+	if (t->spec.kind == SPTD_TRIG_BREAK && t->spec.pid < 0)
+		return path_arm(t, err, errlen);
+	return bp_arm_pid(t, cpus, ncpus, err, errlen);
+}
+
+/* break=PID:SYMBOL, watch=: per-CPU events at the process's address. */
+static int bp_arm_pid(struct sptd_col_trigger *t, const int *cpus, int ncpus, char *err,
+                      size_t errlen)
 {
 	struct bp_state *s = t->kind_state;
 	const struct sptd_col_trigger_spec *spec = &t->spec;
@@ -247,7 +570,7 @@ static int bp_decide(struct sptd_col_trigger *t, const struct sptd_col_trigger_h
 	uint64_t v;
 
 	*measure = 0;
-	if (h->task_pid != t->spec.pid)
+	if (s->path ? !proc_of(s->path, h->task_pid) : h->task_pid != t->spec.pid)
 		return 0;   /* another process at the same address */
 	if (t->spec.kind == SPTD_TRIG_WATCH) {
 		s->hits++;
@@ -327,6 +650,11 @@ static void bp_describe(const struct sptd_col_trigger *t, const struct sptd_col_
 	const struct sptd_col_trigger_spec *spec = &t->spec;
 
 	(void)measure;
+	if (spec->kind == SPTD_TRIG_BREAK && s->path) {
+		snprintf(buf, len, "break %.120s:%.100s (0x%" PRIx64 " in pid %d) hit by tid %d",
+		         spec->path, spec->symbol, h->ip, h->task_pid, h->task_tid);
+		return;
+	}
 	if (spec->kind == SPTD_TRIG_BREAK) {
 		snprintf(buf, len, "break %d:%.100s (0x%" PRIx64 ") hit by tid %d", spec->pid,
 		         spec->symbol, s->addr, h->task_tid);
@@ -357,7 +685,8 @@ static void bp_record(struct sptd_col_trigger *t, const struct sptd_col_trigger_
 	unsigned slot;
 	uint64_t n;
 
-	if (h->task_pid != t->spec.pid || !r->sample.callchain)
+	if ((s->path ? !proc_of(s->path, h->task_pid) : h->task_pid != t->spec.pid) ||
+	    !r->sample.callchain)
 		return;
 	slot = s->next_chain++ % (sizeof(s->chains) / sizeof(s->chains[0]));
 	n = r->sample.nr < SPTD_FIRE_MAX_CHAIN ? r->sample.nr : SPTD_FIRE_MAX_CHAIN;
@@ -373,7 +702,7 @@ static void bp_fill(const struct sptd_col_trigger *t, const struct sptd_col_trig
 	const struct bp_state *s = t->kind_state;
 
 	fire->tid = h->task_tid;
-	fire->pid = t->spec.pid;
+	fire->pid = s->path ? h->task_pid : t->spec.pid;
 	fire->ip = h->ip;
 	fire->nchain = 0;
 	for (size_t i = 0; i < sizeof(s->chains) / sizeof(s->chains[0]); i++)
@@ -383,7 +712,8 @@ static void bp_fill(const struct sptd_col_trigger *t, const struct sptd_col_trig
 		}
 	/* a break's function at its own start (h->ip is that address too) */
 	snprintf(fire->function, sizeof(fire->function), "%s",
-	         name_at(t, t->spec.kind == SPTD_TRIG_BREAK ? s->addr : h->ip));
+	         s->path ? t->spec.symbol
+	                 : name_at(t, t->spec.kind == SPTD_TRIG_BREAK ? s->addr : h->ip));
 	if (t->spec.kind != SPTD_TRIG_WATCH || s->silent < 0)
 		return;
 	fire->watch = 1;
@@ -413,7 +743,8 @@ static int bp_hits(const struct sptd_col_trigger *t, int64_t from, int64_t to,
 
 		if (h.ts < from || h.ts > to)
 			continue;
-		h.function = name_at(t, t->spec.kind == SPTD_TRIG_BREAK ? s->addr : h.ip);
+		h.function = s->path ? t->spec.symbol
+		                     : name_at(t, t->spec.kind == SPTD_TRIG_BREAK ? s->addr : h.ip);
 		ret = fn(ctx, &h);
 	}
 	return ret;
@@ -430,6 +761,7 @@ static int bp_hits(const struct sptd_col_trigger *t, int64_t from, int64_t to,
 	.record = bp_record,               \
 	.fill = bp_fill,                   \
 	.hits = bp_hits,                   \
+	.tick = bp_tick,                   \
 	.fini = bp_fini,                   \
 }
 

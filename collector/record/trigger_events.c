@@ -51,8 +51,21 @@ static struct sptd_col_trigger_event *new_event(struct sptd_col_trigger *t,
  * the PT event's group with aux_pause set, so the kernel pauses PT on the
  * CPU where it fired; a kernel that refuses (EINVAL/EOPNOTSUPP: no
  * aux_action before 6.13) gets the plain event and t->aux_refused. */
+static int open_event_task(struct sptd_col_trigger *t, struct sptd_col_perf_event *pe, int pid,
+                           int cpu, int leader, const char *filter,
+                           struct sptd_col_trigger_event *ev);
+
 static int open_event(struct sptd_col_trigger *t, struct sptd_col_perf_event *pe, int cpu,
                       int leader, const char *filter, struct sptd_col_trigger_event *ev)
+{
+	return open_event_task(t, pe, -1, cpu, leader, filter, ev);
+}
+
+/* The same for task @pid (-1: every task of @cpu; @cpu -1: wherever @pid
+ * runs). */
+static int open_event_task(struct sptd_col_trigger *t, struct sptd_col_perf_event *pe, int pid,
+                           int cpu, int leader, const char *filter,
+                           struct sptd_col_trigger_event *ev)
 {
 	int ret;
 
@@ -64,7 +77,7 @@ static int open_event(struct sptd_col_trigger *t, struct sptd_col_perf_event *pe
 	ev->fd = -1;
 	if (leader >= 0 && t->aux_pausing) {
 		pe->aux_action = SPTD_PERF_AUX_PAUSE;
-		ev->fd = sptd_col_perf_event_open(pe, -1, cpu, leader);
+		ev->fd = sptd_col_perf_event_open(pe, pid, cpu, leader);
 		pe->aux_action = 0;
 		if (ev->fd == -EINVAL || ev->fd == -EOPNOTSUPP) {
 			t->aux_refused = -ev->fd;
@@ -77,7 +90,7 @@ static int open_event(struct sptd_col_trigger *t, struct sptd_col_perf_event *pe
 		}
 	}
 	if (ev->fd < 0)
-		ev->fd = sptd_col_perf_event_open(pe, -1, cpu, -1);
+		ev->fd = sptd_col_perf_event_open(pe, pid, cpu, -1);
 	if (ev->fd < 0) {
 		ret = ev->fd;
 		ev->fd = -1;
@@ -191,6 +204,39 @@ int sptd_col_trigger_events_breakpoint(struct sptd_col_trigger *t, uint32_t bp_t
 		snprintf(err, errlen, "perf_event_open(breakpoint at 0x%" PRIx64 ", cpu %d): %s",
 		         addr, cpu, strerror(-ret));
 	return ret;
+}
+
+int sptd_col_trigger_events_breakpoint_task(struct sptd_col_trigger *t, uint32_t bp_type,
+                                            uint64_t addr, uint64_t len, int tid, char *err,
+                                            size_t errlen)
+{
+	struct sptd_col_trigger_event *ev = new_event(t, SPTD_TRIG_ROLE_HIT, TRIG_RING_PAGES);
+	struct sptd_col_perf_event pe;
+	int ret;
+
+	if (!ev)
+		return -ENOMEM;
+	sptd_col_perf_event_breakpoint(&pe, bp_type, addr, len);
+	pe.sample_type = SPTD_PERF_SAMPLE_IP | SPTD_PERF_SAMPLE_TID | SPTD_PERF_SAMPLE_TIME |
+	                 SPTD_PERF_SAMPLE_CPU | SPTD_PERF_SAMPLE_CALLCHAIN;
+	pe.max_stack = 127;
+	pe.wakeup = 1;
+	ret = open_event_task(t, &pe, tid, -1, -1, NULL, ev);
+	if (ret < 0) {
+		/* the slot stays, closed: the caller goes on with other threads */
+		sptd_col_trigger_events_close_one(ev);
+		snprintf(err, errlen, "perf_event_open(breakpoint at 0x%" PRIx64 ", thread %d): %s",
+		         addr, tid, strerror(-ret));
+	}
+	return ret;
+}
+
+void sptd_col_trigger_events_close_one(struct sptd_col_trigger_event *ev)
+{
+	sptd_col_perf_ring_unmap(&ev->ring);
+	if (ev->fd >= 0)
+		sptd_col_sys.close(ev->fd);
+	ev->fd = -1;
 }
 
 void sptd_col_trigger_events_close(struct sptd_col_trigger *t)

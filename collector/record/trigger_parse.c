@@ -119,14 +119,30 @@ static int parse_bp(const char *rest, int watch, struct sptd_col_trigger_spec *s
 
 	spec->kind = watch ? SPTD_TRIG_WATCH : SPTD_TRIG_BREAK;
 	spec->bp_len = 8;
+	if (!watch && rest[0] == '/') {
+		/* break=PATH:SYMBOL: the ':' after the file name (a C++ symbol
+		 * may hold "::" itself) */
+		const char *sep = strchr(strrchr(rest, '/'), ':');
+
+		if (!sep || !sep[1])
+			return fail(err, errlen, "break=PATH:SYMBOL needs a symbol after the file, "
+			            "e.g. break=/usr/lib/libfoo.so:foo_flush");
+		if (copy_field(spec->path, sizeof(spec->path), rest, (size_t)(sep - rest)))
+			return fail(err, errlen, "break: path too long");
+		if (strchr(sep + 1, ','))
+			return fail(err, errlen, "unexpected '%s' after break=PATH:SYMBOL",
+			            strchr(sep + 1, ','));
+		if (copy_field(spec->symbol, sizeof(spec->symbol), sep + 1, strlen(sep + 1)))
+			return fail(err, errlen, "break: symbol too long");
+		spec->pid = -1;   /* every process that maps PATH */
+		return 0;
+	}
 	errno = 0;
 	pid = strtol(rest, &end, 10);
 	if (!colon || end != colon || colon == rest) {
-		if (colon && colon != rest && !watch)
-			return fail(err, errlen, "break=PATH:SYMBOL is not supported yet: use "
-			            "break=PID:SYMBOL for a running process, or uprobe=PATH:SYMBOL");
 		return fail(err, errlen, watch ? "watch needs PID:SYMBOL[+OFF] or PID:0xADDR, e.g. "
-		            "watch=1234:counter,w,len=4" : "break needs PID:SYMBOL, e.g. break=1234:main");
+		            "watch=1234:counter,w,len=4" : "break needs PID:SYMBOL or /PATH:SYMBOL, e.g. "
+		            "break=1234:main or break=/usr/lib/libfoo.so:foo_flush");
 	}
 	if (errno || pid <= 0 || pid > INT_MAX)
 		return fail(err, errlen, "%s: bad process id", what);

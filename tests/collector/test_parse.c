@@ -67,7 +67,8 @@ static void test_triggers(void)
 		"tracepoint=sched:sched_switch,filter=", "tracepoint=sched:sched_switch,flt=x",
 		"tracepoint=sch-ed:x", "timer=", "timer=0", "timer=200", "irq,min=50", "timer=fast", "latency=", "uprobe=",
 		"uprobe=/bin/true", "uprobe=:main", "bogus", "irq=1,min=1ms,extra",
-		"break=", "break=12", "break=12:", "break=0:main", "break=-3:main", "break=/bin/true:main",
+		"break=", "break=12", "break=12:", "break=0:main", "break=-3:main", "break=/bin/true:",
+		"break=/bin/true", "break=/bin/true:main,x",
 		"break=12:main,x", "watch=12", "watch=12:", "watch=12:0xzz", "watch=12:0x0",
 		"watch=12:v+", "watch=12:v+q", "watch=12:v,len=3", "watch=12:v,r", "watch=12:v,len=16",
 		"watch=x:v",
@@ -111,6 +112,13 @@ static void test_triggers(void)
 	CHECK_INT(sptd_col_parse_trigger("uprobe=/usr/bin/foo:main", &s, err, sizeof(err)), 0);
 	CHECK_STR(s.path, "/usr/bin/foo");
 	CHECK_STR(s.symbol, "main");
+	/* break=PATH:SYMBOL: the ':' after the file name; a C++ name keeps its "::" */
+	CHECK_INT(sptd_col_parse_trigger("break=/usr/lib/libq.so.1:ns::Q::flush", &s, err,
+	                                 sizeof(err)), 0);
+	CHECK_INT(s.kind, SPTD_TRIG_BREAK);
+	CHECK_INT(s.pid, -1);
+	CHECK_STR(s.path, "/usr/lib/libq.so.1");
+	CHECK_STR(s.symbol, "ns::Q::flush");
 	CHECK_INT(sptd_col_parse_trigger("break=1234:do_work", &s, err, sizeof(err)), 0);
 	CHECK_INT(s.kind, SPTD_TRIG_BREAK);
 	CHECK_INT(s.pid, 1234);

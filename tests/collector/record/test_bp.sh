@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_bp.sh — issue 13.1: break=PID:SYMBOL and watch=PID:SYMBOL[+OFF]
+# test_bp.sh — issue 13.1: break=PID:SYMBOL, break=PATH:SYMBOL and watch=PID:SYMBOL[+OFF]
 # triggers (hardware breakpoints) on sptd_bp_prog, which logs the time and
 # value of every call of sptd_bump (the function broken on, the writer of
 # the watched sptd_counter).  Checked: the breakpoint's address is the
@@ -18,7 +18,9 @@ if [ "$(id -u)" != 0 ]; then
 fi
 work=$(mktemp -d /tmp/sptd-bp-XXXXXX)
 prog=""
-trap '[ -n "$prog" ] && kill "$prog" 2>/dev/null; rm -rf "$work"' EXIT
+progb=""
+progc=""
+trap '[ -n "$prog" ] && kill "$prog" $progb $progc 2>/dev/null; rm -rf "$work"' EXIT
 . "$(dirname "$0")/../../lib/expect.sh"
 
 # a store every 150 ms: far above an incident's write time, under which a
@@ -179,11 +181,74 @@ plain=$(find "$work/plain" -name 'incident-*.db')
 [ -n "$plain" ] && "$BIN" query "$plain" --report watch 2>&1 | grep -q "not a break= or watch= incident" &&
 	ok || bad "--report watch on a timer incident does not say it is none"
 
+# ---- break=PATH:SYMBOL: every process that maps the file, at its own
+# address, and one started after arming (found by the scan of /proc)
+"$PROG" 8 150 >"$work/progb.out" &
+progb=$!
+mkdir -m 700 "$work/path"
+"$BIN" --window 2s --trigger "break=$PROG:sptd_bump" --once -o "$work/path" </dev/null \
+	>/dev/null 2>"$work/path.err" &
+svc=$!
+wait_for "$work/path.err" "armed:" 30
+"$PROG" 4 150 >"$work/progc.out" &
+progc=$!
+wait "$svc"
+rc=$?
+inc=$(find "$work/path" -name 'incident-*.db')
+if [ "$rc" != 0 ] || [ -z "$inc" ]; then
+	bad "break=PATH: exit $rc, no incident"; cat "$work/path.err" >&2
+else
+	grep -q "2 process(es) map $PROG" "$work/path.err" && ok ||
+		{ bad "break=PATH: the two running processes were not armed"; cat "$work/path.err" >&2; }
+	ws=$(q "$inc" "SELECT value FROM meta WHERE key = 'window_start'")
+	for who in "$pid:$work/prog.out" "$progb:$work/progb.out" "$progc:$work/progc.out"; do
+		p=${who%%:*}
+		log=${who#*:}
+		base_p=$(awk -v f="$real" '$6 == f && $3 == "00000000" { split($1, a, "-"); print a[1]; exit }' \
+			/proc/$p/maps 2>/dev/null)
+		want_ip=$((0x${base_p:-0} + 0x$fn_off))
+		"$BIN" query "$inc" --format csv "SELECT ts, ip, function FROM watch_hit WHERE tid = $p ORDER BY ts" |
+			tail -n +2 | tr ',' ' ' >"$work/path.hits"
+		nh=$(wc -l <"$work/path.hits")
+		[ "$nh" -ge 1 ] && ok || bad "break=PATH: no hit of process $p in the window"
+		# each hit: this process's own address of sptd_bump, right after a
+		# call it logged; and as many hits as calls it logged in the window
+		# (less the one its last call may have had after the trigger)
+		while read -r ts ip fn; do
+			c=$(awk -v t="$ts" '$1 == "call" && $2 <= t { c = $2 } END { print c }' "$log")
+			[ "$ip" = "$want_ip" ] && [ "$fn" = sptd_bump ] && [ -n "$c" ] &&
+				[ $((ts - c)) -lt 5000000 ] && ok ||
+				bad "break=PATH: process $p hit at $ts ip $ip ($fn), want $want_ip after a call (last ${c:-none})"
+		done <"$work/path.hits"
+		last=$(tail -n 1 "$work/path.hits" | cut -d' ' -f1)
+		first=$(head -n 1 "$work/path.hits" | cut -d' ' -f1)
+		from=$ws
+		if [ "$p" = "$progc" ]; then
+			# started after arming: hit from the scan that found it on,
+			# at most a second (and a call period) after it started
+			from=$((first - 5000000))
+			started=$(awk '$1 == "call" { print $2; exit }' "$log")
+			[ -n "$started" ] && [ $((first - started)) -lt 1500000000 ] && ok ||
+				bad "break=PATH: the new process's first hit came $(((first - ${started:-0}) / 1000000)) ms after its first call"
+		fi
+		nc=$(awk -v a="$from" -v b="${last:-0}" '$1 == "call" && $2 >= a && $2 <= b' "$log" | wc -l)
+		[ "$nh" -ge "$nc" ] && ok || bad "break=PATH: process $p: $nh hits, $nc calls logged in the window"
+	done
+	n=$(q "$inc" "SELECT count(*) FROM watch_hit WHERE tid NOT IN ($pid, $progb, $progc)")
+	[ "$n" = 0 ] && ok || bad "break=PATH: $n hits of other processes"
+	d=$(q "$inc" "SELECT detail FROM trigger")
+	case "$d" in "break $PROG:sptd_bump (0x"*" in pid "*") hit by tid "*) ok ;;
+	*) bad "break=PATH: detail '$d'" ;; esac
+fi
+kill "$progb" "$progc" 2>/dev/null
+
 # ---- errors
+expect 2 "cannot open /nonexistent/lib.so" -- "$BIN" --trigger "break=/nonexistent/lib.so:f" --once -o "$work/w"
+expect 2 "no function 'nosuch' in $PROG" -- "$BIN" --trigger "break=$PROG:nosuch" --once -o "$work/w"
+expect 2 "needs a symbol after the file" -- "$BIN" --trigger "break=$PROG:" --once -o "$work/w"
 expect 2 "no function 'nosuch'" -- "$BIN" --trigger "break=$pid:nosuch" --once -o "$work/w"
 expect 2 "no process 2000000000" -- "$BIN" --trigger "break=2000000000:main" --once -o "$work/w"
 expect 2 "is not aligned to len=8" -- "$BIN" --trigger "watch=$pid:sptd_spare+4,w,len=8" --once -o "$work/w"
-expect 2 "not supported yet" -- "$BIN" --trigger "break=/bin/true:main" --once -o "$work/w"
 expect 2 "watch: unknown option 'x'" -- "$BIN" --trigger "watch=$pid:sptd_counter,x" --once
 # more watchpoints than debug registers (x86: 4 per CPU)
 "$BIN" --trigger "watch=$pid:sptd_spare+0,w" --trigger "watch=$pid:sptd_spare+8,w" \
