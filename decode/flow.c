@@ -338,6 +338,16 @@ static int flow_event(struct sptd_dec_flowstate *fs, const struct pt_event *ev)
 			                ev->ip_suppressed ? 0 : ev->variant.overflow.ip);
 		gap_open(fs, "pt: overflow: the CPU dropped trace");
 		break;
+	case ptev_stop:
+		/* TraceStop: the CPU cleared TraceEn itself (an IP filter range
+		 * configured as TraceStop): nothing is traced until software
+		 * enables it again */
+		fs->in_user = 0;
+		err = sptd_dec_tplace_stop(fs->tp, fs->pos);
+		if (!err)
+			err = flow_flush(fs, 0);
+		gap_open(fs, "pt: TraceStop: the CPU stopped tracing (an IP filter's TraceStop range)");
+		break;
 	case ptev_paging:
 		err = flow_paging(fs, ev->variant.paging.cr3, ev->variant.paging.non_root);
 		break;

@@ -15,7 +15,7 @@ struct counts {
 	int64_t interrupts, decode_errors, gaps, slices, symbols, gap_rows;
 	int64_t syscall_slices, bad_slices;
 	char first_gap[200];
-	int overflow_gaps, nomap_gaps;
+	int overflow_gaps, nomap_gaps, stop_gaps;
 };
 
 static int sink_stat(void *ctx, const char *name, int cpu, int64_t value)
@@ -50,6 +50,8 @@ static int sink_gap(void *ctx, int64_t ts, int64_t dur, int cpu, const char *rea
 		c->bad_slices++;
 	if (strstr(reason, "overflow"))
 		c->overflow_gaps++;
+	if (strstr(reason, "TraceStop"))
+		c->stop_gaps++;
 	if (strstr(reason, "missing image"))
 		c->nomap_gaps++;
 	return 0;
@@ -368,6 +370,53 @@ static void test_overflow(void)
 	free(pt);
 }
 
+/* A TraceStop packet (issue 13.3) before the third PSB: a gap saying the
+ * CPU stopped tracing, and the rest still decodes. */
+static void test_tracestop(void)
+{
+	const struct fixture *fx = &fixtures_tab[1];
+	struct counts c;
+	struct pt_config cfg;
+	struct pt_encoder *enc;
+	struct pt_packet stop = { .type = ppt_stop };
+	uint8_t pkt[16], *damaged;
+	uint64_t psb[4];
+	char image[1024];
+	size_t len;
+	uint8_t *pt = load_trace(fx, &len, image, sizeof(image));
+	int n, plen;
+
+	if (!pt) {
+		CHECK(0);
+		return;
+	}
+	pt_config_init(&cfg);
+	cfg.begin = pkt;
+	cfg.end = pkt + sizeof(pkt);
+	enc = pt_alloc_encoder(&cfg);
+	plen = pt_enc_next(enc, &stop);
+	pt_free_encoder(enc);
+	CHECK(plen == 2);
+	n = psb_offsets(pt, len, psb, 4);
+	CHECK(n >= 3);
+	if (plen != 2 || n < 3) {
+		free(pt);
+		return;
+	}
+	damaged = malloc(len + (size_t)plen);
+	memcpy(damaged, pt, psb[2]);
+	memcpy(damaged + psb[2], pkt, (size_t)plen);
+	memcpy(damaged + psb[2] + plen, pt + psb[2], len - psb[2]);
+	CHECK(decode(damaged, len + (size_t)plen, image, fx->addr, IMG_FLAT, 0, 0, 0, 1,
+	             &c) >= 0);
+	fprintf(stderr, "TraceStop: %lld insns, %d TraceStop gaps, first gap: %s\n",
+	        (long long)c.instructions, c.stop_gaps, c.first_gap);
+	CHECK(c.stop_gaps >= 1);
+	CHECK(c.instructions > fx->insns / 2);
+	free(damaged);
+	free(pt);
+}
+
 int main(void)
 {
 	SPTD_REQUIRE_FIXTURES();
@@ -377,5 +426,6 @@ int main(void)
 	test_flipped();
 	test_missing_image();
 	test_overflow();
+	test_tracestop();
 	return SPTD_TEST_END();
 }
