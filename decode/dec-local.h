@@ -310,10 +310,20 @@ struct pt_config;
 int sptd_dec_flow_config(const struct sptd_dec_session *s, const struct sptd_dec_cpu *c,
                          struct pt_config *cfg);
 
-/* power.c: power events and PTWRITEs of every CPU to s->sink->power, from
- * the calling thread (the switches sorted).  0, -ENOMEM, or the sink's
- * error; decode errors only skip to the next PSB. */
-int sptd_dec_power_run(struct sptd_dec_session *s);
+/* power.c: the power events and PTWRITEs of one CPU. */
+struct sptd_dec_power_buf {
+	struct sptd_dec_power *ev;  /* in time order */
+	size_t n, cap;              /* used / allocated entries */
+	int err;                    /* < 0: collecting failed (-ENOMEM) */
+};
+/* Read CPU @cpu's PT of @s for them into @out (zeroed by the caller): safe
+ * beside other threads once the switches are sorted.  0 or -ENOMEM;
+ * decode errors only skip to the next PSB. */
+int sptd_dec_power_collect(const struct sptd_dec_session *s, int cpu,
+                           struct sptd_dec_power_buf *out);
+/* Hand @bufs[0..@n) (by CPU) to s->sink->power from the calling thread and
+ * free them.  0, a collect error, or the sink's. */
+int sptd_dec_power_emit(struct sptd_dec_session *s, struct sptd_dec_power_buf *bufs, int n);
 
 /* flowseg.c: cutting a CPU's PT into segments and stitching them back. */
 /* Up to @max segments of about @bytes each for the @len bytes of PT at

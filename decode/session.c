@@ -170,6 +170,8 @@ struct run_unit {
 	const struct sptd_dec_segplan *next;   /* the segment after it, NULL none */
 	struct sptd_dec_cpu_result *res;       /* what it found (a CPU's units'
 	                                        * results are contiguous) */
+	struct sptd_dec_power_buf *power;      /* not NULL: this unit reads the
+	                                        * CPU's power events (power.c) */
 };
 
 /* Work shared by the phase-1 threads: the next unit to take. */
@@ -192,7 +194,10 @@ static void *run_worker(void *arg)
 		pthread_mutex_unlock(&pool->lock);
 		if (!u)
 			break;
-		u->res->err = sptd_dec_flow_cpu(pool->s, u->cpu, u->plan, u->next, u->res);
+		if (u->power)
+			u->power->err = sptd_dec_power_collect(pool->s, u->cpu, u->power);
+		else
+			u->res->err = sptd_dec_flow_cpu(pool->s, u->cpu, u->plan, u->next, u->res);
 	}
 	return NULL;
 }
@@ -323,10 +328,11 @@ out:
 /* Phase 1 over every CPU: units planned, decoded on @jobs threads,
  * stitched per CPU into @st (ncpus entries), finished.  The results stay
  * allocated in *@resp (*@nresp of them: @st points into their records),
- * the plans in *@plansp. */
+ * the plans in *@plansp.  With @power (ncpus entries), each CPU's power
+ * events are read into it by a unit of the same pool. */
 static int run_phase1(struct sptd_dec_session *s, int jobs, struct sptd_dec_stitched *st,
                       struct sptd_dec_cpu_result **resp, size_t *nresp,
-                      struct sptd_dec_segplan **plansp)
+                      struct sptd_dec_segplan **plansp, struct sptd_dec_power_buf *power)
 {
 	struct sptd_dec_cpu_result *res = NULL;
 	struct sptd_dec_segplan *plans = NULL;
@@ -353,7 +359,7 @@ static int run_phase1(struct sptd_dec_session *s, int jobs, struct sptd_dec_stit
 			maxunits += most < RUN_MAX_SEGS ? most : RUN_MAX_SEGS;
 	}
 	plans = calloc(maxunits + 1, sizeof(*plans));
-	units = calloc(maxunits + 1, sizeof(*units));
+	units = calloc(maxunits + (size_t)s->ncpus + 1, sizeof(*units));
 	res = calloc(maxunits + 1, sizeof(*res));
 	*resp = res;
 	*plansp = plans;
@@ -380,13 +386,23 @@ static int run_phase1(struct sptd_dec_session *s, int jobs, struct sptd_dec_stit
 	*nresp = nunits;
 	if (ret < 0)
 		goto out;
+	/* the power walks go last: the longest units (segments) first keep
+	 * the threads evenly busy */
+	u = nunits;
+	for (c = 0; power && c < s->ncpus; c++) {
+		if (!s->cpus[c].len)
+			continue;
+		units[u].cpu = c;
+		units[u].power = &power[c];
+		u++;
+	}
 	pool.s = s;
 	pool.units = units;
-	pool.nunits = nunits;
+	pool.nunits = u;
 	pool.next = 0;
 	pthread_mutex_init(&pool.lock, NULL);
-	if ((size_t)jobs > nunits)
-		jobs = nunits ? (int)nunits : 1;
+	if ((size_t)jobs > pool.nunits)
+		jobs = pool.nunits ? (int)pool.nunits : 1;
 	for (i = 1; i < jobs; i++) {
 		if (pthread_create(&threads[i], NULL, run_worker, &pool) != 0)
 			break;
@@ -419,6 +435,7 @@ int64_t sptd_dec_session_run(struct sptd_dec_session *s, const struct sptd_dec_s
 	struct sptd_dec_segplan *plans = NULL;
 	struct sptd_dec_stacks *stacks = NULL;
 	struct sptd_dec_cpu_result *res = NULL;
+	struct sptd_dec_power_buf *power = NULL;
 	size_t nres = 0, k, j, u;
 	int64_t ret = 0, start = INT64_MAX, end = INT64_MIN;
 	int jobs, i, no_time = 0;
@@ -438,7 +455,14 @@ int64_t sptd_dec_session_run(struct sptd_dec_session *s, const struct sptd_dec_s
 	jobs = s->cfg.jobs ? s->cfg.jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (jobs < 1)
 		jobs = 1;
-	ret = run_phase1(s, jobs, st, &res, &nres, &plans);
+	if (sink->power && !s->cfg.no_timing) {
+		power = calloc((size_t)s->ncpus + 1, sizeof(*power));
+		if (!power) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	ret = run_phase1(s, jobs, st, &res, &nres, &plans, power);
 	/* gaps and stats go out from this thread only */
 	for (i = 0; i < s->ncpus && ret >= 0; i++) {
 		if (!s->cpus[i].len)
@@ -448,8 +472,8 @@ int64_t sptd_dec_session_run(struct sptd_dec_session *s, const struct sptd_dec_s
 			no_time = 1;
 	}
 	/* what the PT said about the CPUs themselves (power.c) */
-	if (ret >= 0 && !s->cfg.no_timing)
-		ret = sptd_dec_power_run(s);
+	if (ret >= 0 && power)
+		ret = sptd_dec_power_emit(s, power, s->ncpus);
 	if (ret < 0)
 		goto out;
 	s->no_time = no_time || s->cfg.no_timing;
@@ -496,6 +520,11 @@ out:
 	free(plans);
 	free(st);
 	free(flows);
+	if (power) {
+		for (i = 0; i < s->ncpus; i++)
+			free(power[i].ev);
+		free(power);
+	}
 	sptd_dec_stacks_destroy(stacks);
 	s->sink = NULL;
 	return ret;
