@@ -22,9 +22,10 @@
  * do not compete for the four registers of a CPU.  Processes and threads
  * that appear later are found by a scan of /proc at most a second apart
  * (a new process's calls in its first moments may come before it); a
- * thread that exits closes its event.  Decisions: a process seen once
- * without PATH is not looked at again (a later dlopen of PATH is missed);
- * at most BP_MAX_THREADS threads are armed (the rest is said once). */
+ * thread that exits closes its event.  Decisions: a process seen without
+ * PATH is read again every ten seconds only (a dlopen of PATH is found
+ * within that); at most BP_MAX_THREADS threads are armed (the rest is
+ * said once). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +48,7 @@
 #define HIT_LOG 1024
 #define BP_MAX_THREADS 2048      /* a trigger polls at most SPTD_MAX_CPUS*2+1 fds */
 #define BP_SCAN_NS 1000000000LL  /* /proc scans for new processes and threads */
+#define BP_RESCAN_NS 10000000000LL /* ... and of every process (a dlopen of PATH) */
 
 /* break=PATH:SYMBOL: the file, where the symbol lies in it, and what is
  * armed so far. */
@@ -68,6 +70,7 @@ struct bp_path {
 	size_t ntids;
 	size_t armed;             /* threads armed now */
 	int64_t last_scan;
+	int64_t last_full;        /* the last scan that read every process's maps */
 	int said_max;             /* the BP_MAX_THREADS warning was given */
 };
 
@@ -402,16 +405,23 @@ static int path_scan(struct sptd_col_trigger *t)
 	DIR *d = opendir("/proc");
 	int ret = 0;
 
+	int full;
+
 	p->last_scan = sptd_col_now_ns();
+	/* every BP_RESCAN_NS the processes seen without the file are read
+	 * again: one may have mapped it since (dlopen) */
+	full = p->last_scan - p->last_full >= BP_RESCAN_NS;
+	if (full)
+		p->last_full = p->last_scan;
 	if (!d)
 		return -errno;
 	while (ret >= 0 && (de = readdir(d))) {
 		int pid = atoi(de->d_name);
 		uint64_t addr = 0;
 
-		if (pid <= 0 || seen_has(p, pid))
+		if (pid <= 0 || proc_of(p, pid) || (!full && seen_has(p, pid)))
 			continue;
-		if ((ret = seen_add(p, pid)) < 0)
+		if (!seen_has(p, pid) && (ret = seen_add(p, pid)) < 0)
 			break;
 		if (path_addr_in(p, t->spec.path, pid, &addr) <= 0)
 			continue;
