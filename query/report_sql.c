@@ -414,6 +414,50 @@ static const struct sptd_query_section offcpu_sections[] = {
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 
+/* ---- power ----------------------------------------------------------------- */
+
+/* What PT said about the CPUs (cpu_freq, cpu_idle, ptwrite): frequency over
+ * the window (each ratio holds until the next), time in each C-state, the
+ * PTWRITE values per thread. */
+static const struct sptd_query_section power_sections[] = {
+	{ "power_freq", "frequency per CPU (each ratio holds until the next; time-weighted "
+	  "over the window from the first one)",
+	  "WITH " W_CTE ", "
+	  "f AS (SELECT cpu, ts, cbr, freq_khz, lead(ts) OVER (PARTITION BY cpu ORDER BY ts, id) "
+	  " AS nts FROM cpu_freq), "
+	  "c AS (SELECT f.cpu, f.cbr, f.freq_khz, max(0, min(coalesce(f.nts, w.we), w.we) - "
+	  " max(f.ts, w.ws)) AS d FROM f CROSS JOIN w) "
+	  "SELECT cpu, count(*) AS ratios, min(cbr) AS min_cbr, max(cbr) AS max_cbr, "
+	  " min(freq_khz) / 1000 AS min_mhz, max(freq_khz) / 1000 AS max_mhz, "
+	  " round(sum(freq_khz * d) / nullif(sum(d), 0) / 1000.0, 1) AS avg_mhz "
+	  "FROM c GROUP BY cpu ORDER BY cpu",
+	  NULL,
+	  "SELECT CASE WHEN EXISTS (SELECT 1 FROM cpu_freq) THEN 1 ELSE 'no frequency in this "
+	  "incident (it comes from Intel PT: CBR packets)' END" },
+	{ "power_idle", "time in each C-state per CPU (PWRE to PWRX; clipped to the window)",
+	  "WITH " W_CTE " "
+	  "SELECT i.cpu AS cpu, CASE WHEN i.state IS NULL THEN '?' WHEN i.state = 0 THEN 'C0' "
+	  " ELSE 'C' || i.state END AS state, count(*) AS entries, sum(" CLIP("i") ") AS total_ns, "
+	  " " PCT("sum(" CLIP("i") ")") " AS pct_window, max(i.dur) AS max_ns, "
+	  " sum(i.wake LIKE '%interrupt%') AS woken_by_irq, sum(i.flags != 0) AS truncated "
+	  "FROM cpu_idle i CROSS JOIN w GROUP BY i.cpu, i.state ORDER BY i.cpu, total_ns DESC",
+	  NULL,
+	  "SELECT CASE WHEN EXISTS (SELECT 1 FROM cpu_idle) THEN 1 ELSE 'no C-states in this "
+	  "incident (record Intel PT with --power on a CPU with power event trace)' END" },
+	{ "ptwrite", "PTWRITE values per thread",
+	  "SELECT " TASK_LABEL("th", "p.utid") " AS thread, count(*) AS writes, "
+	  " printf('0x%x', (SELECT payload FROM ptwrite q WHERE q.utid IS p.utid ORDER BY ts, id "
+	  "  LIMIT 1)) AS first, "
+	  " printf('0x%x', (SELECT payload FROM ptwrite q WHERE q.utid IS p.utid ORDER BY ts DESC, "
+	  "  id DESC LIMIT 1)) AS last "
+	  "FROM ptwrite p LEFT JOIN thread th ON th.utid = p.utid GROUP BY p.utid "
+	  "ORDER BY writes DESC, thread",
+	  NULL,
+	  "SELECT CASE WHEN EXISTS (SELECT 1 FROM ptwrite) THEN 1 ELSE 'no PTWRITE values in this "
+	  "incident (record Intel PT with --power on a CPU with PTWRITE)' END" },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
 /* ---- threads --------------------------------------------------------------- */
 
 static const struct sptd_query_section threads_sections[] = {
@@ -446,9 +490,11 @@ const struct sptd_query_report_def sptd_query_reports[] = {
 	  "per stack", offcpu_sections, NULL },
 	{ "watch", "the break=/watch= hit: writer, function, value before and after, silent "
 	  "stores", watch_sections, NULL },
+	{ "power", "what Intel PT said of the CPUs: frequency, C-states, PTWRITE values",
+	  power_sections, NULL },
 	{ NULL, NULL, NULL, NULL },
 };
 
 const char *const sptd_query_report_name_list[] = {
-	"summary", "cpus", "top", "wakeup", "irq", "threads", "offcpu", "watch", NULL,
+	"summary", "cpus", "top", "wakeup", "irq", "threads", "offcpu", "watch", "power", NULL,
 };

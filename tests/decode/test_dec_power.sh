@@ -86,6 +86,19 @@ n=$(q "$inc" "SELECT count(*) FROM ptwrite p WHERE utid IS NULL OR NOT EXISTS (S
 [ "$n" = 0 ] && echo "ok: every ptwrite on its CPU's running task" ||
 	bad "$n ptwrite rows are not on the task their CPU ran"
 
+# --report power: entries per CPU and C-state, and total time of the
+# C-states whose both ends were seen, as the truth has them
+"$bin" query "$inc" --report power --format csv >"$work/report" 2>&1 || bad "--report power"
+awk -F, '$10 == 0 { n[$3 "," "C" $4]++; d[$3 "," "C" $4] += $2 } $10 != 0 { n[$3 "," "C" $4]++ }
+	END { for (k in n) print k "," n[k] }' "$work/want_idle" | sort >"$work/rep_want"
+awk -F, 'NF == 8 && $2 ~ /^C[0-9]+$/ { print $1 "," $2 "," $3 }' "$work/report" | sort >"$work/rep_got"
+cmp -s "$work/rep_want" "$work/rep_got" && [ -s "$work/rep_got" ] &&
+	echo "ok: --report power: entries per CPU and C-state" ||
+	{ bad "--report power C-state entries differ"; diff "$work/rep_want" "$work/rep_got" | head -5; }
+[ "$(awk -F, 'NF == 4 && $2 ~ /^[0-9]+$/ { s += $2 } END { print s }' "$work/report")" = \
+	"$(wc -l <"$work/want_ptw")" ] && echo "ok: --report power: every ptwrite" ||
+	bad "--report power: ptwrite counts"
+
 # Perfetto: trace_processor's own counters and instants
 if [ -x "$tp" ]; then
 	"$bin" export "$inc" -o "$work/x.pftrace" >/dev/null 2>"$work/export.err" ||

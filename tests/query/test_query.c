@@ -347,7 +347,7 @@ static void test_errors(struct sptd_store *st)
 	CHECK_INT(sptd_query_report(NULL, "summary", SPTD_QUERY_CSV, stdout, err, sizeof(err)),
 	          -EINVAL);
 	CHECK_INT(sptd_query_report(st, "nope", SPTD_QUERY_CSV, stdout, err, sizeof(err)), -EINVAL);
-	CHECK_STR(err, "unknown report 'nope' (reports: summary, cpus, top, wakeup, irq, threads, offcpu, watch)");
+	CHECK_STR(err, "unknown report 'nope' (reports: summary, cpus, top, wakeup, irq, threads, offcpu, watch, power)");
 
 	{
 		enum sptd_query_format f = SPTD_QUERY_TABLE;
@@ -364,13 +364,13 @@ static void test_errors(struct sptd_store *st)
 	{
 		const char *const *names = sptd_query_report_names();
 		const char *want[] = { "summary", "cpus", "top", "wakeup", "irq", "threads", "offcpu",
-		                       "watch" };
+		                       "watch", "power" };
 		int i;
 
-		for (i = 0; names[i] && i < 8; i++)
+		for (i = 0; names[i] && i < 9; i++)
 			CHECK_STR(names[i], want[i]);
-		CHECK_INT(i, 8);
-		CHECK(names[8] == NULL);
+		CHECK_INT(i, 9);
+		CHECK(names[9] == NULL);
 		CHECK(sptd_query_report_describe("cpus") != NULL);
 		CHECK(sptd_query_report_describe("nope") == NULL);
 	}
