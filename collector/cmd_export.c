@@ -154,11 +154,12 @@ static int export_job_run(void *arg)
 	if (!job->quiet)
 		fprintf(stderr, "sysptd export: wrote %s (%.1f MB): %llu sched switches, %llu irq "
 		        "events, %llu ftrace events, %llu slices, %llu samples, %llu off-CPU stacks, "
-		        "%llu gaps, %llu triggers%s\n", job->output,
+		        "%llu power events, %llu ptwrites, %llu gaps, %llu triggers%s\n", job->output,
 		        (double)stats.bytes / 1e6, (unsigned long long)stats.sched_switches,
 		        (unsigned long long)stats.irq_events, (unsigned long long)stats.ftrace_events,
 		        (unsigned long long)stats.slices,
 		        (unsigned long long)stats.samples, (unsigned long long)stats.offcpu,
+		        (unsigned long long)stats.power_events, (unsigned long long)stats.ptwrites,
 		        (unsigned long long)stats.gaps,
 		        (unsigned long long)stats.triggers,
 		        job->opts->format == SPTD_QUERY_EXPORT_PROTO ?

@@ -267,6 +267,34 @@ static int row_trigger(struct jw *w, struct sptd_store_stmt *s)
 	return 0;
 }
 
+/* PT's power (cpu_freq, cpu_idle): counters of the CPUs' process, one
+ * series per CPU ("cpu N MHz", "cpu N C-state": 0 awake). */
+static int row_power(struct jw *w, struct sptd_store_stmt *s)
+{
+	char name[48];
+	int64_t cpu = sptd_store_column_int(s, 0), kind = sptd_store_column_int(s, 2);
+
+	snprintf(name, sizeof(name), "cpu %" PRId64 " %s", cpu, kind == 0 ? "MHz" : "C-state");
+	jw_event(w, "C", SPTD_JSON_CPU_PID, 0, name);
+	jw_us(w, "ts", sptd_store_column_int(s, 1));
+	jw_printf(w, ",\"args\":{\"%s\":%" PRId64 "}}", kind == 0 ? "MHz" : "C-state",
+	          kind == 0 ? sptd_store_column_int(s, 3) / 1000 : kind == 2 ? 0 :
+	          sptd_store_column_int(s, 3));
+	w->pf->stats->power_events++;
+	return 0;
+}
+
+/* PTWRITE values: instants on the writing thread. */
+static int row_ptwrite(struct jw *w, struct sptd_store_stmt *s)
+{
+	jw_event(w, "i", sptd_store_column_int(s, 1), sptd_store_column_int(s, 2), "ptwrite");
+	jw_us(w, "ts", sptd_store_column_int(s, 0));
+	jw_printf(w, ",\"s\":\"t\",\"args\":{\"payload\":\"0x%" PRIx64 "\"}}",
+	          (uint64_t)sptd_store_column_int(s, 3));
+	w->pf->stats->ptwrites++;
+	return 0;
+}
+
 int sptd_query_pf_write_json(struct sptd_query_pf *pf)
 {
 	struct jw w = { .pf = pf, .first = 1 };
@@ -310,6 +338,15 @@ int sptd_query_pf_write_json(struct sptd_query_pf *pf)
 	                  "LEFT JOIN process p ON p.upid = t.upid "
 	                  "LEFT JOIN callsite c ON c.id = s.callsite_id "
 	                  "LEFT JOIN symbol sym ON sym.id = c.symbol_id", row_sample)) < 0 ||
+	    (rc = jw_rows(&w, "cpu_idle",
+	                  "SELECT cpu, ts, 0, freq_khz FROM cpu_freq WHERE freq_khz IS NOT NULL "
+	                  "UNION ALL SELECT cpu, ts, 1, coalesce(state, last_state, 0) FROM cpu_idle "
+	                  "UNION ALL SELECT cpu, ts + dur, 2, 0 FROM cpu_idle ORDER BY 1, 2, 3",
+	                  row_power)) < 0 ||
+	    (rc = jw_rows(&w, "ptwrite",
+	                  "SELECT w.ts, coalesce(p.pid, t.tid), t.tid, w.payload FROM ptwrite w "
+	                  "JOIN thread t ON t.utid = w.utid LEFT JOIN process p ON p.upid = t.upid",
+	                  row_ptwrite)) < 0 ||
 	    (rc = jw_rows(&w, "gap", "SELECT cpu, ts, dur, reason FROM gap", row_gap)) < 0 ||
 	    (rc = jw_rows(&w, "trigger", "SELECT ts, cpu, kind, detail FROM trigger",
 	                  row_trigger)) < 0)

@@ -130,6 +130,16 @@ SQL
 else
 	echo "note: no trace_processor at $tp: the Perfetto part is not checked"
 fi
+# the JSON export: a counter value per ratio and per C-state edge, and the
+# ptwrite instants
+"$bin" export "$inc" --format json -o "$work/x.json" 2>"$work/json.err" ||
+	{ cat "$work/json.err"; bad "export --format json"; }
+want=$(( $(wc -l <"$work/want_freq") + 2 * $(wc -l <"$work/want_idle") ))
+grep -q " $want power events, $(wc -l <"$work/want_ptw") ptwrites," "$work/json.err" &&
+	[ "$(grep -o '"ph":"C"' "$work/x.json" | wc -l)" = "$want" ] &&
+	[ "$(grep -o '"name":"ptwrite"' "$work/x.json" | wc -l)" = "$(wc -l <"$work/want_ptw")" ] &&
+	echo "ok: JSON export: $want counter values, the ptwrites" ||
+	{ bad "JSON export of the power events"; cat "$work/json.err"; }
 
 # damaged PT.  Random bytes in the middle of CPU 0's trace: libipt reads
 # them as whatever packets they look like (a made-up PWRX may close a real
