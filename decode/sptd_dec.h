@@ -166,7 +166,8 @@ struct sptd_dec_tsc {
 
 /* @tsc in ns as @conv says (NULL: ns = tsc).  Never fails: the parameters
  * may come from a hostile file, so a shift of 128 or more shifts everything
- * out and results beyond the int64 range saturate at INT64_MIN/INT64_MAX. */
+ * out, and results beyond +-(2^62 - 1) ns (146 years) saturate there: a
+ * span between any two times then fits an int64. */
 int64_t sptd_dec_tsc_ns(const struct sptd_dec_tsc *conv, uint64_t tsc);
 
 /* Demangle @mangled as c++filt and perf do (C++ Itanium ABI, Rust legacy and

@@ -97,7 +97,7 @@ static int on_slice(void *ctx, const struct sptd_dec_slice *sl)
 
 static int on_gap(void *ctx, int64_t ts, int64_t dur, int cpu, const char *reason)
 {
-	FUZZ_CHECK(dur >= 0 && dur != INT64_MAX, "gap dur %lld (%s)", (long long)dur, reason);
+	FUZZ_CHECK(dur >= 0 && dur != INT64_MAX, "gap at %lld dur %lld (%s)", (long long)ts, (long long)dur, reason);
 	FUZZ_CHECK(ts < 0 || dur <= INT64_MAX - ts, "gap ends past INT64_MAX (%s)", reason);
 	FUZZ_CHECK(reason && strncmp(reason, "pt: ", 4) == 0, "gap reason '%s'",
 	           reason ? reason : "(null)");
