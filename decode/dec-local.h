@@ -315,6 +315,7 @@ struct sptd_dec_power_buf {
 	struct sptd_dec_power *ev;  /* in time order */
 	size_t n, cap;              /* used / allocated entries */
 	int err;                    /* < 0: collecting failed (-ENOMEM) */
+	int64_t ns;                 /* how long reading them took (stat power_ns) */
 };
 /* Read CPU @cpu's PT of @s for them into @out (zeroed by the caller): safe
  * beside other threads once the switches are sorted.  0 or -ENOMEM;

@@ -24,6 +24,7 @@
  *  - A PTWRITE belongs to the task the sched timeline has on its CPU. */
 #include <errno.h>
 #include <stdint.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -236,8 +237,11 @@ int sptd_dec_power_collect(const struct sptd_dec_session *s, int cpu,
 	                        .known_awake = INT64_MIN, .tid = -1 };
 	struct pt_query_decoder *q;
 	struct pt_config cfg;
+	struct timespec t0, t1;
 	uint64_t ip;
 	int status, taken, ret = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 
 	while (w.swi < s->nswitches && s->switches[w.swi].cpu < cpu)
 		w.swi++;
@@ -284,6 +288,8 @@ int sptd_dec_power_collect(const struct sptd_dec_session *s, int cpu,
 	if (ret >= 0)
 		ret = idle_cut(&w, w.now);
 	pt_qry_free_decoder(q);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	out->ns = (int64_t)(t1.tv_sec - t0.tv_sec) * 1000000000 + (t1.tv_nsec - t0.tv_nsec);
 	return ret;
 }
 
@@ -296,6 +302,8 @@ int sptd_dec_power_emit(struct sptd_dec_session *s, struct sptd_dec_power_buf *b
 			ret = bufs[cpu].err;
 		for (size_t i = 0; i < bufs[cpu].n && ret >= 0; i++)
 			ret = s->sink->power(s->sink->ctx, &bufs[cpu].ev[i]);
+		if (ret >= 0 && s->cpus[cpu].len && s->sink->stat)
+			ret = s->sink->stat(s->sink->ctx, "power_ns", cpu, bufs[cpu].ns);
 		free(bufs[cpu].ev);
 		memset(&bufs[cpu], 0, sizeof(bufs[cpu]));
 	}

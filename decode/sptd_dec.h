@@ -305,7 +305,8 @@ struct sptd_dec_sink {
 	int (*gap)(void *ctx, int64_t ts, int64_t dur, int cpu, const char *reason);
 	/* a per-CPU figure (names as the stats table: pt_bytes, instructions,
 	 * calls, returns, far_calls, far_returns, interrupts, decode_errors,
-	 * gaps, decode_ns, decode_segments, cr3_mismatches) */
+	 * gaps, decode_ns, decode_segments, cr3_mismatches; power_ns: the time
+	 * the power walk of power.c took, with a power sink) */
 	int (*stat)(void *ctx, const char *name, int cpu, int64_t value);
 	/* power events and PTWRITEs, per CPU in time order (power.c); with it
 	 * NULL the PT is not read for them */

@@ -493,7 +493,7 @@ static int clear_previous(struct sptd_store *st)
 	static const char *const pt_stats[] = {
 		"pt_bytes", "instructions", "calls", "returns", "far_calls", "far_returns",
 		"interrupts", "decode_errors", "gaps", "decode_ns", "decode_segments",
-		"cr3_mismatches",
+		"cr3_mismatches", "power_ns",
 	};
 	int ret = sptd_store_table_clear(st, "slice");
 
