@@ -6,7 +6,7 @@
  * SPTD_PT_SEGMENT_BYTES small (each CPU cut at PSBs every few hundred
  * bytes: many seams, stitched); the two incidents must hold the same rows:
  * slice (every column, in id order), gap (in order), symbol, thread and
- * process, and the same stats except decode_ns and decode_segments; and
+ * process, and the same stats except decode_ns, power_ns and decode_segments; and
  * the parallel one must really have been cut (decode_segments > 1 on some
  * CPU).
  *
@@ -40,8 +40,12 @@ static const char *const dumps[] = {
 	"SELECT id, name, dso_id, addr, size FROM symbol ORDER BY id",
 	"SELECT utid, tid, upid, name FROM thread ORDER BY utid",
 	"SELECT upid, pid, name FROM process ORDER BY upid",
-	"SELECT name, cpu, value FROM stats WHERE name NOT IN ('decode_ns', 'decode_segments') "
+	"SELECT name, cpu, value FROM stats WHERE name NOT IN ('decode_ns', 'power_ns', 'decode_segments') "
 	"ORDER BY name, cpu",
+	"SELECT ts, cpu, cbr, freq_khz FROM cpu_freq ORDER BY cpu, ts, id",
+	"SELECT ts, dur, cpu, state, sub_state, requested, last_state, deepest_state, wake, flags "
+	"FROM cpu_idle ORDER BY cpu, ts, id",
+	"SELECT ts, cpu, utid, ip, payload, size FROM ptwrite ORDER BY cpu, ts, id",
 };
 
 /* Hash of every row the dumps read (FNV-1a over the text of each value),
