@@ -139,6 +139,8 @@ static void bp_fini(struct sptd_col_trigger *t)
 /* One executable file mapping of /proc/PID/maps. */
 struct bp_map {
 	uint64_t start, end, pgoff;
+	dev_t dev;               /* the file's device and inode */
+	ino_t ino;
 	char path[512];
 };
 
@@ -158,15 +160,18 @@ static int each_exec_map(int pid, int (*fn)(void *ctx, const struct bp_map *m), 
 	while (ret == 0 && fgets(line, sizeof(line), f)) {
 		struct bp_map m;
 		char perms[8];
-		unsigned long long s, e, off;
+		unsigned long long s, e, off, ino;
+		unsigned maj, mnr;
 		int n = 0;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &s, &e, perms, &off, &n) < 4 || !n ||
-		    perms[2] != 'x' || line[n] != '/')
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &s, &e, perms, &off, &maj, &mnr,
+		           &ino, &n) < 7 || !n || perms[2] != 'x' || line[n] != '/')
 			continue;
 		m.start = s;
 		m.end = e;
 		m.pgoff = off;
+		m.dev = makedev(maj, mnr);
+		m.ino = (ino_t)ino;
 		snprintf(m.path, sizeof(m.path), "%s", line + n);
 		m.path[strcspn(m.path, "\n")] = '\0';
 		ret = fn(ctx, &m);
@@ -303,39 +308,35 @@ static struct bp_proc *proc_of(const struct bp_path *p, int pid)
 	return NULL;
 }
 
-/* Where @pid maps the file (its device and inode, or its path): the
- * symbol's address there.  1 found, 0 not mapped, -errno. */
+/* Where a process maps the file (its device and inode, or its path): the
+ * symbol's address there. */
+struct path_find {
+	const struct bp_path *p;
+	const char *path;
+	uint64_t addr;
+};
+
+static int path_map(void *ctx, const struct bp_map *m)
+{
+	struct path_find *f = ctx;
+	int64_t bias;
+
+	if (!((m->dev == f->p->dev && m->ino == f->p->ino) || strcmp(m->path, f->path) == 0) ||
+	    sptd_dec_symfile_bias(f->p->sf, m->start, m->pgoff, &bias) < 0)
+		return 0;
+	f->addr = f->p->vaddr + (uint64_t)bias;
+	return 1;
+}
+
+/* 1 and *@addr when @pid maps the file, 0 when not, -errno. */
 static int path_addr_in(const struct bp_path *p, const char *path, int pid, uint64_t *addr)
 {
-	char mp[64], line[1024];
-	FILE *f;
-	int found = 0;
+	struct path_find f = { .p = p, .path = path };
+	int ret = each_exec_map(pid, path_map, &f);
 
-	snprintf(mp, sizeof(mp), "/proc/%d/maps", pid);
-	f = fopen(mp, "re");
-	if (!f)
-		return -errno;
-	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned long long st, en, off, ino;
-		unsigned maj, mnr;
-		char perms[8];
-		int n = 0;
-		int64_t bias;
-
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &st, &en, perms, &off, &maj, &mnr,
-		           &ino, &n) < 7 || perms[2] != 'x')
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		if (!((makedev(maj, mnr) == p->dev && (ino_t)ino == p->ino) ||
-		      (n && strcmp(line + n, path) == 0)))
-			continue;
-		if (sptd_dec_symfile_bias(p->sf, st, off, &bias) == 0) {
-			*addr = p->vaddr + (uint64_t)bias;
-			found = 1;
-		}
-	}
-	fclose(f);
-	return found;
+	if (ret == 1)
+		*addr = f.addr;
+	return ret;
 }
 
 /* Arm every thread of @proc not armed yet. */

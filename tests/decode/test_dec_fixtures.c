@@ -323,98 +323,64 @@ static void test_missing_image(void)
 	free(pt);
 }
 
-static void test_overflow(void)
+/* Decode fixture 1 with the packet @type (libipt's encoder) inserted just
+ * before its third PSB into @c.  0, or -1 when it could not be made. */
+static int decode_inserted(enum pt_packet_type type, struct counts *c)
 {
 	const struct fixture *fx = &fixtures_tab[1];
-	struct counts c;
 	struct pt_config cfg;
 	struct pt_encoder *enc;
-	struct pt_packet ovf = { .type = ppt_ovf };
+	struct pt_packet p = { .type = type };
 	uint8_t pkt[16], *damaged;
 	uint64_t psb[4];
 	char image[1024];
 	size_t len;
 	uint8_t *pt = load_trace(fx, &len, image, sizeof(image));
-	int n, plen;
+	int n, plen, ret = -1;
 
-	if (!pt) {
-		CHECK(0);
-		return;
-	}
-	/* encode an OVF packet with libipt's encoder */
+	if (!pt)
+		return -1;
 	pt_config_init(&cfg);
 	cfg.begin = pkt;
 	cfg.end = pkt + sizeof(pkt);
 	enc = pt_alloc_encoder(&cfg);
-	plen = pt_enc_next(enc, &ovf);
+	plen = pt_enc_next(enc, &p);
 	pt_free_encoder(enc);
-	CHECK(plen == 2);
 	n = psb_offsets(pt, len, psb, 4);
-	CHECK(n >= 3);
-	if (plen != 2 || n < 3) {
-		free(pt);
-		return;
+	if (plen == 2 && n >= 3 && (damaged = malloc(len + (size_t)plen))) {
+		memcpy(damaged, pt, psb[2]);
+		memcpy(damaged + psb[2], pkt, (size_t)plen);
+		memcpy(damaged + psb[2] + plen, pt + psb[2], len - psb[2]);
+		ret = decode(damaged, len + (size_t)plen, image, fx->addr, IMG_FLAT, 0, 0, 0, 1, c);
+		free(damaged);
 	}
-	/* insert it just before the third PSB: the CPU lost trace there */
-	damaged = malloc(len + (size_t)plen);
-	memcpy(damaged, pt, psb[2]);
-	memcpy(damaged + psb[2], pkt, (size_t)plen);
-	memcpy(damaged + psb[2] + plen, pt + psb[2], len - psb[2]);
-	CHECK(decode(damaged, len + (size_t)plen, image, fx->addr, IMG_FLAT, 0, 0, 0, 1,
-	             &c) >= 0);
+	free(pt);
+	return ret < 0 ? -1 : 0;
+}
+
+/* An OVF packet: the CPU lost trace there; a gap, the rest decodes. */
+static void test_overflow(void)
+{
+	struct counts c;
+
+	CHECK_INT(decode_inserted(ppt_ovf, &c), 0);
 	fprintf(stderr, "overflow: %lld insns, %d overflow gaps, first: %s\n",
 	        (long long)c.instructions, c.overflow_gaps, c.first_gap);
 	CHECK(c.overflow_gaps >= 1);
-	CHECK(c.instructions > fx->insns / 2);
-	free(damaged);
-	free(pt);
+	CHECK(c.instructions > fixtures_tab[1].insns / 2);
 }
 
-/* A TraceStop packet (issue 13.3) before the third PSB: a gap saying the
- * CPU stopped tracing, and the rest still decodes. */
+/* A TraceStop packet (issue 13.3): a gap saying the CPU stopped tracing,
+ * and the rest still decodes. */
 static void test_tracestop(void)
 {
-	const struct fixture *fx = &fixtures_tab[1];
 	struct counts c;
-	struct pt_config cfg;
-	struct pt_encoder *enc;
-	struct pt_packet stop = { .type = ppt_stop };
-	uint8_t pkt[16], *damaged;
-	uint64_t psb[4];
-	char image[1024];
-	size_t len;
-	uint8_t *pt = load_trace(fx, &len, image, sizeof(image));
-	int n, plen;
 
-	if (!pt) {
-		CHECK(0);
-		return;
-	}
-	pt_config_init(&cfg);
-	cfg.begin = pkt;
-	cfg.end = pkt + sizeof(pkt);
-	enc = pt_alloc_encoder(&cfg);
-	plen = pt_enc_next(enc, &stop);
-	pt_free_encoder(enc);
-	CHECK(plen == 2);
-	n = psb_offsets(pt, len, psb, 4);
-	CHECK(n >= 3);
-	if (plen != 2 || n < 3) {
-		free(pt);
-		return;
-	}
-	damaged = malloc(len + (size_t)plen);
-	memcpy(damaged, pt, psb[2]);
-	memcpy(damaged + psb[2], pkt, (size_t)plen);
-	memcpy(damaged + psb[2] + plen, pt + psb[2], len - psb[2]);
-	CHECK(decode(damaged, len + (size_t)plen, image, fx->addr, IMG_FLAT, 0, 0, 0, 1,
-	             &c) >= 0);
+	CHECK_INT(decode_inserted(ppt_stop, &c), 0);
 	fprintf(stderr, "TraceStop: %lld insns, %d TraceStop gaps, first gap: %s\n",
 	        (long long)c.instructions, c.stop_gaps, c.first_gap);
 	CHECK(c.stop_gaps >= 1);
-	CHECK(c.instructions > fx->insns / 2);
-	free(damaged);
-	free(pt);
+	CHECK(c.instructions > fixtures_tab[1].insns / 2);
 }
 
 int main(void)
