@@ -507,10 +507,21 @@ int sptd_sched_walk_event(struct sptd_sched_builder *b, const struct sptd_sched_
 	}
 	if (ret < 0)
 		return ret;
-	if (c->cur_known && ev->pid >= 0 && ev->pid != c->cur_tid)
+	if (c->cur_known && ev->pid >= 0 && ev->pid != c->cur_tid) {
 		ret = on_missed_switch(b, ev);
-	else if (c->cur_known && ev->pid == c->cur_tid && ev->ts > c->cur_seen)
+	} else if (c->cur_known && ev->pid == c->cur_tid && ev->ts > c->cur_seen) {
 		c->cur_seen = ev->ts;
+	} else if (!c->cur_known && ev->pid >= 0) {
+		/* the first event of a stretch names the task current since it
+		 * began (as a first switch's prev does): a later event of another
+		 * task is then a switch not recorded */
+		c->cur_known = 1;
+		c->cur_tid = ev->pid;
+		c->cur_prio = -1;
+		c->cur_start = c->seg_start;
+		c->cur_seen = ev->ts;
+		c->cur_flags = F_START;
+	}
 	if (ret < 0)
 		return ret;
 	switch (ev->type) {

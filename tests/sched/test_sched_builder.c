@@ -198,6 +198,31 @@ static void run_case(const struct builder_case *c)
 
 static const struct builder_case cases[] = {
 	{
+		/* the record of CPU 0 begins in idle (its softirq ran in tid 0),
+		 * then task a switches out with no switch-in seen: idle is the
+		 * task of the record's start up to its last event, a runs from
+		 * there, not from where the record began */
+		.name = "missed-switch-at-record-start", .ws = 1000, .we = 2000, .slack = 50,
+		.ncpus = 1, .nev = 3,
+		.ev = {
+			SIRQP(SPTD_SCHED_SOFTIRQ_ENTRY, 1100, 0, 1, 0, SOFT),
+			SIRQP(SPTD_SCHED_SOFTIRQ_EXIT, 1110, 0, 1, 0, SOFT),
+			SW(1300, 0, 10, "a", 120, "S", 0, "swapper/0", 120),
+		},
+		.slices = 3,
+		.rows = {
+			"thread 0 swapper", "thread 10 a",
+			"gap 1000 100 cpu0 ftrace ring overwritten before window start",
+			"slice 1100 10 cpu0 tid0 NULL -1 f3",
+			"slice 1110 190 cpu0 tid10 S 120 f1",
+			"slice 1300 700 cpu0 tid0 NULL 120 f2",
+			"softirq 1100 10 cpu0 1 TIMER f0",
+			"state 1110 190 tid10 Running cpu0 waker-1 f1",
+			"state 1300 700 tid10 S cpu-1 waker-1 f2",
+			NULL,
+		},
+	},
+	{
 		/* switches the kernel did not record (a VM's CPU 1 never traces
 		 * its switches away from idle): CPU 1 idles after 1100 (its
 		 * softirq at 1200 ran in tid 0); task a, woken at 1300 from CPU 0,
