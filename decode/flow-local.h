@@ -200,6 +200,9 @@ struct sptd_dec_flowstate {
 	int has_time;                      /* a timing packet has been seen */
 	uint64_t seq;                      /* events so far: order and tie-break */
 	uint64_t last_ip;                  /* last instruction decoded */
+	uint64_t blk_ip;                   /* the last block's first instruction */
+	uint32_t blk_ninsn;                /* ... its instruction count */
+	int blk_isid;                      /* ... its section */
 	int in_user;                       /* 1: decoding user code with tracing
 	                                    * on (no switch can happen now) */
 	/* the branch ending the previous block, waiting for its target */

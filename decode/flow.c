@@ -272,6 +272,38 @@ static int flow_paging(struct sptd_dec_flowstate *fs, uint64_t cr3, int non_root
 	return 0;
 }
 
+/* A PTWRITE bound to its instruction: libipt proceeds to it and past it,
+ * and when a direct call led there (PTWRITE as a function's first
+ * instruction: instrumentation) the call is no longer the block's last
+ * instruction, so flow_block did not see it.  Find it in the block's
+ * bytes (a call rel32 in them whose target is the PTWRITE) and record it,
+ * one instruction before the block's end.  0 or -ENOMEM. */
+static int flow_ptwrite(struct sptd_dec_flowstate *fs, const struct pt_event *ev)
+{
+	uint8_t code[512];
+	uint64_t at = 0;
+	int n;
+
+	if (ev->ip_suppressed || ev->variant.ptwrite.ip != fs->last_ip || fs->blk_ninsn < 2 ||
+	    fs->blk_isid <= 0)
+		return 0;
+	n = pt_iscache_read(fs->s->iscache, code, sizeof(code), fs->blk_isid, fs->blk_ip);
+	for (int i = 0; i + 5 <= n; i++) {
+		int32_t rel;
+
+		if (code[i] != 0xe8)
+			continue;
+		memcpy(&rel, code + i + 1, 4);
+		if (fs->blk_ip + (uint64_t)i + 5 + (uint64_t)(int64_t)rel == fs->last_ip)
+			at = fs->blk_ip + (uint64_t)i;
+	}
+	if (!at)
+		return 0;
+	fs->res->stats.calls++;
+	return flow_push_at(fs, SPTD_DEC_FLOW_CALL, fs->tid, flow_ts(fs), at, fs->last_ip,
+	                    fs->pos - 1, sptd_dec_tplace_seg_now(fs->tp));
+}
+
 static int flow_event(struct sptd_dec_flowstate *fs, const struct pt_event *ev)
 {
 	int err = 0;
@@ -348,6 +380,9 @@ static int flow_event(struct sptd_dec_flowstate *fs, const struct pt_event *ev)
 			err = flow_flush(fs, 0);
 		gap_open(fs, "pt: TraceStop: the CPU stopped tracing (an IP filter's TraceStop range)");
 		break;
+	case ptev_ptwrite:
+		err = flow_ptwrite(fs, ev);
+		break;
 	case ptev_paging:
 		err = flow_paging(fs, ev->variant.paging.cr3, ev->variant.paging.non_root);
 		break;
@@ -376,6 +411,9 @@ static int flow_block(struct sptd_dec_flowstate *fs, const struct pt_block *b)
 	st->instructions += b->ninsn;
 	fs->pos += b->ninsn;
 	fs->last_ip = b->end_ip;
+	fs->blk_ip = b->ip;
+	fs->blk_ninsn = b->ninsn;
+	fs->blk_isid = b->isid;
 	fs->in_user = !(b->end_ip >> 63);
 	switch (b->iclass == ptic_error ? sptd_dec_brcache_class(&fs->br, b) : b->iclass) {
 	case ptic_call:

@@ -434,6 +434,9 @@ static int enter_idle(struct sptd_ptgen_stream *s, uint64_t cycle)
 	struct pt_packet pkt;
 	int err;
 
+	/* the task is switched out: the PSB+ of the idle CPU carries no PIP
+	 * of it (the next switch-in's PSB+ names the next task's CR3) */
+	s->cr3 = 0;
 	err = psb_plus(s, cycle, 0);   /* tracing is off: no FUP in it */
 	if (err < 0)
 		return err;

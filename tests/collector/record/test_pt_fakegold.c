@@ -22,7 +22,13 @@
  *          before).  Its intervals that ended before the cut are gone; those
  *          open across it start at the task's data start with flags
  *          INFERRED|START_TRUNCATED, at their true depth; the rest equal the
- *          truth.  The gaps show where the fake lost data. */
+ *          truth.  The gaps show where the fake lost data.
+ *   power  sptd-ptgen --power on 2 CPUs (C-states, CBR changes, PTWRITEs),
+ *          recorded with --power on a PMU whose caps/ have power event
+ *          trace and PTWRITE: the config bits are set, and the incident's
+ *          cpu_freq, cpu_idle and ptwrite rows are the generator's
+ *          power.txt, at the incident's times (the recording path, meta
+ *          included, end to end). */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -59,13 +65,16 @@ struct fg_case {
 	int wrap_cpu;              /* CPU whose stream must overflow its ring (-1 none) */
 	int drop_cpu;              /* CPU that loses its first drop_len bytes (-1 none) */
 	size_t drop_len;
+	int power;                 /* record with --power; check power.txt */
 };
 
 static const struct fg_case cases[] = {
-	{ "one", { "--timing", "cyc", "--tsc-hz", TSC_HZ, "--", "@ptprog-fib", NULL }, -1, -1, 0 },
+	{ "one", { "--timing", "cyc", "--tsc-hz", TSC_HZ, "--", "@ptprog-fib", NULL }, -1, -1, 0, 0 },
 	{ "lossy", { "--timing", "cyc", "--tsc-hz", TSC_HZ, "--cpus", "2", "--slice-insns", "72000", "--psb-period",
 	             "256", "--", "@ptprog-fib", "19", "--", "@ptprog-fib", "17", NULL },
-	  1, 0, 3000 },
+	  1, 0, 3000, 0 },
+	{ "power", { "--timing", "tsc", "--tsc-hz", TSC_HZ, "--power", "--cpus", "2", "--slice-insns",
+	             "700", "--", "@ptprog-fib", "--", "@ptprog-fptr", NULL }, -1, -1, 0, 1 },
 };
 
 /* Everything one case reads and builds. */
@@ -74,6 +83,7 @@ struct fg_run {
 	struct fakepmu_cuts k;     /* what each AUX ring keeps, where data starts again */
 	int wrap_cpu, drop_cpu;    /* as in the case */
 	size_t drop_len;
+	int power;
 };
 
 /* Note the cut of @cpu's data (fakepmu_cuts_note), checking it is clean. */
@@ -103,6 +113,7 @@ static int capture(struct fg_run *r, const char *sysroot, const char *incident, 
 		cpus[c] = c;
 	CHECK(mult != 0);
 	cfg.req.timing = SPTD_PT_TIMING_NORMAL;
+	cfg.req.power = r->power;
 	cfg.req.window_ns = 1000;      /* the minimum AUX ring, 64 KiB */
 	cfg.cpu_family = (int)truth_config_get(g->dir, "cpu_family");
 	cfg.cpu_model = (int)truth_config_get(g->dir, "cpu_model");
@@ -119,6 +130,10 @@ static int capture(struct fg_run *r, const char *sysroot, const char *incident, 
 	}
 	fakepmu_cuts_rings(&r->k, g, r->drop_cpu, r->drop_len,
 	                   (size_t)sptd_col_pt_setup(pt)->aux_bytes);
+	/* --power: pwr_evt, ptw and fup_on_ptw where caps/ say so (the power
+	 * case's PMU has both) */
+	CHECK_INT(sptd_col_pt_setup(pt)->pwr_evt, r->power);
+	CHECK_INT(sptd_col_pt_setup(pt)->ptw, r->power);
 	CHECK_INT(sptd_col_pt_enable(pt), 0);
 	CHECK_INT(sptd_col_pt_freeze(pt), 0);
 	npids = sptd_col_pt_pids(pt, pids, 64);
@@ -187,6 +202,90 @@ out:
 	return ret < 0 ? ret : 0;
 }
 
+/* How many rows @sql (with ?1..?n bound to @v) counts in @st; -1 failed. */
+static int64_t count_rows(struct sptd_store *st, const char *sql, const int64_t *v, int n)
+{
+	struct sptd_store_stmt *s = NULL;
+	int64_t c = -1;
+
+	if (sptd_store_prepare(st, sql, &s) < 0)
+		return -1;
+	for (int i = 0; i < n; i++)
+		sptd_store_bind_int(s, i + 1, v[i]);
+	if (sptd_store_step(s) == 1)
+		c = sptd_store_column_int(s, 0);
+	sptd_store_finalize(s);
+	return c;
+}
+
+/* The power case: every line of power.txt is its row in @incident (times
+ * + @offset), and there are no others. */
+static void check_power(const char *dir, const char *incident, int64_t offset)
+{
+	struct sptd_store *st = NULL;
+	char path[4200], kind[16];
+	unsigned long long ns, a, b, c, ip;
+	int64_t open_ts[64] = { 0 }, open_state[64], nfreq = 0, nidle = 0, nptw = 0;
+	int cpu, have_open[64] = { 0 }, mismatches = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/power.txt", dir);
+	f = fopen(path, "r");
+	CHECK(f != NULL);
+	CHECK_INT(sptd_store_open(incident, 0, &st), 0);
+	while (f && st && fscanf(f, "%15s %d %llu %llu %llu %llu %llx", kind, &cpu, &ns, &a, &b, &c,
+	                         &ip) == 7) {
+		int64_t t = (int64_t)ns + offset, n = -1;
+
+		if (cpu < 0 || cpu >= 64)
+			continue;
+		if (strcmp(kind, "cbr") == 0) {
+			int64_t v[] = { t, cpu, (int64_t)a, (int64_t)a * 100000 };
+
+			nfreq++;
+			n = count_rows(st, "SELECT count(*) FROM cpu_freq WHERE ts = ?1 AND cpu = ?2 AND "
+			               "cbr = ?3 AND freq_khz = ?4", v, 4);
+		} else if (strcmp(kind, "pwre") == 0) {
+			have_open[cpu] = 1;
+			open_ts[cpu] = t;
+			open_state[cpu] = (int64_t)((a + 1) & 15);
+			continue;
+		} else if (strcmp(kind, "pwrx") == 0 && have_open[cpu]) {
+			int64_t v[] = { open_ts[cpu], t - open_ts[cpu], cpu, open_state[cpu],
+			                (int64_t)((a + 1) & 15) };
+
+			have_open[cpu] = 0;
+			nidle++;
+			n = count_rows(st, "SELECT count(*) FROM cpu_idle WHERE ts = ?1 AND dur = ?2 AND "
+			               "cpu = ?3 AND state = ?4 AND last_state = ?5 AND "
+			               "wake = 'interrupt' AND flags = 0", v, 5);
+		} else if (strcmp(kind, "ptw") == 0) {
+			int64_t v[] = { t, cpu, (int64_t)a, (int64_t)ip };
+
+			nptw++;
+			n = count_rows(st, "SELECT count(*) FROM ptwrite WHERE ts = ?1 AND cpu = ?2 AND "
+			               "payload = ?3 AND ip = ?4 AND size = 8 AND utid IS NOT NULL", v, 4);
+		} else {
+			continue;
+		}
+		if (n != 1 && mismatches++ < 5)
+			fprintf(stderr, "  power: %s cpu %d at %llu: %" PRId64 " rows\n", kind, cpu, ns, n);
+	}
+	CHECK_INT(mismatches, 0);
+	CHECK(nfreq > 0 && nidle > 0 && nptw > 0);
+	/* nothing more: the open C-states at the end are the only other rows */
+	for (int k = 0; k < 64; k++)
+		nidle += have_open[k];
+	CHECK_INT(count_rows(st, "SELECT count(*) FROM cpu_freq", NULL, 0), nfreq);
+	CHECK_INT(count_rows(st, "SELECT count(*) FROM cpu_idle", NULL, 0), nidle);
+	CHECK_INT(count_rows(st, "SELECT count(*) FROM ptwrite", NULL, 0), nptw);
+	printf("  power: %" PRId64 " ratio changes, %" PRId64 " C-states, %" PRId64 " PTWRITEs as "
+	       "power.txt says\n", nfreq, nidle, nptw);
+	sptd_store_destroy(st);
+	if (f)
+		fclose(f);
+}
+
 /* Generate, capture, compare one case; 77 when ptrace is not permitted. */
 static int run_case(const struct fg_case *c, const char *ptgen, const char *progs,
                     const char *tmp, const char *sysroot)
@@ -219,8 +318,11 @@ static int run_case(const struct fg_case *c, const char *ptgen, const char *prog
 	r->wrap_cpu = c->wrap_cpu;
 	r->drop_cpu = c->drop_cpu;
 	r->drop_len = c->drop_len;
+	r->power = c->power;
 	/* the fake PMU describes the CPU the trace came from */
 	CHECK_INT(fakepmu_gen_sysfs(r->g, sysroot, PMU_TYPE), 0);
+	CHECK_INT(fakepmu_sysfs_cap(sysroot, "power_event_trace", c->power ? "1" : "0"), 0);
+	CHECK_INT(fakepmu_sysfs_cap(sysroot, "ptwrite", c->power ? "1" : "0"), 0);
 	if (capture(r, sysroot, incident, &offset) < 0)
 		goto out;
 	if (r->wrap_cpu >= 0) {
@@ -242,6 +344,8 @@ static int run_case(const struct fg_case *c, const char *ptgen, const char *prog
 	}
 	ret = truth_compare(c->name, &truth, &dec, tol);
 	CHECK_INT(ret, 0);
+	if (c->power)
+		check_power(dir, incident, offset);
 
 	/* the gaps: where the fake lost data, and only there */
 	{
