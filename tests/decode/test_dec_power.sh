@@ -80,6 +80,13 @@ for t in freq idle ptw; do
 		diff "$work/want_$t" "$work/got_$t" | head -10
 	fi
 done
+# the power packets take nothing from the flow: every call and return as
+# the generator made them (a PTWRITE's FUP once hid the call into it)
+for k in calls returns; do
+	got=$(q "$inc" "SELECT sum(value) FROM stats WHERE name = '$k'")
+	[ "$got" = "$(cfg $k)" ] && echo "ok: $k: $got, as the truth" ||
+		bad "$k: $got decoded, the generator made $(cfg $k)"
+done
 # every PTWRITE on the task the schedule runs there and then
 n=$(q "$inc" "SELECT count(*) FROM ptwrite p WHERE utid IS NULL OR NOT EXISTS (SELECT 1 FROM
 	sched_slice s WHERE s.cpu = p.cpu AND s.utid = p.utid AND p.ts BETWEEN s.ts AND s.ts + s.dur)")
