@@ -1,6 +1,7 @@
 /* store_err.c — turning SQLite results into negative errnos and messages
  * that name what failed, the file, and what to do about it. */
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -73,6 +74,19 @@ int sptd_store_errno_of(sqlite3 *db, int rc)
 	}
 }
 
+/* SQLite said "out of memory": 1 when this process can still allocate a
+ * good deal, i.e. what SQLite was asked to allocate was impossible (its
+ * limit is 2 GiB per allocation), not the machine short of memory. */
+static int nomem_was_impossible(void)
+{
+	void *probe = malloc(64u << 20);
+
+	if (!probe)
+		return 0;
+	free(probe);
+	return 1;
+}
+
 int sptd_store_fail_sqlite(struct sptd_store *st, int rc, const char *what)
 {
 	int err = sptd_store_errno_of(st->db, rc);
@@ -81,6 +95,14 @@ int sptd_store_fail_sqlite(struct sptd_store *st, int rc, const char *what)
 
 	if (err == 0)
 		err = -EIO;
+	/* a damaged file can make SQLite ask for an impossible allocation (a
+	 * record or schema entry claiming gigabytes): reading an incident, that
+	 * is the file's fault, not the machine's (fuzz_incident found one) */
+	if (err == -ENOMEM && !st->writable && nomem_was_impossible())
+		return sptd_store_fail(st, -EBADMSG, "%s: %s: SQLite ran out of memory reading it "
+		                       "while memory is free: the file asks for an impossible "
+		                       "allocation, it is damaged; take it again from the "
+		                       "recording machine", what, st->path);
 	if (err == -ENOSPC && st->tmp_path)
 		sptd_store_fail(st, err, "%s: disk full writing %s (%s): nothing was written "
 		                "to %s; free some space and record again",

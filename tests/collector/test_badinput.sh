@@ -40,7 +40,7 @@ garbage() {
 root() { q "$work/good.db" "SELECT rootpage FROM sqlite_schema WHERE name = '$1'"; }
 
 mkdir "$work/trunc" "$work/tablepages" "$work/notinc" "$work/empty" "$work/text" "$work/metapage" \
-	"$work/renamed" "$work/format" "$work/autovac"
+	"$work/renamed" "$work/format" "$work/autovac" "$work/nomem"
 head -c $(($(wc -c <"$work/good.db") / 2)) "$work/good.db" >"$work/trunc/incident-1.db"
 # the tables every command reads without an index in between: trigger
 # (query, reports, export, list) and raw_pt (decode)
@@ -61,9 +61,12 @@ cp "$work/good.db" "$work/renamed/incident-1.db"
 sqlite3 "$work/renamed/incident-1.db" "ALTER TABLE raw_pt RENAME COLUMN cpu TO cpu_renamed"
 : >"$work/empty/incident-1.db"
 echo "this is not a database" >"$work/text/incident-1.db"
+# a file whose schema makes SQLite ask for an impossible allocation: it
+# said "out of memory" (fuzz_incident's find)
+cp "$(dirname "$0")/../fuzz/corpus/incident/crash-nomem-schema" "$work/nomem/incident-1.db"
 
 # ---- every reader of a corrupt incident: exit 6, the file named
-for kind in trunc tablepages metapage notinc empty text renamed format autovac; do
+for kind in trunc tablepages metapage notinc empty text renamed format autovac nomem; do
 	f=$work/$kind/incident-1.db
 	expect 6 "incident-1.db" -- "$BIN" query "$f" "SELECT * FROM trigger"
 	expect 6 "incident-1.db" -- "$BIN" query "$f" --report summary
