@@ -75,8 +75,8 @@ int sptd_store_errno_of(sqlite3 *db, int rc)
 }
 
 /* SQLite said "out of memory": 1 when this process can still allocate a
- * good deal, i.e. what SQLite was asked to allocate was impossible (its
- * limit is 2 GiB per allocation), not the machine short of memory. */
+ * good deal, i.e. the machine is not short of memory (SQLite also says so
+ * when a single allocation would pass its 2 GiB limit). */
 static int nomem_was_impossible(void)
 {
 	void *probe = malloc(64u << 20);
@@ -95,14 +95,13 @@ int sptd_store_fail_sqlite(struct sptd_store *st, int rc, const char *what)
 
 	if (err == 0)
 		err = -EIO;
-	/* a damaged file can make SQLite ask for an impossible allocation (a
-	 * record or schema entry claiming gigabytes): reading an incident, that
-	 * is the file's fault, not the machine's (fuzz_incident found one) */
+	/* a damaged file can make SQLite fail with "out of memory" on every
+	 * statement (fuzz_incident found one): reading an incident, with memory
+	 * free, that is the file's fault, not the machine's */
 	if (err == -ENOMEM && !st->writable && nomem_was_impossible())
 		return sptd_store_fail(st, -EBADMSG, "%s: %s: SQLite ran out of memory reading it "
-		                       "while memory is free: the file asks for an impossible "
-		                       "allocation, it is damaged; take it again from the "
-		                       "recording machine", what, st->path);
+		                       "while memory is free: the file is damaged; take it again "
+		                       "from the recording machine", what, st->path);
 	if (err == -ENOSPC && st->tmp_path)
 		sptd_store_fail(st, err, "%s: disk full writing %s (%s): nothing was written "
 		                "to %s; free some space and record again",
