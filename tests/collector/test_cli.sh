@@ -118,7 +118,9 @@ expect 0 "manual" -- "$BIN" list "$work/inc"
 
 # ---- a full disk loses the new incident only, and nothing already written
 mkdir -p "$work/full"
-if mount -t tmpfs -o size=4m,mode=0700 tmpfs "$work/full" 2>/dev/null; then
+# (64 MiB: once the filler goes, an incident of a busy machine must fit;
+# 4 MiB did not when the rest of the suite ran beside it)
+if mount -t tmpfs -o size=64m,mode=0700 tmpfs "$work/full" 2>/dev/null; then
 	kill "$svc"; wait "$svc"; svc=""
 	cp "$first" "$work/full/incident-00000000T000000Z-0.db"
 	before=$(md5sum <"$work/full/incident-00000000T000000Z-0.db")
