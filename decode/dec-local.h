@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "sptd_dec.h"
 
@@ -309,6 +310,16 @@ struct pt_config;
  * timing parameters, blocks ending at calls and jumps.  0. */
 int sptd_dec_flow_config(const struct sptd_dec_session *s, const struct sptd_dec_cpu *c,
                          struct pt_config *cfg);
+
+/* CLOCK_MONOTONIC in ns: what the decode times itself with (decode_ns,
+ * power_ns). */
+static inline int64_t sptd_dec_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 /* power.c: the power events and PTWRITEs of one CPU. */
 struct sptd_dec_power_buf {

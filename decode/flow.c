@@ -22,19 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <intel-pt.h>
 
 #include "flow-local.h"
-
-static int64_t now_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* Refresh fs->now from the decoder's time; @ahead: instructions of a block
  * just decoded but not yet counted (the time read with it times its end). */
@@ -623,7 +614,7 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, const struct sptd_dec
 	struct sptd_dec_flowstate fs;
 	struct pt_config cfg;
 	uint64_t sync_off = 0, last_sync = 0;
-	int64_t t0 = now_mono_ns();
+	int64_t t0 = sptd_dec_now_ns();
 	int status, err, first = 1, stuck = 0, decoded = 0;
 	int whole = !plan || plan->index == 0;
 	size_t i;
@@ -727,7 +718,7 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, const struct sptd_dec
 		pt_image_free(fs.images[i]);
 	free(fs.images);
 	sptd_dec_brcache_fini(&fs.br);
-	res->stats.decode_ns = now_mono_ns() - t0;
+	res->stats.decode_ns = sptd_dec_now_ns() - t0;
 	return err;
 }
 

@@ -24,7 +24,6 @@
  *  - A PTWRITE belongs to the task the sched timeline has on its CPU. */
 #include <errno.h>
 #include <stdint.h>
-#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,6 +106,17 @@ static void power_init(struct power_walk *w, struct sptd_dec_power *p, int64_t t
 	p->cstate = p->sub_cstate = p->requested = p->requested_sub = p->last = p->deepest = -1;
 }
 
+/* The ratio w->cbr from @ts on. */
+static int emit_cbr(struct power_walk *w, int64_t ts)
+{
+	struct sptd_dec_power p;
+
+	power_init(w, &p, ts);
+	p.kind = SPTD_DEC_POWER_FREQ;
+	p.cbr = w->cbr;
+	return emit(w, &p);
+}
+
 /* The decoder's time @tsc is known: the latest time seen, and what waited
  * for a time. */
 static int time_seen(struct power_walk *w, uint64_t tsc)
@@ -118,13 +128,8 @@ static int time_seen(struct power_walk *w, uint64_t tsc)
 	if (w->known_awake == INT64_MIN)
 		w->known_awake = ts;   /* where this CPU's data begin */
 	if (w->cbr_waits) {
-		struct sptd_dec_power p;
-
 		w->cbr_waits = 0;
-		power_init(w, &p, w->now);
-		p.kind = SPTD_DEC_POWER_FREQ;
-		p.cbr = w->cbr;
-		return emit(w, &p);
+		return emit_cbr(w, w->now);
 	}
 	return 0;
 }
@@ -154,22 +159,24 @@ static int on_event(struct power_walk *w, const struct pt_event *ev)
 			return 0;
 		w->have_cbr = 1;
 		w->cbr = ev->variant.cbr.ratio;
-		p.kind = SPTD_DEC_POWER_FREQ;
-		p.cbr = w->cbr;
-		return emit(w, &p);
-	case ptev_mwait:
+		return emit_cbr(w, ts);
+	case ptev_mwait: {
+		int c = cstate_of((ev->variant.mwait.hints >> 4) & 0xf);
+		int sub = (int)(ev->variant.mwait.hints & 0xf);
+
 		/* libipt holds an MWAIT until the FUP after it (EXSTOP's), so
 		 * it comes after the PWRE it asked for, which is reported at
 		 * once: it belongs to the C-state open since then, if any */
 		if (w->idle_open && w->idle.requested < 0) {
-			w->idle.requested = cstate_of((ev->variant.mwait.hints >> 4) & 0xf);
-			w->idle.requested_sub = (int)(ev->variant.mwait.hints & 0xf);
+			w->idle.requested = c;
+			w->idle.requested_sub = sub;
 			return 0;
 		}
 		w->mwait = 1;
-		w->mwait_c = cstate_of((ev->variant.mwait.hints >> 4) & 0xf);
-		w->mwait_sub = (int)(ev->variant.mwait.hints & 0xf);
+		w->mwait_c = c;
+		w->mwait_sub = sub;
 		return 0;
+	}
 	case ptev_pwre: {
 		ret = idle_cut(w, ts);   /* two entries: the first one's exit was lost */
 
@@ -237,11 +244,9 @@ int sptd_dec_power_collect(const struct sptd_dec_session *s, int cpu,
 	                        .known_awake = INT64_MIN, .tid = -1 };
 	struct pt_query_decoder *q;
 	struct pt_config cfg;
-	struct timespec t0, t1;
+	int64_t t0 = sptd_dec_now_ns();
 	uint64_t ip;
 	int status, taken, ret = 0;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 
 	while (w.swi < s->nswitches && s->switches[w.swi].cpu < cpu)
 		w.swi++;
@@ -288,8 +293,7 @@ int sptd_dec_power_collect(const struct sptd_dec_session *s, int cpu,
 	if (ret >= 0)
 		ret = idle_cut(&w, w.now);
 	pt_qry_free_decoder(q);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	out->ns = (int64_t)(t1.tv_sec - t0.tv_sec) * 1000000000 + (t1.tv_nsec - t0.tv_nsec);
+	out->ns = sptd_dec_now_ns() - t0;
 	return ret;
 }
 
