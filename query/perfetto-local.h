@@ -193,6 +193,10 @@ uint64_t sptd_query_pf_count(struct sptd_query_pf *pf, const char *table);
 void sptd_query_pf_track_packet(struct sptd_query_pf *pf, int64_t ts);
 /* SQL walking a callsite to its root (?1: callsite id): addr, symbol, dso. */
 extern const char sptd_query_pf_walk_sql[];
+/* SQL of PT's power edges for both exports, by CPU and time: cpu, ts, kind
+ * (0 a ratio from cpu_freq, 1 a C-state entered, 2 left), value (kHz; the
+ * C-state number), the row id (ties). */
+extern const char sptd_query_pf_power_sql[];
 /* The call stack of @callsite as text, innermost frame first, one frame
  * per line ("symbol (dso)" or "0xADDR"); *text is freed by the caller.
  * @walk: a statement prepared from sptd_query_pf_walk_sql. */

@@ -110,6 +110,12 @@ void sptd_query_pf_track_packet(struct sptd_query_pf *pf, int64_t ts)
 	}
 }
 
+const char sptd_query_pf_power_sql[] =
+	"SELECT cpu, ts, 0, freq_khz, 0 FROM cpu_freq WHERE freq_khz IS NOT NULL "
+	"UNION ALL SELECT cpu, ts, 1, coalesce(state, last_state, 0), id FROM cpu_idle "
+	"UNION ALL SELECT cpu, ts + dur, 2, 0, id FROM cpu_idle "
+	"ORDER BY 1, 2, 3, 5";
+
 const char sptd_query_pf_walk_sql[] =
 	"WITH RECURSIVE chain(id, parent_id, symbol_id, addr, n) AS ("
 	" SELECT id, parent_id, symbol_id, addr, 0 FROM callsite WHERE id = ?1"

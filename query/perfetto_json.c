@@ -278,8 +278,7 @@ static int row_power(struct jw *w, struct sptd_store_stmt *s)
 	jw_event(w, "C", SPTD_JSON_CPU_PID, 0, name);
 	jw_us(w, "ts", sptd_store_column_int(s, 1));
 	jw_printf(w, ",\"args\":{\"%s\":%" PRId64 "}}", kind == 0 ? "MHz" : "C-state",
-	          kind == 0 ? sptd_store_column_int(s, 3) / 1000 : kind == 2 ? 0 :
-	          sptd_store_column_int(s, 3));
+	          kind == 0 ? sptd_store_column_int(s, 3) / 1000 : sptd_store_column_int(s, 3));
 	w->pf->stats->power_events++;
 	return 0;
 }
@@ -338,11 +337,7 @@ int sptd_query_pf_write_json(struct sptd_query_pf *pf)
 	                  "LEFT JOIN process p ON p.upid = t.upid "
 	                  "LEFT JOIN callsite c ON c.id = s.callsite_id "
 	                  "LEFT JOIN symbol sym ON sym.id = c.symbol_id", row_sample)) < 0 ||
-	    (rc = jw_rows(&w, "cpu_idle",
-	                  "SELECT cpu, ts, 0, freq_khz FROM cpu_freq WHERE freq_khz IS NOT NULL "
-	                  "UNION ALL SELECT cpu, ts, 1, coalesce(state, last_state, 0) FROM cpu_idle "
-	                  "UNION ALL SELECT cpu, ts + dur, 2, 0 FROM cpu_idle ORDER BY 1, 2, 3",
-	                  row_power)) < 0 ||
+	    (rc = jw_rows(&w, "cpu_idle", sptd_query_pf_power_sql, row_power)) < 0 ||
 	    (rc = jw_rows(&w, "ptwrite",
 	                  "SELECT w.ts, coalesce(p.pid, t.tid), t.tid, w.payload FROM ptwrite w "
 	                  "JOIN thread t ON t.utid = w.utid LEFT JOIN process p ON p.upid = t.upid",

@@ -728,11 +728,6 @@ out:
  * (kHz), cpu_idle with the C-state number on entry and 4294967295 on exit. */
 int sptd_query_pf_write_power(struct sptd_query_pf *pf)
 {
-	static const char sql[] =
-		"SELECT cpu, ts, 0, freq_khz, 0 FROM cpu_freq WHERE freq_khz IS NOT NULL "
-		"UNION ALL SELECT cpu, ts, 1, coalesce(state, last_state, 0), id FROM cpu_idle "
-		"UNION ALL SELECT cpu, ts + dur, 2, 0, id FROM cpu_idle "
-		"ORDER BY 1, 2, 3, 5";
 	struct sptd_store_stmt *stmt = NULL;
 	struct bundle b;
 	int rc;
@@ -740,7 +735,7 @@ int sptd_query_pf_write_power(struct sptd_query_pf *pf)
 	bundle_init(&b);
 	if (sptd_query_pf_count(pf, "cpu_freq") == 0 && sptd_query_pf_count(pf, "cpu_idle") == 0)
 		return 0;
-	rc = sptd_query_pf_prepare(pf, "cpu_idle", sql, &stmt);
+	rc = sptd_query_pf_prepare(pf, "cpu_idle", sptd_query_pf_power_sql, &stmt);
 	if (rc < 0)
 		goto out;
 	while ((rc = sptd_store_step(stmt)) == 1) {
