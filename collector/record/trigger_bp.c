@@ -71,6 +71,8 @@ struct bp_path {
 	size_t armed;             /* threads armed now */
 	int64_t last_scan;
 	int64_t last_full;        /* the last scan that read every process's maps */
+	struct pollfd *pfd;       /* path_reap's poll set, by event index */
+	size_t cappfd;            /* its allocated entries */
 	int said_max;             /* the BP_MAX_THREADS warning was given */
 };
 
@@ -130,6 +132,7 @@ static void bp_fini(struct sptd_col_trigger *t)
 		free(s->path->procs);
 		free(s->path->seen);
 		free(s->path->tids);
+		free(s->path->pfd);
 		free(s->path);
 	}
 	free(s);
@@ -454,19 +457,33 @@ static int path_scan(struct sptd_col_trigger *t)
 static void path_reap(struct sptd_col_trigger *t)
 {
 	struct bp_path *p = ((struct bp_state *)t->kind_state)->path;
+	size_t n = p->ntids < (size_t)t->nevents ? p->ntids : (size_t)t->nevents, armed = 0;
 
-	for (size_t i = 0; i < p->ntids && i < (size_t)t->nevents; i++) {
-		struct pollfd pfd = { .fd = t->events[i].fd, .events = POLLIN };
+	if (n > p->cappfd) {
+		struct pollfd *m = realloc(p->pfd, n * sizeof(*m));
 
+		if (!m)
+			return;   /* tried again at the next tick */
+		p->pfd = m;
+		p->cappfd = n;
+	}
+	/* one poll of every armed thread's event (index = event index; a
+	 * negative fd is skipped by poll) */
+	for (size_t i = 0; i < n; i++) {
 		if (p->tids[i] < 0) {
 			sptd_col_trigger_events_close_one(&t->events[i]);
 			p->tids[i] = 0;
 			p->armed--;
-			continue;
 		}
-		if (p->tids[i] && pfd.fd >= 0 && poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLHUP))
-			p->tids[i] = -p->tids[i];
+		p->pfd[i] = (struct pollfd){ .fd = p->tids[i] ? t->events[i].fd : -1,
+		                             .events = POLLIN };
+		armed += p->pfd[i].fd >= 0;
 	}
+	if (!armed || poll(p->pfd, (nfds_t)n, 0) <= 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (p->pfd[i].fd >= 0 && (p->pfd[i].revents & POLLHUP))
+			p->tids[i] = -p->tids[i];
 }
 
 static int path_arm(struct sptd_col_trigger *t, char *err, size_t errlen)

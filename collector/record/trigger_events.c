@@ -183,6 +183,18 @@ int sptd_col_trigger_events_uprobe(struct sptd_col_trigger *t, uint32_t type, co
 	return ret;
 }
 
+/* A hardware breakpoint event at @addr: who hit it, where, when, on which
+ * CPU, with its call chain; a wakeup per hit. */
+static void bp_event(struct sptd_col_perf_event *pe, uint32_t bp_type, uint64_t addr,
+                     uint64_t len)
+{
+	sptd_col_perf_event_breakpoint(pe, bp_type, addr, len);
+	pe->sample_type = SPTD_PERF_SAMPLE_IP | SPTD_PERF_SAMPLE_TID | SPTD_PERF_SAMPLE_TIME |
+	                  SPTD_PERF_SAMPLE_CPU | SPTD_PERF_SAMPLE_CALLCHAIN;
+	pe->max_stack = 127;
+	pe->wakeup = 1;
+}
+
 int sptd_col_trigger_events_breakpoint(struct sptd_col_trigger *t, uint32_t bp_type,
                                        uint64_t addr, uint64_t len, const int *cpus, int ncpus,
                                        char *err, size_t errlen)
@@ -190,11 +202,7 @@ int sptd_col_trigger_events_breakpoint(struct sptd_col_trigger *t, uint32_t bp_t
 	struct sptd_col_perf_event pe;
 	int ret, cpu = -1;
 
-	sptd_col_perf_event_breakpoint(&pe, bp_type, addr, len);
-	pe.sample_type = SPTD_PERF_SAMPLE_IP | SPTD_PERF_SAMPLE_TID | SPTD_PERF_SAMPLE_TIME |
-	                 SPTD_PERF_SAMPLE_CPU | SPTD_PERF_SAMPLE_CALLCHAIN;
-	pe.max_stack = 127;
-	pe.wakeup = 1;
+	bp_event(&pe, bp_type, addr, len);
 	ret = open_per_cpu(t, &pe, SPTD_TRIG_ROLE_HIT, TRIG_RING_PAGES, 0, NULL, cpus, ncpus, &cpu);
 	if (ret == -ENOSPC)
 		snprintf(err, errlen, "no debug register left on cpu %d for the breakpoint at "
@@ -216,11 +224,7 @@ int sptd_col_trigger_events_breakpoint_task(struct sptd_col_trigger *t, uint32_t
 
 	if (!ev)
 		return -ENOMEM;
-	sptd_col_perf_event_breakpoint(&pe, bp_type, addr, len);
-	pe.sample_type = SPTD_PERF_SAMPLE_IP | SPTD_PERF_SAMPLE_TID | SPTD_PERF_SAMPLE_TIME |
-	                 SPTD_PERF_SAMPLE_CPU | SPTD_PERF_SAMPLE_CALLCHAIN;
-	pe.max_stack = 127;
-	pe.wakeup = 1;
+	bp_event(&pe, bp_type, addr, len);
 	ret = open_event_task(t, &pe, tid, -1, -1, NULL, ev);
 	if (ret < 0) {
 		/* the slot stays, closed: the caller goes on with other threads */

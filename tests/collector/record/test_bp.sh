@@ -241,6 +241,27 @@ else
 	*) bad "break=PATH: detail '$d'" ;; esac
 fi
 kill "$progb" "$progc" 2>/dev/null
+# a thread that exits hangs its event up: the service closes it instead of
+# waking for it over and over (it spun at 100 % of a CPU before)
+"$PROG" 2 100 >/dev/null &
+progb=$!
+mkdir -m 700 "$work/reap"
+"$BIN" --window 10s --trigger "break=$PROG:sptd_bump" --trigger timer=10s --once \
+	-o "$work/reap" </dev/null >/dev/null 2>"$work/reap.err" &
+svc=$!
+wait_for "$work/reap.err" "armed:" 30
+grep -q "2 process(es) map" "$work/reap.err" && ok ||
+	{ bad "break=PATH: the short-lived process was not armed"; cat "$work/reap.err" >&2; }
+wait "$progb" 2>/dev/null
+sleep 0.5
+t0=$(awk '{ print $14 + $15 }' /proc/$svc/stat)
+sleep 2
+t1=$(awk '{ print $14 + $15 }' /proc/$svc/stat)
+hz=$(getconf CLK_TCK)
+[ $((t1 - t0)) -lt $((hz / 2)) ] && ok ||
+	bad "break=PATH: the service used $((t1 - t0)) of $((2 * hz)) CPU ticks after the process exited"
+kill "$svc" 2>/dev/null
+wait "$svc" 2>/dev/null
 
 # ---- errors
 expect 2 "cannot open /nonexistent/lib.so" -- "$BIN" --trigger "break=/nonexistent/lib.so:f" --once -o "$work/w"
