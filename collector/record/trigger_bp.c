@@ -671,6 +671,17 @@ static const char *name_at(const struct sptd_col_trigger *t, uint64_t ip)
 	return s->named;
 }
 
+/* The function of a hit at @ip: a break's own (break=/PATH names it;
+ * a break=PID hit is at the function's start), a watch's writer. */
+static const char *hit_function(const struct sptd_col_trigger *t, uint64_t ip)
+{
+	const struct bp_state *s = t->kind_state;
+
+	if (s->path)
+		return t->spec.symbol;
+	return name_at(t, t->spec.kind == SPTD_TRIG_BREAK ? s->addr : ip);
+}
+
 static void bp_describe(const struct sptd_col_trigger *t, const struct sptd_col_trigger_hit *h,
                         int64_t measure, char *buf, size_t len)
 {
@@ -739,9 +750,7 @@ static void bp_fill(const struct sptd_col_trigger *t, const struct sptd_col_trig
 			fire->nchain = s->chains[i].n;
 		}
 	/* a break's function at its own start (h->ip is that address too) */
-	snprintf(fire->function, sizeof(fire->function), "%s",
-	         s->path ? t->spec.symbol
-	                 : name_at(t, t->spec.kind == SPTD_TRIG_BREAK ? s->addr : h->ip));
+	snprintf(fire->function, sizeof(fire->function), "%s", hit_function(t, h->ip));
 	if (t->spec.kind != SPTD_TRIG_WATCH || s->silent < 0)
 		return;
 	fire->watch = 1;
@@ -771,8 +780,7 @@ static int bp_hits(const struct sptd_col_trigger *t, int64_t from, int64_t to,
 
 		if (h.ts < from || h.ts > to)
 			continue;
-		h.function = s->path ? t->spec.symbol
-		                     : name_at(t, t->spec.kind == SPTD_TRIG_BREAK ? s->addr : h.ip);
+		h.function = hit_function(t, h.ip);
 		ret = fn(ctx, &h);
 	}
 	return ret;
