@@ -267,6 +267,19 @@ int sptd_sched_walk_begin(struct sptd_sched_builder *b)
 
 /* ---- switches and wakeups ---------------------------------------------------- */
 
+/* @c runs task @tid (prio @prio, -1 unknown) since @start, last seen at
+ * @seen; @flags F_START when that start was not seen. */
+static void cur_set(struct builder_cpu *c, int tid, int prio, int64_t start, int64_t seen,
+                    int flags)
+{
+	c->cur_known = 1;
+	c->cur_tid = tid;
+	c->cur_prio = prio;
+	c->cur_start = start;
+	c->cur_seen = seen;
+	c->cur_flags = flags;
+}
+
 static int on_switch(struct sptd_sched_builder *b, const struct sptd_sched_event *ev)
 {
 	struct builder_cpu *c = &b->cpu[ev->cpu];
@@ -299,11 +312,7 @@ static int on_switch(struct sptd_sched_builder *b, const struct sptd_sched_event
 		ret = task_close(b, next, ev->ts, 0);
 	if (ret >= 0)
 		task_open(next, ev->ts, "Running", ev->cpu, -1, 0);
-	c->cur_known = 1;
-	c->cur_tid = next->tid;
-	c->cur_prio = ev->u.sw.next_prio;
-	c->cur_start = c->cur_seen = ev->ts;
-	c->cur_flags = 0;
+	cur_set(c, next->tid, ev->u.sw.next_prio, ev->ts, ev->ts, 0);
 	return ret;
 }
 
@@ -345,11 +354,8 @@ static int on_missed_switch(struct sptd_sched_builder *b, const struct sptd_sche
 	}
 	if (ret >= 0)
 		task_open(t, start, "Running", ev->cpu, -1, F_START);
-	c->cur_tid = ev->pid;
-	c->cur_prio = ev->type == SPTD_SCHED_SWITCH ? ev->u.sw.prev_prio : t->prio;
-	c->cur_start = start;
-	c->cur_seen = ev->ts;
-	c->cur_flags = F_START;
+	cur_set(c, ev->pid, ev->type == SPTD_SCHED_SWITCH ? ev->u.sw.prev_prio : t->prio, start,
+	        ev->ts, F_START);
 	return ret;
 }
 
@@ -515,12 +521,7 @@ int sptd_sched_walk_event(struct sptd_sched_builder *b, const struct sptd_sched_
 		/* the first event of a stretch names the task current since it
 		 * began (as a first switch's prev does): a later event of another
 		 * task is then a switch not recorded */
-		c->cur_known = 1;
-		c->cur_tid = ev->pid;
-		c->cur_prio = -1;
-		c->cur_start = c->seg_start;
-		c->cur_seen = ev->ts;
-		c->cur_flags = F_START;
+		cur_set(c, ev->pid, -1, c->seg_start, ev->ts, F_START);
 	}
 	if (ret < 0)
 		return ret;
