@@ -320,38 +320,36 @@ static int on_switch(struct sptd_sched_builder *b, const struct sptd_sched_event
  * by the last switch seen there: the switch in between was not recorded.
  * Some kernels never trace it (a VM's secondary CPUs leaving idle, seen on
  * 6.18 under Firecracker: perf misses it too), so this is routine, not
- * corruption.  The task believed current ends at its own last event there
- * (END_CUT, end state unknown); ev->pid runs from then, or from just after
- * its wakeup when that came later (START_CUT): each row only as long as the
- * evidence. */
+ * corruption.  ev->pid runs from the other task's last event there, or
+ * from just after its wakeup when that came later (START_CUT); the other
+ * task's slice ends there (END_CUT, end state unknown), so that a CPU's
+ * slices still leave no hole. */
 static int on_missed_switch(struct sptd_sched_builder *b, const struct sptd_sched_event *ev)
 {
 	struct builder_cpu *c = &b->cpu[ev->cpu];
-	struct sptd_sched_task *t;
-	int64_t end = c->cur_seen, start;
-	int ret;
+	struct sptd_sched_task *t = sptd_sched_tasks_get(&b->tasks, ev->pid), *old;
+	int64_t start = c->cur_seen;
+	int woken, ret;
 
-	ret = emit_slice(b, c->cur_start, end, ev->cpu, c->cur_tid, NULL, c->cur_prio,
-	                 c->cur_flags | F_END);
-	if (ret >= 0 && (t = sptd_sched_tasks_get(&b->tasks, c->cur_tid)) &&
-	    t->state_known && strcmp(t->state, "Running") == 0 && t->cpu == ev->cpu)
-		ret = task_close(b, t, end, F_END);
-	if (ret < 0)
-		return ret;
-	t = sptd_sched_tasks_get(&b->tasks, ev->pid);
 	if (!t)
 		return -ENOMEM;
-	start = end;
 	/* woken after the CPU's last proof of the other task: not running
 	 * before its wakeup, nor at it (a wakeup is not a switch), so from 1 ns
 	 * later at the earliest; its runnable row, with who woke it, ends there
 	 * with END_CUT */
-	if (t->state_known && t->state[0] == 'R' && t->since >= start && t->since < ev->ts) {
+	woken = t->state_known && t->state[0] == 'R' && t->since >= start && t->since < ev->ts;
+	if (woken)
 		start = t->since + 1;
-		ret = task_close(b, t, start, F_END);
-	} else {
-		ret = task_close(b, t, start, 0);
-	}
+	/* the task believed current ran up to there (the CPU's slices leave
+	 * no hole), its end not seen */
+	ret = emit_slice(b, c->cur_start, start, ev->cpu, c->cur_tid, NULL, c->cur_prio,
+	                 c->cur_flags | F_END);
+	old = sptd_sched_tasks_get(&b->tasks, c->cur_tid);
+	if (ret >= 0 && old && old != t && old->state_known && strcmp(old->state, "Running") == 0 &&
+	    old->cpu == ev->cpu)
+		ret = task_close(b, old, start, F_END);
+	if (ret >= 0)
+		ret = task_close(b, t, start, woken ? F_END : 0);
 	if (ret >= 0)
 		task_open(t, start, "Running", ev->cpu, -1, F_START);
 	cur_set(c, ev->pid, ev->type == SPTD_SCHED_SWITCH ? ev->u.sw.prev_prio : t->prio, start,

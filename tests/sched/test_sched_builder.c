@@ -226,9 +226,9 @@ static const struct builder_case cases[] = {
 		/* switches the kernel did not record (a VM's CPU 1 never traces
 		 * its switches away from idle): CPU 1 idles after 1100 (its
 		 * softirq at 1200 ran in tid 0); task a, woken at 1300 from CPU 0,
-		 * switches out at 1400 with no switch-in seen: idle ends at its
-		 * last proof (1200), a runs from just after its wakeup (the later
-		 * bound: 1301), runnable until then;
+		 * switches out at 1400 with no switch-in seen: a runs from just
+		 * after its wakeup (later than idle's last event, 1200: 1301),
+		 * runnable until then, idle up to there (no hole);
 		 * then tid 30 wakes tid 40 on CPU 1 with no switch-in of its own
 		 * either: it runs from idle's last proof, its prio unknown; the
 		 * softirq's exit was not seen: the switch at 1400 ends it */
@@ -249,7 +249,7 @@ static const struct builder_case cases[] = {
 			"thread 40 d",
 			"slice 1000 1000 cpu0 tid20 NULL 120 f3",
 			"slice 1000 100 cpu1 tid10 S 120 f1",
-			"slice 1100 100 cpu1 tid0 NULL 120 f2",
+			"slice 1100 201 cpu1 tid0 NULL 120 f2",
 			"slice 1301 99 cpu1 tid10 S 120 f1",
 			"slice 1400 600 cpu1 tid30 NULL -1 f3",
 			"softirq 1200 200 cpu1 1 TIMER f2",
