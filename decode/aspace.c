@@ -54,8 +54,50 @@ static int aspace_fill(struct sptd_dec_session *s, struct sptd_dec_aspace *as, i
 	return 0;
 }
 
-int sptd_dec_aspace_image_new(struct sptd_dec_session *s, const struct sptd_dec_aspace *as,
-                              struct pt_image **out)
+int sptd_dec_wcache_init(struct sptd_dec_wcache *wc, const struct sptd_dec_session *s)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->iscache = pt_iscache_alloc(NULL);
+	wc->isid = calloc(s->nimages ? s->nimages : 1, sizeof(*wc->isid));
+	if (!wc->iscache || !wc->isid) {
+		sptd_dec_wcache_fini(wc);
+		return -ENOMEM;
+	}
+	wc->n = s->nimages;
+	return 0;
+}
+
+void sptd_dec_wcache_fini(struct sptd_dec_wcache *wc)
+{
+	if (!wc)
+		return;
+	pt_iscache_free(wc->iscache);
+	free(wc->isid);
+	memset(wc, 0, sizeof(*wc));
+}
+
+/* Add session image @i to @image from @wc (its section added to @wc first
+ * if need be), else from the session's cache.  libipt's status. */
+static int image_add(struct sptd_dec_session *s, struct sptd_dec_wcache *wc,
+                     struct pt_image *image, size_t i)
+{
+	const struct sptd_dec_image *img = &s->images[i];
+
+	if (!wc || i >= wc->n)
+		return pt_image_add_cached(image, s->iscache, img->isid, NULL);
+	if (!wc->isid[i]) {
+		int isid = pt_iscache_add_file(wc->iscache, img->path, img->offset, img->size,
+		                               img->addr);
+
+		if (isid < 0)
+			return isid;
+		wc->isid[i] = isid;
+	}
+	return pt_image_add_cached(image, wc->iscache, wc->isid[i], NULL);
+}
+
+int sptd_dec_aspace_image_new(struct sptd_dec_session *s, struct sptd_dec_wcache *wc,
+                              const struct sptd_dec_aspace *as, struct pt_image **out)
 {
 	struct pt_image *image;
 	char name[32];
@@ -76,7 +118,7 @@ int sptd_dec_aspace_image_new(struct sptd_dec_session *s, const struct sptd_dec_
 
 		if (img->pid != -1 && img->pid != as->pid)
 			continue;
-		err = pt_image_add_cached(image, s->iscache, img->isid, NULL);
+		err = image_add(s, wc, image, i);
 		if (err < 0)
 			err = err == -pte_nomem ? -ENOMEM : -EIO;
 		else

@@ -117,14 +117,31 @@ int sptd_dec_aspaces_build(struct sptd_dec_session *s);
 void sptd_dec_aspaces_free(struct sptd_dec_session *s);
 /* The process of task @tid (as added; default: pid = tid). */
 int sptd_dec_task_pid(const struct sptd_dec_session *s, int tid);
+/* One decoder thread's own section cache.  libipt locks a section, and
+ * its cache's LRU list, every time it reads an instruction outside its
+ * block cache (each instruction up to a TIP.PGD: every call leaving an
+ * IP filter); two threads sharing those locks and the block caches ran
+ * slower together than one alone.  Sections are added on first use, under
+ * the session's isid of each image mapped here. */
+struct sptd_dec_wcache {
+	struct pt_image_section_cache *iscache; /* this thread's */
+	int *isid;                 /* per session image: its id in iscache, 0 none yet */
+	size_t n;                  /* entries of isid (the session's nimages) */
+};
+
+/* An empty cache for one thread decoding @s.  0 or -ENOMEM. */
+int sptd_dec_wcache_init(struct sptd_dec_wcache *wc, const struct sptd_dec_session *s);
+/* Accepts a zeroed cache. */
+void sptd_dec_wcache_fini(struct sptd_dec_wcache *wc);
+
 /* A new libipt image of @as, for one decoder (thread) alone: pt_image_find
  * moves the section it finds to the front of the image's list, so two
  * threads decoding with one pt_image corrupt it (sections lost: "no
- * image" gaps; a cycle: pt_blk_next never returns).  Sections come from the
- * session's section cache, which is thread-safe.  Freed with
- * pt_image_free().  0, -EINVAL, -ENOMEM or -EIO. */
-int sptd_dec_aspace_image_new(struct sptd_dec_session *s, const struct sptd_dec_aspace *as,
-                              struct pt_image **out);
+ * image" gaps; a cycle: pt_blk_next never returns).  Sections come from
+ * @wc, the thread's own cache (NULL: the session's, which is thread-safe).
+ * Freed with pt_image_free().  0, -EINVAL, -ENOMEM or -EIO. */
+int sptd_dec_aspace_image_new(struct sptd_dec_session *s, struct sptd_dec_wcache *wc,
+                              const struct sptd_dec_aspace *as, struct pt_image **out);
 /* The address space task @tid decodes with (never NULL after build). */
 struct sptd_dec_aspace *sptd_dec_aspace_of(struct sptd_dec_session *s, int tid);
 /* Function containing @addr for @tid without assigning ids (thread-safe). */
@@ -299,10 +316,12 @@ struct sptd_dec_cpu_result {
 /* Decode what @plan says of CPU @cpu's PT of @s (its address spaces
  * built) into @res (zeroed by the caller, freed with
  * sptd_dec_cpu_result_fini); @plan NULL: the whole CPU.  @next is the
- * segment after @plan (NULL: none).  Decode errors are gaps, not failures:
+ * segment after @plan (NULL: none).  @wc: the calling thread's section
+ * cache (NULL: the session's).  Decode errors are gaps, not failures:
  * < 0 only for -ENOMEM, -EINVAL, -EIO. */
-int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, const struct sptd_dec_segplan *plan,
-                      const struct sptd_dec_segplan *next, struct sptd_dec_cpu_result *res);
+int sptd_dec_flow_cpu(struct sptd_dec_session *s, struct sptd_dec_wcache *wc, int cpu,
+                      const struct sptd_dec_segplan *plan, const struct sptd_dec_segplan *next,
+                      struct sptd_dec_cpu_result *res);
 /* Free what phase 1 put in @res; accepts NULL. */
 void sptd_dec_cpu_result_fini(struct sptd_dec_cpu_result *res);
 struct pt_config;

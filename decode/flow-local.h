@@ -183,6 +183,8 @@ void sptd_dec_cr3check_fini(struct sptd_dec_cr3check *c);
 /* State of one CPU's (or segment's) decode (flow.c; seam.c reads it). */
 struct sptd_dec_flowstate {
 	struct sptd_dec_session *s;        /* the session decoded */
+	struct sptd_dec_wcache *wc;        /* this thread's sections; NULL the session's */
+	struct pt_image_section_cache *iscache; /* where code is read: wc's or the session's */
 	struct sptd_dec_cpu_result *res;   /* where results go */
 	struct pt_block_decoder *dec;      /* libipt's decoder */
 	int cpu;                           /* the CPU decoded */

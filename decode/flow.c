@@ -190,7 +190,7 @@ static int flow_use_aspace(struct sptd_dec_flowstate *fs, struct sptd_dec_aspace
 	int err;
 
 	if (!fs->images[k]) {
-		err = sptd_dec_aspace_image_new(fs->s, as, &fs->images[k]);
+		err = sptd_dec_aspace_image_new(fs->s, fs->wc, as, &fs->images[k]);
 		if (err < 0)
 			return err;
 	}
@@ -278,7 +278,7 @@ static int flow_ptwrite(struct sptd_dec_flowstate *fs, const struct pt_event *ev
 	if (ev->ip_suppressed || ev->variant.ptwrite.ip != fs->last_ip || fs->blk_ninsn < 2 ||
 	    fs->blk_isid <= 0)
 		return 0;
-	n = pt_iscache_read(fs->s->iscache, code, sizeof(code), fs->blk_isid, fs->blk_ip);
+	n = pt_iscache_read(fs->iscache, code, sizeof(code), fs->blk_isid, fs->blk_ip);
 	for (int i = 0; i + 5 <= n; i++) {
 		int32_t rel;
 
@@ -607,8 +607,9 @@ static int flow_range_has_cyc(const struct pt_config *cfg, const struct sptd_dec
 	return sptd_dec_trace_has_cyc(&range);
 }
 
-int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, const struct sptd_dec_segplan *plan,
-                      const struct sptd_dec_segplan *next, struct sptd_dec_cpu_result *res)
+int sptd_dec_flow_cpu(struct sptd_dec_session *s, struct sptd_dec_wcache *wc, int cpu,
+                      const struct sptd_dec_segplan *plan, const struct sptd_dec_segplan *next,
+                      struct sptd_dec_cpu_result *res)
 {
 	struct sptd_dec_cpu *c = &s->cpus[cpu];
 	struct sptd_dec_flowstate fs;
@@ -621,6 +622,8 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, const struct sptd_dec
 
 	memset(&fs, 0, sizeof(fs));
 	fs.s = s;
+	fs.wc = wc;
+	fs.iscache = wc ? wc->iscache : s->iscache;
 	fs.res = res;
 	fs.cpu = cpu;
 	fs.plan = plan;
@@ -643,7 +646,7 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, int cpu, const struct sptd_dec
 	res->tplace = calloc(1, sizeof(*res->tplace));
 	fs.tp = res->tplace;
 	fs.images = calloc(s->naspaces, sizeof(*fs.images));
-	err = sptd_dec_brcache_init(&fs.br, s->iscache);
+	err = sptd_dec_brcache_init(&fs.br, fs.iscache);
 	fs.dec = pt_blk_alloc_decoder(&cfg);
 	if (!fs.dec || !fs.images || !fs.tp || err < 0) {
 		pt_blk_free_decoder(fs.dec);

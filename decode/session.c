@@ -185,7 +185,12 @@ struct run_pool {
 static void *run_worker(void *arg)
 {
 	struct run_pool *pool = arg;
+	struct sptd_dec_wcache wc, *wcp = &wc;
 
+	/* without a cache of its own (out of memory) the thread shares the
+	 * session's */
+	if (sptd_dec_wcache_init(&wc, pool->s) < 0)
+		wcp = NULL;
 	for (;;) {
 		struct run_unit *u;
 
@@ -197,8 +202,9 @@ static void *run_worker(void *arg)
 		if (u->power)
 			u->power->err = sptd_dec_power_collect(pool->s, u->cpu, u->power);
 		else
-			u->res->err = sptd_dec_flow_cpu(pool->s, u->cpu, u->plan, u->next, u->res);
+			u->res->err = sptd_dec_flow_cpu(pool->s, wcp, u->cpu, u->plan, u->next, u->res);
 	}
+	sptd_dec_wcache_fini(wcp);
 	return NULL;
 }
 
@@ -312,7 +318,7 @@ static int run_stitch_cpu(struct sptd_dec_session *s, int c, const struct sptd_d
 		na--;
 		if (na == 1)
 			ap[0] = NULL;
-		ret = sptd_dec_flow_cpu(s, c, ap[bad - 1], bad < na ? ap[bad] : NULL, ar[bad - 1]);
+		ret = sptd_dec_flow_cpu(s, NULL, c, ap[bad - 1], bad < na ? ap[bad] : NULL, ar[bad - 1]);
 	}
 	st->stats.segments = (int64_t)na;
 	for (i = 0; i < na; i++)
@@ -546,7 +552,7 @@ int64_t sptd_dec_session_run_cpu(struct sptd_dec_session *s, int cpu,
 		return ret;
 	memset(&res, 0, sizeof(res));
 	memset(&st, 0, sizeof(st));
-	ret = sptd_dec_flow_cpu(s, cpu, NULL, NULL, &res);
+	ret = sptd_dec_flow_cpu(s, NULL, cpu, NULL, NULL, &res);
 	if (ret >= 0) {
 		const struct sptd_dec_segplan *none = NULL;
 		struct sptd_dec_cpu_result *one = &res;
