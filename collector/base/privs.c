@@ -341,7 +341,9 @@ int sptd_col_privs_child(int (*fn)(void *ctx), void *ctx)
 		return -errno;
 	ret = WIFSIGNALED(status) ? 128 + WTERMSIG(status) :
 	      WIFEXITED(status) ? WEXITSTATUS(status) : SPTD_EXIT_FAIL;
-	if (WIFSIGNALED(status))
+	/* a reader that went away (sysptd script | head) ends the output as it
+	 * ends perf script's: quietly, status 141 */
+	if (WIFSIGNALED(status) && (WTERMSIG(status) != SIGPIPE || nfiles))
 		fprintf(stderr, "sysptd: the parsing process died of signal %d (%s)%s\n",
 		        WTERMSIG(status), strsignal(WTERMSIG(status)),
 		        nfiles ? ": nothing was written" : "");

@@ -41,6 +41,14 @@ expect 6 "missing.db" -- "$BIN" script "$work/missing.db"
 head -c 4096 /dev/urandom >"$work/garbage.db"
 expect 6 "garbage.db" -- "$BIN" script "$work/garbage.db"
 expect 0 "Usage: sysptd script" -- "$BIN" script --help
+# a reader that goes away ends the output quietly, as for perf script |
+# head: status 141 (SIGPIPE) and nothing on stderr (as root the parsing
+# runs in a child that dies of the signal; it was reported as a failure)
+rc=$( { "$BIN" query "$work/s.db" --format csv "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL
+	SELECT i + 1 FROM n LIMIT 1000000) SELECT i FROM n" 2>"$work/err"; echo $? >"$work/rc"; } |
+	head -n 1 >/dev/null; cat "$work/rc")
+[ "$rc" = 141 ] && ok || bad "query | head: status $rc, not 141"
+[ -s "$work/err" ] && bad "query | head wrote to stderr: $(cat "$work/err")" || ok
 
 # ---- 10: one human unit style in tables, raw ns in csv/json
 expect 0 "   0 | 9.000 ms |     90.0 | 1.000 ms" -- "$BIN" query "$work/s.db" --report cpus
