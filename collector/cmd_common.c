@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sptd_col.h"
@@ -212,4 +213,42 @@ int sptd_col_incident_open(const char *cmd, const char *path, int writable,
 	if (ret == -EACCES || ret == -EPERM)
 		return SPTD_EXIT_NOPERM;
 	return SPTD_EXIT_FAIL;
+}
+
+int sptd_col_progress_init(struct sptd_col_progress *p, const char *cmd, int quiet)
+{
+	memset(p, 0, sizeof(*p));
+	p->cmd = cmd;
+	return !quiet && isatty(STDERR_FILENO);
+}
+
+void sptd_col_progress_show(void *ctx, const char *phase, uint64_t done, uint64_t total)
+{
+	struct sptd_col_progress *p = ctx;
+	struct timespec ts;
+	int64_t now;
+	int same = strncmp(p->phase, phase, sizeof(p->phase) - 1) == 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	if (same && now - p->last_ns < 100000000)
+		return;
+	snprintf(p->phase, sizeof(p->phase), "%s", phase);
+	p->last_ns = now;
+	p->shown = 1;
+	if (total)
+		fprintf(stderr, "\r%s: %s %3llu%% (%llu of %llu)\033[K", p->cmd, phase,
+		        (unsigned long long)(done >= total ? 100 : done * 100 / total),
+		        (unsigned long long)done, (unsigned long long)total);
+	else if (done)
+		fprintf(stderr, "\r%s: %s %llu\033[K", p->cmd, phase, (unsigned long long)done);
+	else
+		fprintf(stderr, "\r%s: %s ...\033[K", p->cmd, phase);
+}
+
+void sptd_col_progress_end(struct sptd_col_progress *p)
+{
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+	p->shown = 0;
 }

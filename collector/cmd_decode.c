@@ -20,8 +20,12 @@
 #include "sptd_sched.h"
 #include "sptd_store.h"
 
+/* the progress line of a terminal run (the decoding child's) */
+static struct sptd_col_progress decode_progress;
+
 static void log_stderr(void *ctx, int level, const char *msg)
 {
+	sptd_col_progress_end(&decode_progress);
 	fprintf(stderr, "sysptd decode: %s%s\n", level <= LOG_ERR ? "error: " :
 	        level == LOG_WARNING ? "warning: " : "", msg);
 }
@@ -61,11 +65,13 @@ static void clean_stale(const char *path)
 struct decode_job {
 	const char *path;        /* the incident */
 	int jobs;                /* -j */
+	int quiet;               /* -q: no progress line */
 };
 
 static int decode_job_run(void *arg)
 {
 	const struct decode_job *job = arg;
+	struct sptd_col_progress *prog = &decode_progress;
 	struct sptd_store *st = NULL;
 	struct timespec t0, t1;
 	int64_t n;
@@ -79,9 +85,15 @@ static int decode_job_run(void *arg)
 		return SPTD_EXIT_FAIL;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (sptd_col_progress_init(prog, "sysptd decode", job->quiet))
+		sptd_col_derive_set_progress(sptd_col_progress_show, prog);
 	ret = sptd_col_derive_all(st, job->jobs);
+	sptd_col_progress_end(prog);
+	if (ret >= 0 && sptd_col_progress_init(prog, "sysptd decode", job->quiet))
+		sptd_col_progress_show(prog, "writing the incident", 0, 0);
 	if (ret >= 0)
 		ret = sptd_store_commit(st);
+	sptd_col_progress_end(prog);
 	if (ret < 0) {
 		fprintf(stderr, "sysptd decode: %s: %s; the file is unchanged\n", job->path,
 		        sptd_store_errmsg(st)[0] ? sptd_store_errmsg(st) : strerror(-ret));
@@ -112,15 +124,16 @@ int sptd_col_cmd_decode(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "jobs", required_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = NULL, *word;
-	int jobs = 0, operands = 0, c;
+	int jobs = 0, quiet = 0, operands = 0, c;
 	int64_t v;
 
 	sptd_col_getopt_start();
-	while ((c = sptd_col_getopt_next(argc, argv, "-:j:h", longopts, &word)) != -1) {
+	while ((c = sptd_col_getopt_next(argc, argv, "-:j:qh", longopts, &word)) != -1) {
 		switch (c) {
 		case 1:
 			path = optarg;
@@ -133,15 +146,19 @@ int sptd_col_cmd_decode(int argc, char **argv)
 			}
 			jobs = (int)v;
 			break;
+		case 'q':
+			quiet = 1;
+			break;
 		case 'h':
-			printf("Usage: sysptd decode INCIDENT [-j N]\n\n"
+			printf("Usage: sysptd decode INCIDENT [-j N] [-q]\n\n"
 			       "Rebuild the derived tables of INCIDENT (sched_slice, thread_state, irq and\n"
 			       "softirq slices, samples, call slices, gaps, stats, processes and threads)\n"
 			       "from its raw tables, in a copy beside it that replaces it once complete:\n"
 			       "on any error, or when killed, the file is left as it was.  Needs room\n"
 			       "for the copy and write access to the incident's directory.  Run as root,\n"
 			       "it reads the incident as the user who ran sudo (or nobody).\n\n"
-			       "  -j, --jobs N   PT decode threads (default: number of CPUs)\n\n"
+			       "  -j, --jobs N   PT decode threads (default: number of CPUs)\n"
+			       "  -q, --quiet    no progress line on the terminal (stderr)\n\n"
 			       "Exit status: 0 success, 1 failure, 2 bad command line, 6 missing,\n"
 			       "corrupt or not an incident file (left unchanged).\n");
 			return SPTD_EXIT_OK;
@@ -165,7 +182,7 @@ int sptd_col_cmd_decode(int argc, char **argv)
 	sptd_dec_set_log(log_stderr, NULL);
 	clean_stale(path);
 	{
-		struct decode_job job = { .path = path, .jobs = jobs };
+		struct decode_job job = { .path = path, .jobs = jobs, .quiet = quiet };
 
 		/* the copy is made as root, decoded as the invoking user, and
 		 * renamed over the incident by this (root) process */

@@ -80,19 +80,6 @@ static int format_of_name(const char *file, enum sptd_query_export_format *fmt)
 	return -EINVAL;
 }
 
-/* Progress on stderr when it is a terminal: one line rewritten in place. */
-static void show_progress(void *ctx, const char *phase, uint64_t done, uint64_t total)
-{
-	(void)ctx;
-	if (total)
-		fprintf(stderr, "\rsysptd export: %-12s %llu/%llu rows (%llu%%)   ", phase,
-		        (unsigned long long)done, (unsigned long long)total,
-		        (unsigned long long)(done * 100 / total));
-	else
-		fprintf(stderr, "\rsysptd export: %-12s %llu rows                 ", phase,
-		        (unsigned long long)done);
-}
-
 /* The INCIDENT: 0, or SPTD_EXIT_USAGE with the message printed for a
  * second operand. */
 static int operand(const char *arg, const char **path)
@@ -118,6 +105,7 @@ static int export_job_run(void *arg)
 {
 	struct export_job *job = arg;
 	struct sptd_query_export_stats stats;
+	struct sptd_col_progress prog;
 	struct sptd_store *st = NULL;
 	char err[1024] = "";
 	FILE *out = NULL;
@@ -137,11 +125,12 @@ static int export_job_run(void *arg)
 		goto out;
 	}
 	setvbuf(out, NULL, _IOFBF, 1 << 20);
-	if (!job->quiet && isatty(2))
-		job->opts->progress = show_progress;
+	if (sptd_col_progress_init(&prog, "sysptd export", job->quiet)) {
+		job->opts->progress = sptd_col_progress_show;
+		job->opts->progress_ctx = &prog;
+	}
 	ret = sptd_query_export_opts(st, out, job->opts, &stats, err, sizeof(err));
-	if (job->opts->progress)
-		fputs("\r\033[K", stderr);
+	sptd_col_progress_end(&prog);
 	if (fclose(out) != 0 && ret >= 0) {
 		snprintf(err, sizeof(err), "writing %s failed: %s", job->output, strerror(errno));
 		ret = -EIO;

@@ -33,11 +33,28 @@
 #include "sptd_sched.h"
 #include "sptd_store.h"
 
+/* -q, and the progress line of a terminal run (the parsing child's) */
+static int import_quiet;
+static struct sptd_col_progress import_progress;
 
+/* Show the decode's progress from now on when stderr is a terminal. */
+static void progress_start(void)
+{
+	if (sptd_col_progress_init(&import_progress, "sysptd import", import_quiet))
+		sptd_col_derive_set_progress(sptd_col_progress_show, &import_progress);
+}
+
+/* Say what the rest of the work is (committing), after the summary. */
+static void progress_phase(const char *phase)
+{
+	if (sptd_col_progress_init(&import_progress, "sysptd import", import_quiet))
+		sptd_col_progress_show(&import_progress, phase, 0, 0);
+}
 
 static void log_stderr(void *ctx, int level, const char *msg)
 {
 	(void)ctx;
+	sptd_col_progress_end(&import_progress);
 	fprintf(stderr, "sysptd import: %s%s\n", level <= LOG_ERR ? "error: " :
 	        level == LOG_WARNING ? "warning: " : "", msg);
 }
@@ -83,6 +100,8 @@ static void usage(FILE *f)
 	"                       TS_NS CPU PREV_TID NEXT_TID NEXT_COMM  ('#' comments)\n"
 	"  -j, --jobs N         decode threads (default: number of cores)\n"
 	"  -o, --output FILE    the incident to write (must not exist)\n\n"
+	"Both modes:\n"
+	"  -q, --quiet          no progress line on the terminal (stderr)\n\n"
 	"Run as root, the input is opened (perf.data) or copied in (raw PT) as root,\n"
 	"then parsed as the user who ran sudo (else nobody): images that user cannot\n"
 	"read (--image, --symfs, --kcore, the build-id cache) show as gaps.\n\n"
@@ -107,6 +126,7 @@ static int parse_opts(int argc, char **argv, struct sptd_col_rawpt_opts *o)
 		{ "tasks", required_argument, NULL, 'T' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -116,7 +136,7 @@ static int parse_opts(int argc, char **argv, struct sptd_col_rawpt_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	sptd_col_getopt_start();
-	while ((c = sptd_col_getopt_next(argc, argv, "-:j:o:h", longopts, &word)) != -1) {
+	while ((c = sptd_col_getopt_next(argc, argv, "-:j:o:qh", longopts, &word)) != -1) {
 		switch (c) {
 		case 1:
 			if (!extra)
@@ -193,6 +213,9 @@ static int parse_opts(int argc, char **argv, struct sptd_col_rawpt_opts *o)
 			break;
 		case 'o':
 			o->out = optarg;
+			break;
+		case 'q':
+			import_quiet = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -297,6 +320,7 @@ static int import_perfdata(int argc, char **argv)
 		{ "debug-dir", required_argument, NULL, 'D' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -309,7 +333,7 @@ static int import_perfdata(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	o.command = sptd_col_command_text(argc, argv, cmd, sizeof(cmd));
 	sptd_col_getopt_start();
-	while ((c = sptd_col_getopt_next(argc, argv, "-:j:o:h", longopts, &word)) != -1) {
+	while ((c = sptd_col_getopt_next(argc, argv, "-:j:o:qh", longopts, &word)) != -1) {
 		switch (c) {
 		case 1:
 			o.input = optarg;
@@ -333,6 +357,9 @@ static int import_perfdata(int argc, char **argv)
 			break;
 		case 'o':
 			o.output = optarg;
+			break;
+		case 'q':
+			import_quiet = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -404,11 +431,13 @@ static int perfdata_written(void *ctx, struct sptd_store *st)
 	int64_t sched = 0;
 
 	sptd_store_count(st, SPTD_STORE_T_SCHED_SLICE, &sched);
+	sptd_col_progress_end(&import_progress);
 	fprintf(stderr, "sysptd import: %s: %" PRId64 " records, %" PRId64 " PT bytes, %" PRId64
 	        " context switches, %" PRId64 " sched slices\n", out, res->records, res->aux_bytes,
 	        res->switches, sched);
 	if (res->has_pt)
 		print_summary(st, out);
+	progress_phase("writing the incident");
 	return 0;
 }
 
@@ -426,7 +455,9 @@ static int perfdata_job_run(void *arg)
 	w.out = o.output;
 	o.written = perfdata_written;
 	o.opened_ctx = &w;
+	progress_start();
 	ret = sptd_col_perfdata_import(&o, &res, err, sizeof(err));
+	sptd_col_progress_end(&import_progress);
 	if (ret < 0) {
 		fprintf(stderr, "sysptd import: %s\n", err[0] ? err : strerror(-ret));
 		switch (ret) {
@@ -513,12 +544,17 @@ static int rawpt_job_run(void *arg)
 		sptd_store_destroy(st);
 		return SPTD_EXIT_FAIL;
 	}
-	if (ret >= 0)
+	if (ret >= 0) {
+		progress_start();
 		ret = sptd_col_derive_all(st, o.jobs);
-	if (ret >= 0)
+		sptd_col_progress_end(&import_progress);
+	}
+	if (ret >= 0) {
 		print_summary(st, o.out);
-	if (ret >= 0)
+		progress_phase("writing the incident");
 		ret = sptd_store_commit(st);
+		sptd_col_progress_end(&import_progress);
+	}
 	if (ret < 0) {
 		fprintf(stderr, "sysptd import: %s: %s\n", o.out,
 		        sptd_store_errmsg(st)[0] ? sptd_store_errmsg(st) : strerror(-ret));

@@ -61,6 +61,24 @@ int sptd_col_incident_resolve(const char *cmd, const char *arg, const char *dir,
  * terminal: tables are cut to a terminal's width and never otherwise. */
 int sptd_col_term_width(int fd);
 
+/* Progress of long work on a terminal: one line on stderr rewritten in
+ * place ("sysptd import: decoding PT  43% (312,112 of 713,168)"), each
+ * phase shown when it begins, then at most ten times a second. */
+struct sptd_col_progress {
+	const char *cmd;           /* "sysptd import" */
+	char phase[32];            /* the phase last shown */
+	int64_t last_ns;           /* when (CLOCK_MONOTONIC) */
+	int shown;                 /* a line is on the terminal */
+};
+/* @p for @cmd: 1 when stderr is a terminal and !@quiet (then report with
+ * sptd_col_progress_show, @p as its context), else 0. */
+int sptd_col_progress_init(struct sptd_col_progress *p, const char *cmd, int quiet);
+/* Show @phase: @done of @total (0: a count alone), or nothing for a phase
+ * without numbers (@done and @total 0). */
+void sptd_col_progress_show(void *p, const char *phase, uint64_t done, uint64_t total);
+/* Clear the line (before anything else is printed). */
+void sptd_col_progress_end(struct sptd_col_progress *p);
+
 /* Open INCIDENT @path for subcommand @cmd; on failure print one message
  * naming the file and the problem to stderr and return the exit status
  * (SPTD_EXIT_BADFILE for missing/corrupt/not an incident), else 0. */

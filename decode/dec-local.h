@@ -71,7 +71,9 @@ struct sptd_dec_imgfile {
 struct sptd_dec_session {
 	struct sptd_dec_config cfg;        /* as given */
 	struct sptd_dec_tsc tsc;           /* cfg's TSC -> ns conversion */
-	struct pt_image_section_cache *iscache; /* shared by all decoders */
+	struct pt_image_section_cache *iscache; /* every image's section; phase-1
+	                                    * threads read through their own
+	                                    * (struct sptd_dec_wcache) */
 	struct sptd_dec_image *images;     /* every placement added (image.c) */
 	size_t nimages, capimages;         /* used and allocated entries */
 	int *task_pid;                     /* tid -> pid pairs, flattened */

@@ -179,8 +179,35 @@ struct run_pool {
 	struct sptd_dec_session *s;            /* the session */
 	struct run_unit *units;                /* every unit */
 	size_t nunits, next;                   /* count, next to take */
-	pthread_mutex_t lock;                  /* guards next */
+	uint64_t done, total;                  /* PT bytes decoded, and to decode */
+	pthread_mutex_t lock;                  /* guards next and done */
 };
+
+/* The PT bytes unit @u decodes. */
+static uint64_t unit_bytes(const struct sptd_dec_session *s, const struct run_unit *u)
+{
+	uint64_t end = s->cpus[u->cpu].len;
+
+	if (u->power)
+		return 0;
+	if (!u->plan)
+		return end;
+	if (u->next && u->next->start < end)
+		end = u->next->start;
+	return end > u->plan->start ? end - u->plan->start : 0;
+}
+
+/* Count @u decoded and say so (under the pool lock: one report at a time). */
+static void unit_done(struct run_pool *pool, const struct run_unit *u)
+{
+	const struct sptd_dec_config *cfg = &pool->s->cfg;
+
+	pthread_mutex_lock(&pool->lock);
+	pool->done += unit_bytes(pool->s, u);
+	if (cfg->progress && !u->power)
+		cfg->progress(cfg->progress_ctx, "decoding PT", pool->done, pool->total);
+	pthread_mutex_unlock(&pool->lock);
+}
 
 static void *run_worker(void *arg)
 {
@@ -203,6 +230,7 @@ static void *run_worker(void *arg)
 			u->power->err = sptd_dec_power_collect(pool->s, u->cpu, u->power);
 		else
 			u->res->err = sptd_dec_flow_cpu(pool->s, wcp, u->cpu, u->plan, u->next, u->res);
+		unit_done(pool, u);
 	}
 	sptd_dec_wcache_fini(wcp);
 	return NULL;
@@ -406,6 +434,11 @@ static int run_phase1(struct sptd_dec_session *s, int jobs, struct sptd_dec_stit
 	pool.units = units;
 	pool.nunits = u;
 	pool.next = 0;
+	pool.done = pool.total = 0;
+	for (i = 0; (size_t)i < pool.nunits; i++)
+		pool.total += unit_bytes(s, &units[i]);
+	if (s->cfg.progress)
+		s->cfg.progress(s->cfg.progress_ctx, "decoding PT", 0, pool.total);
 	pthread_mutex_init(&pool.lock, NULL);
 	if ((size_t)jobs > pool.nunits)
 		jobs = pool.nunits ? (int)pool.nunits : 1;
@@ -488,6 +521,7 @@ int64_t sptd_dec_session_run(struct sptd_dec_session *s, const struct sptd_dec_s
 	ret = sptd_dec_stacks_create(sptd_dec_func_resolve, s, sink, &stacks);
 	if (ret < 0)
 		goto out;
+	sptd_dec_stacks_set_progress(stacks, s->cfg.progress, s->cfg.progress_ctx);
 	s->next_symbol_id = SPTD_DEC_SYM_IRQ;
 	for (i = 0; i < s->ncpus; i++) {
 		flows[i] = st[i].flows;

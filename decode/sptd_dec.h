@@ -230,6 +230,12 @@ struct sptd_dec_func {
 	int known;         /* 1: a real symbol (a tail call needs one) */
 };
 
+/* Progress of a long decode, for a terminal: @phase ("decoding PT": @done
+ * of @total PT bytes; "call stacks": events replayed), called from one
+ * thread at a time (phase 1's under its pool lock). */
+typedef void (*sptd_dec_progress_fn)(void *ctx, const char *phase, uint64_t done,
+                                     uint64_t total);
+
 /* Resolve @addr as seen by task @tid into @f.  Returns 0, or < 0 to abort. */
 typedef int (*sptd_dec_func_fn)(void *ctx, int tid, uint64_t addr,
                                 struct sptd_dec_func *f);
@@ -335,6 +341,9 @@ int sptd_dec_stacks_add(struct sptd_dec_stacks *st, const struct sptd_dec_flow *
  * @end); pass @start > @end to use the first/last event times.  Returns the
  * number of slices, -EINVAL, or a sink's error.  Clears the queue. */
 int64_t sptd_dec_stacks_run(struct sptd_dec_stacks *st, int64_t start, int64_t end);
+/* Report the replay's progress to @fn (NULL: none) every so many events. */
+void sptd_dec_stacks_set_progress(struct sptd_dec_stacks *st, sptd_dec_progress_fn fn,
+                                  void *ctx);
 /* Accepts NULL. */
 void sptd_dec_stacks_destroy(struct sptd_dec_stacks *st);
 
@@ -365,6 +374,8 @@ struct sptd_dec_config {
 	                          * quarter of each thread's share, at least
 	                          * 64 KiB).  The output is the same either
 	                          * way. */
+	sptd_dec_progress_fn progress; /* NULL: none */
+	void *progress_ctx;      /* for @progress */
 };
 
 struct sptd_dec_session;

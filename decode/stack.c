@@ -64,6 +64,8 @@ struct sptd_dec_stacks {
 	int64_t next_id;           /* last slice id handed out */
 	int64_t start, end;        /* data window of the current run */
 	int reported_syscall, reported_irq; /* special symbols sent */
+	sptd_dec_progress_fn progress;     /* NULL: none */
+	void *progress_ctx;
 	struct stack_task task;    /* scratch for the task being replayed */
 };
 
@@ -511,11 +513,22 @@ static int64_t stacks_replay(struct sptd_dec_stacks *st, struct sptd_dec_flow *c
 				break;
 		}
 		err = on_event(st, t, e);
+		if (st->progress && (i & 0xffff) == 0)
+			st->progress(st->progress_ctx, "call stacks", i, nev);
 	}
 	if (!err && nev)
 		err = task_finish(st, t, &count);
 	t->nopen = t->ndone = 0;
 	return err < 0 ? err : count;
+}
+
+void sptd_dec_stacks_set_progress(struct sptd_dec_stacks *st, sptd_dec_progress_fn fn,
+                                  void *ctx)
+{
+	if (!st)
+		return;
+	st->progress = fn;
+	st->progress_ctx = ctx;
 }
 
 int64_t sptd_dec_stacks_run_cpus(struct sptd_dec_stacks *st, const struct sptd_dec_cpu_flows *cpus,

@@ -99,6 +99,16 @@ static int64_t meta_ranged(struct sptd_store *st, const char *key, int64_t min, 
 	return 0;
 }
 
+static sptd_dec_progress_fn derive_progress;
+static void *derive_progress_ctx;
+
+void sptd_col_derive_set_progress(void (*fn)(void *ctx, const char *phase, uint64_t done,
+                                             uint64_t total), void *ctx)
+{
+	derive_progress = fn;
+	derive_progress_ctx = ctx;
+}
+
 /* The decode configuration from meta pt_* keys (and the tsc_* conversion
  * the recorder stores for the TSC clock).  Values outside what the decoder
  * accepts are taken as unknown and the first such key is named in @bad. */
@@ -123,6 +133,8 @@ static void load_config(struct sptd_store *st, struct sptd_dec_config *cfg, int 
 	}
 	cfg->jobs = jobs;
 	cfg->segment_bytes = segment_bytes();
+	cfg->progress = derive_progress;
+	cfg->progress_ctx = derive_progress_ctx;
 }
 
 /* raw_image rows: code bytes placed at their address. */
@@ -571,6 +583,8 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 	ret = sptd_dec_session_run(s, &sink);
 	if (ret >= 0)
 		ret = rows_flush(&ctx);
+	if (derive_progress)
+		derive_progress(derive_progress_ctx, "writing rows", 0, 0);
 	n = sptd_store_writer_finish(ctx.w);
 	if (ret >= 0 && n < 0)
 		ret = n;

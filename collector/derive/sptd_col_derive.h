@@ -38,6 +38,11 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 /* All of the above in order, then process/thread rows; used after capture
  * and by `sysptd decode`. */
 int sptd_col_derive_all(struct sptd_store *st, int jobs);
+/* Report the PT decode's progress (phases "decoding PT", "call stacks",
+ * "writing rows") to @fn in every later derive of this process; NULL:
+ * none (the default: the service reports nothing). */
+void sptd_col_derive_set_progress(void (*fn)(void *ctx, const char *phase, uint64_t done,
+                                             uint64_t total), void *ctx);
 
 /* Rebuild the gap rows of raw_sideband (reasons "sideband: ..."): AUX
  * records flagged truncated/partial/collision, LOST records and trace

@@ -93,6 +93,29 @@ if [ -n "$FIX" ] && [ -f "$pd/perf.data" ]; then
 	grep -q "sysptd import: perf.data.db: .* records" "$work/err" && ok || bad "import summary not on stderr"
 	expect 0 "perf.data.db" -- "$BIN" list .
 	expect 1 "already exists" -- "$BIN" import "$pd/perf.data" --symfs "$pd/symfs"
+	# long work shows progress on a terminal (one line rewritten in place,
+	# cleared before the summary), never when stderr is not one, nor with -q
+	grep -q "decoding PT" "$work/err" && bad "import printed progress to a file" || ok
+	if command -v script >/dev/null; then
+		SHELL=/bin/sh script -qfec "exec $BIN import $pd/perf.data --symfs $pd/symfs -o tty.db" \
+			/dev/null >"$work/tty.out" 2>&1
+		grep -q "sysptd import: decoding PT .*(0 of 1616)" "$work/tty.out" && ok ||
+			bad "import on a terminal: no progress line: $(cat -v "$work/tty.out")"
+		grep -q "sysptd import: writing the incident" "$work/tty.out" && ok ||
+			bad "import on a terminal: no 'writing the incident'"
+		# the summary starts on a cleared line
+		grep -q "$(printf '\033')\\[Ksysptd import: tty.db: .* records" "$work/tty.out" && ok ||
+			bad "import on a terminal: the summary is not on a cleared line"
+		SHELL=/bin/sh script -qfec "exec $BIN decode tty.db" /dev/null >"$work/tty.out" 2>&1
+		grep -q "sysptd decode: decoding PT" "$work/tty.out" && ok ||
+			bad "decode on a terminal: no progress line: $(cat -v "$work/tty.out")"
+		SHELL=/bin/sh script -qfec "exec $BIN import -q $pd/perf.data --symfs $pd/symfs -o tty2.db" \
+			/dev/null >"$work/tty.out" 2>&1
+		grep -q "decoding PT" "$work/tty.out" && bad "import -q printed progress" || ok
+		[ -f tty2.db ] && ok || bad "import -q wrote no incident"
+	else
+		skipped="$skipped progress(no script)"
+	fi
 	cd - >/dev/null
 else
 	skipped="$skipped import(no fixtures)"
