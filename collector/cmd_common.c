@@ -231,7 +231,8 @@ void sptd_col_progress_show(void *ctx, const char *phase, uint64_t done, uint64_
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-	if (same && now - p->last_ns < 100000000)
+	/* the end of a phase (100%) is always shown */
+	if (same && now - p->last_ns < 100000000 && !(total && done >= total))
 		return;
 	snprintf(p->phase, sizeof(p->phase), "%s", phase);
 	p->last_ns = now;

@@ -63,7 +63,8 @@ int sptd_col_term_width(int fd);
 
 /* Progress of long work on a terminal: one line on stderr rewritten in
  * place ("sysptd import: decoding PT  43% (312,112 of 713,168)"), each
- * phase shown when it begins, then at most ten times a second. */
+ * phase shown when it begins and when it is complete, in between at most
+ * ten times a second. */
 struct sptd_col_progress {
 	const char *cmd;           /* "sysptd import" */
 	char phase[32];            /* the phase last shown */

@@ -101,6 +101,8 @@ if [ -n "$FIX" ] && [ -f "$pd/perf.data" ]; then
 			/dev/null >"$work/tty.out" 2>&1
 		grep -q "sysptd import: decoding PT .*(0 of 1616)" "$work/tty.out" && ok ||
 			bad "import on a terminal: no progress line: $(cat -v "$work/tty.out")"
+		grep -q "sysptd import: decoding PT 100% (1616 of 1616)" "$work/tty.out" && ok ||
+			bad "import on a terminal: decoding PT does not end at 100%"
 		grep -q "sysptd import: writing the incident" "$work/tty.out" && ok ||
 			bad "import on a terminal: no 'writing the incident'"
 		# the summary starts on a cleared line
