@@ -518,6 +518,8 @@ static int64_t stacks_replay(struct sptd_dec_stacks *st, struct sptd_dec_flow *c
 	}
 	if (!err && nev)
 		err = task_finish(st, t, &count);
+	if (!err && st->progress)
+		st->progress(st->progress_ctx, "call stacks", nev, nev);
 	t->nopen = t->ndone = 0;
 	return err < 0 ? err : count;
 }

@@ -103,6 +103,8 @@ if [ -n "$FIX" ] && [ -f "$pd/perf.data" ]; then
 			bad "import on a terminal: no progress line: $(cat -v "$work/tty.out")"
 		grep -q "sysptd import: decoding PT 100% (1616 of 1616)" "$work/tty.out" && ok ||
 			bad "import on a terminal: decoding PT does not end at 100%"
+		grep -q "sysptd import: call stacks 100% (\([0-9]*\) of \1)" "$work/tty.out" && ok ||
+			bad "import on a terminal: call stacks does not end at 100%"
 		grep -q "sysptd import: writing the incident" "$work/tty.out" && ok ||
 			bad "import on a terminal: no 'writing the incident'"
 		# the summary starts on a cleared line
