@@ -219,7 +219,8 @@ int sptd_col_progress_init(struct sptd_col_progress *p, const char *cmd, int qui
 {
 	memset(p, 0, sizeof(*p));
 	p->cmd = cmd;
-	return !quiet && isatty(STDERR_FILENO);
+	p->on = !quiet && isatty(STDERR_FILENO);
+	return p->on;
 }
 
 void sptd_col_progress_show(void *ctx, const char *phase, uint64_t done, uint64_t total)
@@ -227,8 +228,11 @@ void sptd_col_progress_show(void *ctx, const char *phase, uint64_t done, uint64_
 	struct sptd_col_progress *p = ctx;
 	struct timespec ts;
 	int64_t now;
-	int same = strncmp(p->phase, phase, sizeof(p->phase) - 1) == 0;
+	int same;
 
+	if (!p->on)
+		return;
+	same = strncmp(p->phase, phase, sizeof(p->phase) - 1) == 0;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 	/* the end of a phase (100%) is always shown */
@@ -252,4 +256,5 @@ void sptd_col_progress_end(struct sptd_col_progress *p)
 	if (p->shown)
 		fputs("\r\033[K", stderr);
 	p->shown = 0;
+	p->phase[0] = '\0';       /* the next report is drawn anew */
 }

@@ -89,10 +89,10 @@ static int decode_job_run(void *arg)
 		sptd_col_derive_set_progress(sptd_col_progress_show, prog);
 	ret = sptd_col_derive_all(st, job->jobs);
 	sptd_col_progress_end(prog);
-	if (ret >= 0 && sptd_col_progress_init(prog, "sysptd decode", job->quiet))
+	if (ret >= 0) {
 		sptd_col_progress_show(prog, "writing the incident", 0, 0);
-	if (ret >= 0)
 		ret = sptd_store_commit(st);
+	}
 	sptd_col_progress_end(prog);
 	if (ret < 0) {
 		fprintf(stderr, "sysptd decode: %s: %s; the file is unchanged\n", job->path,

@@ -44,12 +44,6 @@ static void progress_start(void)
 		sptd_col_derive_set_progress(sptd_col_progress_show, &import_progress);
 }
 
-/* Say what the rest of the work is (committing), after the summary. */
-static void progress_phase(const char *phase)
-{
-	if (sptd_col_progress_init(&import_progress, "sysptd import", import_quiet))
-		sptd_col_progress_show(&import_progress, phase, 0, 0);
-}
 
 static void log_stderr(void *ctx, int level, const char *msg)
 {
@@ -437,7 +431,7 @@ static int perfdata_written(void *ctx, struct sptd_store *st)
 	        res->switches, sched);
 	if (res->has_pt)
 		print_summary(st, out);
-	progress_phase("writing the incident");
+	sptd_col_progress_show(&import_progress, "writing the incident", 0, 0);
 	return 0;
 }
 
@@ -551,7 +545,7 @@ static int rawpt_job_run(void *arg)
 	}
 	if (ret >= 0) {
 		print_summary(st, o.out);
-		progress_phase("writing the incident");
+		sptd_col_progress_show(&import_progress, "writing the incident", 0, 0);
 		ret = sptd_store_commit(st);
 		sptd_col_progress_end(&import_progress);
 	}

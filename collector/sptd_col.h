@@ -67,12 +67,14 @@ int sptd_col_term_width(int fd);
  * ten times a second. */
 struct sptd_col_progress {
 	const char *cmd;           /* "sysptd import" */
+	int on;                    /* stderr is a terminal and not -q: show */
 	char phase[32];            /* the phase last shown */
 	int64_t last_ns;           /* when (CLOCK_MONOTONIC) */
 	int shown;                 /* a line is on the terminal */
 };
 /* @p for @cmd: 1 when stderr is a terminal and !@quiet (then report with
- * sptd_col_progress_show, @p as its context), else 0. */
+ * sptd_col_progress_show, @p as its context), else 0 (then showing does
+ * nothing). */
 int sptd_col_progress_init(struct sptd_col_progress *p, const char *cmd, int quiet);
 /* Show @phase: @done of @total (0: a count alone), or nothing for a phase
  * without numbers (@done and @total 0). */

@@ -123,8 +123,9 @@ int sptd_dec_task_pid(const struct sptd_dec_session *s, int tid);
  * its cache's LRU list, every time it reads an instruction outside its
  * block cache (each instruction up to a TIP.PGD: every call leaving an
  * IP filter); two threads sharing those locks and the block caches ran
- * slower together than one alone.  Sections are added on first use, under
- * the session's isid of each image mapped here. */
+ * slower together than one alone.  A session image's section is added
+ * when an image of this thread first maps it; blocks decoded through it
+ * carry this cache's isids, so the thread reads code back through it. */
 struct sptd_dec_wcache {
 	struct pt_image_section_cache *iscache; /* this thread's */
 	int *isid;                 /* per session image: its id in iscache, 0 none yet */
