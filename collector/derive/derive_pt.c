@@ -507,14 +507,11 @@ static int clear_previous(struct sptd_store *st)
 		"interrupts", "decode_errors", "gaps", "decode_ns", "decode_segments",
 		"cr3_mismatches", "power_ns",
 	};
-	int ret = sptd_store_table_clear(st, "slice");
+	static const char *const pt_tables[] = { "slice", "cpu_freq", "cpu_idle", "ptwrite" };
+	int ret = 0;
 
-	if (ret >= 0)
-		ret = sptd_store_table_clear(st, "cpu_freq");
-	if (ret >= 0)
-		ret = sptd_store_table_clear(st, "cpu_idle");
-	if (ret >= 0)
-		ret = sptd_store_table_clear(st, "ptwrite");
+	for (size_t i = 0; i < sizeof(pt_tables) / sizeof(pt_tables[0]) && ret >= 0; i++)
+		ret = sptd_store_table_clear(st, pt_tables[i]);
 	if (ret >= 0)
 		ret = sptd_store_gap_clear(st, "pt: ");
 	if (ret >= 0)
