@@ -27,9 +27,13 @@ struct sptd_store_table_def {
  * then reset and reused for the life of the store.  The per-table slots
  * (count, next id) follow the fixed ones, one per enum sptd_store_table_id. */
 enum sptd_store_named_id {
-	SPTD_STORE_Q_RAW_PT,            /* store_read.c: the readers */
+	SPTD_STORE_Q_RAW_PT,            /* store_read.c: the readers (chunk
+	                                 * tables: their rowids in order ...) */
 	SPTD_STORE_Q_RAW_SIDEBAND,
 	SPTD_STORE_Q_RAW_FTRACE_PAGE,
+	SPTD_STORE_Q_RAW_PT_ROW,        /* ... then each row by its rowid */
+	SPTD_STORE_Q_RAW_SIDEBAND_ROW,
+	SPTD_STORE_Q_RAW_FTRACE_PAGE_ROW,
 	SPTD_STORE_Q_RAW_FTRACE_FORMAT,
 	SPTD_STORE_Q_RAW_TASK,
 	SPTD_STORE_Q_RAW_SWITCH,

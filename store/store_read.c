@@ -5,6 +5,7 @@
  * and a row function that fills the struct from the columns, named by an
  * enum listed in the order of the statement's SELECT. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,15 +87,53 @@ static int chunk_row(sqlite3_stmt *s, void *arg)
 	return e->fn.chunk(e->ctx, &r);
 }
 
+/* The rows of chunk table @table in (cpu, seq) order.  The order is taken
+ * over rowids alone, then each row is read by its rowid: ordering the rows
+ * themselves would copy every chunk through SQLite's sorter twice (a
+ * perf.data import holds a CPU's whole PT in one chunk). */
+static int chunks_each(struct sptd_store *st, const char *table, int q_order, int q_row,
+                       const char *what, struct reader *e)
+{
+	char order_sql[96], row_sql[96];
+	sqlite3_stmt *o, *r;
+	int o_owned, r_owned, ret = 0, rc;
+
+	SPTD_STORE_REQUIRE(st, e->fn.chunk != NULL, what, "fn is NULL");
+	snprintf(order_sql, sizeof(order_sql), "SELECT rowid FROM %s ORDER BY cpu, seq", table);
+	snprintf(row_sql, sizeof(row_sql), "SELECT cpu, seq, data FROM %s WHERE rowid = ?1",
+	         table);
+	o = sptd_store_named_get(st, q_order, order_sql, what, &o_owned, &ret);
+	if (!o)
+		return ret;
+	r = sptd_store_named_get(st, q_row, row_sql, what, &r_owned, &ret);
+	if (!r) {
+		sptd_store_named_done(o, o_owned);
+		return ret;
+	}
+	while (ret == 0 && (rc = sqlite3_step(o)) == SQLITE_ROW) {
+		sqlite3_bind_int64(r, 1, sqlite3_column_int64(o, 0));
+		rc = sqlite3_step(r);
+		if (rc == SQLITE_ROW)
+			ret = chunk_row(r, e);
+		else if (rc != SQLITE_DONE)
+			ret = sptd_store_fail_sqlite(st, rc, what);
+		sqlite3_reset(r);
+	}
+	if (ret == 0 && rc != SQLITE_DONE)
+		ret = sptd_store_fail_sqlite(st, rc, what);
+	sptd_store_named_done(r, r_owned);
+	sptd_store_named_done(o, o_owned);
+	return ret;
+}
+
 int sptd_store_raw_pt_each(struct sptd_store *st,
                            int (*fn)(void *ctx, const struct sptd_store_chunk_row *row),
                            void *ctx)
 {
 	struct reader e = { .fn.chunk = fn, .ctx = ctx };
 
-	return read_all(st, fn != NULL, SPTD_STORE_Q_RAW_PT,
-	                "SELECT cpu, seq, data FROM raw_pt ORDER BY cpu, seq",
-	                "reading raw_pt", chunk_row, &e);
+	return chunks_each(st, "raw_pt", SPTD_STORE_Q_RAW_PT, SPTD_STORE_Q_RAW_PT_ROW,
+	                   "reading raw_pt", &e);
 }
 
 int sptd_store_raw_sideband_each(struct sptd_store *st,
@@ -103,9 +142,8 @@ int sptd_store_raw_sideband_each(struct sptd_store *st,
 {
 	struct reader e = { .fn.chunk = fn, .ctx = ctx };
 
-	return read_all(st, fn != NULL, SPTD_STORE_Q_RAW_SIDEBAND,
-	                "SELECT cpu, seq, data FROM raw_sideband ORDER BY cpu, seq",
-	                "reading raw_sideband", chunk_row, &e);
+	return chunks_each(st, "raw_sideband", SPTD_STORE_Q_RAW_SIDEBAND,
+	                   SPTD_STORE_Q_RAW_SIDEBAND_ROW, "reading raw_sideband", &e);
 }
 
 int sptd_store_raw_ftrace_page_each(struct sptd_store *st,
@@ -114,9 +152,8 @@ int sptd_store_raw_ftrace_page_each(struct sptd_store *st,
 {
 	struct reader e = { .fn.chunk = fn, .ctx = ctx };
 
-	return read_all(st, fn != NULL, SPTD_STORE_Q_RAW_FTRACE_PAGE,
-	                "SELECT cpu, seq, data FROM raw_ftrace_page ORDER BY cpu, seq",
-	                "reading raw_ftrace_page", chunk_row, &e);
+	return chunks_each(st, "raw_ftrace_page", SPTD_STORE_Q_RAW_FTRACE_PAGE,
+	                   SPTD_STORE_Q_RAW_FTRACE_PAGE_ROW, "reading raw_ftrace_page", &e);
 }
 
 /* ---- raw_ftrace_format, raw_task, raw_switch ------------------------------------ */
