@@ -355,14 +355,14 @@ static void check_costs(void)
 	};
 	struct sptd_sched_extra ev = { .system = "syscalls", .event = "sys_enter_getppid" };
 	struct sptd_sched_config cfg = {
-		.instance = "sysptd-doctor", .buffer_kb = 1024, .clock = "mono",
+		.instance = SPTD_DOCTOR_INSTANCE, .buffer_kb = 1024, .clock = "mono",
 		.extra = &ev, .nextra = 1,
 	};
 	struct sptd_col_perf_ring ring;
 	struct sptd_sched_trace *tr = NULL;
 	double bare, armed, per;
 	const long calls = 200000;
-	int fd;
+	int fd, lock;
 
 	if (geteuid() != 0) {
 		skip("cost per sample", "measuring it opens a sampler and an ftrace instance");
@@ -401,6 +401,14 @@ static void check_costs(void)
 		     "tracepoint (CONFIG_FTRACE_SYSCALLS)");
 		return;
 	}
+	/* one doctor at a time measures with the instance (another would
+	 * remove it as stale, mid-measurement) */
+	lock = sptd_col_doctor_lock();
+	if (lock < 0) {
+		line("warn", "cost per event", "cannot measure: cannot lock %s/.doctor.lock: %s",
+		     sptd_col_rundir(), strerror(-lock));
+		return;
+	}
 	bare = syscall_cost(calls);
 	if (sptd_sched_trace_create(&cfg, &tr) == 0 && sptd_sched_trace_start(tr) == 0) {
 		armed = syscall_cost(calls);
@@ -412,6 +420,7 @@ static void check_costs(void)
 		line("warn", "cost per event", "cannot measure: the ftrace instance did not start");
 	}
 	sptd_sched_trace_destroy(tr);
+	close(lock);
 }
 
 int sptd_col_cmd_doctor(int argc, char **argv)

@@ -103,6 +103,30 @@ int sptd_col_lock_take(int *holder)
 	return fd;
 }
 
+int sptd_col_doctor_lock(void)
+{
+	char path[256];
+	int fd, ret;
+
+	if (mkdir(rundir_base(), 0700) < 0 && errno != EEXIST)
+		return -errno;
+	/* a service's NAME cannot start with '.': never a service's directory */
+	ret = snprintf(path, sizeof(path), "%s/.doctor.lock", rundir_base());
+	if (ret < 0 || (size_t)ret >= sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			ret = -errno;
+			close(fd);
+			return ret;
+		}
+	}
+	return fd;
+}
+
 static int socket_addr(struct sockaddr_un *addr)
 {
 	memset(addr, 0, sizeof(*addr));

@@ -241,6 +241,13 @@ void sptd_col_instance_name(char *buf, size_t len);
 /* Directory for the lock and the socket: $SYSPTD_RUNDIR (tests), else
  * /run/sysptd; with a name, its NAME subdirectory. */
 const char *sptd_col_rundir(void);
+/* The lock `sysptd doctor` holds while it measures with its ftrace instance
+ * (SPTD_DOCTOR_INSTANCE), so that two doctors take turns instead of
+ * removing each other's instance as stale: RUNDIR/.doctor.lock, waited
+ * for.  Returns the fd (closing it releases the lock) or -errno. */
+int sptd_col_doctor_lock(void);
+/* That instance: no service's ("sysptd", "sysptd-NAME") can be named so. */
+#define SPTD_DOCTOR_INSTANCE "sysptd_doctor"
 /* Send @cmd to the running service, read the whole reply into @reply.
  * -ECONNREFUSED / -ENOENT when no service runs. */
 int sptd_col_ctl_request(const char *cmd, char *reply, size_t len, int timeout_ms);

@@ -275,4 +275,31 @@ m2=$("$BIN" snapshot)
 kill -TERM "$main"
 wait "$main"
 
+# `sysptd doctor` measures with an ftrace instance of its own, which no
+# service name can reach: a recorder named "doctor" (instance sysptd-doctor)
+# kept running through it.  The doctor once used "sysptd-doctor" and removed
+# that recorder's live instance as a stale one.
+mkdir -m 700 "$work/doc"
+"$BIN" --name doctor --window 20ms --trigger timer=3600s -o "$work/doc" </dev/null \
+	>"$work/doc.out" 2>&1 &
+doc=$!
+wait_for "$work/doc.out" "armed:" 30 || bad "the recorder named doctor did not arm"
+expect 0 "cost per event .*about [0-9.]* us" -- "$BIN" doctor
+[ -d "$tracefs/instances/sysptd-doctor" ] && ok ||
+	bad "sysptd doctor removed the instance of the recorder named doctor"
+d=$("$BIN" snapshot --name doctor)
+[ -f "$d" ] && [ "$(q "$d" "SELECT count(DISTINCT cpu) FROM sched_slice")" = "$(nproc)" ] && ok ||
+	bad "the recorder named doctor lost its scheduling after sysptd doctor: '$d'"
+kill -TERM "$doc"
+wait "$doc"
+# two doctors at once take turns (a lock in the run directory), each
+# measuring with a live instance
+"$BIN" doctor >"$work/doc1" 2>&1 &
+d1=$!
+"$BIN" doctor >"$work/doc2" 2>&1
+wait "$d1"
+grep -q "^info  cost per event .*about" "$work/doc1" && grep -q "^info  cost per event .*about" \
+	"$work/doc2" && ok || bad "two doctors at once: $(grep 'cost per event' "$work/doc1" "$work/doc2")"
+[ -d "$tracefs/instances/sysptd_doctor" ] && bad "the doctor's instance outlived it" || ok
+
 finish
