@@ -55,7 +55,9 @@ const char *sptd_col_rundir(void)
 
 	if (!service_name[0])
 		return rundir_base();
-	snprintf(dir, sizeof(dir), "%s/%s", rundir_base(), service_name);
+	/* under name/, so that no NAME can be a file of the default service
+	 * ("lock", "control": a recorder named so kept it from starting) */
+	snprintf(dir, sizeof(dir), "%s/name/%s", rundir_base(), service_name);
 	return dir;
 }
 
@@ -78,8 +80,15 @@ int sptd_col_lock_take(int *holder)
 
 	if (mkdir(rundir_base(), 0700) < 0 && errno != EEXIST)
 		return -errno;
-	if (service_name[0] && mkdir(sptd_col_rundir(), 0700) < 0 && errno != EEXIST)
-		return -errno;
+	if (service_name[0]) {
+		char names[256];
+
+		snprintf(names, sizeof(names), "%s/name", rundir_base());
+		if (mkdir(names, 0700) < 0 && errno != EEXIST)
+			return -errno;
+		if (mkdir(sptd_col_rundir(), 0700) < 0 && errno != EEXIST)
+			return -errno;
+	}
 	ret = path_in_rundir(path, sizeof(path), "lock");
 	if (ret < 0)
 		return ret;

@@ -230,7 +230,7 @@ int sptd_col_record_run(struct sptd_col_record_opts *o);
 
 /* --name NAME: a recorder of its own beside the service, with its own
  * ftrace instance ("sysptd-NAME"), lock and control socket (in
- * RUNDIR/NAME); `sysptd snapshot --name NAME` talks to it.  NAME: 1 to
+ * RUNDIR/name/NAME); `sysptd snapshot --name NAME` talks to it.  NAME: 1 to
  * SPTD_NAME_MAX of [A-Za-z0-9._-], not starting with '-' or '.'; NULL: the
  * default service.  -EINVAL for a bad name. */
 #define SPTD_NAME_MAX 32
@@ -239,7 +239,7 @@ const char *sptd_col_service_name(void); /* "" for the default service */
 /* The ftrace instance of the service named so far. */
 void sptd_col_instance_name(char *buf, size_t len);
 /* Directory for the lock and the socket: $SYSPTD_RUNDIR (tests), else
- * /run/sysptd; with a name, its NAME subdirectory. */
+ * /run/sysptd; with a name, its subdirectory name/NAME. */
 const char *sptd_col_rundir(void);
 /* The lock `sysptd doctor` holds while it measures with its ftrace instance
  * (SPTD_DOCTOR_INSTANCE), so that two doctors take turns instead of

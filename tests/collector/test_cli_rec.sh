@@ -302,4 +302,25 @@ grep -q "^info  cost per event .*about" "$work/doc1" && grep -q "^info  cost per
 	"$work/doc2" && ok || bad "two doctors at once: $(grep 'cost per event' "$work/doc1" "$work/doc2")"
 [ -d "$tracefs/instances/sysptd_doctor" ] && bad "the doctor's instance outlived it" || ok
 
+# a NAME that is also the name of one of the service's own files: the named
+# recorder's directory lives apart (RUNDIR/name/NAME), so the service still
+# takes its lock and socket beside a recorder named "lock" or "control"
+mkdir -m 700 "$work/nlock" "$work/nctl" "$work/nmain"
+"$BIN" --name lock --window 20ms --trigger timer=3600s -o "$work/nlock" </dev/null \
+	>"$work/nlock.out" 2>&1 &
+nlock=$!
+"$BIN" --name control --window 20ms --trigger timer=3600s -o "$work/nctl" </dev/null \
+	>"$work/nctl.out" 2>&1 &
+nctl=$!
+wait_for "$work/nlock.out" "armed:" 30 && wait_for "$work/nctl.out" "armed:" 30 ||
+	bad "the recorders named lock and control did not arm"
+"$BIN" --window 20ms --trigger timer=3600s -o "$work/nmain" </dev/null >"$work/nmain.out" 2>&1 &
+main=$!
+wait_for "$work/nmain.out" "armed:" 30 && ok ||
+	bad "the service did not arm beside recorders named lock and control: $(cat "$work/nmain.out")"
+expect 0 "^name lock" -- "$BIN" status --name lock
+expect 0 "^name -" -- "$BIN" status
+kill -TERM "$main" "$nlock" "$nctl"
+wait "$main" "$nlock" "$nctl"
+
 finish
