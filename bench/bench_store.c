@@ -5,9 +5,7 @@
  * pragmas, 64-row prepared INSERT, the two slice indexes built after),
  * alternating, in the same run.  What it shows is the floor of the SQL part
  * of `sysptd import`: no change to sysptd's code can store slices faster
- * than the bare loop.  Both run under the process-wide SQLite settings the
- * store makes before its first use (store_file.c: memory statistics off;
- * the store runs first).
+ * than the bare loop.
  *
  * Usage: bench_store [N [ROUNDS [DIR]]]  (default 736537 rows — the dense
  * trace's — 3 rounds, /tmp).  Prints seconds per phase and the ratios. */

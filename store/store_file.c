@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,27 +38,9 @@ static const char update_pragmas[] =
 	"PRAGMA locking_mode=EXCLUSIVE;"
 	"PRAGMA cache_size=-32768;";
 
-/* SQLite's process-wide settings, made once before its first use (every
- * use in sysptd comes through a store).  Memory statistics off: Debian's
- * SQLite is built without lookaside, so every small allocation goes to
- * malloc, and with statistics on each one also takes a global mutex; off,
- * the bulk insert and the index builds of an import take 5-10% less time
- * (BENCHMARKS.md).  sysptd reads none of the statistics. */
-static pthread_once_t sqlite_once = PTHREAD_ONCE_INIT;
-
-static void sqlite_setup(void)
-{
-	/* fails only when SQLite is already initialized: then as it is */
-	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-	(void)sqlite3_initialize();
-}
-
 static struct sptd_store *store_alloc(const char *path)
 {
-	struct sptd_store *st;
-
-	pthread_once(&sqlite_once, sqlite_setup);
-	st = calloc(1, sizeof(*st));
+	struct sptd_store *st = calloc(1, sizeof(*st));
 
 	if (!st)
 		return NULL;
