@@ -154,7 +154,14 @@ int sptd_col_ctl_listen(void)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
-	unlink(addr.sun_path); /* we hold the lock: any socket there is stale */
+	/* we hold the lock: any socket there is stale; anything else is not
+	 * ours to remove (a directory: what a recorder named "control" made
+	 * before named recorders moved under name/) */
+	if (unlink(addr.sun_path) < 0 && errno != ENOENT) {
+		ret = errno == EISDIR || errno == EPERM ? -EEXIST : -errno;
+		close(fd);
+		return ret;
+	}
 	old = umask(0177);
 	ret = bind(fd, (struct sockaddr *)&addr, sizeof(addr));
 	umask(old);

@@ -553,6 +553,11 @@ int sptd_col_record_run(struct sptd_col_record_opts *opts)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	s.sig_fd = signalfd(-1, &mask, SFD_CLOEXEC);
 	s.ctl_fd = sptd_col_ctl_listen();
+	if (s.ctl_fd == -EEXIST) {
+		fprintf(stderr, "sysptd: %s/control is not a socket (a directory?): remove it; "
+		        "sysptd keeps its control socket there\n", sptd_col_rundir());
+		goto out;
+	}
 	if (s.sig_fd < 0 || s.ctl_fd < 0) {
 		fprintf(stderr, "sysptd: cannot set up signals / the control socket in %s: %s\n",
 		        sptd_col_rundir(), strerror(s.ctl_fd < 0 ? -s.ctl_fd : errno));

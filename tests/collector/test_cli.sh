@@ -97,6 +97,15 @@ if command -v setpriv >/dev/null; then
 	expect 4 "needs root" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN" --once -o /tmp
 fi
 
+# ---- something not a socket where the control socket goes (a directory,
+# as a recorder named "control" of an older sysptd left one) is named, not
+# removed, and bind's "Address already in use" is not what the user reads
+mkdir -p "$SYSPTD_RUNDIR/control"
+expect 1 "$SYSPTD_RUNDIR/control is not a socket (a directory?): remove it" -- \
+	"$BIN" --window 20ms --trigger timer=3600s -o "$work/inc"
+[ -d "$SYSPTD_RUNDIR/control" ] && ok || bad "the service removed a directory in its run directory"
+rmdir "$SYSPTD_RUNDIR/control"
+
 # ---- a stale instance from a killed run is cleaned at start
 mkdir -p /sys/kernel/tracing/instances/sysptd 2>/dev/null
 echo 1 > /sys/kernel/tracing/instances/sysptd/events/sched/sched_switch/enable 2>/dev/null
