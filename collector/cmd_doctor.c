@@ -404,6 +404,11 @@ static void check_costs(void)
 	/* one doctor at a time measures with the instance (another would
 	 * remove it as stale, mid-measurement) */
 	lock = sptd_col_doctor_lock();
+	if (lock == -EBUSY) {
+		line("warn", "cost per event", "not measured: another sysptd doctor held "
+		     "%s/.doctor.lock for 10 s", sptd_col_rundir());
+		return;
+	}
 	if (lock < 0) {
 		line("warn", "cost per event", "cannot measure: cannot lock %s/.doctor.lock: %s",
 		     sptd_col_rundir(), strerror(-lock));

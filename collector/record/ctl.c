@@ -126,12 +126,17 @@ int sptd_col_doctor_lock(void)
 	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	while (flock(fd, LOCK_EX) < 0) {
-		if (errno != EINTR) {
-			ret = -errno;
+	/* a doctor measures for about a second: wait up to 10 s, never for
+	 * ever (a stopped doctor holds the lock) */
+	for (int tries = 0; flock(fd, LOCK_EX | LOCK_NB) < 0; tries++) {
+		const struct timespec pause = { 0, 50 * 1000 * 1000 };
+
+		if ((errno != EWOULDBLOCK && errno != EINTR) || tries >= 200) {
+			ret = errno == EWOULDBLOCK ? -EBUSY : -errno;
 			close(fd);
 			return ret;
 		}
+		nanosleep(&pause, NULL);
 	}
 	return fd;
 }

@@ -244,7 +244,8 @@ const char *sptd_col_rundir(void);
 /* The lock `sysptd doctor` holds while it measures with its ftrace instance
  * (SPTD_DOCTOR_INSTANCE), so that two doctors take turns instead of
  * removing each other's instance as stale: RUNDIR/.doctor.lock, waited
- * for.  Returns the fd (closing it releases the lock) or -errno. */
+ * for up to 10 s.  Returns the fd (closing it releases the lock), -EBUSY
+ * when another doctor held it all that time, or -errno. */
 int sptd_col_doctor_lock(void);
 /* That instance: no service's ("sysptd", "sysptd-NAME") can be named so. */
 #define SPTD_DOCTOR_INSTANCE "sysptd_doctor"

@@ -301,6 +301,19 @@ wait "$d1"
 grep -q "^info  cost per event .*about" "$work/doc1" && grep -q "^info  cost per event .*about" \
 	"$work/doc2" && ok || bad "two doctors at once: $(grep 'cost per event' "$work/doc1" "$work/doc2")"
 [ -d "$tracefs/instances/sysptd_doctor" ] && bad "the doctor's instance outlived it" || ok
+# ... but never waits for ever: a doctor stopped while it held the lock
+# costs the next one 10 s and that measurement, not a hang
+mkdir -m 700 "$work/dlock"
+if command -v flock >/dev/null; then
+	SYSPTD_RUNDIR="$work/dlock" flock "$work/dlock/.doctor.lock" sleep 14 &
+	holder=$!
+	sleep 0.5
+	SYSPTD_RUNDIR="$work/dlock" timeout 30 "$BIN" doctor >"$work/doc3" 2>&1
+	grep -q "^warn  cost per event .*not measured: another sysptd doctor held .*/.doctor.lock for 10 s" \
+		"$work/doc3" && ok || bad "a held doctor lock: $(grep 'cost per event' "$work/doc3")"
+	kill "$holder" 2>/dev/null
+	wait "$holder" 2>/dev/null
+fi
 
 # a NAME that is also the name of one of the service's own files: the named
 # recorder's directory lives apart (RUNDIR/name/NAME), so the service still
