@@ -111,12 +111,14 @@ static int chunks_each(struct sptd_store *st, const char *table, int q_order, in
 		return ret;
 	}
 	while (ret == 0 && (rc = sqlite3_step(o)) == SQLITE_ROW) {
+		int rrc;
+
 		sqlite3_bind_int64(r, 1, sqlite3_column_int64(o, 0));
-		rc = sqlite3_step(r);
-		if (rc == SQLITE_ROW)
+		rrc = sqlite3_step(r);
+		if (rrc == SQLITE_ROW)
 			ret = chunk_row(r, e);
-		else if (rc != SQLITE_DONE)
-			ret = sptd_store_fail_sqlite(st, rc, what);
+		else if (rrc != SQLITE_DONE)
+			ret = sptd_store_fail_sqlite(st, rrc, what);
 		sqlite3_reset(r);
 	}
 	if (ret == 0 && rc != SQLITE_DONE)
