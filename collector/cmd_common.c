@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "sptd_col.h"
@@ -226,15 +225,13 @@ int sptd_col_progress_init(struct sptd_col_progress *p, const char *cmd, int qui
 void sptd_col_progress_show(void *ctx, const char *phase, uint64_t done, uint64_t total)
 {
 	struct sptd_col_progress *p = ctx;
-	struct timespec ts;
 	int64_t now;
 	int same;
 
 	if (!p->on)
 		return;
 	same = strncmp(p->phase, phase, sizeof(p->phase) - 1) == 0;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	now = sptd_col_now_ns();
 	/* the end of a phase (100%) is always shown */
 	if (same && now - p->last_ns < 100000000 && !(total && done >= total))
 		return;

@@ -62,7 +62,7 @@ int sptd_col_incident_resolve(const char *cmd, const char *arg, const char *dir,
 int sptd_col_term_width(int fd);
 
 /* Progress of long work on a terminal: one line on stderr rewritten in
- * place ("sysptd import: decoding PT  43% (312,112 of 713,168)"), each
+ * place ("sysptd import: decoding PT  43% (312112 of 713168)"), each
  * phase shown when it begins and when it is complete, in between at most
  * ten times a second. */
 struct sptd_col_progress {

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 struct sptd_store;
 
@@ -26,6 +27,16 @@ typedef void (*sptd_log_fn)(void *ctx, int level, const char *msg);
 void sptd_col_set_log(sptd_log_fn fn, void *ctx);
 void sptd_col_log(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* CLOCK_MONOTONIC now, in ns: the incident clock of the service, the clock
+ * of every trigger hit and fire, and what timings on a terminal use. */
+static inline int64_t sptd_col_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 /* ---- durations and sizes (units.c) -------------------------------------- */
 

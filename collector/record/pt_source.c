@@ -67,20 +67,12 @@ struct sptd_col_pt {
 	int frozen;                      /* 1 between freeze and enable */
 };
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static uint64_t read_tsc(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	return __rdtsc();
 #else
-	return (uint64_t)mono_ns();
+	return (uint64_t)sptd_col_now_ns();
 #endif
 }
 
@@ -127,12 +119,12 @@ static void time_setup(struct sptd_col_pt *pt, const struct sptd_col_perf_ring *
 		/* No conversion offered: measure the TSC against the monotonic
 		 * clock over 5 ms and let the incident clock be that line. */
 		uint64_t tsc0 = read_tsc(), tsc1;
-		int64_t m0 = mono_ns(), m1;
+		int64_t m0 = sptd_col_now_ns(), m1;
 		struct timespec nap = { 0, 5000000 };
 
 		nanosleep(&nap, NULL);
 		tsc1 = read_tsc();
-		m1 = mono_ns();
+		m1 = sptd_col_now_ns();
 		t->from_perf = 0;
 		t->shift = 24;
 		t->mult = tsc1 > tsc0 ? (uint32_t)(((unsigned __int128)(m1 - m0) << 24) / (tsc1 - tsc0)) : 1u << 24;
@@ -142,9 +134,9 @@ static void time_setup(struct sptd_col_pt *pt, const struct sptd_col_perf_ring *
 		return;
 	}
 	for (int i = 0; i < 5; i++) {
-		int64_t a = mono_ns();
+		int64_t a = sptd_col_now_ns();
 		uint64_t tsc = read_tsc();
-		int64_t b = mono_ns();
+		int64_t b = sptd_col_now_ns();
 
 		if (b - a < best) {
 			best = b - a;

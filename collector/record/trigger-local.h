@@ -10,16 +10,6 @@
 #include "sptd_col_base.h"
 #include "sptd_col_record.h"
 
-/* CLOCK_MONOTONIC now, in ns: the incident clock of the service, the clock
- * of every trigger hit and fire. */
-static inline int64_t sptd_col_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 #define SPTD_FIRE_MAX_CHAIN 128
 
 /* A trigger that fired: what, where, when (CLOCK_MONOTONIC ns). */
