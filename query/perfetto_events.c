@@ -88,6 +88,7 @@ static int intern(struct sptd_query_pf *pf, struct sptd_query_imap *map,
 	uint64_t id = sptd_query_imap_get(map, key);
 	int rc;
 
+	*iid = 0;
 	if (!id) {
 		id = pf->next_iid++;
 		rc = sptd_query_imap_put(map, key, id);

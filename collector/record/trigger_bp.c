@@ -238,7 +238,7 @@ static int bp_decide(struct sptd_col_trigger *t, const struct sptd_col_trigger_h
                      int64_t *measure)
 {
 	struct bp_state *s = t->kind_state;
-	uint64_t v;
+	uint64_t v = 0;
 
 	*measure = 0;
 	if (s->path ? !sptd_col_bp_path_has(s->path, h->task_pid) : h->task_pid != t->spec.pid)

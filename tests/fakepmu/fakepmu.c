@@ -52,8 +52,10 @@ static int put(const char *dir, const char *name, const char *text)
 {
 	char path[1024];
 	FILE *f;
+	int n = snprintf(path, sizeof(path), "%s/%s", dir, name);
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -ENAMETOOLONG;
 	f = fopen(path, "w");
 	if (!f)
 		return -errno;
@@ -65,8 +67,10 @@ static int put(const char *dir, const char *name, const char *text)
 static int mkdirs(const char *path)
 {
 	char buf[1024];
+	int n = snprintf(buf, sizeof(buf), "%s", path);
 
-	snprintf(buf, sizeof(buf), "%s", path);
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return -ENAMETOOLONG;
 	for (char *p = buf + 1; *p; p++) {
 		if (*p != '/')
 			continue;
@@ -92,10 +96,12 @@ int fakepmu_sysfs(const char *root, enum fakepmu_gen gen, int type)
 		{ "mtc_period", "config1:3,8-10" }, { "cyc_thresh", "config2:0-3" },
 		{ "psb_period", "config:50-53" },
 	};
-	char dev[1024], fmt[1100], caps[1100], buf[32];
-	int ret;
+	char dev[900], fmt[1000], caps[1000], buf[32];
+	int ret, n;
 
-	snprintf(dev, sizeof(dev), "%s/bus/event_source/devices/intel_pt", root);
+	n = snprintf(dev, sizeof(dev), "%s/bus/event_source/devices/intel_pt", root);
+	if (n < 0 || (size_t)n >= sizeof(dev))
+		return -ENAMETOOLONG;
 	snprintf(fmt, sizeof(fmt), "%s/format", dev);
 	snprintf(caps, sizeof(caps), "%s/caps", dev);
 	if ((ret = mkdirs(fmt)) < 0 || (ret = mkdirs(caps)) < 0)
