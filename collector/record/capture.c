@@ -399,7 +399,9 @@ static void ftrace_stop(struct sptd_col_service *s, const struct sptd_col_fire *
 	if (was_on != 0)
 		return;
 	rec->stopped_by = "kernel";
-	if (s->kfreeze_on && fire->spec && fire->ts >= s->kfreeze_since &&
+	/* a hit perf did not report froze it: when is not known yet (the
+	 * freeze scan may find it) */
+	if (s->kfreeze_on && fire->spec && !fire->unreported && fire->ts >= s->kfreeze_since &&
 	    sptd_col_trigger_freeze_point(fire->spec, system, sizeof(system), event, sizeof(event),
 	                                  filter, sizeof(filter)) == 1)
 		rec->stopped_by = "trigger";
@@ -475,8 +477,15 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 	/* perf did not sample the hit that froze the rings: that hit is the
 	 * trigger (the one it fired on came after the record's end) */
 	if (ret >= 0 && sptd_col_freeze_scan_apply(&c.freeze, FREEZE_SLACK_NS, fire) == 1) {
-		sptd_col_log(LOG_INFO, "ftrace froze at an IRQ %.3f ms before the hit perf reported: "
-		             "the trigger is that IRQ", (double)(hit->ts - fire->ts) / 1e6);
+		if (hit->unreported)
+			sptd_col_log(LOG_INFO, "ftrace froze at an IRQ perf did not report (the "
+			             "service noticed %.3f ms later): the trigger is that IRQ",
+			             (double)(hit->ts - fire->ts) / 1e6);
+		else
+			sptd_col_log(LOG_INFO, "ftrace froze at an IRQ %.3f ms before the hit perf "
+			             "reported: the trigger is that IRQ",
+			             (double)(hit->ts - fire->ts) / 1e6);
+		fire->unreported = 0;
 		rec.stopped_by = "trigger";
 		wstart = fire->ts - s->o->window_ns;
 		wend = fire->ts + s->o->post_ns;

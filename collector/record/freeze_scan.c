@@ -5,8 +5,10 @@
  * of the same tracepoint.  Those two can disagree: perf's tracepoint
  * samples miss events that ftrace records (seen on this project's VM for
  * IRQs taken from idle: ftrace held ~1600 virtio IRQs a second, perf
- * sampled a few hundred), so the hit the service fires on can come after
- * the one that froze the rings, and the incident would end before its own
+ * sampled a few hundred; on kernel 6.18, none of those taken from idle),
+ * so the hit the service fires on can come after the one that froze the
+ * rings, or never (the service then notices the freeze itself and fires
+ * with no hit: service.c), and the incident would end before its own
  * trigger.  While the pages stream out of the rings this scan follows the
  * IRQ handlers in them; the latest handler return of the trigger's IRQs is
  * the event that froze the record, and the capture takes it as the

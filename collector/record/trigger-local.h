@@ -29,6 +29,8 @@ struct sptd_col_fire {
 	                             * (PERF_CONTEXT_* markers included) */
 	int nchain;                 /* entries of @chain, 0 none */
 	int pid;                    /* break, watch: the process; -1 */
+	int unreported;             /* 1: no perf sample: the service found the
+	                             * kernel's freeze (@ts: when it noticed) */
 };
 
 /* A record of interest from a trigger event, decoded: what the decision
