@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/prctl.h>
@@ -148,17 +149,33 @@ static int service_start(struct service *s, const char *const *args)
 	return -1;
 }
 
-/* Read the incident path the service prints; wait for it to exit. */
+/* Read the incident path the service prints, waiting at most 30 s (then
+ * it is stopped: a trigger that never fires fails the case, with the
+ * service's log, instead of hanging the test); wait for it to exit. */
 static int service_finish(struct service *s, char *path, size_t len, int *status)
 {
+	struct pollfd pfd = { .fd = fileno(s->out), .events = POLLIN };
 	char buf[4096];
 	ssize_t r;
+	int reaped = 0;
 
 	path[0] = '\0';
-	if (!fgets(path, (int)len, s->out))
+	if (poll(&pfd, 1, 30000) != 1) {
+		fprintf(stderr, "no incident 30 s after the cause: stopping the service\n");
+		kill(s->pid, SIGTERM);   /* it removes its ftrace instance */
+		for (int i = 0; i < 50 && !reaped; i++) {
+			reaped = waitpid(s->pid, status, WNOHANG) == s->pid;
+			if (!reaped)
+				sleep_ms(100);
+		}
+		if (!reaped)
+			kill(s->pid, SIGKILL);
+	} else if (!fgets(path, (int)len, s->out)) {
 		path[0] = '\0';
+	}
 	path[strcspn(path, "\n")] = '\0';
-	waitpid(s->pid, status, 0);
+	if (!reaped)
+		waitpid(s->pid, status, 0);
 	while ((r = read(s->err_fd, buf, sizeof(buf) - 1)) > 0) {
 		buf[r] = '\0';
 		fputs(buf, stderr); /* the service's log, for the test log */
