@@ -13,7 +13,8 @@ BUILD=$(dirname "$BIN")
 passed=0
 failed=0
 if [ "$(id -u)" != 0 ]; then echo "SKIP: needs root (CI runs as root)" >&2; exit 77; fi
-for tool in useradd userdel setpriv; do
+# sqlite3 (the CLI) checks the incidents' integrity (integrity())
+for tool in useradd userdel setpriv sqlite3; do
 	command -v "$tool" >/dev/null || { echo "SKIP: $tool missing" >&2; exit 77; }
 done
 [ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
