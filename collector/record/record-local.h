@@ -3,6 +3,7 @@
 #define SPTD_RECORD_LOCAL_H
 
 #include <stdint.h>
+#include <sys/resource.h>
 
 #include "sptd_col_base.h"
 #include "sptd_col_perf.h"
@@ -97,6 +98,7 @@ struct sptd_col_service {
 	int64_t ftrace_started;    /* ns when ftrace last (re)started with empty rings */
 	const char *ftrace_why;    /* why it did then (for the incident's gaps) */
 	int aux_refused_logged;    /* the kernel's refusal was said once */
+	struct rlimit nofile;      /* RLIMIT_NOFILE as started (CMD gets it back) */
 };
 
 /* ---- arming (arm.c) ------------------------------------------------------ */

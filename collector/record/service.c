@@ -18,6 +18,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <syslog.h>
@@ -85,6 +86,68 @@ static int resolve_on_stop(int on_stop)
  * releases its memory, its mappings can still be read, so the incident
  * of its exit names CMD's own functions; every other stop is passed on at
  * once.  0, or an exit status (127 cannot run it). */
+/* Close every descriptor from 3 up but @keep_a and @keep_b (CMD's child,
+ * before exec): the recorder holds several per CPU, beyond any fixed
+ * bound on a large machine. */
+static void close_from_3(int keep_a, int keep_b)
+{
+	int lo = keep_a < keep_b ? keep_a : keep_b, hi = keep_a < keep_b ? keep_b : keep_a;
+	long max;
+
+	if ((lo <= 3 || close_range(3, (unsigned)lo - 1, 0) == 0) &&
+	    (hi <= lo + 1 || close_range((unsigned)lo + 1, (unsigned)hi - 1, 0) == 0) &&
+	    close_range((unsigned)hi + 1, ~0U, 0) == 0)
+		return;
+	max = sysconf(_SC_OPEN_MAX);
+	for (long fd = 3; fd < (max > 0 ? max : 65536); fd++)
+		if (fd != keep_a && fd != keep_b)
+			close((int)fd);
+}
+
+/* The descriptors recording keeps open, at most: per CPU a sampling or PT
+ * event (+ PT's sideband), --offcpu's event, up to two per trigger, and
+ * the ftrace ring read at a capture; plus a fixed share (files, the
+ * incident, tracefs, sockets). */
+static rlim_t fds_needed(const struct sptd_col_service *s)
+{
+	rlim_t per_cpu = 2 + (s->o->offcpu ? 1 : 0) + (s->source == SPTD_SOURCE_PT ? 1 : 0) +
+	                 2 * (rlim_t)s->o->ntriggers;
+
+	return 64 + per_cpu * (rlim_t)s->ncpus;
+}
+
+/* RLIMIT_NOFILE's soft limit is often 1024, which a machine of a few
+ * hundred CPUs exceeds: raise it to what recording needs, within the hard
+ * limit (CMD gets the one sysptd started with).  An exit status. */
+static int fd_budget(struct sptd_col_service *s)
+{
+	rlim_t need = fds_needed(s);
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &s->nofile) < 0)
+		return SPTD_EXIT_OK;   /* unknown: perf_event_open says what it runs out of */
+	if (s->nofile.rlim_cur == RLIM_INFINITY || s->nofile.rlim_cur >= need)
+		return SPTD_EXIT_OK;
+	if (s->nofile.rlim_max != RLIM_INFINITY && s->nofile.rlim_max < need) {
+		fprintf(stderr, "sysptd: recording %d CPUs with these options needs up to %llu "
+		        "open files, but this process may open %llu at most (RLIMIT_NOFILE's "
+		        "hard limit): raise it (as root `ulimit -n %llu` before sysptd, or "
+		        "LimitNOFILE=%llu in the service unit)\n", s->ncpus,
+		        (unsigned long long)need, (unsigned long long)s->nofile.rlim_max,
+		        (unsigned long long)need, (unsigned long long)need);
+		return SPTD_EXIT_UNSUPP;
+	}
+	rl.rlim_cur = need;
+	rl.rlim_max = s->nofile.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+		fprintf(stderr, "sysptd: cannot raise the open-file limit from %llu to %llu: %s\n",
+		        (unsigned long long)s->nofile.rlim_cur, (unsigned long long)need,
+		        strerror(errno));
+		return SPTD_EXIT_FAIL;
+	}
+	return SPTD_EXIT_OK;
+}
+
 static int start_command(struct sptd_col_service *s)
 {
 	char *const *argv = s->o->cmd_argv;
@@ -111,9 +174,9 @@ static int start_command(struct sptd_col_service *s)
 
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		for (int fd = 3; fd < 4096; fd++)
-			if (fd != report[1] && fd != go[0])
-				close(fd);
+		close_from_3(report[1], go[0]);
+		if (s->nofile.rlim_cur)
+			setrlimit(RLIMIT_NOFILE, &s->nofile);
 		/* wait until the parent has seized us (or gave up) */
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
@@ -601,6 +664,9 @@ int sptd_col_record_run(struct sptd_col_record_opts *opts)
 		status = SPTD_EXIT_UNSUPP;
 		goto out;
 	}
+	if ((status = fd_budget(&s)) != SPTD_EXIT_OK)
+		goto out;
+	status = SPTD_EXIT_FAIL;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);

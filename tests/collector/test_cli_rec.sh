@@ -343,4 +343,23 @@ expect 0 "^name -" -- "$BIN" status
 kill -TERM "$main" "$nlock" "$nctl"
 wait "$main" "$nlock" "$nctl"
 
+# ---- 8: the open-file limit.  Recording holds descriptors per CPU (sample
+# and off-CPU events, two per irq or latency trigger): a soft limit of
+# 1024 is too few on a machine of a few hundred CPUs.  Here a soft limit
+# of 16 stands for that: sysptd raises it within the hard limit, and CMD
+# gets the one sysptd started with (and none of its descriptors); a hard
+# limit too low is refused at once, saying which limit and what to do.
+mkdir -m 700 "$work/nofile"
+sh -c 'ulimit -Sn 16; exec "$@"' sh "$BIN" record --offcpu --trigger irq --trigger latency=50ms \
+	--window 20ms -o "$work/nofile" -- sh -c 'ulimit -Sn; ls /proc/self/fd | wc -l' \
+	</dev/null >"$work/nofile.out" 2>"$work/nofile.err"
+rc=$?
+[ "$rc" = 0 ] && [ "$(count_incidents "$work/nofile")" -ge 1 ] && ok ||
+	{ bad "record under a soft limit of 16 files: exit $rc"; cat "$work/nofile.err" >&2; }
+# CMD's lines: its soft limit, then its descriptors (0-2 and ls's own)
+[ "$(grep -v incident- "$work/nofile.out" | tr '\n' ' ')" = "16 4 " ] && ok ||
+	bad "CMD under sysptd: limit and descriptors '$(grep -v incident- "$work/nofile.out" | tr '\n' ' ')', want '16 4'"
+expect 5 "RLIMIT_NOFILE's hard limit): raise it" -- sh -c 'ulimit -n 40; exec "$@"' sh "$BIN" record \
+	--trigger irq --window 20ms -o "$work/nofile" -- true
+
 finish
