@@ -16,6 +16,7 @@
 #define PT_THREADS          2
 #define PTP_PID             1
 #define PTP_CMDLINE         3
+#define PTP_CMDLINE_IS_COMM 9
 #define PTT_TID             1
 #define PTT_NAME            2
 #define PTT_TGID            3
@@ -42,7 +43,13 @@ static void tree_packet_open(struct sptd_query_pf *pf)
 	sptd_query_pb_begin(&pf->pkt, TP_PROCESS_TREE);
 }
 
-/* argv from a stored cmdline: NUL- or space-separated words. */
+/* argv from a stored cmdline: NUL- or space-separated words.  Without
+ * one (a kernel thread, or a process gone before the capture) the comm
+ * stands in, said so (cmdline_is_comm).  trace_processor cuts a lone
+ * argv[0] at its first blank (processes that rewrite their cmdline with
+ * spaces), which turned the NVIDIA driver's kernel thread "UVM global
+ * queu" into "UVM": a comm with a blank goes out as argv[0] plus an empty
+ * argument, so that the name stays whole. */
 static void put_cmdline(struct sptd_query_pb *pb, const char *cmdline,
                         const char *name)
 {
@@ -50,6 +57,9 @@ static void put_cmdline(struct sptd_query_pb *pb, const char *cmdline,
 
 	if (!cmdline || !cmdline[0]) {
 		sptd_query_pb_string(pb, PTP_CMDLINE, name ? name : "");
+		if (name && strchr(name, ' '))
+			sptd_query_pb_string(pb, PTP_CMDLINE, "");
+		sptd_query_pb_uint(pb, PTP_CMDLINE_IS_COMM, 1);
 		return;
 	}
 	while (*p) {

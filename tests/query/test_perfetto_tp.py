@@ -28,6 +28,7 @@ import csv
 import io
 import os
 import subprocess
+import time
 import sys
 import tempfile
 
@@ -225,21 +226,37 @@ def synthetic(sysptd, make, tp, tmp):
     compare("sample", sample, sysptd, tp, sample + ".pftrace")
 
 
+# A process whose name has blanks, as the NVIDIA driver's kernel threads
+# ("UVM global queu") have: it names itself, then waits, running now and
+# then so that the window holds it.
+BLANKS = "sptd two words"
+BLANKS_PROG = ("import ctypes, time\n"
+               "ctypes.CDLL(None).prctl(15, b'%s', 0, 0, 0)\n"
+               "while True:\n"
+               "    time.sleep(0.005)\n" % BLANKS)
+
+
 def real(sysptd, tp, tmp):
     out = os.path.join(tmp, "rec")
     load = subprocess.Popen(["sh", "-c", "while :; do ls / >/dev/null; sleep 0.001; done"])
+    named = subprocess.Popen([sys.executable, "-c", BLANKS_PROG])
     try:
+        time.sleep(0.3)
         r = subprocess.run([sysptd, "--window", "30ms", "--trigger", "timer=300ms", "--once",
                             "-q", "-o", out], capture_output=True, text=True, timeout=120)
     finally:
-        load.kill()
-        load.wait()
+        for p in (load, named):
+            p.kill()
+            p.wait()
     check(r.returncode == 0, "recording exit %d: %s" % (r.returncode, r.stderr))
     if r.returncode != 0:
         return
     db = r.stdout.strip().splitlines()[-1]
     export(sysptd, db, os.path.join(tmp, "real.pftrace"))
     inc, got = compare("real", db, sysptd, tp, os.path.join(tmp, "real.pftrace"))
+    names = {name for pid, name in got.get("process", []) if pid == str(named.pid)}
+    check(names == {BLANKS}, "real: the process named '%s' is %r in trace_processor" %
+          (BLANKS, names))
     check(len(inc.get("sched", [])) > 10 and len(got.get("sched", [])) == len(inc["sched"]),
           "real: %d sched slices in the incident, %d in trace_processor" %
           (len(inc.get("sched", [])), len(got.get("sched", []))))
