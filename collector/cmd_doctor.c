@@ -434,7 +434,8 @@ int sptd_col_cmd_doctor(int argc, char **argv)
 	struct utsname u;
 
 	if (ret > 0) {
-		printf("Usage: sysptd doctor\n\nReport what this machine supports for recording: Intel PT and\n"
+		printf("Usage: sysptd doctor\n\nReport what this machine supports for recording: the PID\n"
+		       "namespace (recording needs the host's), Intel PT and\n"
 		       "its capabilities, AUX pause, tracefs and the tracepoints sysptd uses,\n"
 		       "perf_event_paranoid, software and hardware perf events, breakpoints,\n"
 		       "uprobes, kallsyms, kcore, lockdown, what --source auto picks, and (as\n"
@@ -456,6 +457,24 @@ int sptd_col_cmd_doctor(int argc, char **argv)
 	     "says skip");
 	if (geteuid() != 0)
 		problems++;
+	{
+		unsigned long ino;
+		int nested = sptd_col_pidns_nested(&ino);
+
+		if (nested == 1) {
+			line("no", "pid namespace", "pid:[%lu], not the host's: ftrace names tasks "
+			     "by the machine's pids, perf and /proc by this namespace's; recording "
+			     "refuses (run with the host's PID namespace: docker --pid=host, "
+			     "Kubernetes hostPID: true)", ino);
+			problems++;
+		} else if (nested == 0) {
+			line("ok", "pid namespace", "the host's: ftrace, perf and /proc agree on "
+			     "every pid");
+		} else {
+			line("warn", "pid namespace", "cannot tell (/proc/self/ns/pid: %s)",
+			     strerror(-nested));
+		}
+	}
 	check_pt();
 	check_tracefs();
 	check_perf();

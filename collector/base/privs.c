@@ -407,3 +407,18 @@ int sptd_col_privs_has_cap(int cap)
 		return -errno;
 	return !!(data[cap / 32].effective & (1u << (cap % 32)));
 }
+
+/* The initial PID namespace's inode: a kernel constant
+ * (PROC_PID_INIT_INO in include/linux/proc_ns.h). */
+#define PIDNS_INIT_INO 0xEFFFFFFCUL
+
+int sptd_col_pidns_nested(unsigned long *ino)
+{
+	struct stat st;
+
+	*ino = 0;
+	if (stat("/proc/self/ns/pid", &st) < 0)
+		return -errno;
+	*ino = (unsigned long)st.st_ino;
+	return *ino != PIDNS_INIT_INO;
+}

@@ -138,6 +138,11 @@ const char *sptd_col_privs_handoff_where(const char *path);
 int sptd_col_privs_limit_caps(const int *keep, int nkeep);
 /* 1 when capability @cap is effective, 0 when not, negative errno. */
 int sptd_col_privs_has_cap(int cap);
+/* 1 when this process is in a PID namespace other than the machine's
+ * first one (a container without the host's PID namespace), 0 when in
+ * that one, negative errno when it cannot tell; *@ino gets the
+ * namespace's inode (0 unknown). */
+int sptd_col_pidns_nested(unsigned long *ino);
 
 /* Exit statuses (sysexits-like, documented in --help). */
 #define SPTD_EXIT_OK        0

@@ -629,6 +629,21 @@ int sptd_col_record_run(struct sptd_col_record_opts *opts)
 		        "run it with sudo\n");
 		return SPTD_EXIT_NOPERM;
 	}
+	{
+		unsigned long ino;
+
+		/* ftrace names tasks by the machine's pids, perf by this
+		 * namespace's (0 for a task outside it), /proc (mostly) shows
+		 * this namespace's: tasks would be mixed up or misnamed */
+		if (sptd_col_pidns_nested(&ino) == 1) {
+			fprintf(stderr, "sysptd: this process is in a PID namespace of its own (a "
+			        "container: pid:[%lu]): ftrace would name tasks by the machine's "
+			        "pids, perf and /proc by this namespace's, and the incident would "
+			        "mix them up.  Record from the host's PID namespace (docker run "
+			        "--pid=host, Kubernetes hostPID: true, or on the host)\n", ino);
+			return SPTD_EXIT_UNSUPP;
+		}
+	}
 	ret = open_output(&s);
 	if (ret != SPTD_EXIT_OK)
 		return ret;
