@@ -56,7 +56,9 @@ static int capture_cpu(struct sptd_sched_trace *tr, int cpu, sptd_sched_raw_fn f
 	for (;;) {
 		n = tracefs_cpu_read(tcpu, page, true);
 		if (n < 0) {
-			ret = errno == EAGAIN ? 0 : -EIO;
+			/* ENODEV: the CPU has no ring in this instance (it was
+			 * offline when the instance was made): nothing to read */
+			ret = errno == EAGAIN || errno == ENODEV ? 0 : -EIO;
 			break;
 		}
 		if (n == 0)
