@@ -99,6 +99,8 @@ struct sptd_col_service {
 	const char *ftrace_why;    /* why it did then (for the incident's gaps) */
 	int aux_refused_logged;    /* the kernel's refusal was said once */
 	struct rlimit nofile;      /* RLIMIT_NOFILE as started (CMD gets it back) */
+	char online_text[256];     /* the kernel's online CPU list armed on */
+	int64_t online_checked;    /* ns when it was last compared */
 };
 
 /* ---- arming (arm.c) ------------------------------------------------------ */
@@ -129,6 +131,16 @@ void sptd_col_record_kfreeze_arm(struct sptd_col_service *s, int64_t now, int64_
 void sptd_col_record_kfreeze_disarm(struct sptd_col_service *s);
 /* Close every source and trigger; accepts a partly armed service. */
 void sptd_col_record_disarm(struct sptd_col_service *s);
+
+/* ---- CPU hotplug (hotplug.c) ------------------------------------------- */
+
+/* Note the online CPU list the service armed on. */
+void sptd_col_record_hotplug_note(struct sptd_col_service *s);
+/* At most once a second: when the online CPUs changed, disarm and arm
+ * again on the CPUs online now (of --cpu's), logged.  0 nothing to do, 1
+ * armed again, negative errno when arming again failed (the service
+ * cannot go on). */
+int sptd_col_record_hotplug(struct sptd_col_service *s, int64_t now);
 
 /* ---- capture (capture.c) ----------------------------------------------- */
 

@@ -323,13 +323,20 @@ static int unreported_freeze(struct sptd_col_service *s, int64_t not_before,
 static int run_loop(struct sptd_col_service *s)
 {
 	struct pollfd pfds[SPTD_MAX_TRIGGERS * SPTD_MAX_CPUS * 2 + 2];
-	int stop = 0, status = 0;
+	int stop = 0, status = 0, hp;
 
 	while (!stop && (s->o->count == 0 || s->incidents < s->o->count)) {
 		struct sptd_col_fire fire, best = { .ts = INT64_MAX, .tid = -1, .pid = -1 };
 		int nfds = 0, fired = 0, ctl_client = -1, timeout_ms;
 		int64_t not_before, now;
 
+		/* a CPU went offline or came online: its perf events are gone
+		 * or missing (hotplug.c) */
+		if ((hp = sptd_col_record_hotplug(s, sptd_col_now_ns())) < 0) {
+			sptd_col_log(LOG_ERR, "cannot arm again after the online CPUs changed: %s",
+			             strerror(-hp));
+			return hp;
+		}
 		pfds[nfds++] = (struct pollfd){ .fd = s->sig_fd, .events = POLLIN };
 		pfds[nfds++] = (struct pollfd){ .fd = s->ctl_fd, .events = POLLIN };
 		for (int i = 0; i < s->ntrig; i++) {
@@ -711,6 +718,7 @@ int sptd_col_record_run(struct sptd_col_record_opts *opts)
 		         SPTD_EXIT_FAIL;
 		goto out;
 	}
+	sptd_col_record_hotplug_note(&s);
 	if (o.cmd_argv && (ret = start_command(&s)) != 0) {
 		status = ret;
 		goto out;
