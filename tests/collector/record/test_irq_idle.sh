@@ -5,7 +5,7 @@
 # ftrace records it and the kernel's traceoff trigger freezes the rings at
 # it.  The service must still fire, at that IRQ: the incident comes within
 # seconds, its trigger is a return of IRQ N that an independent bare ftrace
-# instance saw at the same nanosecond on the same CPU, and the incident's
+# instance saw on the same CPU within 20 us, and the incident's
 # own record ends with that handler.  (test_record's irq case keeps its CPUs
 # busy, which hides this.)  Needs root and tracefs.
 set -u
@@ -85,7 +85,10 @@ echo 0 >"$inst/events/irq/irq_handler_exit/enable"
 inc=$(cat "$work/out")
 [ "$rc" = 0 ] && [ -f "$inc" ] && ok || { bad "service exit $rc, incident '$inc'"; cat "$work/err" >&2; finish; }
 
-# the trigger: IRQ N's return, where the bare instance saw one
+# the trigger: IRQ N's return, where the bare instance saw one.  When perf
+# did report the hit (the IRQ came while its CPU was busy) the trigger has
+# perf's time of it, which is ftrace's of the same return give or take a
+# few microseconds (2.4 us later here): 20 us, the capture's own slack.
 row=$(q "$inc" "SELECT ts || ' ' || cpu || ' ' || detail FROM trigger")
 tts=${row%% *}
 rest=${row#* }
@@ -100,7 +103,7 @@ seen=$(awk -v c="$tcpu" -v t="$tts" '/irq_handler_exit:/ {
 		for (i = 1; i <= NF; i++) if ($i ~ /^\[[0-9]+\]$/) cpu = substr($i, 2, length($i) - 2) + 0;
 		for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { split(substr($i, 1, length($i) - 1), p, ".");
 			us = p[1] * 1000000 + p[2] }
-		if (cpu == c && (us - int(t / 1000)) <= 1 && (int(t / 1000) - us) <= 1) n++ }
+		if (cpu == c && (us - int(t / 1000)) <= 20 && (int(t / 1000) - us) <= 20) n++ }
 	END { print n + 0 }' "$inst/trace")
 [ "$seen" -ge 1 ] && ok ||
 	bad "the trigger (cpu $tcpu, $tts ns) is no IRQ $irq return the bare ftrace instance saw: $(grep -c irq_handler_exit "$inst/trace") returns there"
@@ -108,7 +111,7 @@ seen=$(awk -v c="$tcpu" -v t="$tts" '/irq_handler_exit:/ {
 # ending at it, on that CPU
 we=$(q "$inc" "SELECT value FROM meta WHERE key = 'window_end'")
 [ "$we" = "$tts" ] && ok || bad "window_end $we, trigger at $tts"
-n=$(q "$inc" "SELECT count(*) FROM irq_slice WHERE irq = $irq AND cpu = $tcpu AND ts + dur = $tts")
+n=$(q "$inc" "SELECT count(*) FROM irq_slice WHERE irq = $irq AND cpu = $tcpu AND abs(ts + dur - $tts) <= 20000")
 [ "$n" = 1 ] && ok || bad "no IRQ $irq slice on cpu $tcpu ending at the trigger ($n)"
 # nothing on any CPU after the trigger: the kernel froze the rings there
 late=$(q "$inc" "SELECT count(*) FROM irq_slice WHERE ts > $tts")
