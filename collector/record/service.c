@@ -212,6 +212,15 @@ static int start_command(struct sptd_col_service *s)
 	return 0;
 }
 
+/* A group stop is a PTRACE_EVENT_STOP with the stopping signal; one with
+ * SIGTRAP is not (ptrace(2)), for instance the one after a SIGCONT: a
+ * PTRACE_LISTEN there left CMD stopped for good (`record -- timeout 1 X`
+ * hung: timeout sends SIGCONT to its group when the time is up). */
+static int is_stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
 /* SIGCHLD from CMD: its exit stop (1: fire, @detail said; the caller
  * detaches once the incident is written), another ptrace stop (passed on:
  * 0), or its end (reaped: 1 unless its exit stop fired already). */
@@ -238,8 +247,10 @@ static int reap_command(struct sptd_col_service *s, char *detail, size_t len)
 				         s->o->cmd_argv[0], s->child, WEXITSTATUS(wst));
 			return 1;
 		}
-		if ((wst >> 16) == PTRACE_EVENT_STOP)
-			ptrace(PTRACE_LISTEN, s->child, NULL, NULL);   /* a group stop */
+		if ((wst >> 16) == PTRACE_EVENT_STOP && is_stop_signal(WSTOPSIG(wst)))
+			ptrace(PTRACE_LISTEN, s->child, NULL, NULL);   /* a group stop: stay stopped */
+		else if ((wst >> 16) == PTRACE_EVENT_STOP)
+			ptrace(PTRACE_CONT, s->child, NULL, NULL);   /* e.g. after SIGCONT: go on */
 		else
 			ptrace(PTRACE_CONT, s->child, NULL, (void *)(long)WSTOPSIG(wst));
 	}

@@ -120,6 +120,40 @@ fi
 rc=$?
 [ "$rc" = 143 ] && ok || bad "record -- CMD killed by SIGTERM: exit $rc, want 143"
 expect 127 "cannot run '/nonexistent/cmd': No such file" -- "$BIN" record -o "$work/cmd" -- /nonexistent/cmd
+# CMD is timeout(1): when its time is up it sends SIGCONT to its group,
+# and ptrace then reports a stop that is no group stop; sysptd held CMD
+# there for good (this hung until killed).  Its status is timeout's, 124.
+mkdir -m 700 "$work/tmo"
+timeout -s KILL 20 "$BIN" record --window 20ms -o "$work/tmo" -- timeout 0.3 sleep 5 \
+	</dev/null >/dev/null 2>"$work/tmo.err"
+rc=$?
+[ "$rc" = 124 ] && [ "$(count_incidents "$work/tmo")" = 1 ] && ok ||
+	{ bad "record -- timeout 0.3 sleep 5: exit $rc (want 124; 137: it hung), $(count_incidents "$work/tmo") incidents"; cat "$work/tmo.err" >&2; }
+pkill -KILL -f '^sleep 5$' 2>/dev/null
+# a real group stop stays one: CMD stopped by SIGSTOP stays stopped until
+# SIGCONT, then goes on to its end
+mkdir -m 700 "$work/gstop"
+timeout -s KILL 20 "$BIN" record --window 20ms -o "$work/gstop" -- sh -c 'kill -STOP $$; echo resumed' \
+	</dev/null >"$work/gstop.out" 2>"$work/gstop.err" &
+gs=$!
+gpid=""
+i=0
+while [ -z "$gpid" ] && [ $i -lt 100 ]; do
+	gpid=$(pgrep -f '^sh -c kill -STOP' | head -n 1)
+	sleep 0.1
+	i=$((i + 1))
+done
+sleep 0.5
+st=$(awk '{ print $3 }' "/proc/${gpid:-0}/stat" 2>/dev/null)
+case "$st" in
+[Tt]) ok ;;
+*) bad "CMD stopped by SIGSTOP is in state '$st', want stopped" ;;
+esac
+[ -n "$gpid" ] && kill -CONT "$gpid"
+wait "$gs"
+rc=$?
+[ "$rc" = 0 ] && grep -q "^resumed$" "$work/gstop.out" && ok ||
+	{ bad "CMD after SIGSTOP/SIGCONT: exit $rc, output $(cat "$work/gstop.out")"; cat "$work/gstop.err" >&2; }
 # --no-exit-watch: CMD is not ptrace-seized; the incident and the status
 # are the same
 mkdir -m 700 "$work/nw"
