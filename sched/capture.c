@@ -77,10 +77,39 @@ out:
 	return ret;
 }
 
+long sptd_sched_cpu_id_bound(const char *list_path)
+{
+	char buf[4096];
+	long best = -1;
+	size_t n;
+	FILE *f = fopen(list_path ? list_path : "/sys/devices/system/cpu/possible", "re");
+
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		/* numbers only: the '-' of a range is no sign */
+		for (char *p = buf, *end; *p; p = end) {
+			long v;
+
+			if (*p < '0' || *p > '9') {
+				end = p + 1;
+				continue;
+			}
+			v = strtol(p, &end, 10);
+			if (v > best)
+				best = v;
+		}
+	}
+	if (best < 0)
+		best = sysconf(_SC_NPROCESSORS_CONF) - 1;
+	return best + 1;
+}
+
 int sptd_sched_trace_capture(struct sptd_sched_trace *tr, sptd_sched_raw_fn fn,
                              void *ctx)
 {
-	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
+	long ncpus = sptd_sched_cpu_id_bound(NULL);
 	char rel[SPTD_SCHED_NAME_LEN + 32];
 	int i, ret, pages = 0;
 

@@ -87,6 +87,12 @@ int sptd_sched_trace_is_on(struct sptd_sched_trace *tr);
 /* Drop everything in the rings (after a capture, before re-arming). */
 int sptd_sched_trace_reset(struct sptd_sched_trace *tr);
 
+/* One past the highest CPU number in a CPU list file (@list_path; NULL:
+ * /sys/devices/system/cpu/possible): "0-3,8-11" gives 12.  A count of
+ * CPUs (sysconf) falls short where the numbers have holes; without the
+ * file, that count. */
+long sptd_sched_cpu_id_bound(const char *list_path);
+
 enum sptd_sched_raw_kind {
 	SPTD_SCHED_RAW_FORMAT, /* @name: "header_page", "header_event", "SYSTEM/EVENT"; @data: text */
 	SPTD_SCHED_RAW_PAGE,   /* @cpu, @seq: one ring-buffer page, @len bytes */

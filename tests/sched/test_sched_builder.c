@@ -8,6 +8,9 @@
  * stopped early. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "sptd_sched.h"
 #include "sptd_test.h"
@@ -655,9 +658,35 @@ static void check_args(void)
 	sptd_sched_builder_destroy(NULL);
 }
 
+/* The CPU id bound the capture reads rings up to: holes in the numbers
+ * count (a CPU count would stop short of CPUs 8-11 below). */
+static void test_cpu_id_bound(void)
+{
+	static const struct { const char *text; long want; } c[] = {
+		{ "0-3,8-11\n", 12 }, { "0\n", 1 }, { "0-1\n", 2 }, { "0,2,4-5\n", 6 },
+	};
+	char path[] = "/tmp/sptd-possible-XXXXXX";
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	for (size_t i = 0; fd >= 0 && i < sizeof(c) / sizeof(c[0]); i++) {
+		CHECK(ftruncate(fd, 0) == 0);
+		CHECK(pwrite(fd, c[i].text, strlen(c[i].text), 0) == (ssize_t)strlen(c[i].text));
+		CHECK_INT(sptd_sched_cpu_id_bound(path), c[i].want);
+	}
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+	/* no file: the count of configured CPUs */
+	CHECK_INT(sptd_sched_cpu_id_bound("/nonexistent/possible"), sysconf(_SC_NPROCESSORS_CONF));
+}
+
 int main(void)
 {
 	size_t i;
+
+	test_cpu_id_bound();
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		run_case(&cases[i]);
