@@ -46,6 +46,48 @@ static int hit_row(void *ctx, const struct sptd_col_logged_hit *h)
 	return sptd_store_watch_hit_add(hr->st, &r);
 }
 
+
+static int int_cmp(const void *a, const void *b)
+{
+	return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+/* The recorded CPUs as ranges ("0-4,6-15") into @buf when they are not
+ * simply 0 to N-1 (-C, or a CPU offline between online ones): 1; 0 when
+ * they are (nothing to say), or when the list does not fit (then every
+ * CPU counts as recorded: nothing is hidden). */
+static int cpu_ranges(const struct sptd_col_service *s, char *buf, size_t len)
+{
+	int sorted[SPTD_MAX_CPUS], n = s->ncpus, contiguous = 1;
+	size_t off = 0;
+
+	if (n <= 0 || n > SPTD_MAX_CPUS)
+		return 0;
+	memcpy(sorted, s->cpus, (size_t)n * sizeof(int));
+	qsort(sorted, (size_t)n, sizeof(int), int_cmp);
+	for (int i = 0; i < n; i++)
+		contiguous &= sorted[i] == i;
+	if (contiguous && !s->o->cpu_list[0])
+		return 0;
+	buf[0] = '\0';
+	for (int i = 0; i < n;) {
+		int j = i;
+
+		while (j + 1 < n && sorted[j + 1] <= sorted[j] + 1)
+			j++;
+		if (j > i)
+			off += (size_t)snprintf(buf + off, len - off, "%s%d-%d", off ? "," : "",
+			                        sorted[i], sorted[j]);
+		else
+			off += (size_t)snprintf(buf + off, len - off, "%s%d", off ? "," : "",
+			                        sorted[i]);
+		if (off >= len)
+			return 0;
+		i = j + 1;
+	}
+	return 1;
+}
+
 /* Samples copied out of the rings before re-arming. */
 struct sample_copy {
 	int64_t ts;
@@ -127,6 +169,7 @@ static int write_meta(struct sptd_col_service *s, struct sptd_store *st, const s
 {
 	struct utsname u;
 	char host[256] = "", created[64], model[256] = "", line[512], spec[2048] = "";
+	char cpus_text[4096];
 	time_t t = time(NULL);
 	struct tm tm;
 	size_t off = 0;
@@ -209,15 +252,11 @@ static int write_meta(struct sptd_col_service *s, struct sptd_store *st, const s
 
 		ret = sptd_col_trigger_hits(s->trig[i], wstart, wend, hit_row, &hr);
 	}
-	/* -C and -p: what the incident was limited to (derive reads them) */
-	if (ret >= 0 && s->o->cpu_list[0]) {
-		off = 0;
-		line[0] = '\0';
-		for (int i = 0; i < s->ncpus && off < sizeof(line); i++)
-			off += (size_t)snprintf(line + off, sizeof(line) - off, "%s%d", i ? "," : "",
-			                        s->cpus[i]);
-		ret = sptd_store_meta_set(st, "cpu_list", line);
-	}
+	/* -C (or CPUs offline between online ones) and -p: what the incident
+	 * was limited to (derive reads them: no gaps where nothing was
+	 * recorded) */
+	if (ret >= 0 && cpu_ranges(s, cpus_text, sizeof(cpus_text)) == 1)
+		ret = sptd_store_meta_set(st, "cpu_list", cpus_text);
 	if (ret >= 0 && s->o->npids) {
 		off = 0;
 		line[0] = '\0';
