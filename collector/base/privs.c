@@ -416,6 +416,8 @@ int sptd_col_pidns_nested(unsigned long *ino)
 {
 	struct stat st;
 
+	if (!ino)
+		return -EINVAL;
 	*ino = 0;
 	if (stat("/proc/self/ns/pid", &st) < 0)
 		return -errno;

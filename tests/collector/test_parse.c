@@ -318,6 +318,27 @@ static void test_tasks(void)
 	sptd_col_tasks_destroy(NULL);
 }
 
+/* The PID namespace check: this test runs where recording would (the
+ * host's namespace, or CI's), so it says 0 unless the test itself runs in
+ * a namespace of its own; the inode is the one /proc/self/ns/pid names. */
+static void test_pidns(void)
+{
+	unsigned long ino = 0;
+	char link[64], want[64];
+	ssize_t n = readlink("/proc/self/ns/pid", link, sizeof(link) - 1);
+	int nested = sptd_col_pidns_nested(&ino);
+
+	CHECK_INT(sptd_col_pidns_nested(NULL), -EINVAL);
+	CHECK(nested == 0 || nested == 1);
+	CHECK(n > 0);
+	if (n > 0) {
+		link[n] = '\0';
+		snprintf(want, sizeof(want), "pid:[%lu]", ino);
+		CHECK_STR(link, want);
+		CHECK_INT(nested, strcmp(link, "pid:[4026531836]") != 0);
+	}
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/sptd-parse-XXXXXX";
@@ -332,6 +353,7 @@ int main(void)
 	test_cpus();
 	test_record_options();
 	test_tasks();
+	test_pidns();
 	{
 		char cmd[600];
 
