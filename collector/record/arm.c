@@ -267,6 +267,14 @@ int sptd_col_record_arm(struct sptd_col_service *s)
 	s->ftrace_clock = cfg.clock;
 	cfg.buffer_kb = (size_t)s->plan.ftrace_kb;
 	ret = sptd_sched_trace_create(&cfg, &s->trace);
+	if (ret == -ENOMEM) {
+		sptd_col_log(LOG_ERR, "cannot set up the ftrace instance: the kernel could not give "
+		             "%d CPUs an ftrace ring of %" PRId64 " KiB each (%.1f GiB in all); ask "
+		             "for less: a shorter --window or a smaller --buffer", s->ncpus,
+		             (int64_t)s->plan.ftrace_kb,
+		             (double)s->plan.ftrace_kb * s->ncpus / (1024.0 * 1024.0));
+		return ret;
+	}
 	if (ret < 0) {
 		sptd_col_log(LOG_ERR, "cannot set up the ftrace instance: %s%s", strerror(-ret),
 		             ret == -ENODEV ? " (is tracefs available? mount -t tracefs nodev /sys/kernel/tracing)" : "");

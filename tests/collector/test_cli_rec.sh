@@ -395,6 +395,10 @@ rc=$?
 	bad "CMD under sysptd: limit and descriptors '$(grep -v incident- "$work/nofile.out" | tr '\n' ' ')', want '16 4'"
 expect 5 "RLIMIT_NOFILE's hard limit): raise it" -- sh -c 'ulimit -n 40; exec "$@"' sh "$BIN" record \
 	--trigger irq --window 20ms -o "$work/nofile" -- true
+# rings the kernel cannot give (1000 GiB a CPU: it checks the memory
+# available before allocating): say how much was asked and what to lower
+expect 1 "could not give .* ftrace ring of 1048576000 KiB each .*smaller --buffer" -- \
+	"$BIN" record --buffer 1000G -o "$work/nofile" -- true
 
 # ---- 9: a PID namespace of its own (a container without --pid=host):
 # ftrace names tasks by the machine's pids, perf and /proc by the
