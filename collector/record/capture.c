@@ -46,10 +46,11 @@ static int hit_row(void *ctx, const struct sptd_col_logged_hit *h)
 	return sptd_store_watch_hit_add(hr->st, &r);
 }
 
-
 static int int_cmp(const void *a, const void *b)
 {
-	return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 /* The recorded CPUs as ranges ("0-4,6-15") into @buf when they are not

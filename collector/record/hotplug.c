@@ -36,12 +36,37 @@ void sptd_col_record_hotplug_note(struct sptd_col_service *s)
 	s->online_checked = sptd_col_now_ns();
 }
 
-/* The CPUs to record now: the online ones, of --cpu's when given.  Their
- * count (0: none of --cpu's is online), or -errno. */
-static int pick_cpus(const struct sptd_col_service *s, int *cpus, int *online)
+int sptd_col_record_cpus_listed(const char *list, const int *on, int non, int *out,
+                                int *offline)
 {
-	static int on[SPTD_MAX_CPUS], want[SPTD_MAX_CPUS];
-	int non = sptd_col_cpus_online(on, SPTD_MAX_CPUS), nwant, n = 0;
+	static int want[SPTD_MAX_CPUS];
+	int nwant = sptd_col_cpus_parse(list, want, SPTD_MAX_CPUS), n = 0;
+
+	*offline = -1;
+	if (nwant <= 0)
+		return -EINVAL;
+	for (int i = 0; i < nwant; i++) {
+		int is_on = 0, dup = 0;
+
+		for (int k = 0; k < non; k++)
+			is_on |= on[k] == want[i];
+		for (int k = 0; k < n; k++)
+			dup |= out[k] == want[i];
+		if (!is_on && *offline < 0)
+			*offline = want[i];
+		if (is_on && !dup)
+			out[n++] = want[i];
+	}
+	return n;
+}
+
+/* The CPUs to record now, from the online list @text: those online, of
+ * --cpu's when given.  Their count (0: none of --cpu's is online), or
+ * -errno; *@online gets how many are online. */
+static int pick_cpus(const struct sptd_col_service *s, const char *text, int *cpus, int *online)
+{
+	static int on[SPTD_MAX_CPUS];
+	int non = sptd_col_cpus_parse(text, on, SPTD_MAX_CPUS), offline;
 
 	if (non <= 0)
 		return non < 0 ? non : -ENODEV;
@@ -50,18 +75,7 @@ static int pick_cpus(const struct sptd_col_service *s, int *cpus, int *online)
 		memcpy(cpus, on, (size_t)non * sizeof(*cpus));
 		return non;
 	}
-	nwant = sptd_col_cpus_parse(s->o->cpu_list, want, SPTD_MAX_CPUS);
-	for (int i = 0; i < nwant; i++) {
-		int is_on = 0, dup = 0;
-
-		for (int k = 0; k < non; k++)
-			is_on |= on[k] == want[i];
-		for (int k = 0; k < n; k++)
-			dup |= cpus[k] == want[i];
-		if (is_on && !dup)
-			cpus[n++] = want[i];
-	}
-	return n;
+	return sptd_col_record_cpus_listed(s->o->cpu_list, on, non, cpus, &offline);
 }
 
 int sptd_col_record_hotplug(struct sptd_col_service *s, int64_t now)
@@ -76,7 +90,7 @@ int sptd_col_record_hotplug(struct sptd_col_service *s, int64_t now)
 	online_text(text, sizeof(text));
 	if (!text[0] || strcmp(text, s->online_text) == 0)
 		return 0;
-	n = pick_cpus(s, cpus, &online);
+	n = pick_cpus(s, text, cpus, &online);
 	if (n < 0)
 		return 0;   /* unreadable now: look again in a second */
 	same = n == s->ncpus && memcmp(cpus, s->cpus, (size_t)n * sizeof(*cpus)) == 0;

@@ -134,6 +134,12 @@ void sptd_col_record_disarm(struct sptd_col_service *s);
 
 /* ---- CPU hotplug (hotplug.c) ------------------------------------------- */
 
+/* The CPUs of --cpu's @list that are among the @non online ones @on,
+ * each once, in the list's order, into @out (room for SPTD_MAX_CPUS).
+ * Their count, or -EINVAL when @list does not parse; *@offline gets the
+ * first CPU of @list that is not online, -1 none. */
+int sptd_col_record_cpus_listed(const char *list, const int *on, int non, int *out,
+                                int *offline);
 /* Note the online CPU list the service armed on. */
 void sptd_col_record_hotplug_note(struct sptd_col_service *s);
 /* At most once a second: when the online CPUs changed, disarm and arm

@@ -78,14 +78,6 @@ static int resolve_on_stop(int on_stop)
 
 /* ---- `-- CMD` ------------------------------------------------------------------ */
 
-/* Start CMD now that everything is armed: in this process group (Ctrl+C
- * reaches it too), with every signal unblocked and no descriptor of ours.
- * It runs as root, as with perf record -- CMD, but before the service
- * drops its capabilities.  Its main thread is ptrace-seized for one event
- * only, its exit (PTRACE_O_TRACEEXIT): stopped there, before the kernel
- * releases its memory, its mappings can still be read, so the incident
- * of its exit names CMD's own functions; every other stop is passed on at
- * once.  0, or an exit status (127 cannot run it). */
 /* Close every descriptor from 3 up but @keep_a and @keep_b (CMD's child,
  * before exec): the recorder holds several per CPU, beyond any fixed
  * bound on a large machine. */
@@ -104,50 +96,14 @@ static void close_from_3(int keep_a, int keep_b)
 			close((int)fd);
 }
 
-/* The descriptors recording keeps open, at most: per CPU a sampling or PT
- * event (+ PT's sideband), --offcpu's event, up to two per trigger, and
- * the ftrace ring read at a capture; plus a fixed share (files, the
- * incident, tracefs, sockets). */
-static rlim_t fds_needed(const struct sptd_col_service *s)
-{
-	rlim_t per_cpu = 2 + (s->o->offcpu ? 1 : 0) + (s->source == SPTD_SOURCE_PT ? 1 : 0) +
-	                 2 * (rlim_t)s->o->ntriggers;
-
-	return 64 + per_cpu * (rlim_t)s->ncpus;
-}
-
-/* RLIMIT_NOFILE's soft limit is often 1024, which a machine of a few
- * hundred CPUs exceeds: raise it to what recording needs, within the hard
- * limit (CMD gets the one sysptd started with).  An exit status. */
-static int fd_budget(struct sptd_col_service *s)
-{
-	rlim_t need = fds_needed(s);
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &s->nofile) < 0)
-		return SPTD_EXIT_OK;   /* unknown: perf_event_open says what it runs out of */
-	if (s->nofile.rlim_cur == RLIM_INFINITY || s->nofile.rlim_cur >= need)
-		return SPTD_EXIT_OK;
-	if (s->nofile.rlim_max != RLIM_INFINITY && s->nofile.rlim_max < need) {
-		fprintf(stderr, "sysptd: recording %d CPUs with these options needs up to %llu "
-		        "open files, but this process may open %llu at most (RLIMIT_NOFILE's "
-		        "hard limit): raise it (as root `ulimit -n %llu` before sysptd, or "
-		        "LimitNOFILE=%llu in the service unit)\n", s->ncpus,
-		        (unsigned long long)need, (unsigned long long)s->nofile.rlim_max,
-		        (unsigned long long)need, (unsigned long long)need);
-		return SPTD_EXIT_UNSUPP;
-	}
-	rl.rlim_cur = need;
-	rl.rlim_max = s->nofile.rlim_max;
-	if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
-		fprintf(stderr, "sysptd: cannot raise the open-file limit from %llu to %llu: %s\n",
-		        (unsigned long long)s->nofile.rlim_cur, (unsigned long long)need,
-		        strerror(errno));
-		return SPTD_EXIT_FAIL;
-	}
-	return SPTD_EXIT_OK;
-}
-
+/* Start CMD now that everything is armed: in this process group (Ctrl+C
+ * reaches it too), with every signal unblocked and no descriptor of ours.
+ * It runs as root, as with perf record -- CMD, but before the service
+ * drops its capabilities.  Its main thread is ptrace-seized for one event
+ * only, its exit (PTRACE_O_TRACEEXIT): stopped there, before the kernel
+ * releases its memory, its mappings can still be read, so the incident
+ * of its exit names CMD's own functions; every other stop is passed on at
+ * once.  0, or an exit status (127 cannot run it). */
 static int start_command(struct sptd_col_service *s)
 {
 	char *const *argv = s->o->cmd_argv;
@@ -275,6 +231,22 @@ static int reap_command(struct sptd_col_service *s, char *detail, size_t len)
 	return 1;
 }
 
+/* The earliest hit any trigger fires on (at or after @not_before) into
+ * *@best when it is earlier than what *@best holds: 1, else 0. */
+static int check_triggers(struct sptd_col_service *s, int64_t not_before,
+                          struct sptd_col_fire *best)
+{
+	struct sptd_col_fire fire;
+	int fired = 0;
+
+	for (int i = 0; i < s->ntrig; i++)
+		if (sptd_col_trigger_check(s->trig[i], not_before, &fire) == 1 && fire.ts < best->ts) {
+			*best = fire;
+			fired = 1;
+		}
+	return fired;
+}
+
 /* How often the service looks whether the kernel froze ftrace while the
  * traceoff triggers are in (ms), and how long it then waits for perf's
  * sample of the same hit (us). */
@@ -292,18 +264,11 @@ static int reap_command(struct sptd_col_service *s, char *detail, size_t len)
 static int unreported_freeze(struct sptd_col_service *s, int64_t not_before,
                              struct sptd_col_fire *best)
 {
-	char system[64], event[128], filter[512];
+	char system[64], event[128], filter[512], what[200] = "";
 	const struct sptd_col_trigger_spec *spec = NULL;
-	struct sptd_col_fire fire;
-	int fired = 0;
 
 	usleep(KFREEZE_GRACE_US);
-	for (int i = 0; i < s->ntrig; i++)
-		if (sptd_col_trigger_check(s->trig[i], not_before, &fire) == 1 && fire.ts < best->ts) {
-			*best = fire;
-			fired = 1;
-		}
-	if (fired)
+	if (check_triggers(s, not_before, best))
 		return 0;
 	for (int i = 0; i < s->o->ntriggers; i++) {
 		const struct sptd_col_trigger_spec *t = &s->o->triggers[i];
@@ -311,13 +276,13 @@ static int unreported_freeze(struct sptd_col_service *s, int64_t not_before,
 		if (sptd_col_trigger_freeze_point(t, system, sizeof(system), event, sizeof(event),
 		                                  filter, sizeof(filter)) != 1)
 			continue;
-		if (!spec || (t->kind == SPTD_TRIG_IRQ && spec->kind != SPTD_TRIG_IRQ))
+		if (!spec || (t->kind == SPTD_TRIG_IRQ && spec->kind != SPTD_TRIG_IRQ)) {
 			spec = t;
+			snprintf(what, sizeof(what), "%.40s:%.60s", system, event);
+		}
 	}
 	if (!spec)
 		return -1;
-	sptd_col_trigger_freeze_point(spec, system, sizeof(system), event, sizeof(event), filter,
-	                              sizeof(filter));
 	memset(best, 0, sizeof(*best));
 	best->ts = sptd_col_now_ns();
 	best->cpu = -1;
@@ -325,9 +290,8 @@ static int unreported_freeze(struct sptd_col_service *s, int64_t not_before,
 	best->pid = -1;
 	best->spec = spec;
 	best->unreported = 1;
-	snprintf(best->detail, sizeof(best->detail), "the kernel froze ftrace at a %.40s:%.60s "
-	         "hit perf did not report (its time unknown: the service noticed it here)",
-	         system, event);
+	snprintf(best->detail, sizeof(best->detail), "the kernel froze ftrace at a %s hit perf "
+	         "did not report (its time unknown: the service noticed it here)", what);
 	return 1;
 }
 
@@ -337,7 +301,7 @@ static int run_loop(struct sptd_col_service *s)
 	int stop = 0, status = 0, hp;
 
 	while (!stop && (s->o->count == 0 || s->incidents < s->o->count)) {
-		struct sptd_col_fire fire, best = { .ts = INT64_MAX, .tid = -1, .pid = -1 };
+		struct sptd_col_fire best = { .ts = INT64_MAX, .tid = -1, .pid = -1 };
 		int nfds = 0, fired = 0, ctl_client = -1, timeout_ms;
 		int64_t not_before, now;
 
@@ -453,11 +417,7 @@ static int run_loop(struct sptd_col_service *s)
 		if (s->kfreeze_wanted)
 			not_before = s->kfreeze_on && s->kfreeze_since > not_before ? s->kfreeze_since :
 			             s->kfreeze_on ? not_before : INT64_MAX;
-		for (int i = 0; i < s->ntrig; i++)
-			if (sptd_col_trigger_check(s->trig[i], not_before, &fire) == 1 && fire.ts < best.ts) {
-				best = fire;
-				fired = 1;
-			}
+		fired |= check_triggers(s, not_before, &best);
 		if (!fired && s->kfreeze_on && sptd_sched_trace_is_on(s->trace) == 0)
 			fired = unreported_freeze(s, not_before, &best) >= 0;
 		if (!fired) {
@@ -587,30 +547,65 @@ static int open_output(struct sptd_col_service *s)
 	return SPTD_EXIT_OK;
 }
 
+/* The descriptors recording keeps open, at most: per CPU a sampling or PT
+ * event (+ PT's sideband), --offcpu's event, up to two per trigger, and
+ * the ftrace ring read at a capture; plus a fixed share (files, the
+ * incident, tracefs, sockets). */
+static rlim_t fds_needed(const struct sptd_col_service *s)
+{
+	rlim_t per_cpu = 2 + (s->o->offcpu ? 1 : 0) + (s->source == SPTD_SOURCE_PT ? 1 : 0) +
+	                 2 * (rlim_t)s->o->ntriggers;
+
+	return 64 + per_cpu * (rlim_t)s->ncpus;
+}
+
+/* RLIMIT_NOFILE's soft limit is often 1024, which a machine of a few
+ * hundred CPUs exceeds: raise it to what recording needs, within the hard
+ * limit (CMD gets the one sysptd started with).  An exit status. */
+static int fd_budget(struct sptd_col_service *s)
+{
+	rlim_t need = fds_needed(s);
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &s->nofile) < 0)
+		return SPTD_EXIT_OK;   /* unknown: perf_event_open says what it runs out of */
+	if (s->nofile.rlim_cur == RLIM_INFINITY || s->nofile.rlim_cur >= need)
+		return SPTD_EXIT_OK;
+	if (s->nofile.rlim_max != RLIM_INFINITY && s->nofile.rlim_max < need) {
+		fprintf(stderr, "sysptd: recording %d CPUs with these options needs up to %llu "
+		        "open files, but this process may open %llu at most (RLIMIT_NOFILE's "
+		        "hard limit): raise it (as root `ulimit -n %llu` before sysptd, or "
+		        "LimitNOFILE=%llu in the service unit)\n", s->ncpus,
+		        (unsigned long long)need, (unsigned long long)s->nofile.rlim_max,
+		        (unsigned long long)need, (unsigned long long)need);
+		return SPTD_EXIT_UNSUPP;
+	}
+	rl.rlim_cur = need;
+	rl.rlim_max = s->nofile.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+		fprintf(stderr, "sysptd: cannot raise the open-file limit from %llu to %llu: %s\n",
+		        (unsigned long long)s->nofile.rlim_cur, (unsigned long long)need,
+		        strerror(errno));
+		return SPTD_EXIT_FAIL;
+	}
+	return SPTD_EXIT_OK;
+}
+
 /* -C LIST: record only those CPUs; each must be online.  An exit status. */
 static int apply_cpu_list(struct sptd_col_service *s)
 {
 	static int want[SPTD_MAX_CPUS];
-	int n = sptd_col_cpus_parse(s->o->cpu_list, want, SPTD_MAX_CPUS), kept = 0;
+	int offline, kept = sptd_col_record_cpus_listed(s->o->cpu_list, s->cpus, s->ncpus, want,
+	                                                &offline);
 
-	if (n <= 0) {
+	if (kept < 0) {
 		fprintf(stderr, "sysptd: bad CPU list '%s' for --cpu\n", s->o->cpu_list);
 		return SPTD_EXIT_USAGE;
 	}
-	for (int i = 0; i < n; i++) {
-		int online = 0, dup = 0;
-
-		for (int k = 0; k < s->ncpus; k++)
-			online |= s->cpus[k] == want[i];
-		for (int k = 0; k < kept; k++)
-			dup |= want[k] == want[i];
-		if (!online) {
-			fprintf(stderr, "sysptd: --cpu %s: CPU %d is not online (see "
-			        "/sys/devices/system/cpu/online)\n", s->o->cpu_list, want[i]);
-			return SPTD_EXIT_USAGE;
-		}
-		if (!dup)
-			want[kept++] = want[i];
+	if (offline >= 0) {
+		fprintf(stderr, "sysptd: --cpu %s: CPU %d is not online (see "
+		        "/sys/devices/system/cpu/online)\n", s->o->cpu_list, offline);
+		return SPTD_EXIT_USAGE;
 	}
 	memcpy(s->cpus, want, (size_t)kept * sizeof(int));
 	s->ncpus = kept;
