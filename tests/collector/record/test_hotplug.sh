@@ -5,7 +5,9 @@
 # ran), so the service must notice and arm again: a loop that keeps that
 # CPU busy must then have its samples and its sched slices there, and the
 # incident's CPU count must follow the online list.  Needs root and a CPU
-# other than 0 that can go offline; every CPU is put back online at the end.
+# other than 0 that can go offline; every CPU is put back online at the end
+# (each snapshot is bounded, so that the test ends well before ctest's
+# timeout, whose kill no trap survives: a CPU would stay offline).
 set -u
 BIN=${SPTD_BIN:?SPTD_BIN must name the built sysptd}
 if [ "$(id -u)" != 0 ]; then
@@ -37,7 +39,7 @@ busy_snapshot() {
 	taskset -c "$cpu" timeout 1.5 sh -c 'while :; do :; done' &
 	_b=$!
 	sleep 0.7
-	"$BIN" snapshot 2>>"$work/snap.err" | tail -n 1
+	timeout 10 "$BIN" snapshot 2>>"$work/snap.err" | tail -n 1
 	wait "$_b"
 }
 # on INCIDENT: "SAMPLES BUSY_MS CPUS" of $cpu and the incident
@@ -62,7 +64,7 @@ set -- $(on_cpu "$inc")
 # offline: the service arms on the others; an incident then counts one CPU less
 echo 0 >"$ctl" || { bad "cannot take CPU $cpu offline"; finish; }
 wait_for "$work/err" "online CPUs changed" 5 && ok || bad "the service did not notice CPU $cpu going offline"
-inc=$("$BIN" snapshot 2>>"$work/snap.err" | tail -n 1)
+inc=$(timeout 10 "$BIN" snapshot 2>>"$work/snap.err" | tail -n 1)
 set -- $(on_cpu "$inc")
 [ "${3:-}" = $((ncpu - 1)) ] && [ "${1:-1}" = 0 ] && ok ||
 	bad "offline: ${1:-?} samples on CPU $cpu, ${3:-?} CPUs (want 0, $((ncpu - 1)))"
