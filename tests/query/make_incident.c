@@ -2,7 +2,10 @@
  * one of query_incident.c's synthetic incidents (known rows, real store API)
  * for the shell-level tests (tests/collector/test_cli_ux.sh, the install
  * and trace_processor tests); "full" is the pt incident plus two gaps (one
- * of cpu 0, one of every CPU).  Exit 0, or 1 with the reason on stderr. */
+ * of cpu 0, one of every CPU) and a process without a cmdline whose name
+ * has blanks, as the NVIDIA driver's kernel threads have ("UVM global
+ * queu"): pid and tid 300, "sptd two words".  Exit 0, or 1 with the reason
+ * on stderr. */
 #include <stdio.h>
 #include <string.h>
 
@@ -37,8 +40,10 @@ int main(int argc, char **argv)
 		if (sptd_store_open(argv[1], 1, &st) < 0 ||
 		    sptd_store_gap_add(st, 3000000, 4000, 0, "overflow") < 0 ||
 		    sptd_store_gap_add(st, 7000000, 2000, -1, "pt: lost sync") < 0 ||
+		    sptd_store_process_add(st, 3, 300, "sptd two words", NULL) < 0 ||
+		    sptd_store_thread_add(st, 5, 300, 3, "sptd two words") < 0 ||
 		    sptd_store_commit(st) < 0) {
-			fprintf(stderr, "sptd_make_incident: adding gaps: %s\n", sptd_store_errmsg(st));
+			fprintf(stderr, "sptd_make_incident: adding gaps and a process: %s\n", sptd_store_errmsg(st));
 			sptd_store_destroy(st);
 			return 1;
 		}

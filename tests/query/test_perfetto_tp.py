@@ -222,6 +222,11 @@ def synthetic(sysptd, make, tp, tmp):
     check(("5000000", "0", "101", "-1") in got.get("sched", []),
           "worker still running at the window end: open (-1)")
     check(len(inc.get("call", [])) == 5 and len(inc.get("gap", [])) == 2, "the incident's rows")
+    # a comm with blanks and no cmdline (a kernel thread) stays whole
+    check({r[1] for r in got.get("process", []) if r[0] == "300"} == {BLANKS},
+          "full: process 300 is %r in trace_processor, not '%s'" %
+          ([r for r in got.get("process", []) if r[0] == "300"], BLANKS))
+    check(("300", BLANKS) in got.get("thread", []), "full: thread 300 named '%s'" % BLANKS)
     export(sysptd, sample, sample + ".pftrace")
     compare("sample", sample, sysptd, tp, sample + ".pftrace")
 
@@ -254,9 +259,17 @@ def real(sysptd, tp, tmp):
     db = r.stdout.strip().splitlines()[-1]
     export(sysptd, db, os.path.join(tmp, "real.pftrace"))
     inc, got = compare("real", db, sysptd, tp, os.path.join(tmp, "real.pftrace"))
+    # its thread keeps the name whole; its process is named by the cmdline
+    # when the recording read one (/proc is read for processes that were
+    # sampled), else by that comm, whole
+    check((str(named.pid), BLANKS) in got.get("thread", []),
+          "real: thread %d is %r in trace_processor, not '%s'" %
+          (named.pid, [r for r in got.get("thread", []) if r[0] == str(named.pid)], BLANKS))
+    argv0 = {r[2] for r in inc.get("process", []) if r[0] == str(named.pid)}
+    want = argv0 if argv0 and argv0 != {""} else {BLANKS}
     names = {name for pid, name in got.get("process", []) if pid == str(named.pid)}
-    check(names == {BLANKS}, "real: the process named '%s' is %r in trace_processor" %
-          (BLANKS, names))
+    check(names == want, "real: the process named '%s' is %r in trace_processor, not %r" %
+          (BLANKS, names, want))
     check(len(inc.get("sched", [])) > 10 and len(got.get("sched", [])) == len(inc["sched"]),
           "real: %d sched slices in the incident, %d in trace_processor" %
           (len(inc.get("sched", [])), len(got.get("sched", []))))
