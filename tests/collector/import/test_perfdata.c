@@ -252,6 +252,42 @@ static int have_perf(void)
 	return system("perf --version >/dev/null 2>&1") == 0;
 }
 
+/* The interrupts of a user-only trace against perf's saved lines: each
+ * "tr end  async" (the trace stops at an interrupt) and the "tr strt" after
+ * it (back in user code) bound one [irq] slice, to the microsecond perf
+ * prints (it truncates).  libipt hands out that event after reading on to
+ * the re-enable: stamped with its decoder's clock, the slice began at its
+ * end and lasted 0 ns. */
+static void check_interrupts(const char *name, FILE *f, struct sptd_store *st)
+{
+	char line[4096], sql[256];
+	int64_t start_us = -1, n = 0;
+
+	while (fgets(line, sizeof(line), f)) {
+		char *cpu = strchr(line, '['), *dot;
+		int64_t us;
+
+		if (!cpu || !(cpu = strchr(cpu, ']')) || !(dot = strchr(cpu, '.')))
+			continue;
+		us = strtoll(cpu + 1, NULL, 10) * 1000000 + strtoll(dot + 1, NULL, 10);
+		if (strstr(line, "tr end  async")) {
+			start_us = us;
+		} else if (strstr(line, "tr strt") && start_us >= 0) {
+			snprintf(sql, sizeof(sql), "SELECT count(*) FROM slice WHERE kind = 'irq' AND "
+			         "ts / 1000 = %" PRId64 " AND (ts + dur) / 1000 = %" PRId64 " AND dur > 0",
+			         start_us, us);
+			if (q(st, sql) != 1)
+				fprintf(stderr, "%s: no [irq] slice from %" PRId64 " us to %" PRId64
+				        " us as perf has it\n", name, start_us, us);
+			CHECK_INT(q(st, sql), 1);
+			start_us = -1;
+			n++;
+		}
+	}
+	CHECK_INT(q(st, "SELECT count(*) FROM slice WHERE kind = 'irq'"), n);
+	printf("%s: %" PRId64 " interrupts as perf has them\n", name, n);
+}
+
 static void test_fixture(const char *name, int saved)
 {
 	char out[600], cmd[2048], data[600], symfs[600], err[1024];
@@ -303,6 +339,15 @@ static void test_fixture(const char *name, int saved)
 	if (st) {
 		CHECK_INT(redecode(st, &got), 0);
 		compare(name, &want, &got, st);
+		if (saved) {
+			snprintf(err, sizeof(err), "real-pt/%s/perf-script-itrace-cr.txt", name);
+			f = sptd_test_fixture(cmd, sizeof(cmd), err) == 0 ? fopen(cmd, "r") : NULL;
+			CHECK(f != NULL);
+			if (f) {
+				check_interrupts(name, f, st);
+				fclose(f);
+			}
+		}
 		/* the recording's identity lands in meta */
 		{
 			char buf[256];
