@@ -477,7 +477,7 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 	int64_t wstart = fire->ts - s->o->window_ns, wend = fire->ts + s->o->post_ns;
 	int64_t t0 = sptd_col_now_ns(), slices = 0, nsamples;
 	char path[4096];
-	int ret;
+	int ret, frozen_at = 0;
 
 	if (s->o->post_ns > 0) {
 		struct timespec until = { wend / 1000000000, wend % 1000000000 };
@@ -516,15 +516,20 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 	}
 	/* perf did not sample the hit that froze the rings: that hit is the
 	 * trigger (the one it fired on came after the record's end) */
-	if (ret >= 0 && sptd_col_freeze_scan_apply(&c.freeze, FREEZE_SLACK_NS, fire) == 1) {
-		if (hit->unreported)
-			sptd_col_log(LOG_INFO, "ftrace froze at an IRQ perf did not report (the "
-			             "service noticed %.3f ms later): the trigger is that IRQ",
-			             (double)(hit->ts - fire->ts) / 1e6);
-		else
-			sptd_col_log(LOG_INFO, "ftrace froze at an IRQ %.3f ms before the hit perf "
-			             "reported: the trigger is that IRQ",
-			             (double)(hit->ts - fire->ts) / 1e6);
+	if (ret >= 0)
+		frozen_at = sptd_col_freeze_scan_apply(&c.freeze, FREEZE_SLACK_NS, fire);
+	if (frozen_at == 1 && hit->unreported)
+		sptd_col_log(LOG_INFO, "ftrace froze at an IRQ perf did not report (the service "
+		             "noticed %.3f ms later): the trigger is that IRQ",
+		             (double)(hit->ts - fire->ts) / 1e6);
+	else if (frozen_at == 1)
+		sptd_col_log(LOG_INFO, "ftrace froze at an IRQ %.3f ms before the hit perf "
+		             "reported: the trigger is that IRQ", (double)(hit->ts - fire->ts) / 1e6);
+	else if (frozen_at == 2)
+		sptd_col_log(LOG_INFO, "ftrace froze at a hit perf did not report: the trigger is "
+		             "its last event, %.3f ms before the service noticed",
+		             (double)(hit->ts - fire->ts) / 1e6);
+	if (frozen_at > 0) {
 		fire->unreported = 0;
 		rec.stopped_by = "trigger";
 		wstart = fire->ts - s->o->window_ns;

@@ -9,10 +9,14 @@
 #include "sptd_sched.h"
 #include "trigger-local.h"
 
-/* Follows IRQ handlers through the pages as they are captured. */
+/* Follows IRQ handlers, and the latest event, through the pages as they
+ * are captured. */
 struct sptd_col_freeze_scan {
 	const struct sptd_col_trigger_spec *spec; /* the trigger that fired */
 	struct sptd_sched_parser *parser;  /* NULL: nothing to look for */
+	int irq;                           /* 1: look for handler returns */
+	int64_t last_ts;                   /* the latest event of any CPU, -1 none */
+	int last_cpu;                      /* its CPU */
 	int64_t *entry_ts;                 /* per CPU: open handler's entry, -1 none */
 	int *entry_irq;                    /* per CPU: its IRQ */
 	char (*entry_name)[32];            /* per CPU: its name */
@@ -22,9 +26,11 @@ struct sptd_col_freeze_scan {
 	char exit_name[32];                /* its name, "" unknown */
 };
 
-/* Look for the handler return that froze ftrace when @spec is an irq
- * trigger the kernel freezes at (no min=); otherwise the scan does
- * nothing.  0, or -ENOMEM. */
+/* Look for what froze ftrace when the kernel freezes at @spec's event:
+ * the handler return for an irq trigger (no min=), the latest recorded
+ * event for the others (a tracepoint trigger's event is not recorded
+ * unless the instance has it: the hit came right after that event).
+ * Otherwise the scan does nothing.  0, or -ENOMEM. */
 int sptd_col_freeze_scan_init(struct sptd_col_freeze_scan *fs,
                               const struct sptd_col_trigger_spec *spec);
 /* Feed one format or page as sptd_sched_trace_capture hands it out
@@ -33,8 +39,13 @@ int sptd_col_freeze_scan_raw(struct sptd_col_freeze_scan *fs, enum sptd_sched_ra
                              const char *name, int cpu, const void *data, size_t len);
 /* When the rings froze at a wanted handler return more than @slack_ns
  * before @fire (a hit perf did not sample), make that return the fire
- * (time, CPU, detail): 1; else 0 and @fire unchanged.  Needs the rings'
- * clock to be @fire's (CLOCK_MONOTONIC, the sampling source's "mono"). */
+ * (time, CPU, detail): 1.  When @fire is one no perf sample reported
+ * (fire->unreported: its time is when the service noticed the freeze) and
+ * no handler return names the hit, the hit came after the latest recorded
+ * event and before the next would have been: that event's time becomes
+ * the fire's (CPU unknown, -1), said in its detail: 2.  Else 0 and @fire
+ * unchanged.  Needs the rings' clock to be @fire's (CLOCK_MONOTONIC, the
+ * sampling source's "mono"). */
 int sptd_col_freeze_scan_apply(const struct sptd_col_freeze_scan *fs, int64_t slack_ns,
                                struct sptd_col_fire *fire);
 void sptd_col_freeze_scan_fini(struct sptd_col_freeze_scan *fs);

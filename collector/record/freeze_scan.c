@@ -37,6 +37,12 @@ static int on_event(void *arg, const struct sptd_sched_event *ev)
 
 	if (cpu < 0 || cpu >= SPTD_MAX_CPUS)
 		return 0;   /* the rings are per online CPU: not one of them */
+	if (ev->ts > fs->last_ts) {
+		fs->last_ts = ev->ts;
+		fs->last_cpu = cpu;
+	}
+	if (!fs->irq)
+		return 0;
 	if (ev->type == SPTD_SCHED_IRQ_ENTRY) {
 		fs->entry_ts[cpu] = ev->ts;
 		fs->entry_irq[cpu] = ev->u.irq.irq;
@@ -68,12 +74,21 @@ int sptd_col_freeze_scan_init(struct sptd_col_freeze_scan *fs,
 {
 	int ret;
 
+	char system[64], event[128], filter[512];
+
 	memset(fs, 0, sizeof(*fs));
 	fs->exit_ts = -1;
 	fs->exit_cpu = -1;
-	if (!spec || spec->kind != SPTD_TRIG_IRQ || spec->min_ns != 0)
-		return 0;   /* only the irq trigger freezes at a handler's return */
+	fs->last_ts = -1;
+	fs->last_cpu = -1;
+	if (!spec || sptd_col_trigger_freeze_point(spec, system, sizeof(system), event,
+	                                           sizeof(event), filter, sizeof(filter)) != 1)
+		return 0;   /* the kernel does not freeze at this trigger's hits */
 	fs->spec = spec;
+	if (spec->kind != SPTD_TRIG_IRQ || spec->min_ns != 0)
+		return sptd_sched_parser_create(&fs->parser);
+	/* only the irq trigger freezes at a handler's return */
+	fs->irq = 1;
 	fs->entry_ts = malloc(SPTD_MAX_CPUS * sizeof(*fs->entry_ts));
 	fs->entry_irq = malloc(SPTD_MAX_CPUS * sizeof(*fs->entry_irq));
 	fs->entry_name = malloc(SPTD_MAX_CPUS * sizeof(*fs->entry_name));
@@ -111,8 +126,18 @@ int sptd_col_freeze_scan_raw(struct sptd_col_freeze_scan *fs, enum sptd_sched_ra
 int sptd_col_freeze_scan_apply(const struct sptd_col_freeze_scan *fs, int64_t slack_ns,
                                struct sptd_col_fire *fire)
 {
-	if (!fs->parser || fs->exit_ts < 0 || fs->exit_ts >= fire->ts - slack_ns)
+	if (!fs->parser)
 		return 0;
+	if (fs->exit_ts < 0 || fs->exit_ts >= fire->ts - slack_ns) {
+		if (!fire->unreported || fs->last_ts < 0 || fs->last_ts > fire->ts)
+			return 0;
+		snprintf(fire->detail, sizeof(fire->detail), "the kernel froze ftrace at a hit perf "
+		         "did not report, after this last recorded event (cpu %d) and %.3f ms before "
+		         "the service noticed", fs->last_cpu, (double)(fire->ts - fs->last_ts) / 1e6);
+		fire->ts = fs->last_ts;
+		fire->cpu = -1;
+		return 2;
+	}
 	fire->ts = fs->exit_ts;
 	fire->cpu = fs->exit_cpu;
 	if (fs->exit_took >= 0)

@@ -3,7 +3,10 @@
  * CPUs becomes the fire (time, CPU, how long the handler took) when it is
  * more than the slack before the hit perf reported; a hit perf did report
  * (within the slack), another IRQ's return, a named trigger and an irq
- * trigger with min= (no kernel freeze) leave the fire as it was. */
+ * trigger with min= (no kernel freeze) leave the fire as it was.  A hit no
+ * perf sample reported (the service noticed the freeze) with no handler
+ * return to name it, a tracepoint trigger's, takes the latest event of any
+ * CPU as its time, CPU unknown. */
 #include <string.h>
 
 #include "ftrace_craft.h"
@@ -39,8 +42,9 @@ static void scan_pages(struct sptd_col_freeze_scan *fs)
 	CHECK_INT(sptd_col_freeze_scan_raw(fs, SPTD_SCHED_RAW_PAGE, NULL, 1, p.data, sizeof(p.data)), 0);
 }
 
-/* Scan the pages for trigger @text and apply to a perf hit at @hit_ts. */
-static int run(const char *text, int64_t hit_ts, struct sptd_col_fire *fire)
+/* Scan the pages for trigger @text and apply to a perf hit at @hit_ts
+ * (@unreported: the service's notice of a freeze at that time). */
+static int run_as(const char *text, int64_t hit_ts, int unreported, struct sptd_col_fire *fire)
 {
 	struct sptd_col_trigger_spec spec;
 	struct sptd_col_freeze_scan fs;
@@ -52,6 +56,7 @@ static int run(const char *text, int64_t hit_ts, struct sptd_col_fire *fire)
 	fire->ts = hit_ts;
 	fire->cpu = 1;
 	fire->spec = &spec;
+	fire->unreported = unreported;
 	strcpy(fire->detail, "perf's hit");
 	CHECK_INT(sptd_col_freeze_scan_init(&fs, &spec), 0);
 	scan_pages(&fs);
@@ -59,6 +64,11 @@ static int run(const char *text, int64_t hit_ts, struct sptd_col_fire *fire)
 	sptd_col_freeze_scan_fini(&fs);
 	fire->spec = NULL;
 	return ret;
+}
+
+static int run(const char *text, int64_t hit_ts, struct sptd_col_fire *fire)
+{
+	return run_as(text, hit_ts, 0, fire);
 }
 
 int main(void)
@@ -86,6 +96,29 @@ int main(void)
 	CHECK_INT(run("irq=38", 5300 * US, &f), 0);
 	/* min=: the kernel does not freeze at a return, nothing to look for */
 	CHECK_INT(run("irq=36,min=1us", 5300 * US, &f), 0);
+	CHECK(f.ts == 5300 * US);
+
+	/* a tracepoint hit perf reported: its time stands */
+	CHECK_INT(run("tracepoint=sched:sched_process_exit", 5300 * US, &f), 0);
+	CHECK(f.ts == 5300 * US);
+	CHECK_INT(f.cpu, 1);
+	/* one it did not report, noticed 4.9 ms after the last event (IRQ
+	 * 37's return at 400 us on cpu 0): the hit came right after it */
+	CHECK_INT(run_as("tracepoint=sched:sched_process_exit", 5300 * US, 1, &f), 2);
+	CHECK(f.ts == 400 * US);
+	CHECK_INT(f.cpu, -1);
+	CHECK_STR(f.detail, "the kernel froze ftrace at a hit perf did not report, after this "
+	          "last recorded event (cpu 0) and 4.900 ms before the service noticed");
+	/* the same for an irq trigger whose IRQ has no return in the rings */
+	CHECK_INT(run_as("irq=38", 5300 * US, 1, &f), 2);
+	CHECK(f.ts == 400 * US);
+	/* an unreported irq hit with its return there: that return */
+	CHECK_INT(run_as("irq=36", 5300 * US, 1, &f), 1);
+	CHECK(f.ts == 300 * US);
+	CHECK_INT(f.cpu, 1);
+	/* no kernel freeze (min=, timer=): nothing to look for */
+	CHECK_INT(run_as("irq=36,min=1us", 5300 * US, 1, &f), 0);
+	CHECK_INT(run_as("timer=1s", 5300 * US, 1, &f), 0);
 	CHECK(f.ts == 5300 * US);
 	return SPTD_TEST_END();
 }
