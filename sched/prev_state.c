@@ -6,6 +6,7 @@
  * in every kernel layout so far it is the bit just above the highest flag
  * (TASK_REPORT_MAX on >= 4.14, TASK_STATE_MAX before), so that is used.
  * Also the softirq vector names. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +115,31 @@ void sptd_sched_state_format(const struct sptd_sched_state_map *map, uint64_t va
 		}
 	}
 	snprintf(out, 4, "%.2s%s", letter, (value & map->preempt_bit) ? "+" : "");
+}
+
+struct sptd_sched_states {
+	struct sptd_sched_state_map map;
+};
+
+int sptd_sched_states_create(const char *format, struct sptd_sched_states **out)
+{
+	struct sptd_sched_states *s = calloc(1, sizeof(*s));
+
+	*out = s;
+	if (!s)
+		return -ENOMEM;
+	sptd_sched_state_map_init(&s->map, format);
+	return 0;
+}
+
+void sptd_sched_states_letters(const struct sptd_sched_states *s, uint64_t value, char out[4])
+{
+	sptd_sched_state_format(&s->map, value, out);
+}
+
+void sptd_sched_states_destroy(struct sptd_sched_states *s)
+{
+	free(s);
 }
 
 const char *sptd_sched_softirq_name(int vec)

@@ -234,6 +234,14 @@ int sptd_sched_parser_parse_page(struct sptd_sched_parser *p, int cpu,
 const char *sptd_sched_parser_error(const struct sptd_sched_parser *p);
 /* The kernel's softirq vector name ("TIMER", "NET_RX", ...) or "?". */
 const char *sptd_sched_softirq_name(int vec);
+/* sched_switch's prev_state number as ftrace prints it ("R", "R+", "S",
+ * "D", ...), by the __print_flags table of @format (a sched_switch format
+ * text, as perf.data's TRACING_DATA holds it; NULL or without a usable
+ * table: the Linux 4.14+ layout).  create: 0 or -ENOMEM. */
+struct sptd_sched_states;
+int sptd_sched_states_create(const char *format, struct sptd_sched_states **out);
+void sptd_sched_states_letters(const struct sptd_sched_states *s, uint64_t value, char out[4]);
+void sptd_sched_states_destroy(struct sptd_sched_states *s);
 void sptd_sched_parser_destroy(struct sptd_sched_parser *p);
 
 /* ---- 3. building slices ----------------------------------------------------- */

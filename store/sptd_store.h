@@ -71,10 +71,11 @@ extern "C" {
 
 /* Bumped on every schema change; kept in meta "schema_version".  2: flags
  * of sched_slice, thread_state, irq_slice, softirq_slice.  3: table
- * ftrace_event.  4: tables cpu_freq, cpu_idle, ptwrite, watch_hit.  Older files are upgraded when opened for update and read
+ * ftrace_event.  4: tables cpu_freq, cpu_idle, ptwrite, watch_hit.
+ * 5: raw_switch.prev_state.  Older files are upgraded when opened for update and read
  * as the current schema (added columns NULL, added tables empty) when
  * opened read-only. */
-#define SPTD_STORE_SCHEMA_VERSION 4
+#define SPTD_STORE_SCHEMA_VERSION 5
 
 struct sptd_store;
 struct sptd_store_stmt;
@@ -406,6 +407,11 @@ int sptd_store_raw_file_add(struct sptd_store *st, int64_t dso_id, const char *b
  * records): on @cpu at @ts, @prev_tid stopped and @next_tid started. */
 int sptd_store_raw_switch_add(struct sptd_store *st, int64_t ts, int cpu,
                               int prev_tid, int next_tid, const char *next_comm);
+/* The same with the state @prev_tid left in, as ftrace prints sched_switch's
+ * prev_state ("R", "R+", "S", "D", ...; NULL not known). */
+int sptd_store_raw_switch_add_state(struct sptd_store *st, int64_t ts, int cpu, int prev_tid,
+                                    int next_tid, const char *next_comm,
+                                    const char *prev_state);
 
 /* Delete every row of @table, one of the derived tables (process, thread,
  * sched_slice, thread_state, irq_slice, softirq_slice, slice, sample,
@@ -544,6 +550,8 @@ struct sptd_store_raw_switch_row {
 	int prev_tid;           /* the task that stopped */
 	int next_tid;           /* the task that started */
 	const char *next_comm;  /* its name, NULL unknown (borrowed) */
+	const char *prev_state; /* the state prev_tid left in, NULL unknown
+	                         * (borrowed) */
 };
 
 /* raw_switch rows: in stored order (@by_time 0) or by ts (@by_time 1). */

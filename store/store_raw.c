@@ -191,6 +191,13 @@ int sptd_store_raw_image_add(struct sptd_store *st, int64_t dso_id, uint64_t add
 int sptd_store_raw_switch_add(struct sptd_store *st, int64_t ts, int cpu,
                               int prev_tid, int next_tid, const char *next_comm)
 {
+	return sptd_store_raw_switch_add_state(st, ts, cpu, prev_tid, next_tid, next_comm, NULL);
+}
+
+int sptd_store_raw_switch_add_state(struct sptd_store *st, int64_t ts, int cpu, int prev_tid,
+                                    int next_tid, const char *next_comm,
+                                    const char *prev_state)
+{
 	static const char what[] = "adding a raw_switch row";
 	sqlite3_stmt *s;
 	int ret;
@@ -204,6 +211,7 @@ int sptd_store_raw_switch_add(struct sptd_store *st, int64_t ts, int cpu,
 	sqlite3_bind_int(s, 3, prev_tid);
 	sqlite3_bind_int(s, 4, next_tid);
 	sptd_store_bind_str(s, 5, next_comm);
+	sptd_store_bind_str(s, 6, prev_state);
 	return sptd_store_row_end(st, s, what);
 }
 

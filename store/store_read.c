@@ -211,7 +211,7 @@ int sptd_store_raw_task_each(struct sptd_store *st,
 	                "reading raw_task", task_row, &e);
 }
 
-enum { SWITCH_TS, SWITCH_CPU, SWITCH_PREV, SWITCH_NEXT, SWITCH_COMM };
+enum { SWITCH_TS, SWITCH_CPU, SWITCH_PREV, SWITCH_NEXT, SWITCH_COMM, SWITCH_STATE };
 
 static int switch_row(sqlite3_stmt *s, void *arg)
 {
@@ -222,6 +222,7 @@ static int switch_row(sqlite3_stmt *s, void *arg)
 		.prev_tid = sqlite3_column_int(s, SWITCH_PREV),
 		.next_tid = sqlite3_column_int(s, SWITCH_NEXT),
 		.next_comm = column_str(s, SWITCH_COMM),
+		.prev_state = column_str(s, SWITCH_STATE),
 	};
 
 	return e->fn.sw(e->ctx, &r);
@@ -235,10 +236,10 @@ int sptd_store_raw_switch_each(struct sptd_store *st, int by_time,
 
 	if (by_time)
 		return read_all(st, fn != NULL, SPTD_STORE_Q_RAW_SWITCH_BY_TS,
-		                "SELECT ts, cpu, prev_tid, next_tid, next_comm FROM raw_switch "
+		                "SELECT ts, cpu, prev_tid, next_tid, next_comm, prev_state FROM raw_switch "
 		                "ORDER BY ts", "reading raw_switch", switch_row, &e);
 	return read_all(st, fn != NULL, SPTD_STORE_Q_RAW_SWITCH,
-	                "SELECT ts, cpu, prev_tid, next_tid, next_comm FROM raw_switch",
+	                "SELECT ts, cpu, prev_tid, next_tid, next_comm, prev_state FROM raw_switch",
 	                "reading raw_switch", switch_row, &e);
 }
 

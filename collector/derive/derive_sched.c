@@ -318,7 +318,10 @@ static int on_switch(void *arg, const struct sptd_store_raw_switch_row *row)
 	ev.u.sw.prev_tid = row->prev_tid;
 	ev.u.sw.next_tid = row->next_tid;
 	ev.pid = ev.u.sw.prev_tid;
-	strcpy(ev.u.sw.prev_state, "R");
+	/* without the state (perf's SWITCH records, import --sched lists)
+	 * the task is taken as still runnable */
+	snprintf(ev.u.sw.prev_state, sizeof(ev.u.sw.prev_state), "%s",
+	         row->prev_state && row->prev_state[0] ? row->prev_state : "R");
 	if (row->next_comm)
 		snprintf(ev.u.sw.next_comm, sizeof(ev.u.sw.next_comm), "%s", row->next_comm);
 	if (ev.cpu >= 0 && ev.cpu < INT_MAX && ev.cpu + 1 > *pc->ncpus)

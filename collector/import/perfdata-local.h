@@ -22,6 +22,7 @@
 struct sptd_store;
 
 #include "import-local.h"
+#include "sptd_sched.h"
 
 /* header feature bits */
 #define PD_FEAT_TRACING_DATA  1
@@ -124,11 +125,58 @@ struct sptd_col_pd_switch_fmt {
 	int next_comm, next_pid, next_prio;
 	int prev_state_size;         /* 4 or 8 */
 	int found;                   /* 1: taken from the file's format text */
+	struct sptd_sched_states *states; /* prev_state letters, NULL: none
+	                              * (out of memory) */
 };
 /* Offsets from the TRACING_DATA feature's sched:sched_switch format, or
- * the layout every kernel since 4.x uses when the file has none. */
+ * the layout every kernel since 4.x uses when the file has none; the
+ * prev_state letters from its print fmt (the 4.14+ ones without).  Free
+ * with sptd_col_perfdata_switch_fmt_fini. */
 void sptd_col_perfdata_switch_fmt(const struct sptd_col_perfdata *pd,
                                   struct sptd_col_pd_switch_fmt *fmt);
+void sptd_col_perfdata_switch_fmt_fini(struct sptd_col_pd_switch_fmt *fmt);
+
+/* ---- perfdata_switches.c ------------------------------------------------- */
+
+/* Where a context switch was learnt, worst first: one source is stored. */
+enum sptd_col_pd_sw_source {
+	SPTD_COL_PD_SW_ITRACE = 1, SPTD_COL_PD_SW_TASK, SPTD_COL_PD_SW_CPU_WIDE,
+	SPTD_COL_PD_SW_TRACEPOINT
+};
+
+/* One context-switch fact before deduplication. */
+struct sptd_col_pd_switch {
+	int64_t ts;          /* perf clock ns */
+	int cpu;
+	int prev, next;      /* tids; prev -1: not known (an IN record) */
+	int other;           /* an IN record's previous task from the record, -1 none */
+	int source;          /* enum sptd_col_pd_sw_source */
+	size_t seq;          /* order in the file: ties keep it */
+	char comm[16];       /* next task's comm, "" unknown */
+	char prev_state[4];  /* the state prev left in, "" unknown */
+};
+
+/* The @n switches of @sw (sorted here) into raw_switch: the best source
+ * only, per CPU in time order, an IN/OUT pair as one switch; then one
+ * switch at @t_min onto each per-thread buffer's task (@cpu_tid[cpu] > 0,
+ * @ncpu entries).  *@count gets the switches stored.  0 or -errno. */
+int sptd_col_pd_switches_store(struct sptd_store *st, struct sptd_col_pd_switch *sw, size_t n,
+                               const int *cpu_tid, int ncpu, int64_t t_min, int64_t *count);
+
+/* Every name a task had, with when (a perf.data is in per-CPU chunks, not
+ * in time order). */
+struct sptd_col_pd_name;
+struct sptd_col_pd_names {
+	struct sptd_col_pd_name *v;
+	size_t n, cap;
+};
+/* @tid was named @comm at @ts (perf clock ns, 0 unknown).  0 or -ENOMEM. */
+int sptd_col_pd_names_add(struct sptd_col_pd_names *names, int64_t ts, int tid,
+                          const char *comm);
+/* Each task's latest name as its last raw_task row, which derive takes
+ * over every earlier one.  0 or -errno. */
+int sptd_col_pd_names_store(struct sptd_col_pd_names *names, struct sptd_store *st);
+void sptd_col_pd_names_free(struct sptd_col_pd_names *names);
 
 /* ---- perfdata_images.c --------------------------------------------------- */
 

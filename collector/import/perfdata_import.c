@@ -9,7 +9,8 @@
  *
  * Switch sources, best first (one is used, so nothing is counted twice):
  * sched:sched_switch samples, SWITCH_CPU_WIDE, per-task SWITCH,
- * ITRACE_START (which task a CPU's trace starts in). */
+ * ITRACE_START (which task a CPU's trace starts in); perfdata_switches.c
+ * stores them, and the task names, in time order. */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -31,19 +32,6 @@ enum {
 	PTI_TSC_BIT, PTI_NORETCOMP_BIT, PTI_HAVE_SCHED_SWITCH, PTI_SNAPSHOT_MODE,
 	PTI_PER_CPU_MMAPS, PTI_MTC_BIT, PTI_MTC_FREQ_BITS, PTI_TSC_CTC_N, PTI_TSC_CTC_D,
 	PTI_CYC_BIT, PTI_MAX_NONTURBO_RATIO, PTI_FILTER_STR_LEN, PTI_NWORDS
-};
-
-enum sw_source { SW_ITRACE = 1, SW_TASK, SW_CPU_WIDE, SW_TRACEPOINT };
-
-/* One context-switch fact before deduplication. */
-struct pd_switch {
-	int64_t ts;          /* perf clock ns */
-	int cpu;
-	int prev, next;      /* tids; prev -1: not known (an IN record) */
-	int other;           /* an IN record's previous task from the record, -1 none */
-	int source;          /* enum sw_source */
-	size_t seq;          /* order in the file: ties keep it */
-	char comm[16];       /* next task's comm, "" unknown */
 };
 
 /* One executable mapping. */
@@ -70,8 +58,9 @@ struct pd_ctx {
 	uint64_t pti[PTI_NWORDS];         /* intel_pt AUXTRACE_INFO words */
 	int npti;                         /* how many were present */
 	int aux_type;                     /* AUXTRACE_INFO type, 0 none */
-	struct pd_switch *sw;
+	struct sptd_col_pd_switch *sw;
 	size_t nsw, capsw;
+	struct sptd_col_pd_names names;   /* every task name seen, with its time */
 	struct pd_mmap *mm;
 	size_t nmm, capmm;
 	struct pd_gap *gaps;
@@ -120,7 +109,7 @@ static void see_cpu(struct pd_ctx *c, int cpu)
 static int add_switch(struct pd_ctx *c, int64_t ts, int cpu, int prev, int next,
                       int source, const char *comm)
 {
-	struct pd_switch *s;
+	struct sptd_col_pd_switch *s;
 
 	if (cpu < 0 || cpu >= PD_MAX_CPU || next < 0)
 		return 0;
@@ -135,6 +124,7 @@ static int add_switch(struct pd_ctx *c, int64_t ts, int cpu, int prev, int next,
 	s->next = next;
 	s->source = source;
 	snprintf(s->comm, sizeof(s->comm), "%s", comm ? comm : "");
+	s->prev_state[0] = '\0';
 	see_cpu(c, cpu);
 	return 0;
 }
@@ -261,7 +251,7 @@ static int on_sample(struct pd_ctx *c, const struct sptd_col_perf_record *r,
 	const uint8_t *raw = r->sample.raw;
 	uint32_t raw_size = r->sample.raw_size;
 	char prev_comm[17], next_comm[17];
-	int prev, next;
+	int prev, next, ret;
 
 	see_time(c, &r->id);
 	if (attr->event.type != SPTD_PERF_TYPE_TRACEPOINT || !raw ||
@@ -279,11 +269,20 @@ static int on_sample(struct pd_ctx *c, const struct sptd_col_perf_record *r,
 	next = (int)sptd_col_pd_u32(raw + f->next_pid);
 	snprintf(prev_comm, sizeof(prev_comm), "%.16s", (const char *)raw + f->prev_comm);
 	snprintf(next_comm, sizeof(next_comm), "%.16s", (const char *)raw + f->next_comm);
-	if (next > 0 && sptd_store_raw_task_add(c->st, -1, next, next_comm, NULL) < 0)
+	/* the names go out at the end, the latest of each task winning: the
+	 * file is in per-CPU chunks, not in time order */
+	if (sptd_col_pd_names_add(&c->names, (int64_t)r->id.time, next, next_comm) < 0 ||
+	    sptd_col_pd_names_add(&c->names, (int64_t)r->id.time, prev, prev_comm) < 0)
 		return -ENOMEM;
-	if (prev > 0 && sptd_store_raw_task_add(c->st, -1, prev, prev_comm, NULL) < 0)
-		return -ENOMEM;
-	return add_switch(c, (int64_t)r->id.time, r->id.cpu, prev, next, SW_TRACEPOINT, next_comm);
+	ret = add_switch(c, (int64_t)r->id.time, r->id.cpu, prev, next, SPTD_COL_PD_SW_TRACEPOINT, next_comm);
+	if (ret == 0 && f->states && (f->prev_state_size == 4 || f->prev_state_size == 8) &&
+	    field_in(f->prev_state, (uint32_t)f->prev_state_size, raw_size)) {
+		uint64_t v = f->prev_state_size == 8 ? sptd_col_pd_u64(raw + f->prev_state) :
+		             sptd_col_pd_u32(raw + f->prev_state);
+
+		sptd_sched_states_letters(f->states, v, c->sw[c->nsw - 1].prev_state);
+	}
+	return ret;
 }
 
 /* The switch records: which task a CPU switched to (and from). */
@@ -296,11 +295,11 @@ static int on_switch(struct pd_ctx *c, const struct sptd_col_perf_record *r)
 		return 0;
 	if (r->type == SPTD_PERF_RECORD_SWITCH)
 		return r->switch_out ?
-		       add_switch(c, (int64_t)id->time, id->cpu, id->tid, 0, SW_TASK, NULL) :
-		       add_switch(c, (int64_t)id->time, id->cpu, -1, id->tid, SW_TASK, NULL);
+		       add_switch(c, (int64_t)id->time, id->cpu, id->tid, 0, SPTD_COL_PD_SW_TASK, NULL) :
+		       add_switch(c, (int64_t)id->time, id->cpu, -1, id->tid, SPTD_COL_PD_SW_TASK, NULL);
 	ret = r->switch_out ?
-	      add_switch(c, (int64_t)id->time, id->cpu, id->tid, r->other_tid, SW_CPU_WIDE, NULL) :
-	      add_switch(c, (int64_t)id->time, id->cpu, -1, id->tid, SW_CPU_WIDE, NULL);
+	      add_switch(c, (int64_t)id->time, id->cpu, id->tid, r->other_tid, SPTD_COL_PD_SW_CPU_WIDE, NULL) :
+	      add_switch(c, (int64_t)id->time, id->cpu, -1, id->tid, SPTD_COL_PD_SW_CPU_WIDE, NULL);
 	if (ret == 0 && !r->switch_out && c->nsw && c->sw[c->nsw - 1].next == id->tid)
 		c->sw[c->nsw - 1].other = r->other_tid;
 	return ret;
@@ -366,6 +365,8 @@ static int on_record(void *arg, const struct sptd_col_perfdata_rec *rec)
 
 		snprintf(comm, sizeof(comm), "%s", r.name);
 		ret = sptd_store_raw_task_add(c->st, r.pid, r.tid, comm, NULL);
+		if (ret >= 0)
+			ret = sptd_col_pd_names_add(&c->names, r.id.has_time ? (int64_t)r.id.time : 0, r.tid, comm);
 		break;
 	}
 	case SPTD_PERF_RECORD_FORK:
@@ -373,7 +374,7 @@ static int on_record(void *arg, const struct sptd_col_perfdata_rec *rec)
 		break;
 	case SPTD_PERF_RECORD_ITRACE_START:
 		if (r.id.has_time)
-			ret = add_switch(c, (int64_t)r.id.time, r.id.cpu, -1, r.tid, SW_ITRACE, NULL);
+			ret = add_switch(c, (int64_t)r.id.time, r.id.cpu, -1, r.tid, SPTD_COL_PD_SW_ITRACE, NULL);
 		break;
 	case SPTD_PERF_RECORD_SWITCH:
 	case SPTD_PERF_RECORD_SWITCH_CPU_WIDE:
@@ -395,59 +396,6 @@ static int on_record(void *arg, const struct sptd_col_perfdata_rec *rec)
 	}
 	if (r.id.cpu >= 0)
 		see_cpu(c, r.id.cpu);
-	return ret;
-}
-
-/* ---- switches --------------------------------------------------------------- */
-
-static int sw_cmp(const void *a, const void *b)
-{
-	const struct pd_switch *x = a, *y = b;
-
-	if (x->cpu != y->cpu)
-		return x->cpu < y->cpu ? -1 : 1;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* Keep the best source, order per CPU, and turn IN/OUT pairs into one
- * switch each: an IN whose task the previous switch already started adds
- * nothing. */
-static int store_switches(struct pd_ctx *c)
-{
-	int best = 0, cur = -1, cur_cpu = -1, ret = 0;
-	size_t i;
-
-	for (i = 0; i < c->nsw; i++)
-		if (c->sw[i].source > best)
-			best = c->sw[i].source;
-	if (c->nsw)   /* c->sw is NULL when the file had no switch */
-		qsort(c->sw, c->nsw, sizeof(*c->sw), sw_cmp);
-	for (i = 0; i < c->nsw && ret >= 0; i++) {
-		struct pd_switch *s = &c->sw[i];
-
-		if (s->source != best)
-			continue;
-		if (s->cpu != cur_cpu) {
-			cur_cpu = s->cpu;
-			cur = -1;
-		}
-		/* an IN record whose task the OUT half of the pair already
-		 * started adds nothing (file order breaks timestamp ties) */
-		if (s->prev < 0 && s->next == cur)
-			continue;
-		ret = sptd_store_raw_switch_add(c->st, s->ts, s->cpu, s->prev >= 0 ? s->prev :
-		                                cur >= 0 ? cur : s->other >= 0 ? s->other : 0,
-		                                s->next, s->comm);
-		cur = s->next;
-		c->res->switches++;
-	}
-	/* per-thread PT buffers: their pseudo CPU runs that thread throughout */
-	for (i = 0; i < PD_MAX_CPU && ret >= 0; i++)
-		if (c->pt_cpu_tid[i] > 0)
-			ret = sptd_store_raw_switch_add(c->st, c->t_min, (int)i, 0,
-			                                c->pt_cpu_tid[i], NULL);
 	return ret;
 }
 
@@ -757,7 +705,10 @@ int sptd_col_perfdata_import(const struct sptd_col_pd_import_opts *o,
 		             "scheduling only", o->input);
 	if (res->has_pt)
 		config = pt_config(c.pd, c.npti > PTI_PMU_TYPE ? c.pti[PTI_PMU_TYPE] : 0);
-	ret = store_switches(&c);
+	ret = sptd_col_pd_switches_store(c.st, c.sw, c.nsw, c.pt_cpu_tid, PD_MAX_CPU, c.t_min,
+	                                 &res->switches);
+	if (ret >= 0)
+		ret = sptd_col_pd_names_store(&c.names, c.st);
 	if (ret >= 0)
 		/* without timing the decoder cannot place switches: the traced
 		 * code must then be visible to whichever task it attributes */
@@ -790,5 +741,7 @@ out:
 	free(c.mm);
 	free(c.sw);
 	free(c.gaps);
+	sptd_col_pd_names_free(&c.names);
+	sptd_col_perfdata_switch_fmt_fini(&c.swfmt);
 	return ret < 0 ? ret : 0;
 }

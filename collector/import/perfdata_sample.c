@@ -132,12 +132,30 @@ void sptd_col_perfdata_switch_fmt(const struct sptd_col_perfdata *pd,
 	fmt->next_prio = 60;
 	if (td && len > sizeof(key))
 		start = memmem(td, len, key, sizeof(key) - 1);
-	if (!start)
+	if (!start) {
+		sptd_sched_states_create(NULL, &fmt->states);
 		return;
+	}
 	fmt->id = (uint64_t)number_at(start + sizeof(key) - 1, (const char *)td + len);
 	end = memmem(start, len - (size_t)((const uint8_t *)start - td), "print fmt:", 10);
-	if (!end)
+	if (!end) {
+		sptd_sched_states_create(NULL, &fmt->states);
 		return;
+	}
+	{
+		/* the print fmt line, NUL-terminated, for its __print_flags */
+		const char *stop = (const char *)td + len;
+		const char *eol = memchr(end, '\n', (size_t)(stop - end));
+		size_t n = (size_t)((eol ? eol : stop) - end);
+		char *line = malloc(n + 1);
+
+		if (line) {
+			memcpy(line, end, n);
+			line[n] = '\0';
+		}
+		sptd_sched_states_create(line, &fmt->states);
+		free(line);
+	}
 	if (field_of(start, end, "prev_comm", &fmt->prev_comm, &sz) < 0 ||
 	    field_of(start, end, "prev_pid", &fmt->prev_pid, &sz) < 0 ||
 	    field_of(start, end, "prev_prio", &fmt->prev_prio, &sz) < 0 ||
@@ -147,4 +165,10 @@ void sptd_col_perfdata_switch_fmt(const struct sptd_col_perfdata *pd,
 	    field_of(start, end, "next_prio", &fmt->next_prio, &sz) < 0)
 		return;
 	fmt->found = 1;
+}
+
+void sptd_col_perfdata_switch_fmt_fini(struct sptd_col_pd_switch_fmt *fmt)
+{
+	sptd_sched_states_destroy(fmt->states);
+	fmt->states = NULL;
 }

@@ -119,6 +119,7 @@ static void fill_all(struct sptd_store *st)
 	CHECK_INT(sptd_store_raw_sideband_add(st, 3, 5, page_bytes + 3, 3), 0);
 	CHECK_INT(sptd_store_raw_image_add(st, 1, 0x401000, page_bytes, sizeof(page_bytes)), 0);
 	CHECK_INT(sptd_store_raw_switch_add(st, 80, 1, 100, 0, "swapper/1"), 0);
+	CHECK_INT(sptd_store_raw_switch_add_state(st, 90, 0, 100, 7, "cat", "D"), 0);
 }
 
 /* Compare the rows of @sql with @expect: rows joined by '\n', columns by
@@ -182,7 +183,7 @@ static void check_all(struct sptd_store *st)
 	int64_t v;
 
 	check_rows(st, "SELECT key, value FROM meta ORDER BY key",
-	           "clock|tsc\nschema_version|4\nwindow_ns|-10000000\n");
+	           "clock|tsc\nschema_version|5\nwindow_ns|-10000000\n");
 	CHECK_INT(sptd_store_meta_get(st, "clock", buf, sizeof(buf)), 3);
 	CHECK_STR(buf, "tsc");
 	CHECK_INT(sptd_store_meta_get(st, "clock", buf, 2), 3); /* truncated */
@@ -227,7 +228,8 @@ static void check_all(struct sptd_store *st)
 	check_rows(st, "SELECT * FROM raw_pt", "2|0|x0100ff\n");
 	check_rows(st, "SELECT * FROM raw_sideband", "3|5|x7f0080\n");
 	check_rows(st, "SELECT * FROM raw_image", "1|4198400|x0100ff7f0080\n");
-	check_rows(st, "SELECT * FROM raw_switch", "80|1|100|0|swapper/1\n");
+	check_rows(st, "SELECT ts, cpu, prev_tid, next_tid, next_comm, coalesce(prev_state, "
+	           "'NULL') FROM raw_switch", "80|1|100|0|swapper/1|NULL\n90|0|100|7|cat|D\n");
 }
 
 static void test_roundtrip(void)

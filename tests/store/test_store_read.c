@@ -35,8 +35,8 @@ static int put_task(void *arg, const struct sptd_store_raw_task_row *row)
 
 static int put_switch(void *arg, const struct sptd_store_raw_switch_row *row)
 {
-	fixture_put(arg, "%" PRId64 "|%d|%d|%d|%s\n", row->ts, row->cpu, row->prev_tid,
-	            row->next_tid, fixture_str(row->next_comm));
+	fixture_put(arg, "%" PRId64 "|%d|%d|%d|%s|%s\n", row->ts, row->cpu, row->prev_tid,
+	            row->next_tid, fixture_str(row->next_comm), fixture_str(row->prev_state));
 	return 0;
 }
 
@@ -278,7 +278,7 @@ static void test_raw_rows(void)
 	CHECK_INT(sptd_store_raw_task_add(st, 1, 1, NULL, "init"), 0);
 	CHECK_INT(sptd_store_raw_switch_add(st, 30, 1, 100, 0, "swapper/1"), 0);
 	CHECK_INT(sptd_store_raw_switch_add(st, 10, 0, 0, 100, NULL), 0);
-	CHECK_INT(sptd_store_raw_switch_add(st, 20, 2, 5, 6, "b"), 0);
+	CHECK_INT(sptd_store_raw_switch_add_state(st, 20, 2, 5, 6, "b", "S"), 0);
 	CHECK_INT(sptd_store_raw_sample_add(st, 70, 0, 100, 101, chain, 4), 0);
 	CHECK_INT(sptd_store_raw_sample_add(st, 60, 1, -1, -1, NULL, 0), 0);
 	CHECK_INT(sptd_store_raw_sample_add(st, 80, 2, 7, 8, long_chain, 1000), 0);
@@ -296,10 +296,10 @@ static void test_raw_rows(void)
 	CHECK_STR(t.buf, "100|101|worker|N\n1|1|N|init\n");
 	memset(&t, 0, sizeof(t));
 	CHECK_INT(sptd_store_raw_switch_each(st, 0, put_switch, &t), 0);
-	CHECK_STR(t.buf, "30|1|100|0|swapper/1\n10|0|0|100|N\n20|2|5|6|b\n");
+	CHECK_STR(t.buf, "30|1|100|0|swapper/1|N\n10|0|0|100|N|N\n20|2|5|6|b|S\n");
 	memset(&t, 0, sizeof(t));
 	CHECK_INT(sptd_store_raw_switch_each(st, 1, put_switch, &t), 0);
-	CHECK_STR(t.buf, "10|0|0|100|N\n20|2|5|6|b\n30|1|100|0|swapper/1\n");
+	CHECK_STR(t.buf, "10|0|0|100|N|N\n20|2|5|6|b|S\n30|1|100|0|swapper/1|N\n");
 	/* by ts; chains in host order, markers included; the buffer grows */
 	CHECK_INT(sptd_store_raw_sample_each(st, put_sample, &s), 0);
 	CHECK_STR(s.t.buf, "60|1|-1|-1|0\n"

@@ -509,8 +509,37 @@ static void test_recorded(void)
 		CHECK(lines > 0);
 		CHECK_INT(sw, lines);
 		CHECK(q(st, "SELECT count(*) FROM sched_slice") > 0);
+		/* the workload exec'd: its thread is named by what it became,
+		 * whichever CPU's chunk of the file came last */
 		CHECK(q(st, "SELECT count(*) FROM sched_slice s JOIN thread t USING (utid) "
 		        "WHERE t.name = 'sleep'") > 0);
+		CHECK_INT(q(st, "SELECT count(*) FROM thread WHERE name = 'perf-exec'"), 0);
+		/* each slice ends in the state perf prints for its switch: per
+		 * state, as many as perf has, less at most one per CPU (a CPU's
+		 * first switch ends a slice that began before the record) */
+		snprintf(cmd, sizeof(cmd), "perf script -i '%s' -F trace 2>/dev/null | "
+		         "grep -o 'prev_state=[^ ]*' | sort | uniq -c", data);
+		f = popen(cmd, "r");
+		CHECK(f != NULL);
+		if (f) {
+			int64_t n, cpus = q(st, "SELECT count(DISTINCT cpu) FROM sched_slice");
+			int64_t states = 0, blocked = 0;
+			char state[16], sql[256];
+
+			while (fscanf(f, "%" SCNd64 " prev_state=%15s", &n, state) == 2) {
+				snprintf(sql, sizeof(sql), "SELECT count(*) FROM sched_slice WHERE "
+				         "end_state = '%s'", state);
+				printf("  prev_state %s: perf %" PRId64 ", incident %" PRId64 "\n", state,
+				       n, q(st, sql));
+				CHECK(q(st, sql) <= n && q(st, sql) >= n - cpus);
+				states++;
+				if (state[0] != 'R')
+					blocked += n;
+			}
+			pclose(f);
+			CHECK(states > 0);
+			CHECK(blocked > 0);   /* sleep 0.2 blocks */
+		}
 		CHECK(q(st, "SELECT count(*) FROM slice") == 0);
 		{
 			char buf[64];
