@@ -7,13 +7,14 @@
 # seconds, its trigger is a return of IRQ N that an independent bare ftrace
 # instance saw on the same CPU within 20 us, and the incident's
 # own record ends with that handler.  (test_record's irq case keeps its CPUs
-# busy, which hides this.)  Then the same for a tracepoint trigger on an
-# event the service's instance does not record (block:block_rq_complete,
-# raised inside that disk IRQ): perf misses it as well, and the trigger must
-# be the hit's time as the rings tell it (their last event, at most 1 ms
-# before the hit the bare instance saw), not when the service noticed the
-# freeze (2-22 ms later, a window mostly after the record's end).  Needs
-# root and tracefs.
+# busy, which hides this.)  Then the same IRQ as a tracepoint trigger
+# (irq:irq_handler_exit with a filter): the trigger must be that return as
+# the bare instance saw it (perf's time of it, or, when perf misses it, the
+# frozen rings' last event: at most 1 ms before), never when the service
+# noticed the freeze (2-22 ms later, a window mostly after the record's
+# end).  On this project's VM perf reports that tracepoint's hit, so the
+# unreported path itself is covered by test_freeze_scan.  Needs root and
+# tracefs.
 set -u
 BIN=${SPTD_BIN:?SPTD_BIN must name the built sysptd}
 if [ "$(id -u)" != 0 ]; then
@@ -64,32 +65,39 @@ echo "irq==$irq" >"$inst/events/irq/irq_handler_exit/filter"
 echo 1 >"$inst/events/irq/irq_handler_exit/enable"
 
 mkdir -m 700 "$work/inc"
-"$BIN" --window 20ms --trigger "irq=$irq" --once -o "$work/inc" >"$work/out" 2>"$work/err" &
-svc=$!
-wait_for "$work/err" "armed:" 20 || { bad "the service did not arm"; cat "$work/err" >&2; finish; }
-sleep 0.2
-# one write: its IRQs come while the CPUs idle, and nothing else raises
-# that IRQ for a while; the service must fire at once (before, it waited
-# for a hit perf did report: a later IRQ on a busy CPU, often never)
-dd if=/dev/zero of="$work/f" bs=4k count=1 conv=fsync status=none
-i=0
-while kill -0 "$svc" 2>/dev/null && [ $i -lt 30 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
-if kill -0 "$svc" 2>/dev/null; then
-	bad "irq=$irq on an idle machine: no incident 3 s after the write (the service's log follows)"
-	kill -INT "$svc"
-	sleep 1
-	cat "$work/err" >&2
-	finish
-fi
-wait "$svc"
-rc=$?
-svc=""
-echo 0 >"$inst/events/irq/irq_handler_exit/enable"
-inc=$(cat "$work/out")
-[ "$rc" = 0 ] && [ -f "$inc" ] && ok || { bad "service exit $rc, incident '$inc'"; cat "$work/err" >&2; finish; }
+# one_write TRIGGER EVENT: the service armed with TRIGGER, one write, an
+# incident within 3 s (its path in $inc), EVENT's witness switched off
+one_write() {
+	"$BIN" --window 20ms --trigger "$1" --once -o "$work/inc" >"$work/out" 2>"$work/err" &
+	svc=$!
+	wait_for "$work/err" "armed:" 20 || { bad "the service did not arm"; cat "$work/err" >&2; finish; }
+	sleep 0.2
+	# one write: its IRQs come while the CPUs idle, and nothing else
+	# raises that IRQ for a while; the service must fire at once (before,
+	# it waited for a hit perf did report: a later IRQ on a busy CPU,
+	# often never)
+	dd if=/dev/zero of="$work/f" bs=4k count=1 conv=fsync status=none
+	i=0
+	while kill -0 "$svc" 2>/dev/null && [ $i -lt 30 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if kill -0 "$svc" 2>/dev/null; then
+		bad "$1 on an idle machine: no incident 3 s after the write (the service's log follows)"
+		kill -INT "$svc"
+		sleep 1
+		cat "$work/err" >&2
+		finish
+	fi
+	wait "$svc"
+	rc=$?
+	svc=""
+	echo 0 >"$inst/events/$2/enable"
+	inc=$(cat "$work/out")
+	[ "$rc" = 0 ] && [ -f "$inc" ] && ok ||
+		{ bad "service exit $rc, incident '$inc'"; cat "$work/err" >&2; finish; }
+}
+one_write "irq=$irq" irq/irq_handler_exit
 
 # the trigger: IRQ N's return, where the bare instance saw one.  When perf
 # did report the hit (the IRQ came while its CPU was busy) the trigger has
@@ -123,49 +131,20 @@ n=$(q "$inc" "SELECT count(*) FROM irq_slice WHERE irq = $irq AND cpu = $tcpu AN
 late=$(q "$inc" "SELECT count(*) FROM irq_slice WHERE ts > $tts")
 [ "$late" = 0 ] && ok || bad "$late IRQs begin after the trigger"
 
-# ---- a tracepoint the instance does not record --------------------------
-ev=$T/events/block/block_rq_complete
-if [ ! -d "$ev" ]; then
-	echo "no block:block_rq_complete here: the tracepoint case is skipped"
-	finish
-fi
-echo 0 >"$inst/events/irq/irq_handler_exit/enable"
+# ---- the same IRQ as a tracepoint trigger -------------------------------
 : >"$inst/trace"
-echo 1 >"$inst/events/block/block_rq_complete/enable"
-"$BIN" --window 20ms --trigger tracepoint=block:block_rq_complete --once -o "$work/inc" \
-	>"$work/out" 2>"$work/err" &
-svc=$!
-wait_for "$work/err" "armed:" 20 || { bad "the service did not arm"; cat "$work/err" >&2; finish; }
-sleep 0.2
-dd if=/dev/zero of="$work/f" bs=4k count=1 conv=fsync status=none
-i=0
-while kill -0 "$svc" 2>/dev/null && [ $i -lt 30 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
-if kill -0 "$svc" 2>/dev/null; then
-	bad "tracepoint=block:block_rq_complete on an idle machine: no incident 3 s after the write"
-	kill -INT "$svc"
-	sleep 1
-	cat "$work/err" >&2
-	finish
-fi
-wait "$svc"
-rc=$?
-svc=""
-echo 0 >"$inst/events/block/block_rq_complete/enable"
-inc=$(cat "$work/out")
-[ "$rc" = 0 ] && [ -f "$inc" ] && ok || { bad "service exit $rc, incident '$inc'"; cat "$work/err" >&2; finish; }
+echo 1 >"$inst/events/irq/irq_handler_exit/enable"
+one_write "tracepoint=irq:irq_handler_exit,filter=irq==$irq" irq/irq_handler_exit
 tts=$(q "$inc" "SELECT ts FROM trigger")
-# a completion the bare instance saw at most 1 ms after the trigger and at
-# most 20 us before it (perf's own time of the hit, when it reported it)
-seen=$(awk -v t="$tts" '/block_rq_complete:/ {
+# a return the bare instance saw at most 1 ms after the trigger and at most
+# 20 us before it (perf's own time of the hit, when it reported it)
+seen=$(awk -v t="$tts" '/irq_handler_exit:/ {
 		for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { split(substr($i, 1, length($i) - 1), p, ".");
 			us = p[1] * 1000000 + p[2] }
 		d = us - int(t / 1000); if (d >= -20 && d <= 1000) n++ }
 	END { print n + 0 }' "$inst/trace")
 [ "$seen" -ge 1 ] && ok ||
-	bad "the trigger at $tts ns is no block_rq_complete of the bare instance (up to 1 ms after it; $(grep -c block_rq_complete: "$inst/trace") there; detail: $(q "$inc" "SELECT detail FROM trigger"))"
+	bad "tracepoint: the trigger at $tts ns is no IRQ $irq return of the bare instance (up to 1 ms after it; $(grep -c irq_handler_exit: "$inst/trace") there; detail: $(q "$inc" "SELECT detail FROM trigger"))"
 we=$(q "$inc" "SELECT value FROM meta WHERE key = 'window_end'")
 [ "$we" = "$tts" ] && ok || bad "tracepoint: window_end $we, trigger at $tts"
 late=$(q "$inc" "SELECT (SELECT count(*) FROM irq_slice WHERE ts > $tts) + (SELECT count(*) FROM sched_slice WHERE ts > $tts)")
