@@ -9,9 +9,14 @@
  * system-wide, so a hit of another process at the same address is
  * dropped here (decide).  A watchpoint fires after the writing
  * instruction: the value after is read from /proc/PID/mem when the hit is
- * decided (microseconds to a millisecond later: a write in between would
- * show), the value before is the one read at the previous hit (or when
- * armed); equal values are a silent store, counted as WITCH counts them.
+ * decided (microseconds to a millisecond later), the value before is the
+ * one read at the previous hit (or when armed); equal values are a silent
+ * store, counted as WITCH counts them.  The hits are decided in batches
+ * (each check drains the rings): a hit with a later hit of the process in
+ * the same batch was stored over before it could be read (a busy machine,
+ * or the service writing an incident for longer than the stores are
+ * apart), so its values are unknown, and so is the value before the next
+ * one; such hits say so and are not counted.
  * Every hit of the process is also logged (the last HIT_LOG), so that an
  * incident lists each one its window holds, not only the one that fired.
  *
@@ -45,8 +50,11 @@ struct bp_state {
 	uint64_t shadow;          /* watch: the value last read */
 	int have_shadow;
 	uint64_t old_value, new_value; /* watch: of the hit last decided */
-	int silent;               /* ... 1 when they are equal */
-	int64_t hits, silents;    /* watch: hits of the process, silent ones */
+	int silent;               /* ... 1 when they are equal, -1 unknown */
+	const char *unknown_why;  /* ... why they are unknown */
+	int64_t hits, silents;    /* watch: hits of the process with values
+	                           * known, silent ones */
+	int64_t unknowns;         /* watch: hits with values unknown */
 	/* the call chains of the latest hits of the process, by time: what
 	 * fill() gives the hit that fired */
 	struct {
@@ -234,6 +242,20 @@ static int bp_arm_pid(struct sptd_col_trigger *t, const int *cpus, int ncpus, ch
 	                                          (uint64_t)spec->bp_len, cpus, ncpus, err, errlen);
 }
 
+/* Whether a later hit of the same process is in @h's batch: then the word
+ * already holds what that store left. */
+static int stored_again(const struct sptd_col_trigger *t, const struct sptd_col_trigger_hit *h)
+{
+	const struct sptd_col_trigger_hit *end = t->hits + t->nhits;
+
+	if (!t->hits || h < t->hits || h >= end)
+		return 0;
+	for (const struct sptd_col_trigger_hit *n = h + 1; n < end; n++)
+		if (n->task_pid == h->task_pid && n->ts > h->ts)
+			return 1;
+	return 0;
+}
+
 static int bp_decide(struct sptd_col_trigger *t, const struct sptd_col_trigger_hit *h,
                      int64_t *measure)
 {
@@ -244,18 +266,27 @@ static int bp_decide(struct sptd_col_trigger *t, const struct sptd_col_trigger_h
 	if (s->path ? !sptd_col_bp_path_has(s->path, h->task_pid) : h->task_pid != t->spec.pid)
 		return 0;   /* another process at the same address */
 	if (t->spec.kind == SPTD_TRIG_WATCH) {
-		s->hits++;
-		if (watch_read(t, &v) == 0) {
-			s->old_value = s->shadow;
-			s->new_value = v;
-			s->silent = s->have_shadow && v == s->shadow;
-			s->silents += s->silent;
+		s->old_value = s->new_value = 0;
+		s->silent = -1;
+		if (stored_again(t, h)) {
+			s->unknown_why = "stored again before it was read";
+			s->have_shadow = 0;
+		} else if (watch_read(t, &v) < 0) {
+			s->unknown_why = "process gone";
+		} else if (!s->have_shadow) {
+			s->unknown_why = "the value before is not known";
 			s->shadow = v;
 			s->have_shadow = 1;
 		} else {
-			s->old_value = s->new_value = 0;
-			s->silent = -1;   /* the process is gone: values unknown */
+			s->old_value = s->shadow;
+			s->new_value = v;
+			s->silent = v == s->shadow;
+			s->silents += s->silent;
+			s->hits++;
+			s->shadow = v;
 		}
+		if (s->silent < 0)
+			s->unknowns++;
 	}
 	{
 		unsigned slot = (unsigned)(s->nlog++ % HIT_LOG);
@@ -347,15 +378,16 @@ static void bp_describe(const struct sptd_col_trigger *t, const struct sptd_col_
 
 		if (s->silent < 0)
 			snprintf(buf, len, "watch 0x%" PRIx64 " len %d %s by tid %d at 0x%" PRIx64 " %s: "
-			         "values unknown (process gone)", s->addr, spec->bp_len,
+			         "values unknown (%s)", s->addr, spec->bp_len,
 			         spec->bp_rw ? "accessed" : "written", h->task_tid, h->ip,
-			         fn[0] ? fn : "[unknown]");
+			         fn[0] ? fn : "[unknown]", s->unknown_why ? s->unknown_why : "?");
 		else
 			snprintf(buf, len, "watch 0x%" PRIx64 " len %d %s by tid %d at 0x%" PRIx64 " %s: "
-			         "%" PRIu64 " -> %" PRIu64 "%s (%" PRId64 " silent of %" PRId64 " hits)",
+			         "%" PRIu64 " -> %" PRIu64 "%s (%" PRId64 " silent of %" PRId64 " hits%s)",
 			         s->addr, spec->bp_len, spec->bp_rw ? "accessed" : "written", h->task_tid,
 			         h->ip, fn[0] ? fn : "[unknown]", s->old_value, s->new_value,
-			         s->silent ? ", silent store" : "", s->silents, s->hits);
+			         s->silent ? ", silent store" : "", s->silents, s->hits,
+			         s->unknowns ? "; more with values unknown" : "");
 	}
 }
 
