@@ -310,12 +310,49 @@ static int resolve_time(struct script_args *a, struct sptd_store *st)
 	return 0;
 }
 
+/* What the script child does (sptd_col_parse_as_user): open the incident
+ * while root, give root up, then parse and print. */
+struct script_job {
+	struct script_args *a;
+	const char *path;
+};
+
+static int script_job_run(void *arg)
+{
+	struct script_job *job = arg;
+	struct script_args *a = job->a;
+	struct sptd_store *st = NULL;
+	char err[1024] = "";
+	int status, rc;
+
+	status = sptd_col_incident_open("script", job->path, 0, &st);
+	if (status)
+		return status;
+	if (sptd_col_drop_root("script")) {
+		status = SPTD_EXIT_FAIL;
+		goto out;
+	}
+	if (a->time && (status = resolve_time(a, st)))
+		goto out;
+	rc = sptd_query_script(st, &a->o, stdout, err, sizeof(err));
+	if (rc < 0) {
+		fflush(stdout);
+		fprintf(stderr, "sysptd script: %s: %s\n", job->path, err[0] ? err : strerror(-rc));
+		status = rc == -EBADMSG ? SPTD_EXIT_BADFILE : rc == -EINVAL ? SPTD_EXIT_USAGE :
+		         SPTD_EXIT_FAIL;
+	}
+out:
+	fflush(stdout);
+	sptd_store_destroy(st);
+	return status;
+}
+
 int sptd_col_cmd_script(int argc, char **argv)
 {
 	struct script_args *a = calloc(1, sizeof(*a));
-	struct sptd_store *st = NULL;
-	char path[4096], err[1024] = "";
-	int status, rc;
+	struct script_job job;
+	char path[4096];
+	int status;
 
 	if (!a) {
 		fprintf(stderr, "sysptd script: out of memory\n");
@@ -329,20 +366,12 @@ int sptd_col_cmd_script(int argc, char **argv)
 	status = sptd_col_incident_resolve("script", a->arg, a->dir, path, sizeof(path));
 	if (status)
 		goto out;
-	status = sptd_col_incident_open("script", path, 0, &st);
-	if (status)
-		goto out;
-	if (a->time && (status = resolve_time(a, st)))
-		goto out;
-	rc = sptd_query_script(st, &a->o, stdout, err, sizeof(err));
-	if (rc < 0) {
-		fflush(stdout);
-		fprintf(stderr, "sysptd script: %s: %s\n", path, err[0] ? err : strerror(-rc));
-		status = rc == -EBADMSG ? SPTD_EXIT_BADFILE : rc == -EINVAL ? SPTD_EXIT_USAGE :
-		         SPTD_EXIT_FAIL;
-	}
+	/* the file is parsed by a child that gave root up, as query's is */
+	fflush(stdout);
+	job.a = a;
+	job.path = path;
+	status = sptd_col_parse_as_user("script", script_job_run, &job);
 out:
-	sptd_store_destroy(st);
 	free(a);
 	return status;
 }

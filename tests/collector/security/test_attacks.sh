@@ -12,7 +12,7 @@
 #      an incident; with --unsafe-output a replaced incident is not deleted;
 #   5. kill -9 of `sysptd decode` at random moments: the incident stays
 #      whole, query/export never fail on it, the next decode cleans up;
-#   6. query, export and decode run as nobody (or the sudo user) once the
+#   6. query, export, script and decode run as nobody (or the sudo user) once the
 #      incident is open; the service keeps only its capabilities.
 HERE=$(dirname "$0")
 . "$HERE/seclib.sh"
@@ -210,6 +210,15 @@ check 'grep -q "^Uid:[[:space:]]*$nobody[[:space:]]*$nobody[[:space:]]*$nobody[[
 	"query's reader is not nobody: $(cat "$work/creds")"
 check 'grep -q "^CapEff:[[:space:]]*0000000000000000" "$work/creds" && grep -q "^NoNewPrivs:[[:space:]]*1" "$work/creds"' \
 	"query's reader keeps privileges: $(cat "$work/creds")"
+# script parses as well (it parsed as root until the audit of
+# 2026-11-26): its child's setresuid, as strace sees it
+if command -v strace >/dev/null 2>&1; then
+	strace -f -qq -e trace=setresuid -o "$work/script.strace" "$BIN" script "$dec" >/dev/null 2>&1
+	check 'grep -Eq "setresuid\\($nobody, $nobody, $nobody\\) += 0" "$work/script.strace"' \
+		"script's reader is not nobody: $(cat "$work/script.strace")"
+else
+	echo "no strace: script's reader not checked"
+fi
 SUDO_UID=$atk_uid SUDO_GID=$atk_gid "$BIN" query "$dec" "$slow" >/dev/null 2>&1 &
 q=$!
 sleep 0.3
