@@ -137,18 +137,27 @@ static int parse_time(const char *text, int64_t ws, int64_t we, int64_t zero, in
 		pct = strtod(num, &end);
 		if (*end || end == num || pct < 0 || pct > 100)
 			return -EINVAL;
-		*ns = ws + (int64_t)((double)(we - ws) * pct / 100.0);
+		/* the window comes from the file: any int64 pair, so in double
+		 * and clipped, never a wrapped difference */
+		{
+			double t = (double)ws + ((double)we - (double)ws) * pct / 100.0;
+
+			*ns = t >= 9.2233720368547748e18 ? INT64_MAX :
+			      t <= -9.2233720368547758e18 ? INT64_MIN : (int64_t)t;
+		}
 		return 0;
 	}
 	if (len && isalpha((unsigned char)text[len - 1])) {
 		if (sptd_col_parse_duration(text, &v) < 0)
 			return -EINVAL;
-		*ns = ws + v;
+		if (__builtin_add_overflow(ws, v, ns))
+			*ns = v < 0 ? INT64_MIN : INT64_MAX;
 		return 0;
 	}
 	if (parse_seconds(text, &v) < 0)
 		return -EINVAL;
-	*ns = zero + v;
+	if (__builtin_add_overflow(zero, v, ns))
+		*ns = v < 0 ? INT64_MIN : INT64_MAX;
 	return 0;
 }
 

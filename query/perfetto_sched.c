@@ -308,7 +308,9 @@ int sptd_query_pf_write_sched(struct sptd_query_pf *pf)
 		if (rc < 0)
 			goto out;
 		have_prev = 1;
-		prev_end = ts + (dur > 0 ? dur : 0);
+		/* both from the file: clipped, never past INT64_MAX */
+		if (__builtin_add_overflow(ts, dur > 0 ? dur : 0, &prev_end))
+			prev_end = INT64_MAX;
 		prev_has_state = end_state != NULL;
 		snprintf(prev_state, sizeof(prev_state), "%s", end_state ? end_state : "");
 	}

@@ -209,4 +209,24 @@ extern const struct sptd_query_report_def sptd_query_reports[];
 /* Their names, NULL-terminated, same order. */
 extern const char *const sptd_query_report_name_list[];
 
+/* a - b and a + b of values read from an incident (any int64), clipped to
+ * INT64_MIN..INT64_MAX instead of overflowing. */
+static inline int64_t sptd_sat_sub(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_sub_overflow(a, b, &r))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+static inline int64_t sptd_sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
 #endif /* SPTD_QUERY_LOCAL_H */

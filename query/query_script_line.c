@@ -70,7 +70,7 @@ const struct script_task *sptd_query_script_task(struct script *s, int64_t utid)
 	static const char sql[] = "SELECT tid, name FROM thread WHERE utid = ?1";
 	struct script_task *t = &s->tasks[(uint64_t)utid % SCRIPT_TASK_CACHE];
 
-	if (t->utid == utid)
+	if (t->used && t->utid == utid)
 		return t;
 	if (!s->thread_stmt && sptd_query_prepare(s->st, sql, &s->thread_stmt, NULL, 0) < 0)
 		return NULL;
@@ -80,6 +80,7 @@ const struct script_task *sptd_query_script_task(struct script *s, int64_t utid)
 		return NULL;
 	}
 	t->utid = utid;
+	t->used = 1;
 	t->tid = (int)sptd_store_column_int(s->thread_stmt, 0);
 	printable(t->comm, sizeof(t->comm), sptd_store_column_text(s->thread_stmt, 1));
 	if (!t->comm[0])
@@ -108,7 +109,8 @@ static const char *col_text(struct script_stream *ss, int col)
 static void prefix(struct script *s, struct script_stream *ss)
 {
 	const struct script_task *t = col_task(s, ss, 2);
-	int64_t ts = ss->ts - s->zero;
+	/* both from the file: the difference saturates instead of wrapping */
+	int64_t ts = sptd_sat_sub(ss->ts, s->zero);
 	uint64_t mag = ts < 0 ? (uint64_t)0 - (uint64_t)ts : (uint64_t)ts;
 	char tid[16], when[32];
 
@@ -192,7 +194,9 @@ static void line_call(struct script *s, struct script_stream *ss, int call)
 	int64_t depth = sptd_store_column_int(ss->stmt, 4), flags = sptd_store_column_int(ss->stmt, 6);
 	const char *kind = col_text(ss, 5);
 
-	fprintf(s->out, "%s: %*s", call ? "call" : "return", (int)(depth > 64 ? 128 : depth * 2), "");
+	/* a depth from the file: at most 64 levels of indent, none below 0 */
+	fprintf(s->out, "%s: %*s", call ? "call" : "return",
+	        (int)(depth > 64 ? 128 : depth < 0 ? 0 : depth * 2), "");
 	sptd_query_script_text(s->out, sptd_store_column_type(ss->stmt, 7) == SPTD_STORE_NULL ?
 	                       "[unknown]" : col_text(ss, 7));
 	fputs(" (", s->out);

@@ -43,7 +43,8 @@ enum script_kind {
 
 /* One cached thread. */
 struct script_task {
-	int64_t utid;                 /* key; -1 empty */
+	int64_t utid;                 /* key (any value a file holds) */
+	int used;                     /* 0: an empty slot */
 	int tid;                      /* its tid, -1 unknown */
 	char comm[SCRIPT_COMM_MAX];   /* its name, printable */
 };

@@ -115,6 +115,30 @@ check "a PT configuration out of range is a gap" 1 \
 expect 6 "integer overflow" -- "$BIN" query "$work/raw.db" --report summary
 expect 0 "" -- "$BIN" export "$work/raw.db" -q -o "$work/raw.pftrace"
 
+# ---- script and export on hostile values (an audit, 2026-11-26): a
+# negative depth printed gigabytes of indent; times and windows near the
+# int64 ends overflowed (UBSan in the sanitizer run); a thread whose utid is
+# -1 was taken for tid 0 (the cache's empty-slot mark)
+cp "$work/loopy.db" "$work/scr.db"
+sqlite3 "$work/scr.db" "
+	UPDATE slice SET depth = -1000000000 WHERE rowid = 1;
+	INSERT OR REPLACE INTO meta VALUES ('window_start', '-9000000000000000000');
+	INSERT OR REPLACE INTO meta VALUES ('window_end', '9000000000000000000');
+	INSERT INTO gap (ts, dur, cpu, reason) VALUES (-9223372036854775808, 1, 0, 'x');
+	INSERT INTO gap (ts, dur, cpu, reason) VALUES (9000000000000000000, 1, 0, 'y');
+	UPDATE sched_slice SET ts = 9223372036854775807 - dur + 5 WHERE rowid = 1;
+	INSERT INTO thread VALUES (-1, 4242, NULL, 'minus_one');
+	UPDATE slice SET utid = -1;"
+"$BIN" script "$work/scr.db" >"$work/scr.out" 2>&1
+check "script exit on hostile values" 0 "$?"
+check "script output at most 1 MB with a depth of -1e9" 1 "$([ "$(wc -c <"$work/scr.out")" -lt 1000000 ] && echo 1 || echo 0)"
+expect 0 "" -- "$BIN" script "$work/scr.db" --reltime
+expect 0 "" -- "$BIN" script "$work/scr.db" --time 10%,90%
+expect 0 "" -- "$BIN" script "$work/scr.db" --time 1s,
+expect 0 "" -- "$BIN" export "$work/scr.db" -q -o "$work/scr.pftrace"
+check "call slices of utid -1 under its own thread" 1 \
+	"$("$BIN" script "$work/scr.db" --tid 4242 | grep -q '^ *minus_one  *4242 ' && echo 1 || echo 0)"
+
 # ---- a trigger planted in an incident does not fire when decode writes
 cp "$work/good.db" "$work/trigger.db"
 sqlite3 "$work/trigger.db" "CREATE TRIGGER planted AFTER INSERT ON slice
