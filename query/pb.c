@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "perfetto-local.h"
+#include "query-local.h"
 
 #define PB_LEN_RESERVE 4
 
@@ -115,11 +116,52 @@ void sptd_query_pb_bytes(struct sptd_query_pb *pb, uint32_t field,
 	pb->len += len;
 }
 
+void sptd_query_pb_text(struct sptd_query_pb *pb, uint32_t field, const char *s, size_t len)
+{
+	size_t i = 0, o = 0;
+	char *fixed;
+
+	/* protobuf strings are UTF-8 (protoc and Perfetto refuse others):
+	 * text from an incident is any bytes, so a bad sequence becomes
+	 * U+FFFD, as query's own output does */
+	while (i < len) {
+		int n = (unsigned char)s[i] < 0x80 ? 1 : sptd_query_utf8_seq(s + i, len - i);
+
+		if (n <= 0)
+			break;
+		i += (size_t)n;
+	}
+	if (i == len) {
+		sptd_query_pb_bytes(pb, field, s, len);
+		return;
+	}
+	if (len > (SIZE_MAX - 1) / 3 || !(fixed = malloc(len * 3 + 1))) {
+		if (!pb->err)
+			pb->err = -ENOMEM;
+		return;
+	}
+	for (i = 0; i < len;) {
+		int n = (unsigned char)s[i] < 0x80 ? 1 : sptd_query_utf8_seq(s + i, len - i);
+
+		if (n <= 0) {
+			memcpy(fixed + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+		} else {
+			memcpy(fixed + o, s + i, (size_t)n);
+			o += (size_t)n;
+			i += (size_t)n;
+		}
+	}
+	sptd_query_pb_bytes(pb, field, fixed, o);
+	free(fixed);
+}
+
 void sptd_query_pb_string(struct sptd_query_pb *pb, uint32_t field, const char *s)
 {
 	if (!s)
 		s = "";
-	sptd_query_pb_bytes(pb, field, s, strlen(s));
+	sptd_query_pb_text(pb, field, s, strlen(s));
 }
 
 void sptd_query_pb_begin(struct sptd_query_pb *pb, uint32_t field)

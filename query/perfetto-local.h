@@ -68,6 +68,8 @@ void sptd_query_pb_bytes(struct sptd_query_pb *pb, uint32_t field,
                          const void *bytes, size_t len);
 /* A string field; NULL writes "". */
 void sptd_query_pb_string(struct sptd_query_pb *pb, uint32_t field, const char *s);
+/* @len bytes of text as a string field, invalid UTF-8 replaced by U+FFFD. */
+void sptd_query_pb_text(struct sptd_query_pb *pb, uint32_t field, const char *s, size_t len);
 /* Open a nested message in @field; close with sptd_query_pb_end(). */
 void sptd_query_pb_begin(struct sptd_query_pb *pb, uint32_t field);
 void sptd_query_pb_end(struct sptd_query_pb *pb);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "perfetto-local.h"
+#include "query-local.h"
 
 #define SPTD_JSON_CPU_PID 2147483646  /* pseudo-process holding the CPUs */
 #define GAP_TID           1000000     /* gap thread of CPU n: GAP_TID + n + 1 */
@@ -58,7 +59,19 @@ static void jw_str(struct jw *w, const char *s)
 			jw_printf(w, "\\n");
 		else if (*p < 0x20)
 			jw_printf(w, "\\u%04x", *p);
-		else if (putc(*p, w->pf->out) == EOF)
+		else if (*p >= 0x80) {
+			/* JSON is UTF-8: a bad sequence from the file becomes U+FFFD */
+			int n = sptd_query_utf8_seq((const char *)p, strlen((const char *)p));
+
+			if (n <= 0) {
+				jw_printf(w, "\\ufffd");
+			} else {
+				if (fwrite(p, 1, (size_t)n, w->pf->out) != (size_t)n)
+					w->failed = 1;
+				w->pf->stats->bytes += (uint64_t)n;
+				p += n - 1;
+			}
+		} else if (putc(*p, w->pf->out) == EOF)
 			w->failed = 1;
 		else
 			w->pf->stats->bytes++;

@@ -69,7 +69,7 @@ static void put_cmdline(struct sptd_query_pb *pb, const char *cmdline,
 		while (*p && *p != ' ')
 			p++;
 		if (p > word)
-			sptd_query_pb_bytes(pb, PTP_CMDLINE, word, (size_t)(p - word));
+			sptd_query_pb_text(pb, PTP_CMDLINE, word, (size_t)(p - word));
 	}
 }
 

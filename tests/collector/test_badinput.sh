@@ -139,6 +139,24 @@ expect 0 "" -- "$BIN" export "$work/scr.db" -q -o "$work/scr.pftrace"
 check "call slices of utid -1 under its own thread" 1 \
 	"$("$BIN" script "$work/scr.db" --tid 4242 | grep -q '^ *minus_one  *4242 ' && echo 1 || echo 0)"
 
+# names that are not UTF-8: the JSON export is still JSON (U+FFFD), the
+# protobuf one's strings still UTF-8
+cp "$work/loopy.db" "$work/utf.db"
+sqlite3 "$work/utf.db" "UPDATE thread SET name = CAST(x'c3' AS TEXT) || 'ab';
+	UPDATE symbol SET name = CAST(x'80ff' AS TEXT)"
+expect 0 "" -- "$BIN" export "$work/utf.db" -q --format json -o "$work/utf.json"
+check "JSON export of non-UTF-8 names parses" ok \
+	"$(python3 -c 'import json, sys; json.load(open(sys.argv[1], encoding="utf-8")); print("ok")' "$work/utf.json" 2>&1 | tail -1)"
+expect 0 "" -- "$BIN" export "$work/utf.db" -q -o "$work/utf.pftrace"
+proto=$(dirname "$0")/../perfetto/sysptd_trace.proto
+if command -v protoc >/dev/null 2>&1 && [ -f "$proto" ]; then
+	protoc --decode=perfetto.protos.Trace -I "$(dirname "$proto")" "$proto" <"$work/utf.pftrace" \
+		>"$work/utf.txt" 2>"$work/utf.err"
+	check "protoc on non-UTF-8 names" "0 0" "$? $(grep -ci 'utf-8' "$work/utf.err")"
+	# protoc prints the bytes of U+FFFD as octal escapes
+	check "the name with U+FFFD" 1 "$(grep -qF '"\357\277\275ab"' "$work/utf.txt" && echo 1 || echo 0)"
+fi
+
 # ---- a trigger planted in an incident does not fire when decode writes
 cp "$work/good.db" "$work/trigger.db"
 sqlite3 "$work/trigger.db" "CREATE TRIGGER planted AFTER INSERT ON slice
