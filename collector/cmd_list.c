@@ -17,6 +17,15 @@
 #include "sptd_sched.h"
 #include "sptd_store.h"
 
+/* Control characters of @s (text of a file, or a file's name) as '?': a
+ * listing goes to a terminal. */
+static void printable(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
 /* "kind: detail" of the first trigger into @arg (256 bytes); stops there. */
 static int first_trigger(void *arg, const struct sptd_store_trigger_row *row)
 {
@@ -55,13 +64,15 @@ static void list_open(const char *dir, struct list_item *it)
  * so), else 0. */
 static int list_print(const struct list_item *it)
 {
-	char created[64] = "?", source[32] = "?", trig[256] = "?";
+	char created[64] = "?", source[32] = "?", trig[256] = "?", name[256];
 	struct sptd_store *st = it->st;
 	int64_t window = 0, slices = 0, samples = 0, cslices = 0;
 	int ret;
 
+	snprintf(name, sizeof(name), "%s", it->name);
+	printable(name);
 	if (!st) {
-		printf("%-44s  unreadable: %s\n", it->name, it->why);
+		printf("%-44s  unreadable: %s\n", name, it->why);
 		return 1;
 	}
 	sptd_store_meta_get(st, "created", created, sizeof(created));
@@ -75,11 +86,14 @@ static int list_print(const struct list_item *it)
 	if (ret >= 0)
 		ret = sptd_store_trigger_each(st, first_trigger, trig);
 	if (ret < 0) {
-		printf("%-44s  corrupt: %s\n", it->name, sptd_store_errmsg(st));
+		printf("%-44s  corrupt: %s\n", name, sptd_store_errmsg(st));
 		return 1;
 	}
+	printable(created);
+	printable(source);
+	printable(trig);
 	printf("%-44s  %-20s  %-6s  %8.3f ms  %9" PRId64 "  %9" PRId64 "  %9" PRId64 "  %7.1f MiB  %s\n",
-	       it->name, created, source, (double)window / 1e6, slices, samples, cslices,
+	       name, created, source, (double)window / 1e6, slices, samples, cslices,
 	       (double)it->bytes / (1024.0 * 1024.0), trig);
 	return 0;
 }

@@ -157,6 +157,26 @@ if command -v protoc >/dev/null 2>&1 && [ -f "$proto" ]; then
 	check "the name with U+FFFD" 1 "$(grep -qF '"\357\277\275ab"' "$work/utf.txt" && echo 1 || echo 0)"
 fi
 
+# text of a file that reaches a terminal: no control character of it
+# (a forged line, an escape sequence) in list, report notes, errors
+mkdir "$work/ctl"
+cp "$work/loopy.db" "$work/ctl/incident-1.db"
+sqlite3 "$work/ctl/incident-1.db" "
+	INSERT INTO trigger (ts, cpu, kind, detail) VALUES (1, 0, 'irq',
+		'eth0' || char(10) || 'incident-FAKE.db  forged' || char(27) || '[2J');
+	INSERT OR REPLACE INTO meta VALUES ('source', 'pt)' || char(10) || '== forged ==' || char(27) || '[8m')"
+cp "$work/loopy.db" "$work/ctlver.db"
+sqlite3 "$work/ctlver.db" "UPDATE meta SET value = '4' || char(10) || 'forged' || char(27) || '[2K'
+	WHERE key = 'schema_version'"
+esc=$(printf '\033')
+"$BIN" list "$work/ctl" >"$work/ctl.out" 2>&1
+check "list: lines, escapes" "2 0" "$(wc -l <"$work/ctl.out") $(grep -c "$esc" "$work/ctl.out")"
+"$BIN" query "$work/ctl/incident-1.db" --report top >"$work/ctl.out" 2>&1
+check "report notes: forged lines, escapes" "0 0" \
+	"$(grep -c '^== forged' "$work/ctl.out") $(grep -c "$esc" "$work/ctl.out")"
+"$BIN" query "$work/ctlver.db" "SELECT 1" >"$work/ctl.out" 2>&1
+check "error message: lines, escapes" "1 0" "$(wc -l <"$work/ctl.out") $(grep -c "$esc" "$work/ctl.out")"
+
 # ---- a trigger planted in an incident does not fire when decode writes
 cp "$work/good.db" "$work/trigger.db"
 sqlite3 "$work/trigger.db" "CREATE TRIGGER planted AFTER INSERT ON slice
