@@ -165,6 +165,41 @@ int sptd_store_schema_index(struct sptd_store *st)
 	return ret;
 }
 
+/* Is the key of table @t still its INTEGER PRIMARY KEY?  A table made
+ * again without it (same columns) can hold one id twice: thread rows
+ * twice counted every slice twice in the reports, and callsites twice
+ * made export's walk of the call stacks branch at every frame (2^60
+ * ways: it never ended).  Tables only in temp (added since an older
+ * file) are sysptd's own.  0, or -EBADMSG naming the table. */
+static int key_check(struct sptd_store *st, const struct sptd_store_table_def *t)
+{
+	const char *k = strstr(t->columns, " INTEGER PRIMARY KEY");
+	sqlite3_stmt *q = NULL;
+	int rc, ok = 1;
+
+	if (!k)
+		return 0;
+	rc = sqlite3_prepare_v2(st->db, "SELECT count(*), sum(pk > 0), sum(pk = 1 AND name = ?2 "
+	                        "AND upper(type) = 'INTEGER') FROM pragma_table_info(?1, 'main')",
+	                        -1, &q, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_text(q, 1, t->name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(q, 2, t->columns, (int)(k - t->columns), SQLITE_STATIC);
+		rc = sqlite3_step(q);
+	}
+	if (rc == SQLITE_ROW && sqlite3_column_int(q, 0) > 0)
+		ok = sqlite3_column_int(q, 1) == 1 && sqlite3_column_int(q, 2) == 1;
+	sqlite3_finalize(q);
+	if (rc != SQLITE_ROW)
+		return sptd_store_fail_sqlite(st, rc, "reading the schema");
+	if (ok)
+		return 0;
+	return sptd_store_fail(st, -EBADMSG, "%s is not a complete sysptd incident (table %s "
+	                       "does not have %.*s as its INTEGER PRIMARY KEY, so ids may repeat): "
+	                       "it was damaged or written by something else", st->path, t->name,
+	                       (int)(k - t->columns), t->columns);
+}
+
 /* Does table @t of the opened file have every column sysptd reads and
  * writes?  A file whose schema was edited (or mutated) would otherwise
  * fail later, in some statement, as if the caller's SQL were wrong.
@@ -202,7 +237,7 @@ static int columns_check(struct sptd_store *st, const struct sptd_store_table_de
 			n = sqlite3_column_count(q);
 		sqlite3_finalize(q);
 		if (n == t->ncols)
-			return 0;
+			return key_check(st, t);
 		return sptd_store_fail(st, -EBADMSG, "%s is not a complete sysptd incident (table %s "
 		                       "has %d columns, sysptd writes %d): it was damaged or written by "
 		                       "something else", st->path, t->name, n, t->ncols);

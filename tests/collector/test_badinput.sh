@@ -177,6 +177,28 @@ check "report notes: forged lines, escapes" "0 0" \
 "$BIN" query "$work/ctlver.db" "SELECT 1" >"$work/ctl.out" 2>&1
 check "error message: lines, escapes" "1 0" "$(wc -l <"$work/ctl.out") $(grep -c "$esc" "$work/ctl.out")"
 
+# a table made again without its INTEGER PRIMARY KEY (same columns) can
+# hold an id twice: duplicate threads counted every slice twice in the
+# reports, duplicate callsites made export's stack walk branch at every
+# frame and never end
+cp "$work/loopy.db" "$work/dupkey.db"
+sqlite3 "$work/dupkey.db" "ALTER TABLE thread RENAME TO t_old;
+	CREATE TABLE thread (utid INT, tid INT, upid INT NULL, name TEXT);
+	INSERT INTO thread SELECT * FROM t_old; INSERT INTO thread SELECT * FROM t_old;
+	DROP TABLE t_old"
+expect 6 "table thread does not have utid as its INTEGER PRIMARY KEY" -- \
+	"$BIN" query "$work/dupkey.db" --report summary
+cp "$work/loopy.db" "$work/dupcs.db"
+sqlite3 "$work/dupcs.db" "ALTER TABLE callsite RENAME TO c_old;
+	CREATE TABLE callsite (id INT, parent_id INT NULL, depth INT, symbol_id INT NULL, addr INT);
+	WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 60)
+	INSERT INTO callsite SELECT i, CASE WHEN i > 1 THEN i - 1 END, i - 1, NULL, i FROM k
+	UNION ALL SELECT i, CASE WHEN i > 1 THEN i - 1 END, i - 1, NULL, i FROM k;
+	DROP TABLE c_old;
+	INSERT INTO sample (ts, cpu, utid, callsite_id) SELECT ts, cpu, utid, 60 FROM sched_slice LIMIT 3"
+expect 6 "table callsite does not have id" -- timeout 60 "$BIN" export "$work/dupcs.db" -q \
+	-o "$work/dupcs.pftrace"
+
 # ---- a trigger planted in an incident does not fire when decode writes
 cp "$work/good.db" "$work/trigger.db"
 sqlite3 "$work/trigger.db" "CREATE TRIGGER planted AFTER INSERT ON slice
