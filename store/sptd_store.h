@@ -710,8 +710,9 @@ const void *sptd_store_column_blob(struct sptd_store_stmt *stmt, int col, size_t
 /* Accepts NULL. */
 void sptd_store_finalize(struct sptd_store_stmt *stmt);
 
-/* Stop every statement of @st that is still running @limit_ns from now
- * (the clock starts at this call; 0: no limit, the default).  A stopped
+/* Stop a statement of @st that runs longer than @limit_ns (0: no limit,
+ * the default): the clock starts at this call and again at each
+ * statement's first sptd_store_step.  A stopped
  * statement's step returns -ETIMEDOUT, with a message naming the limit.
  * For SQL a user wrote: a runaway recursive CTE ends instead of running
  * forever.  -EINVAL (NULL, closed, negative). */

@@ -110,6 +110,9 @@ int sptd_store_schema_create(struct sptd_store *st);
 int sptd_store_schema_index(struct sptd_store *st);
 /* Check that every table exists in an opened file: -EBADMSG if not. */
 int sptd_store_schema_check(struct sptd_store *st);
+/* A statement of @st starts (its first step): its time limit starts now
+ * (store_guard.c; nothing without a limit). */
+void sptd_store_guard_statement_start(struct sptd_store *st);
 /* Look a table up by name: its id, or -1. */
 int sptd_store_table_find(const char *name);
 

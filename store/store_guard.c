@@ -65,6 +65,15 @@ static int past_deadline(void *ctx)
 	return now_ns() >= st->deadline_ns;
 }
 
+void sptd_store_guard_statement_start(struct sptd_store *st)
+{
+	if (!st->time_limit_ns)
+		return;
+	st->deadline_ns = now_ns() + st->time_limit_ns;
+	if (st->deadline_ns < 0)   /* a limit of centuries: none */
+		st->deadline_ns = INT64_MAX;
+}
+
 int sptd_store_set_time_limit(struct sptd_store *st, int64_t limit_ns)
 {
 	if (!st || !st->db || limit_ns < 0)

@@ -174,6 +174,10 @@ int sptd_store_step(struct sptd_store_stmt *stmt)
 
 	if (!live(stmt))
 		return -EINVAL;
+	/* the time limit is each statement's, from its first step: not
+	 * the whole session's (an interactive shell, several statements) */
+	if (!sqlite3_stmt_busy(stmt->stmt))
+		sptd_store_guard_statement_start(stmt->st);
 	rc = sqlite3_step(stmt->stmt);
 	if (rc == SQLITE_ROW)
 		return 1;

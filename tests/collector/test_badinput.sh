@@ -248,5 +248,12 @@ expect 2 "bad duration 'soon' for --timeout: give a number and its unit" -- "$BI
 expect 0 "1000" -- "$BIN" query "$work/good.db" --timeout 0 \
 	"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000) SELECT max(x) FROM c"
 
+# the limit is each statement's, not the session's: a statement typed 2 s
+# after the file was opened still has its own 1 s (before, the clock ran
+# from the open, and an interactive shell stopped working after it)
+(sleep 2; echo "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000)
+	SELECT max(x) FROM c;") | "$BIN" query "$work/good.db" - --timeout 1s --format csv >"$work/out" 2>&1
+check "a statement 2 s after the open, --timeout 1s" "0 100000" "$? $(tail -n 1 "$work/out")"
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
