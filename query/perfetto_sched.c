@@ -331,10 +331,18 @@ int sptd_query_pf_write_wakings(struct sptd_query_pf *pf)
 	 * next, else any CPU: it must not be dropped for want of a CPU
 	 * (Perfetto then missed its R state: 2-5% of a live recording's, the
 	 * waker in interrupt context on a CPU no slice covers).  A runnable
-	 * row without a waker is a preemption: its R comes from the switch */
+	 * row without a waker is a preemption: its R comes from the switch.
+	 * A task's slices do not overlap, so the waker's latest slice that
+	 * began by then is the one to look at (one step down the (utid, ts)
+	 * index, not every earlier slice of the waker: 20,000 wakeups took
+	 * 41 s); only the idle task (utid 0) runs on every CPU at once */
 	static const char sql[] =
-		"SELECT coalesce((SELECT ss.cpu FROM sched_slice ss "
-		"                 WHERE ss.utid = s.waker_utid AND ss.ts <= s.ts "
+		"SELECT coalesce((SELECT CASE WHEN ss.ts + ss.dur >= s.ts THEN ss.cpu END "
+		"                 FROM sched_slice ss WHERE ss.utid = s.waker_utid "
+		"                   AND s.waker_utid != 0 AND ss.ts <= s.ts "
+		"                 ORDER BY ss.ts DESC LIMIT 1), "
+		"                (SELECT ss.cpu FROM sched_slice ss "
+		"                 WHERE s.waker_utid = 0 AND ss.utid = 0 AND ss.ts <= s.ts "
 		"                   AND ss.ts + ss.dur >= s.ts ORDER BY ss.ts DESC LIMIT 1), "
 		"                s.cpu, "
 		"                CASE WHEN s.waker_utid IS NOT NULL THEN coalesce("

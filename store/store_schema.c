@@ -91,7 +91,7 @@ struct sptd_store_index_def {
 
 static const struct sptd_store_index_def index_defs[] = {
 	{ "sched_slice_cpu_ts", SPTD_STORE_T_SCHED_SLICE, "cpu, ts" },
-	{ "sched_slice_utid", SPTD_STORE_T_SCHED_SLICE, "utid" },
+	{ "sched_slice_utid", SPTD_STORE_T_SCHED_SLICE, "utid, ts" },
 	{ "thread_state_utid_ts", SPTD_STORE_T_THREAD_STATE, "utid, ts" },
 	{ "slice_utid_ts", SPTD_STORE_T_SLICE, "utid, ts" },
 	{ "slice_parent_id", SPTD_STORE_T_SLICE, "parent_id" },
