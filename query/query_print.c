@@ -88,7 +88,11 @@ static int render_column(struct sptd_query_value *v, struct sptd_query_buf *b,
 		rc = sptd_query_buf_add(b, num, strlen(num));
 		break;
 	case SPTD_STORE_FLOAT:
-		if (duration) {
+		/* a REAL duration from the file beyond int64 (or NaN) is shown
+		 * as the number it is, not cast (undefined: it came out as a
+		 * negative duration) */
+		if (duration && sptd_store_column_double(stmt, col) > -9.2e18 &&
+		    sptd_store_column_double(stmt, col) < 9.2e18) {
 			sptd_query_duration_text((int64_t)sptd_store_column_double(stmt, col), num,
 			                         sizeof(num));
 			sptd_query_buf_clear(b);

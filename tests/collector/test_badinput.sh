@@ -199,6 +199,14 @@ sqlite3 "$work/dupcs.db" "ALTER TABLE callsite RENAME TO c_old;
 expect 6 "table callsite does not have id" -- timeout 60 "$BIN" export "$work/dupcs.db" -q \
 	-o "$work/dupcs.pftrace"
 
+# a REAL duration beyond int64 was cast (undefined) and printed negative
+cp "$work/ctl/incident-1.db" "$work/realdur.db"
+sqlite3 "$work/realdur.db" "INSERT INTO irq_slice (ts, dur, cpu, irq, name, ret, flags)
+	VALUES (1000, 1.5e19, 0, 24, 'eth0', 1, 0)"
+"$BIN" query "$work/realdur.db" --report irq >"$work/out" 2>&1
+check "--report irq of a 1.5e19 ns REAL dur: exit, negative durations" "0 0" \
+	"$? $(grep -c -- '-9223372036' "$work/out")"
+
 # ---- a trigger planted in an incident does not fire when decode writes
 cp "$work/good.db" "$work/trigger.db"
 sqlite3 "$work/trigger.db" "CREATE TRIGGER planted AFTER INSERT ON slice
