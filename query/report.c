@@ -220,6 +220,19 @@ int sptd_query_report_opts(struct sptd_store *st, const char *name,
 		return sptd_query_err(err, errlen, -EINVAL, "unknown report '%s' (reports: %s)",
 		                      name, names);
 	}
+	{
+		/* the reports clip to the window: one that ends before it
+		 * starts (a damaged or forged file) would make every thread 0 %,
+		 * said as if true */
+		int64_t ws, we;
+
+		if (sptd_store_meta_get_int(st, "window_start", &ws) == 0 &&
+		    sptd_store_meta_get_int(st, "window_end", &we) == 0 && we < ws)
+			return sptd_query_err(err, errlen, -EBADMSG, "the incident's window ends "
+			                      "before it starts (meta window_start %lld, window_end "
+			                      "%lld): the file was damaged or forged",
+			                      (long long)ws, (long long)we);
+	}
 	if (fmt == SPTD_QUERY_JSON) {
 		if (fprintf(out, "{\"report\": ") < 0 ||
 		    sptd_query_json_string(out, r->name, strlen(r->name)) < 0)

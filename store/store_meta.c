@@ -89,10 +89,17 @@ int sptd_store_meta_get_int(struct sptd_store *st, const char *key, int64_t *val
 	text = (const char *)sqlite3_column_text(st->meta_get, 0);
 	errno = 0;
 	v = text ? strtoll(text, &end, 10) : 0;
-	if (!text || end == text || *end || errno)
+	if (!text || end == text || *end || errno) {
+		char shown[48];
+
+		/* the file's text: at most 40 bytes, no control character */
+		snprintf(shown, sizeof(shown), "%.40s", text ? text : "NULL");
+		for (size_t i = 0; shown[i]; i++)
+			if ((unsigned char)shown[i] < 0x20 || shown[i] == 0x7f)
+				shown[i] = '?';
 		ret = sptd_store_fail(st, -EINVAL, "reading meta '%s' of %s: '%s' is not "
-		                      "an integer", key, st->path, text ? text : "NULL");
-	else
+		                      "an integer", key, st->path, shown);
+	} else
 		*value = v;
 	sqlite3_reset(st->meta_get);
 	return ret;

@@ -110,9 +110,10 @@ check "a skipped switch is a gap" 1 \
 	"$(q "$work/raw.db" "SELECT count(*) FROM gap WHERE reason LIKE 'sched: events with a CPU%'")"
 check "a PT configuration out of range is a gap" 1 \
 	"$(q "$work/raw.db" "SELECT count(*) FROM gap WHERE reason LIKE 'pt: meta % out of range%'")"
-# rows spanning the whole int64 range are valid one by one; a report that
-# adds them up says the file is bad rather than printing a wrapped sum
-expect 6 "integer overflow" -- "$BIN" query "$work/raw.db" --report summary
+# its window (start 9e18, end -9e18) ends before it starts: the reports
+# say the file is bad rather than clip to it (rows.db above has the
+# wrapped sum)
+expect 6 "window ends before it starts" -- "$BIN" query "$work/raw.db" --report summary
 expect 0 "" -- "$BIN" export "$work/raw.db" -q -o "$work/raw.pftrace"
 
 # ---- script and export on hostile values (an audit, 2026-11-26): a
@@ -206,6 +207,13 @@ sqlite3 "$work/realdur.db" "INSERT INTO irq_slice (ts, dur, cpu, irq, name, ret,
 "$BIN" query "$work/realdur.db" --report irq >"$work/out" 2>&1
 check "--report irq of a 1.5e19 ns REAL dur: exit, negative durations" "0 0" \
 	"$? $(grep -c -- '-9223372036' "$work/out")"
+
+# a window that ends before it starts: every thread came out at 0 %, said
+# as if true
+cp "$work/loopy.db" "$work/badwin.db"
+sqlite3 "$work/badwin.db" "INSERT OR REPLACE INTO meta VALUES ('window_start', '20000000');
+	INSERT OR REPLACE INTO meta VALUES ('window_end', '1000')"
+expect 6 "window ends before it starts" -- "$BIN" query "$work/badwin.db" --report threads
 
 # ---- a trigger planted in an incident does not fire when decode writes
 cp "$work/good.db" "$work/trigger.db"
