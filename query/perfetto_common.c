@@ -117,10 +117,11 @@ const char sptd_query_pf_power_sql[] =
 	"ORDER BY 1, 2, 3, 5";
 
 const char sptd_query_pf_walk_sql[] =
-	"WITH RECURSIVE chain(id, parent_id, symbol_id, addr, n) AS ("
-	" SELECT id, parent_id, symbol_id, addr, 0 FROM callsite WHERE id = ?1"
-	" UNION ALL SELECT c.id, c.parent_id, c.symbol_id, c.addr, chain.n + 1"
-	" FROM callsite c JOIN chain ON c.id = chain.parent_id WHERE chain.n < 1024)"
+	"WITH RECURSIVE chain(id, parent_id, symbol_id, addr, n, depth) AS ("
+	" SELECT id, parent_id, symbol_id, addr, 0, depth FROM callsite WHERE id = ?1"
+	" UNION ALL SELECT c.id, c.parent_id, c.symbol_id, c.addr, chain.n + 1, c.depth"
+	" FROM callsite c JOIN chain ON c.id = chain.parent_id"
+	" WHERE chain.n < 1024 AND c.depth < chain.depth)"
 	" SELECT chain.addr, sym.name, d.path FROM chain"
 	" LEFT JOIN symbol sym ON sym.id = chain.symbol_id"
 	" LEFT JOIN dso d ON d.id = sym.dso_id ORDER BY chain.n";

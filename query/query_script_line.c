@@ -223,10 +223,11 @@ static void line_call(struct script *s, struct script_stream *ss, int call)
 static int stack(struct script *s, int64_t id)
 {
 	static const char sql[] =
-		"SELECT c.parent_id, c.addr, sym.name, d.path FROM callsite c "
+		"SELECT c.parent_id, c.addr, sym.name, d.path, c.depth FROM callsite c "
 		"LEFT JOIN symbol sym ON sym.id = c.symbol_id LEFT JOIN dso d ON d.id = sym.dso_id "
 		"WHERE c.id = ?1";
 	int rc, frames = 0;
+	int64_t depth = INT64_MAX;
 
 	if (!s->frame_stmt) {
 		rc = sptd_query_prepare(s->st, sql, &s->frame_stmt, NULL, 0);
@@ -244,6 +245,12 @@ static int stack(struct script *s, int64_t id)
 			rc = sptd_store_step(s->frame_stmt);
 		if (rc <= 0)
 			break;
+		/* each caller is one level out (callsite.depth): a parent not
+		 * shallower than its child is a loop in a hostile file (A -> B ->
+		 * A printed as a 1024-frame stack), and the stack ends there */
+		if (sptd_store_column_int(s->frame_stmt, 4) >= depth)
+			break;
+		depth = sptd_store_column_int(s->frame_stmt, 4);
 		name = sptd_store_column_text(s->frame_stmt, 2);
 		path = sptd_store_column_text(s->frame_stmt, 3);
 		fprintf(s->out, "\t%16" PRIx64 " ", (uint64_t)sptd_store_column_int(s->frame_stmt, 1));

@@ -215,6 +215,20 @@ sqlite3 "$work/badwin.db" "INSERT OR REPLACE INTO meta VALUES ('window_start', '
 	INSERT OR REPLACE INTO meta VALUES ('window_end', '1000')"
 expect 6 "window ends before it starts" -- "$BIN" query "$work/badwin.db" --report threads
 
+# callsites that loop (A -> B -> A): each stack ends where a caller is not
+# shallower than its callee (before: 1024 frames per sample, hundreds of
+# MB of script and JSON from a small file)
+cp "$work/loopy.db" "$work/cycle.db"
+sqlite3 "$work/cycle.db" "INSERT INTO callsite (id, parent_id, depth, symbol_id, addr) VALUES
+	(900001, 900002, 1, NULL, 4096), (900002, 900001, 0, NULL, 8192);
+	INSERT INTO sample (ts, cpu, utid, callsite_id) SELECT ts, cpu, utid, 900001 FROM sched_slice LIMIT 5"
+"$BIN" script "$work/cycle.db" -e sample >"$work/out" 2>&1
+check "script of 5 samples on a callsite loop: exit, frame lines" "0 10" \
+	"$? $(grep -c '^	  *[0-9a-f]* ' "$work/out")"
+expect 0 "" -- "$BIN" export "$work/cycle.db" -q --format json -o "$work/cycle.json"
+check "JSON export of a callsite loop under 1 MB" 1 \
+	"$([ "$(wc -c <"$work/cycle.json")" -lt 1000000 ] && echo 1 || echo 0)"
+
 # ---- a trigger planted in an incident does not fire when decode writes
 cp "$work/good.db" "$work/trigger.db"
 sqlite3 "$work/trigger.db" "CREATE TRIGGER planted AFTER INSERT ON slice
