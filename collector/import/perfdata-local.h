@@ -163,6 +163,19 @@ struct sptd_col_pd_switch {
 int sptd_col_pd_switches_store(struct sptd_store *st, struct sptd_col_pd_switch *sw, size_t n,
                                const int *cpu_tid, int ncpu, int64_t t_min, int64_t *count);
 
+/* A task's exit (PERF_RECORD_EXIT). */
+struct sptd_col_pd_exit {
+	int64_t ts;          /* perf clock ns */
+	int pid, tid;
+	size_t best;         /* (sptd_col_pd_switches_exits' own) */
+};
+/* Each exited task's first switch out at or after its exit, when the
+ * source did not say the state (perf's SWITCH records), leaves it dead:
+ * "Z" for a process's main thread (a zombie until reaped), "X" for another
+ * thread, as the kernel's sched_switch says.  Sorts @exits. */
+void sptd_col_pd_switches_exits(struct sptd_col_pd_switch *sw, size_t n,
+                                struct sptd_col_pd_exit *exits, size_t nexits);
+
 /* Every name a task had, with when (a perf.data is in per-CPU chunks, not
  * in time order). */
 struct sptd_col_pd_name;

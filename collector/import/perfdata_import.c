@@ -61,6 +61,8 @@ struct pd_ctx {
 	struct sptd_col_pd_switch *sw;
 	size_t nsw, capsw;
 	struct sptd_col_pd_names names;   /* every task name seen, with its time */
+	struct sptd_col_pd_exit *exits;   /* every task exit seen */
+	size_t nexits, capexits;
 	struct pd_mmap *mm;
 	size_t nmm, capmm;
 	struct pd_gap *gaps;
@@ -371,6 +373,16 @@ static int on_record(void *arg, const struct sptd_col_perfdata_rec *rec)
 	}
 	case SPTD_PERF_RECORD_FORK:
 		ret = sptd_store_raw_task_add(c->st, r.pid, r.tid, NULL, NULL);
+		break;
+	case SPTD_PERF_RECORD_EXIT:
+		ret = 0;
+		if (r.tid > 0 && r.id.has_time) {
+			if (GROW(c->exits, c->nexits, c->capexits) < 0)
+				return -ENOMEM;
+			c->exits[c->nexits++] = (struct sptd_col_pd_exit){
+				.ts = (int64_t)r.id.time, .pid = r.pid, .tid = r.tid,
+			};
+		}
 		break;
 	case SPTD_PERF_RECORD_ITRACE_START:
 		if (r.id.has_time)
@@ -705,6 +717,7 @@ int sptd_col_perfdata_import(const struct sptd_col_pd_import_opts *o,
 		             "scheduling only", o->input);
 	if (res->has_pt)
 		config = pt_config(c.pd, c.npti > PTI_PMU_TYPE ? c.pti[PTI_PMU_TYPE] : 0);
+	sptd_col_pd_switches_exits(c.sw, c.nsw, c.exits, c.nexits);
 	ret = sptd_col_pd_switches_store(c.st, c.sw, c.nsw, c.pt_cpu_tid, PD_MAX_CPU, c.t_min,
 	                                 &res->switches);
 	if (ret >= 0)
@@ -742,6 +755,7 @@ out:
 	free(c.sw);
 	free(c.gaps);
 	sptd_col_pd_names_free(&c.names);
+	free(c.exits);
 	sptd_col_perfdata_switch_fmt_fini(&c.swfmt);
 	return ret < 0 ? ret : 0;
 }

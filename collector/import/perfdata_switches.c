@@ -10,6 +10,7 @@
  * chunk came last. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "perfdata-local.h"
@@ -70,6 +71,59 @@ int sptd_col_pd_switches_store(struct sptd_store *st, struct sptd_col_pd_switch 
 		if (cpu_tid[i] > 0)
 			ret = sptd_store_raw_switch_add(st, t_min, (int)i, 0, cpu_tid[i], NULL);
 	return ret < 0 ? ret : 0;
+}
+
+static int exit_cmp(const void *a, const void *b)
+{
+	const struct sptd_col_pd_exit *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+void sptd_col_pd_switches_exits(struct sptd_col_pd_switch *sw, size_t n,
+                                struct sptd_col_pd_exit *exits, size_t nexits)
+{
+	size_t i;
+
+	if (!nexits)
+		return;
+	qsort(exits, nexits, sizeof(*exits), exit_cmp);
+	for (i = 0; i < nexits; i++)
+		exits[i].best = SIZE_MAX;
+	for (i = 0; i < n; i++) {
+		size_t lo = 0, hi = nexits;
+		struct sptd_col_pd_exit *e;
+
+		if (sw[i].prev <= 0)
+			continue;
+		/* the latest exit of that tid at or before this switch */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (exits[mid].tid < sw[i].prev ||
+			    (exits[mid].tid == sw[i].prev && exits[mid].ts <= sw[i].ts))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (!lo || exits[lo - 1].tid != sw[i].prev)
+			continue;
+		e = &exits[lo - 1];
+		if (e->best == SIZE_MAX || sw[i].ts < sw[e->best].ts)
+			e->best = i;
+	}
+	for (i = 0; i < nexits; i++) {
+		struct sptd_col_pd_switch *s;
+
+		if (exits[i].best == SIZE_MAX)
+			continue;
+		s = &sw[exits[i].best];
+		if (!s->prev_state[0])
+			snprintf(s->prev_state, sizeof(s->prev_state), "%s",
+			         exits[i].pid == exits[i].tid ? "Z" : "X");
+	}
 }
 
 int sptd_col_pd_names_add(struct sptd_col_pd_names *names, int64_t ts, int tid,
