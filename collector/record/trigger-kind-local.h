@@ -172,6 +172,9 @@ typedef int (*sptd_col_trigger_sample_fn)(void *ctx, const struct sptd_col_trigg
  * Returns @fn's first error, else 0. */
 int sptd_col_trigger_events_drain(struct sptd_col_trigger_event *ev,
                                   sptd_col_trigger_sample_fn fn, void *ctx);
+/* 1 when a ring of @t's events holds records not drained yet (a hit that
+ * came in after the last drain), else 0. */
+int sptd_col_trigger_events_unread(const struct sptd_col_trigger *t);
 /* Unmap and close every event of @t. */
 void sptd_col_trigger_events_close(struct sptd_col_trigger *t);
 

@@ -15,8 +15,10 @@
  * (each check drains the rings): a hit with a later hit of the process in
  * the same batch was stored over before it could be read (a busy machine,
  * or the service writing an incident for longer than the stores are
- * apart), so its values are unknown, and so is the value before the next
- * one; such hits say so and are not counted.
+ * apart), and so was one when a hit came into the rings while its word
+ * was read; their values are unknown, and so is the value before the next
+ * one; such hits say so and are not counted.  (Left: a store whose trap
+ * has not yet written its sample when the word is read, microseconds.)
  * Every hit of the process is also logged (the last HIT_LOG), so that an
  * incident lists each one its window holds, not only the one that fired.
  *
@@ -273,6 +275,11 @@ static int bp_decide(struct sptd_col_trigger *t, const struct sptd_col_trigger_h
 			s->have_shadow = 0;
 		} else if (watch_read(t, &v) < 0) {
 			s->unknown_why = "process gone";
+		} else if (sptd_col_trigger_events_unread(t)) {
+			/* a hit came in since the drain: the word read may be
+			 * that later store's */
+			s->unknown_why = "stored again before it was read";
+			s->have_shadow = 0;
 		} else if (!s->have_shadow) {
 			s->unknown_why = "the value before is not known";
 			s->shadow = v;

@@ -295,6 +295,14 @@ static int on_record(void *arg, const void *rec, size_t len)
 	return d->fn(d->ctx, d->ev, (int64_t)r.id.time, r.id.cpu, r.sample.raw, r.sample.raw_size, &r);
 }
 
+int sptd_col_trigger_events_unread(const struct sptd_col_trigger *t)
+{
+	for (int i = 0; i < t->nevents; i++)
+		if (t->events[i].ring.base && sptd_col_perf_ring_unread(&t->events[i].ring))
+			return 1;
+	return 0;
+}
+
 int sptd_col_trigger_events_drain(struct sptd_col_trigger_event *ev,
                                   sptd_col_trigger_sample_fn fn, void *ctx)
 {

@@ -87,6 +87,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sptd_col_perfdata_switch_fmt(pd, &fmt);
 	if (fmt.found)
 		FUZZ_CHECK(fmt.prev_state_size >= 0, "negative field size");
+	if (fmt.states) {
+		/* the letters of any prev_state value fit and are printable */
+		char letters[4];
+
+		sptd_sched_states_letters(fmt.states, ~0ull, letters);
+		FUZZ_CHECK(strlen(letters) < sizeof(letters), "prev_state letters");
+	}
+	sptd_col_perfdata_switch_fmt_fini(&fmt);
 	sptd_col_perfdata_close(pd);
 	return 0;
 }
