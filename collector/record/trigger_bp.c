@@ -18,7 +18,7 @@
  * apart), and so was one when a hit came into the rings while its word
  * was read; their values are unknown, and so is the value before the next
  * one; such hits say so and are not counted.  (Left: a store whose trap
- * has not yet written its sample when the word is read, microseconds.)
+ * has not written its sample 0.5 ms after the word was read.)
  * Every hit of the process is also logged (the last HIT_LOG), so that an
  * incident lists each one its window holds, not only the one that fired.
  *
@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sptd_col_perf.h"
@@ -244,6 +245,20 @@ static int bp_arm_pid(struct sptd_col_trigger *t, const int *cpus, int ncpus, ch
 	                                          (uint64_t)spec->bp_len, cpus, ncpus, err, errlen);
 }
 
+/* A store is visible before its trap has written the sample (the #DB
+ * handler runs right after the store, on the task's CPU; in a VM that can
+ * take tens of microseconds, seen once in ~10 sanitizer runs): give such a
+ * sample time to land before the rings are looked at again. */
+#define WATCH_SETTLE_NS 500000
+
+static void settle(void)
+{
+	struct timespec d = { 0, WATCH_SETTLE_NS };
+
+	while (nanosleep(&d, &d) < 0 && errno == EINTR)
+		;
+}
+
 /* Whether a later hit of the same process is in @h's batch: then the word
  * already holds what that store left. */
 static int stored_again(const struct sptd_col_trigger *t, const struct sptd_col_trigger_hit *h)
@@ -275,7 +290,7 @@ static int bp_decide(struct sptd_col_trigger *t, const struct sptd_col_trigger_h
 			s->have_shadow = 0;
 		} else if (watch_read(t, &v) < 0) {
 			s->unknown_why = "process gone";
-		} else if (sptd_col_trigger_events_unread(t)) {
+		} else if (settle(), sptd_col_trigger_events_unread(t)) {
 			/* a hit came in since the drain: the word read may be
 			 * that later store's */
 			s->unknown_why = "stored again before it was read";
