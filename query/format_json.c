@@ -9,8 +9,9 @@
 
 #include "query-local.h"
 
-int sptd_query_json_string(FILE *out, const char *s, size_t n)
+int sptd_query_json_string_counted(FILE *out, const char *s, size_t n, uint64_t *bytes)
 {
+	uint64_t written = 2;   /* the quotes */
 	size_t i = 0;
 	int len;
 
@@ -33,12 +34,14 @@ int sptd_query_json_string(FILE *out, const char *s, size_t n)
 		if (esc) {
 			if (fputs(esc, out) == EOF)
 				return -EIO;
+			written += 2;
 			i++;
 			continue;
 		}
 		if (c < 0x20 || c == 0x7f) {
 			if (fprintf(out, "\\u%04x", c) < 0)
 				return -EIO;
+			written += 6;
 			i++;
 			continue;
 		}
@@ -46,14 +49,25 @@ int sptd_query_json_string(FILE *out, const char *s, size_t n)
 		if (len == 0) {
 			if (fputs("\\ufffd", out) == EOF)
 				return -EIO;
+			written += 6;
 			i++;
 			continue;
 		}
 		if (fwrite(s + i, 1, (size_t)len, out) != (size_t)len)
 			return -EIO;
+		written += (uint64_t)len;
 		i += (size_t)len;
 	}
-	return fputc('"', out) == EOF ? -EIO : 0;
+	if (fputc('"', out) == EOF)
+		return -EIO;
+	if (bytes)
+		*bytes += written;
+	return 0;
+}
+
+int sptd_query_json_string(FILE *out, const char *s, size_t n)
+{
+	return sptd_query_json_string_counted(out, s, n, NULL);
 }
 
 int sptd_query_json_begin(FILE *out)

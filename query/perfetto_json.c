@@ -46,37 +46,14 @@ static void jw_printf(struct jw *w, const char *fmt, ...)
 		w->pf->stats->bytes += (uint64_t)n;
 }
 
-/* A JSON string literal; NULL writes "". */
+/* A JSON string literal (format_json.c's escaping: invalid UTF-8 becomes
+ * U+FFFD); NULL writes "". */
 static void jw_str(struct jw *w, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-
-	jw_printf(w, "\"");
-	for (; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			jw_printf(w, "\\%c", *p);
-		else if (*p == '\n')
-			jw_printf(w, "\\n");
-		else if (*p < 0x20)
-			jw_printf(w, "\\u%04x", *p);
-		else if (*p >= 0x80) {
-			/* JSON is UTF-8: a bad sequence from the file becomes U+FFFD */
-			int n = sptd_query_utf8_seq((const char *)p, strlen((const char *)p));
-
-			if (n <= 0) {
-				jw_printf(w, "\\ufffd");
-			} else {
-				if (fwrite(p, 1, (size_t)n, w->pf->out) != (size_t)n)
-					w->failed = 1;
-				w->pf->stats->bytes += (uint64_t)n;
-				p += n - 1;
-			}
-		} else if (putc(*p, w->pf->out) == EOF)
-			w->failed = 1;
-		else
-			w->pf->stats->bytes++;
-	}
-	jw_printf(w, "\"");
+	if (!s)
+		s = "";
+	if (sptd_query_json_string_counted(w->pf->out, s, strlen(s), &w->pf->stats->bytes) < 0)
+		w->failed = 1;
 }
 
 /* ns -> "us.nnn" */

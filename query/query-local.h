@@ -96,6 +96,8 @@ int sptd_query_json_end(FILE *out, int64_t rows);
 /* Write @s as a JSON string literal (quotes included); invalid UTF-8
  * becomes U+FFFD so the output is always valid JSON. */
 int sptd_query_json_string(FILE *out, const char *s, size_t n);
+/* The same, adding the bytes written to *@bytes (NULL: not counted). */
+int sptd_query_json_string_counted(FILE *out, const char *s, size_t n, uint64_t *bytes);
 
 /* "20.000 ms": @ns as a duration in the unit that keeps it readable (ns
  * below 1 us, then us, ms, s, three decimals) into @buf.  Returns @buf. */
@@ -209,7 +211,7 @@ extern const struct sptd_query_report_def sptd_query_reports[];
 /* Their names, NULL-terminated, same order. */
 extern const char *const sptd_query_report_name_list[];
 
-/* a - b and a + b of values read from an incident (any int64), clipped to
+/* a - b of values read from an incident (any int64), clipped to
  * INT64_MIN..INT64_MAX instead of overflowing. */
 static inline int64_t sptd_sat_sub(int64_t a, int64_t b)
 {
@@ -217,15 +219,6 @@ static inline int64_t sptd_sat_sub(int64_t a, int64_t b)
 
 	if (__builtin_sub_overflow(a, b, &r))
 		return b < 0 ? INT64_MAX : INT64_MIN;
-	return r;
-}
-
-static inline int64_t sptd_sat_add(int64_t a, int64_t b)
-{
-	int64_t r;
-
-	if (__builtin_add_overflow(a, b, &r))
-		return b > 0 ? INT64_MAX : INT64_MIN;
 	return r;
 }
 

@@ -321,6 +321,12 @@ static void test_json(void)
 		CHECK_INT(status, 0);
 	}
 	CHECK_INT(stats.slices, 8);
+	{
+		/* the bytes the export says it wrote are the file's */
+		struct stat sb;
+
+		CHECK(stat(path, &sb) == 0 && (uint64_t)sb.st_size == stats.bytes);
+	}
 	sptd_store_destroy(st);
 }
 
