@@ -146,6 +146,10 @@ int sptd_store_guard_apply(struct sptd_store *st);
 /* --- store_err.c --------------------------------------------------------- */
 
 /* Record a failure on @st ("" prefix-free printf): returns @err. */
+/* A value of the file for a message into @shown (48 bytes): at most 40
+ * bytes of @text ("NULL" for NULL), control characters as '?' (messages
+ * go to a terminal). */
+void sptd_store_quote(char shown[48], const char *text);
 int sptd_store_fail(struct sptd_store *st, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Translate SQLite result @rc after doing @what into a negative errno and a

@@ -11,6 +11,14 @@
  * hold it); read with sptd_store_errmsg(NULL). */
 static _Thread_local char open_error[1024];
 
+void sptd_store_quote(char shown[48], const char *text)
+{
+	snprintf(shown, 48, "%.40s", text ? text : "NULL");
+	for (; *shown; shown++)
+		if ((unsigned char)*shown < 0x20 || *shown == 0x7f)
+			*shown = '?';
+}
+
 void sptd_store_set_open_error(const char *msg)
 {
 	snprintf(open_error, sizeof(open_error), "%s", msg ? msg : "");

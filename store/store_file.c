@@ -281,14 +281,8 @@ static int check_incident(struct sptd_store *st, long long *version_out)
 	version = text ? strtoll(text, &end, 10) : 0;
 	if (!text || end == text || *end || errno || version < 1) {
 		char shown[48];
-		size_t i;
 
-		/* the value is the file's: at most 40 bytes of it, no control
-		 * character (it goes to a terminal) */
-		snprintf(shown, sizeof(shown), "%.40s", text ? text : "NULL");
-		for (i = 0; shown[i]; i++)
-			if ((unsigned char)shown[i] < 0x20 || shown[i] == 0x7f)
-				shown[i] = '?';
+		sptd_store_quote(shown, text);
 		ret = sptd_store_fail(st, -EBADMSG, "%s is not a sysptd incident (bad "
 		                      "schema_version '%s')", st->path, shown);
 		goto out;

@@ -92,11 +92,7 @@ int sptd_store_meta_get_int(struct sptd_store *st, const char *key, int64_t *val
 	if (!text || end == text || *end || errno) {
 		char shown[48];
 
-		/* the file's text: at most 40 bytes, no control character */
-		snprintf(shown, sizeof(shown), "%.40s", text ? text : "NULL");
-		for (size_t i = 0; shown[i]; i++)
-			if ((unsigned char)shown[i] < 0x20 || shown[i] == 0x7f)
-				shown[i] = '?';
+		sptd_store_quote(shown, text);
 		ret = sptd_store_fail(st, -EINVAL, "reading meta '%s' of %s: '%s' is not "
 		                      "an integer", key, st->path, shown);
 	} else
