@@ -80,6 +80,8 @@ struct sptd_dec_session {
 	size_t ntasks, captasks;           /* used and allocated pairs */
 	struct sptd_dec_switch *switches;  /* sorted at run time */
 	size_t nswitches, capswitches;     /* used and allocated entries */
+	struct sptd_dec_switch *exits;     /* tasks' ends: ts and prev_tid only */
+	size_t nexits, capexits;           /* used and allocated entries */
 	struct sptd_dec_cpu *cpus;         /* indexed by cpu */
 	int ncpus;                         /* entries of cpus */
 	int *memfds;                       /* fds behind add_bytes images */

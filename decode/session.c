@@ -62,6 +62,7 @@ void sptd_dec_session_destroy(struct sptd_dec_session *s)
 	sptd_dec_images_free(s);
 	free(s->task_pid);
 	free(s->switches);
+	free(s->exits);
 	for (i = 0; i < (size_t)s->ncpus; i++)
 		free(s->cpus[i].data);
 	free(s->cpus);
@@ -107,6 +108,23 @@ int sptd_dec_session_add_switch(struct sptd_dec_session *s, int64_t ts, int cpu,
 	s->switches[s->nswitches++] = (struct sptd_dec_switch){
 		.ts = ts, .cpu = cpu, .prev_tid = prev_tid, .next_tid = next_tid,
 	};
+	return 0;
+}
+
+int sptd_dec_session_add_exit(struct sptd_dec_session *s, int tid, int64_t ts)
+{
+	if (!s || tid <= 0)
+		return -EINVAL;
+	if (s->nexits == s->capexits) {
+		size_t cap = s->capexits ? s->capexits * 2 : 64;
+		struct sptd_dec_switch *n = realloc(s->exits, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		s->exits = n;
+		s->capexits = cap;
+	}
+	s->exits[s->nexits++] = (struct sptd_dec_switch){ .ts = ts, .prev_tid = tid };
 	return 0;
 }
 
@@ -522,6 +540,10 @@ int64_t sptd_dec_session_run(struct sptd_dec_session *s, const struct sptd_dec_s
 	if (ret < 0)
 		goto out;
 	sptd_dec_stacks_set_progress(stacks, s->cfg.progress, s->cfg.progress_ctx);
+	for (k = 0; k < s->nexits && ret >= 0; k++)
+		ret = sptd_dec_stacks_add_exit(stacks, s->exits[k].prev_tid, s->exits[k].ts);
+	if (ret < 0)
+		goto out;
 	s->next_symbol_id = SPTD_DEC_SYM_IRQ;
 	for (i = 0; i < s->ncpus; i++) {
 		flows[i] = st[i].flows;

@@ -336,10 +336,17 @@ int sptd_dec_stacks_create(sptd_dec_func_fn fn, void *fn_ctx,
 /* Queue one event (copied; any order: run sorts per task by ts, cpu, seq).
  * -EINVAL bad kind or NULL, -ENOMEM. */
 int sptd_dec_stacks_add(struct sptd_dec_stacks *st, const struct sptd_dec_flow *ev);
+/* Task @tid (> 0) ended at @ts: its last switch-out left it dead (X or Z).
+ * Frames it still has open after its last event close there, unflagged,
+ * instead of at the data end (an exit before its last event belonged to an
+ * earlier task with that tid: not used).  For the next run only.  -EINVAL
+ * (NULL, tid <= 0), -ENOMEM. */
+int sptd_dec_stacks_add_exit(struct sptd_dec_stacks *st, int tid, int64_t ts);
 /* Replay every queued event per task and emit all slices.  @start/@end are
  * the data window (frames begun before it start at @start, open ones end at
- * @end); pass @start > @end to use the first/last event times.  Returns the
- * number of slices, -EINVAL, or a sink's error.  Clears the queue. */
+ * @end or at their task's exit); pass @start > @end to use the first/last
+ * event times.  Returns the number of slices, -EINVAL, or a sink's error.
+ * Clears the queue and the exits. */
 int64_t sptd_dec_stacks_run(struct sptd_dec_stacks *st, int64_t start, int64_t end);
 /* Report the replay's progress to @fn (NULL: none) every so many events. */
 void sptd_dec_stacks_set_progress(struct sptd_dec_stacks *st, sptd_dec_progress_fn fn,
@@ -406,6 +413,10 @@ int sptd_dec_session_add_task(struct sptd_dec_session *s, int tid, int pid);
 /* On @cpu at @ts (ns) @prev_tid stopped and @next_tid started. */
 int sptd_dec_session_add_switch(struct sptd_dec_session *s, int64_t ts, int cpu,
                                 int prev_tid, int next_tid);
+/* Task @tid (> 0) ended at @ts (ns): the switch-out that left it dead (X
+ * or Z).  Frames it still has open at its end close there, not at the data
+ * end (sptd_dec_stacks_add_exit).  -EINVAL, -ENOMEM. */
+int sptd_dec_session_add_exit(struct sptd_dec_session *s, int tid, int64_t ts);
 /* Append @len bytes of raw PT of @cpu (0..1023), copied. */
 int sptd_dec_session_add_pt(struct sptd_dec_session *s, int cpu, const void *data,
                             size_t len);

@@ -20,7 +20,10 @@
  *  5. syscalls and interrupts open "[syscall]"/"[irq]" frames under the
  *     current one, closed when execution resumes in user space; kernel
  *     calls nest under them;
- *  6. frames open at the end close at the data end, flagged.
+ *  6. frames open at the end close at the data end, flagged; those of a
+ *     task that exited (sptd_dec_stacks_add_exit: its last switch-out
+ *     left it dead) close where it exited, unflagged, for they ended
+ *     there (a call that never returned because the thread ended).
  *
  * A task's frames get consecutive ids, so its slices go to the sink in id
  * order (an incident's rows are then appended in key order).
@@ -53,7 +56,15 @@ struct stack_task {
 	size_t ndone, capdone;
 	int tid, cpu_key;          /* identity (cpu_key only for tid < 0) */
 	int64_t data_start;        /* time of the task's first event */
+	int64_t last_ts;           /* time of its latest event */
+	int no_time;               /* its events carry SPTD_DEC_F_NO_TIME */
 	int64_t first_id;          /* id of its first frame */
+};
+
+/* A task's end: its last switch-out, which left it dead. */
+struct stack_exit {
+	int tid;
+	int64_t ts;
 };
 
 struct sptd_dec_stacks {
@@ -61,6 +72,8 @@ struct sptd_dec_stacks {
 	void *fn_ctx;
 	struct sptd_dec_sink sink; /* copy of the caller's sink */
 	struct sptd_dec_flowbuf queue; /* events queued by sptd_dec_stacks_add */
+	struct stack_exit *exits;  /* queued by sptd_dec_stacks_add_exit */
+	size_t nexits, capexits;
 	int64_t next_id;           /* last slice id handed out */
 	int64_t start, end;        /* data window of the current run */
 	int reported_syscall, reported_irq; /* special symbols sent */
@@ -97,6 +110,7 @@ void sptd_dec_stacks_destroy(struct sptd_dec_stacks *st)
 	if (!st)
 		return;
 	sptd_dec_flowbuf_fini(&st->queue);
+	free(st->exits);
 	free(st->task.open);
 	free(st->task.done);
 	free(st);
@@ -115,6 +129,50 @@ int sptd_dec_stacks_add(struct sptd_dec_stacks *st, const struct sptd_dec_flow *
 	rec->ev = *ev;
 	st->queue.n++;
 	return 0;
+}
+
+int sptd_dec_stacks_add_exit(struct sptd_dec_stacks *st, int tid, int64_t ts)
+{
+	if (!st || tid <= 0)
+		return -EINVAL;
+	if (st->nexits == st->capexits) {
+		size_t cap = st->capexits ? st->capexits * 2 : 64;
+		struct stack_exit *n = realloc(st->exits, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		st->exits = n;
+		st->capexits = cap;
+	}
+	st->exits[st->nexits++] = (struct stack_exit){ .tid = tid, .ts = ts };
+	return 0;
+}
+
+static int exit_cmp(const void *a, const void *b)
+{
+	const struct stack_exit *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* The first exit of @tid at or after @after (its events end before its
+ * exit; an exit before them was an earlier task with the same tid), or -1. */
+static int64_t exit_after(const struct sptd_dec_stacks *st, int tid, int64_t after)
+{
+	size_t lo = 0, hi = st->nexits;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct stack_exit *x = &st->exits[mid];
+
+		if (x->tid < tid || (x->tid == tid && x->ts < after))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < st->nexits && st->exits[lo].tid == tid ? st->exits[lo].ts : -1;
 }
 
 static int resolve(struct sptd_dec_stacks *st, int tid, uint64_t addr,
@@ -450,13 +508,20 @@ static int done_reserve(struct stack_task *t, size_t n)
 static int task_finish(struct sptd_dec_stacks *st, struct stack_task *t, int64_t *count)
 {
 	const struct sptd_dec_slice *out;
+	int64_t end = st->end, x;
+	int flag = SPTD_DEC_F_END_TRUNCATED, err = 0;
 	size_t i;
-	int err = 0;
 
+	/* a task that exited in the window: what it left open ended there */
+	if (t->tid > 0 && !t->no_time && (x = exit_after(st, t->tid, t->last_ts)) >= 0 &&
+	    x <= end) {
+		end = x;
+		flag = 0;
+	}
 	while (t->nopen && !err) {
-		int64_t end = st->end > t->open[t->nopen - 1].ts ? st->end : t->open[t->nopen - 1].ts;
+		int64_t e = end > t->open[t->nopen - 1].ts ? end : t->open[t->nopen - 1].ts;
 
-		err = frame_pop(st, t, end, SPTD_DEC_F_END_TRUNCATED);
+		err = frame_pop(st, t, e, flag);
 	}
 	if (!err)
 		task_sort_by_id(t);
@@ -491,6 +556,8 @@ static int64_t stacks_replay(struct sptd_dec_stacks *st, struct sptd_dec_flow *c
 	}
 	st->start = start;
 	st->end = end;
+	if (st->nexits > 1)
+		qsort(st->exits, st->nexits, sizeof(*st->exits), exit_cmp);
 	for (i = 0; i < nev && !err; i++) {
 		const struct sptd_dec_flow *e = ev[i];
 		int key = e->tid < 0 ? e->cpu : -1;
@@ -503,6 +570,7 @@ static int64_t stacks_replay(struct sptd_dec_stacks *st, struct sptd_dec_flow *c
 			t->tid = e->tid;
 			t->cpu_key = key;
 			t->data_start = e->ts; /* events are in time order */
+			t->no_time = (e->flags & SPTD_DEC_F_NO_TIME) != 0;
 			t->first_id = st->next_id + 1;
 			for (j = i + 1; j < nev && ev[j]->tid == e->tid &&
 			                (e->tid >= 0 || ev[j]->cpu == e->cpu); j++)
@@ -512,6 +580,7 @@ static int64_t stacks_replay(struct sptd_dec_stacks *st, struct sptd_dec_flow *c
 			if (err)
 				break;
 		}
+		t->last_ts = e->ts;
 		err = on_event(st, t, e);
 		if (st->progress && (i & 0xffff) == 0)
 			st->progress(st->progress_ctx, "call stacks", i, nev);
@@ -521,6 +590,7 @@ static int64_t stacks_replay(struct sptd_dec_stacks *st, struct sptd_dec_flow *c
 	if (!err && st->progress)
 		st->progress(st->progress_ctx, "call stacks", nev, nev);
 	t->nopen = t->ndone = 0;
+	st->nexits = 0;
 	return err < 0 ? err : count;
 }
 

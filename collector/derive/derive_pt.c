@@ -230,6 +230,29 @@ static int load_timeline(struct sptd_store *st, struct sptd_dec_session *s)
 	return ret < 0 ? ret : 0;
 }
 
+/* Tasks that ended in the window: the end of each scheduling slice that
+ * left its thread dead (X or Z), from the tables derived just before
+ * (ftrace's sched_switch; perf.data's switch and exit records).  Frames a
+ * task still has open when it exits end there, not at the window's end. */
+static int load_exits(struct sptd_store *st, struct sptd_col_tasks *tasks,
+                      struct sptd_dec_session *s)
+{
+	struct sptd_store_stmt *q = NULL;
+	int ret = sptd_store_prepare(st, "SELECT utid, ts + dur FROM sched_slice WHERE "
+	                             "substr(end_state, 1, 1) IN ('X', 'Z') AND (flags & 2) = 0",
+	                             &q);
+
+	while (ret >= 0 && (ret = sptd_store_step(q)) == 1) {
+		int tid = sptd_col_tasks_tid(tasks, sptd_store_column_int(q, 0));
+
+		if (tid > 0 && tid < PSEUDO_TID_BASE &&
+		    sptd_dec_session_add_exit(s, tid, sptd_store_column_int(q, 1)) == -ENOMEM)
+			ret = -ENOMEM;
+	}
+	sptd_store_finalize(q);
+	return ret < 0 ? ret : 0;
+}
+
 static int on_pt(void *arg, const struct sptd_store_chunk_row *row)
 {
 	if (!row->data || !row->len)
@@ -546,6 +569,8 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 	ret = load_images(st, s, find);
 	if (ret >= 0)
 		ret = load_timeline(st, s);
+	if (ret >= 0)
+		ret = load_exits(st, tasks, s);
 	if (ret >= 0)
 		ret = load_pt(st, s);
 	if (ret >= 0)

@@ -22,6 +22,8 @@ int sptd_col_tasks_note(struct sptd_col_tasks *t, int tid, int pid,
 /* The utid for @tid, assigning one if new (never fails for tid >= 0;
  * -EINVAL for tid < 0, -ENOMEM). tid 0 is the idle task ("swapper"). */
 int64_t sptd_col_tasks_utid(struct sptd_col_tasks *t, int tid);
+/* The tid of @utid; -EINVAL when no task has it. */
+int sptd_col_tasks_tid(const struct sptd_col_tasks *t, int64_t utid);
 /* Write process and thread rows for everything known. */
 int sptd_col_tasks_store(struct sptd_col_tasks *t, struct sptd_store *st);
 

@@ -159,6 +159,13 @@ int64_t sptd_col_tasks_utid(struct sptd_col_tasks *t, int tid)
 	return task ? task->utid : -ENOMEM;
 }
 
+int sptd_col_tasks_tid(const struct sptd_col_tasks *t, int64_t utid)
+{
+	if (!t || utid < 0 || (uint64_t)utid >= t->ntasks)
+		return -EINVAL;
+	return t->tasks[utid].tid;
+}
+
 int sptd_col_tasks_store(struct sptd_col_tasks *t, struct sptd_store *st)
 {
 	int ret = 0;

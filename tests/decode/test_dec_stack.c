@@ -89,6 +89,7 @@ struct stack_case {
 	struct ev ev[16];
 	struct want want[8];
 	int nwant;
+	struct { int tid; int64_t ts; } exits[4]; /* tasks' ends (tid 0: none) */
 };
 
 #define U SPTD_DEC_KIND_USER
@@ -107,47 +108,64 @@ static const struct stack_case cases[] = {
 	{ "nesting", {
 		{ 10, 0, 7, CALL, 0x1010, 0x2000, 0 }, { 20, 0, 7, CALL, 0x2010, 0x3000, 0 },
 		{ 30, 0, 7, RET, 0x3050, 0x2015, 0 }, { 40, 0, 7, RET, 0x2050, 0x1015, 0 } },
-	  { { 7, 11, 10, 30, 0, -1, U, 0, 0 }, { 7, 12, 20, 10, 1, 11, U, 0, 0 } }, 2 },
+	  { { 7, 11, 10, 30, 0, -1, U, 0, 0 }, { 7, 12, 20, 10, 1, 11, U, 0, 0 } }, 2, { { 0 } } },
 	{ "inferred frames shift depths", {
 		{ 10, 0, 7, CALL, 0x2010, 0x3000, 0 }, { 20, 0, 7, RET, 0x3050, 0x2015, 0 },
 		{ 30, 0, 7, RET, 0x2050, 0x1015, 0 }, { 50, 0, 7, RET, 0x1050, 0x9000, 0 } },
 	  /* inferred frames start at the task's first event (10), not the
 	   * window's start (0) */
 	  { { 7, 12, 10, 10, 2, 11, U, 0, 0 }, { 7, 11, 10, 20, 1, 10, U, INF, 0 },
-	    { 7, 10, 10, 40, 0, -1, U, INF, 0 } }, 3 },
+	    { 7, 10, 10, 40, 0, -1, U, INF, 0 } }, 3, { { 0 } } },
 	{ "data start is each task's own first event", {
 		{ 10, 0, 7, CALL, 0x1010, 0x2000, 0 }, { 20, 0, 7, RET, 0x2050, 0x1015, 0 },
 		{ 30, 1, 8, ENA, 0, 0x3040, 0 }, { 45, 1, 8, RET, 0x3050, 0x2015, 0 },
 		{ 60, 0, 7, RET, 0x1050, 0x9000, 0 } },
 	  { { 7, 11, 10, 10, 1, 10, U, 0, 0 }, { 7, 10, 10, 50, 0, -1, U, INF, 0 },
-	    { 8, 12, 30, 15, 0, -1, U, INF, 1 } }, 3 },
+	    { 8, 12, 30, 15, 0, -1, U, INF, 1 } }, 3, { { 0 } } },
 	{ "open at the end", {
 		{ 10, 0, 7, CALL, 0x1010, 0x2000, 0 }, { 20, 0, 7, CALL, 0x2010, 0x3000, 0 },
 		{ 30, 0, 7, RET, 0x3050, 0x2015, 0 }, { 100, 0, 7, DIS, 0x2020, 0, 0 } },
 	  { { 7, 11, 10, 90, 0, -1, U, SPTD_DEC_F_END_TRUNCATED, 0 },
-	    { 7, 12, 20, 10, 1, 11, U, 0, 0 } }, 2 },
+	    { 7, 12, 20, 10, 1, 11, U, 0, 0 } }, 2, { { 0 } } },
+	{ "an exited task's open frames end at its exit, unflagged", {
+		{ 10, 0, 7, CALL, 0x1010, 0x2000, 0 }, { 20, 0, 7, CALL, 0x2010, 0x3000, 0 },
+		{ 30, 1, 8, CALL, 0x1010, 0x4000, 0 } },
+	  /* task 8 did not exit: still open at the data end (100) */
+	  { { 7, 11, 10, 50, 0, -1, U, 0, 0 }, { 7, 12, 20, 40, 1, 11, U, 0, 0 },
+	    { 8, 13, 30, 70, 0, -1, U, SPTD_DEC_F_END_TRUNCATED, 1 } }, 3,
+	  { { 7, 60 } } },
+	{ "the first exit after the task's last event counts", {
+		{ 10, 0, 7, CALL, 0x1010, 0x2000, 0 }, { 30, 0, 7, CALL, 0x2010, 0x3000, 0 } },
+	  /* 5: an earlier task with tid 7; 70 and 50: the first after 30 is 50 */
+	  { { 7, 11, 10, 40, 0, -1, U, 0, 0 }, { 7, 12, 30, 20, 1, 11, U, 0, 0 } }, 2,
+	  { { 7, 5 }, { 7, 70 }, { 7, 50 } } },
+	{ "an exit before the task's last event is not its own", {
+		{ 10, 0, 7, CALL, 0x1010, 0x2000, 0 }, { 30, 0, 7, CALL, 0x2010, 0x3000, 0 } },
+	  { { 7, 11, 10, 90, 0, -1, U, SPTD_DEC_F_END_TRUNCATED, 0 },
+	    { 7, 12, 30, 70, 1, 11, U, SPTD_DEC_F_END_TRUNCATED, 0 } }, 2,
+	  { { 7, 20 }, { 8, 40 } } },
 	{ "tail call", {
 		{ 10, 0, 7, CALL, 0x1010, 0x2000, 0 }, { 20, 0, 7, JMP, 0x2020, 0x3000, 0 },
 		{ 25, 0, 7, JMP, 0x3020, 0x3040, 0 }, { 30, 0, 7, RET, 0x3050, 0x1015, 0 } },
 	  { { 7, 11, 10, 10, 0, -1, U, 0, 0 },
-	    { 7, 12, 20, 10, 0, -1, U, SPTD_DEC_F_TAILCALL, 0 } }, 2 },
+	    { 7, 12, 20, 10, 0, -1, U, SPTD_DEC_F_TAILCALL, 0 } }, 2, { { 0 } } },
 	{ "unwinding (longjmp/exception)", {
 		{ 10, 0, 7, CALL, 0x1010, 0x2000, 0 }, { 20, 0, 7, CALL, 0x2010, 0x3000, 0 },
 		{ 30, 0, 7, CALL, 0x3010, 0x4000, 0 }, { 40, 0, 7, JMP, 0x4020, 0x2080, 0 },
 		{ 50, 0, 7, RET, 0x2090, 0x1015, 0 } },
 	  { { 7, 11, 10, 40, 0, -1, U, 0, 0 }, { 7, 12, 20, 20, 1, 11, U, 0, 0 },
-	    { 7, 13, 30, 10, 2, 12, U, 0, 0 } }, 3 },
+	    { 7, 13, 30, 10, 2, 12, U, 0, 0 } }, 3, { { 0 } } },
 	{ "return to a frame further down", {
 		{ 10, 0, 7, CALL, 0x1010, 0x2000, 0 }, { 20, 0, 7, CALL, 0x2010, 0x3000, 0 },
 		{ 30, 0, 7, CALL, 0x3010, 0x4000, 0 }, { 40, 0, 7, RET, 0x4020, 0x1015, 0 } },
 	  { { 7, 11, 10, 30, 0, -1, U, 0, 0 }, { 7, 12, 20, 20, 1, 11, U, 0, 0 },
-	    { 7, 13, 30, 10, 2, 12, U, 0, 0 } }, 3 },
+	    { 7, 13, 30, 10, 2, 12, U, 0, 0 } }, 3, { { 0 } } },
 	{ "syscall in user-only trace", {
 		{ 10, 0, 7, CALL, 0x1010, 0x2000, 0 }, { 20, 0, 7, FCALL, 0x2020, 0, 0 },
 		{ 20, 0, 7, DIS, 0x2020, 0, 0 }, { 35, 0, 7, ENA, 0, 0x2022, 0 },
 		{ 40, 0, 7, RET, 0x2050, 0x1015, 0 } },
 	  { { 7, 11, 10, 30, 0, -1, U, 0, 0 },
-	    { 7, SPTD_DEC_SYM_SYSCALL, 20, 15, 1, 11, SPTD_DEC_KIND_SYSCALL, 0, 0 } }, 2 },
+	    { 7, SPTD_DEC_SYM_SYSCALL, 20, 15, 1, 11, SPTD_DEC_KIND_SYSCALL, 0, 0 } }, 2, { { 0 } } },
 	{ "interrupt with kernel calls", {
 		{ 10, 0, 7, CALL, 0x1010, 0x2000, 0 }, { 20, 0, 7, IRQ, 0x2020, K, 0 },
 		{ 22, 0, 7, CALL, K + 0x10, K + 0x1000, 0 }, { 25, 0, 7, RET, K + 0x1050, K + 0x15, 0 },
@@ -155,21 +173,21 @@ static const struct stack_case cases[] = {
 		{ 30, 0, 7, FRET, K + 0x30, 0x2020, 0 }, { 40, 0, 7, RET, 0x2050, 0x1015, 0 } },
 	  { { 7, 11, 10, 30, 0, -1, U, 0, 0 },
 	    { 7, SPTD_DEC_SYM_IRQ, 20, 10, 1, 11, SPTD_DEC_KIND_IRQ, 0, 0 },
-	    { 7, 21, 22, 3, 2, SPTD_DEC_SYM_IRQ, SPTD_DEC_KIND_KERNEL, 0, 0 } }, 3 },
+	    { 7, 21, 22, 3, 2, SPTD_DEC_SYM_IRQ, SPTD_DEC_KIND_KERNEL, 0, 0 } }, 3, { { 0 } } },
 	{ "migration between CPUs, another task between", {
 		{ 10, 0, 7, CALL, 0x1010, 0x2000, 0 }, { 20, 1, 7, CALL, 0x2010, 0x3000, 0 },
 		{ 25, 0, 8, CALL, 0x1010, 0x4000, 0 }, { 27, 0, 8, RET, 0x4050, 0x1015, 0 },
 		{ 30, 1, 7, RET, 0x3050, 0x2015, 0 }, { 40, 0, 7, RET, 0x2050, 0x1015, 0 } },
 	  { { 7, 11, 10, 30, 0, -1, U, 0, 0 }, { 7, 12, 20, 10, 1, 11, U, 0, 1 },
-	    { 8, 13, 25, 2, 0, -1, U, 0, 0 } }, 3 },
+	    { 8, 13, 25, 2, 0, -1, U, 0, 0 } }, 3, { { 0 } } },
 	{ "no timing: order kept", {
 		{ 0, 0, 7, CALL, 0x1010, 0x2000, NT }, { 1, 0, 7, CALL, 0x2010, 0x3000, NT },
 		{ 2, 0, 7, RET, 0x3050, 0x2015, NT }, { 3, 0, 7, RET, 0x2050, 0x1015, NT } },
-	  { { 7, 11, 0, 3, 0, -1, U, NT, 0 }, { 7, 12, 1, 1, 1, 11, U, NT, 0 } }, 2 },
+	  { { 7, 11, 0, 3, 0, -1, U, NT, 0 }, { 7, 12, 1, 1, 1, 11, U, NT, 0 } }, 2, { { 0 } } },
 	{ "unknown tasks: one stack per CPU", {
 		{ 10, 0, -1, CALL, 0x1010, 0x2000, 0 }, { 15, 1, -1, RET, 0x3050, 0x2015, 0 },
 		{ 20, 0, -1, RET, 0x2050, 0x1015, 0 } },
-	  { { -1, 11, 10, 10, 0, -1, U, 0, 0 }, { -1, 12, 15, 0, 0, -1, U, INF, 1 } }, 2 },
+	  { { -1, 11, 10, 10, 0, -1, U, 0, 0 }, { -1, 12, 15, 0, 0, -1, U, INF, 1 } }, 2, { { 0 } } },
 };
 
 static const struct sptd_dec_slice *find_slice(const struct got *g, int tid, int64_t sym,
@@ -211,6 +229,8 @@ static void run_case(const struct stack_case *c)
 		};
 		CHECK_INT(sptd_dec_stacks_add(st, &ev), 0);
 	}
+	for (i = 0; i < 4 && c->exits[i].tid; i++)
+		CHECK_INT(sptd_dec_stacks_add_exit(st, c->exits[i].tid, c->exits[i].ts), 0);
 	/* the window: 0 .. 100 (the no-timing case: its own first/last order) */
 	n = c->ev[0].flags & NT ? sptd_dec_stacks_run(st, 1, 0) : sptd_dec_stacks_run(st, 0, 100);
 	CHECK_INT(n, c->nwant);
@@ -250,7 +270,13 @@ static void test_rerun(void)
 	CHECK_INT(sptd_dec_stacks_create(NULL, NULL, &sink, &st), 0);
 	CHECK_INT(sptd_dec_stacks_add(st, &ev), 0);
 	CHECK_INT(sptd_dec_stacks_run(st, 0, 10), 1);
+	/* exits are for one run: this one's task 1 ends at the window end */
+	CHECK_INT(sptd_dec_stacks_add_exit(st, 1, 7), 0);
 	CHECK_INT(sptd_dec_stacks_run(st, 0, 10), 0);
+	CHECK_INT(sptd_dec_stacks_add(st, &ev), 0);
+	CHECK_INT(sptd_dec_stacks_run(st, 0, 10), 1);
+	CHECK_INT(g.s[1].dur, 5);
+	CHECK_INT(g.s[1].flags, SPTD_DEC_F_END_TRUNCATED);
 	/* without a resolver the symbol is unknown */
 	CHECK_INT(g.s[0].symbol_id, -1);
 	CHECK_INT(g.s[0].flags, SPTD_DEC_F_END_TRUNCATED);
@@ -289,12 +315,15 @@ static void test_invalid_args(void)
 	CHECK_INT(sptd_dec_stacks_create(resolve, NULL, &sink, NULL), -EINVAL);
 	CHECK_INT(sptd_dec_stacks_add(NULL, &ev), -EINVAL);
 	CHECK_INT(sptd_dec_stacks_run(NULL, 0, 0), -EINVAL);
+	CHECK_INT(sptd_dec_stacks_add_exit(NULL, 1, 0), -EINVAL);
 	sptd_dec_stacks_destroy(NULL);
 	CHECK_INT(sptd_dec_stacks_create(resolve, NULL, &sink, &st), 0);
 	CHECK_INT(sptd_dec_stacks_add(st, NULL), -EINVAL);
 	CHECK_INT(sptd_dec_stacks_add(st, &ev), -EINVAL);          /* kind 0 */
 	ev.kind = SPTD_DEC_FLOW_ERROR + 1;
 	CHECK_INT(sptd_dec_stacks_add(st, &ev), -EINVAL);
+	CHECK_INT(sptd_dec_stacks_add_exit(st, 0, 10), -EINVAL);  /* idle never exits */
+	CHECK_INT(sptd_dec_stacks_add_exit(st, -1, 10), -EINVAL);
 	sptd_dec_stacks_destroy(st);
 
 	CHECK_INT(sptd_dec_session_create(NULL, &s), -EINVAL);
@@ -335,6 +364,8 @@ static void test_invalid_args(void)
 	CHECK_INT(sptd_dec_session_add_switch(s, 0, -1, 1, 2), -EINVAL);
 	CHECK_INT(sptd_dec_session_add_switch(s, 0, 5000, 1, 2), -EINVAL);
 	CHECK_INT(sptd_dec_session_add_switch(s, 0, 0, -1, 2), -EINVAL);
+	CHECK_INT(sptd_dec_session_add_exit(NULL, 1, 0), -EINVAL);
+	CHECK_INT(sptd_dec_session_add_exit(s, 0, 0), -EINVAL);
 	CHECK_INT(sptd_dec_session_add_pt(NULL, 0, &byte, 1), -EINVAL);
 	CHECK_INT(sptd_dec_session_add_pt(s, -1, &byte, 1), -EINVAL);
 	CHECK_INT(sptd_dec_session_add_pt(s, 0, NULL, 1), -EINVAL);
@@ -346,6 +377,7 @@ static void test_invalid_args(void)
 	/* valid inputs still work after the rejected ones */
 	CHECK_INT(sptd_dec_session_add_task(s, 5, 4), 0);
 	CHECK_INT(sptd_dec_session_add_switch(s, 100, 0, 0, 5), 0);
+	CHECK_INT(sptd_dec_session_add_exit(s, 5, 200), 0);
 	CHECK_INT(sptd_dec_session_add_bytes(s, 4, "code", &byte, 1, 0x1000, 3), 0);
 	CHECK_INT(sptd_dec_session_add_pt(s, 0, &byte, 1), 0);
 	/* one byte of PT has no PSB: decodes to a gap, not a failure */

@@ -351,7 +351,20 @@ static void test_fixture(const char *name, int saved)
 			CHECK_INT(q(st, "SELECT count(*) FROM thread_state s JOIN thread t USING (utid) "
 			          "WHERE t.tid = 19731 AND s.state LIKE 'R%' AND s.ts >= 969388522161294"),
 			          0);
+			/* the 6 frames it still had open (main down to the
+			 * syscall into exit_group) end at that switch-out, 9.5 us
+			 * after its EXIT record, not at the recording's last
+			 * switch 26 us later; ended by the exit, not truncated */
+			CHECK_INT(q(st, "SELECT count(*) FROM slice s JOIN thread t USING (utid) "
+			          "WHERE t.tid = 19731 AND s.ts + s.dur = 969388522170842 AND "
+			          "(s.flags & 2) = 0"), 6);
+			CHECK_INT(q(st, "SELECT count(*) FROM slice WHERE (flags & 2) != 0"), 0);
 		}
+		/* nothing of a thread outlives it: no slice runs past the end
+		 * of the scheduling slice that left its thread dead */
+		CHECK_INT(q(st, "SELECT count(*) FROM slice s JOIN sched_slice x USING (utid) WHERE "
+		          "substr(x.end_state, 1, 1) IN ('X', 'Z') AND s.ts <= x.ts + x.dur AND "
+		          "s.ts + s.dur > x.ts + x.dur"), 0);
 		if (saved) {
 			snprintf(err, sizeof(err), "real-pt/%s/perf-script-itrace-cr.txt", name);
 			f = sptd_test_fixture(cmd, sizeof(cmd), err) == 0 ? fopen(cmd, "r") : NULL;
