@@ -229,6 +229,21 @@ expect 0 "" -- "$BIN" export "$work/cycle.db" -q --format json -o "$work/cycle.j
 check "JSON export of a callsite loop under 1 MB" 1 \
 	"$([ "$(wc -c <"$work/cycle.json")" -lt 1000000 ] && echo 1 || echo 0)"
 
+# a chain of 20,000 callsites, each one a blocked row's: --report offcpu
+# walked every stack before keeping the heaviest 30 (200 million frames,
+# 1.4 GB, minutes); now only those 30, 1024 frames at most, marked "..."
+cp "$work/loopy.db" "$work/chain.db"
+sqlite3 "$work/chain.db" "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 20000)
+	INSERT INTO callsite (id, parent_id, depth, symbol_id, addr)
+	SELECT 800000 + i, CASE WHEN i > 1 THEN 800000 + i - 1 END, i - 1, NULL, i FROM k;
+	WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 20000)
+	INSERT INTO thread_state (ts, dur, utid, state, cpu, waker_utid, flags, callsite_id,
+	  blocked_function) SELECT i * 100000, i, 0, 'S', NULL, NULL, 0, 800000 + i, 'f' FROM k"
+timeout 60 "$BIN" query "$work/chain.db" --report offcpu --format csv >"$work/out" 2>&1
+check "--report offcpu of a 20,000-deep callsite chain: exit, cut stacks of 1024 frames" \
+	"0 30 30" "$? $(grep -c '^loopy.*,\.\.\.;' "$work/out") $(awk -F, '/\.\.\.;/ {
+		if (split($4, a, ";") == 1025) n++ } END { print n + 0 }' "$work/out")"
+
 # ---- a trigger planted in an incident does not fire when decode writes
 cp "$work/good.db" "$work/trigger.db"
 sqlite3 "$work/trigger.db" "CREATE TRIGGER planted AFTER INSERT ON slice
