@@ -668,6 +668,11 @@ struct sptd_store_stat_row {
 	int64_t value;          /* the figure */
 };
 
+/* Each thread's end in the window, in time order: @ts the end of a
+ * sched_slice that left thread @utid dead (end_state X or Z, its end seen). */
+int sptd_store_thread_exits_each(struct sptd_store *st,
+                                 int (*fn)(void *ctx, int64_t utid, int64_t ts), void *ctx);
+
 /* The per-CPU stats rows (cpu not NULL), by cpu. */
 int sptd_store_cpu_stats_each(struct sptd_store *st,
                               int (*fn)(void *ctx, const struct sptd_store_stat_row *row),

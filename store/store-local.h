@@ -46,6 +46,7 @@ enum sptd_store_named_id {
 	SPTD_STORE_Q_DSO,
 	SPTD_STORE_Q_TRIGGER,
 	SPTD_STORE_Q_CPU_STATS,
+	SPTD_STORE_Q_THREAD_EXITS,
 	SPTD_STORE_Q_RAW_MMAP_COUNT,    /* store_lookup.c: counts and lookups */
 	SPTD_STORE_Q_DSO_FIND,
 	SPTD_STORE_Q_DSO_FIND_PATH,

@@ -26,6 +26,7 @@ struct reader {
 		int (*dso)(void *ctx, const struct sptd_store_dso_row *row);
 		int (*trigger)(void *ctx, const struct sptd_store_trigger_row *row);
 		int (*stat)(void *ctx, const struct sptd_store_stat_row *row);
+		int (*exit)(void *ctx, int64_t utid, int64_t ts);
 	} fn;                   /* the member the reader's row function calls */
 	void *ctx;              /* the caller's argument */
 };
@@ -498,4 +499,22 @@ int sptd_store_cpu_stats_each(struct sptd_store *st,
 	return read_all(st, fn != NULL, SPTD_STORE_Q_CPU_STATS,
 	                "SELECT cpu, name, value FROM stats WHERE cpu IS NOT NULL ORDER BY cpu",
 	                "reading stats", stat_row, &e);
+}
+
+static int exit_row(sqlite3_stmt *s, void *arg)
+{
+	const struct reader *e = arg;
+
+	return e->fn.exit(e->ctx, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
+}
+
+int sptd_store_thread_exits_each(struct sptd_store *st,
+                                 int (*fn)(void *ctx, int64_t utid, int64_t ts), void *ctx)
+{
+	struct reader e = { .fn.exit = fn, .ctx = ctx };
+
+	return read_all(st, fn != NULL, SPTD_STORE_Q_THREAD_EXITS,
+	                "SELECT utid, ts + dur FROM sched_slice WHERE substr(end_state, 1, 1) "
+	                "IN ('X', 'Z') AND (flags & 2) = 0 ORDER BY ts",
+	                "reading the threads' exits", exit_row, &e);
 }

@@ -234,22 +234,27 @@ static int load_timeline(struct sptd_store *st, struct sptd_dec_session *s)
  * left its thread dead (X or Z), from the tables derived just before
  * (ftrace's sched_switch; perf.data's switch and exit records).  Frames a
  * task still has open when it exits end there, not at the window's end. */
+struct exits_ctx {
+	struct sptd_col_tasks *tasks;
+	struct sptd_dec_session *s;
+};
+
+static int on_exit_row(void *arg, int64_t utid, int64_t ts)
+{
+	struct exits_ctx *x = arg;
+	int tid = sptd_col_tasks_tid(x->tasks, utid);
+
+	if (tid <= 0 || tid >= PSEUDO_TID_BASE)
+		return 0;
+	return sptd_dec_session_add_exit(x->s, tid, ts) == -ENOMEM ? -ENOMEM : 0;
+}
+
 static int load_exits(struct sptd_store *st, struct sptd_col_tasks *tasks,
                       struct sptd_dec_session *s)
 {
-	struct sptd_store_stmt *q = NULL;
-	int ret = sptd_store_prepare(st, "SELECT utid, ts + dur FROM sched_slice WHERE "
-	                             "substr(end_state, 1, 1) IN ('X', 'Z') AND (flags & 2) = 0",
-	                             &q);
+	struct exits_ctx x = { .tasks = tasks, .s = s };
+	int ret = sptd_store_thread_exits_each(st, on_exit_row, &x);
 
-	while (ret >= 0 && (ret = sptd_store_step(q)) == 1) {
-		int tid = sptd_col_tasks_tid(tasks, sptd_store_column_int(q, 0));
-
-		if (tid > 0 && tid < PSEUDO_TID_BASE &&
-		    sptd_dec_session_add_exit(s, tid, sptd_store_column_int(q, 1)) == -ENOMEM)
-			ret = -ENOMEM;
-	}
-	sptd_store_finalize(q);
 	return ret < 0 ? ret : 0;
 }
 

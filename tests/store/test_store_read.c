@@ -89,6 +89,12 @@ static int put_stat(void *arg, const struct sptd_store_stat_row *row)
 	return 0;
 }
 
+static int put_exit(void *arg, int64_t utid, int64_t ts)
+{
+	fixture_put(arg, "%" PRId64 "|%" PRId64 "\n", utid, ts);
+	return 0;
+}
+
 /* A row that a statement of the caller's writes (NULL bytes: not possible
  * through the add functions). */
 static void exec_sql(struct sptd_store *st, const char *sql)
@@ -392,6 +398,32 @@ static void test_summary_rows(void)
 	sptd_store_destroy(st);
 }
 
+/* Threads' ends: the sched slices that left a thread X or Z with their end
+ * seen, in time order; not R, S or a slice cut by the window. */
+static void test_exits(void)
+{
+	struct sptd_store *st = fixture_create("exits.db");
+	struct fixture_text t = { .n = 0 };
+
+	if (!st)
+		return;
+	CHECK_INT(sptd_store_sched_slice_add(st, 500, 20, 1, 4, "Z", 120), 0);
+	CHECK_INT(sptd_store_sched_slice_add(st, 100, 50, 0, 3, "X", 120), 0);
+	CHECK_INT(sptd_store_sched_slice_add(st, 200, 50, 0, 5, "S", 120), 0);
+	CHECK_INT(sptd_store_sched_slice_add(st, 300, 50, 0, 6, "R+", 120), 0);
+	CHECK_INT(sptd_store_sched_slice_add(st, 400, 50, 0, 7, NULL, 120), 0);
+	CHECK_INT(sptd_store_sched_slice_add_flags(st, 600, 50, 0, 8, "X", 120,
+	                                           SPTD_SLICE_F_END_TRUNCATED), 0);
+	st = fixture_reopen(st);
+	if (!st)
+		return;
+	CHECK_INT(sptd_store_thread_exits_each(st, put_exit, &t), 0);
+	CHECK_STR(t.buf, "3|150\n4|520\n");
+	CHECK_INT(sptd_store_thread_exits_each(st, NULL, NULL), -EINVAL);
+	CHECK_INT(sptd_store_thread_exits_each(NULL, put_exit, NULL), -EINVAL);
+	sptd_store_destroy(st);
+}
+
 /* ---- argument checks ------------------------------------------------------------- */
 
 static void test_invalid_args(void)
@@ -444,6 +476,7 @@ int main(void)
 	test_raw_rows();
 	test_code_rows();
 	test_summary_rows();
+	test_exits();
 	test_invalid_args();
 	fixture_end();
 	return SPTD_TEST_END();
