@@ -287,6 +287,20 @@ static int on_sample(struct pd_ctx *c, const struct sptd_col_perf_record *r,
 	return ret;
 }
 
+/* A switch out of the task of @r to @next: preempted (Linux 4.17+ says so)
+ * it ends runnable, "R+" as sched_switch prints it; else the state it
+ * blocked in is unknown (stored NULL: taken as R). */
+static int add_switch_out(struct pd_ctx *c, const struct sptd_col_perf_record *r, int next,
+                          int source)
+{
+	size_t n = c->nsw;
+	int ret = add_switch(c, (int64_t)r->id.time, r->id.cpu, r->id.tid, next, source, NULL);
+
+	if (ret == 0 && c->nsw > n && r->switch_preempt)
+		snprintf(c->sw[n].prev_state, sizeof(c->sw[n].prev_state), "R+");
+	return ret;
+}
+
 /* The switch records: which task a CPU switched to (and from). */
 static int on_switch(struct pd_ctx *c, const struct sptd_col_perf_record *r)
 {
@@ -297,10 +311,10 @@ static int on_switch(struct pd_ctx *c, const struct sptd_col_perf_record *r)
 		return 0;
 	if (r->type == SPTD_PERF_RECORD_SWITCH)
 		return r->switch_out ?
-		       add_switch(c, (int64_t)id->time, id->cpu, id->tid, 0, SPTD_COL_PD_SW_TASK, NULL) :
+		       add_switch_out(c, r, 0, SPTD_COL_PD_SW_TASK) :
 		       add_switch(c, (int64_t)id->time, id->cpu, -1, id->tid, SPTD_COL_PD_SW_TASK, NULL);
 	ret = r->switch_out ?
-	      add_switch(c, (int64_t)id->time, id->cpu, id->tid, r->other_tid, SPTD_COL_PD_SW_CPU_WIDE, NULL) :
+	      add_switch_out(c, r, r->other_tid, SPTD_COL_PD_SW_CPU_WIDE) :
 	      add_switch(c, (int64_t)id->time, id->cpu, -1, id->tid, SPTD_COL_PD_SW_CPU_WIDE, NULL);
 	if (ret == 0 && !r->switch_out && c->nsw && c->sw[c->nsw - 1].next == id->tid)
 		c->sw[c->nsw - 1].other = r->other_tid;

@@ -180,6 +180,8 @@ static int parse_body(struct cursor *c, struct sptd_col_perf_record *r)
 		/* fall through */
 	case SPTD_PERF_RECORD_SWITCH:
 		r->switch_out = (r->misc & SPTD_PERF_MISC_SWITCH_OUT) != 0;
+		r->switch_preempt = r->switch_out &&
+		                    (r->misc & SPTD_PERF_MISC_SWITCH_OUT_PREEMPT) != 0;
 		return 0;
 	case SPTD_PERF_RECORD_AUX:
 		if (left(c) < 24)

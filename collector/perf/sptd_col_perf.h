@@ -71,6 +71,8 @@
 #define SPTD_PERF_MISC_MMAP_DATA     (1u << 13)   /* MMAP*: not executable */
 #define SPTD_PERF_MISC_COMM_EXEC     (1u << 13)   /* COMM: from exec() */
 #define SPTD_PERF_MISC_SWITCH_OUT    (1u << 13)   /* SWITCH*: switched out */
+#define SPTD_PERF_MISC_SWITCH_OUT_PREEMPT (1u << 14) /* SWITCH* out: still runnable
+                                                * (preempted; Linux 4.17+) */
 #define SPTD_PERF_MISC_MMAP_BUILD_ID (1u << 14)   /* MMAP2: build id, not inode */
 #define SPTD_PERF_MISC_BUILD_ID_SIZE (1u << 15)   /* perf.data BUILD_ID feature:
                                                    * size byte valid (perf's) */
@@ -370,6 +372,8 @@ struct sptd_col_perf_record {
 	const char *name;        /* MMAP/MMAP2 file name, COMM comm: a string
 	                          * NUL-terminated inside the body */
 	int switch_out;          /* SWITCH, SWITCH_CPU_WIDE: 1 out, 0 in */
+	int switch_preempt;      /* out: the task was preempted (runnable); 0 it
+	                          * blocked or exited, or a kernel before 4.17 */
 	int other_pid, other_tid; /* SWITCH_CPU_WIDE: next (out) / previous (in) */
 	uint64_t aux_offset, aux_size, aux_flags; /* AUX (SPTD_PERF_AUX_FLAG_*) */
 	uint64_t lost_id;        /* LOST: the id of the event that lost */

@@ -577,6 +577,56 @@ static void test_recorded(void)
 	}
 	sptd_store_destroy(st);
 
+	/* SWITCH records alone (no tracepoint): a switch out that the kernel
+	 * marks preempted (Linux 4.17+) ends runnable, R+, as perf prints
+	 * "OUT preempt"; two busy loops on one CPU preempt each other */
+	snprintf(data, sizeof(data), "%s/switch.data", tmpdir);
+	snprintf(cmd, sizeof(cmd), "perf record -q -o '%s' -e dummy --switch-events -a -- "
+	         "taskset -c 0 sh -c 'timeout 0.3 sh -c \"while :; do :; done\" & "
+	         "timeout 0.3 sh -c \"while :; do :; done\"; sleep 0.05; wait' >/dev/null 2>&1",
+	         data);
+	if (sh(cmd) != 0) {
+		SPTD_SKIP_PART("perf record --switch-events failed here");
+	} else {
+		int64_t preempt = -1, outs = -1;
+
+		snprintf(cmd, sizeof(cmd), "perf script -i '%s' --show-switch-events 2>/dev/null | "
+		         "grep -c 'SWITCH_CPU_WIDE OUT preempt'", data);
+		f = popen(cmd, "r");
+		if (f) {
+			if (fscanf(f, "%" SCNd64, &preempt) != 1)
+				preempt = -1;
+			pclose(f);
+		}
+		snprintf(cmd, sizeof(cmd), "perf script -i '%s' --show-switch-events 2>/dev/null | "
+		         "grep -c 'SWITCH_CPU_WIDE OUT'", data);
+		f = popen(cmd, "r");
+		if (f) {
+			if (fscanf(f, "%" SCNd64, &outs) != 1)
+				outs = -1;
+			pclose(f);
+		}
+		snprintf(out, sizeof(out), "%s/switch.db", tmpdir);
+		CHECK_INT(run_import(data, "-o", out, NULL, NULL), SPTD_EXIT_OK);
+		CHECK_INT(sptd_store_open(out, 0, &st), 0);
+		if (st) {
+			int64_t cpus = q(st, "SELECT count(DISTINCT cpu) FROM sched_slice");
+			int64_t rp = q(st, "SELECT count(*) FROM sched_slice WHERE end_state = 'R+'");
+
+			printf("switch.data: perf shows %" PRId64 " switches out, %" PRId64 " preempted; "
+			       "incident: %" PRId64 " R+ switches, %" PRId64 " R+ sched slices\n", outs,
+			       preempt, q(st, "SELECT count(*) FROM raw_switch WHERE prev_state = 'R+'"),
+			       rp);
+			CHECK(preempt > 0);
+			CHECK(outs > preempt);  /* sleep 0.05 and the exits are not */
+			CHECK_INT(q(st, "SELECT count(*) FROM raw_switch WHERE prev_state = 'R+'"),
+			          preempt);
+			CHECK(rp <= preempt && rp >= preempt - cpus);
+		}
+		sptd_store_destroy(st);
+		st = NULL;
+	}
+
 	snprintf(nopt, sizeof(nopt), "%s/nopt.data", tmpdir);
 	snprintf(cmd, sizeof(cmd), "perf record -q -o '%s' -e cpu-clock -- true >/dev/null 2>&1", nopt);
 	if (sh(cmd) == 0) {
