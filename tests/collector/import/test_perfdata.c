@@ -496,13 +496,27 @@ static int sh(const char *cmd)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* The number a shell pipeline @cmd prints (grep -c), -1 if none. */
+static int64_t sh_count(const char *cmd)
+{
+	int64_t n = -1;
+	FILE *f = popen(cmd, "r");
+
+	if (f) {
+		if (fscanf(f, "%" SCNd64, &n) != 1)
+			n = -1;
+		pclose(f);
+	}
+	return n;
+}
+
 /* perf record of the sched_switch tracepoint, system-wide; and a recording
  * with neither PT nor switches. */
 static void test_recorded(void)
 {
 	char cmd[1024], data[512], out[512], nopt[512];
 	struct sptd_store *st = NULL;
-	int64_t lines = -1;
+	int64_t lines;
 	FILE *f;
 
 	if (geteuid() != 0 || !have_perf() || access("/sys/kernel/tracing/events/sched", F_OK) != 0) {
@@ -517,12 +531,7 @@ static void test_recorded(void)
 		return;
 	}
 	snprintf(cmd, sizeof(cmd), "perf script -i '%s' -F event 2>/dev/null | grep -c sched_switch", data);
-	f = popen(cmd, "r");
-	if (f) {
-		if (fscanf(f, "%" SCNd64, &lines) != 1)
-			lines = -1;
-		pclose(f);
-	}
+	lines = sh_count(cmd);
 	snprintf(out, sizeof(out), "%s/sched.db", tmpdir);
 	CHECK_INT(run_import(data, "-o", out, NULL, NULL), SPTD_EXIT_OK);
 	CHECK_INT(sptd_store_open(out, 0, &st), 0);
@@ -588,24 +597,14 @@ static void test_recorded(void)
 	if (sh(cmd) != 0) {
 		SPTD_SKIP_PART("perf record --switch-events failed here");
 	} else {
-		int64_t preempt = -1, outs = -1;
+		int64_t preempt, outs;
 
 		snprintf(cmd, sizeof(cmd), "perf script -i '%s' --show-switch-events 2>/dev/null | "
 		         "grep -c 'SWITCH_CPU_WIDE OUT preempt'", data);
-		f = popen(cmd, "r");
-		if (f) {
-			if (fscanf(f, "%" SCNd64, &preempt) != 1)
-				preempt = -1;
-			pclose(f);
-		}
+		preempt = sh_count(cmd);
 		snprintf(cmd, sizeof(cmd), "perf script -i '%s' --show-switch-events 2>/dev/null | "
 		         "grep -c 'SWITCH_CPU_WIDE OUT'", data);
-		f = popen(cmd, "r");
-		if (f) {
-			if (fscanf(f, "%" SCNd64, &outs) != 1)
-				outs = -1;
-			pclose(f);
-		}
+		outs = sh_count(cmd);
 		snprintf(out, sizeof(out), "%s/switch.db", tmpdir);
 		CHECK_INT(run_import(data, "-o", out, NULL, NULL), SPTD_EXIT_OK);
 		CHECK_INT(sptd_store_open(out, 0, &st), 0);
