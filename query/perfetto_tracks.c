@@ -162,6 +162,19 @@ static int named_track(struct sptd_query_pf *pf, uint64_t uuid, const char *name
 	return sptd_query_pf_flush(pf);
 }
 
+/* A track's uuid keeps 56 bits of its id (SPTD_PF_UUID; a CPU's track
+ * id is cpu + 1): an id beyond them would share another's track, and
+ * Perfetto would show one thread's calls under another's name.  -1 is
+ * valid (no thread, no CPU).  0, or -EBADMSG naming it. */
+static int id_check(struct sptd_query_pf *pf, const char *what, int64_t id)
+{
+	if (id >= -1 && id < (int64_t)0xffffffffffffffLL)
+		return 0;
+	return sptd_query_pf_fail(pf, -EBADMSG, "%s %lld is out of range (-1 to 2^56 - 2): "
+	                          "the file was damaged or written by something else",
+	                          what, (long long)id);
+}
+
 static int process_tracks(struct sptd_query_pf *pf)
 {
 	static const char sql[] =
@@ -178,6 +191,8 @@ static int process_tracks(struct sptd_query_pf *pf)
 	if (rc < 0)
 		goto out;
 	while ((rc = sptd_store_step(stmt)) == 1) {
+		if ((rc = id_check(pf, "process upid", sptd_store_column_int(stmt, 0))) < 0)
+			goto out;
 		sptd_query_pf_track_packet(pf, pf->window_start);
 		sptd_query_pb_begin(pb, TP_TRACK_DESCRIPTOR);
 		sptd_query_pb_uint(pb, TD_UUID, SPTD_PF_UUID(SPTD_PF_TRACK_PROCESS,
@@ -220,6 +235,8 @@ static int thread_tracks(struct sptd_query_pf *pf)
 		if (sptd_store_column_type(stmt, 0) == SPTD_STORE_NULL) {
 			rc = named_track(pf, SPTD_PF_UUID(SPTD_PF_TRACK_NOTHREAD, 0),
 			                 "sysptd unknown thread");
+		} else if ((rc = id_check(pf, "thread utid", utid)) < 0) {
+			goto out;
 		} else if (!sptd_store_column_int(stmt, 1)) {
 			snprintf(name, sizeof(name), "sysptd utid %lld (no thread row)",
 			         (long long)utid);
@@ -274,6 +291,9 @@ static int cpu_tracks(struct sptd_query_pf *pf, const char *table, int kind,
 		} else {
 			int64_t cpu = sptd_store_column_int(stmt, 0);
 
+			snprintf(name, sizeof(name), "%s cpu", table);
+			if ((rc = id_check(pf, name, cpu)) < 0)
+				goto out;
 			snprintf(name, sizeof(name), "%s cpu %lld", what, (long long)cpu);
 			rc = named_track(pf, SPTD_PF_UUID(kind, (uint64_t)cpu + 1), name);
 		}

@@ -244,6 +244,22 @@ check "--report offcpu of a 20,000-deep callsite chain: exit, cut stacks of 1024
 	"0 30 30" "$? $(grep -c '^loopy.*,\.\.\.;' "$work/out") $(awk -F, '/\.\.\.;/ {
 		if (split($4, a, ";") == 1025) n++ } END { print n + 0 }' "$work/out")"
 
+# a thread whose utid is 2^56 shared the Perfetto track of utid 0 (a
+# track's uuid keeps 56 bits of it): trace_processor put loopy's calls
+# under the planted thread's name ("track_descriptor_conflicting_reservation")
+cp "$work/loopy.db" "$work/uuid.db"
+sqlite3 "$work/uuid.db" "INSERT INTO thread (utid, tid, upid, name)
+	VALUES (72057594037927936, 4242, NULL, 'impostor');
+	INSERT INTO slice (id, ts, dur, cpu, utid, depth, parent_id, symbol_id, kind, flags)
+	SELECT id + 1000000, ts, dur, cpu, 72057594037927936, depth, NULL, symbol_id, kind, flags
+	FROM slice WHERE utid = 0 LIMIT 1"
+expect 6 "thread utid 72057594037927936 is out of range" -- \
+	"$BIN" export "$work/uuid.db" -q -o "$work/uuid.pftrace"
+cp "$work/loopy.db" "$work/uuidcpu.db"
+sqlite3 "$work/uuidcpu.db" "INSERT INTO gap (ts, dur, cpu, reason) VALUES (1, 1, 72057594037927935, 'x')"
+expect 6 "gap cpu 72057594037927935 is out of range" -- \
+	"$BIN" export "$work/uuidcpu.db" -q -o "$work/uuidcpu.pftrace"
+
 # ---- a trigger planted in an incident does not fire when decode writes
 cp "$work/good.db" "$work/trigger.db"
 sqlite3 "$work/trigger.db" "CREATE TRIGGER planted AFTER INSERT ON slice
