@@ -42,6 +42,10 @@ SPTD_COL_DEFAULT_DIR ").\n"
 "                       .pftrace, .perfetto-trace or .pb -> proto, .json ->\n"
 "                       json; proto for stdout\n"
 "  -d, --dir DIR        where `latest` looks (default " SPTD_COL_DEFAULT_DIR ")\n"
+"  -t, --timeout DUR    stop if one of the export's statements still runs\n"
+"                       after DUR (default 0: no limit); exit status 1.  For\n"
+"                       incidents from elsewhere: a crafted file can make a\n"
+"                       statement slow\n"
 "  -q, --quiet          no progress on the terminal\n"
 "  -h, --help           this text\n"
 "\n"
@@ -53,7 +57,8 @@ SPTD_COL_DEFAULT_DIR ").\n"
 "Run as root, the incident is opened as root and read as the user who ran\n"
 "sudo (else nobody); FILE is then that user's.\n"
 "\n"
-"Exit status: 0 success, 1 failure (e.g. cannot write FILE), 2 bad command\n"
+"Exit status: 0 success, 1 failure (e.g. cannot write FILE, stopped by\n"
+"--timeout), 2 bad command\n"
 "line, 6 missing, corrupt or not an incident file.\n";
 
 /* The format FILE's name asks for: 0 and *@fmt, or -EINVAL when its
@@ -99,6 +104,7 @@ struct export_job {
 	                                * or stdout */
 	struct sptd_query_export_options *opts; /* format, progress */
 	int quiet;                     /* no summary line */
+	int64_t timeout;               /* ns a statement may run, 0 no limit */
 };
 
 static int export_job_run(void *arg)
@@ -116,6 +122,8 @@ static int export_job_run(void *arg)
 		return ret;
 	if (sptd_col_drop_root("export"))
 		goto out;
+	if (job->timeout)
+		sptd_store_set_time_limit(st, job->timeout);
 	fd = dup(job->fd);
 	out = fd >= 0 ? fdopen(fd, "wb") : NULL;
 	if (!out) {
@@ -166,10 +174,12 @@ int sptd_col_cmd_export(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "dir", required_argument, NULL, 'd' },
+		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *arg = NULL, *output = NULL, *fmt_name = NULL, *dir = NULL, *word;
+	int64_t timeout = 0;
 	char path[4096];
 	struct sptd_query_export_options opts;
 	struct sptd_col_newfile nf;
@@ -180,7 +190,7 @@ int sptd_col_cmd_export(int argc, char **argv)
 
 	memset(&opts, 0, sizeof(opts));
 	sptd_col_getopt_start();
-	while ((c = sptd_col_getopt_next(argc, argv, "-:o:f:d:qh", longopts, &word)) != -1) {
+	while ((c = sptd_col_getopt_next(argc, argv, "-:o:f:d:t:qh", longopts, &word)) != -1) {
 		switch (c) {
 		case 1:
 			if ((ret = operand(optarg, &arg)))
@@ -205,9 +215,23 @@ int sptd_col_cmd_export(int argc, char **argv)
 		case 'f':
 			fmt_name = optarg;
 			break;
+		case 't':
+			if (strcmp(optarg, "0") == 0) {
+				timeout = 0;
+			} else if (sptd_col_parse_duration(optarg, &timeout) < 0) {
+				fprintf(stderr, "sysptd export: bad duration '%s' for %s: "
+				        SPTD_DURATION_HELP " (0: no limit)\n", optarg, word);
+				return SPTD_EXIT_USAGE;
+			}
+			break;
 		case ':':
 			if (optopt == 'o')
 				fprintf(stderr, "sysptd export: %s needs a file name\n", word);
+			else if (optopt == 't')
+				fprintf(stderr, "sysptd export: %s needs a duration (e.g. 60s; 0: no "
+				        "limit)\n", word);
+			else if (optopt == 'd')
+				fprintf(stderr, "sysptd export: %s needs a directory\n", word);
 			else
 				fprintf(stderr, "sysptd export: %s needs proto or json\n", word);
 			return SPTD_EXIT_USAGE;
@@ -252,6 +276,7 @@ int sptd_col_cmd_export(int argc, char **argv)
 	job.path = path;
 	job.opts = &opts;
 	job.quiet = quiet;
+	job.timeout = timeout;
 	if (to_stdout) {
 		/* no temporary file: a failure leaves what was written, and the
 		 * reader sees the exit status */

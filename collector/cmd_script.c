@@ -44,6 +44,10 @@ SPTD_COL_DEFAULT_DIR ").\n"
 "      --reltime        times from the window start, not the clock's zero\n"
 "  -G, --hide-call-graph  samples without their stacks\n"
 "  -d, --dir DIR        where `latest` looks (default " SPTD_COL_DEFAULT_DIR ")\n"
+"      --timeout DUR    stop if one of the script's statements still runs\n"
+"                       after DUR (default 0: no limit); exit status 1.  For\n"
+"                       incidents from elsewhere: a crafted file can make a\n"
+"                       statement slow\n"
 "  -h, --help           this text\n"
 "\n"
 "Examples:\n"
@@ -51,7 +55,8 @@ SPTD_COL_DEFAULT_DIR ").\n"
 "  sysptd script incident.db --cpu 0 --time 2ms,3ms\n"
 "  sysptd script incident.db --tid 1234 -e sched,wakeup\n"
 "\n"
-"Exit status: 0 success, 1 failure (e.g. cannot write), 2 bad command line,\n"
+"Exit status: 0 success, 1 failure (e.g. cannot write, stopped by --timeout),\n"
+"2 bad command line,\n"
 "6 missing, corrupt or not an incident file.\n";
 
 /* Most entries a --cpu or --tid list may name. */
@@ -198,6 +203,7 @@ struct script_args {
 	const char *arg;            /* INCIDENT as typed */
 	const char *dir;            /* --dir, NULL: default */
 	const char *time;           /* --time A,B, resolved once the incident is open */
+	int64_t timeout;            /* --timeout: ns a statement may run, 0 no limit */
 	int cpus[SCRIPT_MAX_LIST];  /* --cpu */
 	int tids[SCRIPT_MAX_LIST];  /* --tid */
 	struct sptd_query_script_opts o; /* the rest */
@@ -213,6 +219,7 @@ static int parse_args(int argc, char **argv, struct script_args *a)
 		{ "reltime", no_argument, NULL, 'R' },
 		{ "hide-call-graph", no_argument, NULL, 'G' },
 		{ "dir", required_argument, NULL, 'd' },
+		{ "timeout", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -262,6 +269,15 @@ static int parse_args(int argc, char **argv, struct script_args *a)
 			break;
 		case 'd':
 			a->dir = optarg;
+			break;
+		case 'O':
+			if (strcmp(optarg, "0") == 0) {
+				a->timeout = 0;
+			} else if (sptd_col_parse_duration(optarg, &a->timeout) < 0) {
+				fprintf(stderr, "sysptd script: bad duration '%s' for %s: "
+				        SPTD_DURATION_HELP " (0: no limit)\n", optarg, word);
+				return SPTD_EXIT_USAGE;
+			}
 			break;
 		case 'h':
 			fputs(script_usage, stdout);
@@ -341,6 +357,8 @@ static int script_job_run(void *arg)
 		status = SPTD_EXIT_FAIL;
 		goto out;
 	}
+	if (a->timeout)
+		sptd_store_set_time_limit(st, a->timeout);
 	if (a->time && (status = resolve_time(a, st)))
 		goto out;
 	rc = sptd_query_script(st, &a->o, stdout, err, sizeof(err));

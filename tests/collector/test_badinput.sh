@@ -260,6 +260,26 @@ sqlite3 "$work/uuidcpu.db" "INSERT INTO gap (ts, dur, cpu, reason) VALUES (1, 1,
 expect 6 "gap cpu 72057594037927935 is out of range" -- \
 	"$BIN" export "$work/uuidcpu.db" -q -o "$work/uuidcpu.pftrace"
 
+# a file whose indexes were dropped makes export's and script's lookups
+# quadratic (45 s and 106 s here for 20,000 rows each): --timeout stops
+# them, exit 1, the limit named, no half-written export left
+cp "$work/loopy.db" "$work/slow.db"
+sqlite3 "$work/slow.db" "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 20000)
+	INSERT INTO sched_slice (ts, dur, cpu, utid, end_state, priority, flags)
+	SELECT 20000000 + i * 10, 5, i % 2, 1 + i % 3, 'S', 120, 0 FROM c;
+	WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 20000)
+	INSERT INTO thread_state (ts, dur, utid, state, cpu, waker_utid, flags)
+	SELECT 20000000 + i * 10 + 4, 1, 1 + i % 3, 'R', i % 2, 1 + (i + 1) % 3, 0 FROM c;
+	WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 20000)
+	INSERT INTO irq_slice (ts, dur, cpu, irq, name, ret, flags)
+	SELECT 20000000 + i * 10 + 2, 1, i % 2, 24, 'eth0', 1, 0 FROM c;
+	DROP INDEX sched_slice_utid; DROP INDEX sched_slice_cpu_ts"
+expect 1 "stopped after the time limit of 1 s" -- \
+	timeout 60 "$BIN" export "$work/slow.db" -q --timeout 1s -o "$work/slow.pftrace"
+check "no export left by a stopped export" 0 "$(ls "$work" | grep -c '^slow\.pftrace')"
+expect 1 "stopped after the time limit of 1 s" -- \
+	timeout 60 "$BIN" script "$work/slow.db" --timeout 1s
+
 # ---- a trigger planted in an incident does not fire when decode writes
 cp "$work/good.db" "$work/trigger.db"
 sqlite3 "$work/trigger.db" "CREATE TRIGGER planted AFTER INSERT ON slice
