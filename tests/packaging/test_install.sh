@@ -113,7 +113,7 @@ if command -v bash >/dev/null; then
 	r=$(complete_words "$sbin" s)
 	check "complete 'sysptd s' -> '$r'" '[ "$r" = "script snapshot status " ]'
 	r=$(complete_words "$sbin" script --ti)
-	check "complete 'script --ti' -> '$r'" '[ "$r" = "--tid --time " ]'
+	check "complete 'script --ti' -> '$r'" '[ "$r" = "--tid --time --timeout " ]'
 	r=$(complete_words "$sbin" query x.db --report c)
 	check "complete '--report c' -> '$r'" '[ "$r" = "cpus " ]'
 	r=$(complete_words "$sbin" export x.db --format "")
