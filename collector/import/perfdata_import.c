@@ -108,8 +108,11 @@ static void see_cpu(struct pd_ctx *c, int cpu)
 		c->max_cpu = cpu;
 }
 
+/* One switch fact; @state is the state @prev left in as sched_switch
+ * prints it (NULL: not known).  A CPU or task the file cannot mean is left
+ * out (0). */
 static int add_switch(struct pd_ctx *c, int64_t ts, int cpu, int prev, int next,
-                      int source, const char *comm)
+                      int source, const char *comm, const char *state)
 {
 	struct sptd_col_pd_switch *s;
 
@@ -126,7 +129,7 @@ static int add_switch(struct pd_ctx *c, int64_t ts, int cpu, int prev, int next,
 	s->next = next;
 	s->source = source;
 	snprintf(s->comm, sizeof(s->comm), "%s", comm ? comm : "");
-	s->prev_state[0] = '\0';
+	snprintf(s->prev_state, sizeof(s->prev_state), "%s", state ? state : "");
 	see_cpu(c, cpu);
 	return 0;
 }
@@ -252,8 +255,8 @@ static int on_sample(struct pd_ctx *c, const struct sptd_col_perf_record *r,
 	const struct sptd_col_pd_switch_fmt *f = &c->swfmt;
 	const uint8_t *raw = r->sample.raw;
 	uint32_t raw_size = r->sample.raw_size;
-	char prev_comm[17], next_comm[17];
-	int prev, next, ret;
+	char prev_comm[17], next_comm[17], state[4] = "";
+	int prev, next;
 
 	see_time(c, &r->id);
 	if (attr->event.type != SPTD_PERF_TYPE_TRACEPOINT || !raw ||
@@ -276,47 +279,32 @@ static int on_sample(struct pd_ctx *c, const struct sptd_col_perf_record *r,
 	if (sptd_col_pd_names_add(&c->names, (int64_t)r->id.time, next, next_comm) < 0 ||
 	    sptd_col_pd_names_add(&c->names, (int64_t)r->id.time, prev, prev_comm) < 0)
 		return -ENOMEM;
-	ret = add_switch(c, (int64_t)r->id.time, r->id.cpu, prev, next, SPTD_COL_PD_SW_TRACEPOINT, next_comm);
-	if (ret == 0 && f->states && (f->prev_state_size == 4 || f->prev_state_size == 8) &&
-	    field_in(f->prev_state, (uint32_t)f->prev_state_size, raw_size)) {
-		uint64_t v = f->prev_state_size == 8 ? sptd_col_pd_u64(raw + f->prev_state) :
-		             sptd_col_pd_u32(raw + f->prev_state);
-
-		sptd_sched_states_letters(f->states, v, c->sw[c->nsw - 1].prev_state);
-	}
-	return ret;
+	if (f->states && (f->prev_state_size == 4 || f->prev_state_size == 8) &&
+	    field_in(f->prev_state, (uint32_t)f->prev_state_size, raw_size))
+		sptd_sched_states_letters(f->states, f->prev_state_size == 8 ?
+		                          sptd_col_pd_u64(raw + f->prev_state) :
+		                          sptd_col_pd_u32(raw + f->prev_state), state);
+	return add_switch(c, (int64_t)r->id.time, r->id.cpu, prev, next,
+	                  SPTD_COL_PD_SW_TRACEPOINT, next_comm, state);
 }
 
-/* A switch out of the task of @r to @next: preempted (Linux 4.17+ says so)
- * it ends runnable, "R+" as sched_switch prints it; else the state it
- * blocked in is unknown (stored NULL: taken as R). */
-static int add_switch_out(struct pd_ctx *c, const struct sptd_col_perf_record *r, int next,
-                          int source)
-{
-	size_t n = c->nsw;
-	int ret = add_switch(c, (int64_t)r->id.time, r->id.cpu, r->id.tid, next, source, NULL);
-
-	if (ret == 0 && c->nsw > n && r->switch_preempt)
-		snprintf(c->sw[n].prev_state, sizeof(c->sw[n].prev_state), "R+");
-	return ret;
-}
-
-/* The switch records: which task a CPU switched to (and from). */
+/* The switch records: which task a CPU switched to (and from).  A switch
+ * out marked preempted (Linux 4.17+) left the task runnable: "R+", as
+ * sched_switch prints it; otherwise the state it blocked in is not known. */
 static int on_switch(struct pd_ctx *c, const struct sptd_col_perf_record *r)
 {
 	const struct sptd_col_perf_id *id = &r->id;
+	int wide = r->type == SPTD_PERF_RECORD_SWITCH_CPU_WIDE;
+	int source = wide ? SPTD_COL_PD_SW_CPU_WIDE : SPTD_COL_PD_SW_TASK;
 	int ret;
 
 	if (!id->has_time || id->tid < 0)
 		return 0;
-	if (r->type == SPTD_PERF_RECORD_SWITCH)
-		return r->switch_out ?
-		       add_switch_out(c, r, 0, SPTD_COL_PD_SW_TASK) :
-		       add_switch(c, (int64_t)id->time, id->cpu, -1, id->tid, SPTD_COL_PD_SW_TASK, NULL);
-	ret = r->switch_out ?
-	      add_switch_out(c, r, r->other_tid, SPTD_COL_PD_SW_CPU_WIDE) :
-	      add_switch(c, (int64_t)id->time, id->cpu, -1, id->tid, SPTD_COL_PD_SW_CPU_WIDE, NULL);
-	if (ret == 0 && !r->switch_out && c->nsw && c->sw[c->nsw - 1].next == id->tid)
+	if (r->switch_out)
+		return add_switch(c, (int64_t)id->time, id->cpu, id->tid, wide ? r->other_tid : 0,
+		                  source, NULL, r->switch_preempt ? "R+" : NULL);
+	ret = add_switch(c, (int64_t)id->time, id->cpu, -1, id->tid, source, NULL, NULL);
+	if (ret == 0 && wide && c->nsw && c->sw[c->nsw - 1].next == id->tid)
 		c->sw[c->nsw - 1].other = r->other_tid;
 	return ret;
 }
@@ -400,7 +388,8 @@ static int on_record(void *arg, const struct sptd_col_perfdata_rec *rec)
 		break;
 	case SPTD_PERF_RECORD_ITRACE_START:
 		if (r.id.has_time)
-			ret = add_switch(c, (int64_t)r.id.time, r.id.cpu, -1, r.tid, SPTD_COL_PD_SW_ITRACE, NULL);
+			ret = add_switch(c, (int64_t)r.id.time, r.id.cpu, -1, r.tid,
+			                 SPTD_COL_PD_SW_ITRACE, NULL, NULL);
 		break;
 	case SPTD_PERF_RECORD_SWITCH:
 	case SPTD_PERF_RECORD_SWITCH_CPU_WIDE:
