@@ -38,6 +38,15 @@ int sptd_col_getopt_next(int argc, char **argv, const char *shortopts,
 	return c;
 }
 
+int sptd_col_parse_timeout(const char *cmd, const char *word, const char *text, int64_t *ns)
+{
+	if (sptd_col_parse_duration(text, ns) == 0)
+		return 0;
+	fprintf(stderr, "sysptd %s: bad duration '%s' for %s: " SPTD_DURATION_HELP
+	        " (0: no limit)\n", cmd, text, word);
+	return SPTD_EXIT_USAGE;
+}
+
 int sptd_col_args_none(int argc, char **argv, const char *cmd)
 {
 	static const struct option longopts[] = {

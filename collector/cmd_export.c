@@ -216,13 +216,8 @@ int sptd_col_cmd_export(int argc, char **argv)
 			fmt_name = optarg;
 			break;
 		case 't':
-			if (strcmp(optarg, "0") == 0) {
-				timeout = 0;
-			} else if (sptd_col_parse_duration(optarg, &timeout) < 0) {
-				fprintf(stderr, "sysptd export: bad duration '%s' for %s: "
-				        SPTD_DURATION_HELP " (0: no limit)\n", optarg, word);
+			if (sptd_col_parse_timeout("export", word, optarg, &timeout))
 				return SPTD_EXIT_USAGE;
-			}
 			break;
 		case ':':
 			if (optopt == 'o')

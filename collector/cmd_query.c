@@ -212,13 +212,8 @@ static int parse_args(int argc, char **argv, struct query_args *a)
 			a->print.report_flags |= SPTD_QUERY_REPORT_CLIPPED;
 			break;
 		case 't':
-			if (strcmp(optarg, "0") == 0) {
-				a->timeout = 0;
-			} else if (sptd_col_parse_duration(optarg, &a->timeout) < 0) {
-				fprintf(stderr, "sysptd query: bad duration '%s' for %s: " SPTD_DURATION_HELP
-				        " (0: no limit)\n", optarg, word);
+			if (sptd_col_parse_timeout("query", word, optarg, &a->timeout))
 				return SPTD_EXIT_USAGE;
-			}
 			break;
 		case ':':
 			if (optopt == 'r')

@@ -271,13 +271,8 @@ static int parse_args(int argc, char **argv, struct script_args *a)
 			a->dir = optarg;
 			break;
 		case 'O':
-			if (strcmp(optarg, "0") == 0) {
-				a->timeout = 0;
-			} else if (sptd_col_parse_duration(optarg, &a->timeout) < 0) {
-				fprintf(stderr, "sysptd script: bad duration '%s' for %s: "
-				        SPTD_DURATION_HELP " (0: no limit)\n", optarg, word);
+			if (sptd_col_parse_timeout("script", word, optarg, &a->timeout))
 				return SPTD_EXIT_USAGE;
-			}
 			break;
 		case 'h':
 			fputs(script_usage, stdout);

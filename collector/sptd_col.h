@@ -33,6 +33,9 @@ int sptd_col_getopt_next(int argc, char **argv, const char *shortopts,
  * -EINVAL when it holds anything else ("sysptd @cmd: unexpected argument
  * 'X'" printed to stderr). */
 int sptd_col_args_none(int argc, char **argv, const char *cmd);
+/* The value of --timeout (@word as typed) for @cmd: a duration, "0" for
+ * no limit, into *@ns.  0, or SPTD_EXIT_USAGE with the message printed. */
+int sptd_col_parse_timeout(const char *cmd, const char *word, const char *text, int64_t *ns);
 /* The command line @argv[0..@argc) joined by spaces into @buf (@len bytes,
  * truncated to fit), as recorded in an incident's meta.  Returns @buf. */
 char *sptd_col_command_text(int argc, char **argv, char *buf, size_t len);
