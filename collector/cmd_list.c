@@ -21,9 +21,7 @@
  * listing goes to a terminal. */
 static void printable(char *s)
 {
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = '?';
+	sptd_store_printable(s, strlen(s));
 }
 
 /* "kind: detail" of the first trigger into @arg (256 bytes); stops there. */

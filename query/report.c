@@ -74,9 +74,8 @@ static int section_when(struct sptd_store *st, const struct sptd_query_section *
 		rc = sptd_query_buf_add(note, text ? text : "", text ? strlen(text) : 0);
 		/* notes quote the file (its source): no control character of
 		 * it reaches a terminal */
-		for (size_t i = 0; rc >= 0 && i < note->len; i++)
-			if ((unsigned char)note->data[i] < 0x20 || note->data[i] == 0x7f)
-				note->data[i] = '?';
+		if (rc >= 0)
+			sptd_store_printable(note->data, note->len);
 		if (rc < 0)
 			rc = sptd_query_err(err, errlen, rc, "out of memory");
 		else

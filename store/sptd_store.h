@@ -723,6 +723,11 @@ void sptd_store_finalize(struct sptd_store_stmt *stmt);
  * forever.  -EINVAL (NULL, closed, negative). */
 int sptd_store_set_time_limit(struct sptd_store *st, int64_t limit_ns);
 
+/* Text of a file (a value, a name) on its way to a terminal: each control
+ * character of @s[0..@n) becomes '?', so that a newline or an escape in
+ * a file cannot forge lines or drive the terminal. */
+void sptd_store_printable(char *s, size_t n);
+
 /* Convenience for one-value queries ("SELECT count(*) ..."): -ENOENT when
  * no row or the value is NULL. */
 int sptd_store_query_int(struct sptd_store *st, const char *sql, int64_t *value);

@@ -11,12 +11,17 @@
  * hold it); read with sptd_store_errmsg(NULL). */
 static _Thread_local char open_error[1024];
 
+void sptd_store_printable(char *s, size_t n)
+{
+	for (size_t i = 0; s && i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			s[i] = '?';
+}
+
 void sptd_store_quote(char shown[48], const char *text)
 {
 	snprintf(shown, 48, "%.40s", text ? text : "NULL");
-	for (; *shown; shown++)
-		if ((unsigned char)*shown < 0x20 || *shown == 0x7f)
-			*shown = '?';
+	sptd_store_printable(shown, strlen(shown));
 }
 
 void sptd_store_set_open_error(const char *msg)
