@@ -102,10 +102,11 @@ static int render_column(struct sptd_query_value *v, struct sptd_query_buf *b,
 		rc = render_double(b, sptd_store_column_double(stmt, col));
 		break;
 	case SPTD_STORE_TEXT:
-		text = sptd_store_column_text(stmt, col);
-		/* borrowed until the next step: printers use it before then */
+		/* every byte, NULs too (the formats escape them); borrowed
+		 * until the next step: printers use it before then */
+		text = sptd_store_column_text_n(stmt, col, &len);
 		v->text = text ? text : "";
-		v->len = strlen(v->text);
+		v->len = text ? len : 0;
 		return 0;
 	case SPTD_STORE_BLOB:
 		blob = sptd_store_column_blob(stmt, col, &len);

@@ -707,8 +707,13 @@ const char *sptd_store_column_name(struct sptd_store_stmt *stmt, int col);
 enum sptd_store_type sptd_store_column_type(struct sptd_store_stmt *stmt, int col);
 int64_t sptd_store_column_int(struct sptd_store_stmt *stmt, int col);
 double sptd_store_column_double(struct sptd_store_stmt *stmt, int col);
-/* Borrowed: valid until the next step/reset/finalize of @stmt.  NULL for NULL. */
+/* Borrowed: valid until the next step/reset/finalize of @stmt.  NULL for
+ * NULL.  A text with NUL bytes inside comes back whole, each NUL as '?'
+ * (out of memory: cut at the first, as SQLite gives it). */
 const char *sptd_store_column_text(struct sptd_store_stmt *stmt, int col);
+/* The same text as SQLite keeps it, NUL bytes and all: *len bytes (0 for
+ * NULL or a bad @col).  Borrowed like column_text. */
+const char *sptd_store_column_text_n(struct sptd_store_stmt *stmt, int col, size_t *len);
 /* Borrowed like column_text; NULL for NULL, a non-NULL pointer with *len 0
  * for an empty blob.  Column accessors return 0/NULL for a bad @col. */
 const void *sptd_store_column_blob(struct sptd_store_stmt *stmt, int col, size_t *len);

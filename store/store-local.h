@@ -98,6 +98,10 @@ struct sptd_store_stmt {
 	struct sptd_store *st;       /* owner; NULL once destroyed */
 	struct sptd_store_stmt *prev; /* links in st->stmts */
 	struct sptd_store_stmt *next;
+	char **shown;                /* per column: a text cell with its NUL
+	                              * bytes shown as '?' (column_text) */
+	size_t *shown_cap;
+	int nshown;
 };
 
 /* --- store_schema.c ------------------------------------------------------ */

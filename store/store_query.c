@@ -109,6 +109,10 @@ void sptd_store_finalize(struct sptd_store_stmt *stmt)
 			stmt->next->prev = stmt->prev;
 	}
 	sqlite3_finalize(stmt->stmt);
+	for (int i = 0; i < stmt->nshown; i++)
+		free(stmt->shown[i]);
+	free(stmt->shown);
+	free(stmt->shown_cap);
 	free(stmt);
 }
 
@@ -239,11 +243,70 @@ double sptd_store_column_double(struct sptd_store_stmt *stmt, int col)
 	return col_ok(stmt, col) ? sqlite3_column_double(stmt->stmt, col) : 0.0;
 }
 
+const char *sptd_store_column_text_n(struct sptd_store_stmt *stmt, int col, size_t *len)
+{
+	const char *text = NULL;
+
+	if (col_ok(stmt, col)) {
+		text = (const char *)sqlite3_column_text(stmt->stmt, col);
+		/* after column_text: the length of the text, not of a blob */
+		if (len)
+			*len = text ? (size_t)sqlite3_column_bytes(stmt->stmt, col) : 0;
+	} else if (len) {
+		*len = 0;
+	}
+	return text;
+}
+
+/* @text (@n bytes, NUL bytes inside) copied into column @col's buffer
+ * of @stmt with each NUL shown as '?'; NULL without memory. */
+static const char *shown_copy(struct sptd_store_stmt *stmt, int col, const char *text, size_t n)
+{
+	if (col >= stmt->nshown) {
+		int count = sqlite3_column_count(stmt->stmt);
+		char **shown = realloc(stmt->shown, (size_t)count * sizeof(*shown));
+		size_t *cap;
+
+		if (!shown)
+			return NULL;
+		stmt->shown = shown;
+		cap = realloc(stmt->shown_cap, (size_t)count * sizeof(*cap));
+		if (!cap)
+			return NULL;
+		stmt->shown_cap = cap;
+		for (int i = stmt->nshown; i < count; i++) {
+			stmt->shown[i] = NULL;
+			stmt->shown_cap[i] = 0;
+		}
+		stmt->nshown = count;
+	}
+	if (stmt->shown_cap[col] < n + 1) {
+		char *buf = realloc(stmt->shown[col], n + 1);
+
+		if (!buf)
+			return NULL;
+		stmt->shown[col] = buf;
+		stmt->shown_cap[col] = n + 1;
+	}
+	for (size_t i = 0; i < n; i++)
+		stmt->shown[col][i] = text[i] ? text[i] : '?';
+	stmt->shown[col][n] = '\0';
+	return stmt->shown[col];
+}
+
 const char *sptd_store_column_text(struct sptd_store_stmt *stmt, int col)
 {
-	if (!col_ok(stmt, col))
-		return NULL;
-	return (const char *)sqlite3_column_text(stmt->stmt, col);
+	size_t n;
+	const char *text = sptd_store_column_text_n(stmt, col, &n);
+	const char *shown;
+
+	/* A NUL inside a (hostile) file's text would cut every name, path
+	 * and note a reader prints or exports at it: the rest would be
+	 * hidden.  Such a text is shown whole, its NULs as '?'. */
+	if (!text || strlen(text) == n)
+		return text;
+	shown = shown_copy(stmt, col, text, n);
+	return shown ? shown : text;
 }
 
 const void *sptd_store_column_blob(struct sptd_store_stmt *stmt, int col, size_t *len)

@@ -178,6 +178,26 @@ check "report notes: forged lines, escapes" "0 0" \
 "$BIN" query "$work/ctlver.db" "SELECT 1" >"$work/ctl.out" 2>&1
 check "error message: lines, escapes" "1 0" "$(wc -l <"$work/ctl.out") $(grep -c "$esc" "$work/ctl.out")"
 
+# a NUL byte inside a file's text cut every name a reader printed or
+# exported at it: "loopy\0HIDDEN" showed as "loopy", the rest hidden.
+# query prints every byte (escaped), the others show the NUL as '?'
+cp "$work/loopy.db" "$work/nul.db"
+sqlite3 "$work/nul.db" "UPDATE thread SET name = 'loopy' || char(0) || 'HIDDEN' WHERE name = 'loopy';
+	UPDATE symbol SET name = name || char(0) || 'SYMHIDE' WHERE id IN (SELECT symbol_id FROM slice)"
+"$BIN" query "$work/nul.db" "SELECT name FROM thread WHERE name LIKE 'loopy%'" >"$work/out" 2>&1
+check "query table: a name with a NUL" "0 1" "$? $(grep -c 'loopy\\x00HIDDEN' "$work/out")"
+"$BIN" query "$work/nul.db" --format json "SELECT name FROM thread WHERE name LIKE 'loopy%'" >"$work/out" 2>&1
+check "query json: a name with a NUL" "0 1" "$? $(grep -c 'loopy\\u0000HIDDEN' "$work/out")"
+"$BIN" script "$work/nul.db" >"$work/out" 2>&1
+check "script: comms and symbols with a NUL" "0 0 0" "$? $(grep -c 'loopy ' "$work/out") \
+$(grep -c ': \[syscall\] (' "$work/out")"
+check "script: the whole names shown" "yes yes" "$(grep -q 'loopy?HIDDEN' "$work/out" && echo yes) \
+$(grep -q 'syscall]?SYMHIDE' "$work/out" && echo yes)"
+"$BIN" export "$work/nul.db" -q -o "$work/nul.json" >"$work/out" 2>&1
+check "export json: a thread and calls named whole" "0 yes yes" "$? \
+$(grep -q '"loopy?HIDDEN"' "$work/nul.json" && echo yes) \
+$(grep -q 'syscall]?SYMHIDE' "$work/nul.json" && echo yes)"
+
 # a table made again without its INTEGER PRIMARY KEY (same columns) can
 # hold an id twice: duplicate threads counted every slice twice in the
 # reports, duplicate callsites made export's stack walk branch at every

@@ -526,6 +526,29 @@ static void test_read_only(void)
 	CHECK_INT(sptd_store_reset(q), 0);
 	CHECK_INT(sptd_store_bind_int(q, 3, 0), -EINVAL);
 	CHECK(has(sptd_store_errmsg(st), "parameter 3"));
+	{
+		struct sptd_store_stmt *t = NULL;
+		size_t n = 99;
+		const char *a, *b;
+
+		CHECK_INT(sptd_store_prepare(st, "SELECT 'ab' || char(0) || 'cd', char(0) || 'x', "
+		                                 "'plain', NULL", &t), 0);
+		CHECK_INT(sptd_store_step(t), 1);
+		a = sptd_store_column_text(t, 0);
+		b = sptd_store_column_text(t, 1);
+		CHECK_STR(a, "ab?cd");
+		CHECK_STR(b, "?x");
+		CHECK_STR(sptd_store_column_text(t, 2), "plain");
+		CHECK(sptd_store_column_text(t, 3) == NULL);
+		a = sptd_store_column_text_n(t, 0, &n);
+		CHECK_INT(n, 5);
+		CHECK(a && memcmp(a, "ab\0cd", 5) == 0);
+		CHECK(sptd_store_column_text_n(t, 3, &n) == NULL);
+		CHECK_INT(n, 0);
+		CHECK(sptd_store_column_text_n(t, 9, &n) == NULL);
+		CHECK_INT(n, 0);
+		sptd_store_finalize(t);
+	}
 	CHECK_INT(sptd_store_query_int(st, "SELECT max(ts) FROM slice WHERE 0", &v), -ENOENT);
 	CHECK_INT(sptd_store_query_int(st, "SELECT 1 WHERE 0", &v), -ENOENT);
 	CHECK_INT(sptd_store_query_int(st, "SELECT 2.5e0 * 4", &v), 0);
