@@ -58,6 +58,10 @@ struct sptd_query_value {
 /* ---- printers ------------------------------------------------------------ */
 
 /* Printer behaviour flags. */
+/* Said after SQLite's "integer overflow" when the user's SQL fails on a
+ * file's values (query_print.c; reports, whose SQL is fixed, drop it). */
+#define SPTD_QUERY_OVERFLOW_HINT \
+	" (sum() stops beyond 64-bit integers; total() adds as floating point)"
 #define SPTD_QUERY_PF_FOOTER 0x1 /* table: print "(N rows)" after the rows */
 #define SPTD_QUERY_PF_HUMAN  0x2 /* columns named *_ns print as durations
                                   * ("20.000 ms") under the name without

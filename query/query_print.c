@@ -276,9 +276,14 @@ int sptd_query_result_stmt(struct sptd_query_result *r, struct sptd_store *st,
 	if (step < 0) {
 		const char *msg = sptd_store_errmsg(st);
 
-		return sptd_query_err(err, errlen, step, "%s%s",
+		/* sum() of the file's values beyond int64 is the SQL's error
+		 * (exit 2), with the way out named */
+		int overflow = msg && strstr(msg, "integer overflow");
+
+		return sptd_query_err(err, errlen, step, "%s%s%s",
 		                      step == -EBADMSG ? "incident file is corrupt: " : "query failed: ",
-		                      msg && *msg ? msg : strerror(-step));
+		                      msg && *msg ? msg : strerror(-step),
+		                      overflow ? SPTD_QUERY_OVERFLOW_HINT : "");
 	}
 	return added > INT32_MAX ? INT32_MAX : (int)added;
 }

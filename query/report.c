@@ -251,8 +251,13 @@ int sptd_query_report_opts(struct sptd_store *st, const char *name,
 		/* the reports' SQL is known good: SQLite refusing it on this file
 		 * (an integer overflow in its rows, a table without a column)
 		 * means the file is bad, not the caller's request */
-		if (rc == -EINVAL)
+		if (rc == -EINVAL) {
+			char *hint = err ? strstr(err, SPTD_QUERY_OVERFLOW_HINT) : NULL;
+
+			if (hint)   /* advice for SQL the user cannot change */
+				*hint = '\0';
 			return -EBADMSG;
+		}
 		if (rc < 0)
 			return rc;
 		printed += rc;

@@ -89,6 +89,11 @@ sqlite3 "$work/rows.db" "
 	                                               2147483647, 'x');
 	UPDATE slice SET ts = 9223372036854775800, dur = 9223372036854775807 WHERE rowid = 1;"
 expect 6 "integer overflow" -- "$BIN" query "$work/rows.db" --report summary
+check "a report's overflow: no advice to change its SQL" 0 "$(grep -c 'total()' "$work/err")"
+# the user's own SQL failing on those values is the SQL's error (2), and
+# the message names the way out
+expect 2 "integer overflow (sum() stops.*total()" -- "$BIN" query "$work/rows.db" \
+	"SELECT sum(dur) FROM slice"
 expect 0 "" -- "$BIN" export "$work/rows.db" -q -o "$work/rows.pftrace"
 expect 0 "" -- "$BIN" export "$work/rows.db" -q --format json -o "$work/rows.json"
 # hostile raw tables and meta: decode rebuilds sane rows from them
