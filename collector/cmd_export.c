@@ -161,6 +161,11 @@ static int export_job_run(void *arg)
 		        (unsigned long long)stats.triggers,
 		        job->opts->format == SPTD_QUERY_EXPORT_PROTO ?
 		        "; open it in https://ui.perfetto.dev" : "");
+	if (stats.stacks_cut)
+		fprintf(stderr, "sysptd export: warning: %s: %llu stacks end in \"[stack cut]\": "
+		        "deeper than 1024 frames, a parent missing or looping, or more frames than "
+		        "128 per callsite row in all (a damaged or forged file)\n", job->path,
+		        (unsigned long long)stats.stacks_cut);
 	status = SPTD_EXIT_OK;
 out:
 	sptd_store_destroy(st);

@@ -297,12 +297,13 @@ static int parse_args(int argc, char **argv, struct script_args *a)
 }
 
 /* --time A,B against the incident's window.  SPTD_EXIT_USAGE (printed). */
-static int resolve_time(struct script_args *a, struct sptd_store *st)
+static int resolve_time(struct script_args *a, struct sptd_store *st, const char *path)
 {
 	char start[64], end[64];
 	const char *comma = strchr(a->time, ',');
 	int64_t ws = 0, we = 0, zero;
 	size_t n;
+	int have;
 
 	if (!comma || strchr(comma + 1, ',') || (size_t)(comma - a->time) >= sizeof(start) ||
 	    strlen(comma + 1) >= sizeof(end)) {
@@ -314,8 +315,15 @@ static int resolve_time(struct script_args *a, struct sptd_store *st)
 	memcpy(start, a->time, n);
 	start[n] = '\0';
 	snprintf(end, sizeof(end), "%s", comma + 1);
-	sptd_store_meta_get_int(st, "window_start", &ws);
-	sptd_store_meta_get_int(st, "window_end", &we);
+	have = sptd_store_meta_get_int(st, "window_start", &ws) == 0;
+	have = sptd_store_meta_get_int(st, "window_end", &we) == 0 && have;
+	if (have && we < ws) {
+		/* as query's reports: the file's fault, not the request's */
+		fprintf(stderr, "sysptd script: %s: the recording window ends before it starts "
+		        "(window_start %lld, window_end %lld): the file was damaged or forged\n",
+		        path, (long long)ws, (long long)we);
+		return SPTD_EXIT_BADFILE;
+	}
 	zero = a->o.reltime ? ws : 0;
 	if ((start[0] && parse_time(start, ws, we, zero, &a->o.start_ns) < 0) ||
 	    (end[0] && parse_time(end, ws, we, zero, &a->o.end_ns) < 0)) {
@@ -354,7 +362,7 @@ static int script_job_run(void *arg)
 	}
 	if (a->timeout)
 		sptd_store_set_time_limit(st, a->timeout);
-	if (a->time && (status = resolve_time(a, st)))
+	if (a->time && (status = resolve_time(a, st, job->path)))
 		goto out;
 	rc = sptd_query_script(st, &a->o, stdout, err, sizeof(err));
 	if (rc < 0) {

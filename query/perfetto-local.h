@@ -170,7 +170,16 @@ struct sptd_query_pf {
 	struct sptd_query_imap names;         /* symbol id -> event name iid */
 	struct sptd_query_imap strings;       /* string key -> debug string iid */
 	struct sptd_query_imap stacks;        /* callsite id -> debug string iid */
+	int64_t stack_budget;                 /* frames stack texts may still hold;
+	                                       * -1 until the first stack */
 };
+
+/* Frames all the stack texts of one export may hold: per callsite row as
+ * many as perf's default --max-stack (127) and a margin.  Each distinct
+ * leaf's text holds its whole stack, so a hostile chain of N callsites,
+ * each a sample's leaf, asked for N x 1024 frames: 2 GB of trace from a
+ * 2 MB file. */
+#define SPTD_PF_STACK_BUDGET(CALLSITES) ((int64_t)(CALLSITES) * 128 + ((int64_t)1 << 20))
 
 /* ---- what every writer shares (perfetto_common.c) -------------------------- */
 

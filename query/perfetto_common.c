@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "perfetto-local.h"
+#include "query-local.h"
 
 /* TracePacket */
 #define TP_TIMESTAMP        8
@@ -29,11 +30,9 @@ int sptd_query_pf_fail(struct sptd_query_pf *pf, int rc, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (pf->err && pf->errlen) {
-		va_start(ap, fmt);
-		vsnprintf(pf->err, pf->errlen, fmt, ap);
-		va_end(ap);
-	}
+	va_start(ap, fmt);
+	rc = sptd_query_verr(pf->err, pf->errlen, rc, fmt, ap);
+	va_end(ap);
 	return rc;
 }
 
@@ -122,55 +121,88 @@ const char sptd_query_pf_walk_sql[] =
 	" UNION ALL SELECT c.id, c.parent_id, c.symbol_id, c.addr, chain.n + 1, c.depth"
 	" FROM callsite c JOIN chain ON c.id = chain.parent_id"
 	" WHERE chain.n < 1024 AND c.depth < chain.depth)"
-	" SELECT chain.addr, sym.name, d.path FROM chain"
+	" SELECT chain.addr, sym.name, d.path, chain.parent_id FROM chain"
 	" LEFT JOIN symbol sym ON sym.id = chain.symbol_id"
 	" LEFT JOIN dso d ON d.id = sym.dso_id ORDER BY chain.n";
+
+/* Append printf(@fmt) and a newline to @buf (*len bytes of *cap). */
+static int stack_add(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	if (*len + (size_t)n + 2 > *cap) {
+		size_t want = *cap;
+		char *grown;
+
+		while (*len + (size_t)n + 2 > want)
+			want *= 2;
+		grown = realloc(*buf, want);
+		if (!grown)
+			return -ENOMEM;
+		*buf = grown;
+		*cap = want;
+	}
+	va_start(ap, fmt);
+	vsnprintf(*buf + *len, *cap - *len, fmt, ap);
+	va_end(ap);
+	*len += (size_t)n;
+	(*buf)[(*len)++] = '\n';
+	(*buf)[*len] = '\0';
+	return 0;
+}
 
 int sptd_query_pf_stack_text(struct sptd_query_pf *pf, struct sptd_store_stmt *walk,
                              int64_t callsite, char **text)
 {
 	size_t len = 0, cap = 256;
-	char *buf = malloc(cap), line[512];
-	int rc;
+	char *buf = malloc(cap);
+	int rc, arc = 0, cut = 0;
 
 	if (!buf)
 		return sptd_query_pf_fail(pf, -ENOMEM, "out of memory");
 	buf[0] = '\0';
+	if (pf->stack_budget < 0)
+		pf->stack_budget = SPTD_PF_STACK_BUDGET(sptd_query_pf_count(pf, "callsite"));
 	sptd_store_reset(walk);
 	sptd_store_bind_int(walk, 1, callsite);
-	while ((rc = sptd_store_step(walk)) == 1) {
+	while (arc == 0 && (rc = pf->stack_budget > 0 ? sptd_store_step(walk) : 0) == 1) {
 		const char *name = sptd_store_column_text(walk, 1);
 		const char *dso = sptd_store_column_text(walk, 2);
-		size_t n;
+		uint64_t addr = (uint64_t)sptd_store_column_int(walk, 0);
 
 		/* perf script's "-F +dsoff" form: a frame no symbol covers shows its
 		 * dso and offset, "[unknown] (/usr/lib/libz.so.1+0x3f20)"; one in
-		 * no known mapping its address */
+		 * no known mapping its address.  Names are whole, however long
+		 * (C++ templates run to kilobytes). */
 		if (name && dso && strcmp(name, "[unknown]") == 0)
-			n = (size_t)snprintf(line, sizeof(line), "[unknown] (%s+0x%" PRIx64 ")\n", dso,
-			                     (uint64_t)sptd_store_column_int(walk, 0));
+			arc = stack_add(&buf, &len, &cap, "[unknown] (%s+0x%" PRIx64 ")", dso, addr);
 		else if (name)
-			n = (size_t)snprintf(line, sizeof(line), "%s%s%s%s\n", name,
-			                     dso ? " (" : "", dso ? dso : "", dso ? ")" : "");
+			arc = stack_add(&buf, &len, &cap, "%s%s%s%s", name, dso ? " (" : "",
+			                dso ? dso : "", dso ? ")" : "");
 		else
-			n = (size_t)snprintf(line, sizeof(line), "[unknown] (0x%" PRIx64 ")\n",
-			                     (uint64_t)sptd_store_column_int(walk, 0));
-		if (n >= sizeof(line))
-			n = sizeof(line) - 1;
-		if (len + n + 1 > cap) {
-			char *grown;
-
-			while (len + n + 1 > cap)
-				cap *= 2;
-			grown = realloc(buf, cap);
-			if (!grown) {
-				free(buf);
-				return sptd_query_pf_fail(pf, -ENOMEM, "out of memory");
-			}
-			buf = grown;
-		}
-		memcpy(buf + len, line, n + 1);
-		len += n;
+			arc = stack_add(&buf, &len, &cap, "[unknown] (0x%" PRIx64 ")", addr);
+		/* the outermost frame so far still names a parent: the walk
+		 * stopped there (1024 frames, or a depth that does not fall) */
+		cut = sptd_store_column_type(walk, 3) != SPTD_STORE_NULL;
+		pf->stack_budget--;
+	}
+	/* the budget spent before this stack's root (or before its first
+	 * frame) cuts it too */
+	if (pf->stack_budget <= 0 && rc == 0 && (cut || !len))
+		cut = 1;
+	if (arc == 0 && rc == 0 && cut) {
+		arc = stack_add(&buf, &len, &cap, "[stack cut]");
+		pf->stats->stacks_cut++;
+	}
+	if (arc < 0) {
+		free(buf);
+		return sptd_query_pf_fail(pf, arc, "out of memory");
 	}
 	if (rc < 0) {
 		free(buf);

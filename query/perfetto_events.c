@@ -50,6 +50,23 @@
 #define NAME_BLOCKED(SYM) (((int64_t)1 << 62) | ((SYM) & (((int64_t)1 << 62) - 1)))
 #define NAME_BLOCKED_UNKNOWN (INT64_MIN + 1)
 
+/* Interned keys hold 56 bits of a symbol or dso id (STR_KEY) and keep
+ * the values beyond them for their own names (NAME_*): an id outside -1
+ * (no dso) to 2^56 - 2 from a hostile file would take another's name.  0
+ * for a NULL or usable id of column @col, else -EBADMSG naming it. */
+static int key_check(struct sptd_query_pf *pf, struct sptd_store_stmt *stmt, int col,
+                     const char *what)
+{
+	int64_t id = sptd_store_column_int(stmt, col);
+
+	if (sptd_store_column_type(stmt, col) == SPTD_STORE_NULL ||
+	    (id >= -1 && id < (int64_t)0xffffffffffffffLL))
+		return 0;
+	return sptd_query_pf_fail(pf, -EBADMSG, "%s %lld is out of range (-1 to 2^56 - 2): "
+	                          "the file was damaged or written by something else",
+	                          what, (long long)id);
+}
+
 static const char *const arg_names[SPTD_PF_ARG_COUNT_] = {
 	[SPTD_PF_ARG_SYMBOL] = "symbol",     [SPTD_PF_ARG_DSO] = "dso",
 	[SPTD_PF_ARG_KIND] = "kind",         [SPTD_PF_ARG_FLAGS] = "flags",
@@ -249,6 +266,9 @@ int sptd_query_pf_write_slices(struct sptd_query_pf *pf)
 		track = sptd_store_column_type(stmt, 0) == SPTD_STORE_NULL
 		        ? SPTD_PF_UUID(SPTD_PF_TRACK_NOTHREAD, 0)
 		        : SPTD_PF_UUID(SPTD_PF_TRACK_THREAD, sptd_store_column_int(stmt, 0));
+		if ((rc = key_check(pf, stmt, 6, "symbol id")) < 0 ||
+		    (rc = key_check(pf, stmt, 8, "dso id")) < 0)
+			goto out;
 		if ((rc = nest_push(pf, &n, track, ts, &end, depth)) < 0)
 			goto out;
 		intern_begin(pf);
@@ -366,6 +386,8 @@ int sptd_query_pf_write_samples(struct sptd_query_pf *pf)
 		track = sptd_store_column_type(stmt, 2) == SPTD_STORE_NULL
 		        ? SPTD_PF_UUID(SPTD_PF_TRACK_NOTHREAD, 0)
 		        : SPTD_PF_UUID(SPTD_PF_TRACK_THREAD, sptd_store_column_int(stmt, 2));
+		if ((rc = key_check(pf, stmt, 4, "symbol id")) < 0)
+			goto out;
 		intern_begin(pf);
 		rc = has_sym ? intern(pf, &pf->names, ID_EVENT_NAMES,
 		                      sptd_store_column_int(stmt, 4),
@@ -508,12 +530,14 @@ int sptd_query_pf_write_offcpu(struct sptd_query_pf *pf)
 		const char *fn = sptd_store_column_text(stmt, 3);
 		int has_sym = sptd_store_column_type(stmt, 6) != SPTD_STORE_NULL && fn;
 		uint64_t name_iid, stack_iid;
-		char name[300];
+		char name[600];   /* a kernel symbol name is at most 512 bytes */
 
 		if (sptd_store_column_type(stmt, 1) == SPTD_STORE_NULL) {
 			pf->stats->skipped++;
 			continue;
 		}
+		if ((rc = key_check(pf, stmt, 6, "symbol id")) < 0)
+			goto out;
 		snprintf(name, sizeof(name), "blocked: %s", fn ? fn : "[unknown]");
 		intern_begin(pf);
 		rc = intern(pf, &pf->names, ID_EVENT_NAMES,

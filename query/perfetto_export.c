@@ -69,6 +69,7 @@ int sptd_query_export_opts(struct sptd_store *st, FILE *out,
 		stats = &local_stats;
 	memset(stats, 0, sizeof(*stats));
 	memset(&pf, 0, sizeof(pf));
+	pf.stack_budget = -1;
 	pf.err = err;
 	pf.errlen = errlen;
 	if (!st || !out)

@@ -136,11 +136,22 @@ static int64_t gap_tid(int64_t cpu)
 	return cpu >= 0 && cpu < GAP_TID ? GAP_TID + cpu + 1 : GAP_TID;
 }
 
+/* A CPU's thread is its number, its gaps' thread GAP_TID + cpu + 1: a
+ * CPU from GAP_TID up (no machine has one: a hostile file) would share
+ * another's thread.  Its rows are skipped, its gaps go to the all-CPUs
+ * gap thread (gap_tid). */
+static int cpu_ok(int64_t cpu)
+{
+	return cpu >= -1 && cpu < GAP_TID;
+}
+
 static int row_cpu(struct jw *w, struct sptd_store_stmt *s)
 {
 	char name[48];
 	int64_t cpu = sptd_store_column_int(s, 0);
 
+	if (!cpu_ok(cpu))
+		return 0;
 	snprintf(name, sizeof(name), "CPU %" PRId64, cpu);
 	jw_meta(w, "thread_name", SPTD_JSON_CPU_PID, cpu, name);
 	snprintf(name, sizeof(name), "sysptd gaps cpu %" PRId64, cpu);
@@ -150,6 +161,10 @@ static int row_cpu(struct jw *w, struct sptd_store_stmt *s)
 
 static int row_sched(struct jw *w, struct sptd_store_stmt *s)
 {
+	if (!cpu_ok(sptd_store_column_int(s, 0))) {
+		w->pf->stats->skipped++;
+		return 0;
+	}
 	jw_event(w, "X", SPTD_JSON_CPU_PID, sptd_store_column_int(s, 0),
 	         sptd_store_column_text(s, 3) ? sptd_store_column_text(s, 3) : "?");
 	jw_us(w, "ts", sptd_store_column_int(s, 1));
@@ -166,6 +181,11 @@ static int row_irq(struct jw *w, struct sptd_store_stmt *s)
 {
 	char name[160];
 	int soft = (int)sptd_store_column_int(s, 3);
+
+	if (!cpu_ok(sptd_store_column_int(s, 0))) {
+		w->pf->stats->skipped++;
+		return 0;
+	}
 
 	if (soft)
 		snprintf(name, sizeof(name), "softirq %s", sptd_store_column_text(s, 5)

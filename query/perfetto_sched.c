@@ -229,6 +229,16 @@ static int add_idle_switch(struct sptd_query_pf *pf, struct bundle *b, int cpu,
 	                  0, IDLE_PRIO, comm);
 }
 
+
+/* Column @col as a CPU or tid (32 bits in sched events); -1 for NULL or
+ * outside 0..INT32_MAX (a cast put CPU 2^32 + 2's rows on CPU 2). */
+static int int_of(struct sptd_store_stmt *stmt, int col)
+{
+	int64_t v = sptd_store_column_int(stmt, col);
+
+	return sptd_store_column_type(stmt, col) == SPTD_STORE_NULL || v < 0 || v > INT32_MAX
+	       ? -1 : (int)v;
+}
 /* The end of a writer's loop over @stmt (on @table): a step error @rc < 0
  * reported, else the last bundle flushed; @stmt and @b released either
  * way.  0 or -errno. */
@@ -263,7 +273,7 @@ int sptd_query_pf_write_sched(struct sptd_query_pf *pf)
 		goto out;
 	sptd_query_pf_progress(pf, "sched_slice", 0, total);
 	while ((rc = sptd_store_step(stmt)) == 1) {
-		int row_cpu = (int)sptd_store_column_int(stmt, 0);
+		int row_cpu = int_of(stmt, 0);
 		int64_t ts = sptd_store_column_int(stmt, 1);
 		int64_t dur = sptd_store_column_int(stmt, 2);
 		const char *end_state = sptd_store_column_text(stmt, 3);
@@ -280,8 +290,10 @@ int sptd_query_pf_write_sched(struct sptd_query_pf *pf)
 			have_prev = 0;
 			seeded = 0;
 		}
-		if (row_cpu < 0 || sptd_store_column_type(stmt, 5) == SPTD_STORE_NULL) {
-			pf->stats->skipped++; /* no CPU or unknown thread: nothing to switch to */
+		if (row_cpu < 0 || int_of(stmt, 5) < 0) {
+			/* no CPU, or an unknown thread (a CPU or tid beyond int in
+			 * a hostile file too): nothing to switch to */
+			pf->stats->skipped++;
 			continue;
 		}
 		if (!seeded) {
@@ -303,7 +315,7 @@ int sptd_query_pf_write_sched(struct sptd_query_pf *pf)
 				state = 0;
 			}
 		}
-		rc = add_switch(pf, &b, cpu, ts, state, (int)sptd_store_column_int(stmt, 5),
+		rc = add_switch(pf, &b, cpu, ts, state, int_of(stmt, 5),
 		                prio, sptd_store_column_text(stmt, 6));
 		if (rc < 0)
 			goto out;
@@ -365,14 +377,12 @@ int sptd_query_pf_write_wakings(struct sptd_query_pf *pf)
 		int cpu, target, idx;
 		int64_t ts = sptd_store_column_int(stmt, 1);
 
-		if (sptd_store_column_type(stmt, 0) == SPTD_STORE_NULL ||
-		    sptd_store_column_type(stmt, 3) == SPTD_STORE_NULL) {
+		cpu = int_of(stmt, 0);
+		target = sptd_store_column_type(stmt, 2) == SPTD_STORE_NULL ? cpu : int_of(stmt, 2);
+		if (cpu < 0 || target < 0 || int_of(stmt, 3) < 0) {
 			pf->stats->skipped++; /* no CPU known, or no such thread */
 			continue;
 		}
-		cpu = (int)sptd_store_column_int(stmt, 0);
-		target = sptd_store_column_type(stmt, 2) == SPTD_STORE_NULL
-		         ? cpu : (int)sptd_store_column_int(stmt, 2);
 		if ((rc = bundle_for(pf, &b, cpu)) < 0)
 			goto out;
 		idx = sptd_query_smap_intern(&b.comms, sptd_store_column_text(stmt, 4));
@@ -424,7 +434,7 @@ int sptd_query_pf_write_irqs(struct sptd_query_pf *pf)
 		goto out;
 	sptd_query_pf_progress(pf, "irq_slice", 0, total);
 	while ((rc = sptd_store_step(stmt)) == 1) {
-		int cpu = (int)sptd_store_column_int(stmt, 0);
+		int cpu = int_of(stmt, 0);
 		int64_t t = sptd_store_column_int(stmt, 1);
 		int is_exit = (int)sptd_store_column_int(stmt, 2);
 		int soft = (int)sptd_store_column_int(stmt, 3);
@@ -509,9 +519,9 @@ static const char *json_string(const char *p, char *out, size_t cap)
 /* Walk a flat JSON object (@args, from the file: hostile) and, with @ev,
  * write its members as GenericFtraceEvent fields.  0 it parsed, -1 not
  * (then nothing was written only if @ev was NULL: validate first). */
-static int generic_walk(struct sptd_query_pb *ev, const char *args)
+static int walk_fields(struct sptd_query_pb *ev, const char *args, char *name, char *text,
+                       size_t cap)
 {
-	char name[256], text[1024];
 	const char *p = args;
 
 	if (!p || *p++ != '{')
@@ -519,10 +529,10 @@ static int generic_walk(struct sptd_query_pb *ev, const char *args)
 	while (*p && *p != '}') {
 		if (*p == ',')
 			p++;
-		if (*p++ != '"' || !(p = json_string(p, name, sizeof(name))) || *p++ != ':')
+		if (*p++ != '"' || !(p = json_string(p, name, cap)) || *p++ != ':')
 			return -1;
 		if (*p == '"') {
-			if (!(p = json_string(p + 1, text, sizeof(text))))
+			if (!(p = json_string(p + 1, text, cap)))
 				return -1;
 			if (ev) {
 				sptd_query_pb_begin(ev, GE_FIELD);
@@ -565,6 +575,18 @@ static int generic_walk(struct sptd_query_pb *ev, const char *args)
 		}
 	}
 	return *p == '}' ? 0 : -1;
+}
+
+/* walk_fields with buffers as long as @args: no value cut (a 4096-byte
+ * path lost its end at 1023, unmarked); -1 without memory */
+static int generic_walk(struct sptd_query_pb *ev, const char *args)
+{
+	size_t cap = args ? strlen(args) + 1 : 1;
+	char *buf = malloc(2 * cap);
+	int rc = buf ? walk_fields(ev, args, buf, buf + cap, cap) : -1;
+
+	free(buf);
+	return rc;
 }
 
 /* @args as GenericFtraceEvent fields; what does not parse goes in whole

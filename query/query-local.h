@@ -22,6 +22,9 @@
  * that callers can write `return sptd_query_err(err, len, -EINVAL, ...)`. */
 int sptd_query_err(char *err, size_t errlen, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* The same with a va_list; @err may also be one of the arguments. */
+int sptd_query_verr(char *err, size_t errlen, int rc, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
 
 /* Length in bytes of the well-formed UTF-8 sequence at @s (at most @n bytes
  * available), or 0 when the bytes there are not valid UTF-8 (overlongs,

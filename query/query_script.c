@@ -200,7 +200,7 @@ static int in_list(const int *list, size_t n, int64_t v)
 
 /* The tid of the thread in column @col of @ss's row, -1 when NULL or
  * unknown. */
-static int row_tid(struct script *s, struct script_stream *ss, int col)
+static int64_t row_tid(struct script *s, struct script_stream *ss, int col)
 {
 	const struct script_task *t;
 
@@ -225,7 +225,7 @@ static int row_wanted(struct script *s, struct script_stream *ss)
 		}
 	}
 	if (o->ntids) {
-		int a = row_tid(s, ss, 2), b = row_tid(s, ss, 3);
+		int64_t a = row_tid(s, ss, 2), b = row_tid(s, ss, 3);
 
 		if (!(a >= 0 && in_list(o->tids, o->ntids, a)) &&
 		    !(b >= 0 && in_list(o->tids, o->ntids, b)))

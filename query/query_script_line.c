@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "script-local.h"
@@ -81,10 +82,10 @@ const struct script_task *sptd_query_script_task(struct script *s, int64_t utid)
 	}
 	t->utid = utid;
 	t->used = 1;
-	t->tid = (int)sptd_store_column_int(s->thread_stmt, 0);
+	t->tid = sptd_store_column_int(s->thread_stmt, 0);
 	printable(t->comm, sizeof(t->comm), sptd_store_column_text(s->thread_stmt, 1));
 	if (!t->comm[0])
-		snprintf(t->comm, sizeof(t->comm), ":%d", t->tid);
+		snprintf(t->comm, sizeof(t->comm), ":%" PRId64, t->tid);
 	sptd_store_reset(s->thread_stmt);
 	return t;
 }
@@ -112,10 +113,10 @@ static void prefix(struct script *s, struct script_stream *ss)
 	/* both from the file: the difference saturates instead of wrapping */
 	int64_t ts = sptd_sat_sub(ss->ts, s->zero);
 	uint64_t mag = ts < 0 ? (uint64_t)0 - (uint64_t)ts : (uint64_t)ts;
-	char tid[16], when[32];
+	char tid[24], when[32];
 
 	if (t)
-		snprintf(tid, sizeof(tid), "%d", t->tid);
+		snprintf(tid, sizeof(tid), "%" PRId64, t->tid);
 	fprintf(s->out, "%16s %6s ", t ? t->comm : "-", t ? tid : "-");
 	if (sptd_store_column_type(ss->stmt, 1) == SPTD_STORE_NULL)
 		fputs("[---] ", s->out);
@@ -142,7 +143,7 @@ static void task_fields(struct script *s, struct script_stream *ss, int col,
 	const struct script_task *t = col_task(s, ss, col);
 
 	if (t)
-		fprintf(s->out, "%scomm=%s %spid=%d", pfx, t->comm, pfx, t->tid);
+		fprintf(s->out, "%scomm=%s %spid=%" PRId64, pfx, t->comm, pfx, t->tid);
 	else
 		fprintf(s->out, "%scomm=? %spid=?", pfx, pfx);
 }
@@ -226,8 +227,8 @@ static int stack(struct script *s, int64_t id)
 		"SELECT c.parent_id, c.addr, sym.name, d.path, c.depth FROM callsite c "
 		"LEFT JOIN symbol sym ON sym.id = c.symbol_id LEFT JOIN dso d ON d.id = sym.dso_id "
 		"WHERE c.id = ?1";
-	int rc, frames = 0;
-	int64_t depth = INT64_MAX;
+	int rc, frames = 0, cut = 1;
+	int64_t depth = 0;
 
 	if (!s->frame_stmt) {
 		rc = sptd_query_prepare(s->st, sql, &s->frame_stmt, NULL, 0);
@@ -248,7 +249,7 @@ static int stack(struct script *s, int64_t id)
 		/* each caller is one level out (callsite.depth): a parent not
 		 * shallower than its child is a loop in a hostile file (A -> B ->
 		 * A printed as a 1024-frame stack), and the stack ends there */
-		if (sptd_store_column_int(s->frame_stmt, 4) >= depth)
+		if (frames > 1 && sptd_store_column_int(s->frame_stmt, 4) >= depth)
 			break;
 		depth = sptd_store_column_int(s->frame_stmt, 4);
 		name = sptd_store_column_text(s->frame_stmt, 2);
@@ -258,15 +259,23 @@ static int stack(struct script *s, int64_t id)
 		fputs(" (", s->out);
 		sptd_query_script_text(s->out, path ? path : "[unknown]");
 		fputs(")\n", s->out);
-		if (sptd_store_column_type(s->frame_stmt, 0) == SPTD_STORE_NULL)
+		if (sptd_store_column_type(s->frame_stmt, 0) == SPTD_STORE_NULL) {
+			cut = 0;   /* the root: the whole stack was printed */
 			break;
+		}
 		parent = sptd_store_column_int(s->frame_stmt, 0);
 		if (parent == id)
 			break;
 		id = parent;
 	}
 	sptd_store_reset(s->frame_stmt);
-	return rc < 0 ? rc : 0;
+	if (rc < 0)
+		return rc;
+	/* stopped before a root (1024 frames, a loop, a parent not there):
+	 * said, as the export says it */
+	if (cut && frames > 1)
+		fputs("\t[stack cut]\n", s->out);
+	return 0;
 }
 
 /* Another tracepoint's row: "ftrace: col=value ..." (name first when the
@@ -275,16 +284,32 @@ static int stack(struct script *s, int64_t id)
  * fields: "k=v k=v", strings without their quotes; anything else as is. */
 static void json_flat(FILE *out, const char *j)
 {
-	int in_str = 0, key = 1;
-	char buf[4096];
+	int in_str = 0, key = 1, depth = 0;
+	char *buf;
 	size_t n = 0;
 
-	if (!j || *j != '{') {
+	if (!j || *j != '{' || !(buf = malloc(strlen(j) + 1))) {
+		/* not an object (or no memory): as it is */
 		sptd_query_script_text(out, j ? j : "");
 		return;
 	}
-	for (j++; *j && n + 8 < sizeof(buf); j++) {
-		if (in_str) {
+	/* never longer than @j: every byte gives at most one; an object or
+	 * array inside a value is printed as it is, its commas and colons
+	 * included (a '}' of one ended the line and hid what followed) */
+	for (j++; *j; j++) {
+		if (depth > 0) {
+			/* inside a nested value: its bytes as they are, strings
+			 * followed only so that their braces do not count */
+			buf[n++] = *j;
+			if (in_str && *j == '\\' && j[1])
+				buf[n++] = *++j;
+			else if (*j == '"')
+				in_str = !in_str;
+			else if (!in_str && (*j == '{' || *j == '['))
+				depth++;
+			else if (!in_str && (*j == '}' || *j == ']'))
+				depth--;
+		} else if (in_str) {
 			if (*j == '\\' && j[1]) {
 				if (j[1] == 'u') {
 					buf[n++] = '?';
@@ -299,20 +324,24 @@ static void json_flat(FILE *out, const char *j)
 			}
 		} else if (*j == '"') {
 			in_str = 1;
+		} else if (*j == '{' || *j == '[') {
+			depth++;
+			buf[n++] = *j;
+		} else if (*j == '}') {
+			break;
 		} else if (*j == ':' && key) {
 			buf[n++] = '=';
 			key = 0;
 		} else if (*j == ',') {
 			buf[n++] = ' ';
 			key = 1;
-		} else if (*j == '}') {
-			break;
 		} else {
 			buf[n++] = *j;
 		}
 	}
 	buf[n] = '\0';
 	sptd_query_script_text(out, buf);
+	free(buf);
 }
 
 static void line_ftrace(struct script *s, struct script_stream *ss)

@@ -8,14 +8,32 @@
 
 #include "query-local.h"
 
+int sptd_query_verr(char *err, size_t errlen, int rc, const char *fmt, va_list ap)
+{
+	char local[1024], *tmp = local;
+
+	if (!err || errlen == 0)
+		return rc;
+	/* formatted aside first: an argument may be @err itself (a message
+	 * put in front of the one already there), and vsnprintf into its
+	 * own argument is undefined (it garbled the message) */
+	if (errlen > sizeof(local) && !(tmp = malloc(errlen))) {
+		snprintf(err, errlen, "out of memory");
+		return rc;
+	}
+	vsnprintf(tmp, errlen, fmt, ap);
+	memcpy(err, tmp, strlen(tmp) + 1);
+	if (tmp != local)
+		free(tmp);
+	return rc;
+}
+
 int sptd_query_err(char *err, size_t errlen, int rc, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!err || errlen == 0)
-		return rc;
 	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
+	rc = sptd_query_verr(err, errlen, rc, fmt, ap);
 	va_end(ap);
 	return rc;
 }

@@ -45,7 +45,7 @@ enum script_kind {
 struct script_task {
 	int64_t utid;                 /* key (any value a file holds) */
 	int used;                     /* 0: an empty slot */
-	int tid;                      /* its tid, -1 unknown */
+	int64_t tid;                  /* its tid (as the file holds it), -1 unknown */
 	char comm[SCRIPT_COMM_MAX];   /* its name, printable */
 };
 

@@ -255,6 +255,9 @@ struct sptd_query_export_stats {
 	uint64_t processes;      /* process rows */
 	uint64_t clamped;        /* slice ends moved to keep nesting valid (bad input) */
 	uint64_t skipped;        /* rows with nothing to attach them to (see docs) */
+	uint64_t stacks_cut;     /* stacks that end in "[stack cut]": a walk that
+	                          * stopped short of a root, or the export's frame
+	                          * budget spent (SPTD_PF_STACK_BUDGET) */
 };
 
 /* Called between phases and every few thousand rows: @phase names the

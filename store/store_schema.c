@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "store-local.h"
 
@@ -200,6 +201,79 @@ static int key_check(struct sptd_store *st, const struct sptd_store_table_def *t
 	                       (int)(k - t->columns), t->columns);
 }
 
+/* Are table @t's columns (and its indexes) plain stored values under
+ * collations SQLite has?  A generated column passed columns_check (it is
+ * in SELECT *) and then failed readers' statements as if their SQL were
+ * wrong ("integer overflow" from `depth INT AS (...)`: script exited 2);
+ * an unknown collation failed every ORDER BY of its column.  0, or
+ * -EBADMSG naming the table and column. */
+static int decl_check(struct sptd_store *st, const struct sptd_store_table_def *t)
+{
+	static const char sql[] =
+		"SELECT name, hidden, NULL FROM pragma_table_xinfo(?1, 'main') WHERE hidden <> 0 "
+		"UNION ALL SELECT 'index ' || il.name, 0, ix.coll FROM pragma_index_list(?1, 'main') il, "
+		"pragma_index_xinfo(il.name, 'main') ix WHERE ix.coll IS NOT NULL AND "
+		"upper(ix.coll) NOT IN ('BINARY', 'NOCASE', 'RTRIM') "
+		"UNION ALL SELECT name, -1, NULL FROM pragma_table_xinfo(?1, 'main') LIMIT 1";
+	sqlite3_stmt *q = NULL;
+	char name[64] = "", coll[64] = "";
+	const char *collseq = NULL;
+	int rc, hidden = -1, found = 0;
+
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &q, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_text(q, 1, t->name, -1, SQLITE_STATIC);
+		rc = sqlite3_step(q);
+	}
+	if (rc == SQLITE_ROW) {
+		found = 1;
+		snprintf(name, sizeof(name), "%s", sqlite3_column_text(q, 0) ?
+		         (const char *)sqlite3_column_text(q, 0) : "?");
+		hidden = sqlite3_column_int(q, 1);
+		snprintf(coll, sizeof(coll), "%s", sqlite3_column_text(q, 2) ?
+		         (const char *)sqlite3_column_text(q, 2) : "");
+		rc = SQLITE_DONE;
+	}
+	sqlite3_finalize(q);
+	if (rc != SQLITE_DONE)
+		return sptd_store_fail_sqlite(st, rc, "reading the schema");
+	if (!found || hidden == -1) {
+		/* no generated column nor odd index: each column's collation */
+		for (const char *c = t->columns; found && *c; ) {
+			size_t n = strcspn(c, " ,");
+
+			snprintf(name, sizeof(name), "%.*s", (int)n, c);
+			collseq = NULL;
+			/* the name alone for SQLite; "column " once it is shown */
+			if (sqlite3_table_column_metadata(st->db, "main", t->name, name, NULL,
+			                                  &collseq, NULL, NULL, NULL) == SQLITE_OK &&
+			    collseq && strcasecmp(collseq, "BINARY") && strcasecmp(collseq, "NOCASE") &&
+			    strcasecmp(collseq, "RTRIM")) {
+				snprintf(coll, sizeof(coll), "%s", collseq);
+				snprintf(name, sizeof(name), "column %.*s", (int)n, c);
+				break;
+			}
+			c = strchr(c, ',');
+			if (!c)
+				break;
+			c += strspn(c, ", ");
+		}
+		if (!coll[0])
+			return 0;
+	}
+	sptd_store_printable(name, strlen(name));
+	sptd_store_printable(coll, strlen(coll));
+	if (coll[0])
+		return sptd_store_fail(st, -EBADMSG, "%s is not a complete sysptd incident (table %s: "
+		                       "%s uses collation \"%s\", which is not SQLite's): it was "
+		                       "damaged or written by something else", st->path, t->name,
+		                       name, coll);
+	return sptd_store_fail(st, -EBADMSG, "%s is not a complete sysptd incident (table %s: "
+	                       "column %s is %s, not stored): it was damaged or written by "
+	                       "something else", st->path, t->name, name,
+	                       hidden == 1 ? "hidden" : "generated");
+}
+
 /* Does table @t of the opened file have every column sysptd reads and
  * writes?  A file whose schema was edited (or mutated) would otherwise
  * fail later, in some statement, as if the caller's SQL were wrong.
@@ -236,8 +310,11 @@ static int columns_check(struct sptd_store *st, const struct sptd_store_table_de
 		if (sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) == SQLITE_OK)
 			n = sqlite3_column_count(q);
 		sqlite3_finalize(q);
-		if (n == t->ncols)
-			return key_check(st, t);
+		if (n == t->ncols) {
+			int ret = key_check(st, t);
+
+			return ret < 0 ? ret : decl_check(st, t);
+		}
 		return sptd_store_fail(st, -EBADMSG, "%s is not a complete sysptd incident (table %s "
 		                       "has %d columns, sysptd writes %d): it was damaged or written by "
 		                       "something else", st->path, t->name, n, t->ncols);
