@@ -528,15 +528,20 @@ static int rawpt_job_run(void *arg)
 		sptd_store_destroy(st);
 		return SPTD_EXIT_FAIL;
 	}
-	ret = sptd_col_rawpt_import(st, &o);
-	if (ret == -EINVAL || ret == -ENOENT || ret == -EBADMSG) {
-		sptd_store_destroy(st);
-		return ret == -EINVAL ? SPTD_EXIT_USAGE : SPTD_EXIT_BADFILE;
-	}
-	/* the inputs are in the incident: the rest is parsing them */
+	/* root copies the PT in; the images, maps, tasks and schedule are
+	 * the user's files: read and parsed (ELF, symbols, the demangler)
+	 * after root is given up, with what that user may read */
+	ret = sptd_col_rawpt_import_pt(st, &o);
 	if (ret >= 0 && sptd_col_drop_root("import")) {
 		sptd_store_destroy(st);
 		return SPTD_EXIT_FAIL;
+	}
+	if (ret >= 0)
+		ret = sptd_col_rawpt_import_inputs(st, &o);
+	if (ret == -EINVAL || ret == -ENOENT || ret == -EBADMSG || ret == -EACCES) {
+		sptd_store_destroy(st);
+		/* unreadable by the user: missing, for this import */
+		return ret == -EINVAL ? SPTD_EXIT_USAGE : SPTD_EXIT_BADFILE;
 	}
 	if (ret >= 0) {
 		progress_start();

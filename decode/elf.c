@@ -521,12 +521,17 @@ int sptd_dec_elf_span(const char *path, uint64_t *lo, uint64_t *hi)
 	for (i = 0; i < elf->nloads; i++) {
 		const struct sptd_dec_elf_load *l = &elf->loads[i];
 
+		if (l->vaddr > UINT64_MAX - l->memsz) {
+			ret = -ERANGE;  /* a segment past the top of the address space */
+			goto out;
+		}
 		if (l->vaddr < *lo)
 			*lo = l->vaddr;
 		if (l->vaddr + l->memsz > *hi)
 			*hi = l->vaddr + l->memsz;
 	}
 	ret = elf->nloads ? 0 : -EBADMSG;
+out:
 	sptd_dec_elf_close(elf);
 	return ret;
 }

@@ -138,8 +138,8 @@ void sptd_dec_symfile_destroy(struct sptd_dec_symfile *sf);
 int sptd_dec_build_id(const char *path, char *hex, size_t hexlen);
 /* The addresses the PT_LOAD segments of the ELF file @path span: the lowest
  * p_vaddr in *@lo, the highest p_vaddr + p_memsz in *@hi.  -EINVAL, the
- * negative errno of open(2), -EBADMSG not ELF or no PT_LOAD segment, -EIO
- * libelf unusable, -ENOMEM. */
+ * negative errno of open(2), -EBADMSG not ELF or no PT_LOAD segment,
+ * -ERANGE a segment that ends past 2^64, -EIO libelf unusable, -ENOMEM. */
 int sptd_dec_elf_span(const char *path, uint64_t *lo, uint64_t *hi);
 /* The bytes the 64-bit ELF file @path (an ELF core such as /proc/kcore)
  * holds for virtual addresses [@start, @end): from the first PT_LOAD

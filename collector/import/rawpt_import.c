@@ -47,6 +47,25 @@ static FILE *open_input(const char *path)
 	return f;
 }
 
+/* Said after "Permission denied" on a file only root could read. */
+#define NOT_ROOT " (import reads --image, --maps, --tasks and --sched files as the " \
+	"user who ran sudo, else as nobody, never as root: put them where that user may read)"
+
+/* Log why input @path of @option could not be opened (errno as
+ * open_input left it); the error to return: a FIFO, device or directory
+ * is a bad input file (-EBADMSG, exit 6), not a bad command line. */
+static int open_failed(const char *option, const char *path)
+{
+	int e = errno;
+
+	if (e == EINVAL || e == EISDIR) {
+		sptd_col_log(LOG_ERR, "%s %s: not a regular file", option, path);
+		return -EBADMSG;
+	}
+	sptd_col_log(LOG_ERR, "%s %s: %s%s", option, path, strerror(e), e == EACCES ? NOT_ROOT : "");
+	return -e;
+}
+
 static int store_pt(struct sptd_store *st, int cpu, const char *path)
 {
 	FILE *f = open_input(path);
@@ -55,13 +74,15 @@ static int store_pt(struct sptd_store *st, int cpu, const char *path)
 	size_t n;
 
 	if (!f || !buf) {
-		ret = !f ? -errno : -ENOMEM;
+		ret = !f ? open_failed("--pt", path) : -ENOMEM;
 		goto out;
 	}
 	while ((n = fread(buf, 1, PT_CHUNK, f)) > 0 && ret >= 0)
 		ret = sptd_store_raw_pt_add(st, cpu, seq++, buf, n);
-	if (ret >= 0 && ferror(f))
-		ret = -EIO;
+	if (ret >= 0 && ferror(f)) {
+		sptd_col_log(LOG_ERR, "--pt %s: %s", path, strerror(errno));
+		ret = -EBADMSG;
+	}
 out:
 	if (f)
 		fclose(f);
@@ -70,14 +91,45 @@ out:
 }
 
 /* Lowest and highest address of the PT_LOAD segments of an ELF (decode/
- * reads it); 1 if @path is ELF, 0 if not, -errno on a read failure. */
+ * reads it); 1 if @path is ELF, 0 if not, else an error logged: -ENOENT,
+ * -EACCES, -ENOMEM, or -EBADMSG a file no image can come from (not a
+ * regular file, a segment past 2^64, no byte in any PT_LOAD). */
 static int elf_span(const char *path, uint64_t *lo, uint64_t *hi)
 {
 	int ret = sptd_dec_elf_span(path, lo, hi);
 
 	if (ret == -EBADMSG)
 		return 0;
-	return ret < 0 ? ret : 1;
+	if (ret == -ENXIO || ret == -EISDIR) {
+		sptd_col_log(LOG_ERR, "--image %s: not a regular file", path);
+		return -EBADMSG;
+	}
+	if (ret == -ERANGE) {
+		sptd_col_log(LOG_ERR, "--image %s: a PT_LOAD segment ends past the top of the "
+		             "address space", path);
+		return -EBADMSG;
+	}
+	if (ret < 0) {
+		sptd_col_log(LOG_ERR, "--image %s: %s%s", path, strerror(-ret),
+		             ret == -EACCES ? NOT_ROOT : "");
+		return ret == -ENOENT || ret == -EACCES || ret == -ENOMEM ? ret : -EBADMSG;
+	}
+	if (*hi <= *lo) {
+		sptd_col_log(LOG_ERR, "--image %s: its PT_LOAD segments hold no byte", path);
+		return -EBADMSG;
+	}
+	return 1;
+}
+
+/* Is [@addr, @addr + @size) inside the address space?  Logged if not. */
+static int fits(const char *path, uint64_t addr, uint64_t size)
+{
+	if (size && addr <= UINT64_MAX - size)
+		return 1;
+	sptd_col_log(LOG_ERR, "--image %s@0x%" PRIx64 ": %s", path, addr,
+	             size ? "the image would end past the top of the address space"
+	                  : "the file is empty");
+	return 0;
 }
 
 /* FILE@ADDR:PID: a dso + raw_mmap row of @pid, the file read at decode time
@@ -92,20 +144,20 @@ static int store_pid_image(struct sptd_store *st, int64_t dso_id, const char *pa
 	int is_elf;
 
 	if (stat(path, &sb) != 0) {
-		sptd_col_log(LOG_ERR, "--image %s: %s\n", path, strerror(errno));
+		sptd_col_log(LOG_ERR, "--image %s: %s", path, strerror(errno));
 		return -ENOENT;
 	}
 	if (sb.st_size <= 0) {
-		sptd_col_log(LOG_ERR, "--image %s is empty\n", path);
+		sptd_col_log(LOG_ERR, "--image %s is empty", path);
 		return -EBADMSG;
 	}
 	is_elf = elf_span(path, &lo, &hi);
-	if (is_elf < 0) {
-		sptd_col_log(LOG_ERR, "--image %s: %s\n", path, strerror(-is_elf));
+	if (is_elf < 0)
 		return is_elf;
-	}
 	if (!is_elf)
 		lo = 0;
+	if (!fits(path, addr, (uint64_t)sb.st_size))
+		return -EBADMSG;
 	return sptd_store_raw_mmap_add(st, pid, addr, addr + (uint64_t)sb.st_size, 0, dso_id,
 	                               (int64_t)(addr - lo));
 }
@@ -127,7 +179,7 @@ static int store_image(struct sptd_store *st, int64_t dso_id, const char *spec)
 		if (errno || end == at + 1 || (*end && *end != ':') ||
 		    (*end == ':' && sptd_col_parse_int(end + 1, 0, INT_MAX, &v) < 0)) {
 			sptd_col_log(LOG_ERR, "bad address in --image '%s' "
-			        "(hex, e.g. @0x400000, optionally :PID)\n", spec);
+			        "(hex, e.g. @0x400000, optionally :PID)", spec);
 			return -EINVAL;
 		}
 		if (*end == ':')
@@ -136,17 +188,13 @@ static int store_image(struct sptd_store *st, int64_t dso_id, const char *spec)
 	} else {
 		snprintf(path, sizeof(path), "%s", spec);
 	}
-	if (!realpath(path, real)) {
-		sptd_col_log(LOG_ERR, "--image %s: %s\n", path, strerror(errno));
-		return -errno;
-	}
+	if (!realpath(path, real))
+		return open_failed("--image", path);
 	is_elf = has_addr ? 0 : elf_span(real, &lo, &hi);
-	if (is_elf < 0) {
-		sptd_col_log(LOG_ERR, "--image %s: %s\n", real, strerror(-is_elf));
+	if (is_elf < 0)
 		return is_elf;
-	}
 	if (!has_addr && !is_elf) {
-		sptd_col_log(LOG_ERR, "--image %s is not ELF: give its address as FILE@ADDR\n", real);
+		sptd_col_log(LOG_ERR, "--image %s is not ELF: give its address as FILE@ADDR", real);
 		return -EINVAL;
 	}
 	ret = sptd_store_dso_add(st, dso_id, real, NULL);
@@ -162,12 +210,16 @@ static int store_image(struct sptd_store *st, int64_t dso_id, const char *spec)
 		long size;
 
 		if (!f)
-			return -errno;
-		ret = -EIO;
-		if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0) {
+			return open_failed("--image", real);
+		ret = -EBADMSG;
+		if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0)
+			sptd_col_log(LOG_ERR, "--image %s: %s", real, strerror(errno));
+		else if (fits(real, addr, (uint64_t)size)) {
 			buf = malloc((size_t)size);
 			ret = !buf ? -ENOMEM :
-			      fread(buf, 1, (size_t)size, f) == (size_t)size ? 0 : -EIO;
+			      fread(buf, 1, (size_t)size, f) == (size_t)size ? 0 : -EBADMSG;
+			if (ret == -EBADMSG)
+				sptd_col_log(LOG_ERR, "--image %s: shorter than its size", real);
 			if (ret == 0)
 				ret = sptd_store_raw_image_add(st, dso_id, addr, buf, (size_t)size);
 			if (ret == 0)
@@ -191,11 +243,8 @@ static int for_each_line(const char *option, const char *path, line_fn fn, void 
 	char line[PATH_MAX + 128];
 	int lineno = 0, ret = 0;
 
-	if (!f) {
-		ret = -errno;
-		sptd_col_log(LOG_ERR, "%s %s: %s\n", option, path, strerror(errno));
-		return ret;
-	}
+	if (!f)
+		return open_failed(option, path);
 	while (ret >= 0 && fgets(line, sizeof(line), f)) {
 		char *p = line;
 
@@ -234,22 +283,25 @@ static int maps_line(void *arg, const char *path, int lineno, char *line)
 
 	if (sscanf(line, "%d %llx %llx %llx %4095s", &pid, &start, &end, &pgoff, file) != 5 ||
 	    pid < 0 || end <= start) {
-		sptd_col_log(LOG_ERR, "%s:%d: want PID 0xSTART 0xEND 0xPGOFF PATH\n",
+		sptd_col_log(LOG_ERR, "%s:%d: want PID 0xSTART 0xEND 0xPGOFF PATH",
 		        path, lineno);
 		return -EBADMSG;
 	}
 	if (file[0] == '[')
 		return 0;
 	if (!realpath(file, real)) {
-		sptd_col_log(LOG_ERR, "%s:%d: %s: %s\n", path, lineno, file, strerror(errno));
-		return -ENOENT;
+		int e = errno;
+
+		sptd_col_log(LOG_ERR, "%s:%d: %s: %s%s", path, lineno, file, strerror(e),
+		             e == EACCES ? NOT_ROOT : "");
+		return e == EACCES ? -EACCES : -ENOENT;
 	}
 	ret = sptd_dec_symfile_load_elf(real, &sf);
 	if (ret >= 0)
 		ret = sptd_dec_symfile_bias(sf, start, pgoff, &bias);
 	sptd_dec_symfile_destroy(sf);
 	if (ret < 0) {
-		sptd_col_log(LOG_ERR, "%s:%d: %s: %s\n", path, lineno, real,
+		sptd_col_log(LOG_ERR, "%s:%d: %s: %s", path, lineno, real,
 		        ret == -ENOENT ? "no program header maps that offset" :
 		        ret == -EBADMSG ? "not an ELF file" : strerror(-ret));
 		return ret == -ENOMEM ? ret : -EBADMSG;
@@ -292,7 +344,7 @@ static int tasks_line(void *st, const char *path, int lineno, char *line)
 	int pid, tid, k = sscanf(line, "%d %d %63s %63s", &pid, &tid, a, b);
 
 	if (k < 2 || pid < 0 || tid < 0) {
-		sptd_col_log(LOG_ERR, "%s:%d: want PID TID [0xCR3] COMM\n", path, lineno);
+		sptd_col_log(LOG_ERR, "%s:%d: want PID TID [0xCR3] COMM", path, lineno);
 		return -EBADMSG;
 	}
 	/* a CR3 column is recognised by its 0x; the comm follows it */
@@ -309,7 +361,7 @@ static int sched_line(void *st, const char *path, int lineno, char *line)
 
 	if (sscanf(line, "%lld %d %d %d %n", &ts, &cpu, &prev, &next, &used) < 4 ||
 	    cpu < 0 || prev < 0 || next < 0) {
-		sptd_col_log(LOG_ERR, "%s:%d: want TS_NS CPU PREV_TID NEXT_TID NEXT_COMM\n",
+		sptd_col_log(LOG_ERR, "%s:%d: want TS_NS CPU PREV_TID NEXT_TID NEXT_COMM",
 		        path, lineno);
 		return -EBADMSG;
 	}
@@ -350,7 +402,7 @@ static int store_meta(struct sptd_store *st, const struct sptd_col_rawpt_opts *o
 	return ret;
 }
 
-int sptd_col_rawpt_import(struct sptd_store *st, const struct sptd_col_rawpt_opts *o)
+int sptd_col_rawpt_import_pt(struct sptd_store *st, const struct sptd_col_rawpt_opts *o)
 {
 	int ret, i;
 
@@ -359,6 +411,15 @@ int sptd_col_rawpt_import(struct sptd_store *st, const struct sptd_col_rawpt_opt
 	ret = store_meta(st, o);
 	for (i = 0; i < o->npt && ret >= 0; i++)
 		ret = store_pt(st, i, o->pt[i]);
+	return ret;
+}
+
+int sptd_col_rawpt_import_inputs(struct sptd_store *st, const struct sptd_col_rawpt_opts *o)
+{
+	int ret = 0, i;
+
+	if (!st || !o)
+		return -EINVAL;
 	for (i = 0; i < o->nimage && ret >= 0; i++)
 		ret = store_image(st, i + 1, o->image[i]);
 	if (ret >= 0 && o->maps) {

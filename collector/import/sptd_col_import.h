@@ -83,11 +83,15 @@ struct sptd_col_rawpt_opts {
 	const char *command;             /* argv joined, for meta "command" */
 };
 
-/* Write @o's PT files, images, maps, tasks and schedule with meta into the
- * raw tables of @st (a store being created).  -EINVAL an image spec the
- * command line got wrong, -EBADMSG a malformed --maps/--tasks/--sched line
- * or an empty image (the input's fault), -ENOENT/-EACCES an unreadable file
- * (all logged), store errors. */
-int sptd_col_rawpt_import(struct sptd_store *st, const struct sptd_col_rawpt_opts *o);
+/* Write @o's meta and PT files into the raw tables of @st (a store being
+ * created): what root copies in.  -EINVAL no PT, -ENOENT/-EACCES an
+ * unreadable file (logged), store errors. */
+int sptd_col_rawpt_import_pt(struct sptd_store *st, const struct sptd_col_rawpt_opts *o);
+/* Then its images, maps, tasks and schedule: files the invoking user
+ * names, read and parsed after root is given up (docs/SECURITY.md).
+ * -EINVAL an image spec the command line got wrong, -EBADMSG a malformed
+ * --maps/--tasks/--sched line or an unusable image (the input's fault),
+ * -ENOENT/-EACCES an unreadable file (all logged), store errors. */
+int sptd_col_rawpt_import_inputs(struct sptd_store *st, const struct sptd_col_rawpt_opts *o);
 
 #endif /* SPTD_COL_IMPORT_H */

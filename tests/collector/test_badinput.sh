@@ -13,6 +13,8 @@ FIX=${SPTD_FIXTURES:-}/real-pt
 command -v sqlite3 >/dev/null || { echo "SKIP: no sqlite3 shell (scripts/install-deps.sh)" >&2; exit 77; }
 
 work=$(mktemp -d /tmp/sptd-badinput-XXXXXX)
+# import reads its --image/--maps/--tasks/--sched files as nobody (as root)
+chmod 755 "$work"
 trap 'rm -rf "$work"' EXIT
 # ok, bad, expect STATUS PATTERN -- command...
 # shellcheck source=../lib/expect.sh

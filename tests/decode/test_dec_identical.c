@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -236,6 +237,9 @@ int main(int argc, char **argv)
 		perror("mkdtemp");
 		return 1;
 	}
+	/* import reads --image, --maps, --tasks and --sched after giving up
+	 * root (as nobody from a root login): they must be readable to it */
+	chmod(tmp, 0755);
 	ran += perfdata_cases(sysptd, tmp);
 	for (size_t i = 0; i < GOLDEN_NCASES + sizeof(more_cases) / sizeof(more_cases[0]); i++) {
 		const struct golden_case *c = i < GOLDEN_NCASES ? &golden_cases[i]

@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -140,6 +141,9 @@ int main(int argc, char **argv)
 		perror("mkdtemp");
 		return 1;
 	}
+	/* import reads --image, --maps, --tasks and --sched after giving up
+	 * root (as nobody from a root login): they must be readable to it */
+	chmod(tmp, 0755);
 	snprintf(dir, sizeof(dir), "%s/gen", tmp);
 	snprintf(log, sizeof(log), "%s/log", tmp);
 	snprintf(incident, sizeof(incident), "%s/x.incident", tmp);

@@ -24,6 +24,8 @@ tp=${SPTD_TRACE_PROCESSOR:-$(dirname "$0")/../../../shared/tools/perfetto/trace_
 
 [ "$(id -u)" = 0 ] || { echo "SKIP: sptd-ptgen needs ptrace (root)"; exit 77; }
 work=$(mktemp -d /var/tmp/sptd-power-XXXXXX)
+# import reads its --image/--maps/--tasks/--sched files as nobody (as root)
+chmod 755 "$work"
 trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }

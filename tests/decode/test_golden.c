@@ -26,6 +26,7 @@
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -165,6 +166,9 @@ int main(int argc, char **argv)
 		perror("mkdtemp");
 		return 1;
 	}
+	/* import reads --image, --maps, --tasks and --sched after giving up
+	 * root (as nobody from a root login): they must be readable to it */
+	chmod(tmp, 0755);
 	for (i = 0; i < GOLDEN_NCASES; i++) {
 		int k, want = argc == 3, rc;
 

@@ -226,9 +226,11 @@ status_of_child "$q" >"$work/creds2" || bad "no child process for sudo query"
 kill "$q" 2>/dev/null
 wait "$q" 2>/dev/null
 check 'grep -q "^Uid:[[:space:]]*$atk_uid[[:space:]]" "$work/creds2"' "sudo query not run as the user: $(cat "$work/creds2")"
-# it really cannot read what only root can: the ELF image of a raw PT
-# import, read when the trace is decoded (after the drop), in a root-only
-# directory: its code becomes a gap ("Permission denied"); the same image
+# it really cannot read what only root can: the images of a raw PT import
+# are read after the drop.  A root-only ELF image, or a root-only flat one
+# (FILE@ADDR, whose bytes go into the incident: before, root copied them
+# in, and any reader of the incident could read them), in a root-only
+# directory: exit 6, "Permission denied", no incident; the same ELF image
 # where nobody may read it decodes all 8 instructions
 hello=${SPTD_FIXTURES:-/nonexistent}/real-pt/drpt2trace-hello
 if [ -r "$hello/pt.bin" ]; then
@@ -237,21 +239,26 @@ if [ -r "$hello/pt.bin" ]; then
 	chmod 711 "$work"
 	cp "$hello/hello" "$work/rootonly/hello"
 	chmod 600 "$work/rootonly/hello"
+	echo "TOP SECRET" >"$work/rootonly/secret"
+	chmod 600 "$work/rootonly/secret"
 	cp "$hello/hello" "$work/open/hello"
 	chmod 644 "$work/open/hello"
-	for where in rootonly open; do
-		"$BIN" import --pt "$hello/pt.bin" --image "$work/$where/hello" --cpu-id 6/85/4 \
-			-o "$work/$where.db" >/dev/null 2>"$work/$where.err"
-		echo $? >"$work/$where.st"
+	for where in rootonly/hello rootonly/secret@0x1000 open/hello; do
+		name=$(echo "$where" | tr '/@' '__')
+		"$BIN" import --pt "$hello/pt.bin" --image "$work/$where" --cpu-id 6/85/4 \
+			-o "$work/$name.db" >/dev/null 2>"$work/$name.err"
+		echo $? >"$work/$name.st"
 	done
 	chmod 700 "$work"
 	ins() { "$BIN" query "$1" "SELECT value FROM stats WHERE name = 'instructions'" \
 	        --format csv | tail -n 1; }
-	check '[ "$(cat "$work/rootonly.st")" = 0 ] && grep -q "Permission denied" "$work/rootonly.err"' \
-		"import read a root-only image after dropping root: $(cat "$work/rootonly.err")"
-	check '[ "$(ins "$work/rootonly.db")" != 8 ]' "the root-only image was decoded"
-	check '[ "$(cat "$work/open.st")" = 0 ] && [ "$(ins "$work/open.db")" = 8 ]' \
-		"import of a readable image: $(cat "$work/open.err")"
+	for name in rootonly_hello rootonly_secret_0x1000; do
+		check '[ "$(cat "$work/$name.st")" = 6 ] && grep -q "Permission denied" "$work/$name.err"' \
+			"import read a root-only --image ($name) as root: $(cat "$work/$name.st" "$work/$name.err")"
+		check '[ ! -e "$work/$name.db" ]' "an incident of a root-only --image ($name)"
+	done
+	check '[ "$(cat "$work/open_hello.st")" = 0 ] && [ "$(ins "$work/open_hello.db")" = 8 ]' \
+		"import of a readable image: $(cat "$work/open_hello.err")"
 else
 	echo "note: fixtures not found (SPTD_FIXTURES): the root-only image case did not run" >&2
 fi
