@@ -53,6 +53,46 @@ static const struct {
 	{ "plain_c_function", "plain_c_function", NULL },
 };
 
+/* "_Z1f1aIS_S_E" + @groups of "1aI<S>S>E", each naming the previous
+ * template id twice: the demangled text doubles with every group. */
+static void doubling_name(int groups, char *out, size_t len)
+{
+	static const char digits[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	size_t n = (size_t)snprintf(out, len, "_Z1f1aIS_S_E");
+
+	for (int k = 1; k <= groups && n < len; k++) {
+		int id = 2 * k - 2;   /* S<id in base 36>_ names substitution id + 1 */
+		char sub[16];
+
+		if (id < 36)
+			snprintf(sub, sizeof(sub), "S%c_", digits[id]);
+		else
+			snprintf(sub, sizeof(sub), "S%c%c_", digits[id / 36], digits[id % 36]);
+		n += (size_t)snprintf(out + n, len - n, "1aI%s%sE", sub, sub);
+	}
+}
+
+/* A hostile symbol table's name whose demangled text is 2^40 times its
+ * own: before, the demangler ran until killed (gigabytes and growing);
+ * now a text past 64 KiB is left mangled at once (a hang here is ctest's
+ * timeout).  Ten groups (26 KB) still demangle, as c++filt does. */
+static void test_doubling(int have_cxxfilt)
+{
+	static char name[32768], filt[32768];
+	char mangled[1024];
+
+	doubling_name(40, mangled, sizeof(mangled));
+	CHECK_INT(sptd_dec_demangle(mangled, name, sizeof(name)), -EINVAL);
+	CHECK_STR(name, mangled);
+	doubling_name(10, mangled, sizeof(mangled));
+	CHECK(sptd_dec_demangle(mangled, name, sizeof(name)) > 0);
+	CHECK_INT(strlen(name), 26568);
+	if (have_cxxfilt) {
+		cxxfilt(NULL, mangled, filt, sizeof(filt));
+		CHECK_STR(name, filt);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct sptd_dec_symfile *sf = NULL;
@@ -83,5 +123,6 @@ int main(int argc, char **argv)
 		CHECK_INT(sym.addr, addr);
 	}
 	sptd_dec_symfile_destroy(sf);
+	test_doubling(have_cxxfilt);
 	return SPTD_TEST_END();
 }
