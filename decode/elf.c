@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -474,6 +475,20 @@ int sptd_dec_elf_has_symtab(struct sptd_dec_elf *elf)
 }
 
 /* ---- path-based helpers (sptd_dec.h) ------------------------------------------- */
+
+int sptd_dec_build_id_match(const char *a, const char *b)
+{
+	size_t la, lb;
+
+	if (!a || !b || !a[0] || !b[0])
+		return 0;
+	la = strlen(a);
+	lb = strlen(b);
+	if (la == lb)
+		return strcasecmp(a, b) == 0;
+	/* perf's and the kernel's 20 bytes of a longer id */
+	return (la == 40 || lb == 40) && strncasecmp(a, b, 40) == 0;
+}
 
 int sptd_dec_build_id(const char *path, char *hex, size_t hexlen)
 {

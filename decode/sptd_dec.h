@@ -136,6 +136,11 @@ void sptd_dec_symfile_destroy(struct sptd_dec_symfile *sf);
  * -ENODATA no build-id note, -ENAMETOOLONG @hexlen too small, -ENOMEM,
  * -EIO libelf unusable. */
 int sptd_dec_build_id(const char *path, char *hex, size_t hexlen);
+/* Do two build-ids (hex, as above) name the same file?  Equal, or one is
+ * the 40-digit head of the other: the kernel and perf keep 20 bytes of a
+ * longer id (`ld --build-id=sha256`, mold), so a recorded id is the head
+ * of the file's.  NULL or "" matches nothing. */
+int sptd_dec_build_id_match(const char *a, const char *b);
 /* The addresses the PT_LOAD segments of the ELF file @path span: the lowest
  * p_vaddr in *@lo, the highest p_vaddr + p_memsz in *@hi.  -EINVAL, the
  * negative errno of open(2), -EBADMSG not ELF or no PT_LOAD segment,

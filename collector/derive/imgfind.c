@@ -171,7 +171,7 @@ int sptd_col_pt_imgfind_lookup(struct sptd_col_pt_imgfind *f, int64_t dso_id, co
 	if (access(path, R_OK) < 0)
 		return errno == EACCES || errno == EPERM ? -EACCES : -ENOENT;
 	if (build_id && (sptd_dec_build_id(path, bid, sizeof(bid)) < 0 ||
-	                 strcmp(bid, build_id) != 0))
+	                 !sptd_dec_build_id_match(bid, build_id)))
 		return -ESTALE;
 	snprintf(f->where, sizeof(f->where), "%s", path);
 	*where = f->where;

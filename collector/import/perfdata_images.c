@@ -37,7 +37,7 @@ static int acceptable(const char *path, const char *build_id)
 	if (sptd_dec_symfile_load_elf(path, &sf) < 0)
 		return 0;
 	have = sptd_dec_symfile_build_id(sf);
-	ok = !have || strncmp(have, build_id, strlen(have)) == 0;
+	ok = !have || sptd_dec_build_id_match(have, build_id);
 	sptd_dec_symfile_destroy(sf);
 	return ok;
 }

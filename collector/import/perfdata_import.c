@@ -452,7 +452,7 @@ static int store_images(struct pd_ctx *c, int every_task)
 
 	for (i = 0; i < c->nmm && ret >= 0; i++) {
 		struct pd_mmap *m = &c->mm[i];
-		char bid[41], found[PATH_MAX];
+		char bid[129], found[PATH_MAX];   /* a build-id of up to 64 bytes, whole */
 		struct sptd_dec_symfile *sf = NULL;
 		int64_t dso = -1, bias = 0;
 		int is_kernel = m->pid == -1 || strncmp(m->path, "[kernel.kallsyms]", 17) == 0;

@@ -106,7 +106,7 @@ int sptd_col_pt_imgcache_put(const char *dir, const char *path, const char *buil
 		ret = copy_fd(in, nf.fd);
 	snprintf(tmp, sizeof(tmp), "/proc/self/fd/%d", nf.fd);
 	if (ret >= 0 && (sptd_dec_build_id(tmp, bid, sizeof(bid)) < 0 ||
-	                 strcmp(bid, build_id) != 0))
+	                 !sptd_dec_build_id_match(bid, build_id)))
 		ret = -ESTALE;
 	if (ret >= 0) {
 		ret = sptd_col_newfile_commit(&nf, SPTD_COL_NEWFILE_NOREPLACE);
@@ -246,7 +246,7 @@ int sptd_col_pt_images_files(struct sptd_store *st, const char *cache_dir, int p
 		int in_cache = 0;
 
 		/* the file must still be what was mapped */
-		if (d[i].build_id && (!have || strcmp(bid, d[i].build_id) != 0)) {
+		if (d[i].build_id && (!have || !sptd_dec_build_id_match(bid, d[i].build_id))) {
 			missing++;
 			sptd_col_log(LOG_WARNING, "image %s changed or vanished since it was mapped "
 			             "(build-id %s): its code will show as gaps", d[i].path,

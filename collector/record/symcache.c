@@ -159,7 +159,7 @@ static int file_still_same(struct sptd_col_symcache *c, struct sptd_col_symcache
 	if (f->checked_gen == c->gen)
 		return 1;
 	ret = sptd_dec_build_id(where, bid, sizeof(bid));
-	if (ret == -ENODATA ? want != NULL : ret < 0 || !want || strcmp(bid, want) != 0)
+	if (ret == -ENODATA ? want != NULL : ret < 0 || !sptd_dec_build_id_match(bid, want))
 		return 0;
 	f->checked_gen = c->gen;
 	return 1;

@@ -340,6 +340,21 @@ expect 6 "want TS_NS CPU" -- "$BIN" import --pt "$FIX/drpt2trace-hello/pt.bin" \
 	--image "$FIX/drpt2trace-hello/hello" --sched "$work/sched.txt" -o "$work/sched.db"
 expect 2 "bad address" -- "$BIN" import --pt "$FIX/drpt2trace-hello/pt.bin" \
 	--image "$FIX/drpt2trace-hello/hello@nowhere" -o "$work/spec.db"
+# images that cannot be one exited 2 or 1, mostly without a word: a
+# PT_LOAD past 2^64, a FIFO, a device, an empty file (exit 6, said)
+python3 -c 'import struct, sys
+eh = b"\x7fELF\x02\x01\x01" + bytes(9) + struct.pack("<HHIQQQIHHHHHH", 2, 62, 1, 0, 64, 0, 0, 64, 56, 1, 64, 0, 0)
+ph = struct.pack("<IIQQQQQQ", 1, 5, 0, 0xffffffffffff0000, 0xffffffffffff0000, 0x100, 0x20000, 0x1000)
+open(sys.argv[1], "wb").write(eh + ph + bytes(0x100))' "$work/wrap.elf"
+mkfifo "$work/fifo"
+: >"$work/emptyimg"
+for img in "wrap.elf|ends past the top of the address space" "fifo@0x1000|not a regular file" \
+	"emptyimg@0x1000|the file is empty"; do
+	expect 6 "${img#*|}" -- "$BIN" import --pt "$FIX/drpt2trace-hello/pt.bin" \
+		--image "$work/${img%%|*}" --cpu-id 6/85/4 -o "$work/img.db"
+done
+expect 6 "/dev/zero: not a regular file" -- "$BIN" import --pt "$FIX/drpt2trace-hello/pt.bin" \
+	--image /dev/zero@0x1000 --cpu-id 6/85/4 -o "$work/img.db"
 
 # ---- user SQL: no heap bytes, no pointer, no extension, no endless query
 "$BIN" query "$work/good.db" "SELECT '' AS e, 'x' AS f" >"$work/out" 2>&1

@@ -191,6 +191,46 @@ static void test_build_id(void)
 	CHECK_INT(sptd_dec_build_id("/proc/self/exe", small, sizeof(small)), -ENAMETOOLONG);
 }
 
+/* Build-ids of 32 bytes (`ld --build-id=sha256`, mold) reach perf.data and
+ * MMAP2 records as their first 20: both must name the file.  Before, a
+ * file's 64 digits were cut to 40 in the incident and then refused as
+ * "changed since recording" at decode. */
+static void test_build_id_match(void)
+{
+	static const char sha[] =
+		"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+	char dir[64], exe[PATH_MAX], cmd[PATH_MAX + 256], hex[130], head[41];
+
+	CHECK(sptd_dec_build_id_match(sha, sha));
+	snprintf(head, sizeof(head), "%.40s", sha);
+	CHECK(sptd_dec_build_id_match(sha, head));
+	CHECK(sptd_dec_build_id_match(head, sha));
+	CHECK(sptd_dec_build_id_match("ABCDEF", "abcdef"));
+	head[39] = '0';
+	CHECK(!sptd_dec_build_id_match(sha, head));
+	CHECK(!sptd_dec_build_id_match(sha, "000102"));     /* not perf's 20 bytes */
+	CHECK(!sptd_dec_build_id_match("", ""));
+	CHECK(!sptd_dec_build_id_match(NULL, sha));
+	/* a real 32-byte build-id (the size of sha256's), when a compiler is
+	 * here (bookworm's ld has no --build-id=sha256: given in hex) */
+	snprintf(dir, sizeof(dir), "/tmp/sptd-test-sha-XXXXXX");
+	if (!mkdtemp(dir))
+		return;
+	snprintf(exe, sizeof(exe), "%s/sha256", dir);
+	snprintf(cmd, sizeof(cmd), "echo 'int main(void) { return 0; }' | cc -x c - -o '%s' "
+	         "-Wl,--build-id=0x%s 2>/dev/null", exe, sha);
+	if (system(cmd) == 0) {
+		CHECK_INT(sptd_dec_build_id(exe, hex, sizeof(hex)), 0);
+		CHECK_STR(hex, sha);
+		snprintf(head, sizeof(head), "%.40s", hex);
+		CHECK(sptd_dec_build_id_match(hex, head));
+		unlink(exe);
+	} else {
+		fprintf(stderr, "note: no cc: the sha256 build-id binary was not made\n");
+	}
+	rmdir(dir);
+}
+
 static void test_crafted(void)
 {
 	char core[PATH_MAX], elf32[PATH_MAX], junk[PATH_MAX], hex[130];
@@ -297,6 +337,7 @@ int main(void)
 {
 	test_handle();
 	test_build_id();
+	test_build_id_match();
 	test_crafted();
 	test_invalid();
 	return SPTD_TEST_END();
