@@ -154,13 +154,25 @@ static int file_crc32(int fd, uint32_t *crc)
 }
 
 /* The candidate @path opened as ELF, kept only if its CRC-32 is @crc. */
+/* A debuglink candidate is CRC'd whole before it is opened: an ELF file
+ * first, and at most this big (a sparse 4 GiB file beside a binary took
+ * 2.8 s per mapping that named it; real debug files stay well below). */
+#define DEBUGLINK_CRC_MAX (1ull << 30)
+
 static int try_debuglink(const char *path, uint32_t crc, struct sptd_dec_elf **debug)
 {
+	unsigned char magic[4];
+	uint64_t size = 0;
 	uint32_t got;
-	int fd = debug_open(path, NULL), ret;
+	int fd = debug_open(path, &size), ret;
 
 	if (fd < 0)
 		return fd;
+	if (size > DEBUGLINK_CRC_MAX || pread(fd, magic, sizeof(magic), 0) != sizeof(magic) ||
+	    memcmp(magic, "\177ELF", 4) != 0) {
+		close(fd);
+		return -ENOENT;
+	}
 	ret = file_crc32(fd, &got);
 	if (ret < 0 || got != crc) {
 		close(fd);
