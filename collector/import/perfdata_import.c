@@ -225,7 +225,11 @@ static int on_mmap(struct pd_ctx *c, const struct sptd_col_perf_record *r)
 	}
 	if (!r->name || !r->name[0])
 		return 0;   /* an anonymous mapping: no file to find its code in */
-	snprintf(path, sizeof(path), "%s", r->name);
+	if (snprintf(path, sizeof(path), "%s", r->name) >= (int)sizeof(path)) {
+		/* cut, it could name another file: no image (a gap) instead */
+		c->res->images_missing++;
+		return 0;
+	}
 	if (GROW(c->mm, c->nmm, c->capmm) < 0)
 		return -ENOMEM;
 	m = &c->mm[c->nmm];
