@@ -193,6 +193,28 @@ void sptd_col_pd_names_free(struct sptd_col_pd_names *names);
 
 /* ---- perfdata_images.c --------------------------------------------------- */
 
+/* Files loaded for the mappings of one import, the latest
+ * SPTD_COL_PD_LOADED_MAX: a library has two to four mapping records in a
+ * perf.data (a crafted one thousands of the same file), and each load
+ * parses the whole symbol table (and may CRC a debuglink candidate).
+ * Zero-initialised; sptd_col_perfdata_loaded_fini() frees it. */
+#define SPTD_COL_PD_LOADED_MAX 16
+
+struct sptd_col_pd_loaded {
+	struct {
+		char *path;                   /* the file (NULL: slot free) */
+		struct sptd_dec_symfile *sf;  /* its symbols and segments */
+		int err;                      /* or why it could not be loaded */
+	} slot[SPTD_COL_PD_LOADED_MAX];
+	size_t next;                          /* the slot given up next */
+};
+
+/* The symbols of @path, loaded now unless @c has them (borrowed: valid
+ * until the next call or fini): 0 and *@sf, or the load's error. */
+int sptd_col_perfdata_load(struct sptd_col_pd_loaded *c, const char *path,
+                           struct sptd_dec_symfile **sf);
+void sptd_col_perfdata_loaded_fini(struct sptd_col_pd_loaded *c);
+
 /* Resolve @recorded (with hex @build_id or NULL) to a readable file, as
  * perf does: symfs + path, build-id cache, the recorded path itself; a
  * candidate whose build-id differs from @build_id is refused.  1 and

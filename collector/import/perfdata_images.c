@@ -95,3 +95,41 @@ int sptd_col_perfdata_find_image(const struct sptd_col_pd_paths *paths,
 		return take(recorded, out, outlen);
 	return 0;
 }
+
+int sptd_col_perfdata_load(struct sptd_col_pd_loaded *c, const char *path,
+                           struct sptd_dec_symfile **sf)
+{
+	size_t k;
+
+	for (k = 0; k < SPTD_COL_PD_LOADED_MAX; k++) {
+		if (c->slot[k].path && strcmp(c->slot[k].path, path) == 0) {
+			*sf = c->slot[k].sf;
+			return c->slot[k].err;
+		}
+	}
+	k = c->next;
+	c->next = (c->next + 1) % SPTD_COL_PD_LOADED_MAX;
+	free(c->slot[k].path);
+	sptd_dec_symfile_destroy(c->slot[k].sf);
+	c->slot[k].sf = NULL;
+	c->slot[k].path = strdup(path);
+	if (!c->slot[k].path)
+		return -ENOMEM;
+	c->slot[k].err = sptd_dec_symfile_load_elf(path, &c->slot[k].sf);
+	if (c->slot[k].err < 0) {
+		sptd_dec_symfile_destroy(c->slot[k].sf);
+		c->slot[k].sf = NULL;
+	}
+	*sf = c->slot[k].sf;
+	return c->slot[k].err;
+}
+
+void sptd_col_perfdata_loaded_fini(struct sptd_col_pd_loaded *c)
+{
+	for (size_t k = 0; k < SPTD_COL_PD_LOADED_MAX; k++) {
+		free(c->slot[k].path);
+		sptd_dec_symfile_destroy(c->slot[k].sf);
+		c->slot[k].path = NULL;
+		c->slot[k].sf = NULL;
+	}
+}

@@ -448,52 +448,9 @@ static void recorded_build_id(const struct sptd_col_perfdata *pd, const char *pa
 	}
 }
 
-/* Files loaded for the mappings of store_images, the latest few: a
- * library has two to four mapping records in a perf.data (and a crafted
- * one thousands of the same file), and each load parses the whole symbol
- * table (and may CRC a debuglink candidate). */
-#define LOADED_MAX 16
-
-struct loaded {
-	char *path;                   /* the file found (NULL: slot free) */
-	struct sptd_dec_symfile *sf;  /* its symbols and segments */
-	int err;                      /* or why it could not be loaded */
-};
-
-/* The symbols of @found from @cache (loaded now if not there, into the
- * slot the round-robin @next gives up): 0 and *@sf, or the load's error. */
-static int load_cached(struct loaded *cache, size_t *next, const char *found,
-                       struct sptd_dec_symfile **sf)
-{
-	struct loaded *l;
-
-	for (size_t k = 0; k < LOADED_MAX; k++) {
-		if (cache[k].path && strcmp(cache[k].path, found) == 0) {
-			*sf = cache[k].sf;
-			return cache[k].err;
-		}
-	}
-	l = &cache[*next];
-	*next = (*next + 1) % LOADED_MAX;
-	free(l->path);
-	sptd_dec_symfile_destroy(l->sf);
-	l->sf = NULL;
-	l->path = strdup(found);
-	if (!l->path)
-		return -ENOMEM;
-	l->err = sptd_dec_symfile_load_elf(found, &l->sf);
-	if (l->err < 0) {
-		sptd_dec_symfile_destroy(l->sf);
-		l->sf = NULL;
-	}
-	*sf = l->sf;
-	return l->err;
-}
-
 static int store_images(struct pd_ctx *c, int every_task)
 {
-	struct loaded cache[LOADED_MAX] = { { 0 } };
-	size_t next_slot = 0;
+	struct sptd_col_pd_loaded cache = { 0 };
 	int64_t next_dso = 1;
 	size_t i, j;
 	int ret = 0;
@@ -527,7 +484,7 @@ static int store_images(struct pd_ctx *c, int every_task)
 		if (ret < 0)
 			break;
 		if (!is_kernel) {
-			ret = load_cached(cache, &next_slot, found, &sf);
+			ret = sptd_col_perfdata_load(&cache, found, &sf);
 			if (ret == -ENOMEM)
 				break;
 			if (ret >= 0 && sptd_dec_symfile_bias(sf, m->start, m->pgoff, &bias) < 0) {
@@ -557,10 +514,7 @@ static int store_images(struct pd_ctx *c, int every_task)
 			                              m->start, m->start + m->len, m->pgoff, dso, bias);
 		c->res->images++;
 	}
-	for (i = 0; i < LOADED_MAX; i++) {
-		free(cache[i].path);
-		sptd_dec_symfile_destroy(cache[i].sf);
-	}
+	sptd_col_perfdata_loaded_fini(&cache);
 	return ret < 0 ? ret : 0;
 }
 
