@@ -65,6 +65,9 @@ struct sptd_dec_imgfile {
 	dev_t dev;                 /* st_dev of the file */
 	ino_t ino;                 /* st_ino: one descriptor per file */
 	int fd;                    /* open for reading (sptd_dec_file_open) */
+	struct sptd_dec_symfile *sf; /* its symbols, read once for every
+	                              * process that maps it (owned here) */
+	int sf_read;               /* sf was read (NULL: it has none) */
 };
 
 /* A decode session: its inputs, and what a run builds from them. */

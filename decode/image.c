@@ -109,6 +109,15 @@ static int image_keep_fd(struct sptd_dec_session *s, int fd, const struct stat *
 	return fd;
 }
 
+/* The kept file behind descriptor @fd (image_keep_fd's). */
+static struct sptd_dec_imgfile *image_file(struct sptd_dec_session *s, int fd)
+{
+	for (size_t i = 0; i < s->nfiles; i++)
+		if (s->files[i].fd == fd)
+			return &s->files[i];
+	return NULL;
+}
+
 /* Open the user's file @path (sptd_dec_file_open) and keep it for the
  * session; its name for libipt in @fdpath, its size in *@size. */
 static int image_open(struct sptd_dec_session *s, const char *path, char *fdpath,
@@ -183,6 +192,7 @@ int sptd_dec_session_add_elf(struct sptd_dec_session *s, int pid, const char *pa
 {
 	const struct sptd_dec_elf_load *loads;
 	struct sptd_dec_symfile *sf = NULL;
+	struct sptd_dec_imgfile *file;
 	struct sptd_dec_elf *elf = NULL;
 	const char *name;
 	char fdpath[64];
@@ -205,18 +215,29 @@ int sptd_dec_session_add_elf(struct sptd_dec_session *s, int pid, const char *pa
 		err = -EBADMSG;
 		goto out;
 	}
-	/* symbols are a bonus: an ELF without them still decodes */
-	if (sptd_dec_symfile_from_elf(elf, &sf) < 0)
-		sf = NULL;
-	/* the first placed segment owns the symbols */
+	/* symbols are a bonus: an ELF without them still decodes.  Read once
+	 * per file, however many processes map it (libc in every one of a
+	 * system-wide recording), and owned by the kept file */
+	file = image_file(s, fd);
+	if (file && file->sf_read) {
+		sf = file->sf;
+	} else {
+		if (sptd_dec_symfile_from_elf(elf, &sf) < 0)
+			sf = NULL;
+		if (file) {
+			file->sf = sf;
+			file->sf_read = 1;
+		}
+	}
+	/* without a kept file (never so) the first placed segment owns them */
 	for (i = 0, placed = 0; i < n && !err; i++) {
 		if (!loads[i].filesz)
 			continue;
 		err = sptd_dec_image_place(s, pid, fdpath, name, loads[i].offset, loads[i].filesz,
 		                           loads[i].vaddr + (uint64_t)bias, bias, dso_id, sf,
-		                           placed++ == 0);
+		                           !file && placed++ == 0);
 	}
-	if (err < 0 && placed <= 1)
+	if (err < 0 && !file && placed <= 1)
 		sptd_dec_symfile_destroy(sf);
 out:
 	sptd_dec_elf_close(elf);
@@ -241,8 +262,10 @@ void sptd_dec_images_free(struct sptd_dec_session *s)
 	free(s->memfds);
 	s->memfds = NULL;
 	s->nmemfds = 0;
-	for (i = 0; i < s->nfiles; i++)
+	for (i = 0; i < s->nfiles; i++) {
 		close(s->files[i].fd);
+		sptd_dec_symfile_destroy(s->files[i].sf);
+	}
 	free(s->files);
 	s->files = NULL;
 	s->nfiles = 0;
