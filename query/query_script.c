@@ -37,7 +37,9 @@
 	"FROM " TABLE " i WHERE t BETWEEN ?1 AND ?2 "
 
 static const char *const stream_sql[SCRIPT_NKINDS] = {
-	[SCRIPT_RETURN] = SLICE_COLS("sl.ts + sl.dur") "ORDER BY t, sl.depth DESC, sl.id DESC",
+	/* a call of no length prints its return itself (query_script_line.c) */
+	[SCRIPT_RETURN] = SLICE_COLS("sl.ts + sl.dur") "AND (typeof(sl.dur) <> 'integer' OR "
+	                  "sl.dur <> 0) ORDER BY t, sl.depth DESC, sl.id DESC",
 	[SCRIPT_IRQ_EXIT] = IRQ_COLS("i.ts + i.dur", "irq_slice", "irq", "i.ret") "ORDER BY t, i.id",
 	[SCRIPT_SOFTIRQ_EXIT] = IRQ_COLS("i.ts + i.dur", "softirq_slice", "vec", "NULL")
 	                        "ORDER BY t, i.id",
@@ -68,7 +70,9 @@ static const char *const stream_sql[SCRIPT_NKINDS] = {
 		"t.waker_utid IS NOT NULL AND t.ts BETWEEN ?1 AND ?2 ORDER BY t.ts, t.id",
 	[SCRIPT_IRQ_ENTRY] = IRQ_COLS("i.ts", "irq_slice", "irq", "i.ret") "ORDER BY t, i.id",
 	[SCRIPT_SOFTIRQ_ENTRY] = IRQ_COLS("i.ts", "softirq_slice", "vec", "NULL") "ORDER BY t, i.id",
-	[SCRIPT_CALL] = SLICE_COLS("sl.ts") "ORDER BY t, sl.depth, sl.id",
+	/* ids are in call order (pre-order): an interrupt entered at the
+	 * instant of a call came out ahead of it, ordered by depth */
+	[SCRIPT_CALL] = SLICE_COLS("sl.ts") "ORDER BY t, sl.id",
 	/* callsite (the innermost frame) */
 	[SCRIPT_SAMPLE] = "SELECT s.ts, s.cpu, s.utid, NULL, s.callsite_id FROM sample s "
 	                  "WHERE s.ts BETWEEN ?1 AND ?2 ORDER BY s.ts, s.id",

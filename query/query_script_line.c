@@ -402,6 +402,16 @@ int sptd_query_script_line(struct script *s, struct script_stream *ss)
 	case SCRIPT_CALL:
 	case SCRIPT_RETURN:
 		line_call(s, ss, ss->kind == SCRIPT_CALL);
+		/* a call of no length returns at once, before anything else of
+		 * its instant (the returns stream leaves it out): printed after
+		 * the other returns of that instant, it came out ahead of its
+		 * call */
+		if (ss->kind == SCRIPT_CALL && sptd_store_column_type(ss->stmt, 9) == SPTD_STORE_INT &&
+		    sptd_store_column_int(ss->stmt, 9) == 0) {
+			prefix(s, ss);
+			line_call(s, ss, 0);
+			s->lines++;   /* two lines of this row */
+		}
 		break;
 	case SCRIPT_SAMPLE:
 		fprintf(s->out, "%s:\n", s->sample_event);

@@ -279,6 +279,58 @@ static void test_pt(struct sptd_store *st)
 	free(out);
 }
 
+/* Calls and returns of one instant in the order they ran (the audit of
+ * 2026-11-27 against perf script): a call of no length prints its return
+ * right after it (before, every return of an instant came first, its own
+ * too), and calls of an instant go in call order (ids), not by depth. */
+static void test_ties(void)
+{
+	const char *path = tq_path("ties.db");
+	struct sptd_query_script_opts o = all();
+	struct sptd_store *st = NULL;
+	char *out;
+	int rc, ok = 1;
+
+	unlink(path);
+	CHECK_INT(sptd_store_create(path, &st), 0);
+	if (!st)
+		return;
+	ok &= sptd_store_dso_add(st, 1, "/usr/bin/t", NULL) >= 0;
+	ok &= sptd_store_symbol_add(st, 1, "main", 1, 0x1000, 16) >= 0;
+	ok &= sptd_store_symbol_add(st, 2, "a", 1, 0x1010, 16) >= 0;
+	ok &= sptd_store_symbol_add(st, 3, "b", 1, 0x1020, 16) >= 0;
+	ok &= sptd_store_symbol_add(st, 4, "c", 1, 0x1030, 16) >= 0;
+	ok &= sptd_store_thread_add(st, 1, 100, -1, "t") >= 0;
+	/* main [1000, 2000): a (no length) then b at 1500; c (no length) at
+	 * b's end; d (depth 2, in b) at 1500 too, after b's call */
+	ok &= sptd_store_slice_add(st, 1, 1000, 1000, 0, 1, 0, -1, 1, "user", 0) >= 0;
+	ok &= sptd_store_slice_add(st, 2, 1500, 0, 0, 1, 1, 1, 2, "user", 0) >= 0;
+	ok &= sptd_store_slice_add(st, 3, 1500, 100, 0, 1, 1, 1, 3, "user", 0) >= 0;
+	ok &= sptd_store_slice_add(st, 4, 1500, 50, 0, 1, 2, 3, 2, "user", 0) >= 0;
+	ok &= sptd_store_slice_add(st, 5, 1600, 0, 0, 1, 1, 1, 4, "user", 0) >= 0;
+	CHECK(ok);
+	CHECK_INT(sptd_store_commit(st), 0);
+	sptd_store_destroy(st);
+	st = tq_open(path);
+	o.kinds = SPTD_QUERY_EV_CALL;
+	out = script(st, &o, &rc);
+	CHECK_INT(rc, 10);
+	CHECK_STR(out,
+	          "               t    100 [000]     0.000001000: call: main (/usr/bin/t)\n"
+	          "               t    100 [000]     0.000001500: call:   a (/usr/bin/t)\n"
+	          "               t    100 [000]     0.000001500: return:   a (/usr/bin/t) (0 ns)\n"
+	          "               t    100 [000]     0.000001500: call:   b (/usr/bin/t)\n"
+	          "               t    100 [000]     0.000001500: call:     a (/usr/bin/t)\n"
+	          "               t    100 [000]     0.000001550: return:     a (/usr/bin/t) (50 ns)\n"
+	          "               t    100 [000]     0.000001600: return:   b (/usr/bin/t) (100 ns)\n"
+	          "               t    100 [000]     0.000001600: call:   c (/usr/bin/t)\n"
+	          "               t    100 [000]     0.000001600: return:   c (/usr/bin/t) (0 ns)\n"
+	          "               t    100 [000]     0.000002000: return: main (/usr/bin/t) (1.000 us)\n");
+	free(out);
+	sptd_store_destroy(st);
+	unlink(path);
+}
+
 /* An incident of @groups * 5 call slices on 4 threads (as in
  * test_perfetto_big.c) plus sched slices.  0 or -1. */
 static int make_big(const char *path, int groups)
@@ -415,6 +467,7 @@ int main(void)
 	st = tq_open(tq_path("pt.db"));
 	test_pt(st);
 	sptd_store_destroy(st);
+	test_ties();
 	test_big();
 	tq_cleanup(files);
 	return SPTD_TEST_END();
