@@ -51,6 +51,7 @@ struct sptd_dec_switch {
 struct sptd_dec_cpu {
 	uint8_t *data;             /* concatenated chunks */
 	size_t len, cap;           /* used and allocated bytes */
+	int untimed_tid;           /* the task of a trace without timing; 0 none */
 };
 
 /* Key -> symbol id, for giving every function one id per run. */

@@ -493,6 +493,12 @@ int sptd_dec_seg_finish(struct sptd_dec_session *s, int cpu, struct sptd_dec_sti
 			sptd_dec_tplace_apply(st->tplace, &cur, st->flows.spans[i].rec,
 			                      st->flows.spans[i].n, sw, nsw);
 	}
+	/* no timing: the switches could not be placed, and the trace is the
+	 * task's its recording names (sptd_dec_session_set_untimed_tid) */
+	if ((!st->stats.saw_time || s->cfg.no_timing) && s->cpus[cpu].untimed_tid > 0)
+		for (i = 0; i < st->flows.nspans; i++)
+			for (j = 0; j < st->flows.spans[i].n; j++)
+				st->flows.spans[i].rec[j].ev.tid = s->cpus[cpu].untimed_tid;
 	for (i = 0; i < st->flows.nspans && first < 0; i++)
 		for (j = 0; j < st->flows.spans[i].n && first < 0; j++)
 			if (st->flows.spans[i].rec[j].ev.ts >= 0)

@@ -128,6 +128,19 @@ int sptd_dec_session_add_exit(struct sptd_dec_session *s, int tid, int64_t ts)
 	return 0;
 }
 
+int sptd_dec_session_set_untimed_tid(struct sptd_dec_session *s, int cpu, int tid)
+{
+	int ret;
+
+	if (!s || tid <= 0)
+		return -EINVAL;
+	ret = sptd_dec_session_add_pt(s, cpu, NULL, 0);   /* the CPU's entry */
+	if (ret < 0)
+		return ret;
+	s->cpus[cpu].untimed_tid = tid;
+	return 0;
+}
+
 int sptd_dec_session_add_pt(struct sptd_dec_session *s, int cpu, const void *data,
                             size_t len)
 {

@@ -415,6 +415,11 @@ int sptd_dec_session_add_bytes(struct sptd_dec_session *s, int pid, const char *
                                int64_t dso_id);
 /* Task @tid belongs to process @pid (default: pid = tid). */
 int sptd_dec_session_add_task(struct sptd_dec_session *s, int tid, int pid);
+/* The one task @cpu's PT belongs to when that trace has no timing (a
+ * task-bound recording, perf record CMD: its AUXTRACE records name it):
+ * its switches cannot be placed, and without this every record keeps the
+ * task before the first switch (the idle task). */
+int sptd_dec_session_set_untimed_tid(struct sptd_dec_session *s, int cpu, int tid);
 /* On @cpu at @ts (ns) @prev_tid stopped and @next_tid started. */
 int sptd_dec_session_add_switch(struct sptd_dec_session *s, int64_t ts, int cpu,
                                 int prev_tid, int next_tid);

@@ -221,9 +221,39 @@ static int on_switch(void *arg, const struct sptd_store_raw_switch_row *row)
 	return err == -ENOMEM ? err : 0;
 }
 
+/* meta pt_aux_tids ("CPU:TID,..." from a perf.data import): the task each
+ * CPU's trace belongs to when it has no timing.  A malformed entry (the
+ * file's) is left out. */
+static int load_untimed_tids(struct sptd_store *st, struct sptd_dec_session *s)
+{
+	char list[4096], *p, *end;
+	int ret = 0;
+
+	if (sptd_store_meta_get(st, "pt_aux_tids", list, sizeof(list)) < 0)
+		return 0;
+	for (p = list; *p && ret != -ENOMEM; p = *end ? end + 1 : end) {
+		long cpu, tid;
+
+		errno = 0;
+		cpu = strtol(p, &end, 10);
+		if (end == p || *end != ':' || errno)
+			break;
+		p = end + 1;
+		tid = strtol(p, &end, 10);
+		if (end == p || (*end && *end != ',') || errno)
+			break;
+		if (cpu >= 0 && cpu < 4096 && tid > 0 && tid <= INT32_MAX)
+			ret = sptd_dec_session_set_untimed_tid(s, (int)cpu, (int)tid);
+	}
+	return ret == -ENOMEM ? ret : 0;
+}
+
 static int load_timeline(struct sptd_store *st, struct sptd_dec_session *s)
 {
-	int ret = sptd_store_raw_task_each(st, on_task, s);
+	int ret = load_untimed_tids(st, s);
+
+	if (ret >= 0)
+		ret = sptd_store_raw_task_each(st, on_task, s);
 
 	if (ret >= 0)
 		ret = sptd_store_raw_switch_each(st, 0, on_switch, s);

@@ -69,6 +69,7 @@ struct pd_ctx {
 	size_t ngaps, capgaps;
 	int aux_seq[PD_MAX_CPU];          /* next raw_pt seq per CPU */
 	int pt_cpu_tid[PD_MAX_CPU];       /* per-thread buffers: pseudo CPU -> tid */
+	int aux_tid[PD_MAX_CPU];          /* per CPU: AUXTRACE's tid, 0 none, -1 several */
 	int max_cpu;                      /* highest CPU seen */
 	int64_t t_min, t_max;             /* record times seen */
 	int64_t lost, aux_truncated, aux_partial, aux_collision, aux_errors;
@@ -186,6 +187,10 @@ static int on_auxtrace(struct pd_ctx *c, const struct sptd_col_perfdata_rec *r)
 		return 0;
 	if (rcpu != UINT32_MAX) {
 		cpu = (int)rcpu;
+		/* the task a task-bound event traced there (perf record CMD) */
+		if (cpu >= 0 && cpu < PD_MAX_CPU && tid != UINT32_MAX && tid > 0 && tid <= INT32_MAX)
+			c->aux_tid[cpu] = c->aux_tid[cpu] == 0 || c->aux_tid[cpu] == (int)tid
+			                  ? (int)tid : -1;
 	} else {
 		/* per-thread buffers (perf record --per-thread): one pseudo CPU
 		 * each, above the real ones, running that thread */
@@ -520,6 +525,22 @@ static int store_images(struct pd_ctx *c, int every_task)
 
 /* ---- meta ------------------------------------------------------------------- */
 
+/* meta pt_aux_tids, "CPU:TID,...": the one task each CPU's AUXTRACE
+ * records name, for a trace without timing (decode gives it that CPU's
+ * calls; its switches cannot be placed).  None: no key. */
+static int meta_aux_tids(struct pd_ctx *c)
+{
+	char buf[4096];
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int cpu = 0; cpu < PD_MAX_CPU && n < sizeof(buf) - 32; cpu++)
+		if (c->aux_tid[cpu] > 0)
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%d:%d", n ? "," : "", cpu,
+			                      c->aux_tid[cpu]);
+	return n ? sptd_store_meta_set(c->st, "pt_aux_tids", buf) : 0;
+}
+
 static int meta_feature(struct pd_ctx *c, int feat, const char *key)
 {
 	char buf[1024];
@@ -602,6 +623,8 @@ static int store_meta(struct pd_ctx *c)
 	    (int64_t)sptd_col_pd_u32(nr) > cpus)
 		cpus = sptd_col_pd_u32(nr);
 	ret = sptd_store_meta_set(c->st, "source", c->res->has_pt ? "pt" : "sched");
+	if (ret >= 0)
+		ret = meta_aux_tids(c);
 	if (ret >= 0)
 		ret = sptd_store_meta_set(c->st, "clock", "perf");
 	if (ret >= 0)
