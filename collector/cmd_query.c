@@ -8,6 +8,7 @@
  * The files are all opened before anything runs, then read. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -264,10 +265,31 @@ static int parse_args(int argc, char **argv, struct query_args *a)
 
 /* The whole of @path ("-": stdin) as text in *@text (free it).  Exit
  * status with the message printed, or 0. */
+/* @path opened for reading SQL: a regular file only, without blocking on
+ * a FIFO put there (NULL and errno; EINVAL for not a regular file). */
+static FILE *open_sql(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat sb;
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
+	f = fdopen(fd, "r");
+	if (!f)
+		close(fd);
+	return f;
+}
+
 static int read_sql(const char *path, char **text)
 {
 	int is_stdin = strcmp(path, "-") == 0;
-	FILE *f = is_stdin ? stdin : fopen(path, "r");
+	FILE *f = is_stdin ? stdin : open_sql(path);
 	size_t len = 0, cap = 0, n;
 	char *buf = NULL;
 	int status = 0;
@@ -277,7 +299,8 @@ static int read_sql(const char *path, char **text)
 		int e = errno;
 		enum sptd_query_format fmt;
 
-		fprintf(stderr, "sysptd query: -f %s: %s\n", path, strerror(e));
+		fprintf(stderr, "sysptd query: -f %s: %s\n", path,
+		        e == EINVAL ? "not a regular file" : strerror(e));
 		/* the old meaning of -f was --format */
 		if (e == ENOENT && sptd_query_format_parse(path, &fmt) == 0)
 			fprintf(stderr, "sysptd query: -f reads SQL from a FILE; for the output format "
@@ -413,16 +436,22 @@ static int query_job_run(void *arg)
 		}
 		n++;
 	}
-	/* the SQL is the caller's own text (whoever may run this as root may
-	 * read the file anyway): read before the drop, like the incidents */
-	if (a->file || a->sql_stdin) {
-		status = read_sql(a->file ? a->file : "-", &text);
+	/* standard input is the caller's; a -f FILE is read after the drop,
+	 * as that user may read it (a link planted there to /etc/shadow was
+	 * read as root and echoed in the syntax error), never a FIFO */
+	if (a->sql_stdin && !a->file) {
+		status = read_sql("-", &text);
 		if (status)
 			goto out;
 	}
 	if (sptd_col_drop_root("query")) {
 		status = SPTD_EXIT_FAIL;
 		goto out;
+	}
+	if (a->file) {
+		status = read_sql(a->file, &text);
+		if (status)
+			goto out;
 	}
 	if (!n) {
 		status = open_status;

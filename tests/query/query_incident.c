@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sptd_store.h"
@@ -67,6 +68,9 @@ static TQ_UNUSED const char *tq_path(const char *name)
 			perror("mkdtemp");
 			exit(1);
 		}
+		/* query reads -f FILE after giving up root (as nobody from a
+		 * root login): the tests' files must be readable to it */
+		chmod(tq_dir, 0755);
 	}
 	snprintf(path, sizeof(path), "%s/%s", tq_dir, name);
 	return path;

@@ -266,6 +266,19 @@ fi
 "$BIN" query "$dec" "SELECT count(*) FROM sched_slice" --format csv >"$work/q.out" 2>&1
 check '[ $? = 0 ] && [ "$(tail -n 1 "$work/q.out")" -gt 0 ]' "query as nobody on a readable incident: $(cat "$work/q.out")"
 
+# query -f FILE where the attacker chose what FILE is: read after the
+# drop, so a link to /etc/shadow is "Permission denied" (it was read as
+# root and echoed in the syntax error), and a FIFO is refused at once (it
+# blocked the root child for ever)
+as_atk ln -s /etc/shadow "$adir/q.sql"
+as_atk mkfifo "$adir/fifo.sql"
+"$BIN" query "$dec" -f "$adir/q.sql" >"$work/qf.out" 2>&1
+check '[ $? = 4 ] && grep -q "Permission denied" "$work/qf.out" && ! grep -q "^root:" "$work/qf.out" && ! grep -q "root:[^ ]*:[0-9]" "$work/qf.out"' \
+	"query -f a link to /etc/shadow: $(head -c 300 "$work/qf.out")"
+timeout 20 "$BIN" query "$dec" -f "$adir/fifo.sql" >"$work/qf.out" 2>&1
+check '[ $? = 6 ] && grep -q "not a regular file" "$work/qf.out"' \
+	"query -f a FIFO: $(head -c 300 "$work/qf.out")"
+
 # the service: after arming, only its capabilities; it still records
 "$BIN" --window 20ms --trigger timer=3600s -o "$work/caps" >/dev/null 2>"$work/caps.err" &
 svc=$!
