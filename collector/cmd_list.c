@@ -70,7 +70,11 @@ static int list_print(const struct list_item *it)
 	snprintf(name, sizeof(name), "%s", it->name);
 	printable(name);
 	if (!st) {
-		printf("%-44s  unreadable: %s\n", name, it->why);
+		char why[sizeof(it->why)];
+
+		snprintf(why, sizeof(why), "%s", it->why);
+		printable(why);   /* it names the file, as given */
+		printf("%-44s  unreadable: %s\n", name, why);
 		return 1;
 	}
 	sptd_store_meta_get(st, "created", created, sizeof(created));

@@ -26,6 +26,11 @@ int sptd_query_err(char *err, size_t errlen, int rc, const char *fmt, ...)
 int sptd_query_verr(char *err, size_t errlen, int rc, const char *fmt, va_list ap)
 	__attribute__((format(printf, 4, 0)));
 
+/* @text from a file (a name, a schema's SQL) to a terminal: each control
+ * character as '?' (newlines and tabs kept with @keep_lines), so that no
+ * escape sequence or forged line of it reaches the screen. */
+void sptd_query_put_shown(FILE *out, const char *text, int keep_lines);
+
 /* Length in bytes of the well-formed UTF-8 sequence at @s (at most @n bytes
  * available), or 0 when the bytes there are not valid UTF-8 (overlongs,
  * surrogates and truncated sequences included). */

@@ -68,10 +68,12 @@ static int print_lines(struct sptd_query_session *s, const char *sql, const char
 				fputc('\n', s->out);
 				col = 0;
 			}
-			fprintf(s->out, "%s%s", col ? "  " : "", text);
+			fputs(col ? "  " : "", s->out);
+			sptd_query_put_shown(s->out, text, 0);
 			col += (col ? 2 : 0) + w;
 		} else {
-			fprintf(s->out, "%s\n", text);
+			sptd_query_put_shown(s->out, text, 1);
+			fputc('\n', s->out);
 		}
 	}
 	if (rc >= 0 && step < 0) {
@@ -157,8 +159,10 @@ static int dot_command(struct sptd_query_session *s, char *line)
 		else
 			s->opts.format = fmt;
 	} else if (strcmp(cmd, ".incidents") == 0) {
-		for (size_t i = 0; i < s->n; i++)
-			fprintf(s->msg, "%s\n", s->inc[i].label);
+		for (size_t i = 0; i < s->n; i++) {
+			sptd_query_put_shown(s->msg, s->inc[i].label, 0);
+			fputc('\n', s->msg);
+		}
 	} else if (strcmp(cmd, ".read") == 0) {
 		if (n < 2)
 			sptd_query_session_error(s, NULL, ".read needs a FILE", -EINVAL);
@@ -205,9 +209,10 @@ int sptd_query_session_shell(struct sptd_query_session *s, FILE *in, int interac
 	if (!s || !in)
 		return -EINVAL;
 	if (interactive) {
-		fprintf(s->msg, "sysptd query shell on %zu incident%s%s%s.  End SQL with ';'; "
-		        ".help for commands, .quit to leave.\n", s->n, s->n == 1 ? "" : "s",
-		        s->n == 1 ? ": " : "", s->n == 1 ? s->inc[0].label : "");
+		fprintf(s->msg, "sysptd query shell on %zu incident%s%s", s->n, s->n == 1 ? "" : "s",
+		        s->n == 1 ? ": " : "");
+		sptd_query_put_shown(s->msg, s->n == 1 ? s->inc[0].label : "", 0);
+		fputs(".  End SQL with ';'; .help for commands, .quit to leave.\n", s->msg);
 	}
 	for (;;) {
 		char *p;

@@ -127,3 +127,14 @@ void sptd_query_buf_fini(struct sptd_query_buf *b)
 	b->data = NULL;
 	b->len = b->cap = 0;
 }
+
+void sptd_query_put_shown(FILE *out, const char *text, int keep_lines)
+{
+	for (const unsigned char *p = (const unsigned char *)text; p && *p; p++) {
+		int c = *p;
+
+		if ((c < 0x20 && !(keep_lines && (c == '\n' || c == '\t'))) || c == 0x7f)
+			c = '?';
+		fputc(c, out);
+	}
+}

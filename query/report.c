@@ -240,8 +240,10 @@ int sptd_query_report_opts(struct sptd_store *st, const char *name,
 		                 sptd_query_json_string(out, incident, strlen(incident)) < 0))
 			return sptd_query_err(err, errlen, -EIO, "cannot write the output");
 	} else if (incident) {
-		if (fprintf(out, fmt == SPTD_QUERY_TABLE ? "=== %s ===\n" : "# incident: %s\n",
-		            incident) < 0)
+		/* the file's name as given: no control character of it shown */
+		fputs(fmt == SPTD_QUERY_TABLE ? "=== " : "# incident: ", out);
+		sptd_query_put_shown(out, incident, 0);
+		if (fputs(fmt == SPTD_QUERY_TABLE ? " ===\n" : "\n", out) == EOF)
 			return sptd_query_err(err, errlen, -EIO, "cannot write the output");
 	}
 	sec = (flags & SPTD_QUERY_REPORT_CLIPPED) && r->sections_clipped ? r->sections_clipped

@@ -39,6 +39,12 @@ int sptd_store_fail(struct sptd_store *st, int err, const char *fmt, ...)
 	else
 		vsnprintf(open_error, sizeof(open_error), fmt, ap);
 	va_end(ap);
+	/* messages name files and quote them: nothing of a hostile name or
+	 * value may reach a terminal as an escape sequence or a new line */
+	if (st)
+		sptd_store_printable(st->errmsg, strlen(st->errmsg));
+	else
+		sptd_store_printable(open_error, strlen(open_error));
 	return err;
 }
 

@@ -185,6 +185,21 @@ check "report notes: forged lines, escapes" "0 0" \
 "$BIN" query "$work/ctlver.db" "SELECT 1" >"$work/ctl.out" 2>&1
 check "error message: lines, escapes" "1 0" "$(wc -l <"$work/ctl.out") $(grep -c "$esc" "$work/ctl.out")"
 
+# a file's name as given, with an escape sequence and a new line in it:
+# list's "unreadable" reason and the report's heading printed it raw
+nl='
+'
+mkdir "$work/escl"
+echo junk >"$work/escl/evil${esc}]0;PWNED${esc}[31m${nl}fake line.db"
+"$BIN" list "$work/escl" >"$work/ctl.out" 2>&1
+check "list: an unreadable file's reason (a header, a line)" "2 0" "$(wc -l <"$work/ctl.out") $(grep -c "$esc" "$work/ctl.out")"
+cp "$work/loopy.db" "$work/escl/inc${esc}[2J.db"
+"$BIN" query "$work/loopy.db" "$work/escl/inc${esc}[2J.db" --report summary >"$work/ctl.out" 2>&1
+check "report headings of two incidents" "0 2" \
+	"$(grep -c "$esc" "$work/ctl.out") $(grep -c '^=== ' "$work/ctl.out")"
+"$BIN" query "$work/escl/evil${esc}]0;PWNED${esc}[31m${nl}fake line.db" "SELECT 1" >"$work/ctl.out" 2>&1
+check "error naming a file: lines, escapes" "1 0" "$(wc -l <"$work/ctl.out") $(grep -c "$esc" "$work/ctl.out")"
+
 # a NUL byte inside a file's text cut every name a reader printed or
 # exported at it: "loopy\0HIDDEN" showed as "loopy", the rest hidden.
 # query prints every byte (escaped), the others show the NUL as '?'
