@@ -198,10 +198,24 @@ int sptd_col_term_width(int fd)
 	return 80;   /* a terminal that does not say: the classic width */
 }
 
+static int incident_opened(const char *cmd, const char *path, int ret);
+
 int sptd_col_incident_open(const char *cmd, const char *path, int writable,
                            struct sptd_store **st)
 {
-	int ret = sptd_store_open(path, writable, st);
+	return incident_opened(cmd, path, sptd_store_open(path, writable, st));
+}
+
+int sptd_col_incident_open_fd(const char *cmd, int fd, const char *path,
+                              struct sptd_store **st)
+{
+	return incident_opened(cmd, path, sptd_store_open_fd(fd, path, st));
+}
+
+/* The exit status of an open of @path that returned @ret, its message
+ * printed. */
+static int incident_opened(const char *cmd, const char *path, int ret)
+{
 	const char *msg;
 
 	if (ret >= 0)

@@ -102,6 +102,8 @@ struct export_job {
 	const char *path, *output;     /* incident; final name (for messages) */
 	int fd;                        /* the temporary file, opened by the parent,
 	                                * or stdout */
+	int in_fd;                     /* the incident, opened by the parent (its
+	                                * mode is the export's); -1: by path */
 	struct sptd_query_export_options *opts; /* format, progress */
 	int quiet;                     /* no summary line */
 	int64_t timeout;               /* ns a statement may run, 0 no limit */
@@ -117,7 +119,8 @@ static int export_job_run(void *arg)
 	FILE *out = NULL;
 	int ret, fd, status = SPTD_EXIT_FAIL;
 
-	ret = sptd_col_incident_open("export", job->path, 0, &st);
+	ret = job->in_fd >= 0 ? sptd_col_incident_open_fd("export", job->in_fd, job->path, &st)
+	                      : sptd_col_incident_open("export", job->path, 0, &st);
 	if (ret)
 		return ret;
 	if (sptd_col_drop_root("export"))
@@ -274,6 +277,7 @@ int sptd_col_cmd_export(int argc, char **argv)
 	if (ret)
 		return ret;
 	job.path = path;
+	job.in_fd = -1;
 	job.opts = &opts;
 	job.quiet = quiet;
 	job.timeout = timeout;
@@ -289,10 +293,17 @@ int sptd_col_cmd_export(int argc, char **argv)
 	 * as private as the incident (0600 for a root-only incident).  The
 	 * incident is read in a child that gives up root; the file is
 	 * renamed into place here once the child succeeded. */
+	/* the incident opened once, here: its mode makes the export's, and
+	 * the child reads that very file (a link swapped between a stat and
+	 * the child's open gave a root-only incident's rows a 0644 file) */
+	job.in_fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	ret = sptd_col_newfile_open(&nf, AT_FDCWD, output,
-	                            stat(path, &isb) == 0 ? isb.st_mode & 0666 : 0600);
+	                            job.in_fd >= 0 && fstat(job.in_fd, &isb) == 0 &&
+	                            S_ISREG(isb.st_mode) ? isb.st_mode & 0666 : 0600);
 	if (ret < 0) {
 		fprintf(stderr, "sysptd export: cannot write %s: %s\n", output, strerror(-ret));
+		if (job.in_fd >= 0)
+			close(job.in_fd);
 		return ret == -EACCES || ret == -EPERM ? SPTD_EXIT_NOPERM : SPTD_EXIT_FAIL;
 	}
 	/* run with sudo: the export is the user's, as if they had written it */
@@ -312,5 +323,7 @@ int sptd_col_cmd_export(int argc, char **argv)
 		}
 	}
 	sptd_col_newfile_fini(&nf);
+	if (job.in_fd >= 0)
+		close(job.in_fd);
 	return status;
 }

@@ -90,6 +90,10 @@ void sptd_col_progress_end(struct sptd_col_progress *p);
  * (SPTD_EXIT_BADFILE for missing/corrupt/not an incident), else 0. */
 int sptd_col_incident_open(const char *cmd, const char *path, int writable,
                            struct sptd_store **st);
+/* The same for the incident open at @fd (read-only; @path names it in
+ * messages): the file the caller looked at is the file read. */
+int sptd_col_incident_open_fd(const char *cmd, int fd, const char *path,
+                              struct sptd_store **st);
 
 /* Least privilege for commands that parse files (docs/SECURITY.md): run
  * @fn, which opens what it needs, calls sptd_col_drop_root() and then

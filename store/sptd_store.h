@@ -137,6 +137,11 @@ int sptd_store_create(const char *path, struct sptd_store **out);
  * NULL in views of the same names).  On failure *out is NULL and the
  * reason is in sptd_store_errmsg(NULL). */
 int sptd_store_open(const char *path, int writable, struct sptd_store **out);
+/* sptd_store_open(read-only) of the file open at @fd (duplicated: the
+ * caller keeps @fd), named @label in messages: what a caller opened once
+ * and looked at (its mode) is the file read, whatever is at its path by
+ * then. */
+int sptd_store_open_fd(int fd, const char *label, struct sptd_store **out);
 
 /* Commit the transaction; for a created store also fsync and rename into
  * place (-EEXIST if PATH appeared meanwhile: nothing is replaced, destroy

@@ -68,6 +68,8 @@ struct sptd_store {
 	char *path;               /* final path: where the incident is (will be) */
 	char *tmp_path;           /* created or updated store: the temporary file */
 	int tmp_fd;               /* it, open and flock()ed while we write; -1 none */
+	int ro_fd;                /* read-only: the file checked and read (SQLite
+	                           * opens /proc/self/fd/N of it); -1 none */
 	int dir_fd;               /* its directory, for the rename; -1 none */
 	int tmp_live;             /* 1 while the temporary file is ours to remove */
 	int writable;             /* 1 while rows may be added (open txn) */
@@ -103,6 +105,12 @@ struct sptd_store_stmt {
 	size_t *shown_cap;
 	int nshown;
 };
+
+/* --- store_fdvfs.c ------------------------------------------------------- */
+
+/* The name of a read-only VFS whose main database "fd:N" is descriptor N
+ * (registered at the first call), or NULL when SQLite refused it. */
+const char *sptd_store_fdvfs(void);
 
 /* --- store_schema.c ------------------------------------------------------ */
 

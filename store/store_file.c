@@ -49,7 +49,7 @@ static struct sptd_store *store_alloc(const char *path)
 		free(st);
 		return NULL;
 	}
-	st->tmp_fd = st->dir_fd = -1;
+	st->tmp_fd = st->dir_fd = st->ro_fd = -1;
 	return st;
 }
 
@@ -135,21 +135,30 @@ static uint32_t be32(const unsigned char *p)
  * with it: missing, empty, not SQLite, or shorter than its header says.
  * O_NONBLOCK: a FIFO at the path is refused, not waited on.  With @keep
  * the open file is handed out in *@keep (and its stat in *@keep_sb). */
+static int check_fd(struct sptd_store *st, int fd, int *keep, struct stat *keep_sb);
+
 static int check_file(struct sptd_store *st, int *keep, struct stat *keep_sb)
+{
+	int fd = open(st->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), ret;
+
+	if (fd < 0) {
+		ret = -errno;
+		return sptd_store_fail(st, ret, "cannot open %s: %s", st->path,
+		                       ret == -ENOENT ? "no such file" : strerror(-ret));
+	}
+	return check_fd(st, fd, keep, keep_sb);
+}
+
+/* check_file's checks on @fd, which it takes over (kept in *@keep). */
+static int check_fd(struct sptd_store *st, int fd, int *keep, struct stat *keep_sb)
 {
 	static const char magic[16] = "SQLite format 3";
 	unsigned char hdr[100];
 	struct stat sb;
 	uint64_t page_size, pages;
 	ssize_t n;
-	int fd, ret = 0;
+	int ret = 0;
 
-	fd = open(st->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		return sptd_store_fail(st, ret, "cannot open %s: %s", st->path,
-		                       ret == -ENOENT ? "no such file" : strerror(-ret));
-	}
 	if (fstat(fd, &sb) < 0) {
 		ret = -errno;
 		sptd_store_fail(st, ret, "cannot stat %s: %s", st->path, strerror(-ret));
@@ -330,13 +339,15 @@ static int immutable_uri(const char *path, char **uri)
 	return 0;
 }
 
+static int open_checked(struct sptd_store *st, int writable, int src, struct stat *src_sb,
+                        struct sptd_store **out);
+
 int sptd_store_open(const char *path, int writable, struct sptd_store **out)
 {
 	struct sptd_store *st = NULL;
 	struct stat src_sb;
-	char *real, *uri = NULL;
-	long long version = 0;
-	int ret, rc, src = -1;
+	char *real;
+	int ret, src = -1;
 
 	if (out)
 		*out = NULL;
@@ -355,14 +366,58 @@ int sptd_store_open(const char *path, int writable, struct sptd_store **out)
 		if (ret < 0)
 			goto fail;
 	}
-	ret = check_file(st, writable ? &src : NULL, &src_sb);
+	/* read-only: SQLite reads the very file checked (store_fdvfs.c),
+	 * not whatever is at the path by then (a FIFO renamed over it blocked
+	 * the reader for ever; a link swapped to a root-only incident was
+	 * read where the export's mode came from the first) */
+	ret = check_file(st, &src, &src_sb);
 	if (ret < 0)
 		goto fail;
+	return open_checked(st, writable, src, &src_sb, out);
+fail:
+	return give_up(st, ret);
+}
+
+int sptd_store_open_fd(int fd, const char *label, struct sptd_store **out)
+{
+	struct sptd_store *st;
+	struct stat sb;
+	int ret, src = -1, dup_fd;
+
+	if (out)
+		*out = NULL;
+	if (fd < 0 || !label || !*label || !out)
+		return sptd_store_fail(NULL, -EINVAL, "sptd_store_open_fd: %s", fd < 0 ?
+		                       "fd is negative" : !out ? "out is NULL" : "no label");
+	st = store_alloc(label);
+	if (!st)
+		return sptd_store_fail(NULL, -ENOMEM, "opening %s: out of memory", label);
+	dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (dup_fd < 0) {
+		ret = sptd_store_fail(st, -errno, "cannot open %s: %s", label, strerror(errno));
+		return give_up(st, ret);
+	}
+	ret = check_fd(st, dup_fd, &src, &sb);
+	if (ret < 0)
+		return give_up(st, ret);
+	return open_checked(st, 0, src, &sb, out);
+}
+
+/* The rest of an open, once @src (the file, taken over) passed check_fd. */
+static int open_checked(struct sptd_store *st, int writable, int src, struct stat *src_sb,
+                        struct sptd_store **out)
+{
+	char *uri = NULL;
+	long long version = 0;
+	int ret, rc;
+
+	if (!writable)
+		st->ro_fd = src;
 	if (writable) {
 		/* work on a private copy beside it; commit renames it over */
 		ret = sptd_store_tmp_create(st);
 		if (ret >= 0)
-			ret = sptd_store_tmp_copy(st, src, &src_sb);
+			ret = sptd_store_tmp_copy(st, src, src_sb);
 		close(src);
 		if (ret < 0)
 			goto fail;
@@ -371,6 +426,12 @@ int sptd_store_open(const char *path, int writable, struct sptd_store **out)
 	if (writable) {
 		rc = sqlite3_open_v2(st->tmp_path, &st->db,
 		                     SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL);
+	} else if (sptd_store_fdvfs()) {
+		char name[32];
+
+		/* the descriptor checked, never the path again (store_fdvfs.c) */
+		snprintf(name, sizeof(name), "fd:%d", st->ro_fd);
+		rc = sqlite3_open_v2(name, &st->db, SQLITE_OPEN_READONLY, sptd_store_fdvfs());
 	} else {
 		ret = immutable_uri(st->path, &uri);
 		if (ret < 0) {
@@ -478,6 +539,8 @@ void sptd_store_destroy(struct sptd_store *st)
 		st->db = NULL;
 	}
 	sptd_store_tmp_discard(st);
+	if (st->ro_fd >= 0)
+		close(st->ro_fd);
 	free(st->le_buf);
 	free(st->tmp_path);
 	free(st->path);

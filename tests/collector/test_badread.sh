@@ -174,5 +174,20 @@ sqlite3 "$work/rev.db" "UPDATE meta SET value = '969350059511549' WHERE key = 'w
 	UPDATE meta SET value = '969349986286884' WHERE key = 'window_end'"
 expect 6 "window ends before it starts" -- "$BIN" script "$work/rev.db" --time 0%,100%
 
+# ---- readers check the file they opened and SQLite then read it again by
+# name: a FIFO renamed over it in between blocked them for ever, a link
+# swapped to another incident was read, and a path over 512 bytes could
+# not be opened at all (SQLite's limit on names).  SQLite now reads the
+# descriptor that was checked (store/store_fdvfs.c): the long path shows it
+long=$work/lp
+for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+	long=$long/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+done
+mkdir -p "$long"
+cp "$work/loopy.db" "$long/incident.db"
+"$BIN" query "$long/incident.db" "SELECT count(*) FROM thread" --format csv >"$work/out" 2>&1
+check "a 640-byte path: query" "0 21" "$? $(tail -n 1 "$work/out")"
+expect 0 "" -- "$BIN" export "$long/incident.db" -q -o "$work/long-path.json"
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
