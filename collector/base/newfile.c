@@ -47,6 +47,66 @@ static void random_suffix(char *out, size_t n)
 	out[n] = '\0';
 }
 
+/* Follow @dir as the kernel would, but refuse a symbolic link that
+ * neither root nor the user who ran sudo owns: root writing an export to
+ * "~user/exports/x.json" where that user had made exports a link to
+ * /root replaced /root's files (audit of 2026-11-27).  The directory
+ * reached is in *@sb.  0, -EPERM (said on stderr) or -errno. */
+static int check_dir_links(const char *dir, struct stat *sb)
+{
+	char cur[PATH_MAX], rest[PATH_MAX], link[PATH_MAX], next[PATH_MAX];
+	struct sptd_col_user user;
+	long sudo_uid = -1;
+	int hops = 0;
+
+	if (geteuid() != 0)
+		return stat(dir, sb) == 0 ? 0 : -errno;   /* the kernel's rules are the user's */
+	if (sptd_col_privs_target(&user) == 0 && user.from_sudo)
+		sudo_uid = (long)user.uid;
+	if (snprintf(rest, sizeof(rest), "%s", dir) >= (int)sizeof(rest))
+		return -ENAMETOOLONG;
+	snprintf(cur, sizeof(cur), "%s", rest[0] == '/' ? "" : ".");
+	while (rest[0]) {
+		char *p = rest, *slash;
+		struct stat lsb;
+		ssize_t n;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		slash = strchr(p, '/');
+		if (slash)
+			*slash = '\0';
+		if (snprintf(next, sizeof(next), "%s/%s", cur, p) >= (int)sizeof(next))
+			return -ENAMETOOLONG;
+		memmove(rest, slash ? slash + 1 : p + strlen(p), strlen(slash ? slash + 1 : "") + 1);
+		if (lstat(next, &lsb) != 0)
+			return -errno;
+		if (!S_ISLNK(lsb.st_mode)) {
+			snprintf(cur, sizeof(cur), "%s", next);
+			continue;
+		}
+		if (lsb.st_uid != 0 && (long)lsb.st_uid != sudo_uid) {
+			fprintf(stderr, "sysptd: %s is a link owned by uid %u: not followed as root "
+			        "(write to the directory it names instead)\n", next, (unsigned)lsb.st_uid);
+			return -EPERM;
+		}
+		if (++hops > 40)
+			return -ELOOP;
+		n = readlink(next, link, sizeof(link) - 1);
+		if (n < 0)
+			return -errno;
+		link[n] = '\0';
+		if (snprintf(next, sizeof(next), "%s/%s", link, rest) >= (int)sizeof(next))
+			return -ENAMETOOLONG;
+		snprintf(rest, sizeof(rest), "%s", next);
+		if (link[0] == '/')
+			cur[0] = '\0';
+	}
+	return stat(cur[0] ? cur : "/", sb) == 0 ? 0 : -errno;
+}
+
 /* Split @path into its directory (opened into *@dirfd) and last name. */
 static int open_parent(const char *path, int *dirfd, const char **name)
 {
@@ -62,8 +122,24 @@ static int open_parent(const char *path, int *dirfd, const char **name)
 		snprintf(dir, sizeof(dir), "/");
 	else if (snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path) >= (int)sizeof(dir))
 		return -ENAMETOOLONG;
-	*dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	return *dirfd < 0 ? -errno : 0;
+	{
+		struct stat want, got;
+		int ret = check_dir_links(dir, &want);
+
+		if (ret < 0)
+			return ret;
+		*dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (*dirfd < 0)
+			return -errno;
+		/* the directory checked, not one a link swapped in since */
+		if (fstat(*dirfd, &got) != 0 || got.st_dev != want.st_dev ||
+		    got.st_ino != want.st_ino) {
+			close(*dirfd);
+			*dirfd = -1;
+			return -EPERM;
+		}
+		return 0;
+	}
 }
 
 int sptd_col_newfile_open(struct sptd_col_newfile *nf, int dirfd, const char *path,

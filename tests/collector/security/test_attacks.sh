@@ -266,6 +266,19 @@ fi
 "$BIN" query "$dec" "SELECT count(*) FROM sched_slice" --format csv >"$work/q.out" 2>&1
 check '[ $? = 0 ] && [ "$(tail -n 1 "$work/q.out")" -gt 0 ]' "query as nobody on a readable incident: $(cat "$work/q.out")"
 
+# export -o through a directory the attacker made a link to a root-only
+# one: root's file there was replaced.  A link root does not own (nor the
+# sudo user) is not followed as root
+mkdir -m 700 "$work/rootdir"
+echo "root's own" >"$work/rootdir/notes.json"
+chmod 711 "$work"
+as_atk ln -s "$work/rootdir" "$adir/exports"
+"$BIN" export "$dec" -q -o "$adir/exports/notes.json" >"$work/ex.out" 2>&1
+st=$?
+chmod 700 "$work"
+check '[ $st = 4 ] && grep -q "not followed as root" "$work/ex.out" && [ "$(cat "$work/rootdir/notes.json")" = "root'"'"'s own" ] && [ "$(ls "$work/rootdir" | wc -l)" = 1 ]' \
+	"export -o through the attacker's link to a root-only directory: $st $(head -c 300 "$work/ex.out")"
+
 # query -f FILE where the attacker chose what FILE is: read after the
 # drop, so a link to /etc/shadow is "Permission denied" (it was read as
 # root and echoed in the syntax error), and a FIFO is refused at once (it
