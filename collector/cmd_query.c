@@ -108,8 +108,9 @@ static int list_reports(void)
 	return SPTD_EXIT_OK;
 }
 
-/* Is operand @arg SQL rather than an incident?  "-", or text that names no
- * file and has a blank or starts like a query. */
+/* Is operand @arg SQL rather than an incident?  "-", a keyword and a
+ * blank, or text that names no file and has a blank or starts like a
+ * query. */
 static int looks_like_sql(const char *arg)
 {
 	static const char *const words[] = { "select", "with", "values", "pragma", "explain" };
@@ -117,6 +118,15 @@ static int looks_like_sql(const char *arg)
 
 	if (strcmp(arg, "-") == 0)
 		return 1;
+	/* a keyword and a blank is SQL even where a file of that name
+	 * exists: a file planted in the current directory as "select
+	 * count(*) from thread" was queried instead (audit of 2026-11-27) */
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		size_t n = strlen(words[i]);
+
+		if (strncasecmp(arg, words[i], n) == 0 && isspace((unsigned char)arg[n]))
+			return 1;
+	}
 	if (strcmp(arg, "latest") == 0 || stat(arg, &sb) == 0)
 		return 0;
 	for (const char *p = arg; *p; p++)

@@ -200,6 +200,13 @@ check "report headings of two incidents" "0 2" \
 "$BIN" query "$work/escl/evil${esc}]0;PWNED${esc}[31m${nl}fake line.db" "SELECT 1" >"$work/ctl.out" 2>&1
 check "error naming a file: lines, escapes" "1 0" "$(wc -l <"$work/ctl.out") $(grep -c "$esc" "$work/ctl.out")"
 
+# a file planted in the current directory under the name of the SQL
+# ("select count(*) from thread") was queried instead of the SQL run
+cp "$work/loopy.db" "$work/select count(*) from thread"
+(cd "$work" && "$BIN" query "$work/loopy.db" "select count(*) from thread" --format csv) \
+	>"$work/out" 2>&1
+check "SQL whose text names a file here" "0 21" "$? $(tail -n 1 "$work/out")"
+
 # a NUL byte inside a file's text cut every name a reader printed or
 # exported at it: "loopy\0HIDDEN" showed as "loopy", the rest hidden.
 # query prints every byte (escaped), the others show the NUL as '?'
