@@ -127,6 +127,9 @@ const char sptd_query_pf_walk_sql[] =
 
 /* Append printf(@fmt) and a newline to @buf (*len bytes of *cap). */
 static int stack_add(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int stack_add(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
