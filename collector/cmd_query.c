@@ -8,7 +8,6 @@
  * The files are all opened before anything runs, then read. */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 #include <unistd.h>
 
 #include "sptd_col.h"
+#include "sptd_dec.h"
 #include "sptd_query.h"
 #include "sptd_store.h"
 
@@ -275,19 +275,16 @@ static int parse_args(int argc, char **argv, struct query_args *a)
 
 /* The whole of @path ("-": stdin) as text in *@text (free it).  Exit
  * status with the message printed, or 0. */
-/* @path opened for reading SQL: a regular file only, without blocking on
- * a FIFO put there (NULL and errno; EINVAL for not a regular file). */
+/* @path opened for reading SQL as every file a user controls is
+ * (sptd_dec_file_open: a FIFO never blocks, only a regular file); NULL
+ * and errno (ENXIO: not a regular file). */
 static FILE *open_sql(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	struct stat sb;
+	int fd = sptd_dec_file_open(path, SPTD_DEC_OPEN_ANY_SIZE, NULL);
 	FILE *f;
 
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		errno = EINVAL;
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
 	}
 	f = fdopen(fd, "r");
@@ -309,8 +306,7 @@ static int read_sql(const char *path, char **text)
 		int e = errno;
 		enum sptd_query_format fmt;
 
-		fprintf(stderr, "sysptd query: -f %s: %s\n", path,
-		        e == EINVAL ? "not a regular file" : strerror(e));
+		fprintf(stderr, "sysptd query: -f %s: %s\n", path, sptd_dec_file_strerror(-e));
 		/* the old meaning of -f was --format */
 		if (e == ENOENT && sptd_query_format_parse(path, &fmt) == 0)
 			fprintf(stderr, "sysptd query: -f reads SQL from a FILE; for the output format "

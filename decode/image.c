@@ -217,28 +217,24 @@ int sptd_dec_session_add_elf(struct sptd_dec_session *s, int pid, const char *pa
 	}
 	/* symbols are a bonus: an ELF without them still decodes.  Read once
 	 * per file, however many processes map it (libc in every one of a
-	 * system-wide recording), and owned by the kept file */
+	 * system-wide recording), and owned by the file image_open kept */
 	file = image_file(s, fd);
-	if (file && file->sf_read) {
-		sf = file->sf;
-	} else {
+	if (!file) {
+		err = -EIO;
+		goto out;
+	}
+	if (!file->sf_read) {
 		if (sptd_dec_symfile_from_elf(elf, &sf) < 0)
 			sf = NULL;
-		if (file) {
-			file->sf = sf;
-			file->sf_read = 1;
-		}
+		file->sf = sf;
+		file->sf_read = 1;
 	}
-	/* without a kept file (never so) the first placed segment owns them */
-	for (i = 0, placed = 0; i < n && !err; i++) {
+	for (i = 0; i < n && !err; i++) {
 		if (!loads[i].filesz)
 			continue;
 		err = sptd_dec_image_place(s, pid, fdpath, name, loads[i].offset, loads[i].filesz,
-		                           loads[i].vaddr + (uint64_t)bias, bias, dso_id, sf,
-		                           !file && placed++ == 0);
+		                           loads[i].vaddr + (uint64_t)bias, bias, dso_id, file->sf, 0);
 	}
-	if (err < 0 && !file && placed <= 1)
-		sptd_dec_symfile_destroy(sf);
 out:
 	sptd_dec_elf_close(elf);
 	return err;
