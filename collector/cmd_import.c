@@ -101,6 +101,9 @@ static void usage(FILE *f)
 	"read (--image, --symfs, --kcore, the build-id cache) show as gaps.\n\n"
 	"The incident's path is printed on stdout once it is written; what was\n"
 	"imported (records, PT bytes, calls per CPU) goes to stderr.\n\n"
+	"Environment: SPTD_STORE_BULK=sql inserts the call slices through SQL instead\n"
+	"of writing their finished b-tree pages at the commit (the same rows; slower;\n"
+	"for comparison).\n\n"
 	"Exit status: 0 success, 1 failure, 2 bad command line, 6 an input file that\n"
 	"is missing, corrupt, truncated or not what it claims (nothing is written).\n");
 }

@@ -267,6 +267,16 @@ struct sptd_store_slice_row {
  * error. */
 int sptd_store_slices_add(struct sptd_store *st, const struct sptd_store_slice_row *rows,
                           size_t n);
+/* From now to the commit, keep the slice rows sptd_store_slices_add is
+ * given in memory and write them at the commit as finished b-tree pages,
+ * faster than SQL inserts and index builds (store_bulk.c).  Anything that
+ * reads or edits slice before the commit through this API sees them
+ * (they are inserted then).  SPTD_STORE_BULK=sql in the environment
+ * keeps the SQL path.  0, or -EINVAL. */
+int sptd_store_slices_defer(struct sptd_store *st);
+/* Slice rows the last commit wrote as pages (0: none, or through SQL);
+ * for tests and benchmarks. */
+size_t sptd_store_slices_paged(const struct sptd_store *st);
 /* ---- the bulk writer (store_writer.c) ----------------------------------------
  * A thread that owns the store's connection while it runs: rows queued
  * through it (copied, strings too) are inserted in order on that thread,

@@ -89,6 +89,12 @@ struct sptd_store {
 	char errmsg[1024];        /* detail of the last failure */
 	int64_t time_limit_ns;    /* sptd_store_set_time_limit: 0 none */
 	int64_t deadline_ns;      /* ... statements stop at this CLOCK_MONOTONIC time */
+	struct sptd_store_bulk_row *bulk; /* slice rows kept for the commit
+	                           * (sptd_store_slices_defer) */
+	size_t nbulk, bulk_cap;   /* ... rows kept / allocated */
+	size_t bulk_max;          /* ... kept at most (then SQL) */
+	int bulk_on;              /* 1: slice rows are kept, not inserted */
+	size_t paged;             /* rows the last commit wrote as pages */
 	int block_index;          /* thread_state's (utid, ts) index is there for
 	                           * sptd_store_thread_state_block (until a clear
 	                           * of thread_state drops it) */
@@ -106,6 +112,64 @@ struct sptd_store_stmt {
 	int nshown;
 };
 
+/* One slice row kept for the commit (store_bulk.c): kind as an index of
+ * user, kernel, syscall, irq; parent_id and symbol_id -1 for NULL. */
+struct sptd_store_bulk_row {
+	int64_t id, ts, dur, utid, parent_id, symbol_id; /* the columns */
+	int32_t cpu, depth, flags;                       /* ... */
+	uint8_t kind;                                    /* ... */
+};
+
+/* --- store_bulk.c -------------------------------------------------------- */
+
+/* What the commit's two halves share (store_bulk.c). */
+struct sptd_store_bulk_plan;
+/* Insert the kept rows through SQL now (someone reads or edits slice
+ * before the commit, or the file is not one to write pages into). */
+int sptd_store_bulk_settle(struct sptd_store *st);
+/* Free the kept rows (not inserted). */
+void sptd_store_bulk_release(struct sptd_store *st);
+/* At the commit, after the indexes exist and before COMMIT: with rows
+ * kept, either start building their b-trees (*@plan set) or insert them
+ * through SQL (*@plan NULL).  0 or a store error. */
+int sptd_store_bulk_begin(struct sptd_store *st, struct sptd_store_bulk_plan **plan);
+/* After COMMIT returned @ret: write the trees into the file (or, if it
+ * is not as expected, the rows through SQL in a transaction of their
+ * own); free @plan.  Returns @ret or the first failure. */
+int sptd_store_bulk_end(struct sptd_store *st, struct sptd_store_bulk_plan *plan, int ret);
+
+/* --- store_pages.c ------------------------------------------------------- */
+
+/* The b-trees of slice, by their order in sptd_store_pages_write's roots. */
+enum sptd_store_tree {
+	SPTD_STORE_TREE_TABLE,       /* slice */
+	SPTD_STORE_TREE_UTID_TS,     /* slice_utid_ts */
+	SPTD_STORE_TREE_PARENT_ID,   /* slice_parent_id */
+	SPTD_STORE_N_TREES
+};
+/* The three trees of some rows, being built by their own threads. */
+struct sptd_store_pages;
+/* Start building the trees of @n rows @rows (sorted by id, each id once;
+ * the caller keeps them until sptd_store_pages_free) for pages of
+ * @page_size bytes.  0, -EINVAL, or -ENOMEM. */
+int sptd_store_pages_start(const struct sptd_store_bulk_row *rows, size_t n, uint32_t page_size,
+                           struct sptd_store_pages **out);
+/* Wait for the builders: 0, -ENOMEM, or 1 when a page this size cannot
+ * hold the trees (then SQL). */
+int sptd_store_pages_wait(struct sptd_store_pages *pg);
+/* Put the built trees into the SQLite file open at @fd, of @page_count
+ * pages, whose slice b-trees are the empty leaves @root: 0; 1 when the
+ * file is not as expected (nothing written); -errno when a write failed
+ * (pages past @page_count may have been written, nothing before). */
+int sptd_store_pages_write(struct sptd_store_pages *pg, int fd, int64_t page_count,
+                           const int64_t root[SPTD_STORE_N_TREES]);
+/* Wait for the builders and free everything. */
+void sptd_store_pages_free(struct sptd_store_pages *pg);
+/* The kind column's text for kind number @kind (NULL past the four), and
+ * the number of @name (-1: not one of user, kernel, syscall, irq). */
+const char *sptd_store_pages_kind(unsigned kind);
+int sptd_store_pages_kind_of(const char *name);
+
 /* --- store_fdvfs.c ------------------------------------------------------- */
 
 /* The name of a read-only VFS whose main database "fd:N" is descriptor N
@@ -119,6 +183,11 @@ extern const struct sptd_store_table_def sptd_store_table_defs[SPTD_STORE_T_COUN
 
 /* CREATE every table (inside the open transaction). */
 int sptd_store_schema_create(struct sptd_store *st);
+/* The CREATE INDEX statement of index @name as sqlite_schema holds it,
+ * into @buf.  0, or -ENOENT for no such index of docs/SCHEMA.md. */
+int sptd_store_index_sql(const char *name, char *buf, size_t size);
+/* DROP the indexes of table @table (enum sptd_store_table_id). */
+int sptd_store_schema_drop_indexes(struct sptd_store *st, int table);
 /* CREATE INDEX IF NOT EXISTS for every index of docs/SCHEMA.md. */
 int sptd_store_schema_index(struct sptd_store *st);
 /* Check that every table exists in an opened file: -EBADMSG if not. */
@@ -192,6 +261,9 @@ int sptd_store_writable_check(struct sptd_store *st, const char *what);
 			                       (reason));                        \
 	} while (0)
 
+/* Insert @n checked slice rows through SQL (the bulk INSERT). */
+int sptd_store_slices_sql(struct sptd_store *st, const struct sptd_store_slice_row *rows,
+                          size_t n);
 /* Slice rows one bulk INSERT statement carries (10 parameters each). */
 #define SPTD_STORE_BULK_ROWS 64
 

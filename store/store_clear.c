@@ -1,8 +1,10 @@
-/* store_clear.c — deleting the rows one producer wrote into a table that
- * several fill (gap reasons tagged "pt: ", "sideband: "; the stats a
+/* store_clear.c — deleting rows: the ones one producer wrote into a table
+ * that several fill (gap reasons tagged "pt: ", "sideband: "; the stats a
  * decoder counts), so that producer can run again without touching the
- * others' rows.  Whole derived tables are emptied in store_schema.c. */
+ * others' rows; whole derived tables (sysptd decode); the rows of processes
+ * not asked for (-p). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,5 +133,70 @@ int sptd_store_thread_state_block(struct sptd_store *st, int64_t utid, int64_t a
 	rc = sqlite3_step(s);
 	ret = rc == SQLITE_DONE ? sqlite3_changes(st->db) : sptd_store_fail_sqlite(st, rc, what);
 	sptd_store_named_done(s, owned);
+	return ret;
+}
+
+int sptd_store_table_clear(struct sptd_store *st, const char *table)
+{
+	char sql[160];
+	int id, ret;
+
+	ret = sptd_store_writable_check(st, "clearing a table");
+	if (ret < 0)
+		return ret;
+	id = sptd_store_table_find(table);
+	/* kept rows are the table's too: cleared with it */
+	if (id == SPTD_STORE_T_SLICE)
+		sptd_store_bulk_release(st);
+	if (id < 0 || !sptd_store_table_defs[id].clearable)
+		return sptd_store_fail(st, -EINVAL,
+		                       "cannot clear table '%s': only derived tables (process, "
+		                       "thread, sched_slice, thread_state, irq_slice, "
+		                       "softirq_slice, slice, sample, callsite, gap, stats, "
+		                       "ftrace_event, cpu_freq, cpu_idle, ptwrite) "
+		                       "are rebuilt", table ? table : "(null)");
+	ret = sptd_store_schema_drop_indexes(st, id);
+	if (ret < 0)
+		return ret;
+	snprintf(sql, sizeof(sql), "DELETE FROM \"%s\"", table);
+	return sptd_store_exec(st, sql, "clearing a table");
+}
+
+int sptd_store_keep_pids(struct sptd_store *st, const int *pids, int n)
+{
+	static const char *const tables[] = { "slice", "sample" };
+	char in[256 * 12], sql[256 * 12 + 256];
+	size_t off = 0;
+	int ret = sptd_store_writable_check(st, "keeping only some processes");
+
+	if (ret < 0)
+		return ret;
+	if (!pids || n <= 0 || n > 256)
+		return -EINVAL;
+	/* the slice rows kept for the commit are filtered too */
+	ret = sptd_store_bulk_settle(st);
+	if (ret < 0)
+		return ret;
+	for (int i = 0; i < n; i++) {
+		if (pids[i] <= 0)
+			return -EINVAL;
+		off += (size_t)snprintf(in + off, sizeof(in) - off, "%s%d", i ? "," : "", pids[i]);
+	}
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]) && ret >= 0; i++) {
+		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE utid IS NULL OR utid NOT IN "
+		         "(SELECT t.utid FROM thread t JOIN process p USING (upid) WHERE p.pid IN (%s))",
+		         tables[i], in);
+		ret = sptd_store_exec(st, sql, "keeping only some processes");
+	}
+	return ret;
+}
+
+int sptd_store_derived_clear(struct sptd_store *st)
+{
+	int ret = sptd_store_writable_check(st, "clearing the derived tables");
+
+	for (int i = 0; i < SPTD_STORE_T_COUNT && ret >= 0; i++)
+		if (sptd_store_table_defs[i].clearable)
+			ret = sptd_store_table_clear(st, sptd_store_table_defs[i].name);
 	return ret;
 }

@@ -489,6 +489,7 @@ fail:
 
 int sptd_store_commit(struct sptd_store *st)
 {
+	struct sptd_store_bulk_plan *bulk = NULL;
 	int ret;
 
 	if (!st)
@@ -499,15 +500,21 @@ int sptd_store_commit(struct sptd_store *st)
 	if (ret < 0)
 		return ret;
 	ret = sptd_store_schema_index(st);
+	if (ret >= 0)
+		ret = sptd_store_bulk_begin(st, &bulk);
 	if (ret < 0)
 		return ret;
 	sptd_store_rows_release(st);
 	sptd_store_named_release(st);
 	ret = sptd_store_exec(st, "COMMIT", "committing");
+	if (ret >= 0) {
+		st->in_txn = 0;
+		st->writable = 0;
+	}
+	/* the slice rows kept for the commit: written now */
+	ret = sptd_store_bulk_end(st, bulk, ret);
 	if (ret < 0)
 		return ret;
-	st->in_txn = 0;
-	st->writable = 0;
 	if (st->created || st->updating) {
 		ret = sptd_store_tmp_publish(st, st->updating);
 		if (ret < 0 && st->tmp_live) {
@@ -538,6 +545,7 @@ void sptd_store_destroy(struct sptd_store *st)
 		sqlite3_close_v2(st->db);
 		st->db = NULL;
 	}
+	sptd_store_bulk_release(st);
 	sptd_store_tmp_discard(st);
 	if (st->ro_fd >= 0)
 		close(st->ro_fd);

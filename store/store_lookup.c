@@ -45,7 +45,12 @@ int sptd_store_count(struct sptd_store *st, enum sptd_store_table_id table, int6
 	/* "trigger" is an SQL keyword: quote every name */
 	snprintf(sql, sizeof(sql), "SELECT count(*) FROM \"%s\"",
 	         sptd_store_table_defs[table].name);
-	return value_of(st, SPTD_STORE_Q_COUNT_OF + (int)table, sql, what, n);
+	ret = value_of(st, SPTD_STORE_Q_COUNT_OF + (int)table, sql, what, n);
+	/* slice rows kept for the commit count too (each one will be a row:
+	 * an id twice fails the commit) */
+	if (ret >= 0 && table == SPTD_STORE_T_SLICE)
+		*n += (int64_t)st->nbulk;
+	return ret;
 }
 
 int sptd_store_raw_mmap_count(struct sptd_store *st, int pid, int64_t *n)
@@ -81,7 +86,12 @@ int sptd_store_next_id(struct sptd_store *st, enum sptd_store_table_id table, in
 		                       what, t->name);
 	snprintf(sql, sizeof(sql), "SELECT coalesce(max(\"%s\"), 0) + 1 FROM \"%s\"",
 	         t->id_col, t->name);
-	return value_of(st, SPTD_STORE_Q_NEXT_ID_OF + (int)table, sql, what, id);
+	ret = value_of(st, SPTD_STORE_Q_NEXT_ID_OF + (int)table, sql, what, id);
+	/* and past the slice rows kept for the commit */
+	for (size_t i = 0; ret >= 0 && table == SPTD_STORE_T_SLICE && i < st->nbulk; i++)
+		if (st->bulk[i].id >= *id)
+			*id = st->bulk[i].id + 1;
+	return ret;
 }
 
 int sptd_store_dso_find(struct sptd_store *st, const char *path, const char *build_id,

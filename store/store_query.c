@@ -50,6 +50,12 @@ int sptd_store_prepare(struct sptd_store *st, const char *sql,
 		return st ? sptd_store_fail(st, -EINVAL, "%s: sql or out is NULL", what) : -EINVAL;
 	if (!st->db)
 		return sptd_store_fail(st, -EINVAL, "%s: the store is closed", what);
+	/* the query sees slice rows kept for the commit */
+	if (st->nbulk) {
+		ret = sptd_store_bulk_settle(st);
+		if (ret < 0)
+			return ret;
+	}
 	sqlite3_set_authorizer(st->db, authorize, st);
 	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, &tail);
 	sqlite3_set_authorizer(st->db, NULL, NULL);

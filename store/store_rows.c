@@ -331,24 +331,14 @@ static sqlite3_stmt *slice_bulk_stmt(struct sptd_store *st, const char *what, in
 	return st->slice_bulk;
 }
 
-int sptd_store_slices_add(struct sptd_store *st, const struct sptd_store_slice_row *rows,
+int sptd_store_slices_sql(struct sptd_store *st, const struct sptd_store_slice_row *rows,
                           size_t n)
 {
 	static const char what[] = "adding slice rows";
 	sqlite3_stmt *bulk = NULL, *one = NULL;
 	size_t i = 0, k;
-	int ret;
+	int ret = 0;
 
-	SPTD_STORE_REQUIRE(st, rows || !n, what, "rows is NULL");
-	for (k = 0; k < n; k++) {
-		SPTD_STORE_REQUIRE(st, rows[k].id >= 0 && rows[k].dur >= 0 && rows[k].depth >= 0,
-		                   what, "id, dur or depth is negative");
-		SPTD_STORE_REQUIRE(st, slice_kind_ok(rows[k].kind), what,
-		                   "kind is not one of user, kernel, syscall, irq");
-	}
-	ret = sptd_store_writable_check(st, what);
-	if (ret < 0)
-		return ret;
 	if (n >= SPTD_STORE_BULK_ROWS) {
 		bulk = slice_bulk_stmt(st, what, &ret);
 		if (!bulk)

@@ -151,6 +151,20 @@ int sptd_store_schema_create(struct sptd_store *st)
 	return ret;
 }
 
+int sptd_store_index_sql(const char *name, char *buf, size_t size)
+{
+	for (size_t i = 0; i < N_INDEXES; i++) {
+		const struct sptd_store_index_def *ix = &index_defs[i];
+
+		if (strcmp(ix->name, name) != 0)
+			continue;
+		snprintf(buf, size, "CREATE INDEX \"%s\" ON \"%s\" (%s)", ix->name,
+		         sptd_store_table_defs[ix->table].name, ix->cols);
+		return 0;
+	}
+	return -ENOENT;
+}
+
 int sptd_store_schema_index(struct sptd_store *st)
 {
 	char sql[256];
@@ -365,69 +379,20 @@ out:
 	return ret;
 }
 
-int sptd_store_table_clear(struct sptd_store *st, const char *table)
+int sptd_store_schema_drop_indexes(struct sptd_store *st, int table)
 {
 	char sql[160];
-	int id, ret;
+	int ret = 0;
 
-	ret = sptd_store_writable_check(st, "clearing a table");
-	if (ret < 0)
-		return ret;
-	id = sptd_store_table_find(table);
-	if (id < 0 || !sptd_store_table_defs[id].clearable)
-		return sptd_store_fail(st, -EINVAL,
-		                       "cannot clear table '%s': only derived tables (process, "
-		                       "thread, sched_slice, thread_state, irq_slice, "
-		                       "softirq_slice, slice, sample, callsite, gap, stats, "
-		                       "ftrace_event, cpu_freq, cpu_idle, ptwrite) "
-		                       "are rebuilt", table ? table : "(null)");
 	/* Refilling without the table's indexes is faster; commit puts them
 	 * back (sptd_store_schema_index). */
-	if (id == SPTD_STORE_T_THREAD_STATE)
+	if (table == SPTD_STORE_T_THREAD_STATE)
 		st->block_index = 0;
-	for (size_t i = 0; i < N_INDEXES; i++) {
-		if (index_defs[i].table != id)
+	for (size_t i = 0; i < N_INDEXES && ret >= 0; i++) {
+		if (index_defs[i].table != table)
 			continue;
 		snprintf(sql, sizeof(sql), "DROP INDEX IF EXISTS \"%s\"", index_defs[i].name);
 		ret = sptd_store_exec(st, sql, "clearing a table");
-		if (ret < 0)
-			return ret;
 	}
-	snprintf(sql, sizeof(sql), "DELETE FROM \"%s\"", table);
-	return sptd_store_exec(st, sql, "clearing a table");
-}
-
-int sptd_store_keep_pids(struct sptd_store *st, const int *pids, int n)
-{
-	static const char *const tables[] = { "slice", "sample" };
-	char in[256 * 12], sql[256 * 12 + 256];
-	size_t off = 0;
-	int ret = sptd_store_writable_check(st, "keeping only some processes");
-
-	if (ret < 0)
-		return ret;
-	if (!pids || n <= 0 || n > 256)
-		return -EINVAL;
-	for (int i = 0; i < n; i++) {
-		if (pids[i] <= 0)
-			return -EINVAL;
-		off += (size_t)snprintf(in + off, sizeof(in) - off, "%s%d", i ? "," : "", pids[i]);
-	}
-	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]) && ret >= 0; i++) {
-		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE utid IS NULL OR utid NOT IN "
-		         "(SELECT t.utid FROM thread t JOIN process p USING (upid) WHERE p.pid IN (%s))",
-		         tables[i], in);
-		ret = sptd_store_exec(st, sql, "keeping only some processes");
-	}
-	return ret;
-}
-
-int sptd_store_derived_clear(struct sptd_store *st)
-{
-	int ret = sptd_store_writable_check(st, "clearing the derived tables");
-
-	for (int i = 0; i < SPTD_STORE_T_COUNT && ret >= 0; i++)
-		if (sptd_store_table_defs[i].clearable)
-			ret = sptd_store_table_clear(st, sptd_store_table_defs[i].name);
 	return ret;
 }

@@ -623,8 +623,11 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 		ret = sptd_store_symbol_each(st, on_stored_symbol, &ctx);
 	if (ret < 0)
 		goto out;
+	/* slices go into the file as pages at the commit (store_bulk.c) */
+	ret = sptd_store_slices_defer(st);
 	/* from here to the writer's finish, the store is the writer's */
-	ret = sptd_store_writer_start(st, &ctx.w);
+	if (ret >= 0)
+		ret = sptd_store_writer_start(st, &ctx.w);
 	if (ret < 0)
 		goto out;
 	sink.ctx = &ctx;

@@ -1,7 +1,9 @@
 /* test_store_diskfull.c — incidents written onto a 1 MiB tmpfs mounted by
  * the test: the store reports -ENOSPC with a message saying so, stays
- * failed, and leaves neither PATH nor its temporary file behind.  Needs root
- * (mount); skips otherwise. */
+ * failed, and leaves neither PATH nor its temporary file behind — also when
+ * the disk fills while the slice rows kept for the commit are written as
+ * pages, after SQLite's own commit worked.  Needs root (mount); skips
+ * otherwise. */
 #include <dirent.h>
 #include <errno.h>
 #include <sys/mount.h>
@@ -58,6 +60,45 @@ static void fill(const char *dir, int chunks)
 	CHECK_INT(files_in(dir), 0);
 }
 
+/* A small incident whose kept slice rows (60,000: some 3 MiB of pages)
+ * do not fit once SQLite has committed the rest. */
+static void fill_slices(const char *dir)
+{
+	struct sptd_store_slice_row rows[1000];
+	struct sptd_store *st = NULL;
+	char path[128];
+	struct stat sb;
+	int ret = 0;
+
+	snprintf(path, sizeof(path), "%s/slices.db", dir);
+	CHECK_INT(sptd_store_create(path, &st), 0);
+	if (!st)
+		return;
+	for (int i = 0; i < 4 && ret == 0; i++)
+		ret = sptd_store_raw_pt_add(st, 0, i, chunk, sizeof(chunk));
+	CHECK_INT(ret, 0);
+	CHECK_INT(sptd_store_slices_defer(st), 0);
+	for (int k = 0; k < 60 && ret == 0; k++) {
+		for (int i = 0; i < 1000; i++)
+			rows[i] = (struct sptd_store_slice_row){
+				.id = k * 1000 + i + 1, .ts = 1000000 + k * 1000 + i, .dur = 5,
+				.utid = 1, .parent_id = -1, .symbol_id = i, .kind = SPTD_SLICE_USER,
+			};
+		ret = sptd_store_slices_add(st, rows, 1000);
+	}
+	CHECK_INT(ret, 0);
+	CHECK_INT(sptd_store_commit(st), -ENOSPC);
+	printf("  %s\n", sptd_store_errmsg(st));
+	CHECK(strstr(sptd_store_errmsg(st), "disk full") != NULL);
+	CHECK(strstr(sptd_store_errmsg(st), "nothing was written to") != NULL);
+	CHECK(strstr(sptd_store_errmsg(st), path) != NULL);
+	CHECK_INT(sptd_store_commit(st), -ENOSPC);
+	CHECK(stat(path, &sb) < 0 && errno == ENOENT);
+	sptd_store_destroy(st);
+	CHECK(stat(path, &sb) < 0 && errno == ENOENT);
+	CHECK_INT(files_in(dir), 0);
+}
+
 int main(void)
 {
 	char dir[64];
@@ -75,6 +116,7 @@ int main(void)
 	memset(chunk, 0x5a, sizeof(chunk));
 	fill(dir, 64);  /* 4 MiB: fits the page cache, fails at commit */
 	fill(dir, 800); /* 50 MiB: the cache spills, fails on an add */
+	fill_slices(dir);
 	umount2(dir, MNT_DETACH);
 	rmdir(dir);
 	return SPTD_TEST_END();

@@ -1,0 +1,335 @@
+/* store_bulk.c — slice rows kept until the commit and written there as
+ * finished b-tree pages (store_pages.c) instead of SQL inserts and the
+ * CREATE INDEX sorts.
+ *
+ * Why: on an import, SQLite's inserts of the slice rows and its two slice
+ * index builds at commit were most of the time that runs on one core
+ * (BENCHMARKS.md).  Rows known in full at the commit can be laid out
+ * directly, the three trees built at once on their own threads while
+ * SQLite commits everything else.
+ *
+ * How the file stays one SQLite wrote: the table and both indexes exist,
+ * empty, when the transaction commits (SQLite made them: their root pages
+ * are empty leaves).  Then store_pages.c appends the trees' pages,
+ * overwrites the roots and moves the header on.  The connection holds no
+ * lock over this (locking_mode NORMAL before the COMMIT), so at its next
+ * statement it sees the new change counter and reads the file again, as
+ * it does after another process wrote it.
+ *
+ * Anything not as expected (no temporary file of ours, a page size or
+ * layout this does not write, a slice table or index of another
+ * definition, one more index or trigger on slice, rows already in the
+ * table, a root page that is not an empty leaf, a file that would grow
+ * over SQLite's lock-byte page) sends the rows through SQL instead, before
+ * or after the commit: the file is never left half-written.  Reads of
+ * slice through this API before the commit insert the kept rows first (or
+ * count them: sptd_store_count, sptd_store_next_id).  SPTD_STORE_BULK=sql
+ * in the environment keeps the SQL path; a number there caps the rows
+ * kept (the tests' small cap). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store-local.h"
+
+/* Rows kept at most (64 bytes each, and about as much again for the
+ * trees at the commit): beyond, they go through SQL as they come, so that
+ * a huge import needs no more memory than SQLite's page cache. */
+#define BULK_MAX_ROWS ((size_t)1 << 24)
+
+/* Rows converted per SQL batch when the rows go through SQL (whole bulk
+ * INSERT statements). */
+#define SETTLE_CHUNK (4 * SPTD_STORE_BULK_ROWS)
+
+#define N_TREES SPTD_STORE_N_TREES
+
+/* Names in sqlite_schema, by enum sptd_store_tree. */
+static const char *const tree_names[N_TREES] = { "slice", "slice_utid_ts", "slice_parent_id" };
+
+/* What the commit needs between its two halves. */
+struct sptd_store_bulk_plan {
+	int64_t page_count;              /* PRAGMA page_count before the commit */
+	uint32_t page_size;              /* PRAGMA page_size */
+	int64_t root[N_TREES];           /* root pages, by enum sptd_store_tree */
+	struct sptd_store_pages *pages;  /* the trees, building */
+};
+
+/* ---- deferring ----------------------------------------------------------- */
+
+int sptd_store_slices_defer(struct sptd_store *st)
+{
+	const char *env = getenv("SPTD_STORE_BULK");
+	char *end;
+
+	if (!st)
+		return -EINVAL;
+	st->bulk_max = BULK_MAX_ROWS;
+	if (env && strcmp(env, "sql") == 0)
+		return 0;
+	/* a number: keep at most that many rows (the tests' small limit) */
+	if (env && *env) {
+		unsigned long long v = strtoull(env, &end, 10);
+
+		if (!*end && v > 0 && v < BULK_MAX_ROWS)
+			st->bulk_max = (size_t)v;
+	}
+	st->bulk_on = 1;
+	return 0;
+}
+
+size_t sptd_store_slices_paged(const struct sptd_store *st)
+{
+	return st ? st->paged : 0;
+}
+
+static int bulk_add(struct sptd_store *st, const struct sptd_store_slice_row *rows, size_t n)
+{
+	if (st->nbulk + n > st->bulk_max) {
+		int ret = sptd_store_bulk_settle(st);
+
+		st->bulk_on = 0;
+		return ret < 0 ? ret : sptd_store_slices_sql(st, rows, n);
+	}
+	if (st->nbulk + n > st->bulk_cap) {
+		size_t cap = st->bulk_cap ? st->bulk_cap : 4096;
+		struct sptd_store_bulk_row *p;
+
+		while (cap < st->nbulk + n)
+			cap *= 2;
+		p = realloc(st->bulk, cap * sizeof(*p));
+		if (!p)
+			return sptd_store_fail(st, -ENOMEM, "adding slice rows: out of memory "
+			                       "(%zu rows)", st->nbulk + n);
+		st->bulk = p;
+		st->bulk_cap = cap;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct sptd_store_slice_row *r = &rows[i];
+		struct sptd_store_bulk_row *b = &st->bulk[st->nbulk + i];
+		/* checked by the caller: one of the four */
+		uint8_t kind = (uint8_t)sptd_store_pages_kind_of(r->kind);
+
+		*b = (struct sptd_store_bulk_row){
+			.id = r->id, .ts = r->ts, .dur = r->dur, .utid = r->utid,
+			.parent_id = r->parent_id < 0 ? -1 : r->parent_id,
+			.symbol_id = r->symbol_id < 0 ? -1 : r->symbol_id,
+			.cpu = r->cpu, .depth = r->depth, .flags = r->flags, .kind = kind,
+		};
+	}
+	st->nbulk += n;
+	return 0;
+}
+
+int sptd_store_slices_add(struct sptd_store *st, const struct sptd_store_slice_row *rows,
+                          size_t n)
+{
+	static const char what[] = "adding slice rows";
+	size_t k;
+	int ret;
+
+	SPTD_STORE_REQUIRE(st, rows || !n, what, "rows is NULL");
+	for (k = 0; k < n; k++) {
+		SPTD_STORE_REQUIRE(st, rows[k].id >= 0 && rows[k].dur >= 0 && rows[k].depth >= 0,
+		                   what, "id, dur or depth is negative");
+		SPTD_STORE_REQUIRE(st, sptd_store_pages_kind_of(rows[k].kind) >= 0, what,
+		                   "kind is not one of user, kernel, syscall, irq");
+	}
+	ret = sptd_store_writable_check(st, what);
+	if (ret < 0)
+		return ret;
+	if (st->bulk_on)
+		return bulk_add(st, rows, n);
+	return sptd_store_slices_sql(st, rows, n);
+}
+
+int sptd_store_bulk_settle(struct sptd_store *st)
+{
+	struct sptd_store_slice_row chunk[SETTLE_CHUNK];
+	size_t i = 0;
+	int ret = 0;
+
+	while (i < st->nbulk && ret >= 0) {
+		size_t k = 0;
+
+		for (; k < sizeof(chunk) / sizeof(chunk[0]) && i + k < st->nbulk; k++) {
+			const struct sptd_store_bulk_row *b = &st->bulk[i + k];
+
+			chunk[k] = (struct sptd_store_slice_row){
+				.id = b->id, .ts = b->ts, .dur = b->dur, .cpu = b->cpu,
+				.utid = b->utid, .depth = b->depth, .parent_id = b->parent_id,
+				.symbol_id = b->symbol_id, .kind = sptd_store_pages_kind(b->kind),
+				.flags = b->flags,
+			};
+		}
+		ret = sptd_store_slices_sql(st, chunk, k);
+		i += k;
+	}
+	sptd_store_bulk_release(st);
+	return ret < 0 ? ret : 0;
+}
+
+void sptd_store_bulk_release(struct sptd_store *st)
+{
+	free(st->bulk);
+	st->bulk = NULL;
+	st->nbulk = st->bulk_cap = 0;
+}
+
+/* ---- the commit ---------------------------------------------------------------- */
+
+static int row_id_cmp(const void *pa, const void *pb)
+{
+	const struct sptd_store_bulk_row *a = pa, *b = pb;
+
+	return (a->id > b->id) - (a->id < b->id);
+}
+
+/* One integer from @sql (a PRAGMA), or -1. */
+static int64_t pragma_int(struct sptd_store *st, const char *sql)
+{
+	sqlite3_stmt *q = NULL;
+	int64_t v = -1;
+
+	if (sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) == SQLITE_OK &&
+	    sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) == SQLITE_INTEGER)
+		v = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return v;
+}
+
+/* Is the slice table, with its two indexes and nothing else, exactly as
+ * this build creates it, and empty?  Fills @plan's roots.  1 yes, 0 no. */
+static int schema_as_built(struct sptd_store *st, struct sptd_store_bulk_plan *plan)
+{
+	char want[N_TREES][512];
+	sqlite3_stmt *q = NULL;
+	int seen = 0, ok = 1, rc;
+
+	snprintf(want[SPTD_STORE_TREE_TABLE], sizeof(want[0]), "CREATE TABLE \"%s\" (%s)",
+	         sptd_store_table_defs[SPTD_STORE_T_SLICE].name,
+	         sptd_store_table_defs[SPTD_STORE_T_SLICE].columns);
+	for (int i = SPTD_STORE_TREE_UTID_TS; i < N_TREES; i++)
+		if (sptd_store_index_sql(tree_names[i], want[i], sizeof(want[i])) < 0)
+			return 0;
+	rc = sqlite3_prepare_v2(st->db, "SELECT type, name, rootpage, sql FROM main.sqlite_schema "
+	                        "WHERE tbl_name = 'slice' COLLATE NOCASE", -1, &q, NULL);
+	while (rc == SQLITE_OK && ok && sqlite3_step(q) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(q, 1);
+		const char *sql = (const char *)sqlite3_column_text(q, 3);
+		int i = 0;
+
+		while (i < N_TREES && (!name || strcmp(name, tree_names[i]) != 0))
+			i++;
+		/* another index, a trigger, or a definition of its own */
+		if (i == N_TREES || !sql || strcmp(sql, want[i]) != 0 || (seen & (1 << i)) ||
+		    sqlite3_column_type(q, 2) != SQLITE_INTEGER)
+			ok = 0;
+		else
+			plan->root[i] = sqlite3_column_int64(q, 2);
+		seen |= 1 << i;
+	}
+	sqlite3_finalize(q);
+	if (rc != SQLITE_OK || !ok || seen != (1 << N_TREES) - 1)
+		return 0;
+	/* empty: its root is an empty leaf, which the tree replaces */
+	return pragma_int(st, "SELECT EXISTS (SELECT 1 FROM main.slice)") == 0;
+}
+
+int sptd_store_bulk_begin(struct sptd_store *st, struct sptd_store_bulk_plan **out)
+{
+	struct sptd_store_bulk_plan *plan;
+	int64_t page_size;
+	int ret = 0;
+	size_t i;
+
+	*out = NULL;
+	if (!st->nbulk)
+		return 0;
+	page_size = pragma_int(st, "PRAGMA main.page_size");
+	/* SQLite's page sizes: powers of two, 512 to 65536 */
+	plan = calloc(1, sizeof(*plan));
+	if (!plan)
+		return sptd_store_fail(st, -ENOMEM, "committing: out of memory");
+	if (st->tmp_fd < 0 || page_size < 512 || page_size > 65536 ||
+	    (page_size & (page_size - 1)) || pragma_int(st, "PRAGMA main.auto_vacuum") != 0 ||
+	    !schema_as_built(st, plan))
+		goto by_sql;
+	plan->page_count = pragma_int(st, "PRAGMA main.page_count");
+	if (plan->page_count < 1)
+		goto by_sql;
+	/* rows in id order; an id twice is the constraint SQL would refuse */
+	for (i = 1; i < st->nbulk && st->bulk[i - 1].id < st->bulk[i].id; i++)
+		;
+	if (i < st->nbulk)
+		qsort(st->bulk, st->nbulk, sizeof(*st->bulk), row_id_cmp);
+	for (i = 1; i < st->nbulk; i++)
+		if (st->bulk[i - 1].id == st->bulk[i].id) {
+			ret = sptd_store_fail(st, -EINVAL, "adding slice rows: slice id %lld twice",
+			                      (long long)st->bulk[i].id);
+			goto fail;
+		}
+	/* the trees build while SQLite commits everything else */
+	plan->page_size = (uint32_t)page_size;
+	ret = sptd_store_pages_start(st->bulk, st->nbulk, (uint32_t)page_size, &plan->pages);
+	if (ret < 0) {
+		ret = sptd_store_fail(st, ret, "committing the slice rows: out of memory");
+		goto fail;
+	}
+	/* the connection re-reads the file after the commit (see above) */
+	ret = sptd_store_exec(st, "PRAGMA main.locking_mode=NORMAL", "committing");
+	if (ret < 0)
+		goto fail;
+	*out = plan;
+	return 0;
+by_sql:
+	free(plan);
+	return sptd_store_bulk_settle(st);
+fail:
+	sptd_store_bulk_end(st, plan, ret);
+	return ret;
+}
+
+int sptd_store_bulk_end(struct sptd_store *st, struct sptd_store_bulk_plan *plan, int ret)
+{
+	int w;
+
+	if (!plan)
+		return ret;
+	/* no trees when begin failed before building them */
+	w = plan->pages ? sptd_store_pages_wait(plan->pages) : 1;
+	if (ret >= 0 && w == -ENOMEM)
+		ret = sptd_store_fail(st, -ENOMEM, "committing the slice rows: out of memory");
+	if (ret >= 0) {
+		if (w == 0)
+			w = sptd_store_pages_write(plan->pages, st->tmp_fd, plan->page_count, plan->root);
+		if (w == 0)
+			st->paged = st->nbulk;
+		if (w < 0) {
+			/* appended pages only: the committed file is still whole */
+			if (ftruncate(st->tmp_fd, (off_t)(plan->page_count * plan->page_size)) < 0)
+				w = -errno;
+			ret = sptd_store_fail(st, w, "committing the slice rows: %s writing %s: "
+			                      "nothing was written to %s; %s",
+			                      w == -ENOSPC ? "disk full" : strerror(-w), st->tmp_path,
+			                      st->path, w == -ENOSPC ? "free some space and record again"
+			                                             : "record again");
+			sptd_store_mark_fatal(st, ret);
+		} else if (w > 0) {
+			/* not the file expected: the rows go through SQL */
+			ret = sptd_store_exec(st, "BEGIN IMMEDIATE", "committing the slice rows");
+			if (ret >= 0) {
+				st->writable = 1;
+				ret = sptd_store_bulk_settle(st);
+				st->writable = 0;
+			}
+			if (ret >= 0)
+				ret = sptd_store_exec(st, "COMMIT", "committing the slice rows");
+		}
+	}
+	sptd_store_pages_free(plan->pages);
+	free(plan);
+	sptd_store_bulk_release(st);
+	return ret;
+}

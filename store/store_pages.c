@@ -1,0 +1,723 @@
+/* store_pages.c — the slice table's and its two indexes' b-trees built in
+ * memory as finished pages of the SQLite file format
+ * (https://www.sqlite.org/fileformat2.html), and written into a committed
+ * file: appended after its last page, each root page overwritten with the
+ * top of its tree, then the header's page count and change counter.
+ * store_bulk.c decides when (and when not: then SQL) and keeps the rows.
+ *
+ * The records are SQLite's own: the serial type of each integer the one
+ * SQLite picks (0 and 1 in no bytes: schema format 4), the INTEGER PRIMARY
+ * KEY as NULL in the record and as the cell's rowid.  Table leaves are
+ * filled in rowid order; interior cells carry their left child's largest
+ * rowid.  An index b-tree holds each key once: a full leaf's next key moves
+ * up as the separator between it and the next leaf, and so on up.  No page
+ * is left without a cell beside its right pointer (SQLite makes none). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store-local.h"
+
+/* kind column values, by sptd_store_bulk_row.kind */
+static const char *const slice_kinds[] = {
+	SPTD_SLICE_USER, SPTD_SLICE_KERNEL, SPTD_SLICE_SYSCALL, SPTD_SLICE_IRQ,
+};
+#define N_KINDS (sizeof(slice_kinds) / sizeof(slice_kinds[0]))
+
+/* Page types of the file format. */
+#define PG_INDEX_INTERIOR 0x02
+#define PG_TABLE_INTERIOR 0x05
+#define PG_INDEX_LEAF     0x0a
+#define PG_TABLE_LEAF     0x0d
+
+/* SQLite's lock-byte page holds file offset 2^30; no b-tree may use it. */
+#define LOCK_BYTE_OFFSET 0x40000000ULL
+
+#define N_TREES SPTD_STORE_N_TREES
+
+/* An index key: two values and the rowid.  a_null: the first value is
+ * NULL (slice_parent_id of a root slice). */
+struct bulk_key {
+	int64_t a, b, id;
+	int a_null;
+};
+
+/* One b-tree, built in memory: pages [0, nleaf) are leaves, the rest
+ * interior pages, the last one the top.  Child pointers hold page
+ * indexes into pages until sptd_store_pages_write moves them to file page
+ * numbers. */
+struct bulk_btree {
+	uint8_t *pages;                  /* npages pages of page_size bytes */
+	size_t npages, cap;              /* pages used / allocated */
+	size_t nleaf;                    /* leaves, the first pages */
+	uint32_t page_size;              /* bytes per page (no reserved bytes) */
+	int err;                         /* < 0: building failed (-ENOMEM, -EFBIG) */
+};
+
+/* One builder thread's work. */
+struct build_job {
+	struct sptd_store_pages *pg;     /* the trees it builds for */
+	int which;                       /* enum sptd_store_tree */
+};
+
+struct sptd_store_pages {
+	const struct sptd_store_bulk_row *rows; /* sorted by id, unique */
+	size_t nrows;
+	uint32_t page_size;              /* the file's */
+	struct bulk_btree tree[N_TREES]; /* by enum sptd_store_tree */
+	struct build_job job[N_TREES];   /* what each builder does */
+	pthread_t thread[N_TREES];       /* the builders */
+	int started[N_TREES];            /* thread[i] runs (not joined yet) */
+};
+
+const char *sptd_store_pages_kind(unsigned kind)
+{
+	return kind < N_KINDS ? slice_kinds[kind] : NULL;
+}
+
+int sptd_store_pages_kind_of(const char *name)
+{
+	for (unsigned k = 0; k < N_KINDS; k++)
+		if (name && strcmp(slice_kinds[k], name) == 0)
+			return (int)k;
+	return -1;
+}
+
+/* ---- record encoding ------------------------------------------------------ */
+
+static void put16(uint8_t *p, unsigned v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static unsigned get16(const uint8_t *p)
+{
+	return (unsigned)p[0] << 8 | p[1];
+}
+
+/* SQLite's varint of @v at @p: 1-9 bytes, returns the count. */
+static unsigned put_varint(uint8_t *p, uint64_t v)
+{
+	uint8_t tmp[10];
+	unsigned n = 0;
+
+	if (v >> 56) {
+		p[8] = (uint8_t)v;
+		v >>= 8;
+		for (int i = 7; i >= 0; i--, v >>= 7)
+			p[i] = (uint8_t)((v & 0x7f) | 0x80);
+		return 9;
+	}
+	do {
+		tmp[n++] = (uint8_t)((v & 0x7f) | 0x80);
+		v >>= 7;
+	} while (v);
+	tmp[0] &= 0x7f;
+	for (unsigned i = 0; i < n; i++)
+		p[i] = tmp[n - 1 - i];
+	return n;
+}
+
+/* The serial type SQLite gives integer @v in a file of schema format 4. */
+static unsigned int_type(int64_t v)
+{
+	uint64_t u;
+
+	if (v == 0 || v == 1)
+		return 8 + (unsigned)v;
+	u = v < 0 ? ~(uint64_t)v : (uint64_t)v;
+	if (u <= 127)
+		return 1;
+	if (u <= 32767)
+		return 2;
+	if (u <= 8388607)
+		return 3;
+	if (u <= 2147483647)
+		return 4;
+	if (u <= 0x7fffffffffffULL)
+		return 5;
+	return 6;
+}
+
+/* Bytes of an integer of serial type 0-9. */
+static const uint8_t type_len[10] = { 0, 1, 2, 3, 4, 6, 8, 8, 0, 0 };
+
+/* Append integer @v of serial type @t, big-endian, at @p; bytes written. */
+static unsigned put_int(uint8_t *p, int64_t v, unsigned t)
+{
+	unsigned n = type_len[t];
+	uint64_t u = (uint64_t)v;
+
+	for (unsigned i = 0; i < n; i++)
+		p[i] = (uint8_t)(u >> (8 * (n - 1 - i)));
+	return n;
+}
+
+/* A record of @n values: integers @v[i], or NULL where @null[i], or the
+ * text @text at index @text_at (-1 none).  The header is under 128 bytes
+ * (n < 20, every type below 128).  Returns its length. */
+static unsigned put_record(uint8_t *out, const int64_t *v, const uint8_t *null, unsigned n,
+                           int text_at, const char *text)
+{
+	unsigned types[16], hdr = 1 + n, len;
+	size_t tlen = text ? strlen(text) : 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		if ((int)i == text_at)
+			types[i] = (unsigned)(13 + 2 * tlen);
+		else
+			types[i] = null[i] ? 0 : int_type(v[i]);
+	}
+	out[0] = (uint8_t)hdr;
+	for (unsigned i = 0; i < n; i++)
+		out[1 + i] = (uint8_t)types[i];
+	len = hdr;
+	for (unsigned i = 0; i < n; i++) {
+		if ((int)i == text_at) {
+			memcpy(out + len, text, tlen);
+			len += (unsigned)tlen;
+		} else if (!null[i]) {
+			len += put_int(out + len, v[i], types[i]);
+		}
+	}
+	return len;
+}
+
+/* The table record of slice row @r (id, the rowid, is stored as NULL). */
+static unsigned slice_record(uint8_t *out, const struct sptd_store_bulk_row *r)
+{
+	int64_t v[10] = { 0, r->ts, r->dur, r->cpu, r->utid, r->depth, r->parent_id,
+	                  r->symbol_id, 0, r->flags };
+	uint8_t null[10] = { 1, 0, 0, 0, 0, 0, r->parent_id < 0, r->symbol_id < 0, 0, 0 };
+
+	return put_record(out, v, null, 10, 8, slice_kinds[r->kind]);
+}
+
+/* The index record of key @k: (a, b, rowid), or (a, rowid) with @two. */
+static unsigned key_record(uint8_t *out, const struct bulk_key *k, int two)
+{
+	int64_t v[3] = { k->a, two ? k->id : k->b, k->id };
+	uint8_t null[3] = { (uint8_t)k->a_null, 0, 0 };
+
+	return put_record(out, v, null, two ? 2 : 3, -1, NULL);
+}
+
+/* ---- pages ------------------------------------------------------------------ */
+
+/* A page being filled. */
+struct page_fill {
+	uint8_t *p;          /* the page */
+	unsigned hdr;        /* header bytes: 8 (leaf) or 12 (interior) */
+	unsigned ncell;      /* cells so far */
+	unsigned top;        /* start of the cell content area */
+};
+
+/* Page index of a new zeroed page of @t, or -1 (t->err set). */
+static long page_new(struct bulk_btree *t)
+{
+	if (t->npages == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 16;
+		uint8_t *p = realloc(t->pages, cap * t->page_size);
+
+		if (!p) {
+			t->err = -ENOMEM;
+			return -1;
+		}
+		t->pages = p;
+		t->cap = cap;
+	}
+	memset(t->pages + t->npages * t->page_size, 0, t->page_size);
+	return (long)t->npages++;
+}
+
+static void fill_start(struct page_fill *f, struct bulk_btree *t, long pg, uint8_t type)
+{
+	f->p = t->pages + (size_t)pg * t->page_size;
+	f->p[0] = type;
+	f->hdr = (type == PG_TABLE_INTERIOR || type == PG_INDEX_INTERIOR) ? 12 : 8;
+	f->ncell = 0;
+	f->top = t->page_size;
+}
+
+/* Room for one more cell of @size bytes (and its pointer)? */
+static int fill_fits(const struct page_fill *f, unsigned size)
+{
+	return f->hdr + 2 * (f->ncell + 1) + (size < 4 ? 4 : size) <= f->top;
+}
+
+/* Add a cell; cells shorter than 4 bytes take 4, as SQLite counts them. */
+static void fill_add(struct page_fill *f, const uint8_t *cell, unsigned size)
+{
+	unsigned room = size < 4 ? 4 : size;
+
+	f->top -= room;
+	memcpy(f->p + f->top, cell, size);
+	put16(f->p + f->hdr + 2 * f->ncell, f->top);
+	f->ncell++;
+}
+
+/* Finish the header: cell count, content start, right child (interior). */
+static void fill_end(struct page_fill *f, uint32_t right)
+{
+	put16(f->p + 3, f->ncell);
+	put16(f->p + 5, f->top == 65536 ? 0 : f->top);
+	if (f->hdr == 12)
+		put32(f->p + 8, right);
+}
+
+/* Size a cell of @size bytes takes on its page. */
+static unsigned cell_room(unsigned size)
+{
+	return 2 + (size < 4 ? 4 : size);
+}
+
+/* ---- the table ---------------------------------------------------------- */
+
+/* Build the table b-tree of @rows (sorted by id) into @t.  0 or -ENOMEM. */
+static int build_table(struct bulk_btree *t, const struct sptd_store_bulk_row *rows, size_t n)
+{
+	uint8_t cell[9 + 9 + 128];
+	struct page_fill f;
+	uint32_t *child = NULL;
+	int64_t *maxkey = NULL;
+	size_t nchild = 0, cap = 0, i;
+	long pg;
+
+	/* leaves */
+	pg = page_new(t);
+	if (pg < 0)
+		goto out;
+	fill_start(&f, t, pg, PG_TABLE_LEAF);
+	for (i = 0; i < n; i++) {
+		uint8_t rec[128];
+		unsigned len = slice_record(rec, &rows[i]), c;
+
+		c = put_varint(cell, len);
+		c += put_varint(cell + c, (uint64_t)rows[i].id);
+		memcpy(cell + c, rec, len);
+		c += len;
+		if (!fill_fits(&f, c)) {
+			fill_end(&f, 0);
+			if (nchild == cap) {
+				cap = cap ? 2 * cap : 1024;
+				uint32_t *nc = realloc(child, cap * sizeof(*child));
+				int64_t *nk = nc ? realloc(maxkey, cap * sizeof(*maxkey)) : NULL;
+
+				if (nc)
+					child = nc;
+				if (nk)
+					maxkey = nk;
+				if (!nc || !nk) {
+					t->err = -ENOMEM;
+					goto out;
+				}
+			}
+			child[nchild] = (uint32_t)pg;
+			maxkey[nchild++] = rows[i - 1].id;
+			pg = page_new(t);
+			if (pg < 0)
+				goto out;
+			fill_start(&f, t, pg, PG_TABLE_LEAF);
+		}
+		fill_add(&f, cell, c);
+	}
+	fill_end(&f, 0);
+	t->nleaf = t->npages;
+	if (t->npages == 1)
+		goto out;
+	/* the last leaf: the caller's n > 0 */
+	if (nchild == cap) {
+		uint32_t *nc = realloc(child, (cap + 1) * sizeof(*child));
+		int64_t *nk = nc ? realloc(maxkey, (cap + 1) * sizeof(*maxkey)) : NULL;
+
+		if (nc)
+			child = nc;
+		if (nk)
+			maxkey = nk;
+		if (!nc || !nk) {
+			t->err = -ENOMEM;
+			goto out;
+		}
+	}
+	child[nchild] = (uint32_t)pg;
+	maxkey[nchild++] = rows[n - 1].id;
+
+	/* interior levels, in place: a level's pages are fewer than its
+	 * children, so the next level's list overwrites the front */
+	while (nchild > 1) {
+		size_t out_n = 0;
+
+		for (i = 0; i < nchild;) {
+			size_t c = 0;
+			unsigned used = 12;
+
+			/* cells (child, its largest key) for children i .. i+c-1;
+			 * child i+c is the right pointer */
+			while (i + c < nchild - 1) {
+				unsigned room = cell_room(4 + put_varint(cell, (uint64_t)maxkey[i + c]));
+
+				if (used + room > t->page_size)
+					break;
+				used += room;
+				c++;
+			}
+			/* the next page needs one cell besides its right pointer */
+			if (i + c + 2 == nchild)
+				c--;
+			if (c == 0) {
+				t->err = -EFBIG;
+				goto out;
+			}
+			pg = page_new(t);
+			if (pg < 0)
+				goto out;
+			fill_start(&f, t, pg, PG_TABLE_INTERIOR);
+			for (size_t k = i; k < i + c; k++) {
+				unsigned len;
+
+				put32(cell, child[k]);
+				len = 4 + put_varint(cell + 4, (uint64_t)maxkey[k]);
+				fill_add(&f, cell, len);
+			}
+			fill_end(&f, child[i + c]);
+			maxkey[out_n] = maxkey[i + c];
+			child[out_n++] = (uint32_t)pg;
+			i += c + 1;
+		}
+		nchild = out_n;
+	}
+out:
+	free(child);
+	free(maxkey);
+	return t->err;
+}
+
+/* ---- the indexes -------------------------------------------------------------- */
+
+static int key_cmp(const void *pa, const void *pb)
+{
+	const struct bulk_key *a = pa, *b = pb;
+
+	/* NULL sorts first */
+	if (a->a_null != b->a_null)
+		return a->a_null ? -1 : 1;
+	if (a->a != b->a)
+		return a->a < b->a ? -1 : 1;
+	if (a->b != b->b)
+		return a->b < b->b ? -1 : 1;
+	return (a->id > b->id) - (a->id < b->id);
+}
+
+/* Build an index b-tree of @keys (sorted) into @t; @two: keys are (a,
+ * rowid).  In an index b-tree every key is in one cell: a full page's
+ * next key moves up as the separator between it and the next page.
+ * 0, -ENOMEM, or -EFBIG (a page this size cannot hold two keys). */
+static int build_index(struct bulk_btree *t, const struct bulk_key *keys, size_t n, int two)
+{
+	uint8_t cell[4 + 9 + 64];
+	struct page_fill f;
+	uint32_t *child = NULL;
+	size_t *sep = NULL;     /* key index of the separator after child[i] */
+	size_t nchild = 0, i;
+	long pg;
+
+	child = malloc((n / 2 + 2) * sizeof(*child));
+	sep = malloc((n / 2 + 2) * sizeof(*sep));
+	if (!child || !sep) {
+		t->err = -ENOMEM;
+		goto out;
+	}
+	/* leaves: entries i .. i+c-1, then entry i+c goes up */
+	for (i = 0; i < n;) {
+		size_t c = 0;
+		unsigned used = 8;
+
+		while (i + c < n) {
+			uint8_t rec[64];
+			unsigned len = key_record(rec, &keys[i + c], two);
+			unsigned room = cell_room(put_varint(cell, len) + len);
+
+			if (used + room > t->page_size)
+				break;
+			used += room;
+			c++;
+		}
+		/* a separator needs a leaf after it */
+		if (i + c + 1 == n)
+			c--;
+		if (c == 0) {
+			t->err = -EFBIG;
+			goto out;
+		}
+		pg = page_new(t);
+		if (pg < 0)
+			goto out;
+		fill_start(&f, t, pg, PG_INDEX_LEAF);
+		for (size_t k = i; k < i + c; k++) {
+			uint8_t rec[64];
+			unsigned len = key_record(rec, &keys[k], two), h;
+
+			h = put_varint(cell, len);
+			memcpy(cell + h, rec, len);
+			fill_add(&f, cell, h + len);
+		}
+		fill_end(&f, 0);
+		child[nchild] = (uint32_t)pg;
+		sep[nchild++] = i + c; /* == n on the last leaf: none */
+		i += c + 1;
+	}
+	t->nleaf = t->npages;
+	/* interior levels: nchild children, nchild - 1 separators */
+	while (nchild > 1) {
+		size_t out_n = 0;
+
+		for (i = 0; i < nchild;) {
+			size_t c = 0;
+			unsigned used = 12;
+
+			/* cells (child k, separator k) for k = i .. i+c-1, then
+			 * child i+c on the right; separator i+c moves up */
+			while (i + c < nchild - 1) {
+				uint8_t rec[64];
+				unsigned len = key_record(rec, &keys[sep[i + c]], two);
+				unsigned room = cell_room(4 + put_varint(cell, len) + len);
+
+				if (used + room > t->page_size)
+					break;
+				used += room;
+				c++;
+			}
+			if (i + c + 2 == nchild)
+				c--;
+			if (c == 0) {
+				t->err = -EFBIG;
+				goto out;
+			}
+			pg = page_new(t);
+			if (pg < 0)
+				goto out;
+			fill_start(&f, t, pg, PG_INDEX_INTERIOR);
+			for (size_t k = i; k < i + c; k++) {
+				uint8_t rec[64];
+				unsigned len = key_record(rec, &keys[sep[k]], two), h;
+
+				put32(cell, child[k]);
+				h = 4 + put_varint(cell + 4, len);
+				memcpy(cell + h, rec, len);
+				fill_add(&f, cell, h + len);
+			}
+			fill_end(&f, child[i + c]);
+			sep[out_n] = sep[i + c];
+			child[out_n++] = (uint32_t)pg;
+			i += c + 1;
+		}
+		nchild = out_n;
+	}
+out:
+	free(child);
+	free(sep);
+	return t->err;
+}
+
+/* ---- builder threads ---------------------------------------------------------- */
+
+static void *build_main(void *arg)
+{
+	struct sptd_store_pages *pg = ((struct build_job *)arg)->pg;
+	int which = ((struct build_job *)arg)->which;
+	struct bulk_btree *t = &pg->tree[which];
+	struct bulk_key *keys;
+	size_t n = pg->nrows;
+
+	if (which == SPTD_STORE_TREE_TABLE) {
+		build_table(t, pg->rows, n);
+		return NULL;
+	}
+	keys = malloc(n * sizeof(*keys));
+	if (!keys) {
+		t->err = -ENOMEM;
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct sptd_store_bulk_row *r = &pg->rows[i];
+
+		if (which == SPTD_STORE_TREE_UTID_TS)
+			keys[i] = (struct bulk_key){ .a = r->utid, .b = r->ts, .id = r->id };
+		else
+			keys[i] = (struct bulk_key){ .a = r->parent_id < 0 ? 0 : r->parent_id,
+			                             .a_null = r->parent_id < 0, .id = r->id };
+	}
+	qsort(keys, n, sizeof(*keys), key_cmp);
+	build_index(t, keys, n, which == SPTD_STORE_TREE_PARENT_ID);
+	free(keys);
+	return NULL;
+}
+
+int sptd_store_pages_start(const struct sptd_store_bulk_row *rows, size_t n, uint32_t page_size,
+                           struct sptd_store_pages **out)
+{
+	struct sptd_store_pages *pg;
+
+	*out = NULL;
+	if (!rows || !n || page_size < 512 || page_size > 65536 || (page_size & (page_size - 1)))
+		return -EINVAL;
+	pg = calloc(1, sizeof(*pg));
+	if (!pg)
+		return -ENOMEM;
+	pg->rows = rows;
+	pg->nrows = n;
+	pg->page_size = page_size;
+	for (int t = 0; t < N_TREES; t++) {
+		pg->tree[t].page_size = page_size;
+		pg->job[t] = (struct build_job){ pg, t };
+	}
+	for (int t = 0; t < N_TREES; t++)
+		pg->started[t] = pthread_create(&pg->thread[t], NULL, build_main, &pg->job[t]) == 0;
+	/* no thread: built here */
+	for (int t = 0; t < N_TREES; t++)
+		if (!pg->started[t])
+			build_main(&pg->job[t]);
+	*out = pg;
+	return 0;
+}
+
+int sptd_store_pages_wait(struct sptd_store_pages *pg)
+{
+	int ret = 0;
+
+	for (int t = 0; t < N_TREES; t++) {
+		if (pg->started[t])
+			pthread_join(pg->thread[t], NULL);
+		pg->started[t] = 0;
+	}
+	for (int t = 0; t < N_TREES && !ret; t++)
+		if (pg->tree[t].err < 0)
+			ret = pg->tree[t].err == -ENOMEM ? -ENOMEM : 1;
+	return ret;
+}
+
+void sptd_store_pages_free(struct sptd_store_pages *pg)
+{
+	if (!pg)
+		return;
+	sptd_store_pages_wait(pg);
+	for (int t = 0; t < N_TREES; t++)
+		free(pg->tree[t].pages);
+	free(pg);
+}
+
+/* All @len bytes of @buf at @off of @fd: 0 or -errno (a short write goes
+ * on, so a full disk reports ENOSPC). */
+static int write_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pwrite(fd, buf, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		buf += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+int sptd_store_pages_write(struct sptd_store_pages *pg, int fd, int64_t page_count,
+                           const int64_t root[SPTD_STORE_N_TREES])
+{
+	uint8_t head[100];
+	const uint32_t psz = pg->page_size;
+	uint64_t next, total, counter;
+	struct stat sb;
+	int ret;
+
+	if (pread(fd, head, sizeof(head), 0) != (ssize_t)sizeof(head) ||
+	    fstat(fd, &sb) < 0)
+		return 1;
+	/* the header as SQLite left it: our page size, no reserved bytes,
+	 * schema format 4 (serial types 8 and 9), UTF-8, the page count we
+	 * were told and a file of that size */
+	if (memcmp(head, "SQLite format 3", 16) != 0 ||
+	    (get16(head + 16) == 1 ? 65536u : get16(head + 16)) != psz || head[20] != 0 ||
+	    get32(head + 44) != 4 || get32(head + 56) != 1 || get32(head + 52) != 0 ||
+	    get32(head + 24) != get32(head + 92) || get32(head + 28) != (uint64_t)page_count ||
+	    (uint64_t)sb.st_size != (uint64_t)page_count * psz)
+		return 1;
+	/* each root a page of its own inside the file, and still the empty
+	 * leaf SQLite made (a crafted schema could name any page) */
+	for (int t = 0; t < N_TREES; t++) {
+		uint8_t leaf[8];
+
+		if (root[t] < 2 || root[t] > page_count ||
+		    pread(fd, leaf, sizeof(leaf), (off_t)((root[t] - 1) * psz)) !=
+		            (ssize_t)sizeof(leaf) ||
+		    leaf[0] != (t == SPTD_STORE_TREE_TABLE ? PG_TABLE_LEAF : PG_INDEX_LEAF) || get16(leaf + 3))
+			return 1;
+		for (int u = 0; u < t; u++)
+			if (root[u] == root[t])
+				return 1;
+	}
+	total = (uint64_t)page_count;
+	for (int t = 0; t < N_TREES; t++)
+		total += pg->tree[t].npages - 1;
+	/* grows over the lock-byte page, or past SQLite's page numbers */
+	if ((uint64_t)page_count * psz <= LOCK_BYTE_OFFSET && total * psz > LOCK_BYTE_OFFSET)
+		return 1;
+	if (total > 0xfffffffeULL)
+		return 1;
+	next = (uint64_t)page_count + 1;
+	for (int t = 0; t < N_TREES; t++) {
+		struct bulk_btree *tr = &pg->tree[t];
+		size_t body = tr->npages - 1;
+
+		/* child pointers: page index k is file page next + k */
+		for (size_t k = tr->nleaf; k < tr->npages; k++) {
+			uint8_t *p = tr->pages + k * psz;
+			unsigned ncell = get16(p + 3);
+
+			for (unsigned c = 0; c < ncell; c++) {
+				uint8_t *cell = p + get16(p + 12 + 2 * c);
+
+				put32(cell, (uint32_t)(next + get32(cell)));
+			}
+			put32(p + 8, (uint32_t)(next + get32(p + 8)));
+		}
+		ret = write_all(fd, tr->pages, body * psz, (next - 1) * psz);
+		if (ret < 0)
+			return ret;
+		next += body;
+	}
+	/* the roots, then the header that makes the pages part of the file */
+	for (int t = 0; t < N_TREES; t++) {
+		struct bulk_btree *tr = &pg->tree[t];
+
+		ret = write_all(fd, tr->pages + (tr->npages - 1) * psz, psz,
+		                (uint64_t)(root[t] - 1) * psz);
+		if (ret < 0)
+			return ret;
+	}
+	counter = get32(head + 24) + 1;
+	put32(head + 24, (uint32_t)counter);
+	put32(head + 92, (uint32_t)counter);
+	put32(head + 28, (uint32_t)total);
+	return write_all(fd, head, sizeof(head), 0);
+}
