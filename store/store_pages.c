@@ -52,6 +52,7 @@ struct bulk_key {
 struct bulk_btree {
 	uint8_t *pages;                  /* npages pages of page_size bytes */
 	size_t npages, cap;              /* pages used / allocated */
+	size_t zeroed;                   /* pages [0, zeroed) came zeroed (calloc) */
 	size_t nleaf;                    /* leaves, the first pages */
 	uint32_t page_size;              /* bytes per page (no reserved bytes) */
 	int err;                         /* < 0: building failed (-ENOMEM, -EFBIG) */
@@ -156,67 +157,76 @@ static unsigned int_type(int64_t v)
 	return 6;
 }
 
-/* Bytes of an integer of serial type 0-9. */
-static const uint8_t type_len[10] = { 0, 1, 2, 3, 4, 6, 8, 8, 0, 0 };
-
-/* Append integer @v of serial type @t, big-endian, at @p; bytes written. */
-static unsigned put_int(uint8_t *p, int64_t v, unsigned t)
+/* Integer @v as a column: its serial type at *@type, its bytes (big-
+ * endian, as many as the type says) at @body.  Returns the byte count. */
+static inline unsigned put_value(uint8_t *type, uint8_t *body, int64_t v)
 {
-	unsigned n = type_len[t];
 	uint64_t u = (uint64_t)v;
+	unsigned t = int_type(v), n;
 
+	*type = (uint8_t)t;
+	switch (t) {
+	case 1: n = 1; break;
+	case 2: n = 2; break;
+	case 3: n = 3; break;
+	case 4: n = 4; break;
+	case 5: n = 6; break;
+	case 6: n = 8; break;
+	default: return 0;  /* 8, 9: the value is the type */
+	}
 	for (unsigned i = 0; i < n; i++)
-		p[i] = (uint8_t)(u >> (8 * (n - 1 - i)));
+		body[i] = (uint8_t)(u >> (8 * (n - 1 - i)));
 	return n;
 }
 
-/* A record of @n values: integers @v[i], or NULL where @null[i], or the
- * text @text at index @text_at (-1 none).  The header is under 128 bytes
- * (n < 20, every type below 128).  Returns its length. */
-static unsigned put_record(uint8_t *out, const int64_t *v, const uint8_t *null, unsigned n,
-                           int text_at, const char *text)
-{
-	unsigned types[16], hdr = 1 + n, len;
-	size_t tlen = text ? strlen(text) : 0;
-
-	for (unsigned i = 0; i < n; i++) {
-		if ((int)i == text_at)
-			types[i] = (unsigned)(13 + 2 * tlen);
-		else
-			types[i] = null[i] ? 0 : int_type(v[i]);
-	}
-	out[0] = (uint8_t)hdr;
-	for (unsigned i = 0; i < n; i++)
-		out[1 + i] = (uint8_t)types[i];
-	len = hdr;
-	for (unsigned i = 0; i < n; i++) {
-		if ((int)i == text_at) {
-			memcpy(out + len, text, tlen);
-			len += (unsigned)tlen;
-		} else if (!null[i]) {
-			len += put_int(out + len, v[i], types[i]);
-		}
-	}
-	return len;
-}
-
-/* The table record of slice row @r (id, the rowid, is stored as NULL). */
+/* The table record of slice row @r: id, the rowid, is stored as NULL; the
+ * header (11 bytes: its length and 10 types) is under 128 bytes. */
 static unsigned slice_record(uint8_t *out, const struct sptd_store_bulk_row *r)
 {
-	int64_t v[10] = { 0, r->ts, r->dur, r->cpu, r->utid, r->depth, r->parent_id,
-	                  r->symbol_id, 0, r->flags };
-	uint8_t null[10] = { 1, 0, 0, 0, 0, 0, r->parent_id < 0, r->symbol_id < 0, 0, 0 };
+	static const uint8_t kind_len[4] = {
+		sizeof(SPTD_SLICE_USER) - 1, sizeof(SPTD_SLICE_KERNEL) - 1,
+		sizeof(SPTD_SLICE_SYSCALL) - 1, sizeof(SPTD_SLICE_IRQ) - 1,
+	};
+	uint8_t *h = out + 1, *b = out + 11;
+	unsigned kl = kind_len[r->kind & 3];
 
-	return put_record(out, v, null, 10, 8, slice_kinds[r->kind]);
+	out[0] = 11;
+	*h++ = 0;
+	b += put_value(h++, b, r->ts);
+	b += put_value(h++, b, r->dur);
+	b += put_value(h++, b, r->cpu);
+	b += put_value(h++, b, r->utid);
+	b += put_value(h++, b, r->depth);
+	if (r->parent_id < 0)
+		*h++ = 0;
+	else
+		b += put_value(h++, b, r->parent_id);
+	if (r->symbol_id < 0)
+		*h++ = 0;
+	else
+		b += put_value(h++, b, r->symbol_id);
+	*h++ = (uint8_t)(13 + 2 * kl);
+	memcpy(b, slice_kinds[r->kind], kl);
+	b += kl;
+	b += put_value(h, b, r->flags);
+	return (unsigned)(b - out);
 }
 
 /* The index record of key @k: (a, b, rowid), or (a, rowid) with @two. */
 static unsigned key_record(uint8_t *out, const struct bulk_key *k, int two)
 {
-	int64_t v[3] = { k->a, two ? k->id : k->b, k->id };
-	uint8_t null[3] = { (uint8_t)k->a_null, 0, 0 };
+	unsigned ncol = two ? 2 : 3;
+	uint8_t *h = out + 1, *b = out + 1 + ncol;
 
-	return put_record(out, v, null, two ? 2 : 3, -1, NULL);
+	out[0] = (uint8_t)(1 + ncol);
+	if (k->a_null)
+		*h++ = 0;
+	else
+		b += put_value(h++, b, k->a);
+	if (!two)
+		b += put_value(h++, b, k->b);
+	b += put_value(h, b, k->id);
+	return (unsigned)(b - out);
 }
 
 /* ---- pages ------------------------------------------------------------------ */
@@ -227,6 +237,7 @@ struct page_fill {
 	unsigned hdr;        /* header bytes: 8 (leaf) or 12 (interior) */
 	unsigned ncell;      /* cells so far */
 	unsigned top;        /* start of the cell content area */
+	unsigned last;       /* bytes of content the last cell took */
 };
 
 /* Page index of a new zeroed page of @t, or -1 (t->err set). */
@@ -243,8 +254,23 @@ static long page_new(struct bulk_btree *t)
 		t->pages = p;
 		t->cap = cap;
 	}
-	memset(t->pages + t->npages * t->page_size, 0, t->page_size);
+	if (t->npages >= t->zeroed)
+		memset(t->pages + t->npages * t->page_size, 0, t->page_size);
 	return (long)t->npages++;
+}
+
+/* Room for about the pages of @n cells averaging @room bytes (a quarter
+ * more, and the interior pages), allocated zeroed at once: no copies as
+ * the tree grows, each page touched once.  Growing past it still works. */
+static void tree_reserve(struct bulk_btree *t, size_t n, unsigned room)
+{
+	size_t per = (t->page_size - 12) / (room ? room : 1), cap;
+
+	cap = n / (per ? per : 1);
+	cap += cap / 4 + cap / 32 + 16;
+	t->pages = calloc(cap, t->page_size);
+	if (t->pages)
+		t->cap = t->zeroed = cap;
 }
 
 static void fill_start(struct page_fill *f, struct bulk_btree *t, long pg, uint8_t type)
@@ -271,6 +297,17 @@ static void fill_add(struct page_fill *f, const uint8_t *cell, unsigned size)
 	memcpy(f->p + f->top, cell, size);
 	put16(f->p + f->hdr + 2 * f->ncell, f->top);
 	f->ncell++;
+	f->last = room;
+}
+
+/* Take the last cell added back out (once after each fill_add). */
+static void fill_undo(struct page_fill *f)
+{
+	f->ncell--;
+	memset(f->p + f->top, 0, f->last);
+	put16(f->p + f->hdr + 2 * f->ncell, 0);
+	f->top += f->last;
+	f->last = 0;
 }
 
 /* Finish the header: cell count, content start, right child (interior). */
@@ -300,6 +337,19 @@ static int build_table(struct bulk_btree *t, const struct sptd_store_bulk_row *r
 	size_t nchild = 0, cap = 0, i;
 	long pg;
 
+	/* room for the leaves, from the first rows' sizes */
+	{
+		unsigned sum = 0, k = n < 64 ? (unsigned)n : 64;
+
+		for (unsigned j = 0; j < k; j++) {
+			uint8_t rec[128];
+			unsigned len = slice_record(rec, &rows[j]);
+
+			sum += cell_room(put_varint(cell, len) + put_varint(cell, (uint64_t)rows[j].id) +
+			                 len);
+		}
+		tree_reserve(t, n, k ? sum / k + 1 : 64);
+	}
 	/* leaves */
 	pg = page_new(t);
 	if (pg < 0)
@@ -425,6 +475,122 @@ static int key_cmp(const void *pa, const void *pb)
 	return (a->id > b->id) - (a->id < b->id);
 }
 
+/* Sort @keys, @nruns ascending runs one after the other (one task's
+ * (ts, id) with a few frames out of order): merged pairwise when the runs
+ * are few, else qsort.  0 or -ENOMEM. */
+static int merge_runs(struct bulk_key *keys, size_t n, size_t nruns)
+{
+	struct bulk_key *tmp, *src = keys, *dst;
+	size_t *edge, nedge = 0;
+
+	if (nruns > 64) {
+		qsort(keys, n, sizeof(*keys), key_cmp);
+		return 0;
+	}
+	tmp = malloc(n * sizeof(*tmp));
+	edge = malloc((nruns + 2) * sizeof(*edge));
+	if (!tmp || !edge) {
+		free(tmp);
+		free(edge);
+		return -ENOMEM;
+	}
+	/* edge[r]: where run r starts; edge[nedge - 1] == n */
+	edge[nedge++] = 0;
+	for (size_t i = 1; i < n; i++)
+		if (key_cmp(&keys[i - 1], &keys[i]) > 0)
+			edge[nedge++] = i;
+	edge[nedge++] = n;
+	dst = tmp;
+	while (nedge > 2) {
+		size_t out = 0, r;
+
+		for (r = 0; r + 2 < nedge; r += 2) {
+			size_t a = edge[r], am = edge[r + 1], b = am, bm = edge[r + 2], o = a;
+
+			while (a < am && b < bm)
+				dst[o++] = key_cmp(&src[b], &src[a]) < 0 ? src[b++] : src[a++];
+			memcpy(dst + o, src + a, (am - a) * sizeof(*dst));
+			o += am - a;
+			memcpy(dst + o, src + b, (bm - b) * sizeof(*dst));
+			edge[out++] = edge[r];
+		}
+		/* an odd run out: copied as it is */
+		if (r + 1 < nedge) {
+			memcpy(dst + edge[r], src + edge[r], (edge[r + 1] - edge[r]) * sizeof(*dst));
+			edge[out++] = edge[r];
+		}
+		edge[out++] = n;
+		nedge = out;
+		dst = src;
+		src = src == keys ? tmp : keys;
+	}
+	if (src != keys)
+		memcpy(keys, src, n * sizeof(*keys));
+	free(tmp);
+	free(edge);
+	return 0;
+}
+
+/* Sort @keys (made in id order) into index order.  Without compares where
+ * it can be: keys often are in order already (one task's (utid, ts)), and
+ * the first value is mostly a small number (utid, parent_id): a stable
+ * counting sort on it keeps each run in id order, and a run is sorted
+ * further only if its second value is out of order.  0 or -ENOMEM. */
+static int sort_keys(struct bulk_key *keys, size_t n)
+{
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	struct bulk_key *out;
+	size_t i, nnull = 0, nb, *at;
+
+	for (i = 1; i < n && key_cmp(&keys[i - 1], &keys[i]) < 0; i++)
+		;
+	if (i >= n)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (keys[i].a_null) {
+			nnull++;
+			continue;
+		}
+		lo = keys[i].a < lo ? keys[i].a : lo;
+		hi = keys[i].a > hi ? keys[i].a : hi;
+	}
+	/* values spread too wide for buckets: compare */
+	if (nnull == n || (uint64_t)hi - (uint64_t)lo > 4 * (uint64_t)n + 1024) {
+		qsort(keys, n, sizeof(*keys), key_cmp);
+		return 0;
+	}
+	/* bucket 0: NULL; bucket 1 + v - lo: value v */
+	nb = (size_t)((uint64_t)hi - (uint64_t)lo) + 2;
+	at = calloc(nb + 1, sizeof(*at));
+	out = malloc(n * sizeof(*out));
+	if (!at || !out) {
+		free(at);
+		free(out);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		at[1 + (keys[i].a_null ? 0 : (size_t)((uint64_t)keys[i].a - (uint64_t)lo) + 1)]++;
+	for (i = 1; i <= nb; i++)
+		at[i] += at[i - 1];
+	for (i = 0; i < n; i++)
+		out[at[keys[i].a_null ? 0 : (size_t)((uint64_t)keys[i].a - (uint64_t)lo) + 1]++] =
+			keys[i];
+	memcpy(keys, out, n * sizeof(*keys));
+	free(out);
+	free(at);
+	/* each run of one first value: in (b, id) order unless b goes back */
+	for (i = 0; i < n;) {
+		size_t j = i + 1, bad = 0;
+
+		for (; j < n && keys[j].a_null == keys[i].a_null && keys[j].a == keys[i].a; j++)
+			bad += key_cmp(&keys[j - 1], &keys[j]) > 0;
+		if (bad && merge_runs(keys + i, j - i, bad + 1) < 0)
+			return -ENOMEM;
+		i = j;
+	}
+	return 0;
+}
+
 /* Build an index b-tree of @keys (sorted) into @t; @two: keys are (a,
  * rowid).  In an index b-tree every key is in one cell: a full page's
  * next key moves up as the separator between it and the next page.
@@ -444,44 +610,50 @@ static int build_index(struct bulk_btree *t, const struct bulk_key *keys, size_t
 		t->err = -ENOMEM;
 		goto out;
 	}
-	/* leaves: entries i .. i+c-1, then entry i+c goes up */
-	for (i = 0; i < n;) {
-		size_t c = 0;
-		unsigned used = 8;
+	/* room for the leaves, from the first keys' sizes */
+	{
+		unsigned sum = 0, k = n < 64 ? (unsigned)n : 64;
 
-		while (i + c < n) {
+		for (unsigned j = 0; j < k; j++) {
 			uint8_t rec[64];
-			unsigned len = key_record(rec, &keys[i + c], two);
-			unsigned room = cell_room(put_varint(cell, len) + len);
+			unsigned len = key_record(rec, &keys[j], two);
 
-			if (used + room > t->page_size)
-				break;
-			used += room;
-			c++;
+			sum += cell_room(put_varint(cell, len) + len);
 		}
-		/* a separator needs a leaf after it */
-		if (i + c + 1 == n)
-			c--;
-		if (c == 0) {
-			t->err = -EFBIG;
-			goto out;
-		}
+		tree_reserve(t, n, k ? sum / k + 1 : 32);
+	}
+	/* leaves: entries i .. k-1, then entry k goes up */
+	for (i = 0; i < n;) {
+		size_t k = i;
+
 		pg = page_new(t);
 		if (pg < 0)
 			goto out;
 		fill_start(&f, t, pg, PG_INDEX_LEAF);
-		for (size_t k = i; k < i + c; k++) {
+		for (; k < n; k++) {
 			uint8_t rec[64];
 			unsigned len = key_record(rec, &keys[k], two), h;
 
 			h = put_varint(cell, len);
 			memcpy(cell + h, rec, len);
+			if (!fill_fits(&f, h + len))
+				break;
 			fill_add(&f, cell, h + len);
+		}
+		/* a separator needs a leaf after it: the last key cannot be
+		 * one, the page's own last key goes up instead */
+		if (k + 1 == n && k > i) {
+			fill_undo(&f);
+			k--;
+		}
+		if (k == i) {
+			t->err = -EFBIG;
+			goto out;
 		}
 		fill_end(&f, 0);
 		child[nchild] = (uint32_t)pg;
-		sep[nchild++] = i + c; /* == n on the last leaf: none */
-		i += c + 1;
+		sep[nchild++] = k; /* == n on the last leaf: none */
+		i = k + 1;
 	}
 	t->nleaf = t->npages;
 	/* interior levels: nchild children, nchild - 1 separators */
@@ -564,8 +736,9 @@ static void *build_main(void *arg)
 			keys[i] = (struct bulk_key){ .a = r->parent_id < 0 ? 0 : r->parent_id,
 			                             .a_null = r->parent_id < 0, .id = r->id };
 	}
-	qsort(keys, n, sizeof(*keys), key_cmp);
-	build_index(t, keys, n, which == SPTD_STORE_TREE_PARENT_ID);
+	t->err = sort_keys(keys, n);
+	if (!t->err)
+		build_index(t, keys, n, which == SPTD_STORE_TREE_PARENT_ID);
 	free(keys);
 	return NULL;
 }

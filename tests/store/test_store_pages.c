@@ -201,6 +201,23 @@ static struct sptd_store_slice_row *rows_make(size_t n, uint64_t seed)
 	return rows;
 }
 
+/* @n rows as one decode makes them: a few threads, each one's calls in
+ * time order but for every 500th (a frame inferred for a return on an
+ * empty stack starts early), so each thread's (utid, ts) has a few
+ * ascending runs. */
+static struct sptd_store_slice_row *rows_nearly_sorted(size_t n)
+{
+	struct sptd_store_slice_row *rows = calloc(n ? n : 1, sizeof(*rows));
+
+	for (size_t i = 0; rows && i < n; i++) {
+		make_row(&rows[i], (int64_t)i + 1, 77);
+		rows[i].utid = (int64_t)(i * 3 / n) + 1;
+		rows[i].ts = i % 500 == 499 ? (int64_t)(i % 7) : (int64_t)i * 10;
+		rows[i].parent_id = i ? (int64_t)i - (int64_t)(i % 5) : -1;
+	}
+	return rows;
+}
+
 /* Add @rows in a few calls (as the writer does). */
 static int rows_add(struct sptd_store *st, const struct sptd_store_slice_row *rows, size_t n)
 {
@@ -283,6 +300,20 @@ int main(void)
 	new_file("one.db", 1, 1, 1);
 	new_file("small.db", 500, 2, 1);
 	new_file("big.db", 200000, 3, 1);
+
+	/* (utid, ts) nearly in id order: merged, not sorted from scratch */
+	st = fixture_create("nearly.db");
+	if (st) {
+		struct sptd_store_slice_row *rows = rows_nearly_sorted(30000);
+
+		CHECK_INT(sptd_store_slices_defer(st), 0);
+		CHECK_INT(rows_add(st, rows, 30000), 0);
+		CHECK_INT(sptd_store_commit(st), 0);
+		CHECK_INT(sptd_store_slices_paged(st), 30000);
+		sptd_store_destroy(st);
+		CHECK(file_holds(fixture_path(1, "nearly.db"), rows, 30000));
+		free(rows);
+	}
 
 	/* 512-byte pages: many levels; sizes around a leaf's worth (a 512-byte
 	 * leaf holds about 11-20 rows, so the last page's separator moves) */
