@@ -38,7 +38,9 @@ if command -v script >/dev/null 2>&1; then
 	# SHELL is /bin/sh as under CI) is not a second process in the
 	# foreground group that dies of the same ^C and makes script say 130
 	mkdir -m 700 "$work/tty"
-	(wait_for "$work/tty.out" "armed:" 30; sleep 0.3; printf '\003'; sleep 4) |
+	# the pipe stays open until the recorder is gone (at most 4 s)
+	(wait_for "$work/tty.out" "armed:" 30; sleep 0.3; printf '\003'
+	 sleep 0.2; wait_gone " -o $work/tty\$" 4) |
 		SHELL=/bin/sh script -qfec "exec $BIN --window 20ms -o $work/tty" /dev/null >"$work/tty.out" 2>&1
 	rc=$?
 	inc=$(find "$work/tty" -name 'incident-*.db')
@@ -60,7 +62,8 @@ if command -v script >/dev/null 2>&1; then
 	fi
 	# --on-stop discard in a terminal: nothing written
 	mkdir -m 700 "$work/tty2"
-	(wait_for "$work/tty2.out" "armed:" 30; sleep 0.3; printf '\003'; sleep 4) |
+	(wait_for "$work/tty2.out" "armed:" 30; sleep 0.3; printf '\003'
+	 sleep 0.2; wait_gone " -o $work/tty2\$" 4) |
 		SHELL=/bin/sh script -qfec "exec $BIN --window 20ms --on-stop discard -o $work/tty2" /dev/null >"$work/tty2.out" 2>&1
 	rc=$?
 	[ "$rc" = 0 ] && [ "$(count_incidents "$work/tty2")" = 0 ] && ok ||

@@ -41,6 +41,18 @@ wait_for() {
 	done
 }
 
+# wait_gone PATTERN [SECONDS]: until no process's command line matches the
+# extended regular expression PATTERN (pgrep -f), at most SECONDS (default
+# 20; 1: one still runs)
+wait_gone() {
+	_i=0
+	while pgrep -f -- "$1" >/dev/null 2>&1; do
+		_i=$((_i + 1))
+		[ $_i -lt $((${2:-20} * 10)) ] || return 1
+		sleep 0.1
+	done
+}
+
 # finish: the summary, and exit 1 on a failure or when nothing was checked,
 # 77 when a part could not run here, else 0
 finish() {
