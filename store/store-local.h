@@ -127,6 +127,8 @@ struct sptd_store_bulk_plan;
 /* Insert the kept rows through SQL now (someone reads or edits slice
  * before the commit, or the file is not one to write pages into). */
 int sptd_store_bulk_settle(struct sptd_store *st);
+/* Drop the kept rows whose utid is not one of @utids (@n, sorted). */
+void sptd_store_bulk_keep_utids(struct sptd_store *st, const int64_t *utids, size_t n);
 /* Free the kept rows (not inserted). */
 void sptd_store_bulk_release(struct sptd_store *st);
 /* At the commit, after the indexes exist and before COMMIT: with rows
@@ -169,6 +171,20 @@ void sptd_store_pages_free(struct sptd_store_pages *pg);
  * the number of @name (-1: not one of user, kernel, syscall, irq). */
 const char *sptd_store_pages_kind(unsigned kind);
 int sptd_store_pages_kind_of(const char *name);
+
+/* --- store_keysort.c ----------------------------------------------------- */
+
+/* An index key: two values and the rowid; a_null: the first value is
+ * NULL (slice_parent_id of a root slice). */
+struct sptd_store_key {
+	int64_t a, b, id;  /* the values, the rowid */
+	int a_null;        /* a is NULL */
+};
+/* qsort order of keys as SQLite orders index records: NULL first, then
+ * a, b, id as integers. */
+int sptd_store_key_cmp(const void *a, const void *b);
+/* Sort @n keys made in id order into index order.  0 or -ENOMEM. */
+int sptd_store_keys_sort(struct sptd_store_key *keys, size_t n);
 
 /* --- store_fdvfs.c ------------------------------------------------------- */
 

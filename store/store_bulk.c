@@ -45,6 +45,13 @@
 
 #define N_TREES SPTD_STORE_N_TREES
 
+static int cmp_utid(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 /* Names in sqlite_schema, by enum sptd_store_tree. */
 static const char *const tree_names[N_TREES] = { "slice", "slice_utid_ts", "slice_parent_id" };
 
@@ -168,6 +175,16 @@ int sptd_store_bulk_settle(struct sptd_store *st)
 	}
 	sptd_store_bulk_release(st);
 	return ret < 0 ? ret : 0;
+}
+
+void sptd_store_bulk_keep_utids(struct sptd_store *st, const int64_t *utids, size_t n)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < st->nbulk; i++)
+		if (n && bsearch(&st->bulk[i].utid, utids, n, sizeof(*utids), cmp_utid))
+			st->bulk[out++] = st->bulk[i];
+	st->nbulk = out;
 }
 
 void sptd_store_bulk_release(struct sptd_store *st)

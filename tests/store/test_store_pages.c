@@ -410,6 +410,35 @@ int main(void)
 		sptd_store_destroy(st);
 	}
 
+	/* -p's filter: the kept rows of other processes' threads go, in
+	 * memory; the rest are still written as pages */
+	st = fixture_create("pids.db");
+	if (st) {
+		struct sptd_store_slice_row *rows = rows_make(4000, 16);
+		size_t kept = 0;
+
+		for (size_t i = 0; i < 4000; i++)
+			rows[i].utid = (int64_t)(i % 4) + 1;
+		CHECK_INT(sptd_store_process_add(st, 1, 100, "a", "a"), 0);
+		CHECK_INT(sptd_store_process_add(st, 2, 200, "b", "b"), 0);
+		CHECK_INT(sptd_store_thread_add(st, 1, 100, 1, "a"), 0);
+		CHECK_INT(sptd_store_thread_add(st, 2, 101, 1, "a2"), 0);
+		CHECK_INT(sptd_store_thread_add(st, 3, 200, 2, "b"), 0);
+		CHECK_INT(sptd_store_thread_add(st, 4, 300, -1, "c"), 0);
+		CHECK_INT(sptd_store_slices_defer(st), 0);
+		CHECK_INT(rows_add(st, rows, 4000), 0);
+		CHECK_INT(sptd_store_keep_pids(st, (const int[]){ 100 }, 1), 0);
+		CHECK_INT(sptd_store_commit(st), 0);
+		for (size_t i = 0; i < 4000; i++)
+			if (rows[i].utid <= 2)
+				rows[kept++] = rows[i];
+		CHECK_INT(kept, 2000);
+		CHECK_INT(sptd_store_slices_paged(st), 2000);
+		sptd_store_destroy(st);
+		CHECK(file_holds(fixture_path(1, "pids.db"), rows, kept));
+		free(rows);
+	}
+
 	/* an id twice: the commit fails, nothing is published */
 	st = fixture_create("twice.db");
 	if (st) {
