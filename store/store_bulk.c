@@ -34,10 +34,12 @@
 
 #include "store-local.h"
 
-/* Rows kept at most (64 bytes each, and about as much again for the
- * trees at the commit): beyond, they go through SQL as they come, so that
- * a huge import needs no more memory than SQLite's page cache. */
-#define BULK_MAX_ROWS ((size_t)1 << 24)
+/* Rows kept at most: about 260 bytes each at the commit's peak (the row,
+ * two index keys and a sort's copy, the pages; measured: 4.2 GB for 2^24
+ * random rows), so about 1.1 GB here.  Beyond, they go through SQL as they
+ * come, and a huge import needs no more memory than SQLite's page cache
+ * (malloc does not fail under Linux's overcommit: a cap must). */
+#define BULK_MAX_ROWS ((size_t)1 << 22)
 
 /* Rows converted per SQL batch when the rows go through SQL (whole bulk
  * INSERT statements). */
@@ -324,14 +326,20 @@ int sptd_store_bulk_end(struct sptd_store *st, struct sptd_store_bulk_plan *plan
 		if (w == 0)
 			st->paged = st->nbulk;
 		if (w < 0) {
-			/* appended pages only: the committed file is still whole */
-			if (ftruncate(st->tmp_fd, (off_t)(plan->page_count * plan->page_size)) < 0)
-				w = -errno;
-			ret = sptd_store_fail(st, w, "committing the slice rows: %s writing %s: "
-			                      "nothing was written to %s; %s",
-			                      w == -ENOSPC ? "disk full" : strerror(-w), st->tmp_path,
-			                      st->path, w == -ENOSPC ? "free some space and record again"
-			                                             : "record again");
+			/* pages may be half-written: this file is never published
+			 * (the store is failed from here; destroy removes it) */
+			if (st->updating)
+				ret = sptd_store_fail(st, w, "committing the slice rows: %s writing "
+				                      "%s: %s is unchanged; %s", w == -ENOSPC ?
+				                      "disk full" : strerror(-w), st->tmp_path, st->path,
+				                      w == -ENOSPC ? "free some space and run it again"
+				                                   : "run it again");
+			else
+				ret = sptd_store_fail(st, w, "committing the slice rows: %s writing "
+				                      "%s: nothing was written to %s; %s", w == -ENOSPC ?
+				                      "disk full" : strerror(-w), st->tmp_path, st->path,
+				                      w == -ENOSPC ? "free some space and record again"
+				                                   : "record again");
 			sptd_store_mark_fatal(st, ret);
 		} else if (w > 0) {
 			/* not the file expected: the rows go through SQL */

@@ -1,9 +1,8 @@
 /* store_pages.c — the slice table's and its two indexes' b-trees built in
  * memory as finished pages of the SQLite file format
- * (https://www.sqlite.org/fileformat2.html), and written into a committed
- * file: appended after its last page, each root page overwritten with the
- * top of its tree, then the header's page count and change counter.
- * store_bulk.c decides when (and when not: then SQL) and keeps the rows.
+ * (https://www.sqlite.org/fileformat2.html), on three threads;
+ * store_pagefile.c writes them into the committed file, store_bulk.c
+ * decides when (and when not: then SQL) and keeps the rows.
  *
  * The records are SQLite's own: the serial type of each integer the one
  * SQLite picks (0 and 1 in no bytes: schema format 4), the INTEGER PRIMARY
@@ -16,56 +15,15 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "store-local.h"
+#include "store-pages.h"
 
 /* kind column values, by sptd_store_bulk_row.kind */
 static const char *const slice_kinds[] = {
 	SPTD_SLICE_USER, SPTD_SLICE_KERNEL, SPTD_SLICE_SYSCALL, SPTD_SLICE_IRQ,
 };
 #define N_KINDS (sizeof(slice_kinds) / sizeof(slice_kinds[0]))
-
-/* Page types of the file format. */
-#define PG_INDEX_INTERIOR 0x02
-#define PG_TABLE_INTERIOR 0x05
-#define PG_INDEX_LEAF     0x0a
-#define PG_TABLE_LEAF     0x0d
-
-/* SQLite's lock-byte page holds file offset 2^30; no b-tree may use it. */
-#define LOCK_BYTE_OFFSET 0x40000000ULL
-
-#define N_TREES SPTD_STORE_N_TREES
-
-/* One b-tree, built in memory: pages [0, nleaf) are leaves, the rest
- * interior pages, the last one the top.  Child pointers hold page
- * indexes into pages until sptd_store_pages_write moves them to file page
- * numbers. */
-struct bulk_btree {
-	uint8_t *pages;                  /* npages pages of page_size bytes */
-	size_t npages, cap;              /* pages used / allocated */
-	size_t zeroed;                   /* pages [0, zeroed) came zeroed (calloc) */
-	size_t nleaf;                    /* leaves, the first pages */
-	uint32_t page_size;              /* bytes per page (no reserved bytes) */
-	int err;                         /* < 0: building failed (-ENOMEM, -EFBIG) */
-};
-
-/* One builder thread's work. */
-struct build_job {
-	struct sptd_store_pages *pg;     /* the trees it builds for */
-	int which;                       /* enum sptd_store_tree */
-};
-
-struct sptd_store_pages {
-	const struct sptd_store_bulk_row *rows; /* sorted by id, unique */
-	size_t nrows;
-	uint32_t page_size;              /* the file's */
-	struct bulk_btree tree[N_TREES]; /* by enum sptd_store_tree */
-	struct build_job job[N_TREES];   /* what each builder does */
-	pthread_t thread[N_TREES];       /* the builders */
-	int started[N_TREES];            /* thread[i] runs (not joined yet) */
-};
 
 const char *sptd_store_pages_kind(unsigned kind)
 {
@@ -81,30 +39,6 @@ int sptd_store_pages_kind_of(const char *name)
 }
 
 /* ---- record encoding ------------------------------------------------------ */
-
-static void put16(uint8_t *p, unsigned v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static unsigned get16(const uint8_t *p)
-{
-	return (unsigned)p[0] << 8 | p[1];
-}
 
 /* SQLite's varint of @v at @p: 1-9 bytes, returns the count. */
 static unsigned put_varint(uint8_t *p, uint64_t v)
@@ -657,103 +591,4 @@ void sptd_store_pages_free(struct sptd_store_pages *pg)
 	for (int t = 0; t < N_TREES; t++)
 		free(pg->tree[t].pages);
 	free(pg);
-}
-
-/* All @len bytes of @buf at @off of @fd: 0 or -errno (a short write goes
- * on, so a full disk reports ENOSPC). */
-static int write_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t n = pwrite(fd, buf, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
-int sptd_store_pages_write(struct sptd_store_pages *pg, int fd, int64_t page_count,
-                           const int64_t root[SPTD_STORE_N_TREES])
-{
-	uint8_t head[100];
-	const uint32_t psz = pg->page_size;
-	uint64_t next, total, counter;
-	struct stat sb;
-	int ret;
-
-	if (pread(fd, head, sizeof(head), 0) != (ssize_t)sizeof(head) ||
-	    fstat(fd, &sb) < 0)
-		return 1;
-	/* the header as SQLite left it: our page size, no reserved bytes,
-	 * schema format 4 (serial types 8 and 9), UTF-8, the page count we
-	 * were told and a file of that size */
-	if (memcmp(head, "SQLite format 3", 16) != 0 ||
-	    (get16(head + 16) == 1 ? 65536u : get16(head + 16)) != psz || head[20] != 0 ||
-	    get32(head + 44) != 4 || get32(head + 56) != 1 || get32(head + 52) != 0 ||
-	    get32(head + 24) != get32(head + 92) || get32(head + 28) != (uint64_t)page_count ||
-	    (uint64_t)sb.st_size != (uint64_t)page_count * psz)
-		return 1;
-	/* each root a page of its own inside the file, and still the empty
-	 * leaf SQLite made (a crafted schema could name any page) */
-	for (int t = 0; t < N_TREES; t++) {
-		uint8_t leaf[8];
-
-		if (root[t] < 2 || root[t] > page_count ||
-		    pread(fd, leaf, sizeof(leaf), (off_t)((root[t] - 1) * psz)) !=
-		            (ssize_t)sizeof(leaf) ||
-		    leaf[0] != (t == SPTD_STORE_TREE_TABLE ? PG_TABLE_LEAF : PG_INDEX_LEAF) || get16(leaf + 3))
-			return 1;
-		for (int u = 0; u < t; u++)
-			if (root[u] == root[t])
-				return 1;
-	}
-	total = (uint64_t)page_count;
-	for (int t = 0; t < N_TREES; t++)
-		total += pg->tree[t].npages - 1;
-	/* grows over the lock-byte page, or past SQLite's page numbers */
-	if ((uint64_t)page_count * psz <= LOCK_BYTE_OFFSET && total * psz > LOCK_BYTE_OFFSET)
-		return 1;
-	if (total > 0xfffffffeULL)
-		return 1;
-	next = (uint64_t)page_count + 1;
-	for (int t = 0; t < N_TREES; t++) {
-		struct bulk_btree *tr = &pg->tree[t];
-		size_t body = tr->npages - 1;
-
-		/* child pointers: page index k is file page next + k */
-		for (size_t k = tr->nleaf; k < tr->npages; k++) {
-			uint8_t *p = tr->pages + k * psz;
-			unsigned ncell = get16(p + 3);
-
-			for (unsigned c = 0; c < ncell; c++) {
-				uint8_t *cell = p + get16(p + 12 + 2 * c);
-
-				put32(cell, (uint32_t)(next + get32(cell)));
-			}
-			put32(p + 8, (uint32_t)(next + get32(p + 8)));
-		}
-		ret = write_all(fd, tr->pages, body * psz, (next - 1) * psz);
-		if (ret < 0)
-			return ret;
-		next += body;
-	}
-	/* the roots, then the header that makes the pages part of the file */
-	for (int t = 0; t < N_TREES; t++) {
-		struct bulk_btree *tr = &pg->tree[t];
-
-		ret = write_all(fd, tr->pages + (tr->npages - 1) * psz, psz,
-		                (uint64_t)(root[t] - 1) * psz);
-		if (ret < 0)
-			return ret;
-	}
-	counter = get32(head + 24) + 1;
-	put32(head + 24, (uint32_t)counter);
-	put32(head + 92, (uint32_t)counter);
-	put32(head + 28, (uint32_t)total);
-	return write_all(fd, head, sizeof(head), 0);
 }

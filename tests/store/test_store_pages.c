@@ -338,6 +338,28 @@ int main(void)
 	                    "WHERE name = 'slice_utid_ts')")) >= 3 ||
 	      strcmp(sql_text(fixture_path(1, "p512.db"), "SELECT count(*) FROM dbstat"), "") == 0);
 
+	/* decoded again and again: the old slice pages (free after the
+	 * clear) are reused, the file does not grow each time */
+	new_file("again.db", 20000, 21, 1);
+	{
+		struct stat sb0, sb;
+
+		CHECK_INT(stat(fixture_path(1, "again.db"), &sb0), 0);
+		for (int i = 0; i < 4; i++) {
+			update_file("again.db", NULL, 20000, 22 + (uint64_t)i, 1);
+			CHECK_INT(stat(fixture_path(1, "again.db"), &sb), 0);
+			if (sb.st_size > sb0.st_size + 4 * 16384)
+				fprintf(stderr, "again.db grew: %lld -> %lld\n", (long long)sb0.st_size,
+				        (long long)sb.st_size);
+			CHECK(sb.st_size <= sb0.st_size + 4 * 16384);
+		}
+		/* fewer rows: free pages are left over, a freelist again */
+		update_file("again.db", NULL, 3000, 30, 1);
+		CHECK(atoi(sql_text(fixture_path(1, "again.db"), "PRAGMA freelist_count")) > 0);
+		update_file("again.db", NULL, 30000, 31, 1);
+		CHECK_STR(sql_text(fixture_path(1, "again.db"), "PRAGMA freelist_count"), "0");
+	}
+
 	/* not ours to write into: through SQL, same truth */
 	new_file("user.db", 300, 5, 1);
 	update_file("user.db", "CREATE INDEX mine ON slice(dur)", 3000, 6, 0);

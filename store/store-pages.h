@@ -1,0 +1,77 @@
+/* store-pages.h — what store_pages.c (building the slice b-trees) and
+ * store_pagefile.c (writing them into the file) share: the trees in
+ * memory and the file format's constants and big-endian fields. */
+#ifndef SPTD_STORE_PAGES_H
+#define SPTD_STORE_PAGES_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "store-local.h"
+
+/* Page types of the file format. */
+#define PG_INDEX_INTERIOR 0x02
+#define PG_TABLE_INTERIOR 0x05
+#define PG_INDEX_LEAF     0x0a
+#define PG_TABLE_LEAF     0x0d
+
+/* SQLite's lock-byte page holds file offset 2^30; no b-tree may use it. */
+#define LOCK_BYTE_OFFSET 0x40000000ULL
+
+#define N_TREES SPTD_STORE_N_TREES
+
+/* One b-tree, built in memory: pages [0, nleaf) are leaves, the rest
+ * interior pages, the last one the top.  Child pointers hold page
+ * indexes into pages until sptd_store_pages_write moves them to file page
+ * numbers. */
+struct bulk_btree {
+	uint8_t *pages;                  /* npages pages of page_size bytes */
+	size_t npages, cap;              /* pages used / allocated */
+	size_t zeroed;                   /* pages [0, zeroed) came zeroed (calloc) */
+	size_t nleaf;                    /* leaves, the first pages */
+	uint32_t page_size;              /* bytes per page (no reserved bytes) */
+	int err;                         /* < 0: building failed (-ENOMEM, -EFBIG) */
+};
+
+/* One builder thread's work. */
+struct build_job {
+	struct sptd_store_pages *pg;     /* the trees it builds for */
+	int which;                       /* enum sptd_store_tree */
+};
+
+/* The three trees (store-local.h: sptd_store_pages_start). */
+struct sptd_store_pages {
+	const struct sptd_store_bulk_row *rows; /* sorted by id, unique */
+	size_t nrows;
+	uint32_t page_size;              /* the file's */
+	struct bulk_btree tree[N_TREES]; /* by enum sptd_store_tree */
+	struct build_job job[N_TREES];   /* what each builder does */
+	pthread_t thread[N_TREES];       /* the builders */
+	int started[N_TREES];            /* thread[i] runs (not joined yet) */
+};
+
+static inline void put16(uint8_t *p, unsigned v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static inline void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static inline uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline unsigned get16(const uint8_t *p)
+{
+	return (unsigned)p[0] << 8 | p[1];
+}
+
+#endif
