@@ -190,7 +190,7 @@ int sptd_store_pages_write(struct sptd_store_pages *pg, int fd, int64_t page_cou
 	if (ret != 0)
 		return ret;
 	/* a root on the freelist: the file contradicts itself */
-	for (int t = 0; t < N_TREES; t++) {
+	for (int t = 0; t < N_TREES && nfree; t++) {
 		uint32_t r = (uint32_t)root[t];
 
 		if (bsearch(&r, free_pages, nfree, sizeof(*free_pages), cmp_u32)) {
@@ -240,7 +240,7 @@ int sptd_store_pages_write(struct sptd_store_pages *pg, int fd, int64_t page_cou
 	}
 	/* the free pages not used stay free */
 	if (ret >= 0)
-		ret = freelist_write(fd, head, psz, free_pages + use, nfree - use);
+		ret = freelist_write(fd, head, psz, nfree ? free_pages + use : NULL, nfree - use);
 	free(free_pages);
 	/* the roots, then the header that makes the pages part of the file */
 	for (int t = 0; t < N_TREES && ret >= 0; t++) {
