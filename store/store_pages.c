@@ -252,7 +252,99 @@ static unsigned cell_room(unsigned size)
 	return 2 + (size < 4 ? 4 : size);
 }
 
+/* The interior cell of a child and its key into @cell: table (@keys NULL):
+ * the key is the child's largest rowid; index: the key is the index of
+ * the separator in @keys (@two as key_record).  Returns its length. */
+static unsigned interior_cell(uint8_t *cell, uint32_t child, int64_t key,
+                              const struct sptd_store_key *keys, int two)
+{
+	uint8_t rec[64];
+	unsigned len, h;
+
+	put32(cell, child);
+	if (!keys)
+		return 4 + put_varint(cell + 4, (uint64_t)key);
+	len = key_record(rec, &keys[key], two);
+	h = 4 + put_varint(cell + 4, len);
+	memcpy(cell + h, rec, len);
+	return h + len;
+}
+
+/* The interior levels above @nchild pages @child, whose keys are @key
+ * (interior_cell's), up to one top page: pages of @type.  A page holds
+ * cells for children i .. i+c-1 and child i+c as its right pointer; the
+ * key of child i+c goes up with the page.  In place: a level has fewer
+ * pages than children, so the next level's list overwrites the front.
+ * 0, or t->err (-ENOMEM, -EFBIG: a page cannot hold two cells). */
+static int build_interior(struct bulk_btree *t, uint32_t *child, int64_t *key, size_t nchild,
+                          uint8_t type, const struct sptd_store_key *keys, int two)
+{
+	uint8_t cell[4 + 9 + 64];
+	struct page_fill f;
+
+	while (nchild > 1) {
+		size_t out_n = 0;
+
+		for (size_t i = 0; i < nchild;) {
+			size_t c = 0;
+			unsigned used = 12;
+			long pg;
+
+			while (i + c < nchild - 1) {
+				unsigned room = cell_room(interior_cell(cell, child[i + c], key[i + c],
+				                                        keys, two));
+
+				if (used + room > t->page_size)
+					break;
+				used += room;
+				c++;
+			}
+			/* the next page needs one cell besides its right pointer */
+			if (i + c + 2 == nchild)
+				c--;
+			if (c == 0)
+				return t->err = -EFBIG;
+			pg = page_new(t);
+			if (pg < 0)
+				return t->err;
+			fill_start(&f, t, pg, type);
+			for (size_t k = i; k < i + c; k++)
+				fill_add(&f, cell, interior_cell(cell, child[k], key[k], keys, two));
+			fill_end(&f, child[i + c]);
+			key[out_n] = key[i + c];
+			child[out_n++] = (uint32_t)pg;
+			i += c + 1;
+		}
+		nchild = out_n;
+	}
+	return 0;
+}
+
 /* ---- the table ---------------------------------------------------------- */
+
+/* Append leaf @pg, largest rowid @rowid, to @child and @key, the lists the interior
+ * levels are built from.  0, or -ENOMEM (t->err). */
+static int child_push(struct bulk_btree *t, uint32_t **child, int64_t **key, size_t *n,
+                      size_t *cap, long pg, int64_t rowid)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 1024;
+		uint32_t *nc = realloc(*child, c * sizeof(**child));
+		int64_t *nk;
+
+		if (!nc)
+			return t->err = -ENOMEM;
+		*child = nc;
+		nk = realloc(*key, c * sizeof(**key));
+		if (!nk)
+			return t->err = -ENOMEM;
+		*key = nk;
+		*cap = c;
+	}
+	(*child)[*n] = (uint32_t)pg;
+	(*key)[(*n)++] = rowid;
+	return 0;
+}
 
 /* Build the table b-tree of @rows (sorted by id) into @t.  0 or -ENOMEM. */
 static int build_table(struct bulk_btree *t, const struct sptd_store_bulk_row *rows, size_t n)
@@ -292,22 +384,8 @@ static int build_table(struct bulk_btree *t, const struct sptd_store_bulk_row *r
 		c += len;
 		if (!fill_fits(&f, c)) {
 			fill_end(&f, 0);
-			if (nchild == cap) {
-				cap = cap ? 2 * cap : 1024;
-				uint32_t *nc = realloc(child, cap * sizeof(*child));
-				int64_t *nk = nc ? realloc(maxkey, cap * sizeof(*maxkey)) : NULL;
-
-				if (nc)
-					child = nc;
-				if (nk)
-					maxkey = nk;
-				if (!nc || !nk) {
-					t->err = -ENOMEM;
-					goto out;
-				}
-			}
-			child[nchild] = (uint32_t)pg;
-			maxkey[nchild++] = rows[i - 1].id;
+			if (child_push(t, &child, &maxkey, &nchild, &cap, pg, rows[i - 1].id) < 0)
+				goto out;
 			pg = page_new(t);
 			if (pg < 0)
 				goto out;
@@ -320,66 +398,11 @@ static int build_table(struct bulk_btree *t, const struct sptd_store_bulk_row *r
 	if (t->npages == 1)
 		goto out;
 	/* the last leaf: the caller's n > 0 */
-	if (nchild == cap) {
-		uint32_t *nc = realloc(child, (cap + 1) * sizeof(*child));
-		int64_t *nk = nc ? realloc(maxkey, (cap + 1) * sizeof(*maxkey)) : NULL;
+	if (child_push(t, &child, &maxkey, &nchild, &cap, pg, rows[n - 1].id) < 0)
+		goto out;
 
-		if (nc)
-			child = nc;
-		if (nk)
-			maxkey = nk;
-		if (!nc || !nk) {
-			t->err = -ENOMEM;
-			goto out;
-		}
-	}
-	child[nchild] = (uint32_t)pg;
-	maxkey[nchild++] = rows[n - 1].id;
-
-	/* interior levels, in place: a level's pages are fewer than its
-	 * children, so the next level's list overwrites the front */
-	while (nchild > 1) {
-		size_t out_n = 0;
-
-		for (i = 0; i < nchild;) {
-			size_t c = 0;
-			unsigned used = 12;
-
-			/* cells (child, its largest key) for children i .. i+c-1;
-			 * child i+c is the right pointer */
-			while (i + c < nchild - 1) {
-				unsigned room = cell_room(4 + put_varint(cell, (uint64_t)maxkey[i + c]));
-
-				if (used + room > t->page_size)
-					break;
-				used += room;
-				c++;
-			}
-			/* the next page needs one cell besides its right pointer */
-			if (i + c + 2 == nchild)
-				c--;
-			if (c == 0) {
-				t->err = -EFBIG;
-				goto out;
-			}
-			pg = page_new(t);
-			if (pg < 0)
-				goto out;
-			fill_start(&f, t, pg, PG_TABLE_INTERIOR);
-			for (size_t k = i; k < i + c; k++) {
-				unsigned len;
-
-				put32(cell, child[k]);
-				len = 4 + put_varint(cell + 4, (uint64_t)maxkey[k]);
-				fill_add(&f, cell, len);
-			}
-			fill_end(&f, child[i + c]);
-			maxkey[out_n] = maxkey[i + c];
-			child[out_n++] = (uint32_t)pg;
-			i += c + 1;
-		}
-		nchild = out_n;
-	}
+	/* interior levels: each cell a child and its largest rowid */
+	build_interior(t, child, maxkey, nchild, PG_TABLE_INTERIOR, NULL, 0);
 out:
 	free(child);
 	free(maxkey);
@@ -397,7 +420,7 @@ static int build_index(struct bulk_btree *t, const struct sptd_store_key *keys, 
 	uint8_t cell[4 + 9 + 64];
 	struct page_fill f;
 	uint32_t *child = NULL;
-	size_t *sep = NULL;     /* key index of the separator after child[i] */
+	int64_t *sep = NULL;    /* key index of the separator after child[i] */
 	size_t nchild = 0, i;
 	long pg;
 
@@ -449,56 +472,12 @@ static int build_index(struct bulk_btree *t, const struct sptd_store_key *keys, 
 		}
 		fill_end(&f, 0);
 		child[nchild] = (uint32_t)pg;
-		sep[nchild++] = k; /* == n on the last leaf: none */
+		sep[nchild++] = (int64_t)k; /* == n on the last leaf: none */
 		i = k + 1;
 	}
 	t->nleaf = t->npages;
 	/* interior levels: nchild children, nchild - 1 separators */
-	while (nchild > 1) {
-		size_t out_n = 0;
-
-		for (i = 0; i < nchild;) {
-			size_t c = 0;
-			unsigned used = 12;
-
-			/* cells (child k, separator k) for k = i .. i+c-1, then
-			 * child i+c on the right; separator i+c moves up */
-			while (i + c < nchild - 1) {
-				uint8_t rec[64];
-				unsigned len = key_record(rec, &keys[sep[i + c]], two);
-				unsigned room = cell_room(4 + put_varint(cell, len) + len);
-
-				if (used + room > t->page_size)
-					break;
-				used += room;
-				c++;
-			}
-			if (i + c + 2 == nchild)
-				c--;
-			if (c == 0) {
-				t->err = -EFBIG;
-				goto out;
-			}
-			pg = page_new(t);
-			if (pg < 0)
-				goto out;
-			fill_start(&f, t, pg, PG_INDEX_INTERIOR);
-			for (size_t k = i; k < i + c; k++) {
-				uint8_t rec[64];
-				unsigned len = key_record(rec, &keys[sep[k]], two), h;
-
-				put32(cell, child[k]);
-				h = 4 + put_varint(cell + 4, len);
-				memcpy(cell + h, rec, len);
-				fill_add(&f, cell, h + len);
-			}
-			fill_end(&f, child[i + c]);
-			sep[out_n] = sep[i + c];
-			child[out_n++] = (uint32_t)pg;
-			i += c + 1;
-		}
-		nchild = out_n;
-	}
+	build_interior(t, child, sep, nchild, PG_INDEX_INTERIOR, keys, two);
 out:
 	free(child);
 	free(sep);

@@ -379,7 +379,6 @@ int main(void)
 	st = fixture_create("redef2.db");
 	if (st) {
 		struct sptd_store_slice_row *rows = rows_make(1000, 13);
-
 		struct sptd_store_stmt *q = NULL;
 
 		CHECK_INT(sptd_store_prepare(st, "CREATE INDEX slice_parent_id ON slice(depth)", &q),
