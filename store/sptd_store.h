@@ -274,6 +274,11 @@ int sptd_store_slices_add(struct sptd_store *st, const struct sptd_store_slice_r
  * (they are inserted then).  SPTD_STORE_BULK=sql in the environment
  * keeps the SQL path.  0, or -EINVAL. */
 int sptd_store_slices_defer(struct sptd_store *st);
+/* The slice rows kept are complete (the decode is done): their pages
+ * start building on other threads now, while the caller finishes the
+ * incident; the commit uses them unless the rows changed since.  0, or
+ * -EINVAL for a NULL @st; anything that stops it is left to the commit. */
+int sptd_store_slices_ready(struct sptd_store *st);
 /* Slice rows the last commit wrote as pages (0: none, or through SQL);
  * for tests and benchmarks. */
 size_t sptd_store_slices_paged(const struct sptd_store *st);

@@ -93,6 +93,9 @@ struct sptd_store {
 	                           * (sptd_store_slices_defer) */
 	size_t nbulk, bulk_cap;   /* ... rows kept / allocated */
 	size_t bulk_max;          /* ... kept at most (then SQL) */
+	struct sptd_store_pages *prebuilt; /* their trees, building since
+	                           * sptd_store_slices_ready; NULL none */
+	uint32_t prebuilt_size;   /* ... for pages of this size */
 	int bulk_on;              /* 1: slice rows are kept, not inserted */
 	size_t paged;             /* rows the last commit wrote as pages */
 	int block_index;          /* thread_state's (utid, ts) index is there for

@@ -65,6 +65,14 @@ struct sptd_store_bulk_plan {
 	struct sptd_store_pages *pages;  /* the trees, building */
 };
 
+/* Forget trees built early (waiting for their builders, which read the
+ * kept rows): the rows are about to change. */
+static void prebuilt_drop(struct sptd_store *st)
+{
+	sptd_store_pages_free(st->prebuilt);
+	st->prebuilt = NULL;
+}
+
 /* ---- deferring ----------------------------------------------------------- */
 
 int sptd_store_slices_defer(struct sptd_store *st)
@@ -95,6 +103,8 @@ size_t sptd_store_slices_paged(const struct sptd_store *st)
 
 static int bulk_add(struct sptd_store *st, const struct sptd_store_slice_row *rows, size_t n)
 {
+	/* more rows: the trees built before no longer hold them all */
+	prebuilt_drop(st);
 	if (st->nbulk + n > st->bulk_max) {
 		int ret = sptd_store_bulk_settle(st);
 
@@ -159,6 +169,7 @@ int sptd_store_bulk_settle(struct sptd_store *st)
 	size_t i = 0;
 	int ret = 0;
 
+	prebuilt_drop(st);
 	while (i < st->nbulk && ret >= 0) {
 		size_t k = 0;
 
@@ -183,6 +194,7 @@ void sptd_store_bulk_keep_utids(struct sptd_store *st, const int64_t *utids, siz
 {
 	size_t out = 0;
 
+	prebuilt_drop(st);
 	for (size_t i = 0; i < st->nbulk; i++)
 		if (n && bsearch(&st->bulk[i].utid, utids, n, sizeof(*utids), cmp_utid))
 			st->bulk[out++] = st->bulk[i];
@@ -191,6 +203,7 @@ void sptd_store_bulk_keep_utids(struct sptd_store *st, const int64_t *utids, siz
 
 void sptd_store_bulk_release(struct sptd_store *st)
 {
+	prebuilt_drop(st);
 	free(st->bulk);
 	st->bulk = NULL;
 	st->nbulk = st->bulk_cap = 0;
@@ -256,12 +269,50 @@ static int schema_as_built(struct sptd_store *st, struct sptd_store_bulk_plan *p
 	return pragma_int(st, "SELECT EXISTS (SELECT 1 FROM main.slice)") == 0;
 }
 
+/* The kept rows in id order.  0, or -EINVAL with the id found twice in
+ * *@twice (the constraint SQL would refuse). */
+static int rows_sort(struct sptd_store *st, int64_t *twice)
+{
+	size_t i;
+
+	for (i = 1; i < st->nbulk && st->bulk[i - 1].id < st->bulk[i].id; i++)
+		;
+	if (i < st->nbulk)
+		qsort(st->bulk, st->nbulk, sizeof(*st->bulk), row_id_cmp);
+	for (i = 1; i < st->nbulk; i++)
+		if (st->bulk[i - 1].id == st->bulk[i].id) {
+			*twice = st->bulk[i].id;
+			return -EINVAL;
+		}
+	return 0;
+}
+
+int sptd_store_slices_ready(struct sptd_store *st)
+{
+	int64_t page_size, twice;
+
+	if (!st)
+		return -EINVAL;
+	if (!st->nbulk || st->prebuilt || st->fatal)
+		return 0;
+	page_size = pragma_int(st, "PRAGMA main.page_size");
+	if (page_size < 512 || page_size > 65536 || (page_size & (page_size - 1)))
+		return 0;
+	/* an id twice: left to the commit, which says so */
+	if (rows_sort(st, &twice) < 0)
+		return 0;
+	/* no memory now: the commit tries again */
+	if (sptd_store_pages_start(st->bulk, st->nbulk, (uint32_t)page_size, &st->prebuilt) < 0)
+		st->prebuilt = NULL;
+	st->prebuilt_size = (uint32_t)page_size;
+	return 0;
+}
+
 int sptd_store_bulk_begin(struct sptd_store *st, struct sptd_store_bulk_plan **out)
 {
 	struct sptd_store_bulk_plan *plan;
 	int64_t page_size;
 	int ret = 0;
-	size_t i;
 
 	*out = NULL;
 	if (!st->nbulk)
@@ -278,23 +329,27 @@ int sptd_store_bulk_begin(struct sptd_store *st, struct sptd_store_bulk_plan **o
 	plan->page_count = pragma_int(st, "PRAGMA main.page_count");
 	if (plan->page_count < 1)
 		goto by_sql;
-	/* rows in id order; an id twice is the constraint SQL would refuse */
-	for (i = 1; i < st->nbulk && st->bulk[i - 1].id < st->bulk[i].id; i++)
-		;
-	if (i < st->nbulk)
-		qsort(st->bulk, st->nbulk, sizeof(*st->bulk), row_id_cmp);
-	for (i = 1; i < st->nbulk; i++)
-		if (st->bulk[i - 1].id == st->bulk[i].id) {
+	plan->page_size = (uint32_t)page_size;
+	if (st->prebuilt && st->prebuilt_size == plan->page_size) {
+		/* built since the rows were complete (sptd_store_slices_ready) */
+		plan->pages = st->prebuilt;
+		st->prebuilt = NULL;
+	} else {
+		int64_t twice;
+
+		prebuilt_drop(st);
+		ret = rows_sort(st, &twice);
+		if (ret < 0) {
 			ret = sptd_store_fail(st, -EINVAL, "adding slice rows: slice id %lld twice",
-			                      (long long)st->bulk[i].id);
+			                      (long long)twice);
 			goto fail;
 		}
-	/* the trees build while SQLite commits everything else */
-	plan->page_size = (uint32_t)page_size;
-	ret = sptd_store_pages_start(st->bulk, st->nbulk, (uint32_t)page_size, &plan->pages);
-	if (ret < 0) {
-		ret = sptd_store_fail(st, ret, "committing the slice rows: out of memory");
-		goto fail;
+		/* the trees build while SQLite commits everything else */
+		ret = sptd_store_pages_start(st->bulk, st->nbulk, plan->page_size, &plan->pages);
+		if (ret < 0) {
+			ret = sptd_store_fail(st, ret, "committing the slice rows: out of memory");
+			goto fail;
+		}
 	}
 	/* the connection re-reads the file after the commit (see above) */
 	ret = sptd_store_exec(st, "PRAGMA main.locking_mode=NORMAL", "committing");

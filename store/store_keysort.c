@@ -9,10 +9,9 @@
 
 #include "store-local.h"
 
-int sptd_store_key_cmp(const void *pa, const void *pb)
+/* The compare, inlined in the loops below. */
+static inline int key_cmp(const struct sptd_store_key *a, const struct sptd_store_key *b)
 {
-	const struct sptd_store_key *a = pa, *b = pb;
-
 	/* NULL sorts first */
 	if (a->a_null != b->a_null)
 		return a->a_null ? -1 : 1;
@@ -21,6 +20,11 @@ int sptd_store_key_cmp(const void *pa, const void *pb)
 	if (a->b != b->b)
 		return a->b < b->b ? -1 : 1;
 	return (a->id > b->id) - (a->id < b->id);
+}
+
+int sptd_store_key_cmp(const void *a, const void *b)
+{
+	return key_cmp(a, b);
 }
 
 /* Sort @keys, @nruns ascending runs one after the other (one task's
@@ -45,7 +49,7 @@ static int merge_runs(struct sptd_store_key *keys, size_t n, size_t nruns)
 	/* edge[r]: where run r starts; edge[nedge - 1] == n */
 	edge[nedge++] = 0;
 	for (size_t i = 1; i < n; i++)
-		if (sptd_store_key_cmp(&keys[i - 1], &keys[i]) > 0)
+		if (key_cmp(&keys[i - 1], &keys[i]) > 0)
 			edge[nedge++] = i;
 	edge[nedge++] = n;
 	dst = tmp;
@@ -56,7 +60,7 @@ static int merge_runs(struct sptd_store_key *keys, size_t n, size_t nruns)
 			size_t a = edge[r], am = edge[r + 1], b = am, bm = edge[r + 2], o = a;
 
 			while (a < am && b < bm)
-				dst[o++] = sptd_store_key_cmp(&src[b], &src[a]) < 0 ? src[b++] : src[a++];
+				dst[o++] = key_cmp(&src[b], &src[a]) < 0 ? src[b++] : src[a++];
 			memcpy(dst + o, src + a, (am - a) * sizeof(*dst));
 			o += am - a;
 			memcpy(dst + o, src + b, (bm - b) * sizeof(*dst));
@@ -90,7 +94,7 @@ int sptd_store_keys_sort(struct sptd_store_key *keys, size_t n)
 	struct sptd_store_key *out;
 	size_t i, nnull = 0, nb, *at;
 
-	for (i = 1; i < n && sptd_store_key_cmp(&keys[i - 1], &keys[i]) < 0; i++)
+	for (i = 1; i < n && key_cmp(&keys[i - 1], &keys[i]) < 0; i++)
 		;
 	if (i >= n)
 		return 0;
@@ -131,7 +135,7 @@ int sptd_store_keys_sort(struct sptd_store_key *keys, size_t n)
 		size_t j = i + 1, bad = 0;
 
 		for (; j < n && keys[j].a_null == keys[i].a_null && keys[j].a == keys[i].a; j++)
-			bad += sptd_store_key_cmp(&keys[j - 1], &keys[j]) > 0;
+			bad += key_cmp(&keys[j - 1], &keys[j]) > 0;
 		if (bad && merge_runs(keys + i, j - i, bad + 1) < 0)
 			return -ENOMEM;
 		i = j;

@@ -46,6 +46,22 @@ static unsigned put_varint(uint8_t *p, uint64_t v)
 	uint8_t tmp[10];
 	unsigned n = 0;
 
+	/* the lengths and most ids of a slice row */
+	if (v < 0x80) {
+		p[0] = (uint8_t)v;
+		return 1;
+	}
+	if (v < 0x4000) {
+		p[0] = (uint8_t)(v >> 7 | 0x80);
+		p[1] = (uint8_t)(v & 0x7f);
+		return 2;
+	}
+	if (v < 0x200000) {
+		p[0] = (uint8_t)(v >> 14 | 0x80);
+		p[1] = (uint8_t)((v >> 7 & 0x7f) | 0x80);
+		p[2] = (uint8_t)(v & 0x7f);
+		return 3;
+	}
 	if (v >> 56) {
 		p[8] = (uint8_t)v;
 		v >>= 8;
@@ -375,12 +391,12 @@ static int build_table(struct bulk_btree *t, const struct sptd_store_bulk_row *r
 		goto out;
 	fill_start(&f, t, pg, PG_TABLE_LEAF);
 	for (i = 0; i < n; i++) {
-		uint8_t rec[128];
-		unsigned len = slice_record(rec, &rows[i]), c;
+		/* the record (under 128 bytes: its length is one byte) after the
+		 * length and the rowid, encoded in place */
+		unsigned c = 1 + put_varint(cell + 1, (uint64_t)rows[i].id), len;
 
-		c = put_varint(cell, len);
-		c += put_varint(cell + c, (uint64_t)rows[i].id);
-		memcpy(cell + c, rec, len);
+		len = slice_record(cell + c, &rows[i]);
+		cell[0] = (uint8_t)len;
 		c += len;
 		if (!fill_fits(&f, c)) {
 			fill_end(&f, 0);
@@ -451,14 +467,13 @@ static int build_index(struct bulk_btree *t, const struct sptd_store_key *keys, 
 			goto out;
 		fill_start(&f, t, pg, PG_INDEX_LEAF);
 		for (; k < n; k++) {
-			uint8_t rec[64];
-			unsigned len = key_record(rec, &keys[k], two), h;
+			/* under 128 bytes: the length is one byte */
+			unsigned len = key_record(cell + 1, &keys[k], two);
 
-			h = put_varint(cell, len);
-			memcpy(cell + h, rec, len);
-			if (!fill_fits(&f, h + len))
+			cell[0] = (uint8_t)len;
+			if (!fill_fits(&f, 1 + len))
 				break;
-			fill_add(&f, cell, h + len);
+			fill_add(&f, cell, 1 + len);
 		}
 		/* a separator needs a leaf after it: the last key cannot be
 		 * one, the page's own last key goes up instead */

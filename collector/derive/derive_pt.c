@@ -650,6 +650,11 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 		ret = n;
 	if (ret < 0)
 		goto out;
+	/* every slice is kept: their pages build while the incident is
+	 * finished (sideband, tasks, the commit's other work) */
+	ret = sptd_store_slices_ready(st);
+	if (ret < 0)
+		goto out;
 	ret = store_power(st, &ctx, bus_khz(&cfg));
 	if (ret >= 0)
 		ret = sptd_store_meta_set(st, "pt_timing", sptd_dec_session_no_time(s) ? "none" : "tsc");

@@ -460,6 +460,60 @@ int main(void)
 		free(rows);
 	}
 
+	/* built early (sptd_store_slices_ready), then the rows change: more
+	 * rows, -p's filter, a clear: the commit writes the rows as they are */
+	for (int change = 0; change < 4; change++) {
+		char name[32];
+		struct sptd_store_slice_row *rows = rows_make(6000, 40 + (uint64_t)change);
+		size_t n = change == 1 ? 6000 : 4000, kept = 0;
+
+		snprintf(name, sizeof(name), "ready%d.db", change);
+		st = fixture_create(name);
+		if (!st || !rows) {
+			CHECK(0);
+			free(rows);
+			sptd_store_destroy(st);
+			continue;
+		}
+		for (size_t i = 0; i < 6000; i++)
+			rows[i].utid = (int64_t)(i % 2) + 1;
+		CHECK_INT(sptd_store_process_add(st, 1, 100, "a", "a"), 0);
+		CHECK_INT(sptd_store_thread_add(st, 1, 100, 1, "a"), 0);
+		CHECK_INT(sptd_store_thread_add(st, 2, 200, -1, "b"), 0);
+		CHECK_INT(sptd_store_slices_defer(st), 0);
+		CHECK_INT(rows_add(st, rows, 4000), 0);
+		CHECK_INT(sptd_store_slices_ready(st), 0);
+		if (change == 1)      /* 2,000 more after the trees started */
+			CHECK_INT(rows_add(st, rows + 4000, 2000), 0);
+		else if (change == 2) /* only process 100's threads */
+			CHECK_INT(sptd_store_keep_pids(st, (const int[]){ 100 }, 1), 0);
+		else if (change == 3) { /* cleared and filled again */
+			CHECK_INT(sptd_store_table_clear(st, "slice"), 0);
+			CHECK_INT(rows_add(st, rows + 2000, 4000), 0);
+			memmove(rows, rows + 2000, 4000 * sizeof(*rows));
+		}
+		CHECK_INT(sptd_store_commit(st), 0);
+		for (size_t i = 0; i < n; i++)
+			if (change != 2 || rows[i].utid == 1)
+				rows[kept++] = rows[i];
+		CHECK_INT(sptd_store_slices_paged(st), (long long)kept);
+		sptd_store_destroy(st);
+		CHECK(file_holds(fixture_path(1, name), rows, kept));
+		free(rows);
+	}
+	/* an id twice, built early: the commit still says so */
+	st = fixture_create("twice2.db");
+	if (st) {
+		make_row(&r[0], 7, 1);
+		make_row(&r[1], 7, 2);
+		CHECK_INT(sptd_store_slices_defer(st), 0);
+		CHECK_INT(sptd_store_slices_add(st, r, 2), 0);
+		CHECK_INT(sptd_store_slices_ready(st), 0);
+		CHECK_INT(sptd_store_commit(st), -EINVAL);
+		CHECK(strstr(sptd_store_errmsg(st), "slice id 7 twice") != NULL);
+		sptd_store_destroy(st);
+	}
+
 	/* an id twice: the commit fails, nothing is published */
 	st = fixture_create("twice.db");
 	if (st) {
