@@ -163,9 +163,10 @@ int sptd_store_pages_start(const struct sptd_store_bulk_row *rows, size_t n, uin
  * hold the trees (then SQL). */
 int sptd_store_pages_wait(struct sptd_store_pages *pg);
 /* Put the built trees into the SQLite file open at @fd, of @page_count
- * pages, whose slice b-trees are the empty leaves @root: 0; 1 when the
- * file is not as expected (nothing written); -errno when a write failed
- * (pages past @page_count may have been written, nothing before). */
+ * pages, whose slice b-trees are the empty leaves @root (its free pages
+ * first, then after its end; store_pagefile.c): 0; 1 when the file is not
+ * as expected (nothing written); -errno when a write failed (then the file
+ * must not be used: free pages, roots or the header may be half-written). */
 int sptd_store_pages_write(struct sptd_store_pages *pg, int fd, int64_t page_count,
                            const int64_t root[SPTD_STORE_N_TREES]);
 /* Wait for the builders and free everything. */

@@ -1,31 +1,35 @@
 /* store_bulk.c — slice rows kept until the commit and written there as
- * finished b-tree pages (store_pages.c) instead of SQL inserts and the
- * CREATE INDEX sorts.
+ * finished b-tree pages (store_pages.c builds them, store_pagefile.c
+ * writes them) instead of SQL inserts and the CREATE INDEX sorts.
  *
  * Why: on an import, SQLite's inserts of the slice rows and its two slice
  * index builds at commit were most of the time that runs on one core
- * (BENCHMARKS.md).  Rows known in full at the commit can be laid out
- * directly, the three trees built at once on their own threads while
+ * (BENCHMARKS.md).  Rows known in full can be laid out directly, the three
+ * trees built at once on their own threads from the moment the decode is
+ * done (sptd_store_slices_ready) while the incident is finished and
  * SQLite commits everything else.
  *
  * How the file stays one SQLite wrote: the table and both indexes exist,
  * empty, when the transaction commits (SQLite made them: their root pages
- * are empty leaves).  Then store_pages.c appends the trees' pages,
- * overwrites the roots and moves the header on.  The connection holds no
- * lock over this (locking_mode NORMAL before the COMMIT), so at its next
- * statement it sees the new change counter and reads the file again, as
- * it does after another process wrote it.
+ * are empty leaves).  Then store_pagefile.c puts the trees' pages into the
+ * file's free pages and after its last page, overwrites the roots and
+ * moves the header on.  The connection holds no lock over this
+ * (locking_mode NORMAL before the COMMIT), so at its next statement it
+ * sees the new change counter and reads the file again, as it does after
+ * another process wrote it.
  *
- * Anything not as expected (no temporary file of ours, a page size or
- * layout this does not write, a slice table or index of another
- * definition, one more index or trigger on slice, rows already in the
- * table, a root page that is not an empty leaf, a file that would grow
+ * Anything not as expected (no temporary file of ours, a page size,
+ * header or freelist this does not write, a slice table or index of
+ * another definition, one more index or trigger on slice, rows already in
+ * the table, a root page that is not an empty leaf, a file that would grow
  * over SQLite's lock-byte page) sends the rows through SQL instead, before
- * or after the commit: the file is never left half-written.  Reads of
- * slice through this API before the commit insert the kept rows first (or
- * count them: sptd_store_count, sptd_store_next_id).  SPTD_STORE_BULK=sql
- * in the environment keeps the SQL path; a number there caps the rows
- * kept (the tests' small cap). */
+ * or after the commit.  A write that fails fails the store: the temporary
+ * file is never published.  Reads of slice through this API before the
+ * commit insert the kept rows first (or count them: sptd_store_count,
+ * sptd_store_next_id; -p's filter drops rows in memory).  Trees built early
+ * are dropped whenever the kept rows change.  SPTD_STORE_BULK=sql in the
+ * environment keeps the SQL path; a number there caps the rows kept (the
+ * tests' small cap). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
