@@ -123,6 +123,47 @@ struct sptd_store_bulk_row {
 	uint8_t kind;                                    /* ... */
 };
 
+/* --- the SQLite file format's big-endian fields (store_file.c checks a
+ * header; store_pages.c and store_pagefile.c write pages) ------------------ */
+
+static inline void put16(uint8_t *p, unsigned v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static inline void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static inline uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline unsigned get16(const uint8_t *p)
+{
+	return (unsigned)p[0] << 8 | p[1];
+}
+
+/* The page size a database header @head says (offset 16; 1 is 65536). */
+static inline uint32_t sptd_store_header_page_size(const uint8_t *head)
+{
+	unsigned v = get16(head + 16);
+
+	return v == 1 ? 65536u : v;
+}
+
+/* Is @size a page size SQLite uses: a power of two, 512 to 65536? */
+static inline int sptd_store_page_size_ok(int64_t size)
+{
+	return size >= 512 && size <= 65536 && (size & (size - 1)) == 0;
+}
+
 /* --- store_bulk.c -------------------------------------------------------- */
 
 /* What the commit's two halves share (store_bulk.c). */

@@ -1,6 +1,7 @@
 /* store-pages.h — what store_pages.c (building the slice b-trees) and
  * store_pagefile.c (writing them into the file) share: the trees in
- * memory and the file format's constants and big-endian fields. */
+ * memory and the file format's constants (its big-endian fields:
+ * store-local.h). */
 #ifndef SPTD_STORE_PAGES_H
 #define SPTD_STORE_PAGES_H
 
@@ -49,29 +50,5 @@ struct sptd_store_pages {
 	pthread_t thread[N_TREES];       /* the builders */
 	int started[N_TREES];            /* thread[i] runs (not joined yet) */
 };
-
-static inline void put16(uint8_t *p, unsigned v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static inline uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline unsigned get16(const uint8_t *p)
-{
-	return (unsigned)p[0] << 8 | p[1];
-}
 
 #endif

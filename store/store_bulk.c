@@ -300,7 +300,7 @@ int sptd_store_slices_ready(struct sptd_store *st)
 	if (!st->nbulk || st->prebuilt || st->fatal)
 		return 0;
 	page_size = pragma_int(st, "PRAGMA main.page_size");
-	if (page_size < 512 || page_size > 65536 || (page_size & (page_size - 1)))
+	if (!sptd_store_page_size_ok(page_size))
 		return 0;
 	/* an id twice: left to the commit, which says so */
 	if (rows_sort(st, &twice) < 0)
@@ -322,13 +322,11 @@ int sptd_store_bulk_begin(struct sptd_store *st, struct sptd_store_bulk_plan **o
 	if (!st->nbulk)
 		return 0;
 	page_size = pragma_int(st, "PRAGMA main.page_size");
-	/* SQLite's page sizes: powers of two, 512 to 65536 */
 	plan = calloc(1, sizeof(*plan));
 	if (!plan)
 		return sptd_store_fail(st, -ENOMEM, "committing: out of memory");
-	if (st->tmp_fd < 0 || page_size < 512 || page_size > 65536 ||
-	    (page_size & (page_size - 1)) || pragma_int(st, "PRAGMA main.auto_vacuum") != 0 ||
-	    !schema_as_built(st, plan))
+	if (st->tmp_fd < 0 || !sptd_store_page_size_ok(page_size) ||
+	    pragma_int(st, "PRAGMA main.auto_vacuum") != 0 || !schema_as_built(st, plan))
 		goto by_sql;
 	plan->page_count = pragma_int(st, "PRAGMA main.page_count");
 	if (plan->page_count < 1)

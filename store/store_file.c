@@ -125,12 +125,6 @@ fail:
 	return give_up(st, ret);
 }
 
-/* Big-endian field of the SQLite header. */
-static uint32_t be32(const unsigned char *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 /* Look at the file before SQLite does, for messages that say what is wrong
  * with it: missing, empty, not SQLite, or shorter than its header says.
  * O_NONBLOCK: a FIFO at the path is refused, not waited on.  With @keep
@@ -185,13 +179,11 @@ static int check_fd(struct sptd_store *st, int fd, int *keep, struct stat *keep_
 		                      "not a database): check the path", st->path);
 		goto out;
 	}
-	page_size = hdr[16] << 8 | hdr[17];
-	if (page_size == 1)
-		page_size = 65536;
-	pages = be32(hdr + 28);
+	page_size = sptd_store_header_page_size(hdr);
+	pages = get32(hdr + 28);
 	/* The page count is only valid when stamped by the same write as the
 	 * change counter (offsets 24 and 92). */
-	if (pages && be32(hdr + 24) == be32(hdr + 92) &&
+	if (pages && get32(hdr + 24) == get32(hdr + 92) &&
 	    pages * page_size > (uint64_t)sb.st_size) {
 		ret = sptd_store_fail(st, -EBADMSG, "%s is damaged: truncated to %lld of "
 		                      "%llu bytes (an interrupted copy?); take it again "
@@ -203,10 +195,10 @@ static int check_fd(struct sptd_store *st, int fd, int *keep, struct stat *keep_
 	/* An auto-vacuum file names its largest root page (offset 52); one
 	 * beyond the end sends SQLite looking for pointer-map pages it then
 	 * "cannot grow to", reported as a full disk. */
-	if (page_size >= 512 && be32(hdr + 52) > (uint64_t)sb.st_size / page_size) {
+	if (page_size >= 512 && get32(hdr + 52) > (uint64_t)sb.st_size / page_size) {
 		ret = sptd_store_fail(st, -EBADMSG, "%s is damaged: its header names root page "
 		                      "%u of a %llu-page file; take it again from the recording "
-		                      "machine", st->path, be32(hdr + 52),
+		                      "machine", st->path, get32(hdr + 52),
 		                      (unsigned long long)((uint64_t)sb.st_size / page_size));
 		goto out;
 	}

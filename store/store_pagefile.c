@@ -166,7 +166,7 @@ int sptd_store_pages_write(struct sptd_store_pages *pg, int fd, int64_t page_cou
 	 * schema format 4 (serial types 8 and 9), UTF-8, no auto-vacuum, the
 	 * page count we were told and a file of that size */
 	if (memcmp(head, "SQLite format 3", 16) != 0 ||
-	    (get16(head + 16) == 1 ? 65536u : get16(head + 16)) != psz || head[20] != 0 ||
+	    sptd_store_header_page_size(head) != psz || head[20] != 0 ||
 	    get32(head + 44) != 4 || get32(head + 56) != 1 || get32(head + 52) != 0 ||
 	    get32(head + 24) != get32(head + 92) || get32(head + 28) != (uint64_t)page_count ||
 	    (uint64_t)sb.st_size != (uint64_t)page_count * psz)

@@ -540,7 +540,7 @@ int sptd_store_pages_start(const struct sptd_store_bulk_row *rows, size_t n, uin
 	struct sptd_store_pages *pg;
 
 	*out = NULL;
-	if (!rows || !n || page_size < 512 || page_size > 65536 || (page_size & (page_size - 1)))
+	if (!rows || !n || !sptd_store_page_size_ok(page_size))
 		return -EINVAL;
 	pg = calloc(1, sizeof(*pg));
 	if (!pg)
