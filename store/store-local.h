@@ -171,8 +171,9 @@ struct sptd_store_bulk_plan;
 /* Insert the kept rows through SQL now (someone reads or edits slice
  * before the commit, or the file is not one to write pages into). */
 int sptd_store_bulk_settle(struct sptd_store *st);
-/* Drop the kept rows whose utid is not one of @utids (@n, sorted). */
-void sptd_store_bulk_keep_utids(struct sptd_store *st, const int64_t *utids, size_t n);
+/* Drop the kept rows whose utid is not one of @utids (@n, any order:
+ * sorted here). */
+void sptd_store_bulk_keep_utids(struct sptd_store *st, int64_t *utids, size_t n);
 /* Free the kept rows (not inserted). */
 void sptd_store_bulk_release(struct sptd_store *st);
 /* At the commit, after the indexes exist and before COMMIT: with rows

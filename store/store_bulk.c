@@ -194,11 +194,13 @@ int sptd_store_bulk_settle(struct sptd_store *st)
 	return ret < 0 ? ret : 0;
 }
 
-void sptd_store_bulk_keep_utids(struct sptd_store *st, const int64_t *utids, size_t n)
+void sptd_store_bulk_keep_utids(struct sptd_store *st, int64_t *utids, size_t n)
 {
 	size_t out = 0;
 
 	prebuilt_drop(st);
+	if (n)
+		qsort(utids, n, sizeof(*utids), cmp_utid);
 	for (size_t i = 0; i < st->nbulk; i++)
 		if (n && bsearch(&st->bulk[i].utid, utids, n, sizeof(*utids), cmp_utid))
 			st->bulk[out++] = st->bulk[i];

@@ -162,27 +162,17 @@ int sptd_store_table_clear(struct sptd_store *st, const char *table)
 	return sptd_store_exec(st, sql, "clearing a table");
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Keep only the kept slice rows of the threads of processes @in (a list
- * of pids for SQL's IN), as the DELETE below does to the table's. */
-static int keep_kept(struct sptd_store *st, const char *in)
+/* Keep only the kept slice rows of the threads @utids_sql selects (the
+ * same rows the DELETE below keeps in the table). */
+static int keep_kept(struct sptd_store *st, const char *utids_sql)
 {
 	static const char what[] = "keeping only some processes";
-	char sql[256 * 12 + 128];
 	sqlite3_stmt *q = NULL;
 	int64_t *utids = NULL;
 	size_t n = 0, cap = 0;
 	int rc, ret = 0;
 
-	snprintf(sql, sizeof(sql), "SELECT t.utid FROM thread t JOIN process p USING (upid) "
-	         "WHERE p.pid IN (%s) AND t.utid IS NOT NULL", in);
-	rc = sqlite3_prepare_v2(st->db, sql, -1, &q, NULL);
+	rc = sqlite3_prepare_v2(st->db, utids_sql, -1, &q, NULL);
 	if (rc == SQLITE_OK)
 		rc = SQLITE_ROW;
 	while (rc == SQLITE_ROW && (rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -200,10 +190,8 @@ static int keep_kept(struct sptd_store *st, const char *in)
 	if (!ret && rc != SQLITE_DONE)
 		ret = sptd_store_fail_sqlite(st, rc, what);
 	sqlite3_finalize(q);
-	if (!ret) {
-		qsort(utids, n, sizeof(*utids), cmp_i64);
+	if (!ret)
 		sptd_store_bulk_keep_utids(st, utids, n);
-	}
 	free(utids);
 	return ret;
 }
@@ -211,7 +199,7 @@ static int keep_kept(struct sptd_store *st, const char *in)
 int sptd_store_keep_pids(struct sptd_store *st, const int *pids, int n)
 {
 	static const char *const tables[] = { "slice", "sample" };
-	char in[256 * 12], sql[256 * 12 + 256];
+	char in[256 * 12], utids[256 * 12 + 96], sql[256 * 12 + 192];
 	size_t off = 0;
 	int ret = sptd_store_writable_check(st, "keeping only some processes");
 
@@ -224,16 +212,17 @@ int sptd_store_keep_pids(struct sptd_store *st, const int *pids, int n)
 			return -EINVAL;
 		off += (size_t)snprintf(in + off, sizeof(in) - off, "%s%d", i ? "," : "", pids[i]);
 	}
+	snprintf(utids, sizeof(utids), "SELECT t.utid FROM thread t JOIN process p USING (upid) "
+	         "WHERE p.pid IN (%s)", in);
 	/* the slice rows kept for the commit are filtered in memory */
 	if (st->nbulk) {
-		ret = keep_kept(st, in);
+		ret = keep_kept(st, utids);
 		if (ret < 0)
 			return ret;
 	}
 	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]) && ret >= 0; i++) {
-		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE utid IS NULL OR utid NOT IN "
-		         "(SELECT t.utid FROM thread t JOIN process p USING (upid) WHERE p.pid IN (%s))",
-		         tables[i], in);
+		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE utid IS NULL OR utid NOT IN (%s)",
+		         tables[i], utids);
 		ret = sptd_store_exec(st, sql, "keeping only some processes");
 	}
 	return ret;
