@@ -104,19 +104,12 @@ static unsigned int_type(int64_t v)
  * endian, as many as the type says) at @body.  Returns the byte count. */
 static inline unsigned put_value(uint8_t *type, uint8_t *body, int64_t v)
 {
+	/* bytes by serial type; 8 and 9: the value is the type */
+	static const uint8_t type_bytes[10] = { 0, 1, 2, 3, 4, 6, 8, 8, 0, 0 };
 	uint64_t u = (uint64_t)v;
-	unsigned t = int_type(v), n;
+	unsigned t = int_type(v), n = type_bytes[t];
 
 	*type = (uint8_t)t;
-	switch (t) {
-	case 1: n = 1; break;
-	case 2: n = 2; break;
-	case 3: n = 3; break;
-	case 4: n = 4; break;
-	case 5: n = 6; break;
-	case 6: n = 8; break;
-	default: return 0;  /* 8, 9: the value is the type */
-	}
 	for (unsigned i = 0; i < n; i++)
 		body[i] = (uint8_t)(u >> (8 * (n - 1 - i)));
 	return n;
@@ -225,16 +218,23 @@ static void fill_start(struct page_fill *f, struct bulk_btree *t, long pg, uint8
 	f->top = t->page_size;
 }
 
+/* Size a cell of @size bytes takes on its page: its pointer, and at
+ * least 4 bytes (SQLite counts a shorter cell as 4). */
+static unsigned cell_room(unsigned size)
+{
+	return 2 + (size < 4 ? 4 : size);
+}
+
 /* Room for one more cell of @size bytes (and its pointer)? */
 static int fill_fits(const struct page_fill *f, unsigned size)
 {
-	return f->hdr + 2 * (f->ncell + 1) + (size < 4 ? 4 : size) <= f->top;
+	return f->hdr + 2 * f->ncell + cell_room(size) <= f->top;
 }
 
-/* Add a cell; cells shorter than 4 bytes take 4, as SQLite counts them. */
+/* Add a cell of @size bytes. */
 static void fill_add(struct page_fill *f, const uint8_t *cell, unsigned size)
 {
-	unsigned room = size < 4 ? 4 : size;
+	unsigned room = cell_room(size) - 2;
 
 	f->top -= room;
 	memcpy(f->p + f->top, cell, size);
@@ -262,28 +262,21 @@ static void fill_end(struct page_fill *f, uint32_t right)
 		put32(f->p + 8, right);
 }
 
-/* Size a cell of @size bytes takes on its page. */
-static unsigned cell_room(unsigned size)
-{
-	return 2 + (size < 4 ? 4 : size);
-}
-
 /* The interior cell of a child and its key into @cell: table (@keys NULL):
  * the key is the child's largest rowid; index: the key is the index of
  * the separator in @keys (@two as key_record).  Returns its length. */
 static unsigned interior_cell(uint8_t *cell, uint32_t child, int64_t key,
                               const struct sptd_store_key *keys, int two)
 {
-	uint8_t rec[64];
-	unsigned len, h;
+	unsigned len;
 
 	put32(cell, child);
 	if (!keys)
 		return 4 + put_varint(cell + 4, (uint64_t)key);
-	len = key_record(rec, &keys[key], two);
-	h = 4 + put_varint(cell + 4, len);
-	memcpy(cell + h, rec, len);
-	return h + len;
+	/* under 128 bytes, as in the leaves: the length is one byte */
+	len = key_record(cell + 5, &keys[key], two);
+	cell[4] = (uint8_t)len;
+	return 5 + len;
 }
 
 /* The interior levels above @nchild pages @child, whose keys are @key
