@@ -296,6 +296,11 @@ int sptd_store_guard_apply(struct sptd_store *st);
 void sptd_store_quote(char shown[48], const char *text);
 int sptd_store_fail(struct sptd_store *st, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* Record failure @err writing the temporary file while doing @what (@why:
+ * the system's or SQLite's words): that nothing reached st->path (a new
+ * incident: record again) or that it is unchanged (an update: run it
+ * again), and to free space when the disk is full.  Returns @err. */
+int sptd_store_fail_write(struct sptd_store *st, int err, const char *what, const char *why);
 /* Translate SQLite result @rc after doing @what into a negative errno and a
  * message naming @what, the file and SQLite's reason.  Marks the store
  * unusable when the failure ended the transaction. */

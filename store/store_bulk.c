@@ -387,18 +387,7 @@ int sptd_store_bulk_end(struct sptd_store *st, struct sptd_store_bulk_plan *plan
 		if (w < 0) {
 			/* pages may be half-written: this file is never published
 			 * (the store is failed from here; destroy removes it) */
-			if (st->updating)
-				ret = sptd_store_fail(st, w, "committing the slice rows: %s writing "
-				                      "%s: %s is unchanged; %s", w == -ENOSPC ?
-				                      "disk full" : strerror(-w), st->tmp_path, st->path,
-				                      w == -ENOSPC ? "free some space and run it again"
-				                                   : "run it again");
-			else
-				ret = sptd_store_fail(st, w, "committing the slice rows: %s writing "
-				                      "%s: nothing was written to %s; %s", w == -ENOSPC ?
-				                      "disk full" : strerror(-w), st->tmp_path, st->path,
-				                      w == -ENOSPC ? "free some space and record again"
-				                                   : "record again");
+			ret = sptd_store_fail_write(st, w, "committing the slice rows", strerror(-w));
 			sptd_store_mark_fatal(st, ret);
 		} else if (w > 0) {
 			/* not the file expected: the rows go through SQL */

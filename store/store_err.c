@@ -106,6 +106,18 @@ static int nomem_was_impossible(void)
 	return 1;
 }
 
+int sptd_store_fail_write(struct sptd_store *st, int err, const char *what, const char *why)
+{
+	const char *how = err == -ENOSPC ? "disk full" : strerror(-err);
+	const char *fix = err == -ENOSPC ? "free some space and " : "";
+
+	if (st->updating)
+		return sptd_store_fail(st, err, "%s: %s writing %s (%s): %s is unchanged; %srun it "
+		                       "again", what, how, st->tmp_path, why, st->path, fix);
+	return sptd_store_fail(st, err, "%s: %s writing %s (%s): nothing was written to %s; "
+	                       "%srecord again", what, how, st->tmp_path, why, st->path, fix);
+}
+
 int sptd_store_fail_sqlite(struct sptd_store *st, int rc, const char *what)
 {
 	int err = sptd_store_errno_of(st->db, rc);
@@ -122,9 +134,7 @@ int sptd_store_fail_sqlite(struct sptd_store *st, int rc, const char *what)
 		                       "while memory is free: the file is damaged; take it again "
 		                       "from the recording machine", what, st->path);
 	if (err == -ENOSPC && st->tmp_path)
-		sptd_store_fail(st, err, "%s: disk full writing %s (%s): nothing was written "
-		                "to %s; free some space and record again",
-		                what, st->tmp_path, why, st->path);
+		sptd_store_fail_write(st, err, what, why);
 	else if (err == -ENOSPC)
 		sptd_store_fail(st, err, "%s: disk full updating %s (%s): the update is "
 		                "rolled back and %s is unchanged; free some space and "

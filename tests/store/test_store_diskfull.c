@@ -2,8 +2,9 @@
  * the test: the store reports -ENOSPC with a message saying so, stays
  * failed, and leaves neither PATH nor its temporary file behind — also when
  * the disk fills while the slice rows kept for the commit are written as
- * pages, after SQLite's own commit worked.  Needs root (mount); skips
- * otherwise. */
+ * pages, after SQLite's own commit worked; an update (decode's copy)
+ * leaves the incident unchanged and says to run it again.  Needs root
+ * (mount); skips otherwise. */
 #include <dirent.h>
 #include <errno.h>
 #include <sys/mount.h>
@@ -99,6 +100,57 @@ static void fill_slices(const char *dir)
 	CHECK_INT(files_in(dir), 0);
 }
 
+/* An update (sysptd decode's copy) that fills the disk: the incident is
+ * unchanged, and the message says so and to run it again — not to record
+ * again.  Through SQLite's commit, and through the slice pages. */
+static void fill_update(const char *dir, int slices)
+{
+	struct sptd_store_slice_row rows[1000];
+	struct sptd_store *st = NULL;
+	struct stat before, after;
+	char path[128];
+	int ret = 0;
+
+	snprintf(path, sizeof(path), "%s/update%d.db", dir, slices);
+	CHECK_INT(sptd_store_create(path, &st), 0);
+	if (st)
+		CHECK_INT(sptd_store_raw_pt_add(st, 0, 0, chunk, 4096), 0);
+	CHECK_INT(sptd_store_commit(st), 0);
+	sptd_store_destroy(st);
+	st = NULL;
+	CHECK_INT(stat(path, &before), 0);
+	CHECK_INT(sptd_store_open(path, 1, &st), 0);
+	if (!st)
+		return;
+	if (slices) {
+		CHECK_INT(sptd_store_slices_defer(st), 0);
+		for (int k = 0; k < 60 && ret == 0; k++) {
+			for (int i = 0; i < 1000; i++)
+				rows[i] = (struct sptd_store_slice_row){
+					.id = k * 1000 + i + 1, .ts = k * 1000 + i, .dur = 5, .utid = 1,
+					.parent_id = -1, .symbol_id = i, .kind = SPTD_SLICE_USER,
+				};
+			ret = sptd_store_slices_add(st, rows, 1000);
+		}
+	} else {
+		for (int i = 1; i < 40 && ret == 0; i++)
+			ret = sptd_store_raw_pt_add(st, 0, i, chunk, sizeof(chunk));
+	}
+	if (ret == 0)
+		ret = sptd_store_commit(st);
+	CHECK_INT(ret, -ENOSPC);
+	printf("  %s\n", sptd_store_errmsg(st));
+	CHECK(strstr(sptd_store_errmsg(st), "disk full") != NULL);
+	CHECK(strstr(sptd_store_errmsg(st), " is unchanged; free some space and run it again"));
+	CHECK(strstr(sptd_store_errmsg(st), "record again") == NULL);
+	sptd_store_destroy(st);
+	CHECK_INT(stat(path, &after), 0);
+	CHECK_INT(after.st_size, before.st_size);
+	CHECK_INT(after.st_ino, before.st_ino);
+	CHECK_INT(files_in(dir), 1);
+	unlink(path);
+}
+
 int main(void)
 {
 	char dir[64];
@@ -118,6 +170,14 @@ int main(void)
 	fill(dir, 800); /* 50 MiB: the cache spills, fails on an add */
 	fill_slices(dir);
 	umount2(dir, MNT_DETACH);
+	/* an incident (half a MiB of empty tables) and its copy fit in 2 MiB */
+	if (mount("sptd-test", dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=2m,mode=0700") == 0) {
+		fill_update(dir, 0);
+		fill_update(dir, 1);
+		umount2(dir, MNT_DETACH);
+	} else {
+		CHECK(0);
+	}
 	rmdir(dir);
 	return SPTD_TEST_END();
 }
