@@ -24,17 +24,6 @@ trap cleanup EXIT
 # ok, bad, expect STATUS PATTERN -- command...
 . "$(dirname "$0")/../lib/expect.sh"
 
-# wait_for FILE PATTERN: until the service log says PATTERN (20 s at most)
-wait_for() {
-	i=0
-	while [ $i -lt 200 ]; do
-		grep -q -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
-
 # ---- bad command lines: exit 2, naming the problem
 expect 2 "unknown option '--bogus'" -- "$BIN" --bogus
 expect 2 "bad duration 'soon'" -- "$BIN" --window soon

@@ -31,27 +31,28 @@ expect() {
 # q DB SQL: the first column of the last row, as csv
 q() { "$BIN" query "$1" "$2" --format csv | tail -n 1; }
 
-# wait_for FILE PATTERN [SECONDS]: until PATTERN appears in FILE (1: it did not)
-wait_for() {
+# wait_until SECONDS CMD...: until CMD succeeds, polled every 0.1 s, at
+# most SECONDS (1: it never did)
+wait_until() {
+	_n=$(($1 * 10))
+	shift
 	_i=0
-	while ! grep -q -- "$2" "$1" 2>/dev/null; do
+	while ! "$@"; do
 		_i=$((_i + 1))
-		[ $_i -lt $((${3:-20} * 10)) ] || return 1
+		[ $_i -lt $_n ] || return 1
 		sleep 0.1
 	done
 }
 
+# wait_for FILE PATTERN [SECONDS]: until PATTERN appears in FILE (1: it did not)
+in_file() { grep -q -- "$2" "$1" 2>/dev/null; }
+wait_for() { wait_until "${3:-20}" in_file "$1" "$2"; }
+
 # wait_gone PATTERN [SECONDS]: until no process's command line matches the
 # extended regular expression PATTERN (pgrep -f), at most SECONDS (default
 # 20; 1: one still runs)
-wait_gone() {
-	_i=0
-	while pgrep -f -- "$1" >/dev/null 2>&1; do
-		_i=$((_i + 1))
-		[ $_i -lt $((${2:-20} * 10)) ] || return 1
-		sleep 0.1
-	done
-}
+no_process() { ! pgrep -f -- "$1" >/dev/null 2>&1; }
+wait_gone() { wait_until "${2:-20}" no_process "$1"; }
 
 # finish: the summary, and exit 1 on a failure or when nothing was checked,
 # 77 when a part could not run here, else 0
