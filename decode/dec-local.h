@@ -27,8 +27,8 @@ struct sptd_dec_image {
 	int64_t bias;              /* runtime = symbol-file address + bias */
 	int64_t dso_id;            /* caller's dso id, -1 none */
 	int isid;                  /* id in the section cache */
-	struct sptd_dec_symfile *symfile; /* shared by an ELF's segments; NULL none */
-	int owns_symfile;          /* the first segment frees it */
+	struct sptd_dec_symfile *symfile; /* shared by an ELF's segments, owned by
+	                           * its kept file; NULL none */
 };
 
 /* An address space: the images one process sees.  Shared read-only by the
@@ -107,12 +107,12 @@ struct sptd_dec_session {
 
 /* image.c: placements in the section cache (the public add_elf, add_flat
  * and add_bytes place through it). */
-/* Add [offset, offset+size) of @path at @addr to the cache and record it;
- * with @owns_sf the image frees @sf.  0, -ENOMEM, -EIO. */
+/* Add [offset, offset+size) of @path at @addr to the cache and record it
+ * with symbols @sf (not owned).  0, -ENOMEM, -EIO. */
 int sptd_dec_image_place(struct sptd_dec_session *s, int pid, const char *path,
                          const char *name, uint64_t offset, uint64_t size,
                          uint64_t addr, int64_t bias, int64_t dso_id,
-                         struct sptd_dec_symfile *sf, int owns_sf);
+                         struct sptd_dec_symfile *sf);
 /* Free every placement and close the memfds behind copied bytes and the
  * files behind file images. */
 void sptd_dec_images_free(struct sptd_dec_session *s);

@@ -46,7 +46,7 @@ static const char *base_name(const char *path)
 int sptd_dec_image_place(struct sptd_dec_session *s, int pid, const char *path,
                          const char *name, uint64_t offset, uint64_t size,
                          uint64_t addr, int64_t bias, int64_t dso_id,
-                         struct sptd_dec_symfile *sf, int owns_sf)
+                         struct sptd_dec_symfile *sf)
 {
 	struct sptd_dec_image *img = image_new(s);
 	int isid;
@@ -71,7 +71,6 @@ int sptd_dec_image_place(struct sptd_dec_session *s, int pid, const char *path,
 	img->dso_id = dso_id;
 	img->isid = isid;
 	img->symfile = sf;
-	img->owns_symfile = owns_sf;
 	s->nimages++;
 	return 0;
 }
@@ -148,7 +147,7 @@ int sptd_dec_session_add_flat(struct sptd_dec_session *s, int pid, const char *p
 	if (size == 0)
 		return -EBADMSG;
 	return sptd_dec_image_place(s, pid, fdpath, base_name(path), 0, size, addr,
-	                   (int64_t)addr, dso_id, NULL, 0);
+	                   (int64_t)addr, dso_id, NULL);
 }
 
 int sptd_dec_session_add_bytes(struct sptd_dec_session *s, int pid, const char *name,
@@ -184,7 +183,7 @@ int sptd_dec_session_add_bytes(struct sptd_dec_session *s, int pid, const char *
 	s->memfds[s->nmemfds++] = fd;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	return sptd_dec_image_place(s, pid, path, name, 0, len, addr, (int64_t)addr, dso_id,
-	                   NULL, 0);
+	                   NULL);
 }
 
 int sptd_dec_session_add_elf(struct sptd_dec_session *s, int pid, const char *path,
@@ -233,7 +232,7 @@ int sptd_dec_session_add_elf(struct sptd_dec_session *s, int pid, const char *pa
 		if (!loads[i].filesz)
 			continue;
 		err = sptd_dec_image_place(s, pid, fdpath, name, loads[i].offset, loads[i].filesz,
-		                           loads[i].vaddr + (uint64_t)bias, bias, dso_id, file->sf, 0);
+		                           loads[i].vaddr + (uint64_t)bias, bias, dso_id, file->sf);
 	}
 out:
 	sptd_dec_elf_close(elf);
@@ -245,8 +244,6 @@ void sptd_dec_images_free(struct sptd_dec_session *s)
 	size_t i;
 
 	for (i = 0; i < s->nimages; i++) {
-		if (s->images[i].owns_symfile)
-			sptd_dec_symfile_destroy(s->images[i].symfile);
 		free(s->images[i].path);
 		free(s->images[i].name);
 	}
