@@ -273,8 +273,6 @@ static int parse_args(int argc, char **argv, struct query_args *a)
 	return split_operands(a);
 }
 
-/* The whole of @path ("-": stdin) as text in *@text (free it).  Exit
- * status with the message printed, or 0. */
 /* @path opened for reading SQL as every file a user controls is
  * (sptd_dec_file_open: a FIFO never blocks, only a regular file); NULL
  * and errno (ENXIO: not a regular file). */
@@ -293,6 +291,8 @@ static FILE *open_sql(const char *path)
 	return f;
 }
 
+/* The whole of @path ("-": stdin) as text in *@text (free it).  Exit
+ * status with the message printed, or 0. */
 static int read_sql(const char *path, char **text)
 {
 	int is_stdin = strcmp(path, "-") == 0;
