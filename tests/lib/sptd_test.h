@@ -196,7 +196,7 @@ static inline int sptd_test_fixture(char *buf, size_t len, const char *rel)
 
 /* The exit status of a test binary (see the top of this file), after the
  * "N passed, N failed" line. */
-static inline int sptd_test_end(void)
+__attribute__((warn_unused_result)) static inline int sptd_test_end(void)
 {
 	printf("%d passed, %d failed", sptd_test_passed, sptd_test_failed);
 	if (sptd_test_skipped)

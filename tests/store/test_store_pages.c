@@ -538,5 +538,5 @@ int main(void)
 	unsetenv("SPTD_STORE_BULK");
 
 	fixture_end();
-	SPTD_TEST_END();
+	return SPTD_TEST_END();
 }
