@@ -275,15 +275,48 @@ static int schema_as_built(struct sptd_store *st, struct sptd_store_bulk_plan *p
 	return pragma_int(st, "SELECT EXISTS (SELECT 1 FROM main.slice)") == 0;
 }
 
+/* Put @n rows whose ids are exactly min..min+n-1 in id order in place,
+ * each moved once straight to its slot: 1 when done, 0 when the ids are
+ * not that (a gap, or an id twice: the rows are then only permuted). */
+static int rows_place_dense(struct sptd_store_bulk_row *rows, size_t n)
+{
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (rows[i].id < lo)
+			lo = rows[i].id;
+		if (rows[i].id > hi)
+			hi = rows[i].id;
+	}
+	/* ids are >= 0, so hi - lo cannot overflow */
+	if (!n || (uint64_t)(hi - lo) != n - 1)
+		return 0;
+	for (i = 0; i < n; i++)
+		while ((uint64_t)(rows[i].id - lo) != i) {
+			size_t to = (size_t)(rows[i].id - lo);
+			struct sptd_store_bulk_row t;
+
+			if (rows[to].id == rows[i].id)
+				return 0;          /* twice: then another id is missing */
+			t = rows[to];
+			rows[to] = rows[i];
+			rows[i] = t;
+		}
+	return 1;
+}
+
 /* The kept rows in id order.  0, or -EINVAL with the id found twice in
- * *@twice (the constraint SQL would refuse). */
+ * *@twice (the constraint SQL would refuse).  A decode's ids are its
+ * slices numbered from one start, in the order the slices end: they are
+ * placed, not sorted (qsort only for anything else). */
 static int rows_sort(struct sptd_store *st, int64_t *twice)
 {
 	size_t i;
 
 	for (i = 1; i < st->nbulk && st->bulk[i - 1].id < st->bulk[i].id; i++)
 		;
-	if (i < st->nbulk)
+	if (i < st->nbulk && !rows_place_dense(st->bulk, st->nbulk))
 		qsort(st->bulk, st->nbulk, sizeof(*st->bulk), row_id_cmp);
 	for (i = 1; i < st->nbulk; i++)
 		if (st->bulk[i - 1].id == st->bulk[i].id) {
