@@ -244,6 +244,7 @@ int sptd_query_script(struct sptd_store *st, const struct sptd_query_script_opts
                       FILE *out, char *err, size_t errlen)
 {
 	struct script *s = NULL;
+	struct script_stream *call = NULL;   /* the calls' stream, if open */
 	char source[32] = "";
 	unsigned kinds;
 	int rc = 0, i;
@@ -277,8 +278,11 @@ int sptd_query_script(struct sptd_store *st, const struct sptd_query_script_opts
 		else
 			rc = stream_open(s, (enum script_kind)i, stream_sql[i], err, errlen);
 	}
-	for (i = 0; i < s->nstreams && rc >= 0; i++)
+	for (i = 0; i < s->nstreams && rc >= 0; i++) {
 		rc = stream_next(&s->streams[i]);
+		if (s->streams[i].kind == SCRIPT_CALL)
+			call = &s->streams[i];
+	}
 	/* the merge: the stream whose row comes first (ties: kind order) */
 	while (rc >= 0) {
 		struct script_stream *next = NULL;
@@ -291,7 +295,12 @@ int sptd_query_script(struct sptd_store *st, const struct sptd_query_script_opts
 		}
 		if (!next)
 			break;
+		/* at one instant the returns come first, but for a call
+		 * nested in the slice returning then */
+		if (next->kind == SCRIPT_RETURN && sptd_query_script_call_inside(call, next))
+			next = call;
 		if (row_wanted(s, next)) {
+			sptd_query_script_flush(s, next);
 			rc = sptd_query_script_line(s, next);
 			if (rc < 0)
 				break;
@@ -299,6 +308,9 @@ int sptd_query_script(struct sptd_store *st, const struct sptd_query_script_opts
 		}
 		rc = stream_next(next);
 	}
+	if (rc >= 0)
+		sptd_query_script_flush(s, NULL);
+	sptd_query_script_pending_free(s);
 	if (rc < 0 && !(err && err[0])) {
 		const char *msg = sptd_store_errmsg(st);
 

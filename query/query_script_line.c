@@ -377,6 +377,91 @@ static void line_ftrace(struct script *s, struct script_stream *ss)
 	fputc('\n', s->out);
 }
 
+/* ---- returns held back ---------------------------------------------------- */
+
+/* Thread and depth of a call or return row; 0 when the thread is NULL. */
+static int row_nest(const struct script_stream *ss, int64_t *utid, int64_t *depth)
+{
+	if (sptd_store_column_type(ss->stmt, 2) == SPTD_STORE_NULL)
+		return 0;
+	*utid = sptd_store_column_int(ss->stmt, 2);
+	*depth = sptd_store_column_int(ss->stmt, 4);
+	return 1;
+}
+
+int sptd_query_script_call_inside(const struct script_stream *call,
+                                  const struct script_stream *ret)
+{
+	int64_t cu, cd, ru, rd;
+
+	return call && ret && call->has_row && ret->has_row && call->ts == ret->ts &&
+	       row_nest(call, &cu, &cd) && row_nest(ret, &ru, &rd) && cu == ru && cd > rd;
+}
+
+/* Hold back the return of the call of no length in @ss's row (its line
+ * formatted now, while the row is current).  0 or -ENOMEM. */
+static int hold_return(struct script *s, struct script_stream *ss)
+{
+	struct script_pending *p;
+	FILE *out = s->out, *mem;
+	char *line = NULL;
+	size_t len = 0;
+	int64_t utid = -1, depth = 0;
+
+	row_nest(ss, &utid, &depth);
+	if (s->npend == s->cappend) {
+		size_t cap = s->cappend ? s->cappend * 2 : 16;
+
+		p = realloc(s->pend, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		s->pend = p;
+		s->cappend = cap;
+	}
+	mem = open_memstream(&line, &len);
+	if (!mem)
+		return -ENOMEM;
+	s->out = mem;
+	prefix(s, ss);
+	line_call(s, ss, 0);
+	s->out = out;
+	if (fclose(mem) != 0 || !line) {
+		free(line);
+		return -ENOMEM;
+	}
+	/* a NULL thread nests in nothing: out before the next row */
+	s->pend[s->npend++] = (struct script_pending){ .ts = ss->ts, .utid = utid,
+	                                               .depth = depth, .line = line };
+	return 0;
+}
+
+void sptd_query_script_flush(struct script *s, const struct script_stream *ss)
+{
+	int64_t utid = 0, depth = 0;
+	int nests = ss && ss->kind == SCRIPT_CALL && row_nest(ss, &utid, &depth);
+
+	while (s->npend) {
+		struct script_pending *p = &s->pend[s->npend - 1];
+
+		/* a deeper call of its thread at its instant runs inside it */
+		if (nests && p->utid >= 0 && ss->ts == p->ts && utid == p->utid && depth > p->depth)
+			break;
+		fputs(p->line, s->out);
+		free(p->line);
+		s->npend--;
+		s->lines++;
+	}
+}
+
+void sptd_query_script_pending_free(struct script *s)
+{
+	while (s->npend)
+		free(s->pend[--s->npend].line);
+	free(s->pend);
+	s->pend = NULL;
+	s->cappend = 0;
+}
+
 int sptd_query_script_line(struct script *s, struct script_stream *ss)
 {
 	int rc = 0;
@@ -402,16 +487,12 @@ int sptd_query_script_line(struct script *s, struct script_stream *ss)
 	case SCRIPT_CALL:
 	case SCRIPT_RETURN:
 		line_call(s, ss, ss->kind == SCRIPT_CALL);
-		/* a call of no length returns at once, before anything else of
-		 * its instant (the returns stream leaves it out): printed after
-		 * the other returns of that instant, it came out ahead of its
-		 * call */
+		/* a call of no length: the returns stream leaves it out, its
+		 * return is held back until the calls nested in it at its
+		 * instant are out (sptd_query_script_flush) */
 		if (ss->kind == SCRIPT_CALL && sptd_store_column_type(ss->stmt, 9) == SPTD_STORE_INT &&
-		    sptd_store_column_int(ss->stmt, 9) == 0) {
-			prefix(s, ss);
-			line_call(s, ss, 0);
-			s->lines++;   /* two lines of this row */
-		}
+		    sptd_store_column_int(ss->stmt, 9) == 0)
+			rc = hold_return(s, ss);
 		break;
 	case SCRIPT_SAMPLE:
 		fprintf(s->out, "%s:\n", s->sample_event);

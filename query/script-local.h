@@ -57,6 +57,14 @@ struct script_stream {
 	int64_t ts;                   /* time of the current row */
 };
 
+/* The return of a call of no length, held back until nothing nested in
+ * that call can come any more (a deeper call of its thread at its
+ * instant still can). */
+struct script_pending {
+	int64_t ts, utid, depth;      /* its instant, thread and nesting */
+	char *line;                   /* the whole return line, formatted */
+};
+
 /* The whole run. */
 struct script {
 	struct sptd_store *st;        /* the incident */
@@ -71,13 +79,26 @@ struct script {
 	struct script_task tasks[SCRIPT_TASK_CACHE]; /* name cache */
 	int ftrace_ncols;             /* columns of the ftrace stream's rows */
 	uint64_t lines;               /* events printed */
+	struct script_pending *pend;  /* held-back returns, outermost first */
+	size_t npend, cappend;        /* entries used / allocated */
 };
 
 /* The thread @utid from the name cache (loaded on a miss); NULL when the
  * incident has no such thread.  Valid until the next call. */
 const struct script_task *sptd_query_script_task(struct script *s, int64_t utid);
-/* Print the current row of @ss as one event (and a sample's stack). */
+/* Print the current row of @ss as one event (and a sample's stack); the
+ * return of a call of no length is held back (below).  0 or -ENOMEM. */
 int sptd_query_script_line(struct script *s, struct script_stream *ss);
+/* Print the held-back returns that come before the current row of @ss
+ * (NULL: all of them, at the end), innermost first. */
+void sptd_query_script_flush(struct script *s, const struct script_stream *ss);
+/* Does the current row of @call (the calls) come before that of @ret (the
+ * returns) at one instant: a call of the same thread, deeper, is nested
+ * in the slice that returns then. */
+int sptd_query_script_call_inside(const struct script_stream *call,
+                                  const struct script_stream *ret);
+/* Free what the run holds back (after an error). */
+void sptd_query_script_pending_free(struct script *s);
 /* @text with control characters escaped and invalid UTF-8 as '?', so one
  * event stays one line whatever an incident holds. */
 void sptd_query_script_text(FILE *out, const char *text);

@@ -300,21 +300,34 @@ static void test_ties(void)
 	ok &= sptd_store_symbol_add(st, 2, "a", 1, 0x1010, 16) >= 0;
 	ok &= sptd_store_symbol_add(st, 3, "b", 1, 0x1020, 16) >= 0;
 	ok &= sptd_store_symbol_add(st, 4, "c", 1, 0x1030, 16) >= 0;
+	ok &= sptd_store_symbol_add(st, 5, "d", 1, 0x1040, 16) >= 0;
+	ok &= sptd_store_symbol_add(st, 6, "e", 1, 0x1050, 16) >= 0;
+	ok &= sptd_store_symbol_add(st, 7, "f", 1, 0x1060, 16) >= 0;
+	ok &= sptd_store_symbol_add(st, 8, "g", 1, 0x1070, 16) >= 0;
 	ok &= sptd_store_thread_add(st, 1, 100, -1, "t") >= 0;
-	/* main [1000, 2000): a (no length) then b at 1500; c (no length) at
-	 * b's end; d (depth 2, in b) at 1500 too, after b's call */
+	ok &= sptd_store_thread_add(st, 2, 200, -1, "u") >= 0;
+	/* main [1000, 2000): a (no length) then b at 1500; a (depth 2, in b)
+	 * at 1500 too, after b's call; at b's end, 1600: d (no length,
+	 * depth 2) still in b, then c (no length) after b, holding e (no
+	 * length) holding f (no length).  Ids are call order, as a decode
+	 * gives them.  Thread u on CPU 1: g (no length) at 1600, holding
+	 * nothing of t's. */
 	ok &= sptd_store_slice_add(st, 1, 1000, 1000, 0, 1, 0, -1, 1, "user", 0) >= 0;
 	ok &= sptd_store_slice_add(st, 2, 1500, 0, 0, 1, 1, 1, 2, "user", 0) >= 0;
 	ok &= sptd_store_slice_add(st, 3, 1500, 100, 0, 1, 1, 1, 3, "user", 0) >= 0;
 	ok &= sptd_store_slice_add(st, 4, 1500, 50, 0, 1, 2, 3, 2, "user", 0) >= 0;
-	ok &= sptd_store_slice_add(st, 5, 1600, 0, 0, 1, 1, 1, 4, "user", 0) >= 0;
+	ok &= sptd_store_slice_add(st, 5, 1600, 0, 0, 1, 2, 3, 5, "user", 0) >= 0;
+	ok &= sptd_store_slice_add(st, 6, 1600, 0, 0, 1, 1, 1, 4, "user", 0) >= 0;
+	ok &= sptd_store_slice_add(st, 7, 1600, 0, 0, 1, 2, 6, 6, "user", 0) >= 0;
+	ok &= sptd_store_slice_add(st, 8, 1600, 0, 0, 1, 3, 7, 7, "user", 0) >= 0;
+	ok &= sptd_store_slice_add(st, 9, 1600, 0, 1, 2, 0, -1, 8, "user", 0) >= 0;
 	CHECK(ok);
 	CHECK_INT(sptd_store_commit(st), 0);
 	sptd_store_destroy(st);
 	st = tq_open(path);
 	o.kinds = SPTD_QUERY_EV_CALL;
 	out = script(st, &o, &rc);
-	CHECK_INT(rc, 10);
+	CHECK_INT(rc, 18);
 	CHECK_STR(out,
 	          "               t    100 [000]     0.000001000: call: main (/usr/bin/t)\n"
 	          "               t    100 [000]     0.000001500: call:   a (/usr/bin/t)\n"
@@ -322,9 +335,17 @@ static void test_ties(void)
 	          "               t    100 [000]     0.000001500: call:   b (/usr/bin/t)\n"
 	          "               t    100 [000]     0.000001500: call:     a (/usr/bin/t)\n"
 	          "               t    100 [000]     0.000001550: return:     a (/usr/bin/t) (50 ns)\n"
+	          "               t    100 [000]     0.000001600: call:     d (/usr/bin/t)\n"
+	          "               t    100 [000]     0.000001600: return:     d (/usr/bin/t) (0 ns)\n"
 	          "               t    100 [000]     0.000001600: return:   b (/usr/bin/t) (100 ns)\n"
 	          "               t    100 [000]     0.000001600: call:   c (/usr/bin/t)\n"
+	          "               t    100 [000]     0.000001600: call:     e (/usr/bin/t)\n"
+	          "               t    100 [000]     0.000001600: call:       f (/usr/bin/t)\n"
+	          "               t    100 [000]     0.000001600: return:       f (/usr/bin/t) (0 ns)\n"
+	          "               t    100 [000]     0.000001600: return:     e (/usr/bin/t) (0 ns)\n"
 	          "               t    100 [000]     0.000001600: return:   c (/usr/bin/t) (0 ns)\n"
+	          "               u    200 [001]     0.000001600: call: g (/usr/bin/t)\n"
+	          "               u    200 [001]     0.000001600: return: g (/usr/bin/t) (0 ns)\n"
 	          "               t    100 [000]     0.000002000: return: main (/usr/bin/t) (1.000 us)\n");
 	free(out);
 	sptd_store_destroy(st);
