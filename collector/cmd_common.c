@@ -212,6 +212,14 @@ int sptd_col_incident_open_fd(const char *cmd, int fd, const char *path,
 	return incident_opened(cmd, path, sptd_store_open_fd(fd, path, st));
 }
 
+int sptd_col_incident_fd(const char *cmd, const char *path, int *fd)
+{
+	int ret = sptd_store_open_source(path);
+
+	*fd = ret >= 0 ? ret : -1;
+	return incident_opened(cmd, path, ret);
+}
+
 /* The exit status of an open of @path that returned @ret, its message
  * printed. */
 static int incident_opened(const char *cmd, const char *path, int ret)

@@ -117,14 +117,22 @@ static int export_job_run(void *arg)
 	struct sptd_store *st = NULL;
 	char err[1024] = "";
 	FILE *out = NULL;
-	int ret, fd, status = SPTD_EXIT_FAIL;
+	int ret, fd, in_fd = job->in_fd, status = SPTD_EXIT_FAIL;
 
-	ret = job->in_fd >= 0 ? sptd_col_incident_open_fd("export", job->in_fd, job->path, &st)
-	                      : sptd_col_incident_open("export", job->path, 0, &st);
+	/* the file opened as root (by the parent, or here to say why it
+	 * cannot be), read by SQLite only once root is given up */
+	if (in_fd < 0 && (ret = sptd_col_incident_fd("export", job->path, &in_fd)))
+		return ret;
+	if (sptd_col_drop_root("export")) {
+		if (in_fd != job->in_fd)
+			close(in_fd);
+		return SPTD_EXIT_FAIL;
+	}
+	ret = sptd_col_incident_open_fd("export", in_fd, job->path, &st);
+	if (in_fd != job->in_fd)
+		close(in_fd);
 	if (ret)
 		return ret;
-	if (sptd_col_drop_root("export"))
-		goto out;
 	if (job->timeout)
 		sptd_store_set_time_limit(st, job->timeout);
 	fd = dup(job->fd);

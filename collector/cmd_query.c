@@ -404,17 +404,19 @@ static int query_run(const struct query_args *a, struct sptd_store **st,
 }
 
 /* What the query child does (sptd_col_parse_as_user): open every
- * incident and read the SQL as root, give root up, then run it. */
+ * incident's file and read the SQL as root, give root up, then let SQLite
+ * read the files (it parses them as the user, never as root) and run it. */
 static int query_job_run(void *arg)
 {
 	const struct query_args *a = arg;
 	struct sptd_store **st = NULL;
 	char **labels = NULL, *text = NULL, path[4096];
-	int status, open_status = 0, n = 0, i;
+	int status = SPTD_EXIT_OK, open_status = 0, n = 0, nfd = 0, i, *fds = NULL;
 
 	st = calloc((size_t)a->noperands, sizeof(*st));
 	labels = calloc((size_t)a->noperands, sizeof(*labels));
-	if (!st || !labels) {
+	fds = calloc((size_t)a->noperands, sizeof(*fds));
+	if (!st || !labels || !fds) {
 		fprintf(stderr, "sysptd query: out of memory\n");
 		status = SPTD_EXIT_FAIL;
 		goto out;
@@ -426,21 +428,19 @@ static int query_job_run(void *arg)
 		                                    sizeof(path));
 
 		if (!ret)
-			ret = sptd_col_incident_open("query", path, 0, &st[n]);
+			ret = sptd_col_incident_fd("query", path, &fds[nfd]);
 		if (ret) {
 			if (!open_status || ret == SPTD_EXIT_BADFILE)
 				open_status = ret;
 			continue;
 		}
-		sptd_store_set_time_limit(st[n], a->timeout);
-		if (!(labels[n] = strdup(path))) {
-			sptd_store_destroy(st[n]);
-			st[n] = NULL;
+		if (!(labels[nfd] = strdup(path))) {
+			close(fds[nfd]);
 			fprintf(stderr, "sysptd query: out of memory\n");
 			status = SPTD_EXIT_FAIL;
 			goto out;
 		}
-		n++;
+		nfd++;
 	}
 	/* standard input is the caller's; a -f FILE is read after the drop,
 	 * as that user may read it (a link planted there to /etc/shadow was
@@ -459,6 +459,22 @@ static int query_job_run(void *arg)
 		if (status)
 			goto out;
 	}
+	/* the files, read now: what is not an incident is reported here */
+	for (i = 0; i < nfd; i++) {
+		int ret = sptd_col_incident_open_fd("query", fds[i], labels[i], &st[n]);
+
+		if (ret) {
+			if (!open_status || ret == SPTD_EXIT_BADFILE)
+				open_status = ret;
+			free(labels[i]);
+			labels[i] = NULL;
+			continue;
+		}
+		sptd_store_set_time_limit(st[n], a->timeout);
+		labels[n++] = labels[i];
+		if (n - 1 != i)
+			labels[i] = NULL;
+	}
 	if (!n) {
 		status = open_status;
 		goto out;
@@ -467,10 +483,13 @@ static int query_job_run(void *arg)
 	if (open_status && (status == SPTD_EXIT_OK || open_status == SPTD_EXIT_BADFILE))
 		status = open_status;
 out:
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i++)
 		sptd_store_destroy(st[i]);
+	for (i = 0; labels && i < a->noperands; i++)
 		free(labels[i]);
-	}
+	for (i = 0; i < nfd; i++)
+		close(fds[i]);
+	free(fds);
 	free(st);
 	free(labels);
 	free(text);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sptd_col.h"
 #include "sptd_query.h"
@@ -338,8 +339,9 @@ static int resolve_time(struct script_args *a, struct sptd_store *st, const char
 	return 0;
 }
 
-/* What the script child does (sptd_col_parse_as_user): open the incident
- * while root, give root up, then parse and print. */
+/* What the script child does (sptd_col_parse_as_user): open the
+ * incident's file while root, give root up, then let SQLite read it and
+ * print. */
 struct script_job {
 	struct script_args *a;
 	const char *path;
@@ -351,15 +353,19 @@ static int script_job_run(void *arg)
 	struct script_args *a = job->a;
 	struct sptd_store *st = NULL;
 	char err[1024] = "";
-	int status, rc;
+	int status, rc, fd;
 
-	status = sptd_col_incident_open("script", job->path, 0, &st);
+	status = sptd_col_incident_fd("script", job->path, &fd);
 	if (status)
 		return status;
 	if (sptd_col_drop_root("script")) {
-		status = SPTD_EXIT_FAIL;
-		goto out;
+		close(fd);
+		return SPTD_EXIT_FAIL;
 	}
+	status = sptd_col_incident_open_fd("script", fd, job->path, &st);
+	close(fd);
+	if (status)
+		return status;
 	if (a->timeout)
 		sptd_store_set_time_limit(st, a->timeout);
 	if (a->time && (status = resolve_time(a, st, job->path)))

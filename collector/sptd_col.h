@@ -94,6 +94,11 @@ int sptd_col_incident_open(const char *cmd, const char *path, int writable,
  * messages): the file the caller looked at is the file read. */
 int sptd_col_incident_open_fd(const char *cmd, int fd, const char *path,
                               struct sptd_store **st);
+/* Open INCIDENT @path into *@fd, to be read with sptd_col_incident_open_fd
+ * once root is given up (SQLite then parses the file as the user, never
+ * as root); on failure print the message and return the exit status as
+ * sptd_col_incident_open does, else 0. */
+int sptd_col_incident_fd(const char *cmd, const char *path, int *fd);
 
 /* Least privilege for commands that parse files (docs/SECURITY.md): run
  * @fn, which opens what it needs, calls sptd_col_drop_root() and then

@@ -142,6 +142,12 @@ int sptd_store_open(const char *path, int writable, struct sptd_store **out);
  * and looked at (its mode) is the file read, whatever is at its path by
  * then. */
 int sptd_store_open_fd(int fd, const char *label, struct sptd_store **out);
+/* Open the file at @path to read it later with sptd_store_open_fd, as
+ * sptd_store_open would (never waiting on a FIFO or a terminal): the
+ * descriptor (close-on-exec), or a negative errno with the reason in
+ * sptd_store_errmsg(NULL).  A reader that must give up root opens the
+ * file first, then gives root up, then lets SQLite read it. */
+int sptd_store_open_source(const char *path);
 
 /* Commit the transaction; for a created store also fsync and rename into
  * place (-EEXIST if PATH appeared meanwhile: nothing is replaced, destroy

@@ -131,16 +131,31 @@ fail:
  * the open file is handed out in *@keep (and its stat in *@keep_sb). */
 static int check_fd(struct sptd_store *st, int fd, int *keep, struct stat *keep_sb);
 
+/* @path opened to be checked and read; -errno (message in @st or, NULL,
+ * the thread's) when it cannot be. */
+static int open_source(struct sptd_store *st, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), ret;
+
+	if (fd >= 0)
+		return fd;
+	ret = -errno;
+	return sptd_store_fail(st, ret, "cannot open %s: %s", path,
+	                       ret == -ENOENT ? "no such file" : strerror(-ret));
+}
+
+int sptd_store_open_source(const char *path)
+{
+	if (!path || !*path)
+		return sptd_store_fail(NULL, -EINVAL, "sptd_store_open_source: path is NULL or empty");
+	return open_source(NULL, path);
+}
+
 static int check_file(struct sptd_store *st, int *keep, struct stat *keep_sb)
 {
-	int fd = open(st->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), ret;
+	int fd = open_source(st, st->path);
 
-	if (fd < 0) {
-		ret = -errno;
-		return sptd_store_fail(st, ret, "cannot open %s: %s", st->path,
-		                       ret == -ENOENT ? "no such file" : strerror(-ret));
-	}
-	return check_fd(st, fd, keep, keep_sb);
+	return fd < 0 ? fd : check_fd(st, fd, keep, keep_sb);
 }
 
 /* check_file's checks on @fd, which it takes over (kept in *@keep). */

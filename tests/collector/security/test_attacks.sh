@@ -216,6 +216,25 @@ if command -v strace >/dev/null 2>&1; then
 	strace -f -qq -e trace=setresuid -o "$work/script.strace" "$BIN" script "$dec" >/dev/null 2>&1
 	check 'grep -Eq "setresuid\\($nobody, $nobody, $nobody\\) += 0" "$work/script.strace"' \
 		"script's reader is not nobody: $(cat "$work/script.strace")"
+	# and SQLite reads the incident only after that drop (it parsed the
+	# schema as root until 2026-11-27): the file is opened as root, read
+	# as the user; strace -y names the file each pread64 reads
+	read_after_drop() { # STRACE-LOG FILE-NAME: its first pread64 after a setresuid
+		awk -v f="$2>" '/setresuid\(/ { if (!drop) drop = NR }
+			index($0, "pread64(") && index($0, f) { if (!rd) rd = NR }
+			END { exit !(drop && rd > drop) }' "$1"
+	}
+	for c in query script export; do
+		case $c in
+		query) set -- query "$dec" "SELECT count(*) FROM slice" ;;
+		script) set -- script "$dec" ;;
+		export) rm -f "$work/ord.pftrace"; set -- export "$dec" -o "$work/ord.pftrace" ;;
+		esac
+		strace -f -qq -y -e trace=setresuid,pread64 -o "$work/ord.strace" "$BIN" "$@" \
+			>/dev/null 2>&1
+		check 'read_after_drop "$work/ord.strace" "$(basename "$dec")"' \
+			"$c reads the incident before giving root up: $(grep -E "setresuid|$(basename "$dec")" "$work/ord.strace" | head -3)"
+	done
 else
 	echo "no strace: script's reader not checked"
 fi
