@@ -32,13 +32,21 @@ static int first_trigger(void *arg, const struct sptd_store_trigger_row *row)
 	return 1;
 }
 
-/* One incident: opened while root (list_open), printed after the drop. */
+/* One incident: its file opened while root (list_open), read by SQLite
+ * after the drop (list_read), printed. */
 struct list_item {
 	char *name;                /* file name in the directory */
+	int fd;                    /* the file, opened as root; -1 none */
 	struct sptd_store *st;     /* open incident, NULL when unreadable */
 	char why[512];             /* why it is unreadable */
 	uint64_t bytes;            /* its size */
 };
+
+static void list_why(struct list_item *it, int ret)
+{
+	snprintf(it->why, sizeof(it->why), "%s", sptd_store_errmsg(NULL)[0] ?
+	         sptd_store_errmsg(NULL) : strerror(-ret));
+}
 
 static void list_open(const char *dir, struct list_item *it)
 {
@@ -46,16 +54,34 @@ static void list_open(const char *dir, struct list_item *it)
 	struct stat sb;
 	int ret;
 
+	it->fd = -1;
 	snprintf(path, sizeof(path), "%s/%s", dir, it->name);
 	if (stat(path, &sb) < 0) {
 		snprintf(it->why, sizeof(it->why), "%s", strerror(errno));
 		return;
 	}
 	it->bytes = (uint64_t)sb.st_size;
-	ret = sptd_store_open(path, 0, &it->st);
+	ret = sptd_store_open_source(path);
 	if (ret < 0)
-		snprintf(it->why, sizeof(it->why), "%s", sptd_store_errmsg(NULL)[0] ?
-		         sptd_store_errmsg(NULL) : strerror(-ret));
+		list_why(it, ret);
+	else
+		it->fd = ret;
+}
+
+/* After the drop: SQLite reads the file list_open opened. */
+static void list_read(const char *dir, struct list_item *it)
+{
+	char path[4096];
+	int ret;
+
+	if (it->fd < 0)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", dir, it->name);
+	ret = sptd_store_open_fd(it->fd, path, &it->st);
+	if (ret < 0)
+		list_why(it, ret);
+	close(it->fd);
+	it->fd = -1;
 }
 
 /* One line for @it; 1 when it is unreadable or corrupt (the line says
@@ -107,7 +133,8 @@ struct list_job {
 	size_t n;                  /* entries of items */
 };
 
-/* Every incident is opened while root, then read as the invoking user. */
+/* Every incident's file is opened while root, then read as the invoking
+ * user. */
 static int list_job_run(void *arg)
 {
 	struct list_job *job = arg;
@@ -124,6 +151,12 @@ static int list_job_run(void *arg)
 		list_open(job->dir, &job->items[i]);
 	if (sptd_col_drop_root("list"))
 		status = SPTD_EXIT_FAIL;
+	for (size_t i = 0; i < job->n; i++) {
+		if (status == SPTD_EXIT_OK)
+			list_read(job->dir, &job->items[i]);
+		else if (job->items[i].fd >= 0)
+			close(job->items[i].fd);
+	}
 	if (status == SPTD_EXIT_OK && job->n)
 		printf("%-44s  %-20s  %-6s  %11s  %9s  %9s  %9s  %11s  %s\n", "incident", "created",
 		       "source", "window", "sched", "samples", "slices", "size", "trigger");

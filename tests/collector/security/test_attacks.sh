@@ -224,8 +224,9 @@ if command -v strace >/dev/null 2>&1; then
 			index($0, "pread64(") && index($0, f) { if (!rd) rd = NR }
 			END { exit !(drop && rd > drop) }' "$1"
 	}
-	for c in query script export; do
+	for c in query script export list; do
 		case $c in
+		list) set -- list "$(dirname "$dec")" ;;
 		query) set -- query "$dec" "SELECT count(*) FROM slice" ;;
 		script) set -- script "$dec" ;;
 		export) rm -f "$work/ord.pftrace"; set -- export "$dec" -o "$work/ord.pftrace" ;;
