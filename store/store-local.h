@@ -204,11 +204,17 @@ int sptd_store_pages_start(const struct sptd_store_bulk_row *rows, size_t n, uin
 /* Wait for the builders: 0, -ENOMEM, or 1 when a page this size cannot
  * hold the trees (then SQL). */
 int sptd_store_pages_wait(struct sptd_store_pages *pg);
-/* Put the built trees into the SQLite file open at @fd, of @page_count
- * pages, whose slice b-trees are the empty leaves @root (its free pages
- * first, then after its end; store_pagefile.c): 0; 1 when the file is not
- * as expected (nothing written); -errno when a write failed (then the file
- * must not be used: free pages, roots or the header may be half-written). */
+/* The same for tree @t's builder alone. */
+int sptd_store_pages_wait_tree(struct sptd_store_pages *pg, int t);
+/* sptd_store_pages_write: a builder ran out of memory (nothing written). */
+#define SPTD_STORE_PAGES_NOMEM 2
+/* Put the trees into the SQLite file open at @fd, of @page_count pages,
+ * whose slice b-trees are the empty leaves @root (its free pages first,
+ * then after its end; store_pagefile.c), waiting for each builder: 0; 1
+ * when the file is not as expected or a page this size cannot hold the
+ * trees (the file as it was: then SQL); SPTD_STORE_PAGES_NOMEM; -errno
+ * when a write failed (then the file must not be used: free pages, roots
+ * or the header may be half-written).  Returns with every builder done. */
 int sptd_store_pages_write(struct sptd_store_pages *pg, int fd, int64_t page_count,
                            const int64_t root[SPTD_STORE_N_TREES]);
 /* Wait for the builders and free everything. */

@@ -408,13 +408,13 @@ int sptd_store_bulk_end(struct sptd_store *st, struct sptd_store_bulk_plan *plan
 
 	if (!plan)
 		return ret;
-	/* no trees when begin failed before building them */
-	w = plan->pages ? sptd_store_pages_wait(plan->pages) : 1;
-	if (ret >= 0 && w == -ENOMEM)
+	/* no trees when begin failed before building them; the write waits
+	 * for each builder (pages_free for all, when nothing is written) */
+	w = ret >= 0 && plan->pages ? sptd_store_pages_write(plan->pages, st->tmp_fd,
+	                                                     plan->page_count, plan->root) : 1;
+	if (ret >= 0 && w == SPTD_STORE_PAGES_NOMEM)
 		ret = sptd_store_fail(st, -ENOMEM, "committing the slice rows: out of memory");
 	if (ret >= 0) {
-		if (w == 0)
-			w = sptd_store_pages_write(plan->pages, st->tmp_fd, plan->page_count, plan->root);
 		if (w == 0)
 			st->paged = st->nbulk;
 		if (w < 0) {

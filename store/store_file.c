@@ -517,6 +517,11 @@ int sptd_store_commit(struct sptd_store *st)
 	if (ret >= 0) {
 		st->in_txn = 0;
 		st->writable = 0;
+		/* what SQLite wrote goes to the disk while the slice pages are
+		 * finished and written: the fsync at publish waits for less
+		 * (advisory: that fsync reports any error) */
+		if (st->tmp_fd >= 0 && (st->created || st->updating))
+			sync_file_range(st->tmp_fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 	}
 	/* the slice rows kept for the commit: written now */
 	ret = sptd_store_bulk_end(st, bulk, ret);

@@ -12,9 +12,14 @@
  * left it (page size, no reserved bytes, schema format 4, UTF-8, no
  * auto-vacuum, a page count matching the file's size), the roots empty
  * leaves of their kind inside the file, a freelist whose every page is
- * inside the file once.  A write that fails leaves a file the caller must
- * not publish (store_bulk.c marks the store failed). */
+ * inside the file once.  In a file with no free page (a new incident)
+ * each tree goes after the file's end as soon as its builder is done, and
+ * the disk starts writing it back while the others are built; anything
+ * that stops that cuts the file back to its own pages.  A write that
+ * fails leaves a file the caller must not publish (store_bulk.c marks the
+ * store failed). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -149,31 +154,115 @@ static uint32_t page_no(size_t k, const uint32_t *free_pages, size_t use, uint64
 	return k < use ? free_pages[k] : (uint32_t)(page_count + 1 + (k - use));
 }
 
+/* Tree @tr's pages but its root, as the @k0-th page written on: child
+ * pointers turned into file page numbers, then runs of consecutive file
+ * pages written in one go each.  0 or -errno. */
+static int tree_write(struct bulk_btree *tr, int fd, size_t k0, const uint32_t *free_pages,
+                      size_t use, uint64_t page_count)
+{
+	const uint32_t psz = tr->page_size;
+	size_t body = tr->npages - 1;
+	int ret = 0;
+
+	for (size_t k = tr->nleaf; k < tr->npages; k++) {
+		uint8_t *p = tr->pages + k * psz;
+		unsigned ncell = get16(p + 3);
+
+		for (unsigned c = 0; c < ncell; c++) {
+			uint8_t *cell = p + get16(p + 12 + 2 * c);
+
+			put32(cell, page_no(k0 + get32(cell), free_pages, use, page_count));
+		}
+		put32(p + 8, page_no(k0 + get32(p + 8), free_pages, use, page_count));
+	}
+	for (size_t k = 0; k < body && ret >= 0;) {
+		uint32_t first = page_no(k0 + k, free_pages, use, page_count);
+		size_t run = 1;
+
+		while (k + run < body && page_no(k0 + k + run, free_pages, use, page_count) == first + run)
+			run++;
+		ret = write_all(fd, tr->pages + k * psz, run * psz, (uint64_t)(first - 1) * psz);
+		k += run;
+	}
+	return ret;
+}
+
+/* Would a file of @page_count pages of @psz bytes growing to @total pages
+ * cross the lock-byte page, or pass SQLite's last page number? */
+static int growth_bad(uint64_t page_count, uint64_t total, uint32_t psz)
+{
+	return (page_count * psz <= LOCK_BYTE_OFFSET && total * psz > LOCK_BYTE_OFFSET) ||
+	       total > 0xfffffffeULL;
+}
+
+/* The progressive write (no free pages: every page goes after the file's
+ * end): each tree as soon as its builder is done, in tree order, the disk
+ * starting on it while the others are built.  The file's own pages are
+ * untouched until every tree is out, so anything that stops the write
+ * cuts the file back to @page_count pages: as it was.  0 with the pages
+ * written (*@total: the file's pages then), else as sptd_store_pages_write. */
+static int write_appending(struct sptd_store_pages *pg, int fd, uint64_t page_count,
+                           uint64_t *total)
+{
+	const uint32_t psz = pg->page_size;
+	size_t k0 = 0;
+	int ret = 0;
+
+	for (int t = 0; t < N_TREES && ret == 0; t++) {
+		struct bulk_btree *tr = &pg->tree[t];
+
+		ret = sptd_store_pages_wait_tree(pg, t);
+		if (ret == -ENOMEM)
+			ret = SPTD_STORE_PAGES_NOMEM;
+		else if (ret == 0 && growth_bad(page_count, page_count + k0 + tr->npages - 1, psz))
+			ret = 1;
+		else if (ret == 0)
+			ret = tree_write(tr, fd, k0, NULL, 0, page_count);
+		if (ret == 0) {
+			/* advisory: the fsync at publish reports any error */
+			sync_file_range(fd, (off_t)((page_count + k0) * psz),
+			                (off_t)((tr->npages - 1) * psz), SYNC_FILE_RANGE_WRITE);
+			k0 += tr->npages - 1;
+		}
+	}
+	if (ret != 0) {
+		sptd_store_pages_wait(pg);
+		if (ftruncate(fd, (off_t)(page_count * psz)) < 0)
+			return -errno;
+		return ret;
+	}
+	*total = page_count + k0;
+	return 0;
+}
+
 int sptd_store_pages_write(struct sptd_store_pages *pg, int fd, int64_t page_count,
                            const int64_t root[SPTD_STORE_N_TREES])
 {
 	uint8_t head[100];
 	const uint32_t psz = pg->page_size;
 	uint32_t *free_pages = NULL;
-	uint64_t total, counter;
-	size_t need = 0, nfree = 0, use, k0 = 0;
+	uint64_t total = 0, counter;
+	size_t need = 0, nfree = 0, use = 0, k0 = 0;
 	struct stat sb;
 	int ret;
 
+	/* what can be checked before the trees are done: the file */
 	if (pread(fd, head, sizeof(head), 0) != (ssize_t)sizeof(head) || fstat(fd, &sb) < 0)
-		return 1;
+		ret = 1;
 	/* the header as SQLite left it: our page size, no reserved bytes,
 	 * schema format 4 (serial types 8 and 9), UTF-8, no auto-vacuum, the
 	 * page count we were told and a file of that size */
-	if (memcmp(head, "SQLite format 3", 16) != 0 ||
-	    sptd_store_header_page_size(head) != psz || head[20] != 0 ||
-	    get32(head + 44) != 4 || get32(head + 56) != 1 || get32(head + 52) != 0 ||
-	    get32(head + 24) != get32(head + 92) || get32(head + 28) != (uint64_t)page_count ||
-	    (uint64_t)sb.st_size != (uint64_t)page_count * psz)
-		return 1;
+	else if (memcmp(head, "SQLite format 3", 16) != 0 ||
+	         sptd_store_header_page_size(head) != psz || head[20] != 0 ||
+	         get32(head + 44) != 4 || get32(head + 56) != 1 || get32(head + 52) != 0 ||
+	         get32(head + 24) != get32(head + 92) || get32(head + 28) != (uint64_t)page_count ||
+	         (uint64_t)sb.st_size != (uint64_t)page_count * psz)
+		ret = 1;
+	else
+		ret = 0;
 	/* each root a page of its own inside the file, and still the empty
 	 * leaf SQLite made (a crafted schema could name any page) */
-	for (int t = 0; t < N_TREES; t++) {
+	for (int t = 0; t < N_TREES && ret == 0; t++) {
 		uint8_t leaf[8];
 
 		if (root[t] < 2 || root[t] > page_count ||
@@ -181,75 +270,57 @@ int sptd_store_pages_write(struct sptd_store_pages *pg, int fd, int64_t page_cou
 		            (ssize_t)sizeof(leaf) ||
 		    leaf[0] != (t == SPTD_STORE_TREE_TABLE ? PG_TABLE_LEAF : PG_INDEX_LEAF) ||
 		    get16(leaf + 3))
-			return 1;
+			ret = 1;
 		for (int u = 0; u < t; u++)
 			if (root[u] == root[t])
-				return 1;
+				ret = 1;
 	}
-	ret = freelist_read(fd, head, psz, (uint64_t)page_count, &free_pages, &nfree);
-	if (ret != 0)
-		return ret;
+	if (ret == 0)
+		ret = freelist_read(fd, head, psz, (uint64_t)page_count, &free_pages, &nfree);
 	/* a root on the freelist: the file contradicts itself */
-	for (int t = 0; t < N_TREES && nfree; t++) {
+	for (int t = 0; t < N_TREES && nfree && ret == 0; t++) {
 		uint32_t r = (uint32_t)root[t];
 
-		if (bsearch(&r, free_pages, nfree, sizeof(*free_pages), cmp_u32)) {
-			free(free_pages);
-			return 1;
-		}
+		if (bsearch(&r, free_pages, nfree, sizeof(*free_pages), cmp_u32))
+			ret = 1;
 	}
-	for (int t = 0; t < N_TREES; t++)
-		need += pg->tree[t].npages - 1;
-	use = need < nfree ? need : nfree;
-	total = (uint64_t)page_count + (need - use);
-	/* grows over the lock-byte page, or past SQLite's page numbers */
-	if (((uint64_t)page_count * psz <= LOCK_BYTE_OFFSET && total * psz > LOCK_BYTE_OFFSET) ||
-	    total > 0xfffffffeULL) {
+	if (ret != 0) {
 		free(free_pages);
-		return 1;
+		sptd_store_pages_wait(pg);
+		return ret;
 	}
-	for (int t = 0; t < N_TREES && ret >= 0; t++) {
-		struct bulk_btree *tr = &pg->tree[t];
-		size_t body = tr->npages - 1;
-
-		/* child pointers: page index k of this tree is the
-		 * (k0 + k)-th page written */
-		for (size_t k = tr->nleaf; k < tr->npages; k++) {
-			uint8_t *p = tr->pages + k * psz;
-			unsigned ncell = get16(p + 3);
-
-			for (unsigned c = 0; c < ncell; c++) {
-				uint8_t *cell = p + get16(p + 12 + 2 * c);
-
-				put32(cell, page_no(k0 + get32(cell), free_pages, use, page_count));
-			}
-			put32(p + 8, page_no(k0 + get32(p + 8), free_pages, use, page_count));
+	if (!nfree) {
+		/* a new file (or one with no free page): trees go out as
+		 * they are done */
+		ret = write_appending(pg, fd, (uint64_t)page_count, &total);
+	} else {
+		/* free pages to fill first: every tree's size must be known */
+		ret = sptd_store_pages_wait(pg);
+		if (ret == -ENOMEM)
+			ret = SPTD_STORE_PAGES_NOMEM;
+		for (int t = 0; t < N_TREES && ret == 0; t++)
+			need += pg->tree[t].npages - 1;
+		use = need < nfree ? need : nfree;
+		total = (uint64_t)page_count + (need - use);
+		if (ret == 0 && growth_bad((uint64_t)page_count, total, psz))
+			ret = 1;
+		for (int t = 0; t < N_TREES && ret == 0; t++) {
+			ret = tree_write(&pg->tree[t], fd, k0, free_pages, use, (uint64_t)page_count);
+			k0 += pg->tree[t].npages - 1;
 		}
-		/* runs of consecutive file pages in one write each */
-		for (size_t k = 0; k < body && ret >= 0;) {
-			uint32_t first = page_no(k0 + k, free_pages, use, page_count);
-			size_t run = 1;
-
-			while (k + run < body &&
-			       page_no(k0 + k + run, free_pages, use, page_count) == first + run)
-				run++;
-			ret = write_all(fd, tr->pages + k * psz, run * psz, (uint64_t)(first - 1) * psz);
-			k += run;
-		}
-		k0 += body;
 	}
 	/* the free pages not used stay free */
-	if (ret >= 0)
+	if (ret == 0)
 		ret = freelist_write(fd, head, psz, nfree ? free_pages + use : NULL, nfree - use);
 	free(free_pages);
 	/* the roots, then the header that makes the pages part of the file */
-	for (int t = 0; t < N_TREES && ret >= 0; t++) {
+	for (int t = 0; t < N_TREES && ret == 0; t++) {
 		struct bulk_btree *tr = &pg->tree[t];
 
 		ret = write_all(fd, tr->pages + (tr->npages - 1) * psz, psz,
 		                (uint64_t)(root[t] - 1) * psz);
 	}
-	if (ret < 0)
+	if (ret != 0)
 		return ret;
 	counter = get32(head + 24) + 1;
 	put32(head + 24, (uint32_t)counter);

@@ -555,18 +555,26 @@ int sptd_store_pages_start(const struct sptd_store_bulk_row *rows, size_t n, uin
 	return 0;
 }
 
+int sptd_store_pages_wait_tree(struct sptd_store_pages *pg, int t)
+{
+	if (pg->started[t])
+		pthread_join(pg->thread[t], NULL);
+	pg->started[t] = 0;
+	if (pg->tree[t].err < 0)
+		return pg->tree[t].err == -ENOMEM ? -ENOMEM : 1;
+	return 0;
+}
+
 int sptd_store_pages_wait(struct sptd_store_pages *pg)
 {
 	int ret = 0;
 
 	for (int t = 0; t < N_TREES; t++) {
-		if (pg->started[t])
-			pthread_join(pg->thread[t], NULL);
-		pg->started[t] = 0;
+		int w = sptd_store_pages_wait_tree(pg, t);
+
+		if (!ret)
+			ret = w;
 	}
-	for (int t = 0; t < N_TREES && !ret; t++)
-		if (pg->tree[t].err < 0)
-			ret = pg->tree[t].err == -ENOMEM ? -ENOMEM : 1;
 	return ret;
 }
 
