@@ -22,6 +22,7 @@
 
 #include "store-pages.h"
 #include "store_fixture.h"
+#include "store_sql.h"
 
 #define NROWS 30000
 
@@ -35,22 +36,6 @@ static void make_rows(struct sptd_store_bulk_row *rows, size_t n)
 			.symbol_id = i % 5 ? (int64_t)(i % 97) : -1, .cpu = (int32_t)(i % 4),
 			.depth = (int32_t)(i % 9), .flags = 0, .kind = (uint8_t)(i % 4),
 		};
-}
-
-static const char *sql_text(const char *path, const char *sql)
-{
-	static char out[256];
-	sqlite3 *db = NULL;
-	sqlite3_stmt *q = NULL;
-
-	out[0] = 0;
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-	    sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW &&
-	    sqlite3_column_text(q, 0))
-		snprintf(out, sizeof(out), "%s", (const char *)sqlite3_column_text(q, 0));
-	sqlite3_finalize(q);
-	sqlite3_close(db);
-	return out;
 }
 
 static int64_t sql_int(const char *path, const char *sql)

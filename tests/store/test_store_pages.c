@@ -17,6 +17,7 @@
 #include <sqlite3.h>
 
 #include "store_fixture.h"
+#include "store_sql.h"
 
 /* A row of the test, and the value a row gets from its number. */
 static void make_row(struct sptd_store_slice_row *r, int64_t id, uint64_t seed)
@@ -76,23 +77,6 @@ static int by_id(const void *pa, const void *pb)
 	const struct sptd_store_slice_row *a = pa, *b = pb;
 
 	return (a->id > b->id) - (a->id < b->id);
-}
-
-/* One text value of @sql on file @path ("" when none; static). */
-static const char *sql_text(const char *path, const char *sql)
-{
-	static char out[256];
-	sqlite3 *db = NULL;
-	sqlite3_stmt *q = NULL;
-
-	out[0] = 0;
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
-	    sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW &&
-	    sqlite3_column_text(q, 0))
-		snprintf(out, sizeof(out), "%s", (const char *)sqlite3_column_text(q, 0));
-	sqlite3_finalize(q);
-	sqlite3_close(db);
-	return out;
 }
 
 /* Run @sql (no rows) on @path; 0 or -1. */
