@@ -220,6 +220,16 @@ int sptd_col_incident_fd(const char *cmd, const char *path, int *fd)
 	return incident_opened(cmd, path, ret);
 }
 
+int sptd_col_incident_update(const char *cmd, const char *path, struct sptd_store **st)
+{
+	return incident_opened(cmd, path, sptd_store_open_update(path, st));
+}
+
+int sptd_col_incident_update_finish(const char *cmd, const char *path, struct sptd_store *st)
+{
+	return incident_opened(cmd, path, sptd_store_open_finish(st));
+}
+
 /* The exit status of an open of @path that returned @ret, its message
  * printed. */
 static int incident_opened(const char *cmd, const char *path, int ret)

@@ -77,12 +77,19 @@ static int decode_job_run(void *arg)
 	int64_t n;
 	int ret;
 
-	ret = sptd_col_incident_open("decode", job->path, 1, &st);
+	/* root makes the private copy beside the incident; SQLite opens it
+	 * (through its descriptor) only once root is given up */
+	ret = sptd_col_incident_update("decode", job->path, &st);
 	if (ret)
 		return ret;
 	if (sptd_col_drop_root("decode")) {
 		sptd_store_destroy(st);
 		return SPTD_EXIT_FAIL;
+	}
+	ret = sptd_col_incident_update_finish("decode", job->path, st);
+	if (ret) {
+		sptd_store_destroy(st);
+		return ret;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (sptd_col_progress_init(prog, "sysptd decode", job->quiet))

@@ -99,6 +99,13 @@ int sptd_col_incident_open_fd(const char *cmd, int fd, const char *path,
  * as root); on failure print the message and return the exit status as
  * sptd_col_incident_open does, else 0. */
 int sptd_col_incident_fd(const char *cmd, const char *path, int *fd);
+/* Open INCIDENT @path for update in two steps around the drop of root
+ * (sptd_store_open_update, then _finish: SQLite reads the copy as the
+ * user); each prints its failure and returns the exit status as
+ * sptd_col_incident_open does, else 0.  After _finish fails, destroy the
+ * store. */
+int sptd_col_incident_update(const char *cmd, const char *path, struct sptd_store **st);
+int sptd_col_incident_update_finish(const char *cmd, const char *path, struct sptd_store *st);
 
 /* Least privilege for commands that parse files (docs/SECURITY.md): run
  * @fn, which opens what it needs, calls sptd_col_drop_root() and then

@@ -142,6 +142,16 @@ int sptd_store_open(const char *path, int writable, struct sptd_store **out);
  * and looked at (its mode) is the file read, whatever is at its path by
  * then. */
 int sptd_store_open_fd(int fd, const char *label, struct sptd_store **out);
+/* sptd_store_open(@path, 1) in two steps, for a process that gives root
+ * up in between: sptd_store_open_update checks the incident and makes the
+ * private copy beside it (its owner and mode: root's work); then
+ * sptd_store_open_finish lets SQLite open that copy through its
+ * descriptor, checks it and starts the update (SQLite parses the file as
+ * the user).  The store from _update is good only for _finish or
+ * sptd_store_destroy; when _finish fails (the reason in
+ * sptd_store_errmsg(NULL), as sptd_store_open), destroy it. */
+int sptd_store_open_update(const char *path, struct sptd_store **out);
+int sptd_store_open_finish(struct sptd_store *st);
 /* Open the file at @path to read it later with sptd_store_open_fd, as
  * sptd_store_open would (never waiting on a FIFO or a terminal): the
  * descriptor (close-on-exec), or a negative errno with the reason in

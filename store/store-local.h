@@ -89,6 +89,8 @@ struct sptd_store {
 	char errmsg[1024];        /* detail of the last failure */
 	int64_t time_limit_ns;    /* sptd_store_set_time_limit: 0 none */
 	int64_t deadline_ns;      /* ... statements stop at this CLOCK_MONOTONIC time */
+	int attach_pending;       /* sptd_store_open_update: SQLite not
+	                           * on the copy yet (sptd_store_open_finish) */
 	struct sptd_store_bulk_row *bulk; /* slice rows kept for the commit
 	                           * (sptd_store_slices_defer) */
 	size_t nbulk, bulk_cap;   /* ... rows kept / allocated */

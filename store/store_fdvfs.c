@@ -1,4 +1,4 @@
-/* store_fdvfs.c — a read-only SQLite VFS over a file descriptor.
+/* store_fdvfs.c — an SQLite VFS over a file descriptor.
  *
  * SQLite's unix VFS opens a database by name, and resolves symbolic links
  * in that name first (xFullPathname): handing it /proc/self/fd/N reopens
@@ -7,12 +7,19 @@
  * a FIFO renamed over the path in between blocked the reader for ever, a
  * link swapped to another incident was read where the checked file's mode
  * had been taken, and a path over 512 bytes could not be opened at all.
+ * And a process that opened a file as root and then gave root up can let
+ * SQLite read it only through the descriptor it holds.
  *
  * The "sptd-fd" VFS opens the main database as the descriptor named in
- * its file name ("fd:N"): reads are pread(2) on it, nothing is written,
- * locks are not needed (the incident is opened immutable).  Everything
- * else (temporary files of the sorter, randomness, time) goes to the
- * default VFS. */
+ * its file name ("fd:N").  Read-only (a reader): reads are pread(2) on
+ * it, nothing is written, locks are not needed (the incident is opened
+ * immutable).  Read-write (an update's private copy, which no other
+ * process opens; journal in memory, exclusive locking): pread and pwrite,
+ * ftruncate, fdatasync, and locks that always succeed.  No file beside a
+ * descriptor is ever opened by name (a journal or WAL of "fd:N" would be
+ * made in the working directory): such an open fails.  Everything else
+ * (temporary files of the sorter, randomness, time) goes to the default
+ * VFS. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -25,6 +32,7 @@
 struct fd_file {
 	sqlite3_file base;   /* first: SQLite's view */
 	int fd;              /* not ours: the store keeps and closes it */
+	int rw;              /* opened read-write (an update's copy) */
 };
 
 static int fd_close(sqlite3_file *f)
@@ -59,20 +67,43 @@ static int fd_read(sqlite3_file *f, void *buf, int amt, sqlite3_int64 off)
 
 static int fd_write(sqlite3_file *f, const void *buf, int amt, sqlite3_int64 off)
 {
-	(void)f, (void)buf, (void)amt, (void)off;
-	return SQLITE_READONLY;
+	struct fd_file *p = (struct fd_file *)f;
+	size_t done = 0;
+
+	if (!p->rw)
+		return SQLITE_READONLY;
+	while (done < (size_t)amt) {
+		ssize_t n = pwrite(p->fd, (const char *)buf + done, (size_t)amt - done,
+		                   (off_t)off + (off_t)done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == ENOSPC || errno == EDQUOT))
+			return SQLITE_FULL;
+		if (n <= 0)
+			return SQLITE_IOERR_WRITE;
+		done += (size_t)n;
+	}
+	return SQLITE_OK;
 }
 
 static int fd_truncate(sqlite3_file *f, sqlite3_int64 size)
 {
-	(void)f, (void)size;
-	return SQLITE_READONLY;
+	struct fd_file *p = (struct fd_file *)f;
+
+	if (!p->rw)
+		return SQLITE_READONLY;
+	return ftruncate(p->fd, (off_t)size) == 0 ? SQLITE_OK : SQLITE_IOERR_TRUNCATE;
 }
 
 static int fd_sync(sqlite3_file *f, int flags)
 {
-	(void)f, (void)flags;
-	return SQLITE_OK;
+	struct fd_file *p = (struct fd_file *)f;
+
+	(void)flags;
+	if (!p->rw)
+		return SQLITE_OK;
+	return fdatasync(p->fd) == 0 ? SQLITE_OK : SQLITE_IOERR_FSYNC;
 }
 
 static int fd_size(sqlite3_file *f, sqlite3_int64 *size)
@@ -87,9 +118,10 @@ static int fd_size(sqlite3_file *f, sqlite3_int64 *size)
 
 static int fd_lock(sqlite3_file *f, int level)
 {
-	(void)f;
-	/* shared locks for reading; never one that would let a write in */
-	return level <= SQLITE_LOCK_SHARED ? SQLITE_OK : SQLITE_READONLY;
+	/* read-only: shared locks for reading, never one that would let a
+	 * write in; read-write: a private copy, no one else to exclude */
+	return ((struct fd_file *)f)->rw || level <= SQLITE_LOCK_SHARED ? SQLITE_OK
+	                                                                : SQLITE_READONLY;
 }
 
 static int fd_unlock(sqlite3_file *f, int level)
@@ -119,8 +151,7 @@ static int fd_sector(sqlite3_file *f)
 
 static int fd_chars(sqlite3_file *f)
 {
-	(void)f;
-	return SQLITE_IOCAP_IMMUTABLE;
+	return ((struct fd_file *)f)->rw ? 0 : SQLITE_IOCAP_IMMUTABLE;
 }
 
 static const sqlite3_io_methods fd_methods = {
@@ -151,19 +182,24 @@ static int fdvfs_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, in
 	char *end;
 	long fd;
 
-	if (!(flags & SQLITE_OPEN_MAIN_DB))
-		return def->xOpen(def, name, file, flags, out_flags);
 	p->base.pMethods = NULL;
+	if (!(flags & SQLITE_OPEN_MAIN_DB)) {
+		/* nothing beside a descriptor (a journal, a WAL) by name */
+		if (name && strncmp(name, "fd:", 3) == 0)
+			return SQLITE_CANTOPEN;
+		return def->xOpen(def, name, file, flags, out_flags);
+	}
 	if (!name || strncmp(name, "fd:", 3) != 0)
 		return SQLITE_CANTOPEN;
 	errno = 0;
 	fd = strtol(name + 3, &end, 10);
-	if (errno || *end || fd < 0 || fd > 0x7fffffff || (flags & SQLITE_OPEN_READWRITE))
+	if (errno || *end || fd < 0 || fd > 0x7fffffff || (flags & SQLITE_OPEN_CREATE))
 		return SQLITE_CANTOPEN;
 	p->fd = (int)fd;
+	p->rw = (flags & SQLITE_OPEN_READWRITE) != 0;
 	p->base.pMethods = &fd_methods;
 	if (out_flags)
-		*out_flags = SQLITE_OPEN_READONLY;
+		*out_flags = p->rw ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
 	return SQLITE_OK;
 }
 
@@ -171,6 +207,9 @@ static int fdvfs_delete(sqlite3_vfs *vfs, const char *name, int sync)
 {
 	sqlite3_vfs *def = vfs->pAppData;
 
+	/* nothing beside a descriptor exists to delete */
+	if (name && strncmp(name, "fd:", 3) == 0)
+		return SQLITE_IOERR_DELETE_NOENT;
 	return def->xDelete(def, name, sync);
 }
 

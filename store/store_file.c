@@ -348,8 +348,11 @@ static int immutable_uri(const char *path, char **uri)
 
 static int open_checked(struct sptd_store *st, int writable, int src, struct stat *src_sb,
                         struct sptd_store **out);
+static int open_source_taken(struct sptd_store *st, int writable, int src, struct stat *src_sb);
+static int open_attach(struct sptd_store *st, int writable);
 
-int sptd_store_open(const char *path, int writable, struct sptd_store **out)
+/* sptd_store_open, and with @writable 2 sptd_store_open_update. */
+static int store_open(const char *path, int writable, struct sptd_store **out)
 {
 	struct sptd_store *st = NULL;
 	struct stat src_sb;
@@ -358,7 +361,7 @@ int sptd_store_open(const char *path, int writable, struct sptd_store **out)
 
 	if (out)
 		*out = NULL;
-	if (!path || !*path || !out || (writable != 0 && writable != 1))
+	if (!path || !*path || !out || writable < 0 || writable > 2)
 		return sptd_store_fail(NULL, -EINVAL, "sptd_store_open: %s",
 		                       !out ? "out is NULL" : !path || !*path ?
 		                       "path is NULL or empty" : "writable is not 0 or 1");
@@ -380,9 +383,47 @@ int sptd_store_open(const char *path, int writable, struct sptd_store **out)
 	ret = check_file(st, &src, &src_sb);
 	if (ret < 0)
 		goto fail;
+	if (writable == 2) {
+		/* sptd_store_open_update: the copy only */
+		ret = open_source_taken(st, 1, src, &src_sb);
+		if (ret < 0)
+			goto fail;
+		st->attach_pending = 1;
+		*out = st;
+		return 0;
+	}
 	return open_checked(st, writable, src, &src_sb, out);
 fail:
 	return give_up(st, ret);
+}
+
+int sptd_store_open(const char *path, int writable, struct sptd_store **out)
+{
+	if (writable != 0 && writable != 1)
+		return sptd_store_fail(NULL, -EINVAL, "sptd_store_open: writable is not 0 or 1");
+	return store_open(path, writable, out);
+}
+
+int sptd_store_open_update(const char *path, struct sptd_store **out)
+{
+	return store_open(path, 2, out);
+}
+
+int sptd_store_open_finish(struct sptd_store *st)
+{
+	int ret;
+
+	if (!st || !st->attach_pending)
+		return sptd_store_fail(st, -EINVAL, "sptd_store_open_finish: %s", !st ?
+		                       "st is NULL" : "not a store from sptd_store_open_update");
+	st->attach_pending = 0;
+	ret = open_attach(st, 1);
+	/* SQLite refusing the copy itself is a bad file (as sptd_store_open) */
+	if (ret == -EINVAL)
+		ret = -EBADMSG;
+	if (ret < 0)
+		sptd_store_set_open_error(st->errmsg);
+	return ret;
 }
 
 int sptd_store_open_fd(int fd, const char *label, struct sptd_store **out)
@@ -410,64 +451,85 @@ int sptd_store_open_fd(int fd, const char *label, struct sptd_store **out)
 	return open_checked(st, 0, src, &sb, out);
 }
 
-/* The rest of an open, once @src (the file, taken over) passed check_fd. */
-static int open_checked(struct sptd_store *st, int writable, int src, struct stat *src_sb,
-                        struct sptd_store **out)
+/* An open's first part, once @src (the file, taken over) passed check_fd:
+ * read-only, the descriptor SQLite will read; for update, the private
+ * copy made (its descriptor kept in st->tmp_fd).  0 or a store error. */
+static int open_source_taken(struct sptd_store *st, int writable, int src, struct stat *src_sb)
+{
+	unsigned char ver[2];
+	int ret;
+
+	if (!writable) {
+		st->ro_fd = src;
+		return 0;
+	}
+	/* work on a private copy beside it; commit renames it over */
+	ret = sptd_store_tmp_create(st);
+	if (ret >= 0)
+		ret = sptd_store_tmp_copy(st, src, src_sb);
+	close(src);
+	if (ret < 0)
+		return ret;
+	st->updating = 1;
+	/* a copy in WAL mode (file format 2) would want a WAL and its index
+	 * beside it: the copy is made a rollback-journal file (1), which it
+	 * is once its journal is in memory (the original's WAL, if any, was
+	 * never part of what the copy holds) */
+	if (pread(st->tmp_fd, ver, sizeof(ver), 18) == (ssize_t)sizeof(ver) &&
+	    (ver[0] == 2 || ver[1] == 2)) {
+		ver[0] = ver[1] = 1;
+		if (pwrite(st->tmp_fd, ver, sizeof(ver), 18) != (ssize_t)sizeof(ver))
+			return sptd_store_fail(st, -EIO, "copying %s to update it: %s", st->path,
+			                       strerror(errno ? errno : EIO));
+	}
+	return 0;
+}
+
+/* An open's second part: SQLite on the descriptor of open_source_taken,
+ * the checks, and for update the transaction.  0 or a store error (the
+ * caller gives the store up). */
+static int open_attach(struct sptd_store *st, int writable)
 {
 	char *uri = NULL;
 	long long version = 0;
 	int ret, rc;
 
-	if (!writable)
-		st->ro_fd = src;
-	if (writable) {
-		/* work on a private copy beside it; commit renames it over */
-		ret = sptd_store_tmp_create(st);
-		if (ret >= 0)
-			ret = sptd_store_tmp_copy(st, src, src_sb);
-		close(src);
-		if (ret < 0)
-			goto fail;
-		st->updating = 1;
-	}
-	if (writable) {
-		rc = sqlite3_open_v2(st->tmp_path, &st->db,
-		                     SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL);
-	} else if (sptd_store_fdvfs()) {
+	if (sptd_store_fdvfs()) {
 		char name[32];
 
-		/* the descriptor checked, never the path again (store_fdvfs.c) */
-		snprintf(name, sizeof(name), "fd:%d", st->ro_fd);
-		rc = sqlite3_open_v2(name, &st->db, SQLITE_OPEN_READONLY, sptd_store_fdvfs());
+		/* the descriptor checked (or the copy made), never a path
+		 * again (store_fdvfs.c) */
+		snprintf(name, sizeof(name), "fd:%d", writable ? st->tmp_fd : st->ro_fd);
+		rc = sqlite3_open_v2(name, &st->db, writable ? SQLITE_OPEN_READWRITE :
+		                     SQLITE_OPEN_READONLY, sptd_store_fdvfs());
+	} else if (writable) {
+		rc = sqlite3_open_v2(st->tmp_path, &st->db,
+		                     SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL);
 	} else {
 		ret = immutable_uri(st->path, &uri);
-		if (ret < 0) {
-			sptd_store_fail(st, ret, "opening %s: out of memory", st->path);
-			goto fail;
-		}
+		if (ret < 0)
+			return sptd_store_fail(st, ret, "opening %s: out of memory", st->path);
 		rc = sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
 		sqlite3_free(uri);
 	}
-	if (rc != SQLITE_OK) {
-		ret = sptd_store_fail_sqlite(st, rc, "opening the incident");
-		goto fail;
-	}
+	if (rc != SQLITE_OK)
+		return sptd_store_fail_sqlite(st, rc, "opening the incident");
 	sqlite3_busy_timeout(st->db, 2000);
 	ret = sptd_store_guard_apply(st);
 	if (ret < 0)
-		goto fail;
+		return ret;
 	if (writable) {
 		ret = sptd_store_exec(st, update_pragmas, "opening the incident");
 		if (ret < 0)
-			goto fail;
+			return ret;
 	}
 	ret = check_incident(st, &version);
 	if (ret < 0)
-		goto fail;
+		return ret;
 	if (writable) {
 		ret = sptd_store_exec(st, "BEGIN IMMEDIATE", "starting the update");
 		if (ret < 0)
-			goto fail;
+			return ret;
 		st->in_txn = 1;
 		st->writable = 1;
 		/* an older file gets the columns added since, in this update */
@@ -482,16 +544,25 @@ static int open_checked(struct sptd_store *st, int writable, int src, struct sta
 	/* after the upgrade: an older file has the added columns by now */
 	if (ret >= 0)
 		ret = sptd_store_schema_check(st);
-	if (ret < 0)
-		goto fail;
+	return ret;
+}
+
+/* The rest of an open, once @src (the file, taken over) passed check_fd. */
+static int open_checked(struct sptd_store *st, int writable, int src, struct stat *src_sb,
+                        struct sptd_store **out)
+{
+	int ret = open_source_taken(st, writable, src, src_sb);
+
+	if (ret >= 0)
+		ret = open_attach(st, writable);
+	if (ret < 0) {
+		/* the arguments were checked above: SQLite refusing the file
+		 * itself ("unsupported file format", a schema it cannot
+		 * parse) is a bad file */
+		return give_up(st, ret == -EINVAL ? -EBADMSG : ret);
+	}
 	*out = st;
 	return 0;
-fail:
-	/* the arguments were checked above: SQLite refusing the file itself
-	 * ("unsupported file format", a schema it cannot parse) is a bad file */
-	if (ret == -EINVAL)
-		ret = -EBADMSG;
-	return give_up(st, ret);
 }
 
 int sptd_store_commit(struct sptd_store *st)

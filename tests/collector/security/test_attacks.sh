@@ -236,6 +236,17 @@ if command -v strace >/dev/null 2>&1; then
 		check 'read_after_drop "$work/ord.strace" "$(basename "$dec")"' \
 			"$c reads the incident before giving root up: $(grep -E "setresuid|$(basename "$dec")" "$work/ord.strace" | head -3)"
 	done
+	# decode: root makes the private copy, SQLite parses the copy only
+	# after the drop (it did as root until 2026-11-27); root's own reads
+	# of the copy are the 2 format bytes at offset 18, nothing SQLite reads
+	cp "$dec" "$work/ord-dec.db"
+	strace -f -qq -y -e trace=setresuid,pread64 -o "$work/ord.strace" "$BIN" decode \
+		"$work/ord-dec.db" >/dev/null 2>&1
+	check 'awk "/setresuid\\(/ { if (!drop) drop = NR }
+		index(\$0, \"pread64(\") && index(\$0, \"ord-dec.db.tmp.\") &&
+		\$0 !~ /, 2, 18\\) = 2\$/ { if (!rd) rd = NR }
+		END { exit !(drop && rd > drop) }" "$work/ord.strace"' \
+		"decode parses its copy before giving root up: $(grep -E 'setresuid|ord-dec' "$work/ord.strace" | head -4)"
 else
 	echo "no strace: script's reader not checked"
 fi
