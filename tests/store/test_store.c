@@ -11,6 +11,7 @@
 #include <dirent.h>
 
 #include "sptd_store.h"
+#include "store_count.h"
 #include "sptd_test.h"
 
 static char dir[64];
@@ -41,28 +42,10 @@ static int exists(const char *path)
 	return stat(path, &sb) == 0;
 }
 
-/* Files in the test directory whose name starts with @prefix. */
+/* Files in the test's directory whose name starts with @prefix. */
 static int count_files(const char *prefix)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	while (d && (e = readdir(d)))
-		if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
-			n++;
-	if (d)
-		closedir(d);
-	return n;
-}
-
-static int64_t count(struct sptd_store *st, const char *sql)
-{
-	int64_t v = -1;
-
-	if (sptd_store_query_int(st, sql, &v) < 0)
-		fprintf(stderr, "query_int(%s): %s\n", sql, sptd_store_errmsg(st));
-	return v;
+	return count_files_in(dir, prefix);
 }
 
 static int has(const char *msg, const char *needle)

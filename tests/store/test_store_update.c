@@ -12,29 +12,12 @@
 #include <sqlite3.h>
 
 #include "store_fixture.h"
+#include "store_count.h"
 
-/* Files in the temporary directory whose name starts with @prefix. */
+/* Files in the test's directory whose name starts with @prefix. */
 static int count_files(const char *prefix)
 {
-	DIR *d = opendir(fixture_dir);
-	struct dirent *e;
-	int n = 0;
-
-	while (d && (e = readdir(d)))
-		if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
-			n++;
-	if (d)
-		closedir(d);
-	return n;
-}
-
-static int64_t count(struct sptd_store *st, const char *sql)
-{
-	int64_t v = -1;
-
-	if (sptd_store_query_int(st, sql, &v) < 0)
-		fprintf(stderr, "query_int(%s): %s\n", sql, sptd_store_errmsg(st));
-	return v;
+	return count_files_in(fixture_dir, prefix);
 }
 
 /* The update in two steps (sptd_store_open_update as root, then
