@@ -202,11 +202,17 @@ struct sptd_query_section {
 	const char *id;          /* key in json output, e.g. "top_tasks" */
 	const char *title;       /* one-line title printed above the rows */
 	const char *sql;         /* the rows; NULL: made by @build */
-	int (*build)(struct sptd_query_buf *sql); /* writes the SQL when it depends on the build */
+	/* writes the SQL when it depends on the build or the incident */
+	int (*build)(struct sptd_store *st, struct sptd_query_buf *sql);
 	const char *when;        /* NULL, or SQL giving one value: 0 skip the
 	                          * section, text print it as a note instead of
 	                          * rows (data absent), anything else run it */
 };
+
+/* The sample reports' stack totals (report_stacks.c): appends the CTE
+ * "tot(fkey, total) AS (VALUES ...), " for the incident @st to @sql.
+ * 0, -ENOMEM, or a store error. */
+int sptd_query_stack_totals(struct sptd_store *st, struct sptd_query_buf *sql);
 
 /* A named report: sections printed in order. */
 struct sptd_query_report_def {

@@ -109,7 +109,7 @@ static int section_run(struct sptd_store *st, const struct sptd_query_section *s
 		goto out;
 	}
 	if (!sec->sql) {
-		rc = sec->build(&sql);
+		rc = sec->build(st, &sql);
 		if (rc < 0) {
 			rc = sptd_query_err(err, errlen, rc, "report section %s: cannot build its SQL",
 			                    sec->id);

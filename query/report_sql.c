@@ -48,27 +48,19 @@
 	"coalesce(" T ".name, 'utid ' || " UTID ") || '[' || coalesce(" T ".tid, '?') || ']'"
 
 /* Hottest functions by samples: self = innermost frame, total = anywhere in
- * the stack (once per sample, so recursion does not count twice).  Stacks
- * are walked once per distinct leaf callsite, not per sample; the walk stops
- * at 1024 frames in case parent links loop.  Frames no symbol covers are
- * named as perf names them: "[unknown]" with their dso beside it, one row
- * per dso (symbol rows named "[unknown]" carry the dso; a frame in no
- * known mapping has no symbol and its dso is "[unknown]" too). */
-#define TOP_SAMPLES(LIMIT) \
-	"WITH RECURSIVE " \
+ * the stack (once per sample, so recursion does not count twice).  The
+ * totals come from report_stacks.c (the stacks walked in C, once per
+ * distinct leaf callsite, at most 1024 frames up in case parent links
+ * loop) as the table tot(fkey, total); this is the rest.  Frames no symbol
+ * covers are named as perf names them: "[unknown]" with their dso beside
+ * it, one row per dso (symbol rows named "[unknown]" carry the dso; a frame
+ * in no known mapping has no symbol and its dso is "[unknown]" too). */
+#define TOP_SAMPLES_REST(LIMIT) \
 	"leaf AS (SELECT callsite_id AS cs, count(*) AS n FROM sample" \
 	" WHERE callsite_id IS NOT NULL GROUP BY callsite_id), " \
-	"fr(leaf, cs, k) AS (" \
-	" SELECT cs, cs, 0 FROM leaf" \
-	" UNION ALL" \
-	" SELECT fr.leaf, c.parent_id, fr.k + 1 FROM fr JOIN callsite c ON c.id = fr.cs" \
-	" WHERE c.parent_id IS NOT NULL AND fr.k < 1024), " \
 	"fn AS (SELECT c.id AS cs, CASE WHEN c.symbol_id IS NULL THEN 'u'" \
 	" WHEN y.name = '[unknown]' THEN 'u' || y.dso_id ELSE 's' || c.symbol_id END AS fkey," \
 	" c.symbol_id, y.dso_id FROM callsite c LEFT JOIN symbol y ON y.id = c.symbol_id), " \
-	"lf AS (SELECT DISTINCT fr.leaf, fn.fkey FROM fr JOIN fn ON fn.cs = fr.cs), " \
-	"tot AS (SELECT lf.fkey, sum(leaf.n) AS total FROM lf JOIN leaf ON leaf.cs = lf.leaf" \
-	" GROUP BY lf.fkey), " \
 	"slf AS (SELECT fn.fkey, sum(leaf.n) AS self FROM leaf JOIN fn ON fn.cs = leaf.cs" \
 	" GROUP BY fn.fkey), " \
 	"info AS (SELECT fkey, min(symbol_id) AS symbol_id, min(dso_id) AS dso_id FROM fn" \
@@ -82,6 +74,28 @@
 	"LEFT JOIN slf ON slf.fkey = tot.fkey " \
 	"LEFT JOIN symbol sym ON sym.id = info.symbol_id LEFT JOIN dso d ON d.id = info.dso_id " \
 	"ORDER BY self DESC, total DESC, function, dso LIMIT " LIMIT
+
+/* The whole query: the totals' VALUES, then the rest. */
+static int build_top_samples(struct sptd_store *st, struct sptd_query_buf *sql, const char *rest)
+{
+	int rc = sptd_query_buf_add(sql, "WITH ", 5);
+
+	if (rc == 0)
+		rc = sptd_query_stack_totals(st, sql);
+	if (rc == 0)
+		rc = sptd_query_buf_add(sql, rest, strlen(rest));
+	return rc;
+}
+
+static int build_top_samples_5(struct sptd_store *st, struct sptd_query_buf *sql)
+{
+	return build_top_samples(st, sql, TOP_SAMPLES_REST("5"));
+}
+
+static int build_top_samples_20(struct sptd_store *st, struct sptd_query_buf *sql)
+{
+	return build_top_samples(st, sql, TOP_SAMPLES_REST("20"));
+}
 
 /* Hottest functions by PT slice time: self = duration minus children's,
  * total = duration of the calls not nested in a call of the same function
@@ -180,11 +194,13 @@
 /* ---- summary --------------------------------------------------------------- */
 
 /* Row counts of every incident table, from the store's own list. */
-static int build_table_counts(struct sptd_query_buf *sql)
+static int build_table_counts(struct sptd_store *st, struct sptd_query_buf *sql)
 {
 	const char *const *t = sptd_store_tables();
 	char part[256];
 	int rc = 0, first = 1;
+
+	(void)st;
 
 	for (; t && *t && rc == 0; t++) {
 		if (strchr(*t, '"'))
@@ -217,7 +233,7 @@ static const struct sptd_query_section summary_sections[] = {
 	{ "top_tasks", "top 5 tasks by CPU time", TASK_TIME("5"), NULL, WHEN_SCHED },
 	{ "top_functions_pt", "top 5 functions by self time (PT slices)", TOP_SLICES("5"), NULL,
 	  "SELECT EXISTS (SELECT 1 FROM slice)" },
-	{ "top_functions", "top 5 functions by self samples", TOP_SAMPLES("5"), NULL,
+	{ "top_functions", "top 5 functions by self samples", NULL, build_top_samples_5,
 	  "SELECT CASE WHEN EXISTS (SELECT 1 FROM slice) THEN 0 "
 	  "WHEN EXISTS (SELECT 1 FROM sample) THEN 1 "
 	  "ELSE 'no samples or PT slices in this incident (source=' || " SOURCE " || ')' END" },
@@ -273,7 +289,7 @@ static const struct sptd_query_section cpus_sections[] = {
 
 static const struct sptd_query_section top_sections[] = {
 	{ "samples", "hottest functions by samples (self = innermost frame, total = on the stack)",
-	  TOP_SAMPLES("20"), NULL, WHEN_SAMPLES },
+	  NULL, build_top_samples_20, WHEN_SAMPLES },
 	{ "slices", "hottest functions by PT time (self = minus callees, total = whole calls)",
 	  TOP_SLICES("20"), NULL, WHEN_SLICES },
 	{ NULL, NULL, NULL, NULL, NULL },
