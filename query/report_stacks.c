@@ -216,23 +216,40 @@ static int leaves_walk(struct sptd_store *st, struct keys *k, const struct frame
 	return rc < 0 ? rc : 0;
 }
 
-/* "'key', total" rows of the keys some stack holds, as SQL VALUES. */
+/* @text as an SQL string literal (quotes doubled: a file may hold any
+ * text where an id belongs). */
+static int literal_add(struct sptd_query_buf *sql, const char *text)
+{
+	int rc = sptd_query_buf_add(sql, "'", 1);
+
+	while (rc == 0 && *text) {
+		size_t run = strcspn(text, "'");
+
+		rc = sptd_query_buf_add(sql, text, run);
+		text += run;
+		if (rc == 0 && *text == '\'') {
+			rc = sptd_query_buf_add(sql, "''", 2);
+			text++;
+		}
+	}
+	return rc == 0 ? sptd_query_buf_add(sql, "'", 1) : rc;
+}
+
+/* "('key', total)" rows of the keys some stack holds, as SQL VALUES. */
 static int values_add(struct sptd_query_buf *sql, const struct keys *k)
 {
-	char row[96];
+	char num[32];
 	int rc = 0, any = 0;
 
 	for (size_t i = 0; i < k->n && rc == 0; i++) {
-		int len;
-
 		if (!k->total[i])
 			continue;
-		/* keys are 'u', 'u' || dso_id, 's' || symbol_id: no quote */
-		len = snprintf(row, sizeof(row), "%s('%s', %" PRIu64 ")", any ? ", " : "",
-		               k->text[i], k->total[i]);
-		if (len < 0 || (size_t)len >= sizeof(row) || strchr(k->text[i], '\''))
-			return -EINVAL;
-		rc = sptd_query_buf_add(sql, row, (size_t)len);
+		rc = sptd_query_buf_add(sql, any ? ", (" : "(", any ? 3 : 1);
+		if (rc == 0)
+			rc = literal_add(sql, k->text[i]);
+		snprintf(num, sizeof(num), ", %" PRIu64 ")", k->total[i]);
+		if (rc == 0)
+			rc = sptd_query_buf_add(sql, num, strlen(num));
 		any = 1;
 	}
 	if (rc == 0 && !any)

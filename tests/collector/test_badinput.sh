@@ -304,8 +304,9 @@ check "--report top of a 20,000-deep callsite chain: exit, every sample under [u
 
 # stack totals against the recursive SQL they replaced, on a forest of
 # 3,000 callsites with roots, cycles, parents that are no callsite, samples
-# of callsites that do not exist, symbols, no symbol and "[unknown]" ones:
-# the report's rows equal the SQL's, row for row
+# of callsites that do not exist, symbols, no symbol and "[unknown]" ones,
+# and text with a quote where a symbol id belongs (the totals reach the
+# report's SQL as literals): the report's rows equal the SQL's, row for row
 cp "$work/loopy.db" "$work/forest.db"
 sqlite3 "$work/forest.db" "DELETE FROM sample; DELETE FROM callsite; DELETE FROM slice;
 	INSERT INTO symbol (id, name, dso_id, addr, size) VALUES (990001, '[unknown]', 1, 0, 0),
@@ -323,7 +324,8 @@ sqlite3 "$work/forest.db" "DELETE FROM sample; DELETE FROM callsite; DELETE FROM
 	    ELSE (SELECT id FROM syms WHERE rn = h % 30) END, i FROM r;
 	WITH RECURSIVE k(j) AS (SELECT 1 UNION ALL SELECT j + 1 FROM k WHERE j < 6000)
 	INSERT INTO sample (ts, cpu, utid, callsite_id) SELECT j * 1000, 0, 0,
-	  CASE WHEN j % 97 = 0 THEN 950000 + j % 10 ELSE 1 + (j * 7919) % 3000 END FROM k"
+	  CASE WHEN j % 97 = 0 THEN 950000 + j % 10 ELSE 1 + (j * 7919) % 3000 END FROM k;
+	UPDATE callsite SET symbol_id = 'x''); DROP TABLE sample; --' WHERE id % 211 = 0"
 timeout 60 "$BIN" query "$work/forest.db" --report top --format csv 2>&1 |
 	awk 'NR > 2 && /^$/ { exit } NR > 2' >"$work/top.csv"
 sqlite3 -csv "$work/forest.db" "WITH RECURSIVE
