@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "query-local.h"
 #include "sptd_query.h"
 #include "sptd_store.h"
 
@@ -103,19 +104,7 @@ uint64_t sptd_query_imap_get(const struct sptd_query_imap *m, int64_t key);
 /* Store @key -> @val (> 0).  -ENOMEM. */
 int sptd_query_imap_put(struct sptd_query_imap *m, int64_t key, uint64_t val);
 
-/* string -> index in insertion order (compact_sched comm tables). */
-struct sptd_query_smap {
-	char **strs;        /* strings by index, owned */
-	uint32_t *slots;    /* index + 1, 0: empty */
-	size_t cap;         /* slots, a power of two */
-	size_t count;       /* strings stored */
-	size_t strs_cap;    /* room in @strs */
-};
-
-void sptd_query_smap_fini(struct sptd_query_smap *m);
-void sptd_query_smap_clear(struct sptd_query_smap *m);
-/* Index of @s, inserting it if new.  Returns >= 0 or -ENOMEM. */
-int sptd_query_smap_intern(struct sptd_query_smap *m, const char *s);
+/* The string -> index map (compact_sched comm tables) is in query-local.h. */
 
 /* ---- the exporter ------------------------------------------------------------ */
 

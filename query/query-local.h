@@ -209,6 +209,23 @@ struct sptd_query_section {
 	                          * rows (data absent), anything else run it */
 };
 
+/* ---- string -> index map (perfetto_intern.c) ----------------------------- */
+
+/* string -> index in insertion order (the exporter's comm tables, the
+ * reports' function keys). */
+struct sptd_query_smap {
+	char **strs;        /* strings by index, owned */
+	uint32_t *slots;    /* index + 1, 0: empty */
+	size_t cap;         /* slots, a power of two */
+	size_t count;       /* strings stored */
+	size_t strs_cap;    /* room in @strs */
+};
+
+void sptd_query_smap_fini(struct sptd_query_smap *m);
+void sptd_query_smap_clear(struct sptd_query_smap *m);
+/* Index of @s (NULL: ""), inserting it if new.  Returns >= 0 or -ENOMEM. */
+int sptd_query_smap_intern(struct sptd_query_smap *m, const char *s);
+
 /* The sample reports' stack totals (report_stacks.c): appends the CTE
  * "tot(fkey, total) AS (VALUES ...), " for the incident @st to @sql.
  * 0, -ENOMEM, or a store error. */

@@ -42,72 +42,21 @@ struct frame {
 	uint32_t fkey;           /* index into the keys */
 };
 
-/* The function keys, interned. */
+/* The function keys (interned: sptd_query_smap) and, per key, the
+ * samples with it in their stack and the last leaf (1-based) that counted
+ * it. */
 struct keys {
-	char **text;             /* by index */
-	uint64_t *total;         /* samples with the key in their stack */
-	uint32_t *stamp;         /* last leaf (1-based) that counted it */
-	size_t n, cap;
-	uint32_t *slot;          /* open addressing: index + 1, 0 empty */
-	size_t nslot;
+	struct sptd_query_smap map;
+	uint64_t *total;
+	uint32_t *stamp;
 };
-
-static uint64_t text_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
 
 static void keys_fini(struct keys *k)
 {
-	for (size_t i = 0; i < k->n; i++)
-		free(k->text[i]);
-	free(k->text);
+	sptd_query_smap_fini(&k->map);
 	free(k->total);
 	free(k->stamp);
-	free(k->slot);
 	memset(k, 0, sizeof(*k));
-}
-
-/* The index of @text, added if new; -ENOMEM. */
-static int64_t keys_intern(struct keys *k, const char *text)
-{
-	size_t h;
-
-	if (2 * (k->n + 1) > k->nslot) {
-		size_t nslot = k->nslot ? 2 * k->nslot : 1024;
-		uint32_t *slot = calloc(nslot, sizeof(*slot));
-
-		if (!slot)
-			return -ENOMEM;
-		for (size_t i = 0; i < k->n; i++) {
-			for (h = text_hash(k->text[i]) & (nslot - 1); slot[h]; h = (h + 1) & (nslot - 1))
-				;
-			slot[h] = (uint32_t)i + 1;
-		}
-		free(k->slot);
-		k->slot = slot;
-		k->nslot = nslot;
-	}
-	for (h = text_hash(text) & (k->nslot - 1); k->slot[h]; h = (h + 1) & (k->nslot - 1))
-		if (strcmp(k->text[k->slot[h] - 1], text) == 0)
-			return k->slot[h] - 1;
-	if (k->n == k->cap) {
-		size_t cap = k->cap ? 2 * k->cap : 256;
-		char **t = realloc(k->text, cap * sizeof(*t));
-
-		if (!t)
-			return -ENOMEM;
-		k->text = t;
-		k->cap = cap;
-	}
-	if (k->n >= UINT32_MAX - 1 || !(k->text[k->n] = strdup(text)))
-		return -ENOMEM;
-	k->slot[h] = (uint32_t)++k->n;
-	return (int64_t)k->n - 1;
 }
 
 /* Index of callsite @id in @f (sorted by id), SIZE_MAX when none. */
@@ -139,7 +88,7 @@ static int frames_load(struct sptd_store *st, struct keys *k, struct frame **out
 	rc = sptd_store_prepare(st, FKEY_SQL, &q);
 	while (rc >= 0 && (rc = sptd_store_step(q)) == 1) {
 		const char *key = sptd_store_column_text(q, 2);
-		int64_t ki;
+		int ki;
 
 		if (*n == cap) {
 			struct frame *g = realloc(f, (cap ? 2 * cap : 1024) * sizeof(*g));
@@ -151,9 +100,9 @@ static int frames_load(struct sptd_store *st, struct keys *k, struct frame **out
 			f = g;
 			cap = cap ? 2 * cap : 1024;
 		}
-		ki = keys_intern(k, key ? key : "u");
+		ki = sptd_query_smap_intern(&k->map, key ? key : "u");
 		if (ki < 0) {
-			rc = (int)ki;
+			rc = ki;
 			break;
 		}
 		f[*n] = (struct frame){
@@ -181,11 +130,12 @@ static int frames_load(struct sptd_store *st, struct keys *k, struct frame **out
 static int leaves_walk(struct sptd_store *st, struct keys *k, const struct frame *f, size_t n)
 {
 	struct sptd_store_stmt *q = NULL;
+	size_t nkeys = k->map.count;
 	uint32_t gen = 0;
 	int rc;
 
-	k->total = calloc(k->n ? k->n : 1, sizeof(*k->total));
-	k->stamp = calloc(k->n ? k->n : 1, sizeof(*k->stamp));
+	k->total = calloc(nkeys ? nkeys : 1, sizeof(*k->total));
+	k->stamp = calloc(nkeys ? nkeys : 1, sizeof(*k->stamp));
 	if (!k->total || !k->stamp)
 		return -ENOMEM;
 	rc = sptd_store_prepare(st, "SELECT callsite_id, count(*) FROM sample "
@@ -197,7 +147,7 @@ static int leaves_walk(struct sptd_store *st, struct keys *k, const struct frame
 		if (at == SIZE_MAX)
 			continue;          /* a leaf that is no callsite: nowhere */
 		if (++gen == 0) {          /* 2^32 leaves: stamps start again */
-			memset(k->stamp, 0, k->n * sizeof(*k->stamp));
+			memset(k->stamp, 0, nkeys * sizeof(*k->stamp));
 			gen = 1;
 		}
 		for (int depth = 0; at != SIZE_MAX; depth++) {
@@ -241,12 +191,12 @@ static int values_add(struct sptd_query_buf *sql, const struct keys *k)
 	char num[32];
 	int rc = 0, any = 0;
 
-	for (size_t i = 0; i < k->n && rc == 0; i++) {
+	for (size_t i = 0; i < k->map.count && rc == 0; i++) {
 		if (!k->total[i])
 			continue;
 		rc = sptd_query_buf_add(sql, any ? ", (" : "(", any ? 3 : 1);
 		if (rc == 0)
-			rc = literal_add(sql, k->text[i]);
+			rc = literal_add(sql, k->map.strs[i]);
 		snprintf(num, sizeof(num), ", %" PRIu64 ")", k->total[i]);
 		if (rc == 0)
 			rc = sptd_query_buf_add(sql, num, strlen(num));
