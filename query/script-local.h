@@ -97,7 +97,7 @@ void sptd_query_script_flush(struct script *s, const struct script_stream *ss);
  * in the slice that returns then. */
 int sptd_query_script_call_inside(const struct script_stream *call,
                                   const struct script_stream *ret);
-/* Free what the run holds back (after an error). */
+/* Free what the run still holds back (nothing after a clean end). */
 void sptd_query_script_pending_free(struct script *s);
 /* @text with control characters escaped and invalid UTF-8 as '?', so one
  * event stays one line whatever an incident holds. */
