@@ -200,12 +200,6 @@ int sptd_col_term_width(int fd)
 
 static int incident_opened(const char *cmd, const char *path, int ret);
 
-int sptd_col_incident_open(const char *cmd, const char *path, int writable,
-                           struct sptd_store **st)
-{
-	return incident_opened(cmd, path, sptd_store_open(path, writable, st));
-}
-
 int sptd_col_incident_open_fd(const char *cmd, int fd, const char *path,
                               struct sptd_store **st)
 {

@@ -461,19 +461,19 @@ static int query_job_run(void *arg)
 	}
 	/* the files, read now: what is not an incident is reported here */
 	for (i = 0; i < nfd; i++) {
-		int ret = sptd_col_incident_open_fd("query", fds[i], labels[i], &st[n]);
+		char *label = labels[i];
+		int ret;
 
+		labels[i] = NULL;   /* back at n if it opens (n <= i) */
+		ret = sptd_col_incident_open_fd("query", fds[i], label, &st[n]);
 		if (ret) {
 			if (!open_status || ret == SPTD_EXIT_BADFILE)
 				open_status = ret;
-			free(labels[i]);
-			labels[i] = NULL;
+			free(label);
 			continue;
 		}
 		sptd_store_set_time_limit(st[n], a->timeout);
-		labels[n++] = labels[i];
-		if (n - 1 != i)
-			labels[i] = NULL;
+		labels[n++] = label;
 	}
 	if (!n) {
 		status = open_status;

@@ -85,25 +85,21 @@ void sptd_col_progress_show(void *p, const char *phase, uint64_t done, uint64_t 
 /* Clear the line (before anything else is printed). */
 void sptd_col_progress_end(struct sptd_col_progress *p);
 
-/* Open INCIDENT @path for subcommand @cmd; on failure print one message
- * naming the file and the problem to stderr and return the exit status
- * (SPTD_EXIT_BADFILE for missing/corrupt/not an incident), else 0. */
-int sptd_col_incident_open(const char *cmd, const char *path, int writable,
-                           struct sptd_store **st);
-/* The same for the incident open at @fd (read-only; @path names it in
- * messages): the file the caller looked at is the file read. */
+/* The incident opens of the subcommands (@cmd), each in the steps around
+ * the drop of root that keep SQLite's parse on the user's side.  On
+ * failure each prints one message naming the file and the problem to
+ * stderr and returns the exit status (SPTD_EXIT_BADFILE for
+ * missing/corrupt/not an incident), else 0. */
+/* Open INCIDENT @path into *@fd as root, to be read with
+ * sptd_col_incident_open_fd once root is given up. */
+int sptd_col_incident_fd(const char *cmd, const char *path, int *fd);
+/* Read (read-only) the incident open at @fd, @path naming it in messages:
+ * the file the caller looked at is the file read. */
 int sptd_col_incident_open_fd(const char *cmd, int fd, const char *path,
                               struct sptd_store **st);
-/* Open INCIDENT @path into *@fd, to be read with sptd_col_incident_open_fd
- * once root is given up (SQLite then parses the file as the user, never
- * as root); on failure print the message and return the exit status as
- * sptd_col_incident_open does, else 0. */
-int sptd_col_incident_fd(const char *cmd, const char *path, int *fd);
-/* Open INCIDENT @path for update in two steps around the drop of root
- * (sptd_store_open_update, then _finish: SQLite reads the copy as the
- * user); each prints its failure and returns the exit status as
- * sptd_col_incident_open does, else 0.  After _finish fails, destroy the
- * store. */
+/* Open INCIDENT @path for update: sptd_store_open_update as root (the
+ * private copy), then _finish after the drop (SQLite reads the copy).
+ * After _finish fails, destroy the store. */
 int sptd_col_incident_update(const char *cmd, const char *path, struct sptd_store **st);
 int sptd_col_incident_update_finish(const char *cmd, const char *path, struct sptd_store *st);
 
