@@ -361,10 +361,9 @@ static int store_open(const char *path, int writable, struct sptd_store **out)
 
 	if (out)
 		*out = NULL;
-	if (!path || !*path || !out || writable < 0 || writable > 2)
+	if (!path || !*path || !out)
 		return sptd_store_fail(NULL, -EINVAL, "sptd_store_open: %s",
-		                       !out ? "out is NULL" : !path || !*path ?
-		                       "path is NULL or empty" : "writable is not 0 or 1");
+		                       !out ? "out is NULL" : "path is NULL or empty");
 	/* an update replaces the file a symlink leads to, not the link */
 	real = writable ? realpath(path, NULL) : NULL;
 	st = store_alloc(real ? real : path);
