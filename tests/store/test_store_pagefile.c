@@ -67,26 +67,6 @@ static int committed(const char *name, int64_t *page_count, uint32_t *psz, int64
 	return *page_count > 0 && root[0] > 1 && root[1] > 1 && root[2] > 1 ? 0 : -1;
 }
 
-/* The whole file at @path into a new buffer (*@n bytes). */
-static unsigned char *slurp(const char *path, size_t *n)
-{
-	struct stat sb;
-	unsigned char *buf;
-	int fd = open(path, O_RDONLY);
-
-	*n = 0;
-	if (fd < 0 || fstat(fd, &sb) < 0) {
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	buf = malloc((size_t)sb.st_size + 1);
-	if (buf && pread(fd, buf, (size_t)sb.st_size, 0) == sb.st_size)
-		*n = (size_t)sb.st_size;
-	close(fd);
-	return buf;
-}
-
 /* Does @path hold exactly @rows (every column) with both indexes in
  * order, by SQLite's own reading? */
 static int holds(const char *path, const struct sptd_store_bulk_row *rows, size_t n)
@@ -150,7 +130,7 @@ static int write_case(const char *name, const struct sptd_store_bulk_row *rows, 
 		CHECK(0);
 		return -1000;
 	}
-	*before = slurp(fixture_path(1, name), nbefore);
+	*before = sptd_test_slurp(fixture_path(1, name), nbefore);
 	CHECK_INT(sptd_store_pages_start(rows, n, psz, &pg), 0);
 	if (!pg)
 		return -1000;
@@ -175,7 +155,7 @@ static int write_case(const char *name, const struct sptd_store_bulk_row *rows, 
 static int unchanged(const char *name, const unsigned char *before, size_t nbefore)
 {
 	size_t n = 0;
-	unsigned char *now = slurp(fixture_path(1, name), &n);
+	unsigned char *now = sptd_test_slurp(fixture_path(1, name), &n);
 	int same = now && before && n == nbefore && memcmp(now, before, n) == 0;
 
 	if (!same)
