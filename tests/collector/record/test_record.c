@@ -21,6 +21,7 @@
 static const char *bin;           /* the sysptd under test */
 static char workdir[256];         /* output and run dir */
 static atomic_int stop_busy;
+static atomic_int sleeper_tid_pub;	/* the sleeper's tid, once it is named */
 static int wake_pipe[2];
 static pid_t main_tid;
 
@@ -80,6 +81,7 @@ static void *sleeper_main(void *arg)
 	char c;
 
 	prctl(PR_SET_NAME, "sptd-sleeper");
+	atomic_store(&sleeper_tid_pub, (int)gettid());
 	while (read(wake_pipe[0], &c, 1) == 1 && c != 'q')
 		;
 	return NULL;
@@ -430,23 +432,12 @@ int main(void)
 	pthread_create(&busy, NULL, busy_main, NULL);
 	pthread_create(&kbusy, NULL, kbusy_main, NULL);
 	pthread_create(&sleeper, NULL, sleeper_main, NULL);
+	/* the sleeper names itself, then says its tid (thread ids need not
+	 * follow the pid: they wrap around on a busy machine) */
+	for (int i = 0; i < 2000 && atomic_load(&sleeper_tid_pub) == 0; i++)
+		sleep_ms(1);
+	sleeper_tid = (pid_t)atomic_load(&sleeper_tid_pub);
 	sleep_ms(50);
-	/* the sleeper's tid, from its comm */
-	sleeper_tid = 0;
-	{
-		char path[256], comm[64];
-
-		for (pid_t tid = getpid(); tid < getpid() + 4096 && !sleeper_tid; tid++) {
-			FILE *f;
-
-			snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)getpid(), (int)tid);
-			f = fopen(path, "r");
-			if (f && fgets(comm, sizeof(comm), f) && strncmp(comm, "sptd-sleeper", 12) == 0)
-				sleeper_tid = tid;
-			if (f)
-				fclose(f);
-		}
-	}
 	CHECK(sleeper_tid > 0);
 
 	run_case("tracepoint=sched:sched_process_exit,filter=comm==\"sptd-trigger\"", "tracepoint=sched:sched_process_exit,filter=comm==\"sptd-trigger\"",
