@@ -170,6 +170,9 @@ void sptd_dec_aspaces_free(struct sptd_dec_session *s)
 	free(s->aspaces);
 	s->aspaces = NULL;
 	s->naspaces = 0;
+	/* its entries name the address spaces just freed */
+	free(s->resolved);
+	s->resolved = NULL;
 }
 
 struct sptd_dec_aspace *sptd_dec_aspace_of(struct sptd_dec_session *s, int tid)
@@ -287,9 +290,17 @@ static int symtab_grow(struct sptd_dec_session *s)
 	return 0;
 }
 
+static void remember(struct sptd_dec_resolved *slot, const struct sptd_dec_aspace *as,
+                     uint64_t addr, const struct sptd_dec_func *f)
+{
+	if (slot)
+		*slot = (struct sptd_dec_resolved){ .as = as, .addr = addr, .f = *f };
+}
+
 int sptd_dec_func_resolve(void *ctx, int tid, uint64_t addr, struct sptd_dec_func *f)
 {
 	struct sptd_dec_session *s = ctx;
+	struct sptd_dec_resolved *hit = NULL;
 	struct sptd_dec_image *img;
 	struct sptd_dec_sym sym;
 	struct sptd_dec_symbol out;
@@ -303,6 +314,17 @@ int sptd_dec_func_resolve(void *ctx, int tid, uint64_t addr, struct sptd_dec_fun
 		s->resolve_as = sptd_dec_aspace_of(s, tid);
 		s->resolve_tid = tid;
 	}
+	/* an address seen before in this address space: the same answer
+	 * (without the cache, out of memory, every address is looked up) */
+	if (!s->resolved)
+		s->resolved = calloc(SPTD_DEC_RESOLVED_SLOTS, sizeof(*s->resolved));
+	if (s->resolved) {
+		hit = &s->resolved[(addr ^ addr >> 12) & (SPTD_DEC_RESOLVED_SLOTS - 1)];
+		if (hit->as == s->resolve_as && hit->addr == addr) {
+			*f = hit->f;
+			return 0;
+		}
+	}
 	named = func_find(s->resolve_as, addr, f, &img, &sym);
 	/* key: which image (0 none) and the function start */
 	key = ((uint64_t)(img ? (size_t)(img - s->images) + 1 : 0) << 48) ^ f->start;
@@ -314,6 +336,7 @@ int sptd_dec_func_resolve(void *ctx, int tid, uint64_t addr, struct sptd_dec_fun
 	for (h = symkey_hash(key) & (s->symcap - 1); s->symtab[h].id; h = (h + 1) & (s->symcap - 1)) {
 		if (s->symtab[h].key == key) {
 			f->symbol_id = s->symtab[h].id;
+			remember(hit, s->resolve_as, addr, f);
 			return 0;
 		}
 	}
@@ -339,7 +362,8 @@ int sptd_dec_func_resolve(void *ctx, int tid, uint64_t addr, struct sptd_dec_fun
 	s->symtab[h].id = out.id;
 	s->symcount++;
 	f->symbol_id = out.id;
-	if (s->sink && s->sink->symbol)
-		return s->sink->symbol(s->sink->ctx, &out);
-	return 0;
+	err = s->sink && s->sink->symbol ? s->sink->symbol(s->sink->ctx, &out) : 0;
+	if (err >= 0)
+		remember(hit, s->resolve_as, addr, f);
+	return err;
 }

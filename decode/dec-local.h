@@ -60,6 +60,17 @@ struct sptd_dec_symkey {
 	int64_t id;                /* 0: empty slot */
 };
 
+/* One address phase 2 resolved, in one address space: what
+ * sptd_dec_func_resolve answered (a call target or return site recurs). */
+struct sptd_dec_resolved {
+	const struct sptd_dec_aspace *as; /* NULL: empty slot */
+	uint64_t addr;
+	struct sptd_dec_func f;    /* with its symbol id */
+};
+
+/* Slots of the session's resolved-address cache (a power of two). */
+#define SPTD_DEC_RESOLVED_SLOTS 4096
+
 /* A user's file kept open for the session (image.c): libipt reads it as
  * "/proc/self/fd/FD", never by its path. */
 struct sptd_dec_imgfile {
@@ -100,6 +111,9 @@ struct sptd_dec_session {
 	int64_t next_symbol_id;            /* last symbol id given out */
 	int resolve_tid;                   /* task of the last phase-2 resolve */
 	struct sptd_dec_aspace *resolve_as; /* its address space; NULL none yet */
+	struct sptd_dec_resolved *resolved; /* SPTD_DEC_RESOLVED_SLOTS, direct
+	                                    * mapped by address; NULL none yet;
+	                                    * freed with the address spaces */
 	const struct sptd_dec_sink *sink;  /* during run */
 	int saw_time;                      /* some event had a timestamp */
 	int no_time;                       /* result of the last run */
