@@ -319,7 +319,7 @@ int sptd_dec_func_resolve(void *ctx, int tid, uint64_t addr, struct sptd_dec_fun
 	if (!s->resolved)
 		s->resolved = calloc(SPTD_DEC_RESOLVED_SLOTS, sizeof(*s->resolved));
 	if (s->resolved) {
-		hit = &s->resolved[(addr ^ addr >> 12) & (SPTD_DEC_RESOLVED_SLOTS - 1)];
+		hit = &s->resolved[sptd_dec_resolved_slot(addr)];
 		if (hit->as == s->resolve_as && hit->addr == addr) {
 			*f = hit->f;
 			return 0;

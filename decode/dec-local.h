@@ -71,6 +71,12 @@ struct sptd_dec_resolved {
 /* Slots of the session's resolved-address cache (a power of two). */
 #define SPTD_DEC_RESOLVED_SLOTS 4096
 
+/* The slot of @addr in that cache. */
+static inline size_t sptd_dec_resolved_slot(uint64_t addr)
+{
+	return (size_t)((addr ^ addr >> 12) & (SPTD_DEC_RESOLVED_SLOTS - 1));
+}
+
 /* A user's file kept open for the session (image.c): libipt reads it as
  * "/proc/self/fd/FD", never by its path. */
 struct sptd_dec_imgfile {

@@ -65,11 +65,6 @@ static void one(struct sptd_dec_session *s, struct seen *sn, int tid, int pid, u
 	}
 }
 
-static unsigned slot_of(uint64_t addr)
-{
-	return (unsigned)((addr ^ addr >> 12) & (SPTD_DEC_RESOLVED_SLOTS - 1));
-}
-
 int main(void)
 {
 	static struct seen sn;
@@ -114,7 +109,7 @@ int main(void)
 		}
 		/* two addresses of one cache slot, in turn */
 		a = BASE + 0x1234;
-		for (b = a + 1; b < BASE + SPAN && slot_of(b) != slot_of(a); b++)
+		for (b = a + 1; b < BASE + SPAN && sptd_dec_resolved_slot(b) != sptd_dec_resolved_slot(a); b++)
 			;
 		CHECK(b < BASE + SPAN);
 		for (int i = 0; i < 8; i++) {
