@@ -237,6 +237,10 @@ static void run_case(const struct stack_case *c)
 	n = c->ev[0].flags & NT ? sptd_dec_stacks_run(st, 1, 0) : sptd_dec_stacks_run(st, 0, 100);
 	CHECK_INT(n, c->nwant);
 	CHECK_INT(g.n, c->nwant);
+	/* handed out in id order (each task's frames placed by id as they
+	 * close), so the store's rows need no sort: ids ascend */
+	for (i = 1; i < g.n; i++)
+		CHECK(g.s[i].id > g.s[i - 1].id);
 	for (i = 0; i < c->nwant; i++) {
 		const struct want *w = &c->want[i];
 		const struct sptd_dec_slice *s = find_slice(&g, w->tid, w->sym, w->ts);
