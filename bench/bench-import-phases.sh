@@ -36,10 +36,7 @@ ROUNDS=${4:-7}
 BIN=$BUILD/sysptd
 GROUP=sptdphase
 . "$(dirname "$0")/import-lib.sh"
-[ -x "$BIN" ] || { echo "no $BIN: build the sysptd target first" >&2; exit 2; }
-[ -f "$DATA" ] || { echo "no $DATA" >&2; exit 2; }
-command -v perf >/dev/null || { echo "perf is not installed (apt-get install linux-perf)" >&2; exit 2; }
-[ "$(id -u)" = 0 ] || { echo "uprobes need root" >&2; exit 2; }
+bench_probe_checks "$BIN" "$DATA"
 sym=()
 [ -n "$SYMFS" ] && sym=("--symfs=$SYMFS")
 TMP=$(mktemp -d)

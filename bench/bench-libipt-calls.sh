@@ -24,10 +24,8 @@ SYMFS=${3:-}
 JOBS=${4:-1}
 BIN=$BUILD/sysptd
 GROUP=sptdlib
-[ -x "$BIN" ] || { echo "no $BIN: build the sysptd target first" >&2; exit 2; }
-[ -e "$DATA" ] || { echo "no $DATA" >&2; exit 2; }
-[ "$(id -u)" = 0 ] || { echo "uprobes need root" >&2; exit 2; }
-command -v perf >/dev/null || { echo "perf is not installed (apt-get install linux-perf)" >&2; exit 2; }
+. "$(dirname "$0")/import-lib.sh"
+bench_probe_checks "$BIN" "$DATA"
 lib() { ldd "$BIN" | awk -v n="$1" '$1 ~ "^"n { print $3; exit }'; }
 LIBC=$(lib libc.so)
 LIBIPT=$(lib libipt.so)

@@ -68,3 +68,14 @@ bench_footer() {
 	echo "Medians of $1 rounds, sysptd and perf alternating; $(nproc) CPUs; $(perf --version 2>/dev/null); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
 	echo "sysptd import runs with its default -j (one thread per core)."
 }
+
+# bench_probe_checks BIN DATA: what a uprobe bench needs before it starts
+# (the sysptd binary, the perf.data, root, perf); exits 2 naming what is
+# missing.
+bench_probe_checks() {
+	[ -x "$1" ] || { echo "no $1: build the sysptd target first" >&2; exit 2; }
+	[ -e "$2" ] || { echo "no $2" >&2; exit 2; }
+	[ "$(id -u)" = 0 ] || { echo "uprobes need root" >&2; exit 2; }
+	command -v perf >/dev/null ||
+		{ echo "perf is not installed (apt-get install linux-perf)" >&2; exit 2; }
+}
