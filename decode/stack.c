@@ -54,8 +54,7 @@ struct stack_task {
 	size_t nopen, capopen;
 	struct sptd_dec_slice *done; /* closed frames, emitted at the task's end:
 	                             * frame id first_id + k at done[k] */
-	uint64_t *filled;          /* bit k: done[k] holds a closed frame */
-	size_t ndone, capdone;     /* frames closed; room in done (and filled) */
+	size_t ndone, capdone;     /* frames closed; room in done */
 	int tid, cpu_key;          /* identity (cpu_key only for tid < 0) */
 	int64_t data_start;        /* time of the task's first event */
 	int64_t last_ts;           /* time of its latest event */
@@ -115,7 +114,6 @@ void sptd_dec_stacks_destroy(struct sptd_dec_stacks *st)
 	free(st->exits);
 	free(st->task.open);
 	free(st->task.done);
-	free(st->task.filled);
 	free(st);
 }
 
@@ -207,13 +205,13 @@ static int frame_returns_to(const struct stack_frame *fr, uint64_t addr)
 	return fr->call_ip && addr > fr->call_ip && addr - fr->call_ip <= 15;
 }
 
-/* Room for closed frames up to index @n - 1 (done and its bits; the new
- * bits clear).  0 or -ENOMEM. */
+/* Room for closed frames up to index @n - 1 in one allocation (the task's
+ * event count bounds its frames: each event opens at most one), so that
+ * the buffer rarely moves while it fills; untouched room costs no memory.
+ * 0 or -ENOMEM. */
 static int done_reserve(struct stack_task *t, size_t n)
 {
-	size_t words = (n + 63) / 64, had = (t->capdone + 63) / 64;
 	struct sptd_dec_slice *d;
-	uint64_t *f;
 
 	if (n <= t->capdone)
 		return 0;
@@ -221,18 +219,14 @@ static int done_reserve(struct stack_task *t, size_t n)
 	if (!d)
 		return -ENOMEM;
 	t->done = d;
-	f = realloc(t->filled, words * sizeof(*f));
-	if (!f)
-		return -ENOMEM;
-	memset(f + had, 0, (words - had) * sizeof(*f));
-	t->filled = f;
 	t->capdone = n;
 	return 0;
 }
 
-/* A closed frame, placed by its id: the task's frames take ids from
- * t->first_id on, so the task's slices come out in id order without a
- * sort (task_finish). */
+/* A closed frame, placed by its id: the task's frames take consecutive ids
+ * from t->first_id on, so its slices come out in id order without a sort.
+ * Whenever the task's stack is empty (a frame inferred, the task's end)
+ * every id it took is closed: done[0 .. ndone) is then exactly its slices. */
 static int done_push(struct stack_task *t, const struct sptd_dec_slice *sl)
 {
 	int64_t k = sl->id - t->first_id;
@@ -249,36 +243,8 @@ static int done_push(struct stack_task *t, const struct sptd_dec_slice *sl)
 			return -ENOMEM;
 	}
 	t->done[k] = *sl;
-	t->filled[k / 64] |= 1ull << (k % 64);
 	t->ndone++;
 	return 0;
-}
-
-/* The index past the task's last frame id so far: done[0 .. this) may
- * hold its closed frames (bits set), open ones not yet. */
-static size_t done_span(const struct sptd_dec_stacks *st, const struct stack_task *t)
-{
-	int64_t n = st->next_id - t->first_id + 1;
-
-	if (n < 0)
-		return 0;
-	return (uint64_t)n < t->capdone ? (size_t)n : t->capdone;
-}
-
-/* Does done[@k] hold one of the task's closed frames?  Every id the task
- * took is closed by its end, and none is open when a frame is inferred
- * (the stack is empty then), so all of done[0 .. span) is filled where it
- * is read: the bits only make sure an unwritten slot is never read. */
-static int done_has(const struct stack_task *t, size_t k)
-{
-	return (t->filled[k / 64] >> (k % 64)) & 1;
-}
-
-/* Clear the bits of done[0 .. @n). */
-static void done_clear(struct stack_task *t, size_t n)
-{
-	if (t->filled && n)
-		memset(t->filled, 0, (n + 63) / 64 * sizeof(*t->filled));
 }
 
 /* Close the top frame at @ts with extra @flags. */
@@ -346,15 +312,14 @@ static int frame_infer(struct sptd_dec_stacks *st, struct stack_task *t,
 	struct sptd_dec_func f;
 	struct sptd_dec_slice sl;
 	int64_t id = ++st->next_id;
-	size_t i, n;
+	size_t i;
 	int err;
 
 	err = resolve(st, t->tid, ev->from, &f);
 	if (err < 0)
 		return err;
-	for (i = 0, n = done_span(st, t); i < n; i++) {
-		if (!done_has(t, i))
-			continue;
+	/* the stack is empty: done[0 .. ndone) holds every frame before */
+	for (i = 0; i < t->ndone; i++) {
 		t->done[i].depth++;
 		if (t->done[i].parent_id < 0)
 			t->done[i].parent_id = id;
@@ -533,7 +498,7 @@ static int task_finish(struct sptd_dec_stacks *st, struct stack_task *t, int64_t
 {
 	int64_t end = st->end, x;
 	int flag = SPTD_DEC_F_END_TRUNCATED, err = 0;
-	size_t i, n;
+	size_t i;
 
 	/* a task that exited in the window: what it left open ended there */
 	if (t->tid > 0 && !t->no_time && (x = exit_after(st, t->tid, t->last_ts)) >= 0 &&
@@ -546,14 +511,14 @@ static int task_finish(struct sptd_dec_stacks *st, struct stack_task *t, int64_t
 
 		err = frame_pop(st, t, e, flag);
 	}
-	/* in id order, as placed */
-	n = done_span(st, t);
-	for (i = 0; i < n && !err; i++)
-		if (done_has(t, i) && st->sink.slice)
+	/* every id the task took is closed now, in id order as placed (a
+	 * frame left unplaced would be a bug here: not handed out unwritten) */
+	if (!err && st->next_id - t->first_id + 1 != (int64_t)t->ndone)
+		err = -EINVAL;
+	for (i = 0; i < t->ndone && !err; i++)
+		if (st->sink.slice)
 			err = st->sink.slice(st->sink.ctx, &t->done[i]);
 	*count += (int64_t)t->ndone;
-	/* the next task's frames go from index 0 again */
-	done_clear(t, n);
 	t->ndone = 0;
 	t->nopen = 0;
 	return err;
@@ -613,8 +578,6 @@ static int64_t stacks_replay(struct sptd_dec_stacks *st, struct sptd_dec_flow *c
 		err = task_finish(st, t, &count);
 	if (!err && st->progress)
 		st->progress(st->progress_ctx, "call stacks", nev, nev);
-	/* after a failure too: no bit is left for the next replay */
-	done_clear(t, t->capdone);
 	t->nopen = t->ndone = 0;
 	st->nexits = 0;
 	return err < 0 ? err : count;
