@@ -374,6 +374,9 @@ static void usage(FILE *f)
 	        "      --core-hz HZ       core clock, multiple of 100 MHz (default 1000000000)\n"
 	        "      --tsc-hz HZ        TSC rate, multiple of core clock (default 2000000000)\n"
 	        "      --mtc-freq F       MTC every 2^F crystal ticks (default 3)\n"
+	        "      --start-tsc T      TSC at the first instruction (default: 1000000 core\n"
+	        "                         cycles); tests pass this machine's TSC, so that times\n"
+	        "                         its TSC -> CLOCK_MONOTONIC offset converts are recent\n"
 	        "      --syscall-cycles C extra cycles per syscall (default 200)\n"
 	        "      --switch-cycles C  cycles between slices (default 1000)\n"
 	        "      --power            C-states between slices (MWAIT, PWRE, PWRX), CBR changes at\n"
@@ -415,7 +418,8 @@ static int check_clock(struct sptd_ptgen_clock *c)
 }
 
 enum { OPT_CPUS = 256, OPT_SLICE, OPT_MAX, OPT_PSB, OPT_TIMING, OPT_RETCOMP, OPT_CORE,
-       OPT_TSC, OPT_MTC, OPT_SYSCALL, OPT_SWITCH, OPT_VERIFY, OPT_POWER };
+       OPT_TSC, OPT_MTC, OPT_SYSCALL, OPT_SWITCH, OPT_VERIFY, OPT_POWER,
+       OPT_START_TSC };
 
 int main(int argc, char **argv)
 {
@@ -430,6 +434,7 @@ int main(int argc, char **argv)
 		{ "core-hz", required_argument, NULL, OPT_CORE },
 		{ "tsc-hz", required_argument, NULL, OPT_TSC },
 		{ "mtc-freq", required_argument, NULL, OPT_MTC },
+		{ "start-tsc", required_argument, NULL, OPT_START_TSC },
 		{ "syscall-cycles", required_argument, NULL, OPT_SYSCALL },
 		{ "power", no_argument, NULL, OPT_POWER },
 		{ "switch-cycles", required_argument, NULL, OPT_SWITCH },
@@ -438,7 +443,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sptd_ptgen_run g;
-	uint64_t v;
+	uint64_t v, start_tsc = 0;
 	int c, err = 0, i, first, cpus = 1;
 
 	memset(&g, 0, sizeof(g));
@@ -468,6 +473,7 @@ int main(int argc, char **argv)
 		case OPT_CORE: g.clk.core_hz = v; break;
 		case OPT_TSC: g.clk.tsc_hz = v; break;
 		case OPT_MTC: g.clk.mtc_freq = (uint8_t)(v > 255 ? 255 : v); break;
+		case OPT_START_TSC: start_tsc = v; break;
 		case OPT_SYSCALL: g.clk.syscall_cycles = v; break;
 		case OPT_SWITCH: g.clk.switch_cycles = v; break;
 		case OPT_VERIFY: g.verify = 1; break;
@@ -507,6 +513,14 @@ int main(int argc, char **argv)
 	if (check_clock(&g.clk) < 0) {
 		fprintf(stderr, "sptd-ptgen: %s\n", sptd_ptgen_err());
 		return 2;
+	}
+	if (start_tsc) {
+		/* a TSC packet holds 56 bits; keep a year of room above the start */
+		if (start_tsc >> 55) {
+			fprintf(stderr, "sptd-ptgen: --start-tsc must be below 2^55\n");
+			return 2;
+		}
+		g.clk.start_cycle = start_tsc / g.clk.tsc_per_cycle;
 	}
 	g.start_cycle = g.clk.start_cycle;
 	g.cycle = g.start_cycle;
