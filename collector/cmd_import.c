@@ -430,8 +430,8 @@ static int perfdata_written(void *ctx, struct sptd_store *st)
 	sptd_store_count(st, SPTD_STORE_T_SCHED_SLICE, &sched);
 	sptd_col_progress_end(&import_progress);
 	fprintf(stderr, "sysptd import: %s: %" PRId64 " records, %" PRId64 " PT bytes, %" PRId64
-	        " context switches, %" PRId64 " sched slices\n", out, res->records, res->aux_bytes,
-	        res->switches, sched);
+	        " context switches, %" PRId64 " wakeup and IRQ events, %" PRId64 " sched slices\n",
+	        out, res->records, res->aux_bytes, res->switches, res->tracepoints, sched);
 	if (res->has_pt)
 		print_summary(st, out);
 	sptd_col_progress_show(&import_progress, "writing the incident", 0, 0);

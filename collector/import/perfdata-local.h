@@ -6,6 +6,7 @@
  * perfdata_sample.c  records decoded by collector/perf's parser with the
  *                    layout of the event that wrote them; sched_switch
  *                    tracepoint fields
+ * perfdata_tracing.c wakeup and interrupt tracepoints -> ftrace pages
  * perfdata_images.c  finding the code perf would use (--symfs, build-id cache)
  * perfdata_import.c  records -> raw tables + meta, then decode, gaps, stats
  *
@@ -23,6 +24,10 @@ struct sptd_store;
 
 #include "import-local.h"
 #include "sptd_sched.h"
+
+/* CPUs an import can name (per-CPU tables, pseudo CPUs of per-thread
+ * buffers) */
+#define PD_MAX_CPU 1024
 
 /* header feature bits */
 #define PD_FEAT_TRACING_DATA  1
@@ -190,6 +195,28 @@ int sptd_col_pd_names_add(struct sptd_col_pd_names *names, int64_t ts, int tid,
  * over every earlier one.  0 or -errno. */
 int sptd_col_pd_names_store(struct sptd_col_pd_names *names, struct sptd_store *st);
 void sptd_col_pd_names_free(struct sptd_col_pd_names *names);
+
+/* ---- perfdata_tracing.c -------------------------------------------------- */
+
+/* Wakeup and interrupt tracepoint samples (sched_waking, sched_wakeup,
+ * sched_wakeup_new, irq_handler_entry/exit, softirq_entry/exit) kept as
+ * ftrace pages, with their formats from TRACING_DATA. */
+struct sptd_col_pd_tracing;
+/* Read @pd's TRACING_DATA: a file without it (or with formats that do not
+ * parse) gives a collector that keeps nothing.  0, -EINVAL, -ENOMEM. */
+int sptd_col_pd_tracing_create(const struct sptd_col_perfdata *pd,
+                               struct sptd_col_pd_tracing **out);
+/* Keep the RAW field of a tracepoint sample of id @config taken at @ts
+ * (perf clock ns) on @cpu: 1 kept, 0 not a wanted tracepoint (or a record
+ * no ring could hold), -EINVAL, -ENOMEM. */
+int sptd_col_pd_tracing_add(struct sptd_col_pd_tracing *t, uint64_t config, int64_t ts,
+                            int cpu, const void *raw, uint32_t raw_size);
+/* The kept records as raw_ftrace_page rows (per CPU, time order) and the
+ * formats needed to read them as raw_ftrace_format rows: the records
+ * stored, or -errno.  Of sched_waking and sched_wakeup only the first is
+ * kept where the file has both, as the recorder enables only one. */
+int64_t sptd_col_pd_tracing_store(struct sptd_col_pd_tracing *t, struct sptd_store *st);
+void sptd_col_pd_tracing_destroy(struct sptd_col_pd_tracing *t);
 
 /* ---- perfdata_images.c --------------------------------------------------- */
 

@@ -23,7 +23,6 @@
 #include "sptd_dec.h"
 #include "sptd_store.h"
 
-#define PD_MAX_CPU 1024
 #define PT_AUXTRACE_INTEL_PT 1
 
 /* intel_pt AUXTRACE_INFO private words (perf's intel-pt.h order) */
@@ -55,6 +54,7 @@ struct pd_ctx {
 	const struct sptd_col_pd_import_opts *o;
 	struct sptd_col_pd_import_result *res;
 	struct sptd_col_pd_switch_fmt swfmt;
+	struct sptd_col_pd_tracing *tracing; /* wakeup and IRQ tracepoints */
 	uint64_t pti[PTI_NWORDS];         /* intel_pt AUXTRACE_INFO words */
 	int npti;                         /* how many were present */
 	int aux_type;                     /* AUXTRACE_INFO type, 0 none */
@@ -268,6 +268,15 @@ static int on_sample(struct pd_ctx *c, const struct sptd_col_perf_record *r,
 	int prev, next;
 
 	see_time(c, &r->id);
+	if (attr->event.type == SPTD_PERF_TYPE_TRACEPOINT && raw && r->id.has_time) {
+		int kept = sptd_col_pd_tracing_add(c->tracing, attr->event.config,
+		                                   (int64_t)r->id.time, r->id.cpu, raw, raw_size);
+
+		if (kept < 0)
+			return kept == -EINVAL ? 0 : kept;
+		if (kept)
+			return 0;
+	}
 	if (attr->event.type != SPTD_PERF_TYPE_TRACEPOINT || !raw ||
 	    (f->id && attr->event.config != f->id))
 		return 0;
@@ -648,7 +657,15 @@ static int store_meta(struct pd_ctx *c)
 	if (ret >= 0)
 		ret = sptd_store_meta_set(c->st, "perf_data", c->o->input);
 	if (ret >= 0 && c->t_max > 0) {
-		ret = sptd_store_meta_set_int(c->st, "window_start", c->t_min);
+		/* perf recorded from its first record on: a CPU whose first
+		 * event comes later lost nothing before it (its task is the one
+		 * the first switch takes off), unlike a wrapped ftrace ring */
+		ret = sptd_store_meta_set_int(c->st, "ftrace_started", c->t_min);
+		if (ret >= 0)
+			ret = sptd_store_meta_set(c->st, "ftrace_started_why",
+			                          "perf record started (an imported perf.data)");
+		if (ret >= 0)
+			ret = sptd_store_meta_set_int(c->st, "window_start", c->t_min);
 		if (ret >= 0)
 			ret = sptd_store_meta_set_int(c->st, "window_end", c->t_max);
 		/* record times are the file's: a span past INT64_MAX is held there */
@@ -717,6 +734,11 @@ int sptd_col_perfdata_import(const struct sptd_col_pd_import_opts *o,
 	if (ret < 0)
 		return ret;
 	sptd_col_perfdata_switch_fmt(c.pd, &c.swfmt);
+	ret = sptd_col_pd_tracing_create(c.pd, &c.tracing);
+	if (ret < 0) {
+		snprintf(err, errlen, "reading %s: %s", o->input, strerror(-ret));
+		goto out;
+	}
 	ret = sptd_store_create(o->output, &c.st);
 	if (ret < 0) {
 		snprintf(err, errlen, "cannot create %s: %s", o->output,
@@ -761,6 +783,12 @@ int sptd_col_perfdata_import(const struct sptd_col_pd_import_opts *o,
 	                                 &res->switches);
 	if (ret >= 0)
 		ret = sptd_col_pd_names_store(&c.names, c.st);
+	if (ret >= 0) {
+		int64_t n = sptd_col_pd_tracing_store(c.tracing, c.st);
+
+		ret = n < 0 ? (int)n : 0;
+		res->tracepoints = n > 0 ? n : 0;
+	}
 	if (ret >= 0)
 		/* without timing the decoder cannot place switches: the traced
 		 * code must then be visible to whichever task it attributes */
@@ -796,5 +824,6 @@ out:
 	sptd_col_pd_names_free(&c.names);
 	free(c.exits);
 	sptd_col_perfdata_switch_fmt_fini(&c.swfmt);
+	sptd_col_pd_tracing_destroy(c.tracing);
 	return ret < 0 ? ret : 0;
 }

@@ -45,6 +45,7 @@ struct sptd_col_pd_import_result {
 	int64_t records;        /* records read */
 	int64_t aux_bytes;      /* PT bytes stored */
 	int64_t switches;       /* context switches from SWITCH/sched_switch */
+	int64_t tracepoints;    /* wakeup and IRQ tracepoint records kept */
 	int64_t images;         /* mappings whose code was found */
 	int64_t images_missing; /* mappings whose code was not found */
 	int has_pt;             /* AUXTRACE_INFO of intel_pt present */
