@@ -1,0 +1,256 @@
+#!/bin/sh
+# test_witness.sh — the witness suite (issue 27): sysptd and perf record
+# the same moment of a workload of known behaviour (sptd-witness: short-
+# lived processes, a thread pool, a sleeper, a pipe ping-pong, a timer,
+# disk writes with fdatasync, threads that exit early), and what sysptd's
+# incident says is held against what the second witness says.  Every
+# comparison, its tolerance and why that tolerance are in docs/WITNESS.md;
+# the figures of each run are printed.
+#
+#   samples   perf record -a -g -k mono -F 4000 -e cpu-clock: per group of
+#             tasks (the short-lived processes; the pool threads), the share
+#             of samples whose leaf is the group's hot function, and the
+#             share with no function at all; the two shares may differ by
+#             at most 4 standard errors of a difference of two binomial
+#             proportions (pooled), and by at most 0.10 absolute
+#   wakeups   perf sched record -k mono: each wakeup of wit_ping and
+#             wit_pong (perf's sched_waking while the task was blocked,
+#             paired with its next switch in), inside the window and not
+#             cut by its edges: the same count; per wakeup the same waker
+#             tid and time within 1 ms: at most 0.5 % of perf's unmatched,
+#             1 % of sysptd's (perf drops a few events ftrace keeps); of the
+#             matched, time and latency within 2 us (ftrace and perf read
+#             the clock separately for one event), except at most 2 % (a
+#             VM's host stopping the vCPU between the two reads); sum within
+#             2 us a wakeup plus those; max within 2 us or 0.1 %
+#   tasks     the program's own log (getpid, gettid): every logged thread
+#             the incident holds belongs to the logged process, with the
+#             logged name; every short-lived process is a process of its own
+#   irqs      perf record -e irq:irq_handler_entry -k mono: per IRQ number,
+#             the irq_slice rows that start inside the window number perf's
+#             entries inside it, less at most 2 (a handler at each edge), more
+#             at most max(2, 2 %) (perf drops a few events ftrace keeps); the disk
+#             IRQ fired; /proc/interrupts over the whole run holds at least
+#             as many as the incident
+#
+# Needs root, tracefs and perf (linux-perf); skips (77) otherwise.  Its own
+# recorder name (--name), so it runs beside a default service.
+set -u
+BIN=${SPTD_BIN:?SPTD_BIN must name the built sysptd}
+PROG=${SPTD_WITNESS_PROG:?SPTD_WITNESS_PROG must name the built sptd-witness}
+RUN_MS=3500
+WINDOW=2s
+FREQ=4000
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root (sysptd and perf record -a)" >&2; exit 77; }
+command -v perf >/dev/null || { echo "SKIP: no perf (scripts/install-deps.sh installs linux-perf)" >&2; exit 77; }
+[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
+	{ echo "SKIP: no tracefs" >&2; exit 77; }
+
+# /var/tmp: a disk, so that fdatasync makes disk interrupts
+work=$(mktemp -d /var/tmp/sptd-witness-XXXXXX)
+chmod 700 "$work"
+pids=""
+cleanup() {
+	for p in $pids; do kill -INT "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	[ -n "${KEEP:-}" ] || rm -rf "$work"
+}
+trap cleanup EXIT
+# shellcheck source=../lib/expect.sh
+. "$(dirname "$0")/../lib/expect.sh"
+check_eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$3', want '$2'"; fi; }
+
+# ---- record the same moment ---------------------------------------------------
+perf record -q -a -g -k mono -F "$FREQ" -e cpu-clock -o "$work/samples.data" \
+	>"$work/perf1.log" 2>&1 &
+pids="$pids $!"
+perf sched record -k mono -o "$work/sched.data" >"$work/perf2.log" 2>&1 &
+pids="$pids $!"
+perf record -q -a -k mono -e irq:irq_handler_entry -o "$work/irq.data" >"$work/perf3.log" 2>&1 &
+pids="$pids $!"
+sleep 1
+cp /proc/interrupts "$work/interrupts.before"
+SYSPTD_RUNDIR="$work/run" "$BIN" record --name "wit$$" --window "$WINDOW" --freq "$FREQ" \
+	-o "$work/out" -- "$PROG" "$work/log" "$RUN_MS" >"$work/rec.out" 2>"$work/rec.err"
+rc=$?
+cp /proc/interrupts "$work/interrupts.after"
+sleep 0.2
+for p in $pids; do kill -INT "$p" 2>/dev/null; done
+wait 2>/dev/null
+pids=""
+check_eq "sysptd record -- sptd-witness exit status" 0 "$rc"
+db=$(ls "$work"/out/*.db 2>/dev/null | head -1)
+if [ -z "$db" ]; then
+	cat "$work/rec.err" >&2
+	bad "no incident written"
+	echo "$passed passed, $failed failed"
+	exit 1
+fi
+for f in samples sched irq; do
+	[ -s "$work/$f.data" ] || { cat "$work"/perf*.log >&2; echo "SKIP: perf did not record $f here" >&2; exit 77; }
+done
+ws=$(q "$db" "SELECT value FROM meta WHERE key = 'window_start'")
+we=$(q "$db" "SELECT value FROM meta WHERE key = 'window_end'")
+main=$(awk '$1 == "process" { print $2 }' "$work/log")
+echo "incident $db: window [$ws, $we], workload pid $main"
+
+# perf's time stamps "S.NNNNNNNNN:" as integer ns
+ns_awk='function ns(s,   p) { sub(/:$/, "", s); p = index(s, "."); return substr(s, 1, p - 1) substr(s, p + 1) }'
+
+# ---- samples ----------------------------------------------------------------------
+# "GROUP LEAF" per sample in the window: GROUP short (a short-lived process),
+# pool (wit_pool*), other; LEAF the function, "[unknown]" without one
+awk '$1 == "short" { print $2 }' "$work/log" | sort -u >"$work/short.pids"
+perf script -i "$work/samples.data" --ns -F pid,tid,time,ip,sym --max-stack 1 2>/dev/null |
+	awk -v ws="$ws" -v we="$we" -v main="$main" "$ns_awk"'
+	NR == FNR { short[$1] = 1; next }
+	/^ *[0-9]+\/[0-9]+ / { split($1, pt, "/"); t = ns($2); keep = t >= ws && t <= we
+	                       g = (pt[1] in short) ? "short" : "other"; tid = pt[2]; next }
+	keep && NF >= 1 { leaf = $2 == "" ? "[unknown]" : $2; print g, tid, leaf; keep = 0 }' \
+	"$work/short.pids" - >"$work/perf.samples"
+awk '$1 == "thread" && $2 ~ /^wit_pool/ { print $3 }' "$work/log" >"$work/pool.tids"
+"$BIN" query "$db" --format csv "SELECT p.pid, t.tid, coalesce(sy.name, '[unknown]')
+	FROM sample s JOIN thread t ON t.utid = s.utid LEFT JOIN process p ON p.upid = t.upid
+	LEFT JOIN callsite c ON c.id = s.callsite_id LEFT JOIN symbol sy ON sy.id = c.symbol_id
+	WHERE s.ts BETWEEN $ws AND $we" 2>"$work/err" | sed 1d | tr ',' ' ' |
+	awk 'NR == FNR { short[$1] = 1; next } { print (($1 in short) ? "short" : "other"), $2, $3 }' \
+		"$work/short.pids" - >"$work/sptd.samples"
+# pool threads by tid on both sides
+for f in perf sptd; do
+	awk 'NR == FNR { pool[$1] = 1; next } { if ($2 in pool) $1 = "pool"; print }' \
+		"$work/pool.tids" "$work/$f.samples" >"$work/$f.samples.g" &&
+		mv "$work/$f.samples.g" "$work/$f.samples"
+done
+# share GROUP LEAF FILE -> "hits total"
+share() { awk -v g="$1" -v l="$2" '$1 == g { n++; if ($3 == l) h++ } END { print h + 0, n + 0 }' "$3"; }
+# compare LABEL GROUP LEAF: two-proportion test, |z| <= 4 and |diff| <= 0.10
+compare() {
+	set -- "$1" "$2" "$3" $(share "$2" "$3" "$work/sptd.samples") $(share "$2" "$3" "$work/perf.samples")
+	verdict=$(awk -v a="$4" -v n="$5" -v b="$6" -v m="$7" 'BEGIN {
+		if (n < 20 || m < 20) { print "few"; exit }
+		p = a / n; q = b / m; r = (a + b) / (n + m); se = sqrt(r * (1 - r) * (1 / n + 1 / m))
+		z = se > 0 ? (p - q) / se : 0
+		printf "%s sysptd %.3f (%d/%d) perf %.3f (%d/%d) z %.2f\n",
+		       (z <= 4 && z >= -4 && p - q <= 0.10 && q - p <= 0.10) ? "ok" : "BAD", p, a, n, q, b, m, z }')
+	echo "samples, $1: $verdict"
+	case $verdict in
+	ok*) ok ;;
+	few) bad "samples, $1: too few samples (sysptd $5, perf $7): the workload did not run" ;;
+	*) bad "samples, $1: $verdict" ;;
+	esac
+}
+compare "short-lived processes in witness_short_hot" short witness_short_hot
+compare "short-lived processes with no function" short "[unknown]"
+compare "pool threads in witness_pool_hot" pool witness_pool_hot
+compare "pool threads with no function" pool "[unknown]"
+
+# ---- wakeups -----------------------------------------------------------------------
+perf script -i "$work/sched.data" --ns -F tid,time,event,trace >"$work/sched.txt" 2>/dev/null
+for name in wit_ping wit_pong; do
+	t=$(awk -v n="$name" '$1 == "thread" && $2 == n { print $3 }' "$work/log")
+	# perf: "WAKING_NS LATENCY_NS WAKER" for wakings and switch-ins both inside
+	awk -v t="$t" -v ws="$ws" -v we="$we" "$ns_awk"'
+	function field(k,   i) { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
+	$3 == "sched:sched_switch:" {
+		if (field("prev_pid") == t) { st = field("prev_state"); blocked = (st != "R" && st != "R+") }
+		if (field("next_pid") == t && pending != "") {
+			if (pending >= ws && ns($2) <= we) print pending, ns($2) - pending, waker
+			pending = ""
+		}
+		next
+	}
+	$3 == "sched:sched_waking:" && field("pid") == t && blocked && pending == "" {
+		pending = ns($2); waker = $1; blocked = 0
+	}' "$work/sched.txt" >"$work/perf.wake.$name"
+	# sysptd: runnable rows naming a waker, neither edge cut (flags 0)
+	"$BIN" query "$db" --format csv "SELECT r.ts, r.dur, wk.tid FROM thread_state r
+		JOIN thread th ON th.utid = r.utid JOIN thread wk ON wk.utid = r.waker_utid
+		WHERE th.tid = $t AND r.state = 'R' AND r.flags = 0 ORDER BY r.ts" 2>"$work/err" |
+		sed 1d | tr ',' ' ' >"$work/sptd.wake.$name"
+	# the two lists in time order, matched by waker and time (within 1 ms);
+	# of the matched, time and latency within 2 us, except where the host
+	# stopped this vCPU between perf's clock read and ftrace's for one
+	# event (seen: ~0.8 % of events, by ~34 us): at most 2 %.  perf drops
+	# some tracepoint events ftrace records (seen: an IRQ entry in 310):
+	# at most 1 % of sysptd's wakeups unmatched; perf's unmatched at most
+	# 0.5 % (0 in every run here)
+	res=$(awk 'NR == FNR { pt[NR] = $1; pl[NR] = $2; pw[NR] = $3; np = NR; next }
+	{ st[FNR] = $1; sl[FNR] = $2; sw[FNR] = $3; ns = FNR }
+	function abs(x) { return x < 0 ? -x : x }
+	END {
+		i = 1; j = 1
+		while (i <= np && j <= ns) {
+			if (pw[i] == sw[j] && abs(pt[i] - st[j]) <= 1000000) {
+				d = abs(pt[i] - st[j]); if (abs(pl[i] - sl[j]) > d) d = abs(pl[i] - sl[j])
+				if (d > 2000) { near++; slack += d }
+				matched++; i++; j++
+			} else if (pt[i] < st[j]) { ponly++; i++ } else { sonly++; j++ }
+		}
+		ponly += np - i + 1; sonly += ns - j + 1
+		for (i = 1; i <= np; i++) { psum += pl[i]; if (pl[i] > pmax) pmax = pl[i] }
+		for (i = 1; i <= ns; i++) { ssum += sl[i]; if (sl[i] > smax) smax = sl[i] }
+		printf "%d %d %d %d %d %d %d %d %d %d %d\n", np, ns, matched, ponly, sonly, near,
+		       psum, ssum, pmax, smax, slack }' "$work/perf.wake.$name" "$work/sptd.wake.$name")
+	set -- $res
+	echo "wakeups of $name ($t): perf $1, sysptd $2, matched $3 (waker, time within 1 ms)," \
+	     "perf only $4, sysptd only $5, off by over 2 us $6; sum perf $7 ns, sysptd $8 ns;" \
+	     "max perf $9 ns, sysptd ${10} ns"
+	if [ "$1" -ge 50 ]; then ok; else bad "wakeups of $name: perf saw only $1 in the window"; fi
+	if [ $(($4 * 200)) -le "$1" ]; then ok; else bad "wakeups of $name: $4 of perf's $1 not in the incident (0.5 % allowed)"; fi
+	if [ $(($5 * 100)) -le "$2" ]; then ok; else bad "wakeups of $name: $5 of sysptd's $2 not seen by perf (1 % allowed)"; fi
+	if [ $(($6 * 50)) -le "$3" ]; then ok; else bad "wakeups of $name: $6 of $3 off perf's by more than 2 us (2 % allowed)"; fi
+	if [ "$4" = 0 ] && [ "$5" = 0 ]; then
+		d=$(($7 - $8)); d=${d#-}
+		if [ "$d" -le $((2000 * $1 + ${11})) ]; then ok; else bad "wakeups of $name: latency sum $8 ns, perf $7 ns"; fi
+	fi
+	d=$(($9 - ${10})); d=${d#-}
+	if [ "$d" -le 2000 ] || [ "$d" -le $(($9 / 1000)) ]; then ok; else bad "wakeups of $name: worst latency ${10} ns, perf $9 ns"; fi
+done
+
+# ---- tasks --------------------------------------------------------------------------
+"$BIN" query "$db" --format csv "SELECT t.tid, coalesce(p.pid, -1), t.name FROM thread t
+	LEFT JOIN process p ON p.upid = t.upid WHERE t.tid > 0" 2>"$work/err" | sed 1d | tr ',' ' ' \
+	>"$work/sptd.tasks"
+res=$(awk 'NR == FNR { if ($1 == "thread") { want[$3] = $4; name[$3] = $2 } else if ($1 == "short") { want[$2] = $2; name[$2] = "" }; next }
+	($1 in want) { seen++; if ($2 != want[$1]) { wrong++; print "  tid " $1 " (" name[$1] "): process " $2 ", is " want[$1] > "/dev/stderr" }
+	               if (name[$1] != "" && $3 != name[$1]) { misnamed++; print "  tid " $1 ": named " $3 ", is " name[$1] > "/dev/stderr" } }
+	END { printf "%d %d %d\n", seen, wrong, misnamed }' "$work/log" "$work/sptd.tasks")
+set -- $res
+echo "tasks: $1 of the workload's threads and processes in the incident, $2 in the wrong process, $3 misnamed"
+if [ "$1" -ge 10 ]; then ok; else bad "tasks: only $1 of the workload's tasks in the incident"; fi
+check_eq "tasks: threads in another process than the program says" 0 "$2"
+check_eq "tasks: threads named otherwise than the program says" 0 "$3"
+
+# ---- irqs ---------------------------------------------------------------------------
+perf script -i "$work/irq.data" --ns -F time,trace 2>/dev/null |
+	awk -v ws="$ws" -v we="$we" "$ns_awk"'
+	{ t = ns($1); if (t < ws || t > we) next
+	  for (i = 2; i <= NF; i++) if (index($i, "irq=") == 1) n[substr($i, 5)]++ }
+	END { for (k in n) print k, n[k] }' | sort -n >"$work/perf.irqs"
+"$BIN" query "$db" --format csv "SELECT irq, count(*) FROM irq_slice WHERE ts BETWEEN $ws AND $we
+	AND flags & 1 = 0 GROUP BY irq ORDER BY irq" 2>"$work/err" | sed 1d | tr ',' ' ' >"$work/sptd.irqs"
+res=$(awk 'NR == FNR { p[$1] = $2; next } { s[$1] = $2 }
+	function abs(x) { return x < 0 ? -x : x }
+	END { for (k in p) { n++; tol = p[k] / 50 > 2 ? p[k] / 50 : 2
+	                     if (s[k] < p[k] - 2 || s[k] > p[k] + tol) { bad++; printf "  irq %s: perf %d, sysptd %d\n", k, p[k], s[k] > "/dev/stderr" } }
+	      for (k in s) if (!(k in p) && s[k] > 2) { bad++; printf "  irq %s: perf 0, sysptd %d\n", k, s[k] > "/dev/stderr" }
+	      printf "%d %d\n", n, bad }' "$work/perf.irqs" "$work/sptd.irqs")
+set -- $res
+echo "irqs: $1 IRQ numbers in perf's window, $2 counted otherwise by sysptd (perf - 2 .. perf + max(2, 2 %)): $(tr '\n' ' ' <"$work/sptd.irqs")"
+check_eq "irqs: IRQ numbers whose count differs from perf's by more than 2" 0 "$2"
+# the disk: the IRQ with the most handlers while wit_disk wrote, by /proc/interrupts
+disk=$(awk 'NR == FNR { if ($1 ~ /^[0-9]+:$/) { b[$1] = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) b[$1] += $i }; next }
+	$1 ~ /^[0-9]+:$/ && /virtio|nvme|ahci|ata|blk|req/ { a = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) a += $i
+	                  if (a - b[$1] > best) { best = a - b[$1]; irq = $1 } }
+	END { sub(/:$/, "", irq); print irq, best + 0 }' "$work/interrupts.before" "$work/interrupts.after")
+set -- $disk
+if [ -n "$1" ] && [ "$2" -gt 0 ]; then
+	n=$(q "$db" "SELECT count(*) FROM irq_slice WHERE irq = $1")
+	echo "irqs: device IRQ $1: /proc/interrupts $2 over the whole run, the incident $n"
+	if [ "$n" -gt 0 ] && [ "$n" -le "$2" ]; then ok; else bad "irqs: device IRQ $1: incident $n, /proc/interrupts $2"; fi
+else
+	echo "irqs: no device IRQ fired here during the run (no disk interrupts: /proc/interrupts)"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
