@@ -140,6 +140,16 @@ struct sptd_col_pd_switch_fmt {
 void sptd_col_perfdata_switch_fmt(const struct sptd_col_perfdata *pd,
                                   struct sptd_col_pd_switch_fmt *fmt);
 void sptd_col_perfdata_switch_fmt_fini(struct sptd_col_pd_switch_fmt *fmt);
+/* What one sched_switch record says. */
+struct sptd_col_pd_sw_fields {
+	int prev, next;                  /* tids */
+	char prev_comm[17], next_comm[17];
+	char state[4];                   /* prev's state as sched_switch prints it, "" unknown */
+};
+/* Read the sched_switch record @raw (@raw_size bytes) by @f's offsets into
+ * @out: 1, or 0 when a field would lie outside the record. */
+int sptd_col_pd_switch_read(const struct sptd_col_pd_switch_fmt *f, const uint8_t *raw,
+                            uint32_t raw_size, struct sptd_col_pd_sw_fields *out);
 
 /* ---- perfdata_switches.c ------------------------------------------------- */
 

@@ -252,58 +252,30 @@ static int on_mmap(struct pd_ctx *c, const struct sptd_col_perf_record *r)
 	return 0;
 }
 
-/* 1 if @len bytes at offset @off lie inside a record of @size bytes. */
-static int field_in(int off, uint32_t len, uint32_t size)
-{
-	return off >= 0 && len <= size && (uint32_t)off <= size - len;
-}
-
 static int on_sample(struct pd_ctx *c, const struct sptd_col_perf_record *r,
                      const struct sptd_col_perfdata_attr *attr)
 {
-	const struct sptd_col_pd_switch_fmt *f = &c->swfmt;
 	const uint8_t *raw = r->sample.raw;
-	uint32_t raw_size = r->sample.raw_size;
-	char prev_comm[17], next_comm[17], state[4] = "";
-	int prev, next;
+	struct sptd_col_pd_sw_fields sw;
 
 	see_time(c, &r->id);
-	if (attr->event.type == SPTD_PERF_TYPE_TRACEPOINT && raw && r->id.has_time) {
-		int kept = sptd_col_pd_tracing_add(c->tracing, attr->event.config,
-		                                   (int64_t)r->id.time, r->id.cpu, raw, raw_size);
-
-		if (kept < 0)
-			return kept == -EINVAL ? 0 : kept;
-		if (kept)
-			return 0;
+	if (attr->event.type != SPTD_PERF_TYPE_TRACEPOINT || !raw || !r->id.has_time)
+		return 0;
+	switch (sptd_col_pd_tracing_add(c->tracing, attr->event.config, (int64_t)r->id.time,
+	                                r->id.cpu, raw, r->sample.raw_size)) {
+	case 1: return 0;               /* a wakeup or interrupt: kept as ftrace */
+	case -ENOMEM: return -ENOMEM;
 	}
-	if (attr->event.type != SPTD_PERF_TYPE_TRACEPOINT || !raw ||
-	    (f->id && attr->event.config != f->id))
+	if ((c->swfmt.id && attr->event.config != c->swfmt.id) || r->id.cpu < 0 ||
+	    !sptd_col_pd_switch_read(&c->swfmt, raw, r->sample.raw_size, &sw))
 		return 0;
-	if (!f->id && raw_size < 64)
-		return 0;
-	/* the offsets come from the file's format text: every field read must
-	 * lie inside the raw record */
-	if (!field_in(f->prev_pid, 4, raw_size) || !field_in(f->next_pid, 4, raw_size) ||
-	    !field_in(f->next_prio, 4, raw_size) || !field_in(f->prev_comm, 16, raw_size) ||
-	    !field_in(f->next_comm, 16, raw_size) || !r->id.has_time || r->id.cpu < 0)
-		return 0;
-	prev = (int)sptd_col_pd_u32(raw + f->prev_pid);
-	next = (int)sptd_col_pd_u32(raw + f->next_pid);
-	snprintf(prev_comm, sizeof(prev_comm), "%.16s", (const char *)raw + f->prev_comm);
-	snprintf(next_comm, sizeof(next_comm), "%.16s", (const char *)raw + f->next_comm);
 	/* the names go out at the end, the latest of each task winning: the
 	 * file is in per-CPU chunks, not in time order */
-	if (sptd_col_pd_names_add(&c->names, (int64_t)r->id.time, next, next_comm) < 0 ||
-	    sptd_col_pd_names_add(&c->names, (int64_t)r->id.time, prev, prev_comm) < 0)
+	if (sptd_col_pd_names_add(&c->names, (int64_t)r->id.time, sw.next, sw.next_comm) < 0 ||
+	    sptd_col_pd_names_add(&c->names, (int64_t)r->id.time, sw.prev, sw.prev_comm) < 0)
 		return -ENOMEM;
-	if (f->states && (f->prev_state_size == 4 || f->prev_state_size == 8) &&
-	    field_in(f->prev_state, (uint32_t)f->prev_state_size, raw_size))
-		sptd_sched_states_letters(f->states, f->prev_state_size == 8 ?
-		                          sptd_col_pd_u64(raw + f->prev_state) :
-		                          sptd_col_pd_u32(raw + f->prev_state), state);
-	return add_switch(c, (int64_t)r->id.time, r->id.cpu, prev, next,
-	                  SPTD_COL_PD_SW_TRACEPOINT, next_comm, state);
+	return add_switch(c, (int64_t)r->id.time, r->id.cpu, sw.prev, sw.next,
+	                  SPTD_COL_PD_SW_TRACEPOINT, sw.next_comm, sw.state);
 }
 
 /* The switch records: which task a CPU switched to (and from).  A switch
@@ -657,9 +629,8 @@ static int store_meta(struct pd_ctx *c)
 	if (ret >= 0)
 		ret = sptd_store_meta_set(c->st, "perf_data", c->o->input);
 	if (ret >= 0 && c->t_max > 0) {
-		/* perf recorded from its first record on: a CPU whose first
-		 * event comes later lost nothing before it (its task is the one
-		 * the first switch takes off), unlike a wrapped ftrace ring */
+		/* perf recorded from its first record on: a CPU whose first event
+		 * comes later lost nothing before it, unlike a wrapped ftrace ring */
 		ret = sptd_store_meta_set_int(c->st, "ftrace_started", c->t_min);
 		if (ret >= 0)
 			ret = sptd_store_meta_set(c->st, "ftrace_started_why",

@@ -172,3 +172,33 @@ void sptd_col_perfdata_switch_fmt_fini(struct sptd_col_pd_switch_fmt *fmt)
 	sptd_sched_states_destroy(fmt->states);
 	fmt->states = NULL;
 }
+
+/* 1 if @len bytes at offset @off lie inside a record of @size bytes. */
+static int field_in(int off, uint32_t len, uint32_t size)
+{
+	return off >= 0 && len <= size && (uint32_t)off <= size - len;
+}
+
+int sptd_col_pd_switch_read(const struct sptd_col_pd_switch_fmt *f, const uint8_t *raw,
+                            uint32_t raw_size, struct sptd_col_pd_sw_fields *out)
+{
+	if (!f || !raw || !out || (!f->id && raw_size < 64))
+		return 0;
+	/* the offsets come from the file's format text: every field read must
+	 * lie inside the raw record */
+	if (!field_in(f->prev_pid, 4, raw_size) || !field_in(f->next_pid, 4, raw_size) ||
+	    !field_in(f->next_prio, 4, raw_size) || !field_in(f->prev_comm, 16, raw_size) ||
+	    !field_in(f->next_comm, 16, raw_size))
+		return 0;
+	out->prev = (int)sptd_col_pd_u32(raw + f->prev_pid);
+	out->next = (int)sptd_col_pd_u32(raw + f->next_pid);
+	snprintf(out->prev_comm, sizeof(out->prev_comm), "%.16s", (const char *)raw + f->prev_comm);
+	snprintf(out->next_comm, sizeof(out->next_comm), "%.16s", (const char *)raw + f->next_comm);
+	out->state[0] = '\0';
+	if (f->states && (f->prev_state_size == 4 || f->prev_state_size == 8) &&
+	    field_in(f->prev_state, (uint32_t)f->prev_state_size, raw_size))
+		sptd_sched_states_letters(f->states, f->prev_state_size == 8 ?
+		                          sptd_col_pd_u64(raw + f->prev_state) :
+		                          sptd_col_pd_u32(raw + f->prev_state), out->state);
+	return 1;
+}

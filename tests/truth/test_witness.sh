@@ -95,7 +95,7 @@ main=$(awk '$1 == "process" { print $2 }' "$work/log")
 echo "incident $db: window [$ws, $we], workload pid $main"
 
 # perf's time stamps "S.NNNNNNNNN:" as integer ns
-ns_awk='function ns(s,   p) { sub(/:$/, "", s); p = index(s, "."); return substr(s, 1, p - 1) substr(s, p + 1) }'
+ns_awk='function ns(s,   p) { sub(/:$/, "", s); p = index(s, "."); return (substr(s, 1, p - 1) substr(s, p + 1)) + 0 }'
 
 # ---- samples ----------------------------------------------------------------------
 # "GROUP LEAF" per sample in the window: GROUP short (a short-lived process),
@@ -154,7 +154,7 @@ for name in wit_ping wit_pong; do
 	$3 == "sched:sched_switch:" {
 		if (field("prev_pid") == t) { st = field("prev_state"); blocked = (st != "R" && st != "R+") }
 		if (field("next_pid") == t && pending != "") {
-			if (pending >= ws && ns($2) <= we) print pending, ns($2) - pending, waker
+			if (pending >= ws && ns($2) <= we) printf "%.0f %.0f %s\n", pending, ns($2) - pending, waker
 			pending = ""
 		}
 		next

@@ -60,11 +60,11 @@ perf script -i "$work/perf.data" --ns -F tid,time,event,trace >"$work/script.txt
 for t in $a $b; do
 	# the witness: "WAKING_NS LATENCY_NS WAKER" per wakeup of $t
 	awk -v t="$t" '
-	function ns(s,   p) { sub(/:$/, "", s); p = index(s, "."); return substr(s, 1, p - 1) substr(s, p + 1) }
+	function ns(s,   p) { sub(/:$/, "", s); p = index(s, "."); return (substr(s, 1, p - 1) substr(s, p + 1)) + 0 }
 	function field(k,   i) { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
 	$3 == "sched:sched_switch:" {
 		if (field("prev_pid") == t) { st = field("prev_state"); blocked = (st != "R" && st != "R+") }
-		if (field("next_pid") == t && pending != "") { print pending, ns($2) - pending, waker; pending = "" }
+		if (field("next_pid") == t && pending != "") { printf "%.0f %.0f %s\n", pending, ns($2) - pending, waker; pending = "" }
 		next
 	}
 	$3 == "sched:sched_waking:" && field("pid") == t && blocked && pending == "" {
@@ -89,13 +89,16 @@ for t in $a $b; do
 	# (its lines are printed at the switch out: in = time - run time, all
 	# to 1 us); every wakeup sysptd holds must be one of them, its latency
 	# the same to 1 us (timehist's delays also count preempted waits)
-	perf sched timehist -i "$work/perf.data" -p "$t" 2>/dev/null |
-		awk 'NR > 3 { split($1, s, "."); in_us = s[1] * 1000000 + s[2] - int($6 * 1000 + 0.5)
-		              print in_us, int($5 * 1000 + 0.5) }' >"$work/timehist.$t"
+	perf sched timehist -i "$work/perf.data" 2>/dev/null |
+		awk -v task="[$t]" 'NR > 3 && index($3, task) {
+			split($1, s, "."); in_us = s[1] * 1000000 + s[2] - int($6 * 1000 + 0.5)
+			printf "%.0f %d\n", in_us, int($5 * 1000 + 0.5) }' >"$work/timehist.$t"
 	miss=$(awk 'NR == FNR { d[$1] = $2; next }
 	            { in_us = int(($1 + $2) / 1000); lat = int($2 / 1000 + 0.5); hit = 0
-	              for (k = in_us - 2; k <= in_us + 2; k++)
-	                  if ((k in d) && d[k] - lat <= 1 && lat - d[k] <= 1) hit = 1
+	              for (k = in_us - 2; k <= in_us + 2; k++) {
+	                  key = sprintf("%.0f", k)   # not CONVFMT: past 2^31 it is %.6g
+	                  if ((key in d) && d[key] - lat <= 1 && lat - d[key] <= 1) hit = 1
+	              }
 	              if (!hit) n++ }
 	            END { print n + 0 }' "$work/timehist.$t" "$work/sptd.$t")
 	check_eq "task $t: wakeups without perf sched timehist's switch in and delay" 0 "$miss"
