@@ -29,8 +29,17 @@ enum fakepmu_gen {
 int fakepmu_sysfs(const char *root, enum fakepmu_gen gen, int type);
 
 /* Overwrite ROOT/.../intel_pt/caps/@name with @value (after
- * fakepmu_sysfs), to describe the CPU a trace came from.  0 or -errno. */
+ * fakepmu_sysfs), to describe the CPU a trace came from; @value as the
+ * kernel prints it (hex).  -ENOENT for a name pt.c has no cap of (e.g.
+ * max_nonturbo_ratio: fakepmu_sysfs_timing), 0 or -errno. */
 int fakepmu_sysfs_cap(const char *root, const char *name, const char *value);
+/* Overwrite ROOT/.../intel_pt/@name, one of pt.c's timing attributes at
+ * the PMU's root: max_nonturbo_ratio (decimal) or tsc_art_ratio
+ * ("num:den").  -ENOENT for any other name, 0 or -errno. */
+int fakepmu_sysfs_timing(const char *root, const char *name, const char *value);
+/* Write caps/ and the timing attributes of @gen under the PMU directory
+ * @dev exactly as pt.c lays them out (fakepmu_sysfs calls it).  0 or -errno. */
+int fakepmu_sysfs_layout(const char *dev, enum fakepmu_gen gen);
 
 /* What one CPU's "hardware" produces while enabled. */
 struct fakepmu_script {

@@ -1,8 +1,11 @@
 /* test_pt_attr.c — intel_pt config bits from the format/ and caps/ files of
  * several CPU generations (fake sysfs trees in a temp dir), format-term
  * parsing, AUX sizing, and bad input. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "fakepmu/fakepmu.h"
 #include "pt-local.h"
@@ -42,17 +45,19 @@ static void test_generations(void)
 	struct sptd_col_pt_pmu pmu;
 	struct sptd_col_pt_setup s;
 
-	/* Skylake, normal: tsc, branch, mtc + mtc_period 0, cyc + cyc_thresh 1,
-	 * psb_period 3, pt; no noretcomp */
+	/* Skylake, normal: tsc, branch, mtc + mtc_period 3 (perf's default),
+	 * cyc + cyc_thresh 1 (caps/cycle_thresholds), psb_period 3, pt; no
+	 * noretcomp */
 	CHECK_INT(build(FAKEPMU_SKYLAKE, SPTD_PT_TIMING_NORMAL, 0, 0, 10000000, &pmu, &s), 0);
 	CHECK_INT(s.type, 9 + FAKEPMU_SKYLAKE);
-	CHECK(s.config[0] == (BIT(0) | BIT(1) | BIT(9) | BIT(10) | BIT(13) | (1ull << 19) | (3ull << 24)));
+	CHECK(s.config[0] == (BIT(0) | BIT(1) | BIT(9) | BIT(10) | BIT(13) | (3ull << 14) |
+	                      (1ull << 19) | (3ull << 24)));
 	CHECK_INT(s.config[1], 0);
-	CHECK_INT(s.mtc_period, 0);
+	CHECK_INT(s.mtc_period, 3);
 	CHECK_INT(s.cyc_thresh, 1);
 	CHECK_INT(s.psb_period, 3);
 	CHECK_INT(s.exclude_kernel, 0);
-	CHECK_STR(s.desc, "tsc,branch,mtc,mtc_period=0,cyc,cyc_thresh=1,psb_period=3");
+	CHECK_STR(s.desc, "tsc,branch,mtc,mtc_period=3,cyc,cyc_thresh=1,psb_period=3");
 	CHECK_INT(pmu.max_nonturbo_ratio, 34);
 	CHECK_INT(pmu.tsc_art_num, 284);
 	CHECK_INT(pmu.tsc_art_den, 2);
@@ -63,8 +68,8 @@ static void test_generations(void)
 
 	/* Skylake, high: + noretcomp (bit 11); user-only */
 	CHECK_INT(build(FAKEPMU_SKYLAKE, SPTD_PT_TIMING_HIGH, 1, 0, 10000000, &pmu, &s), 0);
-	CHECK(s.config[0] == (BIT(0) | BIT(1) | BIT(9) | BIT(10) | BIT(11) | BIT(13) | (1ull << 19) |
-	                      (3ull << 24)));
+	CHECK(s.config[0] == (BIT(0) | BIT(1) | BIT(9) | BIT(10) | BIT(11) | BIT(13) | (3ull << 14) |
+	                      (1ull << 19) | (3ull << 24)));
 	CHECK_INT(s.exclude_kernel, 1);
 	CHECK_INT(s.noretcomp, 1);
 
@@ -76,10 +81,13 @@ static void test_generations(void)
 
 	/* Broadwell: MTC but no CYC and no psb_period (psb_cyc 0) */
 	CHECK_INT(build(FAKEPMU_BROADWELL, SPTD_PT_TIMING_HIGH, 0, 0, 10000000, &pmu, &s), 0);
-	CHECK(s.config[0] == (BIT(0) | BIT(9) | BIT(10) | BIT(11) | BIT(13)));
+	CHECK(s.config[0] == (BIT(0) | BIT(9) | BIT(10) | BIT(11) | BIT(13) | (3ull << 14)));
 	CHECK_INT(s.cyc, 0);
 	CHECK_INT(s.psb_period, -1);
-	CHECK_INT(s.mtc_period, 0);
+	CHECK_INT(s.mtc_period, 3);
+	/* no CPUID 0x15, ratio not said: 0 */
+	CHECK_INT(pmu.max_nonturbo_ratio, 0);
+	CHECK_INT(pmu.tsc_art_num, 0);
 
 	/* Haswell: tsc and branch only; single ToPA entry caps AUX at 4 MiB */
 	CHECK_INT(build(FAKEPMU_HASWELL, SPTD_PT_TIMING_NORMAL, 0, 64 << 20, 10000000, &pmu, &s), 0);
@@ -103,6 +111,81 @@ static void test_generations(void)
 
 	/* no tsc term: refused with a reason */
 	CHECK_INT(build(FAKEPMU_NOTSC, SPTD_PT_TIMING_LOW, 0, 0, 0, &pmu, &s), -ENOTSUP);
+}
+
+/* The kernel's caps/ names (arch/x86/events/intel/pt.c, pt_caps[]): the
+ * fake must have exactly these, and the timing attributes at the root. */
+static void test_sysfs_layout(void)
+{
+	static const char *const names[] = {
+		"max_subleaf", "cr3_filtering", "psb_cyc", "ip_filtering", "mtc", "ptwrite",
+		"power_event_trace", "event_trace", "tnt_disable", "topa_output",
+		"topa_multiple_entries", "single_range_output", "output_subsys", "payloads_lip",
+		"num_address_ranges", "mtc_periods", "cycle_thresholds", "psb_periods",
+	};
+	char dir[300], path[600];
+	struct sptd_col_pt_pmu pmu;
+	struct sptd_col_pt_setup s;
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	CHECK_INT(build(FAKEPMU_SKYLAKE, SPTD_PT_TIMING_NORMAL, 0, 0, 1000000, &pmu, &s), 0);
+	snprintf(dir, sizeof(dir), "%s/gen%d", root, (int)FAKEPMU_SKYLAKE);
+	snprintf(path, sizeof(path), "%s/bus/event_source/devices/intel_pt/caps", dir);
+	d = opendir(path);
+	CHECK(d != NULL);
+	while (d && (de = readdir(d)) != NULL) {
+		int known = 0;
+
+		if (de->d_name[0] == '.')
+			continue;
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			known |= strcmp(names[i], de->d_name) == 0;
+		if (!known)
+			fprintf(stderr, "  caps/%s: pt.c has no such cap\n", de->d_name);
+		CHECK(known);
+		n++;
+	}
+	if (d)
+		closedir(d);
+	CHECK_INT(n, (int)(sizeof(names) / sizeof(names[0])));
+	snprintf(path, sizeof(path), "%s/bus/event_source/devices/intel_pt/max_nonturbo_ratio", dir);
+	CHECK_INT(access(path, R_OK), 0);
+	snprintf(path, sizeof(path), "%s/bus/event_source/devices/intel_pt/tsc_art_ratio", dir);
+	CHECK_INT(access(path, R_OK), 0);
+	CHECK_INT(fakepmu_sysfs_cap(dir, "max_nonturbo_ratio", "1"), -ENOENT);
+	CHECK_INT(fakepmu_sysfs_cap(dir, "cyc_thresholds", "1"), -ENOENT);
+	CHECK_INT(fakepmu_sysfs_timing(dir, "mtc", "1"), -ENOENT);
+
+	/* what the kernel prints is read: cycle_thresholds in hex (0x4: only
+	 * threshold 2), max_nonturbo_ratio in decimal, tsc_art_ratio num:den,
+	 * and the threshold is used */
+	CHECK_INT(fakepmu_sysfs_cap(dir, "cycle_thresholds", "4"), 0);
+	CHECK_INT(fakepmu_sysfs_cap(dir, "psb_periods", "10"), 0);   /* only 4 */
+	CHECK_INT(fakepmu_sysfs_timing(dir, "max_nonturbo_ratio", "40"), 0);
+	CHECK_INT(fakepmu_sysfs_timing(dir, "tsc_art_ratio", "168:2"), 0);
+	sptd_col_pt_set_sysfs_root(dir);
+	CHECK_INT(sptd_col_pt_pmu_read(&pmu, NULL, 0), 0);
+	CHECK_INT(pmu.cyc_thresholds, 4);
+	CHECK_INT(pmu.psb_periods, 0x10);
+	CHECK_INT(pmu.max_nonturbo_ratio, 40);
+	CHECK_INT(pmu.tsc_art_num, 168);
+	CHECK_INT(pmu.tsc_art_den, 2);
+	{
+		struct sptd_col_pt_request req = { .timing = SPTD_PT_TIMING_NORMAL, .window_ns = 1000 };
+
+		CHECK_INT(sptd_col_pt_setup_build(&pmu, &req, &s, NULL, 0), 0);
+		CHECK_INT(s.cyc_thresh, 2);
+		CHECK_INT(s.psb_period, 4);
+		CHECK_STR(s.desc, "tsc,branch,mtc,mtc_period=3,cyc,cyc_thresh=2,psb_period=4");
+	}
+	/* malformed timing attributes: not guessed at */
+	CHECK_INT(fakepmu_sysfs_timing(dir, "max_nonturbo_ratio", "0x22"), 0);
+	CHECK_INT(fakepmu_sysfs_timing(dir, "tsc_art_ratio", "168"), 0);
+	CHECK_INT(sptd_col_pt_pmu_read(&pmu, NULL, 0), 0);
+	CHECK_INT(pmu.max_nonturbo_ratio, 0);
+	CHECK_INT(pmu.tsc_art_num, 0);
 }
 
 static void test_terms(void)
@@ -237,8 +320,8 @@ static int build_power(int power, const char *pet, const char *ptw,
 
 static void test_power(void)
 {
-	const uint64_t base = BIT(0) | BIT(1) | BIT(9) | BIT(10) | BIT(13) | (1ull << 19) |
-	                      (3ull << 24);
+	const uint64_t base = BIT(0) | BIT(1) | BIT(9) | BIT(10) | BIT(13) | (3ull << 14) |
+	                      (1ull << 19) | (3ull << 24);
 	struct sptd_col_pt_setup s;
 
 	/* both caps: pwr_evt (bit 4), ptw (12), fup_on_ptw (5), as the kernel's
@@ -271,6 +354,7 @@ int main(void)
 	if (!mkdtemp(root))
 		SPTD_SKIP("cannot make a temp dir");
 	test_generations();
+	test_sysfs_layout();
 	test_terms();
 	test_misc();
 	test_power();
