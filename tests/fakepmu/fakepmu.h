@@ -70,6 +70,23 @@ void fakepmu_serve(int type, const struct fakepmu_script *scripts, int ncpus,
  * (fakepmu_serve() too) to the default, a clock that reads about
  * CLOCK_MONOTONIC now with ns = tsc / 2. */
 void fakepmu_set_clock(uint64_t time_zero, uint32_t mult, uint16_t shift);
+/* A perf clock that runs off CLOCK_MONOTONIC, as the kernel's does (NTP
+ * slews CLOCK_MONOTONIC, not local_clock): from now on the fake's user
+ * pages convert this machine's TSC to a clock that reads CLOCK_MONOTONIC +
+ * @offset_ns now and runs @ppm parts per million fast; records the fake
+ * makes at run time (fakepmu_clock_switches, the COMM of a clock probe:
+ * a dummy with comm on pid 0, cpu -1) are stamped with it.  Call after
+ * fakepmu_install; 0 or -EIO (no TSC rate measured). */
+int fakepmu_clock_drift(int64_t offset_ns, int ppm);
+/* That clock now. */
+uint64_t fakepmu_clock_now(void);
+/* @on: pages mapped from now on offer no TSC conversion
+ * (cap_user_time_zero 0, time fields 0: a guest on kvm-clock). */
+void fakepmu_clock_no_time_zero(int on);
+/* With fakepmu_clock_drift: each time a PT event is disabled (a freeze),
+ * its CPU switches from @tid_out to @tid_in, a SWITCH_CPU_WIDE out and
+ * in pair stamped then written into that CPU's dummy ring (-1: none). */
+void fakepmu_clock_switches(int tid_out, int tid_in);
 /* Restore the real calls and free every fake ring. */
 void fakepmu_uninstall(void);
 
