@@ -403,7 +403,8 @@ int sptd_col_pt_setup_build(const struct sptd_col_pt_pmu *pmu,
 	}
 
 	/* AUX: --buffer or sized from the window, as the capture plan does */
-	ret = sptd_col_plan_aux_size(pmu, req->timing, req->aux_bytes, req->window_ns, &aux);
+	ret = sptd_col_plan_aux_size(pmu, req->timing, req->user_only, req->aux_bytes,
+	                             req->window_ns, &aux);
 	if (ret < 0)
 		return ret;
 	out->rate_bytes_s = aux.rate_bytes_s;

@@ -17,6 +17,7 @@
  * Events and rings go through collector/perf's API, whose syscalls go
  * through sptd_col_sys, so tests run this file against a fake PMU. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@
 #include <x86intrin.h>
 #endif
 
+#include "plan-local.h"
 #include "pt-local.h"
 #include "sptd_sched.h"
 #include "sptd_store.h"
@@ -59,7 +61,9 @@ struct pt_cpu {
 
 struct sptd_col_pt {
 	struct sptd_col_pt_pmu pmu;      /* what sysfs said */
-	struct sptd_col_pt_setup setup;  /* config in use */
+	struct sptd_col_pt_setup setup;  /* config in use (aux_bytes: the smallest
+	                                  * ring any CPU got) */
+	uint64_t aux_planned;            /* the AUX ring the plan asked for */
 	struct sptd_col_pt_cpu cpuid;    /* CPU identity for decode */
 	struct sptd_col_pt_time time;    /* TSC -> perf -> monotonic */
 	struct pt_cpu *cpus;             /* per traced CPU */
@@ -312,6 +316,59 @@ static int open_error(int err, const char *what, int cpu, char *msg, size_t len)
 	return -err;
 }
 
+/* Map @c's AUX ring read-only: overwrite (snapshot) mode.
+ *
+ * Without multiple ToPA entries (caps/topa_multiple_entries 0, which makes
+ * the kernel give intel_pt PERF_PMU_CAP_AUX_NO_SG) an overwrite ring must
+ * be one physically contiguous allocation of the whole size
+ * (kernel/events/ring_buffer.c rb_alloc_aux: "the entire buffer has to be
+ * one contiguous chunk", else -ENOMEM), which a machine whose memory is
+ * fragmented may not have even with plenty free.  perf reports the ENOMEM
+ * and stops; here the ring is halved until it fits (16 pages at least), a
+ * warning says what was obtained, and the setup's aux_bytes and coverage
+ * become the smallest ring of any CPU. */
+static int map_aux(struct sptd_col_pt *pt, struct pt_cpu *c, char *err, size_t errlen)
+{
+	size_t want = (size_t)pt->setup.aux_bytes, bytes = want;
+	size_t floor = 16 * (c->pt_ring.page ? c->pt_ring.page : 4096);
+	int ret;
+
+	for (;;) {
+		ret = sptd_col_perf_ring_map_aux(&c->pt_ring, c->pt_fd, bytes, 0);
+		if (ret != -ENOMEM || pt->pmu.topa_multiple || bytes / 2 < floor)
+			break;
+		bytes /= 2;
+	}
+	if (ret == 0 && bytes < want) {
+		pt->setup.aux_bytes = bytes;
+		pt->setup.coverage_ns = sptd_col_plan_coverage_ns(bytes, pt->setup.rate_bytes_s);
+		sptd_col_log(LOG_WARNING, "cpu %d: no %zu KiB of physically contiguous memory for its "
+		             "AUX ring (this CPU's PT has a single ToPA entry, "
+		             "caps/topa_multiple_entries 0, so the ring is one allocation; memory "
+		             "is fragmented): using %zu KiB, about %" PRId64 " ms of PT per CPU "
+		             "(compact memory with 'echo 1 > /proc/sys/vm/compact_memory' and "
+		             "restart for more)", c->cpu, want / 1024, bytes / 1024,
+		             pt->setup.coverage_ns / 1000000);
+	}
+	if (ret == -ENOMEM && !pt->pmu.topa_multiple)
+		snprintf(err, errlen, "mmap of a %zu KiB AUX ring on cpu %d: %s (no physically "
+		         "contiguous memory even for %zu KiB: this CPU's PT has a single ToPA entry, "
+		         "caps/topa_multiple_entries 0, so the ring is one allocation; compact memory "
+		         "with 'echo 1 > /proc/sys/vm/compact_memory' or use --source sample)",
+		         want / 1024, c->cpu, strerror(-ret), bytes / 1024);
+	else if (ret == -ENOMEM)
+		snprintf(err, errlen, "mmap of a %zu KiB AUX ring on cpu %d: %s (the kernel is out of "
+		         "memory for it: try a smaller --buffer)", want / 1024, c->cpu, strerror(-ret));
+	else if (ret == -EPERM)
+		snprintf(err, errlen, "mmap of a %zu KiB AUX ring on cpu %d: %s (over "
+		         "/proc/sys/kernel/perf_event_mlock_kb without CAP_IPC_LOCK: raise it, or "
+		         "try a smaller --buffer)", want / 1024, c->cpu, strerror(-ret));
+	else if (ret < 0)
+		snprintf(err, errlen, "mmap of a %zu KiB AUX ring on cpu %d: %s", want / 1024, c->cpu,
+		         strerror(-ret));
+	return ret;
+}
+
 static int open_cpu(struct sptd_col_pt *pt, struct pt_cpu *c, char *err, size_t errlen)
 {
 	uint64_t st = sptd_col_pt_sideband_sample_type();
@@ -347,15 +404,9 @@ static int open_cpu(struct sptd_col_pt *pt, struct pt_cpu *c, char *err, size_t 
 		         strerror(-ret));
 		return ret;
 	}
-	/* read-only: overwrite (snapshot) mode */
-	ret = sptd_col_perf_ring_map_aux(&c->pt_ring, c->pt_fd, (size_t)pt->setup.aux_bytes, 0);
-	if (ret < 0) {
-		snprintf(err, errlen, "mmap of a %zu KiB AUX ring on cpu %d: %s%s",
-		         (size_t)pt->setup.aux_bytes / 1024, c->cpu, strerror(-ret),
-		         ret == -ENOMEM || ret == -EPERM ?
-		         " (try a smaller --buffer, or raise /proc/sys/kernel/perf_event_mlock_kb)" : "");
+	ret = map_aux(pt, c, err, errlen);
+	if (ret < 0)
 		return ret;
-	}
 	c->aux_copy = malloc(c->pt_ring.aux_len);
 	if (!c->aux_copy) {
 		snprintf(err, errlen, "out of memory for the AUX copy");
@@ -405,6 +456,7 @@ int sptd_col_pt_create(const struct sptd_col_pt_config *cfg, struct sptd_col_pt 
 	ret = sptd_col_pt_setup_build(&pt->pmu, &cfg->req, &pt->setup, err, errlen);
 	if (ret < 0)
 		goto fail;
+	pt->aux_planned = pt->setup.aux_bytes;
 	sptd_col_pt_cpu_identify(&pt->cpuid);
 	if (cfg->cpu_family > 0) {
 		pt->cpuid.family = cfg->cpu_family;
@@ -561,6 +613,8 @@ int64_t sptd_col_pt_write(struct sptd_col_pt *pt, struct sptd_store *st)
 	if (!pt || !st)
 		return -EINVAL;
 	ret = sptd_col_pt_meta_write(st, &pt->pmu, &pt->setup, &pt->cpuid, &pt->time);
+	if (ret >= 0)
+		ret = sptd_store_meta_set_int(st, "pt_aux_bytes_planned", (int64_t)pt->aux_planned);
 	for (int i = 0; i < pt->ncpus && ret >= 0; i++) {
 		struct pt_cpu *c = &pt->cpus[i];
 

@@ -458,6 +458,25 @@ static void clock_on_disable(struct fake_event *e)
 	}
 }
 
+/* ---- physically contiguous AUX rings (fakepmu_aux_contiguous) ----------------- */
+
+/* Without multiple ToPA entries the kernel marks intel_pt
+ * PERF_PMU_CAP_AUX_NO_SG, and rb_alloc_aux (kernel/events/ring_buffer.c)
+ * then wants an overwrite AUX ring as one physically contiguous chunk:
+ * -ENOMEM when the first allocation came back of a lower order.  0: no
+ * limit (scatter-gather, or plenty of contiguous memory). */
+static size_t aux_contig_max;
+
+void fakepmu_aux_contiguous(size_t largest)
+{
+	aux_contig_max = largest;
+}
+
+static int aux_alloc_fails(size_t len, int prot)
+{
+	return aux_contig_max && !(prot & PROT_WRITE) && len > aux_contig_max;
+}
+
 /* ---- the fake calls ------------------------------------------------------------- */
 
 static struct fake_event *by_fd(int fd)
@@ -566,6 +585,10 @@ static void *fake_mmap(void *addr, size_t len, int prot, int flags, int fd, off_
 		}
 		if (prot & PROT_WRITE)
 			maps_bad = 1;   /* sysptd wants overwrite (snapshot) mode */
+		if (aux_alloc_fails(len, prot)) {
+			errno = ENOMEM;
+			return MAP_FAILED;
+		}
 		if (posix_memalign(&mem, (size_t)page, len))
 			return MAP_FAILED;
 		memset(mem, 0, len);
@@ -716,6 +739,7 @@ void fakepmu_serve(int type, const struct fakepmu_script *s, int n, int head_is_
 	clock_set = 0;
 	clock_live = 0;
 	clock_no_zero = 0;
+	aux_contig_max = 0;
 	live_switch_out = live_switch_in = -1;
 	*fake = *real;
 	fake->perf_event_open = fake_open;

@@ -87,6 +87,12 @@ void fakepmu_clock_no_time_zero(int on);
  * its CPU switches from @tid_out to @tid_in, a SWITCH_CPU_WIDE out and
  * in pair stamped then written into that CPU's dummy ring (-1: none). */
 void fakepmu_clock_switches(int tid_out, int tid_in);
+/* A machine whose largest free physically contiguous block is @largest
+ * bytes (0: no limit, the default after fakepmu_install): mapping an
+ * overwrite (read-only) AUX ring bigger than that fails with ENOMEM, as
+ * the kernel's rb_alloc_aux does for a PMU without multiple ToPA entries
+ * (PERF_PMU_CAP_AUX_NO_SG); set it only for such a PMU. */
+void fakepmu_aux_contiguous(size_t largest);
 /* Restore the real calls and free every fake ring. */
 void fakepmu_uninstall(void);
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "fakepmu/fakepmu.h"
+#include "plan-local.h"
 #include "pt-local.h"
 #include "sptd_test.h"
 
@@ -62,9 +63,10 @@ static void test_generations(void)
 	CHECK_INT(pmu.tsc_art_num, 284);
 	CHECK_INT(pmu.tsc_art_den, 2);
 	CHECK_INT(pmu.mtc_periods, 0x249);
-	/* 10 ms at 250 MB/s, twice: 5 MB -> 8 MiB */
-	CHECK_INT(s.aux_bytes, 8 << 20);
-	CHECK(s.coverage_ns > 30000000 && s.coverage_ns < 40000000);
+	/* 10 ms at 600 MB/s (kernel + user with CYC), twice: 12 MB -> 16 MiB */
+	CHECK_INT(s.rate_bytes_s, 600000000);
+	CHECK_INT(s.aux_bytes, 16 << 20);
+	CHECK(s.coverage_ns > 27000000 && s.coverage_ns < 29000000);
 
 	/* Skylake, high: + noretcomp (bit 11); user-only */
 	CHECK_INT(build(FAKEPMU_SKYLAKE, SPTD_PT_TIMING_HIGH, 1, 0, 10000000, &pmu, &s), 0);
@@ -186,6 +188,59 @@ static void test_sysfs_layout(void)
 	CHECK_INT(sptd_col_pt_pmu_read(&pmu, NULL, 0), 0);
 	CHECK_INT(pmu.max_nonturbo_ratio, 0);
 	CHECK_INT(pmu.tsc_art_num, 0);
+}
+
+/* Without multiple ToPA entries (Haswell here: caps/topa_multiple_entries
+ * 0) an overwrite AUX ring is one physically contiguous allocation
+ * (kernel/events/ring_buffer.c rb_alloc_aux): on a fragmented machine,
+ * whose largest free block the fake sets, a 4 MiB ring fails with ENOMEM.
+ * The source takes the largest power of two that fits, and the setup
+ * (meta pt_aux_bytes, pt_coverage_ns) says what it got; when nothing fits
+ * the error names the cause, not perf_event_mlock_kb. */
+static void test_aux_contiguous(void)
+{
+	struct sptd_col_pt_pmu pmu;
+	struct sptd_col_pt_setup s;
+	int cpus[2] = { 0, 1 };
+	struct sptd_col_pt_config cfg = { .cpus = cpus, .ncpus = 2 };
+	struct sptd_col_pt *pt = NULL;
+	char err[512] = "";
+	int ret;
+
+	CHECK_INT(build(FAKEPMU_HASWELL, SPTD_PT_TIMING_NORMAL, 0, 4 << 20, 10000000, &pmu, &s), 0);
+	CHECK_INT(pmu.topa_multiple, 0);
+	CHECK_INT(s.aux_bytes, 4 << 20);
+	cfg.req = (struct sptd_col_pt_request){ .timing = SPTD_PT_TIMING_NORMAL,
+	                                        .aux_bytes = 4 << 20, .window_ns = 10000000 };
+	fakepmu_install(9 + (int)FAKEPMU_HASWELL, NULL, 0, 0);
+	fakepmu_aux_contiguous(1 << 20);
+	ret = sptd_col_pt_create(&cfg, &pt, err, sizeof(err));
+	CHECK_INT(ret, 0);
+	if (ret < 0)
+		fprintf(stderr, "  create: %s\n", err);
+	if (pt) {
+		CHECK_INT(sptd_col_pt_setup(pt)->aux_bytes, 1 << 20);
+		CHECK_INT(sptd_col_pt_setup(pt)->coverage_ns,
+		          sptd_col_plan_coverage_ns(1 << 20, s.rate_bytes_s));
+	}
+	sptd_col_pt_destroy(pt);
+	pt = NULL;
+	CHECK_INT(fakepmu_open_count(), 0);
+	fakepmu_uninstall();
+
+	/* not even the smallest ring (16 pages) fits */
+	fakepmu_install(9 + (int)FAKEPMU_HASWELL, NULL, 0, 0);
+	fakepmu_aux_contiguous(32 << 10);
+	ret = sptd_col_pt_create(&cfg, &pt, err, sizeof(err));
+	CHECK_INT(ret, -ENOMEM);
+	CHECK(pt == NULL);
+	CHECK(strstr(err, "contiguous") != NULL);
+	CHECK(strstr(err, "topa_multiple_entries 0") != NULL);
+	CHECK(strstr(err, "perf_event_mlock_kb") == NULL);
+	if (ret != -ENOMEM || !strstr(err, "contiguous"))
+		fprintf(stderr, "  create: %s\n", err);
+	CHECK_INT(fakepmu_open_count(), 0);
+	fakepmu_uninstall();
 }
 
 static void test_terms(void)
@@ -355,6 +410,7 @@ int main(void)
 		SPTD_SKIP("cannot make a temp dir");
 	test_generations();
 	test_sysfs_layout();
+	test_aux_contiguous();
 	test_terms();
 	test_misc();
 	test_power();
