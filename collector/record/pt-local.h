@@ -45,6 +45,12 @@ struct sptd_col_pt_time {
 	                           * create, the long baseline of the TSC rate */
 	int64_t base_ns;
 };
+/* CLOCK_MONOTONIC - perf clock, read from the time of a COMM record the
+ * kernel writes of this thread on prctl(PR_SET_NAME) (same name) between
+ * two CLOCK_MONOTONIC reads, the narrowest of a few tries: 0 with
+ * *@offset_ns and *@err_ns (+- bound) set; -EINVAL NULL arguments, the
+ * open's or mmap's -errno, -ENODATA no record came. */
+int sptd_col_pt_perf_clock_probe(int64_t *offset_ns, int64_t *err_ns);
 /* Perf-clock ns of @tsc. */
 int64_t sptd_col_pt_time_ns(const struct sptd_col_pt_time *t, uint64_t tsc);
 

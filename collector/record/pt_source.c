@@ -145,10 +145,7 @@ static int on_probe_record(void *arg, const struct sptd_col_perf_record *r)
 	return 0;
 }
 
-/* CLOCK_MONOTONIC - perf clock from COMM records of this thread: 0 with
- * *@offset_ns and *@err_ns set, or -errno (the probe event cannot be
- * opened or no record came). */
-static int probe_perf_clock(int64_t *offset_ns, int64_t *err_ns)
+int sptd_col_pt_perf_clock_probe(int64_t *offset_ns, int64_t *err_ns)
 {
 	uint64_t st = sptd_col_pt_sideband_sample_type();
 	struct sptd_col_perf_event ev = {
@@ -164,6 +161,8 @@ static int probe_perf_clock(int64_t *offset_ns, int64_t *err_ns)
 	int64_t best = INT64_MAX;
 	int fd, ret;
 
+	if (!offset_ns || !err_ns)
+		return -EINVAL;
 	fd = sptd_col_perf_event_open(&ev, 0, -1, -1);
 	if (fd < 0)
 		return fd;
@@ -247,7 +246,7 @@ static void time_measure(struct sptd_col_pt *pt)
 	if (!t->from_perf) {
 		tsc_line(t);
 		t->perf_clock_probe = 1;
-		if (probe_perf_clock(&t->mono_offset_ns, &t->offset_err_ns) < 0) {
+		if (sptd_col_pt_perf_clock_probe(&t->mono_offset_ns, &t->offset_err_ns) < 0) {
 			/* the sideband keeps its raw times: say so in meta */
 			t->mono_offset_ns = 0;
 			t->offset_err_ns = -1;

@@ -20,7 +20,11 @@
  *   kvm    cap_user_time_zero 0 (a KVM guest on kvm-clock): PT goes to
  *          CLOCK_MONOTONIC by a measured TSC line, the sideband by a COMM
  *          record of sysptd's own (perf_clock_via "comm"); both must land
- *          on the one clock. */
+ *          on the one clock.
+ *   kernel the COMM probe on this machine's real kernel (no fake): the
+ *          offset it measures puts the kernel's SWITCH records of this
+ *          thread sleeping 2 ms inside the CLOCK_MONOTONIC reads around
+ *          the sleep. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -165,6 +169,82 @@ out:
 	fakepmu_uninstall();
 }
 
+struct switch_ctx {
+	int64_t offset, lo, hi;  /* perf -> CLOCK_MONOTONIC; the bracket */
+	int n, inside;           /* SWITCH records seen, inside the bracket */
+	int64_t worst;           /* largest distance outside it */
+};
+
+static int on_switch(void *arg, const struct sptd_col_perf_record *r)
+{
+	struct switch_ctx *c = arg;
+	int64_t t;
+
+	if (r->type != SPTD_PERF_RECORD_SWITCH || !r->id.has_time)
+		return 0;
+	t = (int64_t)r->id.time + c->offset;
+	c->n++;
+	if (t >= c->lo && t <= c->hi)
+		c->inside++;
+	else if ((t < c->lo ? c->lo - t : t - c->hi) > c->worst)
+		c->worst = t < c->lo ? c->lo - t : t - c->hi;
+	return 0;
+}
+
+/* The COMM probe on this machine's real kernel: the offset it measures
+ * puts the kernel's own SWITCH records of this thread (a 2 ms sleep,
+ * switched out and in) inside the CLOCK_MONOTONIC reads around the sleep. */
+static void run_kernel(void)
+{
+	uint64_t st = sptd_col_pt_sideband_sample_type();
+	struct sptd_col_perf_event ev = {
+		.type = SPTD_PERF_TYPE_SOFTWARE,
+		.config = { SPTD_PERF_COUNT_SW_DUMMY },
+		.period = 1,
+		.sample_type = st,
+		.flags = SPTD_PERF_EV_SAMPLE_ID_ALL | SPTD_PERF_EV_DISABLED |
+		         SPTD_PERF_EV_CONTEXT_SWITCH,
+	};
+	struct sptd_col_perf_ring ring = { 0 };
+	struct timespec nap = { 0, 2000000 };
+	struct switch_ctx c = { 0 };
+	static unsigned char buf[65536];
+	int64_t err = 0, n;
+	int fd, ret;
+
+	printf("case kernel\n");
+	ret = sptd_col_pt_perf_clock_probe(&c.offset, &err);
+	if (ret == -EACCES || ret == -EPERM || ret == -ENOENT || ret == -ENOSYS) {
+		printf("  SKIP: no perf events here (%s)\n", strerror(-ret));
+		return;
+	}
+	CHECK_INT(ret, 0);
+	CHECK(err >= 0 && err < TOL_NS);
+	printf("  CLOCK_MONOTONIC - perf clock = %" PRId64 " ns (+- %" PRId64 " ns)\n", c.offset,
+	       err);
+	CHECK_INT(sptd_col_pt_perf_clock_probe(NULL, &err), -EINVAL);
+	fd = sptd_col_perf_event_open(&ev, 0, -1, -1);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	CHECK_INT(sptd_col_perf_ring_map(&ring, fd, 8, 1), 0);
+	CHECK_INT(sptd_col_perf_event_enable(fd), 0);
+	c.lo = mono() - err;
+	nanosleep(&nap, NULL);
+	c.hi = mono() + err;
+	CHECK_INT(sptd_col_perf_event_disable(fd), 0);
+	n = sptd_col_perf_ring_consume(&ring, buf, sizeof(buf));
+	CHECK(n > 0);
+	if (n > 0)
+		sptd_col_pt_sideband_parse(buf, (size_t)n, st, on_switch, &c);
+	printf("  %d SWITCH records of this thread, %d inside the sleep's bracket (worst %"
+	       PRId64 " ns out)\n", c.n, c.inside, c.worst);
+	CHECK(c.n >= 2);
+	CHECK_INT(c.inside, c.n);
+	sptd_col_perf_ring_unmap(&ring);
+	sptd_col_sys.close(fd);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/sptd-ptclock-XXXXXX", sysroot[64], cmd[128];
@@ -176,6 +256,7 @@ int main(void)
 	sptd_col_pt_set_sysfs_root(sysroot);
 	run_case("drift", 0, dir);
 	run_case("kvm", 1, dir);
+	run_kernel();
 	if (!sptd_test_failed) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 		if (system(cmd) != 0)
