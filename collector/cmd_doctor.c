@@ -99,7 +99,8 @@ static void check_pt(void)
 	     "no CYC: --timing normal/high add nothing", pmu.cyc_thresholds, pmu.psb_periods);
 	line(pmu.topa_multiple ? "ok" : "warn", "pt topa", "%s", pmu.topa_multiple ?
 	     "multiple ToPA entries: AUX rings of any power-of-two size" :
-	     "single ToPA entry: AUX ring at most 4 MiB per CPU");
+	     "single ToPA entry: AUX ring at most 4 MiB per CPU, one physically contiguous "
+	     "allocation (halved until it fits where memory is fragmented)");
 	line(pmu.max_nonturbo_ratio ? "ok" : "warn", "pt ratios",
 	     "max_nonturbo_ratio %u, tsc_art_ratio %u:%u%s", pmu.max_nonturbo_ratio,
 	     pmu.tsc_art_num, pmu.tsc_art_den, pmu.max_nonturbo_ratio ? "" :
