@@ -230,11 +230,12 @@ static void run_kernel(void)
 	if (fd < 0)
 		return;
 	CHECK_INT(sptd_col_perf_ring_map(&ring, fd, 8, 1), 0);
-	CHECK_INT(sptd_col_perf_event_enable(fd), 0);
+	/* every record of the enabled event falls between these reads */
 	c.lo = mono() - err;
+	CHECK_INT(sptd_col_perf_event_enable(fd), 0);
 	nanosleep(&nap, NULL);
-	c.hi = mono() + err;
 	CHECK_INT(sptd_col_perf_event_disable(fd), 0);
+	c.hi = mono() + err;
 	n = sptd_col_perf_ring_consume(&ring, buf, sizeof(buf));
 	CHECK(n > 0);
 	if (n > 0)
