@@ -94,12 +94,13 @@ static void check_pt(void)
 	line("ok", "intel_pt", "PMU type %u", pmu.type);
 	line(pmu.cap_mtc ? "ok" : "no", "pt mtc", "%s (mtc_periods 0x%x)", pmu.cap_mtc ?
 	     "MTC timing packets" : "no MTC: time only at TSC packets (coarse)", pmu.mtc_periods);
-	line(pmu.cap_psb_cyc ? "ok" : "no", "pt cyc", "%s (cyc_thresholds 0x%x, psb_periods 0x%x)",
+	line(pmu.cap_psb_cyc ? "ok" : "no", "pt cyc", "%s (cycle_thresholds 0x%x, psb_periods 0x%x)",
 	     pmu.cap_psb_cyc ? "cycle-accurate CYC packets and PSB period" :
 	     "no CYC: --timing normal/high add nothing", pmu.cyc_thresholds, pmu.psb_periods);
 	line(pmu.topa_multiple ? "ok" : "warn", "pt topa", "%s", pmu.topa_multiple ?
 	     "multiple ToPA entries: AUX rings of any power-of-two size" :
-	     "single ToPA entry: AUX ring at most 4 MiB per CPU");
+	     "single ToPA entry: AUX ring at most 4 MiB per CPU, one physically contiguous "
+	     "allocation (halved until it fits where memory is fragmented)");
 	line(pmu.max_nonturbo_ratio ? "ok" : "warn", "pt ratios",
 	     "max_nonturbo_ratio %u, tsc_art_ratio %u:%u%s", pmu.max_nonturbo_ratio,
 	     pmu.tsc_art_num, pmu.tsc_art_den, pmu.max_nonturbo_ratio ? "" :

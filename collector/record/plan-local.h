@@ -39,11 +39,24 @@ struct sptd_col_plan {
  * high-order allocation) without multiple ToPA entries, else 1 GiB. */
 uint64_t sptd_col_plan_aux_max(const struct sptd_col_pt_pmu *pmu);
 
+/* PT bytes per second of one busy CPU assumed for what @timing turns on
+ * with @pmu (CYC, noretcomp where the PMU has them) and for user code only
+ * (@user_only) or kernel too: 200/300 MB/s plain, twice that with CYC,
+ * 1.5 times more with noretcomp (plan.c says why). */
+uint64_t sptd_col_plan_pt_rate(const struct sptd_col_pt_pmu *pmu, enum sptd_col_pt_timing timing,
+                               int user_only);
+
 /* Size the AUX ring: @want_bytes (--buffer) or, when 0, twice @span_ns at
- * the rate assumed for @timing; rounded up to a power of two pages (at
- * least 16), capped at @pmu's limit.  -EINVAL on bad arguments. */
+ * the rate assumed for @timing and @user_only; rounded up to a power of
+ * two pages (at least 16), capped at @pmu's limit.  -EINVAL on bad
+ * arguments. */
 int sptd_col_plan_aux_size(const struct sptd_col_pt_pmu *pmu, enum sptd_col_pt_timing timing,
-                           uint64_t want_bytes, int64_t span_ns, struct sptd_col_plan_aux *out);
+                           int user_only, uint64_t want_bytes, int64_t span_ns,
+                           struct sptd_col_plan_aux *out);
+
+/* The history an AUX ring of @aux_bytes holds at @rate_bytes_s (0 for a
+ * zero rate). */
+int64_t sptd_col_plan_coverage_ns(uint64_t aux_bytes, uint64_t rate_bytes_s);
 
 /* The plan for @o recording from @source (PT or SAMPLE: AUTO must be
  * resolved first), with @pmu's limits when @source is PT (required then,

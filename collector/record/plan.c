@@ -27,19 +27,40 @@ uint64_t sptd_col_plan_aux_max(const struct sptd_col_pt_pmu *pmu)
 	return 1ull << 30;
 }
 
-int sptd_col_plan_aux_size(const struct sptd_col_pt_pmu *pmu, enum sptd_col_pt_timing timing,
-                           uint64_t want_bytes, int64_t span_ns, struct sptd_col_plan_aux *out)
+/* PT bytes per second of one busy CPU, for what the config turns on: used
+ * to size the ring and for the coverage printed at start, so they err on
+ * the high side (printed coverage must not promise history that is not
+ * there).  perf documents Intel PT as "hundreds of megabytes per second
+ * per core" (tools/perf/Documentation/perf-intel-pt.txt); the parts:
+ *   user-only branch trace (TNT, TIP, FUP; TSC, MTC at period 3)  200 MB/s
+ *   kernel too: interrupts, syscalls, their TIP.PGE/PGD and FUPs  300 MB/s
+ *   CYC (1-2 bytes before nearly every TNT/TIP packet)             x2
+ *   noretcomp (every RET a TIP of up to 7 bytes, not a TNT bit)    x1.5
+ * so 200/300 MB/s (--timing low), 400/600 (normal: CYC), 600/900 (high). */
+uint64_t sptd_col_plan_pt_rate(const struct sptd_col_pt_pmu *pmu, enum sptd_col_pt_timing timing,
+                               int user_only)
 {
-	/* PT bytes per second of one busy CPU at each level: branchy code with
-	 * timing runs 100-400 MB/s; these are middle-of-the-road figures used
-	 * for sizing and for the coverage printed at start. */
-	static const uint64_t rate[] = { 150000000ull, 250000000ull, 400000000ull };
+	uint64_t rate = user_only ? 200000000ull : 300000000ull;
+
+	if (!pmu)
+		return rate;
+	if (timing >= SPTD_PT_TIMING_NORMAL && pmu->cap_psb_cyc && pmu->cyc.present)
+		rate *= 2;
+	if (timing == SPTD_PT_TIMING_HIGH && pmu->noretcomp.present)
+		rate += rate / 2;
+	return rate;
+}
+
+int sptd_col_plan_aux_size(const struct sptd_col_pt_pmu *pmu, enum sptd_col_pt_timing timing,
+                           int user_only, uint64_t want_bytes, int64_t span_ns,
+                           struct sptd_col_plan_aux *out)
+{
 	uint64_t aux = 16 * PLAN_PAGE;
 
 	if (!pmu || !out || timing < SPTD_PT_TIMING_LOW || timing > SPTD_PT_TIMING_HIGH ||
 	    span_ns < 0)
 		return -EINVAL;
-	out->rate_bytes_s = rate[timing];
+	out->rate_bytes_s = sptd_col_plan_pt_rate(pmu, timing, user_only);
 	out->max_bytes = sptd_col_plan_aux_max(pmu);
 	/* twice the span at the assumed rate, so the window survives until
 	 * the freeze lands; a power of two pages (the kernel requires it) */
@@ -50,8 +71,15 @@ int sptd_col_plan_aux_size(const struct sptd_col_pt_pmu *pmu, enum sptd_col_pt_t
 	if (aux > out->max_bytes)
 		aux = out->max_bytes;
 	out->bytes = aux;
-	out->coverage_ns = (int64_t)((double)aux / (double)out->rate_bytes_s * 1e9);
+	out->coverage_ns = sptd_col_plan_coverage_ns(aux, out->rate_bytes_s);
 	return 0;
+}
+
+int64_t sptd_col_plan_coverage_ns(uint64_t aux_bytes, uint64_t rate_bytes_s)
+{
+	if (!rate_bytes_s)
+		return 0;
+	return (int64_t)((double)aux_bytes / (double)rate_bytes_s * 1e9);
 }
 
 /* ftrace ring KiB: a busy CPU writes ~30 MB/s of sched/irq events; keep
@@ -101,7 +129,8 @@ int sptd_col_plan_compute(const struct sptd_col_record_opts *o, enum sptd_col_so
 		/* --buffer sizes the AUX ring: the ftrace ring follows the span */
 		out->ftrace_kb = ftrace_kb(out->span_ns, 0);
 		out->sideband_pages = PLAN_SIDEBAND_PAGES;
-		ret = sptd_col_plan_aux_size(pmu, o->timing, o->buffer_bytes, out->span_ns, &out->aux);
+		ret = sptd_col_plan_aux_size(pmu, o->timing, o->user_only, o->buffer_bytes,
+		                             out->span_ns, &out->aux);
 	} else {
 		out->ftrace_kb = ftrace_kb(out->span_ns, o->buffer_bytes);
 		out->sample_pages = sample_pages(out->span_ns, o->freq, out->page_bytes);

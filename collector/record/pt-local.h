@@ -23,7 +23,10 @@ struct sptd_col_pt_cpu {
 /* Identify the running CPU with CPUID (leaf 0, 1, 0x15 when present). */
 void sptd_col_pt_cpu_identify(struct sptd_col_pt_cpu *cpu);
 
-/* TSC -> perf clock, from the PT event's mmap page. */
+/* TSC -> perf clock, from the PT event's mmap page, and perf clock ->
+ * CLOCK_MONOTONIC.  Measured again at every freeze: the perf clock
+ * (local_clock) is not slewed by NTP, CLOCK_MONOTONIC is, so the offset
+ * between them moves by up to 500 ppm of the service's uptime. */
 struct sptd_col_pt_time {
 	int from_perf;            /* 1: cap_user_time_zero; 0: measured here */
 	uint32_t mult;            /* ns = zero_ns + (tsc * mult >> shift) */
@@ -31,7 +34,23 @@ struct sptd_col_pt_time {
 	uint64_t zero_tsc;        /* tsc subtracted first (0 for perf's page) */
 	int64_t zero_ns;          /* perf time_zero (or ns at zero_tsc) */
 	int64_t mono_offset_ns;   /* CLOCK_MONOTONIC - perf clock */
+	int64_t measured_ns;      /* CLOCK_MONOTONIC when the two relations were
+	                           * last measured (the last freeze) */
+	int64_t offset_err_ns;    /* mono_offset_ns is good to +- this (half
+	                           * the narrowest bracket of clock reads); -1:
+	                           * not measured (no way to read the perf clock) */
+	int perf_clock_probe;     /* 1: mono_offset_ns from a COMM record of our
+	                           * own (no TSC conversion on the page) */
+	uint64_t base_tsc;        /* !from_perf: TSC and CLOCK_MONOTONIC at
+	                           * create, the long baseline of the TSC rate */
+	int64_t base_ns;
 };
+/* CLOCK_MONOTONIC - perf clock, read from the time of a COMM record the
+ * kernel writes of this thread on prctl(PR_SET_NAME) (same name) between
+ * two CLOCK_MONOTONIC reads, the narrowest of a few tries: 0 with
+ * *@offset_ns and *@err_ns (+- bound) set; -EINVAL NULL arguments, the
+ * open's or mmap's -errno, -ENODATA no record came. */
+int sptd_col_pt_perf_clock_probe(int64_t *offset_ns, int64_t *err_ns);
 /* Perf-clock ns of @tsc. */
 int64_t sptd_col_pt_time_ns(const struct sptd_col_pt_time *t, uint64_t tsc);
 

@@ -4,8 +4,11 @@
  * Nothing here hard-codes a bit position: every config term is looked up in
  * ROOT/bus/event_source/devices/intel_pt/format/NAME ("config:14-17") and
  * every optional feature is checked in caps/ (perf-intel-pt.txt describes
- * both).  caps bitmaps (mtc_periods, cyc_thresholds, psb_periods) are hex;
- * max_nonturbo_ratio is decimal; tsc_art_ratio is "num:den". */
+ * both).  The layout is the kernel's (arch/x86/events/intel/pt.c): every
+ * caps/ file is printed "%x" (pt_cap_show), booleans and bitmaps alike
+ * (mtc_periods, cycle_thresholds, psb_periods); max_nonturbo_ratio ("%lu")
+ * and tsc_art_ratio ("%u:%u") are an unnamed attribute group, so they sit
+ * at the PMU's root, not in caps/. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,15 +134,40 @@ int sptd_col_pt_term_set(const struct sptd_col_pt_term *term, uint64_t value,
 	return 0;
 }
 
-/* A caps/ value: @base 16 for bitmaps, 10 otherwise; @dflt when absent. */
-static uint32_t read_cap(const char *name, int base, uint32_t dflt)
+/* A caps/ value, hex as pt_cap_show prints every one; 0 when absent or
+ * not a number (the feature is then not used). */
+static uint32_t read_cap(const char *name)
 {
-	char rel[128], buf[64];
+	char rel[128], buf[64], *end;
+	unsigned long v;
 
 	snprintf(rel, sizeof(rel), "caps/%s", name);
 	if (sptd_col_pt_read_sysfs(rel, buf, sizeof(buf)) < 0 || !buf[0])
-		return dflt;
-	return (uint32_t)strtoul(buf, NULL, base);
+		return 0;
+	v = strtoul(buf, &end, 16);
+	return *end || v > 0xffffffffu ? 0 : (uint32_t)v;
+}
+
+/* The timing attributes at the PMU's root (pt_timing_attr_show):
+ * max_nonturbo_ratio in decimal, tsc_art_ratio "num:den"; left 0 when
+ * absent or malformed. */
+static void read_timing(struct sptd_col_pt_pmu *pmu)
+{
+	char buf[64], *end;
+	unsigned long v;
+	unsigned int num, den;
+	char extra;
+
+	if (sptd_col_pt_read_sysfs("max_nonturbo_ratio", buf, sizeof(buf)) == 0 && buf[0]) {
+		v = strtoul(buf, &end, 10);
+		if (!*end && v <= 255)
+			pmu->max_nonturbo_ratio = (uint32_t)v;
+	}
+	if (sptd_col_pt_read_sysfs("tsc_art_ratio", buf, sizeof(buf)) == 0 &&
+	    sscanf(buf, "%u:%u%c", &num, &den, &extra) == 2) {
+		pmu->tsc_art_num = num;
+		pmu->tsc_art_den = den;
+	}
 }
 
 static int read_term(const char *name, struct sptd_col_pt_term *term, char *err, size_t errlen)
@@ -206,26 +234,18 @@ int sptd_col_pt_pmu_read(struct sptd_col_pt_pmu *pmu, char *err, size_t errlen)
 		if (ret < 0)
 			return ret;
 	}
-	pmu->cap_psb_cyc = read_cap("psb_cyc", 10, 0) != 0;
-	pmu->cap_mtc = read_cap("mtc", 10, 0) != 0;
-	pmu->mtc_periods = read_cap("mtc_periods", 16, 0);
-	pmu->cyc_thresholds = read_cap("cyc_thresholds", 16, 0);
-	pmu->psb_periods = read_cap("psb_periods", 16, 0);
-	pmu->topa_output = read_cap("topa_output", 10, 0) != 0;
-	pmu->topa_multiple = read_cap("topa_multiple_entries", 10, 0) != 0;
-	pmu->single_range = read_cap("single_range_output", 10, 0) != 0;
-	pmu->ip_filtering = read_cap("ip_filtering", 10, 0) != 0;
-	pmu->ptwrite = read_cap("ptwrite", 10, 0) != 0;
-	pmu->power_event_trace = read_cap("power_event_trace", 10, 0) != 0;
-	pmu->max_nonturbo_ratio = read_cap("max_nonturbo_ratio", 10, 0);
-	if (sptd_col_pt_read_sysfs("caps/tsc_art_ratio", buf, sizeof(buf)) == 0) {
-		unsigned int num, den;
-
-		if (sscanf(buf, "%u:%u", &num, &den) == 2) {
-			pmu->tsc_art_num = num;
-			pmu->tsc_art_den = den;
-		}
-	}
+	pmu->cap_psb_cyc = read_cap("psb_cyc") != 0;
+	pmu->cap_mtc = read_cap("mtc") != 0;
+	pmu->mtc_periods = read_cap("mtc_periods");
+	pmu->cyc_thresholds = read_cap("cycle_thresholds");
+	pmu->psb_periods = read_cap("psb_periods");
+	pmu->topa_output = read_cap("topa_output") != 0;
+	pmu->topa_multiple = read_cap("topa_multiple_entries") != 0;
+	pmu->single_range = read_cap("single_range_output") != 0;
+	pmu->ip_filtering = read_cap("ip_filtering") != 0;
+	pmu->ptwrite = read_cap("ptwrite") != 0;
+	pmu->power_event_trace = read_cap("power_event_trace") != 0;
+	read_timing(pmu);
 	return 0;
 }
 
@@ -308,7 +328,14 @@ int sptd_col_pt_setup_build(const struct sptd_col_pt_pmu *pmu,
 		ret |= sptd_col_pt_term_set(&pmu->mtc, 1, cfg);
 		out->mtc = 1;
 		append(out->desc, sizeof(out->desc), "mtc", -1);
-		v = pick_allowed(pmu->mtc_periods, req->timing == SPTD_PT_TIMING_LOW ? 3 : 0);
+		/* MTC every 2^n crystal clocks (CTC / 2^n).  perf's default is
+		 * n = 3 (tools/perf/arch/x86/util/intel-pt.c, "mtc_period=3"), and
+		 * so is ours at every --timing: n = 0 would emit 8 times as many
+		 * (one 2-byte MTC per ~40 ns at a 24 MHz crystal, ~50 MB/s per
+		 * CPU even when idle in C0) for nothing when CYC times the gaps
+		 * between them, and without CYC an MTC per ~330 ns is already
+		 * finer than the switches and irqs it is lined up with. */
+		v = pick_allowed(pmu->mtc_periods, 3);
 		if (v >= 0 && pmu->mtc_period.present) {
 			ret |= sptd_col_pt_term_set(&pmu->mtc_period, (uint64_t)v, cfg);
 			out->mtc_period = v;
@@ -376,7 +403,8 @@ int sptd_col_pt_setup_build(const struct sptd_col_pt_pmu *pmu,
 	}
 
 	/* AUX: --buffer or sized from the window, as the capture plan does */
-	ret = sptd_col_plan_aux_size(pmu, req->timing, req->aux_bytes, req->window_ns, &aux);
+	ret = sptd_col_plan_aux_size(pmu, req->timing, req->user_only, req->aux_bytes,
+	                             req->window_ns, &aux);
 	if (ret < 0)
 		return ret;
 	out->rate_bytes_s = aux.rate_bytes_s;

@@ -14,6 +14,12 @@
  *   tsc_mult, tsc_shift, tsc_zero, tsc_offset_ns: ns = ((tsc - zero) * mult >> shift) + offset
  *   pt_time_source   "perf" (the PT event's mmap page) or "tsc-derived" (measured)
  *   perf_clock_offset_ns  CLOCK_MONOTONIC - perf clock: sideband times + it = incident ns
+ *   perf_clock_measured_ns  CLOCK_MONOTONIC when tsc_* and perf_clock_offset_ns
+ *                    were measured (this incident's freeze)
+ *   perf_clock_error_ns  perf_clock_offset_ns is good to +- this; -1: the
+ *                    perf clock could not be read (sideband times are raw)
+ *   perf_clock_via   "tsc" (a TSC read through the page's conversion) or
+ *                    "comm" (a COMM record of sysptd's own, no conversion)
  *
  * SPTD_PT_CPU=FAMILY/MODEL/STEPPING in the environment replaces what CPUID
  * says (only when set; vendor then GenuineIntel): for a guest whose CPUID
@@ -111,6 +117,7 @@ int sptd_col_pt_meta_write(struct sptd_store *st, const struct sptd_col_pt_pmu *
 			{ "pt_config1", cfg[1] }, { "pt_config2", cfg[2] },
 			{ "pt_config_terms", setup->desc },
 			{ "pt_time_source", time->from_perf ? "perf" : "tsc-derived" },
+			{ "perf_clock_via", time->perf_clock_probe ? "comm" : "tsc" },
 		};
 		const struct { const char *key; int64_t value; } ints[] = {
 			{ "pt_cpu_family", cpu->family }, { "pt_cpu_model", cpu->model },
@@ -125,8 +132,12 @@ int sptd_col_pt_meta_write(struct sptd_store *st, const struct sptd_col_pt_pmu *
 			{ "pt_sideband_sample_type", (int64_t)sptd_col_pt_sideband_sample_type() },
 			{ "tsc_mult", time->mult }, { "tsc_shift", time->shift },
 			{ "tsc_zero", (int64_t)time->zero_tsc },
-			{ "tsc_offset_ns", time->zero_ns + time->mono_offset_ns },
+			/* without the page's conversion the TSC line is on
+			 * CLOCK_MONOTONIC already; the offset is the sideband's */
+			{ "tsc_offset_ns", time->zero_ns + (time->from_perf ? time->mono_offset_ns : 0) },
 			{ "perf_clock_offset_ns", time->mono_offset_ns },
+			{ "perf_clock_measured_ns", time->measured_ns },
+			{ "perf_clock_error_ns", time->offset_err_ns },
 		};
 
 		for (size_t i = 0; i < sizeof(text) / sizeof(text[0]) && ret >= 0; i++)

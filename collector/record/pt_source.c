@@ -17,11 +17,13 @@
  * Events and rings go through collector/perf's API, whose syscalls go
  * through sptd_col_sys, so tests run this file against a fake PMU. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <syslog.h>
 #include <time.h>
@@ -30,6 +32,7 @@
 #include <x86intrin.h>
 #endif
 
+#include "plan-local.h"
 #include "pt-local.h"
 #include "sptd_sched.h"
 #include "sptd_store.h"
@@ -58,7 +61,9 @@ struct pt_cpu {
 
 struct sptd_col_pt {
 	struct sptd_col_pt_pmu pmu;      /* what sysfs said */
-	struct sptd_col_pt_setup setup;  /* config in use */
+	struct sptd_col_pt_setup setup;  /* config in use (aux_bytes: the smallest
+	                                  * ring any CPU got) */
+	uint64_t aux_planned;            /* the AUX ring the plan asked for */
 	struct sptd_col_pt_cpu cpuid;    /* CPU identity for decode */
 	struct sptd_col_pt_time time;    /* TSC -> perf -> monotonic */
 	struct pt_cpu *cpus;             /* per traced CPU */
@@ -101,13 +106,183 @@ int sptd_col_pt_aux_pause_probe(const struct sptd_col_pt_pmu *pmu, int cpu)
 
 /* ---- time ------------------------------------------------------------------- */
 
-/* TSC -> perf clock from the PT event's control page, then perf clock ->
- * CLOCK_MONOTONIC by reading both clocks together a few times. */
+/* Measuring the perf clock (the scheduler's local_clock) against
+ * CLOCK_MONOTONIC, on which windows, triggers and ftrace lie.  The
+ * relation drifts: NTP slews CLOCK_MONOTONIC (up to 500 ppm) and not the
+ * perf clock, so it is measured again at every freeze and written with
+ * each incident (tsc_*, perf_clock_offset_ns, perf_clock_measured_ns,
+ * perf_clock_error_ns).
+ *
+ * With cap_user_time_zero (the page's TSC -> perf conversion; the kernel
+ * sets it only while sched_clock is the stable native TSC one,
+ * arch/x86/events/core.c arch_perf_update_userpage) a TSC read between
+ * two CLOCK_MONOTONIC reads gives the offset.  Without it (a KVM guest on
+ * kvm-clock) PT's TSC is mapped straight onto CLOCK_MONOTONIC by a line
+ * measured here, and the sideband's perf-clock times need the offset
+ * found another way: prctl(PR_SET_NAME) makes the kernel write a COMM
+ * record of this thread stamped with the perf clock (sample_id_all TIME,
+ * as perf's "perf time to TSC" test uses it), between two CLOCK_MONOTONIC
+ * reads. */
+
+/* Tries of each measurement; the narrowest bracket wins. */
+#define CLOCK_TRIES 5
+
+struct probe_ctx {
+	int tid;                 /* this thread */
+	uint64_t time;           /* perf time of its newest COMM record */
+	int found;
+};
+
+static int on_probe_record(void *arg, const struct sptd_col_perf_record *r)
+{
+	struct probe_ctx *p = arg;
+
+	if (r->type == SPTD_PERF_RECORD_COMM && r->tid == p->tid && r->id.present &&
+	    r->id.has_time) {
+		p->time = r->id.time;
+		p->found = 1;
+	}
+	return 0;
+}
+
+int sptd_col_pt_perf_clock_probe(int64_t *offset_ns, int64_t *err_ns)
+{
+	uint64_t st = sptd_col_pt_sideband_sample_type();
+	struct sptd_col_perf_event ev = {
+		.type = SPTD_PERF_TYPE_SOFTWARE,
+		.config = { SPTD_PERF_COUNT_SW_DUMMY },
+		.period = 1,
+		.sample_type = st,
+		.flags = SPTD_PERF_EV_SAMPLE_ID_ALL | SPTD_PERF_EV_DISABLED | SPTD_PERF_EV_COMM,
+	};
+	struct sptd_col_perf_ring ring = { 0 };
+	unsigned char buf[4096];
+	char name[17] = "";
+	int64_t best = INT64_MAX;
+	int fd, ret;
+
+	if (!offset_ns || !err_ns)
+		return -EINVAL;
+	fd = sptd_col_perf_event_open(&ev, 0, -1, -1);
+	if (fd < 0)
+		return fd;
+	ret = sptd_col_perf_ring_map(&ring, fd, 1, 1);
+	if (ret < 0)
+		goto out;
+	if (prctl(PR_GET_NAME, name, 0, 0, 0) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	ret = -ENODATA;
+	for (int i = 0; i < CLOCK_TRIES; i++) {
+		struct probe_ctx p = { .tid = (int)syscall(SYS_gettid) };
+		int64_t a, b, n;
+
+		a = sptd_col_now_ns();
+		sptd_col_perf_event_enable(fd);
+		prctl(PR_SET_NAME, name, 0, 0, 0);   /* the same name: a COMM record */
+		sptd_col_perf_event_disable(fd);
+		b = sptd_col_now_ns();
+		n = sptd_col_perf_ring_consume(&ring, buf, sizeof(buf));
+		if (n > 0)
+			sptd_col_pt_sideband_parse(buf, (size_t)n, st, on_probe_record, &p);
+		if (p.found && b - a < best) {
+			best = b - a;
+			*offset_ns = a + (b - a) / 2 - (int64_t)p.time;
+			*err_ns = (b - a + 1) / 2;
+			ret = 0;
+		}
+	}
+out:
+	sptd_col_perf_ring_unmap(&ring);
+	sptd_col_sys.close(fd);
+	return ret;
+}
+
+/* The TSC -> CLOCK_MONOTONIC line without the page's conversion: through
+ * the pair read at create (@base_*, which every later TSC of the trace
+ * follows: the conversion subtracts it) and a pair read now, so it is
+ * exact at the freeze, where the window ends. */
+static void tsc_line(struct sptd_col_pt_time *t)
+{
+	uint64_t best_tsc = 0, dtsc;
+	int64_t best = INT64_MAX, best_ns = 0;
+	unsigned __int128 m = 0;
+
+	for (int i = 0; i < CLOCK_TRIES; i++) {
+		int64_t a = sptd_col_now_ns();
+		uint64_t tsc = read_tsc();
+		int64_t b = sptd_col_now_ns();
+
+		if (b - a < best) {
+			best = b - a;
+			best_tsc = tsc;
+			best_ns = a + (b - a) / 2;
+		}
+	}
+	t->zero_tsc = t->base_tsc;
+	t->zero_ns = t->base_ns;
+	/* the finest shift whose multiplier fits 32 bits */
+	dtsc = best_tsc > t->base_tsc ? best_tsc - t->base_tsc : 0;
+	for (t->shift = 31; dtsc && best_ns > t->base_ns && t->shift >= 0; t->shift--) {
+		m = ((unsigned __int128)(uint64_t)(best_ns - t->base_ns) << t->shift) / dtsc;
+		if (m <= UINT32_MAX)
+			break;
+	}
+	if (!m || m > UINT32_MAX || t->shift < 0) {
+		t->shift = 24;
+		m = 1u << 24;   /* no usable pair: 1 ns per tick */
+	}
+	t->mult = (uint32_t)m;
+}
+
+/* Measure again: called at create and at every freeze. */
+static void time_measure(struct sptd_col_pt *pt)
+{
+	struct sptd_col_pt_time *t = &pt->time;
+	int64_t best = INT64_MAX;
+
+	t->measured_ns = sptd_col_now_ns();
+	if (!t->from_perf) {
+		tsc_line(t);
+		t->perf_clock_probe = 1;
+		if (sptd_col_pt_perf_clock_probe(&t->mono_offset_ns, &t->offset_err_ns) < 0) {
+			/* the sideband keeps its raw times: say so in meta */
+			t->mono_offset_ns = 0;
+			t->offset_err_ns = -1;
+		}
+		return;
+	}
+	{
+		/* the kernel may rewrite the conversion (TSC rate recalibrated) */
+		struct sptd_col_perf_clock clock = { 0 };
+
+		if (sptd_col_perf_ring_clock(&pt->cpus[0].pt_ring, &clock) == 0 &&
+		    clock.cap_user_time_zero && clock.time_shift <= 63) {
+			t->mult = clock.time_mult;
+			t->shift = clock.time_shift;
+			t->zero_ns = (int64_t)clock.time_zero;
+		}
+	}
+	for (int i = 0; i < CLOCK_TRIES; i++) {
+		int64_t a = sptd_col_now_ns();
+		uint64_t tsc = read_tsc();
+		int64_t b = sptd_col_now_ns();
+
+		if (b - a < best) {
+			best = b - a;
+			t->mono_offset_ns = a + (b - a) / 2 - sptd_col_pt_time_ns(t, tsc);
+			t->offset_err_ns = (b - a + 1) / 2;
+		}
+	}
+}
+
+/* TSC -> perf clock from the PT event's control page (or, without one,
+ * the start of a measured TSC line), then the first measurement. */
 static void time_setup(struct sptd_col_pt *pt, const struct sptd_col_perf_ring *ring)
 {
 	struct sptd_col_pt_time *t = &pt->time;
 	struct sptd_col_perf_clock clock = { 0 };
-	int64_t best = INT64_MAX;
 
 	memset(t, 0, sizeof(*t));
 	sptd_col_perf_ring_clock(ring, &clock);
@@ -116,33 +291,17 @@ static void time_setup(struct sptd_col_pt *pt, const struct sptd_col_perf_ring *
 	t->shift = clock.time_shift;
 	t->zero_ns = (int64_t)clock.time_zero;
 	if (!t->from_perf || t->shift > 63) {
-		/* No conversion offered: measure the TSC against the monotonic
-		 * clock over 5 ms and let the incident clock be that line. */
-		uint64_t tsc0 = read_tsc(), tsc1;
-		int64_t m0 = sptd_col_now_ns(), m1;
+		/* No conversion offered: PT's TSC goes straight to
+		 * CLOCK_MONOTONIC by a measured line; a first 5 ms baseline
+		 * gives its rate until freezes lengthen it. */
 		struct timespec nap = { 0, 5000000 };
 
-		nanosleep(&nap, NULL);
-		tsc1 = read_tsc();
-		m1 = sptd_col_now_ns();
 		t->from_perf = 0;
-		t->shift = 24;
-		t->mult = tsc1 > tsc0 ? (uint32_t)(((unsigned __int128)(m1 - m0) << 24) / (tsc1 - tsc0)) : 1u << 24;
-		t->zero_tsc = tsc0;
-		t->zero_ns = m0;
-		t->mono_offset_ns = 0;
-		return;
+		t->base_tsc = read_tsc();
+		t->base_ns = sptd_col_now_ns();
+		nanosleep(&nap, NULL);
 	}
-	for (int i = 0; i < 5; i++) {
-		int64_t a = sptd_col_now_ns();
-		uint64_t tsc = read_tsc();
-		int64_t b = sptd_col_now_ns();
-
-		if (b - a < best) {
-			best = b - a;
-			t->mono_offset_ns = a + (b - a) / 2 - sptd_col_pt_time_ns(t, tsc);
-		}
-	}
+	time_measure(pt);
 }
 
 /* ---- opening ------------------------------------------------------------------ */
@@ -154,6 +313,59 @@ static int open_error(int err, const char *what, int cpu, char *msg, size_t len)
 	         err == EBUSY ? " (another user of intel_pt holds the PMU: stop perf/magic-trace)" :
 	         err == EINVAL ? " (the kernel refused the config: see sysptd doctor)" : "");
 	return -err;
+}
+
+/* Map @c's AUX ring read-only: overwrite (snapshot) mode.
+ *
+ * Without multiple ToPA entries (caps/topa_multiple_entries 0, which makes
+ * the kernel give intel_pt PERF_PMU_CAP_AUX_NO_SG) an overwrite ring must
+ * be one physically contiguous allocation of the whole size
+ * (kernel/events/ring_buffer.c rb_alloc_aux: "the entire buffer has to be
+ * one contiguous chunk", else -ENOMEM), which a machine whose memory is
+ * fragmented may not have even with plenty free.  perf reports the ENOMEM
+ * and stops; here the ring is halved until it fits (16 pages at least), a
+ * warning says what was obtained, and the setup's aux_bytes and coverage
+ * become the smallest ring of any CPU. */
+static int map_aux(struct sptd_col_pt *pt, struct pt_cpu *c, char *err, size_t errlen)
+{
+	size_t want = (size_t)pt->setup.aux_bytes, bytes = want;
+	size_t floor = 16 * (c->pt_ring.page ? c->pt_ring.page : 4096);
+	int ret;
+
+	for (;;) {
+		ret = sptd_col_perf_ring_map_aux(&c->pt_ring, c->pt_fd, bytes, 0);
+		if (ret != -ENOMEM || pt->pmu.topa_multiple || bytes / 2 < floor)
+			break;
+		bytes /= 2;
+	}
+	if (ret == 0 && bytes < want) {
+		pt->setup.aux_bytes = bytes;
+		pt->setup.coverage_ns = sptd_col_plan_coverage_ns(bytes, pt->setup.rate_bytes_s);
+		sptd_col_log(LOG_WARNING, "cpu %d: no %zu KiB of physically contiguous memory for its "
+		             "AUX ring (this CPU's PT has a single ToPA entry, "
+		             "caps/topa_multiple_entries 0, so the ring is one allocation; memory "
+		             "is fragmented): using %zu KiB, about %" PRId64 " ms of PT per CPU "
+		             "(compact memory with 'echo 1 > /proc/sys/vm/compact_memory' and "
+		             "restart for more)", c->cpu, want / 1024, bytes / 1024,
+		             pt->setup.coverage_ns / 1000000);
+	}
+	if (ret == -ENOMEM && !pt->pmu.topa_multiple)
+		snprintf(err, errlen, "mmap of a %zu KiB AUX ring on cpu %d: %s (no physically "
+		         "contiguous memory even for %zu KiB: this CPU's PT has a single ToPA entry, "
+		         "caps/topa_multiple_entries 0, so the ring is one allocation; compact memory "
+		         "with 'echo 1 > /proc/sys/vm/compact_memory' or use --source sample)",
+		         want / 1024, c->cpu, strerror(-ret), bytes / 1024);
+	else if (ret == -ENOMEM)
+		snprintf(err, errlen, "mmap of a %zu KiB AUX ring on cpu %d: %s (the kernel is out of "
+		         "memory for it: try a smaller --buffer)", want / 1024, c->cpu, strerror(-ret));
+	else if (ret == -EPERM)
+		snprintf(err, errlen, "mmap of a %zu KiB AUX ring on cpu %d: %s (over "
+		         "/proc/sys/kernel/perf_event_mlock_kb without CAP_IPC_LOCK: raise it, or "
+		         "try a smaller --buffer)", want / 1024, c->cpu, strerror(-ret));
+	else if (ret < 0)
+		snprintf(err, errlen, "mmap of a %zu KiB AUX ring on cpu %d: %s", want / 1024, c->cpu,
+		         strerror(-ret));
+	return ret;
 }
 
 static int open_cpu(struct sptd_col_pt *pt, struct pt_cpu *c, char *err, size_t errlen)
@@ -191,15 +403,9 @@ static int open_cpu(struct sptd_col_pt *pt, struct pt_cpu *c, char *err, size_t 
 		         strerror(-ret));
 		return ret;
 	}
-	/* read-only: overwrite (snapshot) mode */
-	ret = sptd_col_perf_ring_map_aux(&c->pt_ring, c->pt_fd, (size_t)pt->setup.aux_bytes, 0);
-	if (ret < 0) {
-		snprintf(err, errlen, "mmap of a %zu KiB AUX ring on cpu %d: %s%s",
-		         (size_t)pt->setup.aux_bytes / 1024, c->cpu, strerror(-ret),
-		         ret == -ENOMEM || ret == -EPERM ?
-		         " (try a smaller --buffer, or raise /proc/sys/kernel/perf_event_mlock_kb)" : "");
+	ret = map_aux(pt, c, err, errlen);
+	if (ret < 0)
 		return ret;
-	}
 	c->aux_copy = malloc(c->pt_ring.aux_len);
 	if (!c->aux_copy) {
 		snprintf(err, errlen, "out of memory for the AUX copy");
@@ -249,6 +455,7 @@ int sptd_col_pt_create(const struct sptd_col_pt_config *cfg, struct sptd_col_pt 
 	ret = sptd_col_pt_setup_build(&pt->pmu, &cfg->req, &pt->setup, err, errlen);
 	if (ret < 0)
 		goto fail;
+	pt->aux_planned = pt->setup.aux_bytes;
 	sptd_col_pt_cpu_identify(&pt->cpuid);
 	if (cfg->cpu_family > 0) {
 		pt->cpuid.family = cfg->cpu_family;
@@ -389,6 +596,8 @@ int sptd_col_pt_freeze(struct sptd_col_pt *pt)
 		if (ret >= 0)
 			ret = copy_pt_records(c);
 	}
+	/* the clocks as they relate now, for this incident */
+	time_measure(pt);
 	return ret;
 }
 
@@ -403,6 +612,8 @@ int64_t sptd_col_pt_write(struct sptd_col_pt *pt, struct sptd_store *st)
 	if (!pt || !st)
 		return -EINVAL;
 	ret = sptd_col_pt_meta_write(st, &pt->pmu, &pt->setup, &pt->cpuid, &pt->time);
+	if (ret >= 0)
+		ret = sptd_store_meta_set_int(st, "pt_aux_bytes_planned", (int64_t)pt->aux_planned);
 	for (int i = 0; i < pt->ncpus && ret >= 0; i++) {
 		struct pt_cpu *c = &pt->cpus[i];
 

@@ -89,7 +89,7 @@ struct sptd_col_pt_pmu {
 	int cap_psb_cyc;         /* caps/psb_cyc: cyc, cyc_thresh, psb_period work */
 	int cap_mtc;             /* caps/mtc: MTC packets */
 	uint32_t mtc_periods;    /* caps/mtc_periods bitmap of allowed mtc_period */
-	uint32_t cyc_thresholds; /* caps/cyc_thresholds bitmap of cyc_thresh */
+	uint32_t cyc_thresholds; /* caps/cycle_thresholds bitmap of cyc_thresh */
 	uint32_t psb_periods;    /* caps/psb_periods bitmap of psb_period */
 	int topa_output;         /* caps/topa_output */
 	int topa_multiple;       /* caps/topa_multiple_entries: AUX may be big */
@@ -97,8 +97,8 @@ struct sptd_col_pt_pmu {
 	int ip_filtering;        /* caps/ip_filtering */
 	int ptwrite;             /* caps/ptwrite */
 	int power_event_trace;   /* caps/power_event_trace */
-	uint32_t max_nonturbo_ratio; /* caps/max_nonturbo_ratio (0 unknown) */
-	uint32_t tsc_art_num;    /* caps/tsc_art_ratio "num:den" (CPUID 0x15 ebx) */
+	uint32_t max_nonturbo_ratio; /* intel_pt/max_nonturbo_ratio (0 unknown) */
+	uint32_t tsc_art_num;    /* intel_pt/tsc_art_ratio "num:den" (CPUID 0x15 ebx) */
 	uint32_t tsc_art_den;    /* ... (CPUID 0x15 eax); 0 unknown */
 };
 

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <x86intrin.h>
@@ -25,6 +27,8 @@ struct fake_event {
 	int cpu;
 	int is_pt;                     /* intel_pt, else the dummy or a group sibling */
 	int is_dummy;                  /* the sideband dummy */
+	int is_probe;                  /* a dummy on the caller's own thread (pid 0,
+	                                * any CPU) with comm: see clock_probe_open */
 	int group_fd;                  /* group leader's fd as passed (-1 none) */
 	struct perf_event_attr attr;   /* as opened */
 	unsigned char *base;           /* user page + data */
@@ -89,6 +93,7 @@ int fakepmu_sysfs(const char *root, enum fakepmu_gen gen, int type)
 		{ "mtc", "config:9" }, { "tsc", "config:10" }, { "noretcomp", "config:11" },
 		{ "ptw", "config:12" }, { "branch", "config:13" }, { "mtc_period", "config:14-17" },
 		{ "cyc_thresh", "config:19-22" }, { "psb_period", "config:24-27" },
+		{ "event", "config:31" }, { "notnt", "config:55" },
 	};
 	static const char *const odd_fmt[][2] = {
 		{ "pt", "config:0" }, { "cyc", "config:5" }, { "mtc", "config:7" },
@@ -116,18 +121,65 @@ int fakepmu_sysfs(const char *root, enum fakepmu_gen gen, int type)
 			if (gen != FAKEPMU_NOTSC || strcmp(std_fmt[i][0], "tsc") != 0)
 				put(fmt, std_fmt[i][0], std_fmt[i][1]);
 	}
-	put(caps, "psb_cyc", gen >= FAKEPMU_SKYLAKE ? "1" : "0");
-	put(caps, "mtc", gen >= FAKEPMU_BROADWELL ? "1" : "0");
-	put(caps, "mtc_periods", gen >= FAKEPMU_BROADWELL ? "249" : "0");
-	put(caps, "cyc_thresholds", gen >= FAKEPMU_SKYLAKE ? "3fff" : "0");
-	put(caps, "psb_periods", gen >= FAKEPMU_SKYLAKE ? "3f" : "0");
-	put(caps, "topa_output", "1");
-	put(caps, "topa_multiple_entries", gen >= FAKEPMU_BROADWELL ? "1" : "0");
-	put(caps, "single_range_output", "0");
-	put(caps, "ip_filtering", gen >= FAKEPMU_SKYLAKE ? "1" : "0");
-	put(caps, "max_nonturbo_ratio", gen >= FAKEPMU_SKYLAKE ? "34" : "0");
-	put(caps, "tsc_art_ratio", gen >= FAKEPMU_SKYLAKE ? "284:2" : "0:0");
+	return fakepmu_sysfs_layout(dev, gen);
+}
+
+/* The caps/ files arch/x86/events/intel/pt.c makes (pt_caps[]), in its
+ * order: every one exists on every CPU with PT. */
+static const char *const kernel_caps[] = {
+	"max_subleaf", "cr3_filtering", "psb_cyc", "ip_filtering", "mtc", "ptwrite",
+	"power_event_trace", "event_trace", "tnt_disable", "topa_output",
+	"topa_multiple_entries", "single_range_output", "output_subsys", "payloads_lip",
+	"num_address_ranges", "mtc_periods", "cycle_thresholds", "psb_periods",
+};
+
+static int is_kernel_cap(const char *name)
+{
+	for (size_t i = 0; i < sizeof(kernel_caps) / sizeof(kernel_caps[0]); i++)
+		if (strcmp(kernel_caps[i], name) == 0)
+			return 1;
 	return 0;
+}
+
+/* caps/ and the timing attributes of @gen under @dev, laid out and printed
+ * as pt.c does: pt_cap_show prints each cap "%x" (CPUID 0x14 fields);
+ * pt_timing_attr_show prints max_nonturbo_ratio "%lu" and tsc_art_ratio
+ * "%u:%u" in an unnamed group, i.e. at the PMU's root. */
+int fakepmu_sysfs_layout(const char *dev, enum fakepmu_gen gen)
+{
+	const char *values[][2] = {
+		{ "max_subleaf", "1" },
+		{ "cr3_filtering", "1" },
+		{ "psb_cyc", gen >= FAKEPMU_SKYLAKE ? "1" : "0" },
+		{ "ip_filtering", gen >= FAKEPMU_SKYLAKE ? "1" : "0" },
+		{ "mtc", gen >= FAKEPMU_BROADWELL ? "1" : "0" },
+		{ "ptwrite", "0" },
+		{ "power_event_trace", "0" },
+		{ "event_trace", "0" },
+		{ "tnt_disable", "0" },
+		{ "topa_output", "1" },
+		{ "topa_multiple_entries", gen >= FAKEPMU_BROADWELL ? "1" : "0" },
+		{ "single_range_output", "0" },
+		{ "output_subsys", "0" },
+		{ "payloads_lip", "0" },
+		{ "num_address_ranges", gen >= FAKEPMU_SKYLAKE ? "2" : "0" },
+		{ "mtc_periods", gen >= FAKEPMU_BROADWELL ? "249" : "0" },
+		{ "cycle_thresholds", gen >= FAKEPMU_SKYLAKE ? "3fff" : "0" },
+		{ "psb_periods", gen >= FAKEPMU_SKYLAKE ? "3f" : "0" },
+	};
+	char caps[1100];
+	int ret = 0;
+
+	snprintf(caps, sizeof(caps), "%s/caps", dev);
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]) && ret >= 0; i++)
+		ret = put(caps, values[i][0], values[i][1]);
+	/* MSR_PLATFORM_INFO[15:8] and CPUID 0x15 ebx:eax; 0 and 0:0 where the
+	 * CPU does not say (Haswell and Broadwell have no leaf 0x15) */
+	if (ret >= 0)
+		ret = put(dev, "max_nonturbo_ratio", gen >= FAKEPMU_SKYLAKE ? "34" : "0");
+	if (ret >= 0)
+		ret = put(dev, "tsc_art_ratio", gen >= FAKEPMU_SKYLAKE ? "284:2" : "0:0");
+	return ret;
 }
 
 int fakepmu_sysfs_cap(const char *root, const char *name, const char *value)
@@ -136,8 +188,24 @@ int fakepmu_sysfs_cap(const char *root, const char *name, const char *value)
 
 	if (!root || !name || !value || strchr(name, '/'))
 		return -EINVAL;
+	/* only what pt.c has in caps/: max_nonturbo_ratio and tsc_art_ratio
+	 * are not there (fakepmu_sysfs_timing) */
+	if (!is_kernel_cap(name))
+		return -ENOENT;
 	snprintf(caps, sizeof(caps), "%s/bus/event_source/devices/intel_pt/caps", root);
 	return put(caps, name, value);
+}
+
+int fakepmu_sysfs_timing(const char *root, const char *name, const char *value)
+{
+	char dev[1100];
+
+	if (!root || !name || !value)
+		return -EINVAL;
+	if (strcmp(name, "max_nonturbo_ratio") != 0 && strcmp(name, "tsc_art_ratio") != 0)
+		return -ENOENT;
+	snprintf(dev, sizeof(dev), "%s/bus/event_source/devices/intel_pt", root);
+	return put(dev, name, value);
 }
 
 /* ---- records --------------------------------------------------------------------- */
@@ -231,6 +299,184 @@ size_t fakepmu_rec_itrace(unsigned char *buf, size_t len, size_t cap, int pid, i
 	return rec_put(buf, len, cap, PERF_RECORD_ITRACE_START, 0, body, 8, pid, tid, time, cpu);
 }
 
+/* ---- a running perf clock (fakepmu_clock_*) ---------------------------------- */
+
+/* The kernel's perf clock is local_clock: on a host with a stable TSC it
+ * is the TSC through the page's conversion, which NTP does not slew,
+ * while CLOCK_MONOTONIC is slewed; on a KVM guest on kvm-clock it is not
+ * the TSC at all and the page offers no conversion (cap_user_time_zero 0,
+ * arch_perf_update_userpage).  This fake clock runs off CLOCK_MONOTONIC
+ * by a set rate and offset; records the fake makes at run time are
+ * stamped with it. */
+static int clock_live;               /* 1: fakepmu_clock_drift() set the clock */
+static int clock_no_zero;            /* 1: pages offer no TSC conversion */
+static uint64_t live_zero;           /* perf ns = live_zero + conv(tsc) */
+static uint32_t live_mult;
+static uint16_t live_shift;
+static int live_switch_out = -1, live_switch_in = -1; /* tids switched at each freeze */
+
+static void forward_put(struct fake_event *e, const unsigned char *rec, size_t len);
+static void backward_put(struct fake_event *e, const unsigned char *rec, size_t len);
+
+/* @tsc through mult/shift as the kernel's documentation of the page does
+ * (quot/rem, no 64-bit overflow). */
+static uint64_t clock_conv(uint64_t tsc, uint32_t mult, uint16_t shift)
+{
+	uint64_t quot = tsc >> shift, rem = tsc & ((1ull << shift) - 1);
+
+	return quot * mult + ((rem * mult) >> shift);
+}
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+uint64_t fakepmu_clock_now(void)
+{
+	return live_zero + clock_conv(__rdtsc(), live_mult, live_shift);
+}
+
+int fakepmu_clock_drift(int64_t offset_ns, int ppm)
+{
+	struct timespec nap = { 0, 20000000 };
+	uint64_t tsc0, tsc1;
+	int64_t m0, m1;
+	double ns_per_tsc, mult;
+
+	/* this machine's TSC rate against CLOCK_MONOTONIC over 20 ms */
+	tsc0 = __rdtsc();
+	m0 = mono_ns();
+	nanosleep(&nap, NULL);
+	tsc1 = __rdtsc();
+	m1 = mono_ns();
+	if (tsc1 <= tsc0 || m1 <= m0)
+		return -EIO;
+	ns_per_tsc = (double)(m1 - m0) / (double)(tsc1 - tsc0) * (1.0 + ppm / 1e6);
+	live_shift = 31;
+	mult = ns_per_tsc * (double)(1ull << live_shift);
+	while (mult >= 4294967295.0 && live_shift > 0) {
+		live_shift--;
+		mult /= 2;
+	}
+	live_mult = (uint32_t)mult;
+	/* reads CLOCK_MONOTONIC + @offset_ns now, then runs @ppm fast */
+	live_zero = (uint64_t)(m1 + offset_ns) - clock_conv(tsc1, live_mult, live_shift);
+	clock_live = 1;
+	fakepmu_set_clock(live_zero, live_mult, live_shift);
+	return 0;
+}
+
+void fakepmu_clock_no_time_zero(int on)
+{
+	clock_no_zero = on;
+}
+
+void fakepmu_clock_switches(int tid_out, int tid_in)
+{
+	live_switch_out = tid_out;
+	live_switch_in = tid_in;
+}
+
+/* A new user page: without conversion the kernel leaves cap_user_time,
+ * cap_user_time_zero and the time fields 0. */
+static void clock_page(struct perf_event_mmap_page *pg)
+{
+	if (!clock_no_zero)
+		return;
+	pg->cap_user_time = 0;
+	pg->cap_user_time_zero = 0;
+	pg->time_zero = 0;
+	pg->time_mult = 0;
+	pg->time_shift = 0;
+}
+
+/* A dummy on the caller's own thread with comm: what a COMM record of a
+ * prctl(PR_SET_NAME) needs.  The fake cannot see the prctl, so it writes
+ * that record when the event is disabled, stamped then; a reader that
+ * brackets enable..disable with clock reads sees it inside the bracket,
+ * as it would see the kernel's. */
+static int clock_probe_open(const struct perf_event_attr *attr, int group_fd)
+{
+	struct fake_event *e;
+
+	if (!attr->comm || !attr->sample_id_all || nevents == MAX_EVENTS) {
+		errno = EINVAL;
+		return -1;
+	}
+	e = &events[nevents];
+	memset(e, 0, sizeof(*e));
+	e->fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (e->fd < 0)
+		return -1;
+	e->open = 1;
+	e->cpu = -1;
+	e->is_probe = 1;
+	e->group_fd = group_fd;
+	e->attr = *attr;
+	nevents++;
+	return e->fd;
+}
+
+/* On disable: a PT event's CPU switches tasks (written into that CPU's
+ * running dummy ring), a probe gets its COMM record; both stamped now. */
+static void clock_on_disable(struct fake_event *e)
+{
+	unsigned char rec[128];
+	uint64_t now;
+	size_t n;
+
+	if (!clock_live)
+		return;
+	now = fakepmu_clock_now();
+	if (e->is_probe && e->base) {
+		char name[17] = "";
+		int tid = (int)syscall(SYS_gettid);
+
+		prctl(PR_GET_NAME, name, 0, 0, 0);
+		n = fakepmu_rec_comm(rec, 0, sizeof(rec), getpid(), tid, name, now, 0);
+		forward_put(e, rec, n);
+		return;
+	}
+	if (live_switch_out < 0 || live_switch_in < 0)
+		return;
+	for (int i = 0; i < nevents; i++) {
+		struct fake_event *d = &events[i];
+
+		if (!d->open || !d->is_dummy || d->cpu != e->cpu || !d->enabled || d->paused ||
+		    !d->base)
+			continue;
+		n = fakepmu_rec_switch(rec, 0, sizeof(rec), 1, live_switch_out, live_switch_out,
+		                       live_switch_in, live_switch_in, now, e->cpu);
+		backward_put(d, rec, n);
+		n = fakepmu_rec_switch(rec, 0, sizeof(rec), 0, live_switch_in, live_switch_in,
+		                       live_switch_out, live_switch_out, now, e->cpu);
+		backward_put(d, rec, n);
+	}
+}
+
+/* ---- physically contiguous AUX rings (fakepmu_aux_contiguous) ----------------- */
+
+/* Without multiple ToPA entries the kernel marks intel_pt
+ * PERF_PMU_CAP_AUX_NO_SG, and rb_alloc_aux (kernel/events/ring_buffer.c)
+ * then wants an overwrite AUX ring as one physically contiguous chunk:
+ * -ENOMEM when the first allocation came back of a lower order.  0: no
+ * limit (scatter-gather, or plenty of contiguous memory). */
+static size_t aux_contig_max;
+
+void fakepmu_aux_contiguous(size_t largest)
+{
+	aux_contig_max = largest;
+}
+
+static int aux_alloc_fails(size_t len, int prot)
+{
+	return aux_contig_max && !(prot & PROT_WRITE) && len > aux_contig_max;
+}
+
 /* ---- the fake calls ------------------------------------------------------------- */
 
 static struct fake_event *by_fd(int fd)
@@ -250,6 +496,8 @@ static int fake_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group
 
 	struct fake_event *leader = group_fd >= 0 ? by_fd(group_fd) : NULL;
 
+	if (is_dummy && clock_live && pid == 0 && cpu == -1)
+		return clock_probe_open(attr, group_fd);
 	if (!is_pt && !is_dummy && !leader)
 		return saved.perf_event_open(attr, pid, cpu, group_fd, flags);
 	if (leader && (fail_grouped || leader->cpu != cpu)) {
@@ -319,6 +567,7 @@ static void *fake_mmap(void *addr, size_t len, int prot, int flags, int fd, off_
 			pg->time_mult = clock_mult;
 			pg->time_shift = clock_shift;
 		}
+		clock_page(pg);
 		if (e->is_dummy && (prot & PROT_WRITE))
 			maps_bad = 1;   /* the sideband ring must be overwrite (read-only) */
 		e->base = mem;
@@ -336,6 +585,10 @@ static void *fake_mmap(void *addr, size_t len, int prot, int flags, int fd, off_
 		}
 		if (prot & PROT_WRITE)
 			maps_bad = 1;   /* sysptd wants overwrite (snapshot) mode */
+		if (aux_alloc_fails(len, prot)) {
+			errno = ENOMEM;
+			return MAP_FAILED;
+		}
 		if (posix_memalign(&mem, (size_t)page, len))
 			return MAP_FAILED;
 		memset(mem, 0, len);
@@ -443,6 +696,8 @@ static int fake_ioctl(int fd, unsigned long req, unsigned long arg)
 		e->enabled = 1;
 		return 0;
 	case PERF_EVENT_IOC_DISABLE:
+		if (e->enabled && (e->is_pt || e->is_probe))
+			clock_on_disable(e);
 		if (e->enabled && e->is_pt && !e->ran) {
 			pt_run(e);
 			e->ran = 1;
@@ -482,6 +737,10 @@ void fakepmu_serve(int type, const struct fakepmu_script *s, int n, int head_is_
 	fail_grouped = 0;
 	maps_bad = 0;
 	clock_set = 0;
+	clock_live = 0;
+	clock_no_zero = 0;
+	aux_contig_max = 0;
+	live_switch_out = live_switch_in = -1;
 	*fake = *real;
 	fake->perf_event_open = fake_open;
 	fake->mmap = fake_mmap;

@@ -29,8 +29,17 @@ enum fakepmu_gen {
 int fakepmu_sysfs(const char *root, enum fakepmu_gen gen, int type);
 
 /* Overwrite ROOT/.../intel_pt/caps/@name with @value (after
- * fakepmu_sysfs), to describe the CPU a trace came from.  0 or -errno. */
+ * fakepmu_sysfs), to describe the CPU a trace came from; @value as the
+ * kernel prints it (hex).  -ENOENT for a name pt.c has no cap of (e.g.
+ * max_nonturbo_ratio: fakepmu_sysfs_timing), 0 or -errno. */
 int fakepmu_sysfs_cap(const char *root, const char *name, const char *value);
+/* Overwrite ROOT/.../intel_pt/@name, one of pt.c's timing attributes at
+ * the PMU's root: max_nonturbo_ratio (decimal) or tsc_art_ratio
+ * ("num:den").  -ENOENT for any other name, 0 or -errno. */
+int fakepmu_sysfs_timing(const char *root, const char *name, const char *value);
+/* Write caps/ and the timing attributes of @gen under the PMU directory
+ * @dev exactly as pt.c lays them out (fakepmu_sysfs calls it).  0 or -errno. */
+int fakepmu_sysfs_layout(const char *dev, enum fakepmu_gen gen);
 
 /* What one CPU's "hardware" produces while enabled. */
 struct fakepmu_script {
@@ -61,6 +70,29 @@ void fakepmu_serve(int type, const struct fakepmu_script *scripts, int ncpus,
  * (fakepmu_serve() too) to the default, a clock that reads about
  * CLOCK_MONOTONIC now with ns = tsc / 2. */
 void fakepmu_set_clock(uint64_t time_zero, uint32_t mult, uint16_t shift);
+/* A perf clock that runs off CLOCK_MONOTONIC, as the kernel's does (NTP
+ * slews CLOCK_MONOTONIC, not local_clock): from now on the fake's user
+ * pages convert this machine's TSC to a clock that reads CLOCK_MONOTONIC +
+ * @offset_ns now and runs @ppm parts per million fast; records the fake
+ * makes at run time (fakepmu_clock_switches, the COMM of a clock probe:
+ * a dummy with comm on pid 0, cpu -1) are stamped with it.  Call after
+ * fakepmu_install; 0 or -EIO (no TSC rate measured). */
+int fakepmu_clock_drift(int64_t offset_ns, int ppm);
+/* That clock now. */
+uint64_t fakepmu_clock_now(void);
+/* @on: pages mapped from now on offer no TSC conversion
+ * (cap_user_time_zero 0, time fields 0: a guest on kvm-clock). */
+void fakepmu_clock_no_time_zero(int on);
+/* With fakepmu_clock_drift: each time a PT event is disabled (a freeze),
+ * its CPU switches from @tid_out to @tid_in, a SWITCH_CPU_WIDE out and
+ * in pair stamped then written into that CPU's dummy ring (-1: none). */
+void fakepmu_clock_switches(int tid_out, int tid_in);
+/* A machine whose largest free physically contiguous block is @largest
+ * bytes (0: no limit, the default after fakepmu_install): mapping an
+ * overwrite (read-only) AUX ring bigger than that fails with ENOMEM, as
+ * the kernel's rb_alloc_aux does for a PMU without multiple ToPA entries
+ * (PERF_PMU_CAP_AUX_NO_SG); set it only for such a PMU. */
+void fakepmu_aux_contiguous(size_t largest);
 /* Restore the real calls and free every fake ring. */
 void fakepmu_uninstall(void);
 

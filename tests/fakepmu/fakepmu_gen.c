@@ -265,11 +265,11 @@ int fakepmu_gen_sysfs(const struct fakepmu_ptgen *g, const char *root, int type)
 	ret = fakepmu_sysfs(root, FAKEPMU_SKYLAKE, type);
 	snprintf(buf, sizeof(buf), "%" PRId64, config_get(g->dir, "nom_freq"));
 	if (ret >= 0)
-		ret = fakepmu_sysfs_cap(root, "max_nonturbo_ratio", buf);
+		ret = fakepmu_sysfs_timing(root, "max_nonturbo_ratio", buf);
 	snprintf(buf, sizeof(buf), "%" PRId64 ":%" PRId64, config_get(g->dir, "cpuid15_ebx"),
 	         config_get(g->dir, "cpuid15_eax"));
 	if (ret >= 0)
-		ret = fakepmu_sysfs_cap(root, "tsc_art_ratio", buf);
+		ret = fakepmu_sysfs_timing(root, "tsc_art_ratio", buf);
 	snprintf(buf, sizeof(buf), "%x", mtc >= 0 && mtc < 16 ? 1u << mtc : 0u);
 	if (ret >= 0)
 		ret = fakepmu_sysfs_cap(root, "mtc_periods", buf);

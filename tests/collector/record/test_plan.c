@@ -27,46 +27,63 @@ static void test_table(void)
 		uint64_t aux_bytes;
 		int64_t coverage_ns;
 		size_t sample_pages, sideband_pages;
+		int user_only;           /* PT: --user */
+		int cyc;                 /* PT: the PMU has CYC (caps/psb_cyc, cyc term)
+		                          * and noretcomp */
 	} cases[] = {
 		/* sampling: ftrace ring from the span (floor 1 MiB), or --buffer */
 		{ "sample 10ms", SPTD_SOURCE_SAMPLE, 10 * MS, 0, 0, 10000, 0, 0, 4096,
-		  1024, 0, 0, 128, 0 },
+		  1024, 0, 0, 128, 0, 0, 0 },
 		{ "sample --buffer 4M", SPTD_SOURCE_SAMPLE, 10 * MS, 0, 4 * MiB, 10000, 0, 0, 4096,
-		  4096, 0, 0, 128, 0 },
+		  4096, 0, 0, 128, 0, 0, 0 },
 		{ "sample 1s + post 500ms", SPTD_SOURCE_SAMPLE, 1000 * MS, 500 * MS, 0, 10000, 0, 0, 4096,
-		  1501 * 64, 0, 0, 8192, 0 },
+		  1501 * 64, 0, 0, 8192, 0, 0, 0 },
 		{ "sample 10s: both rings capped", SPTD_SOURCE_SAMPLE, 10000 * MS, 0, 0, 100000, 0, 0, 4096,
-		  262144, 0, 0, 8192, 0 },
+		  262144, 0, 0, 8192, 0, 0, 0 },
 		{ "sample 1 Hz: the ring floor", SPTD_SOURCE_SAMPLE, 1 * MS, 0, 0, 1, 0, 0, 4096,
-		  1024, 0, 0, 32, 0 },
+		  1024, 0, 0, 32, 0, 0, 0 },
 		{ "sample 16K pages", SPTD_SOURCE_SAMPLE, 10 * MS, 0, 0, 10000, 0, 0, 16384,
-		  1024, 0, 0, 32, 0 },
-		/* PT: --buffer is the AUX ring; the ftrace ring follows the span */
-		{ "pt 10ms normal", SPTD_SOURCE_PT, 10 * MS, 0, 0, 10000, SPTD_PT_TIMING_NORMAL, 1, 4096,
-		  1024, 8 * MiB, 33554432, 0, 64 },
+		  1024, 0, 0, 32, 0, 0, 0 },
+		/* PT: --buffer is the AUX ring; the ftrace ring follows the span.
+		 * Rates (plan.c): 300 MB/s kernel+user, 200 user-only; x2 with
+		 * CYC (--timing normal/high where caps/psb_cyc), x1.5 more with
+		 * noretcomp (high) */
+		{ "pt 10ms normal: 600 MB/s with CYC, 12 MB", SPTD_SOURCE_PT, 10 * MS, 0, 0, 10000,
+		  SPTD_PT_TIMING_NORMAL, 1, 4096, 1024, 16 * MiB, 27962026, 0, 64, 0, 1 },
+		{ "pt 10ms normal user-only: 400 MB/s", SPTD_SOURCE_PT, 10 * MS, 0, 0, 10000,
+		  SPTD_PT_TIMING_NORMAL, 1, 4096, 1024, 8 * MiB, 20971520, 0, 64, 1, 1 },
+		{ "pt 10ms normal, no CYC on this PMU: 300 MB/s", SPTD_SOURCE_PT, 10 * MS, 0, 0, 10000,
+		  SPTD_PT_TIMING_NORMAL, 1, 4096, 1024, 8 * MiB, 27962026, 0, 64, 0, 0 },
 		{ "pt 10ms, single ToPA: 4 MiB at most", SPTD_SOURCE_PT, 10 * MS, 0, 0, 10000,
-		  SPTD_PT_TIMING_NORMAL, 0, 4096, 1024, 4 * MiB, 16777216, 0, 64 },
+		  SPTD_PT_TIMING_NORMAL, 0, 4096, 1024, 4 * MiB, 6990506, 0, 64, 0, 1 },
+		{ "pt 10ms, single ToPA, no CYC", SPTD_SOURCE_PT, 10 * MS, 0, 0, 10000,
+		  SPTD_PT_TIMING_NORMAL, 0, 4096, 1024, 4 * MiB, 13981013, 0, 64, 0, 0 },
 		{ "pt --buffer 64K: ftrace ring still from the window", SPTD_SOURCE_PT, 10 * MS, 0, 64 * KiB,
-		  10000, SPTD_PT_TIMING_NORMAL, 1, 4096, 1024, 64 * KiB, 262144, 0, 64 },
+		  10000, SPTD_PT_TIMING_NORMAL, 1, 4096, 1024, 64 * KiB, 109226, 0, 64, 0, 1 },
 		{ "pt --buffer 100K: up to a power of two", SPTD_SOURCE_PT, 10 * MS, 0, 100 * KiB, 10000,
-		  SPTD_PT_TIMING_NORMAL, 1, 4096, 1024, 128 * KiB, 524288, 0, 64 },
-		{ "pt 1ms low", SPTD_SOURCE_PT, 1 * MS, 0, 0, 10000, SPTD_PT_TIMING_LOW, 1, 4096,
-		  1024, 512 * KiB, 3495253, 0, 64 },
-		{ "pt 100ms + post 100ms high", SPTD_SOURCE_PT, 100 * MS, 100 * MS, 0, 10000,
-		  SPTD_PT_TIMING_HIGH, 1, 4096, 201 * 64, 256 * MiB, 671088640, 0, 64 },
+		  SPTD_PT_TIMING_NORMAL, 1, 4096, 1024, 128 * KiB, 218453, 0, 64, 0, 1 },
+		{ "pt 1ms low: 300 MB/s", SPTD_SOURCE_PT, 1 * MS, 0, 0, 10000, SPTD_PT_TIMING_LOW, 1, 4096,
+		  1024, 1 * MiB, 3495253, 0, 64, 0, 1 },
+		{ "pt 100ms + post 100ms high: 900 MB/s", SPTD_SOURCE_PT, 100 * MS, 100 * MS, 0, 10000,
+		  SPTD_PT_TIMING_HIGH, 1, 4096, 201 * 64, 512 * MiB, 596523235, 0, 64, 0, 1 },
+		{ "pt 10ms high user-only: 600 MB/s", SPTD_SOURCE_PT, 10 * MS, 0, 0, 10000,
+		  SPTD_PT_TIMING_HIGH, 1, 4096, 1024, 16 * MiB, 27962026, 0, 64, 1, 1 },
 		{ "pt --buffer 2G: the ToPA limit", SPTD_SOURCE_PT, 10 * MS, 0, 2048 * MiB, 10000,
-		  SPTD_PT_TIMING_NORMAL, 1, 4096, 1024, 1024 * MiB, 4294967296LL, 0, 64 },
+		  SPTD_PT_TIMING_NORMAL, 1, 4096, 1024, 1024 * MiB, 1789569706, 0, 64, 0, 1 },
 		{ "pt no window: the smallest AUX ring", SPTD_SOURCE_PT, 0, 0, 0, 10000,
-		  SPTD_PT_TIMING_NORMAL, 1, 4096, 1024, 64 * KiB, 262144, 0, 64 },
+		  SPTD_PT_TIMING_NORMAL, 1, 4096, 1024, 64 * KiB, 109226, 0, 64, 0, 1 },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct sptd_col_record_opts o = {
 			.window_ns = cases[i].window_ns, .post_ns = cases[i].post_ns,
 			.buffer_bytes = cases[i].buffer_bytes, .freq = cases[i].freq,
-			.timing = cases[i].timing,
+			.timing = cases[i].timing, .user_only = cases[i].user_only,
 		};
-		struct sptd_col_pt_pmu pmu = { .topa_multiple = cases[i].topa_multiple };
+		struct sptd_col_pt_pmu pmu = { .topa_multiple = cases[i].topa_multiple,
+		                               .cap_psb_cyc = cases[i].cyc,
+		                               .cyc = { .present = cases[i].cyc },
+		                               .noretcomp = { .present = cases[i].cyc } };
 		struct sptd_col_plan p;
 		int failed = sptd_test_failed;
 
@@ -94,17 +111,32 @@ static void test_aux(void)
 	pmu.topa_multiple = 0;
 	CHECK_INT(sptd_col_plan_aux_max(&pmu), 4 * MiB);
 	CHECK_INT(sptd_col_plan_aux_max(NULL), 4 * MiB);
-	CHECK_INT(sptd_col_plan_aux_size(&pmu, SPTD_PT_TIMING_NORMAL, 0, 10 * MS, &aux), 0);
+	CHECK_INT(sptd_col_plan_aux_size(&pmu, SPTD_PT_TIMING_NORMAL, 0, 0, 10 * MS, &aux), 0);
 	CHECK_INT(aux.bytes, 4 * MiB);
 	CHECK_INT(aux.max_bytes, 4 * MiB);
-	CHECK_INT(aux.rate_bytes_s, 250000000);
+	CHECK_INT(aux.rate_bytes_s, 300000000);   /* no CYC on this PMU */
 	/* a ring the plan chose is kept as it is when asked for again */
-	CHECK_INT(sptd_col_plan_aux_size(&pmu, SPTD_PT_TIMING_NORMAL, aux.bytes, 10 * MS, &aux), 0);
+	CHECK_INT(sptd_col_plan_aux_size(&pmu, SPTD_PT_TIMING_NORMAL, 0, aux.bytes, 10 * MS, &aux), 0);
 	CHECK_INT(aux.bytes, 4 * MiB);
-	CHECK_INT(sptd_col_plan_aux_size(NULL, SPTD_PT_TIMING_NORMAL, 0, 10 * MS, &aux), -EINVAL);
-	CHECK_INT(sptd_col_plan_aux_size(&pmu, SPTD_PT_TIMING_NORMAL, 0, 10 * MS, NULL), -EINVAL);
-	CHECK_INT(sptd_col_plan_aux_size(&pmu, (enum sptd_col_pt_timing)7, 0, 10 * MS, &aux), -EINVAL);
-	CHECK_INT(sptd_col_plan_aux_size(&pmu, SPTD_PT_TIMING_NORMAL, 0, -1, &aux), -EINVAL);
+	CHECK_INT(sptd_col_plan_aux_size(NULL, SPTD_PT_TIMING_NORMAL, 0, 0, 10 * MS, &aux), -EINVAL);
+	CHECK_INT(sptd_col_plan_aux_size(&pmu, SPTD_PT_TIMING_NORMAL, 0, 0, 10 * MS, NULL), -EINVAL);
+	CHECK_INT(sptd_col_plan_aux_size(&pmu, (enum sptd_col_pt_timing)7, 0, 0, 10 * MS, &aux), -EINVAL);
+	CHECK_INT(sptd_col_plan_aux_size(&pmu, SPTD_PT_TIMING_NORMAL, 0, 0, -1, &aux), -EINVAL);
+
+	/* the rate follows what the config turns on, as the PMU allows it */
+	pmu.cap_psb_cyc = 1;
+	pmu.cyc.present = 1;
+	pmu.noretcomp.present = 1;
+	CHECK_INT(sptd_col_plan_pt_rate(&pmu, SPTD_PT_TIMING_LOW, 1), 200000000);
+	CHECK_INT(sptd_col_plan_pt_rate(&pmu, SPTD_PT_TIMING_LOW, 0), 300000000);
+	CHECK_INT(sptd_col_plan_pt_rate(&pmu, SPTD_PT_TIMING_NORMAL, 1), 400000000);
+	CHECK_INT(sptd_col_plan_pt_rate(&pmu, SPTD_PT_TIMING_NORMAL, 0), 600000000);
+	CHECK_INT(sptd_col_plan_pt_rate(&pmu, SPTD_PT_TIMING_HIGH, 1), 600000000);
+	CHECK_INT(sptd_col_plan_pt_rate(&pmu, SPTD_PT_TIMING_HIGH, 0), 900000000);
+	pmu.cap_psb_cyc = 0;   /* Broadwell: no CYC, noretcomp still */
+	CHECK_INT(sptd_col_plan_pt_rate(&pmu, SPTD_PT_TIMING_HIGH, 0), 450000000);
+	CHECK_INT(sptd_col_plan_coverage_ns(4 * MiB, 0), 0);
+	CHECK_INT(sptd_col_plan_coverage_ns(600000000, 600000000), 1000000000);
 }
 
 /* Each buffer named for what it is (the "armed:" line). */

@@ -1,10 +1,14 @@
 /* test_pt_attr.c — intel_pt config bits from the format/ and caps/ files of
  * several CPU generations (fake sysfs trees in a temp dir), format-term
  * parsing, AUX sizing, and bad input. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "fakepmu/fakepmu.h"
+#include "plan-local.h"
 #include "pt-local.h"
 #include "sptd_test.h"
 
@@ -42,29 +46,32 @@ static void test_generations(void)
 	struct sptd_col_pt_pmu pmu;
 	struct sptd_col_pt_setup s;
 
-	/* Skylake, normal: tsc, branch, mtc + mtc_period 0, cyc + cyc_thresh 1,
-	 * psb_period 3, pt; no noretcomp */
+	/* Skylake, normal: tsc, branch, mtc + mtc_period 3 (perf's default),
+	 * cyc + cyc_thresh 1 (caps/cycle_thresholds), psb_period 3, pt; no
+	 * noretcomp */
 	CHECK_INT(build(FAKEPMU_SKYLAKE, SPTD_PT_TIMING_NORMAL, 0, 0, 10000000, &pmu, &s), 0);
 	CHECK_INT(s.type, 9 + FAKEPMU_SKYLAKE);
-	CHECK(s.config[0] == (BIT(0) | BIT(1) | BIT(9) | BIT(10) | BIT(13) | (1ull << 19) | (3ull << 24)));
+	CHECK(s.config[0] == (BIT(0) | BIT(1) | BIT(9) | BIT(10) | BIT(13) | (3ull << 14) |
+	                      (1ull << 19) | (3ull << 24)));
 	CHECK_INT(s.config[1], 0);
-	CHECK_INT(s.mtc_period, 0);
+	CHECK_INT(s.mtc_period, 3);
 	CHECK_INT(s.cyc_thresh, 1);
 	CHECK_INT(s.psb_period, 3);
 	CHECK_INT(s.exclude_kernel, 0);
-	CHECK_STR(s.desc, "tsc,branch,mtc,mtc_period=0,cyc,cyc_thresh=1,psb_period=3");
+	CHECK_STR(s.desc, "tsc,branch,mtc,mtc_period=3,cyc,cyc_thresh=1,psb_period=3");
 	CHECK_INT(pmu.max_nonturbo_ratio, 34);
 	CHECK_INT(pmu.tsc_art_num, 284);
 	CHECK_INT(pmu.tsc_art_den, 2);
 	CHECK_INT(pmu.mtc_periods, 0x249);
-	/* 10 ms at 250 MB/s, twice: 5 MB -> 8 MiB */
-	CHECK_INT(s.aux_bytes, 8 << 20);
-	CHECK(s.coverage_ns > 30000000 && s.coverage_ns < 40000000);
+	/* 10 ms at 600 MB/s (kernel + user with CYC), twice: 12 MB -> 16 MiB */
+	CHECK_INT(s.rate_bytes_s, 600000000);
+	CHECK_INT(s.aux_bytes, 16 << 20);
+	CHECK(s.coverage_ns > 27000000 && s.coverage_ns < 29000000);
 
 	/* Skylake, high: + noretcomp (bit 11); user-only */
 	CHECK_INT(build(FAKEPMU_SKYLAKE, SPTD_PT_TIMING_HIGH, 1, 0, 10000000, &pmu, &s), 0);
-	CHECK(s.config[0] == (BIT(0) | BIT(1) | BIT(9) | BIT(10) | BIT(11) | BIT(13) | (1ull << 19) |
-	                      (3ull << 24)));
+	CHECK(s.config[0] == (BIT(0) | BIT(1) | BIT(9) | BIT(10) | BIT(11) | BIT(13) | (3ull << 14) |
+	                      (1ull << 19) | (3ull << 24)));
 	CHECK_INT(s.exclude_kernel, 1);
 	CHECK_INT(s.noretcomp, 1);
 
@@ -76,10 +83,13 @@ static void test_generations(void)
 
 	/* Broadwell: MTC but no CYC and no psb_period (psb_cyc 0) */
 	CHECK_INT(build(FAKEPMU_BROADWELL, SPTD_PT_TIMING_HIGH, 0, 0, 10000000, &pmu, &s), 0);
-	CHECK(s.config[0] == (BIT(0) | BIT(9) | BIT(10) | BIT(11) | BIT(13)));
+	CHECK(s.config[0] == (BIT(0) | BIT(9) | BIT(10) | BIT(11) | BIT(13) | (3ull << 14)));
 	CHECK_INT(s.cyc, 0);
 	CHECK_INT(s.psb_period, -1);
-	CHECK_INT(s.mtc_period, 0);
+	CHECK_INT(s.mtc_period, 3);
+	/* no CPUID 0x15, ratio not said: 0 */
+	CHECK_INT(pmu.max_nonturbo_ratio, 0);
+	CHECK_INT(pmu.tsc_art_num, 0);
 
 	/* Haswell: tsc and branch only; single ToPA entry caps AUX at 4 MiB */
 	CHECK_INT(build(FAKEPMU_HASWELL, SPTD_PT_TIMING_NORMAL, 0, 64 << 20, 10000000, &pmu, &s), 0);
@@ -103,6 +113,134 @@ static void test_generations(void)
 
 	/* no tsc term: refused with a reason */
 	CHECK_INT(build(FAKEPMU_NOTSC, SPTD_PT_TIMING_LOW, 0, 0, 0, &pmu, &s), -ENOTSUP);
+}
+
+/* The kernel's caps/ names (arch/x86/events/intel/pt.c, pt_caps[]): the
+ * fake must have exactly these, and the timing attributes at the root. */
+static void test_sysfs_layout(void)
+{
+	static const char *const names[] = {
+		"max_subleaf", "cr3_filtering", "psb_cyc", "ip_filtering", "mtc", "ptwrite",
+		"power_event_trace", "event_trace", "tnt_disable", "topa_output",
+		"topa_multiple_entries", "single_range_output", "output_subsys", "payloads_lip",
+		"num_address_ranges", "mtc_periods", "cycle_thresholds", "psb_periods",
+	};
+	char dir[300], path[600];
+	struct sptd_col_pt_pmu pmu;
+	struct sptd_col_pt_setup s;
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	CHECK_INT(build(FAKEPMU_SKYLAKE, SPTD_PT_TIMING_NORMAL, 0, 0, 1000000, &pmu, &s), 0);
+	snprintf(dir, sizeof(dir), "%s/gen%d", root, (int)FAKEPMU_SKYLAKE);
+	snprintf(path, sizeof(path), "%s/bus/event_source/devices/intel_pt/caps", dir);
+	d = opendir(path);
+	CHECK(d != NULL);
+	while (d && (de = readdir(d)) != NULL) {
+		int known = 0;
+
+		if (de->d_name[0] == '.')
+			continue;
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			known |= strcmp(names[i], de->d_name) == 0;
+		if (!known)
+			fprintf(stderr, "  caps/%s: pt.c has no such cap\n", de->d_name);
+		CHECK(known);
+		n++;
+	}
+	if (d)
+		closedir(d);
+	CHECK_INT(n, (int)(sizeof(names) / sizeof(names[0])));
+	snprintf(path, sizeof(path), "%s/bus/event_source/devices/intel_pt/max_nonturbo_ratio", dir);
+	CHECK_INT(access(path, R_OK), 0);
+	snprintf(path, sizeof(path), "%s/bus/event_source/devices/intel_pt/tsc_art_ratio", dir);
+	CHECK_INT(access(path, R_OK), 0);
+	CHECK_INT(fakepmu_sysfs_cap(dir, "max_nonturbo_ratio", "1"), -ENOENT);
+	CHECK_INT(fakepmu_sysfs_cap(dir, "cyc_thresholds", "1"), -ENOENT);
+	CHECK_INT(fakepmu_sysfs_timing(dir, "mtc", "1"), -ENOENT);
+
+	/* what the kernel prints is read: cycle_thresholds in hex (0x4: only
+	 * threshold 2), max_nonturbo_ratio in decimal, tsc_art_ratio num:den,
+	 * and the threshold is used */
+	CHECK_INT(fakepmu_sysfs_cap(dir, "cycle_thresholds", "4"), 0);
+	CHECK_INT(fakepmu_sysfs_cap(dir, "psb_periods", "10"), 0);   /* only 4 */
+	CHECK_INT(fakepmu_sysfs_timing(dir, "max_nonturbo_ratio", "40"), 0);
+	CHECK_INT(fakepmu_sysfs_timing(dir, "tsc_art_ratio", "168:2"), 0);
+	sptd_col_pt_set_sysfs_root(dir);
+	CHECK_INT(sptd_col_pt_pmu_read(&pmu, NULL, 0), 0);
+	CHECK_INT(pmu.cyc_thresholds, 4);
+	CHECK_INT(pmu.psb_periods, 0x10);
+	CHECK_INT(pmu.max_nonturbo_ratio, 40);
+	CHECK_INT(pmu.tsc_art_num, 168);
+	CHECK_INT(pmu.tsc_art_den, 2);
+	{
+		struct sptd_col_pt_request req = { .timing = SPTD_PT_TIMING_NORMAL, .window_ns = 1000 };
+
+		CHECK_INT(sptd_col_pt_setup_build(&pmu, &req, &s, NULL, 0), 0);
+		CHECK_INT(s.cyc_thresh, 2);
+		CHECK_INT(s.psb_period, 4);
+		CHECK_STR(s.desc, "tsc,branch,mtc,mtc_period=3,cyc,cyc_thresh=2,psb_period=4");
+	}
+	/* malformed timing attributes: not guessed at */
+	CHECK_INT(fakepmu_sysfs_timing(dir, "max_nonturbo_ratio", "0x22"), 0);
+	CHECK_INT(fakepmu_sysfs_timing(dir, "tsc_art_ratio", "168"), 0);
+	CHECK_INT(sptd_col_pt_pmu_read(&pmu, NULL, 0), 0);
+	CHECK_INT(pmu.max_nonturbo_ratio, 0);
+	CHECK_INT(pmu.tsc_art_num, 0);
+}
+
+/* Without multiple ToPA entries (Haswell here: caps/topa_multiple_entries
+ * 0) an overwrite AUX ring is one physically contiguous allocation
+ * (kernel/events/ring_buffer.c rb_alloc_aux): on a fragmented machine,
+ * whose largest free block the fake sets, a 4 MiB ring fails with ENOMEM.
+ * The source takes the largest power of two that fits, and the setup
+ * (meta pt_aux_bytes, pt_coverage_ns) says what it got; when nothing fits
+ * the error names the cause, not perf_event_mlock_kb. */
+static void test_aux_contiguous(void)
+{
+	struct sptd_col_pt_pmu pmu;
+	struct sptd_col_pt_setup s;
+	int cpus[2] = { 0, 1 };
+	struct sptd_col_pt_config cfg = { .cpus = cpus, .ncpus = 2 };
+	struct sptd_col_pt *pt = NULL;
+	char err[512] = "";
+	int ret;
+
+	CHECK_INT(build(FAKEPMU_HASWELL, SPTD_PT_TIMING_NORMAL, 0, 4 << 20, 10000000, &pmu, &s), 0);
+	CHECK_INT(pmu.topa_multiple, 0);
+	CHECK_INT(s.aux_bytes, 4 << 20);
+	cfg.req = (struct sptd_col_pt_request){ .timing = SPTD_PT_TIMING_NORMAL,
+	                                        .aux_bytes = 4 << 20, .window_ns = 10000000 };
+	fakepmu_install(9 + (int)FAKEPMU_HASWELL, NULL, 0, 0);
+	fakepmu_aux_contiguous(1 << 20);
+	ret = sptd_col_pt_create(&cfg, &pt, err, sizeof(err));
+	CHECK_INT(ret, 0);
+	if (ret < 0)
+		fprintf(stderr, "  create: %s\n", err);
+	if (pt) {
+		CHECK_INT(sptd_col_pt_setup(pt)->aux_bytes, 1 << 20);
+		CHECK_INT(sptd_col_pt_setup(pt)->coverage_ns,
+		          sptd_col_plan_coverage_ns(1 << 20, s.rate_bytes_s));
+	}
+	sptd_col_pt_destroy(pt);
+	pt = NULL;
+	CHECK_INT(fakepmu_open_count(), 0);
+	fakepmu_uninstall();
+
+	/* not even the smallest ring (16 pages) fits */
+	fakepmu_install(9 + (int)FAKEPMU_HASWELL, NULL, 0, 0);
+	fakepmu_aux_contiguous(32 << 10);
+	ret = sptd_col_pt_create(&cfg, &pt, err, sizeof(err));
+	CHECK_INT(ret, -ENOMEM);
+	CHECK(pt == NULL);
+	CHECK(strstr(err, "contiguous") != NULL);
+	CHECK(strstr(err, "topa_multiple_entries 0") != NULL);
+	CHECK(strstr(err, "perf_event_mlock_kb") == NULL);
+	if (ret != -ENOMEM || !strstr(err, "contiguous"))
+		fprintf(stderr, "  create: %s\n", err);
+	CHECK_INT(fakepmu_open_count(), 0);
+	fakepmu_uninstall();
 }
 
 static void test_terms(void)
@@ -237,8 +375,8 @@ static int build_power(int power, const char *pet, const char *ptw,
 
 static void test_power(void)
 {
-	const uint64_t base = BIT(0) | BIT(1) | BIT(9) | BIT(10) | BIT(13) | (1ull << 19) |
-	                      (3ull << 24);
+	const uint64_t base = BIT(0) | BIT(1) | BIT(9) | BIT(10) | BIT(13) | (3ull << 14) |
+	                      (1ull << 19) | (3ull << 24);
 	struct sptd_col_pt_setup s;
 
 	/* both caps: pwr_evt (bit 4), ptw (12), fup_on_ptw (5), as the kernel's
@@ -271,6 +409,8 @@ int main(void)
 	if (!mkdtemp(root))
 		SPTD_SKIP("cannot make a temp dir");
 	test_generations();
+	test_sysfs_layout();
+	test_aux_contiguous();
 	test_terms();
 	test_misc();
 	test_power();
