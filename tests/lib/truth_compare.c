@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 #include "sptd_dec.h"
 #include "sptd_store.h"
@@ -456,6 +457,24 @@ int truth_run_ptgen(const char *ptgen, const char *progs, const char *const args
 	}
 	argv[argc] = NULL;
 	return truth_run(argv, log, 1);
+}
+
+int truth_run_ptgen_now(const char *ptgen, const char *progs, const char *const args[],
+                        const char *outdir, const char *log)
+{
+	const char *all[40] = { "--start-tsc" };
+	char tsc[32];
+	int n = 2;
+
+	snprintf(tsc, sizeof(tsc), "%" PRIu64, (uint64_t)__rdtsc());
+	all[1] = tsc;
+	for (int i = 0; args[i]; i++) {
+		if (n >= 39)
+			return -1;
+		all[n++] = args[i];
+	}
+	all[n] = NULL;
+	return truth_run_ptgen(ptgen, progs, all, outdir, log);
 }
 
 void truth_show_log(const char *log, int max_lines)

@@ -82,6 +82,12 @@ int truth_run(char *const argv[], const char *log, int append);
  * when @args is too long. */
 int truth_run_ptgen(const char *ptgen, const char *progs, const char *const args[],
                     const char *outdir, const char *log);
+/* truth_run_ptgen with "--start-tsc NOW" first: the generated TSC starts at
+ * this machine's, so that a capture relating the fake's perf clock to
+ * CLOCK_MONOTONIC through the real TSC (pt_source.c) gets recent times even
+ * where the TSC counted for days before this machine booted (a VM). */
+int truth_run_ptgen_now(const char *ptgen, const char *progs, const char *const args[],
+                        const char *outdir, const char *log);
 /* Entries of @buf that truth_import_args() fills (at most). */
 #define TRUTH_IMPORT_ARGS 20
 /* Append to @argv (at *@argc) the `sysptd import --pt` arguments for the

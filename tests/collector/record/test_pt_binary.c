@@ -299,7 +299,7 @@ static int run_case(const struct pb_case *c, const char *ptgen, const char *prog
 	snprintf(gendir, sizeof(gendir), "%s/%s", tmp, c->name);
 	snprintf(log, sizeof(log), "%s/%s.ptgen.log", tmp, c->name);
 	snprintf(sysroot, sizeof(sysroot), "%s/%s-sys", tmp, c->name);
-	rc = truth_run_ptgen(ptgen, progs, c->args, gendir, log);
+	rc = truth_run_ptgen_now(ptgen, progs, c->args, gendir, log);
 	if (rc == 77)
 		return 77;
 	CHECK_INT(rc, 0);

@@ -38,7 +38,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <x86intrin.h>
 
 #include "fakepmu/fakepmu.h"
 #include "fakepmu/fakepmu_cut.h"
@@ -54,7 +53,7 @@
 /* The generator's TSC rate: ns = tsc * 10^9 / TSC_HZ = tsc * 2^28 >> 31
  * exactly.  sysptd relates the perf clock to CLOCK_MONOTONIC by reading
  * this machine's TSC through that conversion; the generator starts at this
- * machine's TSC (--start-tsc) and a TSC faster than the real one keeps the
+ * machine's TSC (truth_run_ptgen_now) and a TSC faster than the real one keeps the
  * incident's times (perf ns + that offset) positive, as CLOCK_MONOTONIC
  * times are, whatever the TSC counted before this machine booted. */
 #define TSC_HZ "8000000000"
@@ -292,8 +291,7 @@ static void check_power(const char *dir, const char *incident, int64_t offset)
 static int run_case(const struct fg_case *c, const char *ptgen, const char *progs,
                     const char *tmp, const char *sysroot)
 {
-	char dir[4096], log[4200], incident[4200], err[512], start_tsc[32];
-	const char *args[sizeof(c->args) / sizeof(c->args[0]) + 2] = { NULL };
+	char dir[4096], log[4200], incident[4200], err[512];
 	struct fg_run *r = calloc(1, sizeof(*r));
 	struct frames truth = { 0 }, dec = { 0 };
 	int rc, ret = -1, trunc_seen = 0;
@@ -304,15 +302,7 @@ static int run_case(const struct fg_case *c, const char *ptgen, const char *prog
 	snprintf(dir, sizeof(dir), "%s/%s", tmp, c->name);
 	snprintf(log, sizeof(log), "%s.log", dir);
 	snprintf(incident, sizeof(incident), "%s.incident", dir);
-	/* The generated TSC starts at this machine's: the capture relates the
-	 * fake's perf clock to CLOCK_MONOTONIC by reading the real TSC, and a
-	 * VM's TSC can be days ahead of its own uptime (the host's count). */
-	snprintf(start_tsc, sizeof(start_tsc), "%" PRIu64, (uint64_t)__rdtsc());
-	args[0] = "--start-tsc";
-	args[1] = start_tsc;
-	for (size_t i = 0; i + 2 < sizeof(args) / sizeof(args[0]) && c->args[i]; i++)
-		args[i + 2] = c->args[i];
-	rc = truth_run_ptgen(ptgen, progs, args, dir, log);
+	rc = truth_run_ptgen_now(ptgen, progs, c->args, dir, log);
 	if (rc == 77) {
 		free(r);
 		return 77;
