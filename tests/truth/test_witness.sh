@@ -8,9 +8,9 @@
 # the figures of each run are printed.
 #
 #   samples   perf record -a -g -k mono -F 4000 -e cpu-clock: per group of
-#             tasks (the short-lived processes; the pool threads), the share
-#             of samples whose leaf is the group's hot function, and the
-#             share with no function at all; the two shares may differ by
+#             tasks (the short-lived processes; the pool threads), of the
+#             user-mode samples, the share whose leaf is the group's hot
+#             function, and the share with no function at all; the two may differ by
 #             at most 4 standard errors of a difference of two binomial
 #             proportions (pooled), and by at most 0.10 absolute
 #   wakeups   perf sched record -k mono: each wakeup of wit_ping and
@@ -98,21 +98,28 @@ echo "incident $db: window [$ws, $we], workload pid $main"
 ns_awk='function ns(s,   p) { sub(/:$/, "", s); p = index(s, "."); return (substr(s, 1, p - 1) substr(s, p + 1)) + 0 }'
 
 # ---- samples ----------------------------------------------------------------------
-# "GROUP LEAF" per sample in the window: GROUP short (a short-lived process),
-# pool (wit_pool*), other; LEAF the function, "[unknown]" without one
+# "GROUP TID LEAF" per user-mode sample in the window: GROUP short (a
+# short-lived process), pool (wit_pool*), other; LEAF the function,
+# "[unknown]" without one.  Kernel-mode samples are left out on both sides:
+# two samplers at once deliver each other's hrtimer interrupts late, at the
+# next irq enable (seen: leaf pvm_irq_enable in 259 of perf's pool samples,
+# 111 of sysptd's), which moves kernel shares by more than chance
 awk '$1 == "short" { print $2 }' "$work/log" | sort -u >"$work/short.pids"
-perf script -i "$work/samples.data" --ns -F pid,tid,time,ip,sym --max-stack 1 2>/dev/null |
+perf script -i "$work/samples.data" --ns -F pid,tid,time,ip,sym,dso --max-stack 1 2>/dev/null |
 	awk -v ws="$ws" -v we="$we" -v main="$main" "$ns_awk"'
 	NR == FNR { short[$1] = 1; next }
 	/^ *[0-9]+\/[0-9]+ / { split($1, pt, "/"); t = ns($2); keep = t >= ws && t <= we
 	                       g = (pt[1] in short) ? "short" : "other"; tid = pt[2]; next }
-	keep && NF >= 1 { leaf = $2 == "" ? "[unknown]" : $2; print g, tid, leaf; keep = 0 }' \
+	keep && NF >= 1 { leaf = NF < 3 ? "[unknown]" : $2; keep = 0
+	                  if ($NF != "([kernel.kallsyms])") print g, tid, leaf }' \
 	"$work/short.pids" - >"$work/perf.samples"
 awk '$1 == "thread" && $2 ~ /^wit_pool/ { print $3 }' "$work/log" >"$work/pool.tids"
 "$BIN" query "$db" --format csv "SELECT p.pid, t.tid, coalesce(sy.name, '[unknown]')
 	FROM sample s JOIN thread t ON t.utid = s.utid LEFT JOIN process p ON p.upid = t.upid
 	LEFT JOIN callsite c ON c.id = s.callsite_id LEFT JOIN symbol sy ON sy.id = c.symbol_id
-	WHERE s.ts BETWEEN $ws AND $we" 2>"$work/err" | sed 1d | tr ',' ' ' |
+	LEFT JOIN dso d ON d.id = sy.dso_id
+	WHERE s.ts BETWEEN $ws AND $we AND coalesce(d.path, '') != '[kernel.kallsyms]'" \
+	2>"$work/err" | sed 1d | tr ',' ' ' |
 	awk 'NR == FNR { short[$1] = 1; next } { print (($1 in short) ? "short" : "other"), $2, $3 }' \
 		"$work/short.pids" - >"$work/sptd.samples"
 # pool threads by tid on both sides
