@@ -4,7 +4,7 @@
  *   exited_prog spin MS    burn MS ms in exitedprog_hot_spin, a function
  *                          no other program has, print its pid and exit
  *   exited_prog thread     start a thread named "t_exitw" and one left
- *                          unnamed, each burning 5 ms and exiting; once
+ *                          unnamed, each sleeping 6 ms and exiting; once
  *                          both are joined print "pid P named T1 unnamed
  *                          T2" (getpid, each thread's own gettid), then
  *                          exit */
@@ -51,7 +51,10 @@ static void *worker(void *arg)
 	if (arg)
 		prctl(PR_SET_NAME, "t_exitw", 0, 0, 0);
 	*(arg ? (int *)arg : &unnamed_tid) = (int)syscall(SYS_gettid);
-	exitedprog_hot_spin(5);
+	/* asleep, not burning CPU: a thread the samples never see (what
+	 * gives a sampled thread its process already) */
+	for (int i = 0; i < 3; i++)
+		usleep(2000);
 	return NULL;
 }
 

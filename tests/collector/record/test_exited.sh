@@ -18,8 +18,9 @@
 #    first instruction after the exec, ld.so's entry, which has no symbol
 #    in its stripped tables, for a live process too).  Before the fix: hot
 #    function 0%, nearly all unnamed.
-# 3. A program whose two threads (one named "t_exitw", one unnamed) ran and
-#    exited, then the program itself, before the capture: each thread's
+# 3. A program whose two threads (one named "t_exitw", one unnamed) slept,
+#    unsampled, and exited, then the program itself, before the capture
+#    (sysptd --freq 100; a sample already names its process): each thread's
 #    row must belong to the process the program's own getpid() names, not
 #    to a process of its own, in the incident and (through trace_processor,
 #    when present) in the Perfetto export.
@@ -121,13 +122,17 @@ fi
 # ---- 3. threads gone before the capture stay in their process ---------------
 
 mkdir -m 700 "$work/inc3"
-"$BIN" record --name "exited$$" --window 1s -o "$work/inc3" -- \
+# --freq 100: the threads, asleep but for microseconds, are not sampled
+# (a sample names its process: that case always worked)
+"$BIN" record --name "exited$$" --freq 100 --window 1s -o "$work/inc3" -- \
 	sh -c "'$PROG' thread >'$work/threads.out'; sleep 0.2" </dev/null >"$work/rec3.out" 2>"$work/rec3.err"
 rc=$?
 inc=$(find "$work/inc3" -name 'incident-*.db' | head -n 1)
 [ "$rc" = 0 ] && [ -n "$inc" ] && ok || { bad "record: exit $rc, no incident"; cat "$work/rec3.err" >&2; finish; }
 read -r _ pid _ named _ unnamed <"$work/threads.out"
 echo "the program's own log: pid $pid, t_exitw $named, unnamed thread $unnamed"
+sampled=$(q "$inc" "SELECT count(*) FROM sample s JOIN thread t USING (utid) WHERE t.tid IN ($named, $unnamed)")
+[ "$sampled" = 0 ] || skipped="$skipped threads-unsampled(a sample hit them: this run proves less)"
 for tid in "$named" "$unnamed"; do
 	got=$(q "$inc" "SELECT coalesce(p.pid, 'none') FROM thread t LEFT JOIN process p ON p.upid = t.upid WHERE t.tid = $tid")
 	[ "$got" = "$pid" ] && ok || bad "thread $tid: its process in the incident is '$got', not $pid"
