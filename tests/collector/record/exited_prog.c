@@ -3,6 +3,8 @@
  *
  *   exited_prog spin MS    burn MS ms in exitedprog_hot_spin, a function
  *                          no other program has, print its pid and exit
+ *   exited_prog where      print "pid P hot ADDR" (getpid, where
+ *                          exitedprog_hot_spin is mapped) and exit
  *   exited_prog thread     start a thread named "t_exitw" and one left
  *                          unnamed, each sleeping 6 ms and exiting; once
  *                          both are joined print "pid P named T1 unnamed
@@ -67,6 +69,10 @@ int main(int argc, char **argv)
 		printf("%d\n", (int)getpid());
 		return 0;
 	}
+	if (argc == 2 && strcmp(argv[1], "where") == 0) {
+		printf("pid %d hot %p\n", (int)getpid(), (void *)exitedprog_hot_spin);
+		return 0;
+	}
 	if (argc == 2 && strcmp(argv[1], "thread") == 0) {
 		if (pthread_create(&t, NULL, worker, &named_tid) != 0 ||
 		    pthread_join(t, NULL) != 0 || pthread_create(&u, NULL, worker, NULL) != 0 ||
@@ -77,6 +83,6 @@ int main(int argc, char **argv)
 		printf("pid %d named %d unnamed %d\n", (int)getpid(), named_tid, unnamed_tid);
 		return 0;
 	}
-	fprintf(stderr, "usage: exited_prog spin MS | exited_prog thread\n");
+	fprintf(stderr, "usage: exited_prog spin MS | where | thread\n");
 	return 2;
 }
