@@ -394,8 +394,7 @@ int sptd_col_symcap_task_recorded(struct sptd_col_symcap *c, int pid,
 		if (ret >= 0)
 			added++;
 	}
-	p = proc_find(c, pid);   /* procs[] did not move, but stay obvious */
-	p->count = c->nmaps - p->first;
+	p->count = c->nmaps - p->first;   /* map_add leaves procs[] alone */
 	return ret < 0 ? ret : (int)added;
 }
 
