@@ -20,7 +20,7 @@
 #    function 0%, nearly all unnamed.
 # 3. A program whose two threads (one named "t_exitw", one unnamed) slept,
 #    unsampled, and exited, then the program itself, before the capture
-#    (sysptd --freq 100; a sample already names its process): each thread's
+#    (sysptd --freq 10; a sample already names its process): each thread's
 #    row must belong to the process the program's own getpid() names, not
 #    to a process of its own, in the incident and (through trace_processor,
 #    when present) in the Perfetto export.
@@ -122,9 +122,9 @@ fi
 # ---- 3. threads gone before the capture stay in their process ---------------
 
 mkdir -m 700 "$work/inc3"
-# --freq 100: the threads, asleep but for microseconds, are not sampled
+# --freq 10: the threads, asleep but for microseconds, are not sampled
 # (a sample names its process: that case always worked)
-"$BIN" record --name "exited$$" --freq 100 --window 1s -o "$work/inc3" -- \
+"$BIN" record --name "exited$$" --freq 10 --window 1s -o "$work/inc3" -- \
 	sh -c "'$PROG' thread >'$work/threads.out'; sleep 0.2" </dev/null >"$work/rec3.out" 2>"$work/rec3.err"
 rc=$?
 inc=$(find "$work/inc3" -name 'incident-*.db' | head -n 1)
