@@ -68,6 +68,16 @@ static void test_invalid(void)
 	CHECK_INT(sptd_col_sample_sideband_store(NULL, NULL), -EINVAL);
 	CHECK_INT(sptd_col_sampler_sideband(NULL, NULL, NULL), -EINVAL);
 	CHECK_INT(sptd_col_derive_sideband_tasks(NULL, NULL), -EINVAL);
+	{
+		/* a sideband ring that is not a power of two pages */
+		struct sptd_col_sampler_config cfg = {
+			.freq = 1000, .ring_pages = 8, .max_stack = 16, .sideband_pages = 3,
+		};
+		struct sptd_col_sampler *s = (void *)1;
+
+		CHECK_INT(sptd_col_sampler_create(&cfg, &s), -EINVAL);
+		CHECK(s == NULL);
+	}
 	sptd_col_symcache_destroy(cache);
 }
 
