@@ -514,6 +514,8 @@ int sptd_col_derive_all(struct sptd_store *st, int jobs)
 		stage = "task table";
 	if (ret >= 0 && (ret = load_tasks(st, tasks)) < 0)
 		stage = "reading raw_task";
+	if (ret >= 0 && (ret = sptd_col_derive_sideband_tasks(st, tasks)) < 0)
+		stage = "threads of the sideband (fork, exit, comm)";
 	if (ret >= 0 && (ret = sptd_col_derive_sched(st, tasks)) < 0)
 		stage = "scheduling (ftrace pages, switches)";
 	if (ret >= 0 && (ret = sptd_col_derive_samples(st, tasks)) < 0)

@@ -1,5 +1,8 @@
-/* derive_sideband.c — gap rows from the stored PT sideband: AUX records
- * flagged truncated/partial/collision, LOST records, trace (re)starts. */
+/* derive_sideband.c — from the stored sideband (the PT source's, or the
+ * sampling source's): gap rows for AUX records flagged truncated/partial/
+ * collision, LOST records, trace (re)starts; and the process of every
+ * thread its FORK, EXIT and COMM records name, so a thread gone before the
+ * capture is not taken for a process of its own. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -93,4 +96,53 @@ int sptd_col_derive_pt_sideband(struct sptd_store *st)
 	if (ret >= 0)
 		ret = sptd_store_raw_sideband_each(st, on_sideband, &sc);
 	return ret < 0 ? ret : g.rows;
+}
+
+/* ---- tasks: which process each thread belongs to ----------------------------- */
+
+static int on_task_record(void *arg, const struct sptd_col_perf_record *r)
+{
+	int ret;
+
+	/* FORK and EXIT name the thread and its thread group (pid), COMM
+	 * both and the name; a thread's process never changes */
+	if ((r->type != SPTD_PERF_RECORD_FORK && r->type != SPTD_PERF_RECORD_EXIT &&
+	     r->type != SPTD_PERF_RECORD_COMM) || r->pid <= 0 || r->tid <= 0)
+		return 0;
+	ret = sptd_col_tasks_note(arg, r->tid, r->pid,
+	                          r->type == SPTD_PERF_RECORD_COMM ? r->name : NULL, NULL);
+	return ret < 0 ? ret : 0;
+}
+
+/* What the sideband reader hands the record parser for tasks. */
+struct task_sideband_ctx {
+	struct sptd_col_tasks *tasks; /* where threads are noted */
+	uint64_t sample_type;         /* of the sideband records */
+};
+
+static int on_task_sideband(void *arg, const struct sptd_store_chunk_row *row)
+{
+	struct task_sideband_ctx *tc = arg;
+	int n;
+
+	if (!row->data || !row->len)
+		return 0;
+	n = sptd_col_pt_sideband_parse(row->data, row->len, tc->sample_type, on_task_record,
+	                               tc->tasks);
+	/* the records before a malformed one are in (its gap row says so) */
+	return n < 0 && n != -EBADMSG ? n : 0;
+}
+
+int sptd_col_derive_sideband_tasks(struct sptd_store *st, struct sptd_col_tasks *tasks)
+{
+	struct task_sideband_ctx tc = { .tasks = tasks };
+	int64_t sample_type = (int64_t)sptd_col_pt_sideband_sample_type();
+	int ret;
+
+	if (!st || !tasks)
+		return -EINVAL;
+	sptd_store_meta_get_int(st, "pt_sideband_sample_type", &sample_type);
+	tc.sample_type = (uint64_t)sample_type;
+	ret = sptd_store_raw_sideband_each(st, on_task_sideband, &tc);
+	return ret < 0 ? ret : 0;
 }

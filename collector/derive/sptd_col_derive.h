@@ -52,6 +52,11 @@ void sptd_col_derive_set_progress(void (*fn)(void *ctx, const char *phase, uint6
  * Returns the number of gap rows. */
 int sptd_col_derive_pt_sideband(struct sptd_store *st);
 
+/* Tell @tasks the process (and name) of every thread the FORK, EXIT and
+ * COMM records of raw_sideband name: threads that exited before the
+ * capture keep their process.  0, -EINVAL, -ENOMEM, the store's errors. */
+int sptd_col_derive_sideband_tasks(struct sptd_store *st, struct sptd_col_tasks *tasks);
+
 /* The default --image-cache directory (static string). */
 const char *sptd_col_pt_imgcache_default(void);
 /* Where the cache @dir keeps the file @path of @build_id:

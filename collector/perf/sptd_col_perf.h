@@ -153,6 +153,8 @@ extern struct sptd_col_sys sptd_col_sys;
 #define SPTD_PERF_EV_CONTEXT_SWITCH (1u << 12) /* SWITCH(_CPU_WIDE) records */
 #define SPTD_PERF_EV_WATERMARK      (1u << 13) /* @wakeup counts bytes */
 #define SPTD_PERF_EV_USE_CLOCKID    (1u << 14) /* times on @clockid */
+#define SPTD_PERF_EV_BUILD_ID       (1u << 15) /* MMAP2 carries the build id
+                                                * (Linux 5.12+) */
 
 /* One perf event as sysptd asks for it; sptd_col_perf_event_open() turns
  * it into a perf_event_attr.  Zero-initialise and set what matters. */

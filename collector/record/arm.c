@@ -307,6 +307,7 @@ int sptd_col_record_arm(struct sptd_col_service *s)
 			.max_stack = 127,
 			.cpus = s->o->cpu_list[0] ? s->cpus : NULL,
 			.ncpus = s->ncpus,
+			.sideband_pages = SPTD_SAMPLER_SIDEBAND_PAGES,
 		};
 
 		ret = sptd_col_sampler_create(&scfg, &s->sampler);

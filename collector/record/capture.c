@@ -315,28 +315,43 @@ static int snapshot_all_tasks(struct sptd_store *st)
 static int symbolize(struct sptd_col_service *s, struct sptd_store *st, struct capture *c)
 {
 	struct sptd_col_symcap *sc = NULL;
-	int *pids = NULL;
-	size_t npids = 0;
+	int *pids = NULL, *gone = NULL;
+	size_t npids = 0, ngone = 0;
 	int ret;
 
 	ret = sptd_col_symcap_create(st, s->symcache, &sc);
 	if (ret < 0)
 		return ret;
 	pids = calloc(c->nsamples + 1, sizeof(*pids));
-	if (!pids) {
+	gone = calloc(c->nsamples + 1, sizeof(*gone));
+	if (!pids || !gone) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	for (size_t i = 0; i < c->nsamples; i++) {
+		int pid = c->samples[i].pid;
+		int64_t maps = 0;
 		size_t j;
 
-		for (j = 0; j < npids && pids[j] != c->samples[i].pid; j++)
+		for (j = 0; j < npids && pids[j] != pid; j++)
 			;
-		if (j == npids && c->samples[i].pid > 0) {
-			pids[npids++] = c->samples[i].pid;
-			/* a process that exited since is not an error */
-			sptd_col_symcap_task(sc, c->samples[i].pid);
-		}
+		if (j < npids || pid <= 0)
+			continue;
+		pids[npids++] = pid;
+		/* a process that exited since is not an error: the sideband
+		 * remembers its mappings */
+		if (sptd_col_symcap_task(sc, pid) < 0 ||
+		    (sptd_store_raw_mmap_count(st, pid, &maps) >= 0 && maps == 0))
+			gone[ngone++] = pid;
+	}
+	if (ngone) {
+		ret = sptd_col_sample_exited_maps(sc, st, gone, (int)ngone);
+		if (ret > 0)
+			sptd_col_log(LOG_INFO, "%d mapping(s) of %zu exited process(es) rebuilt from "
+			             "the sampling sideband", ret, ngone);
+		if (ret < 0)
+			goto out;
+		ret = 0;
 	}
 	for (size_t i = 0; i < c->nsamples && ret >= 0; i++) {
 		struct sample_copy *smp = &c->samples[i];
@@ -358,6 +373,7 @@ static int symbolize(struct sptd_col_service *s, struct sptd_store *st, struct c
 		ret = sptd_col_symcap_finish(sc);
 out:
 	free(pids);
+	free(gone);
 	sptd_col_symcap_destroy(sc);
 	return ret;
 }
@@ -553,6 +569,13 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 		ret = sptd_col_sampler_read(s->sampler, wstart, wend, on_sample, &c);
 		if (ret < 0)
 			sptd_col_log(LOG_ERR, "reading the sample rings: %s", strerror(-ret));
+	}
+	/* mappings, comms and forks: what names processes gone by now */
+	if (ret >= 0 && s->sampler) {
+		ret = sptd_col_sample_sideband_store(s->sampler, c.st);
+		if (ret < 0)
+			sptd_col_log(LOG_ERR, "reading the sampling sideband rings: %s",
+			             store_reason(c.st, ret));
 	}
 	/* break=/watch=: the hit's own call chain, symbolized with the samples */
 	if (ret >= 0 && s->sampler && fire->nchain > 0) {

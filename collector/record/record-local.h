@@ -36,12 +36,47 @@ int sptd_col_symcap_create(struct sptd_store *st, struct sptd_col_symcache *cach
                            struct sptd_col_symcap **out);
 /* Snapshot process @pid (all its threads) now, before it can exit. */
 int sptd_col_symcap_task(struct sptd_col_symcap *c, int pid);
+/* A file mapping of a process as the sampling sideband recorded it
+ * (MMAP2), for a process gone before its snapshot. */
+struct sptd_col_symcap_mapping {
+	uint64_t start, end;     /* [start, end) runtime addresses */
+	uint64_t pgoff;          /* file offset of @start */
+	const char *path;        /* the file's path when it was mapped */
+	uint64_t dev, ino;       /* its device (st_dev) and inode; 0 unknown */
+	uint64_t generation;     /* its inode generation; 0 unknown */
+	const char *build_id;    /* hex; NULL: the record had none */
+};
+/* Process @pid, whose /proc was gone (sptd_col_symcap_task failed or found
+ * no mapping), with the @n mappings @maps (sorted by start, not
+ * overlapping) the sideband recorded: raw_mmap and dso rows as from /proc,
+ * symbols from a file only while it is still the one recorded (build-id,
+ * else device/inode/generation).  A mapping whose file is gone or replaced
+ * keeps its raw_mmap and dso rows without symbols.  Returns the mappings
+ * added; -EINVAL, -EEXIST (@pid already has mappings), -ENOMEM, the
+ * store's errors. */
+int sptd_col_symcap_task_recorded(struct sptd_col_symcap *c, int pid,
+                                  const struct sptd_col_symcap_mapping *maps, size_t n);
 /* Make sure the symbol covering @addr in @pid (-1 or kernel address: the
  * kernel) is in the store. */
 int sptd_col_symcap_addr(struct sptd_col_symcap *c, int pid, uint64_t addr);
 /* Flush remaining rows. */
 int sptd_col_symcap_finish(struct sptd_col_symcap *c);
 void sptd_col_symcap_destroy(struct sptd_col_symcap *c);
+
+/* ---- the sampling source's sideband at capture (sample_exited.c) --------- */
+
+struct sptd_store;
+
+/* Every CPU's sideband ring of sampler @s (paused) into @st: raw_sideband
+ * rows, and raw_task rows from its COMM records.  Returns the CPUs stored,
+ * -EINVAL, -ENOMEM, the store's errors. */
+int sptd_col_sample_sideband_store(struct sptd_col_sampler *s, struct sptd_store *st);
+/* The processes @pids (sampled, but gone before /proc could be read) with
+ * the mappings their stored sideband records give (raw_sideband of @st),
+ * through sptd_col_symcap_task_recorded.  Returns the mappings added,
+ * -EINVAL, -ENOMEM, the store's errors. */
+int sptd_col_sample_exited_maps(struct sptd_col_symcap *sc, struct sptd_store *st,
+                                const int *pids, int npids);
 
 /* ---- CPU seeding (seed.c) ------------------------------------------------ */
 

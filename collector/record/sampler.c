@@ -4,6 +4,14 @@
  * holds the most recent samples.  Freezing pauses ring output; reading
  * walks each paused ring (perf/sample_ring.c).
  *
+ * Beside each, when asked (sideband_pages), a dummy event whose overwrite
+ * ring keeps the sideband the PT source keeps too: MMAP2 (device, inode
+ * and generation; the build id when asked and the kernel gives it), COMM
+ * and FORK/EXIT records, laid out as
+ * the PT sideband is, so the same parser and store code read them.  A
+ * process that ran in the window and exited before the capture is named
+ * from them (its /proc is gone by then).
+ *
  * Events, rings and ioctls go through collector/perf's API, whose syscalls
  * go through sptd_col_sys, so tests can make them fail. */
 #include <errno.h>
@@ -127,6 +135,49 @@ static int sampler_open_cpu(struct sptd_col_sampler_cpu *c,
 	return 0;
 }
 
+/* The sideband dummy event of one CPU and its ring: build ids in MMAP2
+ * records where the kernel has attr.build_id (5.12+), device and inode
+ * otherwise (then @s->sideband_build_id is 0). */
+static int sampler_open_sideband(struct sptd_col_sampler *s, struct sptd_col_sampler_cpu *c,
+                                 const struct sptd_col_sampler_config *cfg)
+{
+	struct sptd_col_perf_event ev = {
+		.type = SPTD_PERF_TYPE_SOFTWARE,
+		.config = { SPTD_PERF_COUNT_SW_DUMMY },
+		.period = 1,
+		.sample_type = sptd_col_pt_sideband_sample_type(),
+		.flags = SPTD_PERF_EV_SAMPLE_ID_ALL | SPTD_PERF_EV_EXCLUDE_HV | SPTD_PERF_EV_MMAP |
+		         SPTD_PERF_EV_MMAP2 | SPTD_PERF_EV_COMM | SPTD_PERF_EV_COMM_EXEC |
+		         SPTD_PERF_EV_TASK | SPTD_PERF_EV_WRITE_BACKWARD |
+		         (s->sideband_build_id ? SPTD_PERF_EV_BUILD_ID : 0) |
+		         (cfg->use_clock ? SPTD_PERF_EV_USE_CLOCKID : 0),
+		.clockid = CLOCK_MONOTONIC,
+	};
+	int ret;
+
+	c->sb_fd = sptd_col_perf_event_open(&ev, -1, c->cpu, -1);
+	if (c->sb_fd == -EINVAL && s->sideband_build_id) {
+		/* a kernel before 5.12: inodes, checked against the files */
+		s->sideband_build_id = 0;
+		ev.flags &= ~SPTD_PERF_EV_BUILD_ID;
+		c->sb_fd = sptd_col_perf_event_open(&ev, -1, c->cpu, -1);
+	}
+	if (c->sb_fd < 0) {
+		ret = c->sb_fd;
+		c->sb_fd = -1;
+		sptd_col_log(LOG_ERR, "sampling: the sideband event (mappings, comms, forks) on "
+		             "cpu %d: %s", c->cpu, strerror(-ret));
+		return ret;
+	}
+	ret = sptd_col_perf_ring_map(&c->sb_ring, c->sb_fd, cfg->sideband_pages, 0);
+	if (ret < 0)
+		sptd_col_log(LOG_ERR, "sampling: mapping the %zu KiB sideband ring of cpu %d: %s%s",
+		             (cfg->sideband_pages + 1) * (size_t)sysconf(_SC_PAGESIZE) / 1024,
+		             c->cpu, strerror(-ret),
+		             ret == -EPERM ? " (over kernel.perf_event_mlock_kb: raise the sysctl)" : "");
+	return ret;
+}
+
 int sptd_col_sampler_create(const struct sptd_col_sampler_config *cfg,
                             struct sptd_col_sampler **out)
 {
@@ -138,9 +189,11 @@ int sptd_col_sampler_create(const struct sptd_col_sampler_config *cfg,
 	*out = NULL;
 	if (!cfg || cfg->freq <= 0 || cfg->ring_pages == 0 ||
 	    (cfg->ring_pages & (cfg->ring_pages - 1)) != 0 ||
-	    cfg->ring_pages > (1u << 20) || cfg->max_stack < 0 || cfg->max_stack > 65535) {
+	    cfg->ring_pages > (1u << 20) || cfg->max_stack < 0 || cfg->max_stack > 65535 ||
+	    (cfg->sideband_pages & (cfg->sideband_pages - 1)) != 0 ||
+	    cfg->sideband_pages > (1u << 20)) {
 		sptd_col_log(LOG_ERR, "sampling: invalid configuration (frequency must be "
-		             "> 0, ring pages a power of two, max stack 0..65535)");
+		             "> 0, ring and sideband pages a power of two, max stack 0..65535)");
 		return -EINVAL;
 	}
 	if (cfg->cpus && cfg->ncpus > 0) {
@@ -162,12 +215,16 @@ int sptd_col_sampler_create(const struct sptd_col_sampler_config *cfg,
 	if (!s->cpus)
 		goto fail;
 	s->ncpus = ncpus;
+	s->sideband_build_id = cfg->sideband_build_id ? 1 : 0;
 	for (i = 0; i < ncpus; i++) {
 		s->cpus[i].cpu = cpus[i];
 		s->cpus[i].fd = -1;
+		s->cpus[i].sb_fd = -1;
 	}
 	for (i = 0; i < ncpus; i++) {
 		ret = sampler_open_cpu(&s->cpus[i], cfg);
+		if (ret >= 0 && cfg->sideband_pages)
+			ret = sampler_open_sideband(s, &s->cpus[i], cfg);
 		if (ret < 0)
 			goto fail;
 	}
@@ -188,6 +245,9 @@ int sptd_col_sampler_pause(struct sptd_col_sampler *s, int paused)
 		return -EINVAL;
 	for (i = 0; i < s->ncpus; i++) {
 		int r = sptd_col_perf_event_pause_output(s->cpus[i].fd, paused);
+
+		if (r >= 0 && s->cpus[i].sb_fd >= 0)
+			r = sptd_col_perf_event_pause_output(s->cpus[i].sb_fd, paused);
 
 		if (r < 0 && ret == 0) {
 			ret = r;
@@ -234,6 +294,46 @@ out:
 	return ret;
 }
 
+int sptd_col_sampler_sideband(struct sptd_col_sampler *s, sptd_col_sampler_sideband_fn fn,
+                              void *ctx)
+{
+	unsigned char *recs = NULL;
+	size_t cap = 0;
+	int i, ret = 0, was_paused, count = 0;
+
+	if (!s || !fn)
+		return -EINVAL;
+	was_paused = s->paused;
+	if (!was_paused) {
+		ret = sptd_col_sampler_pause(s, 1);
+		if (ret < 0)
+			return ret;
+	}
+	for (i = 0; i < s->ncpus && ret >= 0; i++) {
+		const struct sptd_col_perf_ring *ring = &s->cpus[i].sb_ring;
+		uint64_t size;
+		const void *data;
+		int64_t len;
+
+		if (s->cpus[i].sb_fd < 0)
+			continue;
+		data = sptd_col_perf_ring_data(ring, &size);
+		/* copied out: a record may wrap, and the ring is newest first */
+		len = sptd_col_ring_copy_backward(data, size, sptd_col_perf_ring_head(ring), &recs,
+		                                  &cap);
+		if (len < 0) {
+			ret = (int)len;
+			break;
+		}
+		ret = fn(ctx, s->cpus[i].cpu, recs, (size_t)len);
+		count++;
+	}
+	free(recs);
+	if (!was_paused)
+		sptd_col_sampler_pause(s, 0);
+	return ret < 0 ? ret : count;
+}
+
 void sptd_col_sampler_destroy(struct sptd_col_sampler *s)
 {
 	int i;
@@ -244,6 +344,9 @@ void sptd_col_sampler_destroy(struct sptd_col_sampler *s)
 		sptd_col_perf_ring_unmap(&s->cpus[i].ring);
 		if (s->cpus[i].fd >= 0)
 			sptd_col_sys.close(s->cpus[i].fd);
+		sptd_col_perf_ring_unmap(&s->cpus[i].sb_ring);
+		if (s->cpus[i].sb_fd >= 0)
+			sptd_col_sys.close(s->cpus[i].sb_fd);
 	}
 	free(s->cpus);
 	free(s);

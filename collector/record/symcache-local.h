@@ -46,6 +46,17 @@ void sptd_col_symcache_end(struct sptd_col_symcache *c);
 int sptd_col_symcache_file(struct sptd_col_symcache *c, int pid, uint64_t start, uint64_t end,
                            const char *path, uint64_t dev, uint64_t ino,
                            struct sptd_col_symcache_file **f);
+/* The file a process gone by now mapped from @path, as the sideband's MMAP2
+ * record describes it: with @build_id (hex, NULL when the record had
+ * none) the file at @path must be that build; else its device and inode
+ * must be @dev and @ino (and its inode generation @generation, where the
+ * file system tells and @generation is not 0).  Then as
+ * sptd_col_symcache_file (same entries).  0 and *@f, -EINVAL, -ENOENT (no
+ * such file, unreadable, not ELF), -ESTALE (a different file is at @path
+ * now: its symbols would be wrong), -ENOMEM. */
+int sptd_col_symcache_file_recorded(struct sptd_col_symcache *c, const char *path,
+                                    uint64_t dev, uint64_t ino, uint64_t generation,
+                                    const char *build_id, struct sptd_col_symcache_file **f);
 /* Build-id and PT_LOAD headers of @f (no symbols): for dso rows and the
  * bias.  Borrowed until sptd_col_symcache_end. */
 const struct sptd_dec_symfile *sptd_col_symcache_file_head(const struct sptd_col_symcache_file *f);

@@ -21,9 +21,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -220,6 +222,54 @@ int sptd_col_symcache_file(struct sptd_col_symcache *c, int pid, uint64_t start,
 	f->next = c->buckets[b];
 	c->buckets[b] = f;
 	c->nfiles++;
+	*out = f;
+	return 0;
+}
+
+/* The inode generation of @path (FS_IOC_GETVERSION), 0 and *@gen; -errno
+ * where the file system does not keep one. */
+static int file_generation(const char *path, uint64_t *gen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), ret = 0;
+	int v = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, FS_IOC_GETVERSION, &v) < 0)
+		ret = -errno;
+	close(fd);
+	*gen = (uint32_t)v;
+	return ret;
+}
+
+int sptd_col_symcache_file_recorded(struct sptd_col_symcache *c, const char *path,
+                                    uint64_t dev, uint64_t ino, uint64_t generation,
+                                    const char *build_id, struct sptd_col_symcache_file **out)
+{
+	struct sptd_col_symcache_file *f = NULL;
+	const char *have;
+	struct stat sb;
+	uint64_t gen = 0;
+	int ret;
+
+	if (!c || !path || !out)
+		return -EINVAL;
+	*out = NULL;
+	if (stat(path, &sb) < 0 || !S_ISREG(sb.st_mode))
+		return -ENOENT;
+	if (!build_id && ((uint64_t)sb.st_dev != dev || (uint64_t)sb.st_ino != ino ||
+	                  (generation && file_generation(path, &gen) == 0 && gen != generation)))
+		return -ESTALE;
+	/* no process to read map_files of: @path or nothing */
+	ret = sptd_col_symcache_file(c, 0, 0, 0, path, (uint64_t)sb.st_dev, (uint64_t)sb.st_ino,
+	                             &f);
+	if (ret < 0)
+		return ret;
+	/* the entry is what was read: it must be the recorded file too */
+	have = sptd_dec_symfile_build_id(f->head);
+	if (build_id ? !have || !sptd_dec_build_id_match(have, build_id)
+	             : f->dev != dev || f->ino != ino)
+		return -ESTALE;
 	*out = f;
 	return 0;
 }

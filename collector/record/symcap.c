@@ -234,6 +234,10 @@ static int snapshot_threads(struct sptd_col_symcap *c, int pid, const char *comm
 	return ret < 0 ? ret : 0;
 }
 
+static int map_add(struct sptd_col_symcap *c, int pid, uint64_t start, uint64_t end,
+                   uint64_t pgoff, const char *path, struct sptd_col_symcache_file *file,
+                   const struct sptd_dec_symfile *sf);
+
 /* One line of /proc/PID/maps; executable file mappings and the vDSO
  * become raw_mmap rows (their symbols are read only when an address of the
  * incident falls in them). */
@@ -244,9 +248,7 @@ static int snapshot_map_line(struct sptd_col_symcap *c, int pid, char *line)
 	char perms[8], *path, *deleted;
 	int name_at = 0, ret;
 	struct sptd_col_symcache_file *file = NULL;
-	const struct sptd_dec_symfile *sf = NULL, *head;
-	int64_t bias;
-	size_t idx;
+	const struct sptd_dec_symfile *sf = NULL;
 
 	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n",
 	           &start, &end, perms, &pgoff, &dev_major, &dev_minor, &ino, &name_at) < 7 ||
@@ -268,6 +270,20 @@ static int snapshot_map_line(struct sptd_col_symcap *c, int pid, char *line)
 		if (ret == -ENOMEM)
 			return ret;
 	}
+	return map_add(c, pid, start, end, pgoff, path, file, sf);
+}
+
+/* The raw_mmap row (and the dso row when new) of one executable mapping:
+ * @file cached (or NULL), or a vDSO's table @sf (or NULL). */
+static int map_add(struct sptd_col_symcap *c, int pid, uint64_t start, uint64_t end,
+                   uint64_t pgoff, const char *path, struct sptd_col_symcache_file *file,
+                   const struct sptd_dec_symfile *sf)
+{
+	const struct sptd_dec_symfile *head;
+	int64_t bias;
+	size_t idx;
+	int ret;
+
 	if (!dso_find(c, path, file, sf, &idx)) {
 		ret = dso_add(c, path, file, sf, &idx);
 		if (ret < 0)
@@ -336,6 +352,50 @@ int sptd_col_symcap_task(struct sptd_col_symcap *c, int pid)
 	/* maps[] may have moved; this process's rows are the last ones */
 	c->procs[c->nprocs - 1].count = c->nmaps - c->procs[c->nprocs - 1].first;
 	return ret < 0 ? ret : 0;
+}
+
+int sptd_col_symcap_task_recorded(struct sptd_col_symcap *c, int pid,
+                                  const struct sptd_col_symcap_mapping *maps, size_t n)
+{
+	struct symcap_proc *p;
+	size_t i, added = 0;
+	int ret = 0;
+
+	if (!c || pid <= 0 || (!maps && n))
+		return -EINVAL;
+	for (i = 1; i < n; i++)
+		if (maps[i].start < maps[i - 1].end || !maps[i].path)
+			return -EINVAL;
+	if (n && (!maps[0].path || maps[0].end <= maps[0].start))
+		return -EINVAL;
+	p = proc_find(c, pid);
+	if (p && p->count)
+		return -EEXIST;
+	if (!p) {
+		ret = grow((void **)&c->procs, &c->procs_cap, c->nprocs, sizeof(*c->procs));
+		if (ret < 0)
+			return ret;
+		c->procs[c->nprocs++] = (struct symcap_proc){ .pid = pid };
+	}
+	/* this process's rows are appended: its range starts at the end */
+	p = proc_find(c, pid);
+	p->first = c->nmaps;
+	for (i = 0; i < n && ret >= 0; i++) {
+		const struct sptd_col_symcap_mapping *m = &maps[i];
+		struct sptd_col_symcache_file *file = NULL;
+
+		ret = sptd_col_symcache_file_recorded(c->cache, m->path, m->dev, m->ino,
+		                                      m->generation, m->build_id, &file);
+		/* gone or replaced: the mapping stays, without symbols */
+		if (ret == -ENOENT || ret == -ESTALE)
+			ret = 0;
+		if (ret >= 0)
+			ret = map_add(c, pid, m->start, m->end, m->pgoff, m->path, file, NULL);
+		if (ret >= 0)
+			added++;
+	}
+	p->count = c->nmaps - p->first;   /* map_add leaves procs[] alone */
+	return ret < 0 ? ret : (int)added;
 }
 
 /* ---- the kernel -------------------------------------------------------------- */
