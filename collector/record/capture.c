@@ -604,7 +604,7 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 	/* the trigger row claims what the incident holds: a latency
 	 * trigger's wait is its thread_state row */
 	if (ret >= 0)
-		ret = sptd_col_freeze_scan_wait(c.st, fire);
+		ret = sptd_col_freeze_scan_wait(c.st, fire, FREEZE_SLACK_NS);
 	if (ret >= 0)
 		ret = sptd_store_trigger_add(c.st, fire->ts, fire->cpu,
 		                             fire->spec ? fire->spec->text : "manual", fire->detail);

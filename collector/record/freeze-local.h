@@ -74,12 +74,14 @@ int sptd_col_freeze_scan_matched(const struct sptd_col_freeze_scan *fs,
                                  struct sptd_col_fire *fire);
 /* A latency trigger's claim, from the incident's own thread_state (after
  * derive): the runnable row of task fire->subject that ends at fire->ts
- * (ftrace's switch, when sptd_col_freeze_scan_matched found it) is the
- * wait; fire->measure and the detail become its length, said as a lower
- * bound when the row began before the window.  With no such row the
- * detail says perf's wait is not in the record and claims none
- * (fire->measure -1).  0, or a negative errno of the store. */
-int sptd_col_freeze_scan_wait(struct sptd_store *st, struct sptd_col_fire *fire);
+ * (ftrace's switch, when sptd_col_freeze_scan_matched found it; else the
+ * nearest ending within @slack_ns) is the wait; fire->measure and the
+ * detail become its length, said as a lower bound when the row began
+ * before the window.  With no such row the detail says perf's wait is not
+ * in the record and claims none (fire->measure -1).  0, or a negative
+ * errno of the store. */
+int sptd_col_freeze_scan_wait(struct sptd_store *st, struct sptd_col_fire *fire,
+                              int64_t slack_ns);
 void sptd_col_freeze_scan_fini(struct sptd_col_freeze_scan *fs);
 
 #endif

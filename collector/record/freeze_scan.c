@@ -230,14 +230,16 @@ int sptd_col_freeze_scan_matched(const struct sptd_col_freeze_scan *fs,
 	return 1;
 }
 
-int sptd_col_freeze_scan_wait(struct sptd_store *st, struct sptd_col_fire *fire)
+int sptd_col_freeze_scan_wait(struct sptd_store *st, struct sptd_col_fire *fire,
+                              int64_t slack_ns)
 {
-	/* the longest runnable row of that tid ending there (a tid reused
-	 * inside the window has two threads) */
+	/* the runnable row of that tid ending there, else the nearest within
+	 * the slack (PT: its record is not matched to perf's time), the
+	 * longest first (a tid reused inside the window has two threads) */
 	static const char sql[] =
 		"SELECT s.dur, s.flags FROM thread_state s JOIN thread t ON t.utid = s.utid "
-		"WHERE t.tid = ?1 AND s.state IN ('R', 'R+') AND s.ts + s.dur = ?2 "
-		"ORDER BY s.dur DESC LIMIT 1";
+		"WHERE t.tid = ?1 AND s.state IN ('R', 'R+') AND abs(s.ts + s.dur - ?2) <= ?3 "
+		"ORDER BY abs(s.ts + s.dur - ?2), s.dur DESC LIMIT 1";
 	struct sptd_store_stmt *stmt = NULL;
 	int64_t perf_wait = fire->measure, dur, flags;
 	int ret;
@@ -249,6 +251,8 @@ int sptd_col_freeze_scan_wait(struct sptd_store *st, struct sptd_col_fire *fire)
 		ret = sptd_store_bind_int(stmt, 1, fire->subject);
 	if (ret >= 0)
 		ret = sptd_store_bind_int(stmt, 2, fire->ts);
+	if (ret >= 0)
+		ret = sptd_store_bind_int(stmt, 3, slack_ns);
 	if (ret >= 0)
 		ret = sptd_store_step(stmt);
 	if (ret < 0)

@@ -17,7 +17,9 @@
 # "took D ns" = its dur (tolerance 0: one handler, one measurement, the
 # same ftrace events); nothing else runs on that CPU inside it (no switch,
 # softirq or other hard IRQ); an independent bare ftrace instance saw that
-# return within 5 us (it prints microseconds); /proc/interrupts counted at
+# return within 20 us (it prints microseconds, and two instances' times of
+# one event differ by tens of us now and then on this loaded VM, as
+# test_irq_idle found); /proc/interrupts counted at
 # least as many IRQ N as the incidents hold slices of it.  Before the fix
 # the row was perf's entry/exit: 6119 ns against the slice's 4544, its ts
 # 1.6-3.4 us after the slice's end.
@@ -42,17 +44,21 @@ cleanup() {
 	[ -n "$prog" ] && kill "$prog" 2>/dev/null
 	wait 2>/dev/null
 	[ -d "$inst" ] && rmdir "$inst" 2>/dev/null
+	# the service's own, if it was killed before removing it
+	[ -d "$T/instances/sysptd-claims-$$" ] && rmdir "$T/instances/sysptd-claims-$$" 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
 . "$(dirname "$0")/../../lib/expect.sh"
 export SYSPTD_RUNDIR="$work/run"
+# a service of its own name: its own ftrace instance, beside other
+# engineers' services and tests on this machine
 
 # service TRIGGER COUNT DIR: the service armed with TRIGGER until it wrote
 # COUNT incidents into DIR (60 s at most; then stopped, what it wrote kept)
 service() {
 	mkdir -m 700 "$3"
-	"$BIN" --window 20ms --trigger "$1" --count "$2" --cooldown 100ms -o "$3" \
+	"$BIN" --name "claims-$$" --window 20ms --trigger "$1" --count "$2" --cooldown 100ms -o "$3" \
 		>"$work/svc.out" 2>"$work/svc.err" &
 	svc=$!
 	wait_for "$work/svc.err" "armed:" 30 || { bad "$1: the service did not arm"; cat "$work/svc.err" >&2; }
@@ -84,9 +90,9 @@ held=0
 for inc in "$work"/lat/incident-*.db; do
 	[ -f "$inc" ] || continue
 	n=$((n + 1))
-	row=$(q "$inc" "SELECT ts || '|' || detail FROM trigger")
-	tts=${row%%|*}
-	detail=${row#*|}
+	tts=$(q "$inc" "SELECT ts FROM trigger")
+	# csv quotes a detail with a comma: without them
+	detail=$(q "$inc" "SELECT replace(detail, ',', ';') FROM trigger")
 	echo "latency incident $n: $detail (trigger at $tts)"
 	case "$detail" in
 	"pid "*" waited more than "*" ns "*) more=1 ;;
@@ -149,11 +155,9 @@ for spec in "irq=$irq" "irq=$irq,min=1us"; do
 	for inc in "$dir"/incident-*.db; do
 		[ -f "$inc" ] || continue
 		k=$((k + 1))
-		row=$(q "$inc" "SELECT ts || '|' || cpu || '|' || detail FROM trigger")
-		tts=${row%%|*}
-		rest=${row#*|}
-		tcpu=${rest%%|*}
-		detail=${rest#*|}
+		tts=$(q "$inc" "SELECT ts FROM trigger")
+		tcpu=$(q "$inc" "SELECT cpu FROM trigger")
+		detail=$(q "$inc" "SELECT replace(detail, ',', ';') FROM trigger")
 		echo "$spec incident $k: $detail (cpu $tcpu, at $tts)"
 		took=$(echo "$detail" | sed -n "s/^irq $irq .*handler took \([0-9]*\) ns.*/\1/p")
 		[ -n "$took" ] || { bad "$spec: trigger detail '$detail' gives no handler time"; continue; }
@@ -170,9 +174,9 @@ for spec in "irq=$irq" "irq=$irq,min=1us"; do
 				for (i = 1; i <= NF; i++) if ($i ~ /^\[[0-9]+\]$/) cpu = substr($i, 2, length($i) - 2) + 0;
 				for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { split(substr($i, 1, length($i) - 1), p, ".");
 					us = p[1] * 1000000 + p[2] }
-				d = us - int(t / 1000); if (cpu == c && d <= 5 && d >= -5) n++ }
+				d = us - int(t / 1000); if (cpu == c && d <= 20 && d >= -20) n++ }
 			END { print n + 0 }' "$inst/trace")
-		[ "$seen" -ge 1 ] && ok || bad "$spec incident $k: no IRQ $irq return within 5 us of $tts on cpu $tcpu in the bare instance"
+		[ "$seen" -ge 1 ] && ok || bad "$spec incident $k: no IRQ $irq return within 20 us of $tts on cpu $tcpu in the bare instance"
 		slices=$((slices + $(q "$inc" "SELECT count(*) FROM irq_slice WHERE irq = $irq")))
 	done
 	[ "$k" -ge 1 ] && ok || bad "$spec: no incident ($(tail -n 3 "$work/svc.err"))"
