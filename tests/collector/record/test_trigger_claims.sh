@@ -114,7 +114,7 @@ for inc in "$work"/lat/incident-*.db; do
 		ok
 		[ "$more" = 1 ] || [ "$ns" -ge 1000000 ] && held=$((held + 1))
 	else
-		bad "latency incident $n: '$detail' at $tts, but the incident's runnable rows of $pid near it are: $(q "$inc" "SELECT group_concat(s.ts || '+' || s.dur || ' ' || s.state || ' flags ' || s.flags, '; ') FROM thread_state s JOIN thread t USING (utid) WHERE t.tid = $pid AND s.ts + s.dur BETWEEN $tts - 300000000 AND $tts + 1000000")"
+		bad "latency incident $n: '$detail' at $tts, but the incident's last rows of $pid up to it are: $(q "$inc" "SELECT group_concat(r, '; ') FROM (SELECT s.ts || '+' || s.dur || ' ' || s.state || ' flags ' || s.flags AS r FROM thread_state s JOIN thread t USING (utid) WHERE t.tid = $pid AND s.ts + s.dur <= $tts + 1000000 ORDER BY s.ts DESC LIMIT 4)")"
 	fi
 	# the window ends at the trigger (no --post)
 	we=$(q "$inc" "SELECT value FROM meta WHERE key = 'window_end'")
