@@ -48,6 +48,10 @@ static const char query_usage[] =
 "      --include-clipped  --report wakeup: also rank wakeups clipped at the\n"
 "                       window start (the task was runnable before it, so the\n"
 "                       true latency is longer), marked * in column clipped\n"
+"      --all-tasks      --report threads: list every thread the incident names\n"
+"                       (by default only those that did something in the\n"
+"                       window: ran, woke or were woken, changed state, or\n"
+"                       were sampled)\n"
 "  -t, --timeout DUR    stop a statement or report still running after DUR\n"
 "                       (default 60s; 0: no limit); exit status 1\n"
 "  -w, --width N        cut table text so lines fit N columns (default: the\n"
@@ -181,6 +185,7 @@ static int parse_args(int argc, char **argv, struct query_args *a)
 		{ "width", required_argument, NULL, 'w' },
 		{ "dir", required_argument, NULL, 'd' },
 		{ "include-clipped", no_argument, NULL, 'C' },
+		{ "all-tasks", no_argument, NULL, 'A' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -221,6 +226,9 @@ static int parse_args(int argc, char **argv, struct query_args *a)
 			break;
 		case 'C':
 			a->print.report_flags |= SPTD_QUERY_REPORT_CLIPPED;
+			break;
+		case 'A':
+			a->print.report_flags |= SPTD_QUERY_REPORT_ALL_TASKS;
 			break;
 		case 't':
 			if (sptd_col_parse_timeout("query", word, optarg, &a->timeout))
@@ -266,8 +274,14 @@ static int parse_args(int argc, char **argv, struct query_args *a)
 		fprintf(stderr, "sysptd query: unknown report '%s' (see --report list)\n", a->report);
 		return SPTD_EXIT_USAGE;
 	}
-	if (a->print.report_flags && (!a->report || strcmp(a->report, "wakeup") != 0)) {
+	if ((a->print.report_flags & SPTD_QUERY_REPORT_CLIPPED) &&
+	    (!a->report || strcmp(a->report, "wakeup") != 0)) {
 		fprintf(stderr, "sysptd query: --include-clipped goes with --report wakeup\n");
+		return SPTD_EXIT_USAGE;
+	}
+	if ((a->print.report_flags & SPTD_QUERY_REPORT_ALL_TASKS) &&
+	    (!a->report || strcmp(a->report, "threads") != 0)) {
+		fprintf(stderr, "sysptd query: --all-tasks goes with --report threads\n");
 		return SPTD_EXIT_USAGE;
 	}
 	return split_operands(a);

@@ -239,6 +239,10 @@ struct sptd_query_report_def {
 	const struct sptd_query_section *sections_clipped; /* with
 	                          * SPTD_QUERY_REPORT_CLIPPED (wakeup: clipped rows
 	                          * ranked too); NULL: @sections */
+	const struct sptd_query_section *sections_all; /* with
+	                          * SPTD_QUERY_REPORT_ALL_TASKS (threads: those
+	                          * that did nothing in the window too); NULL:
+	                          * @sections */
 };
 
 /* Every report, "summary" first, ending with a name of NULL. */

@@ -203,7 +203,7 @@ int sptd_query_report_opts(struct sptd_store *st, const char *name,
 	flags = opts->report_flags;
 	if (fmt != SPTD_QUERY_TABLE && fmt != SPTD_QUERY_CSV && fmt != SPTD_QUERY_JSON)
 		return sptd_query_err(err, errlen, -EINVAL, "unknown output format %d", (int)fmt);
-	if (flags & ~SPTD_QUERY_REPORT_CLIPPED)
+	if (flags & ~(SPTD_QUERY_REPORT_CLIPPED | SPTD_QUERY_REPORT_ALL_TASKS))
 		return sptd_query_err(err, errlen, -EINVAL, "unknown report option bits 0x%x",
 		                      (unsigned int)flags);
 	if (!name)
@@ -248,6 +248,8 @@ int sptd_query_report_opts(struct sptd_store *st, const char *name,
 	}
 	sec = (flags & SPTD_QUERY_REPORT_CLIPPED) && r->sections_clipped ? r->sections_clipped
 	                                                                 : r->sections;
+	if ((flags & SPTD_QUERY_REPORT_ALL_TASKS) && r->sections_all)
+		sec = r->sections_all;
 	for (; sec->id; sec++) {
 		rc = section_run(st, sec, opts, out, printed == 0, err, errlen);
 		/* the reports' SQL is known good: SQLite refusing it on this file

@@ -402,6 +402,13 @@ static const struct sptd_query_section watch_sections[] = {
 	"SELECT CASE WHEN EXISTS (SELECT 1 FROM thread_state WHERE callsite_id IS NOT NULL) " \
 	"THEN 1 ELSE 'no off-CPU stacks in this incident (record with --offcpu)' END"
 
+/* Row @A is no wait: the thread had exited (Z: a zombie until its parent
+ * reaps it; X: dead).  Its stack is do_task_dead's, and ranking the time
+ * its parent took to call wait() as the thread's own blocking misleads.
+ * Idle (I) and parked (P) kernel threads do wait, for work or an unpark:
+ * they stay. */
+#define NOT_GONE(A) "coalesce(" A ".state, '') NOT IN ('Z', 'X')"
+
 /* Where threads waited, as the poor man's profiler's histogram but exact:
  * blocked time (thread_state rows that began with a stack) per thread and
  * kernel function, then per thread and whole stack (outermost caller first,
@@ -412,7 +419,7 @@ static const struct sptd_query_section offcpu_sections[] = {
 	  " coalesce(ts.blocked_function, '[unknown]') AS blocked_function, count(*) AS blocks, "
 	  " sum(ts.dur) AS total_ns, max(ts.dur) AS max_ns "
 	  "FROM thread_state ts LEFT JOIN thread th ON th.utid = ts.utid "
-	  "WHERE ts.callsite_id IS NOT NULL "
+	  "WHERE ts.callsite_id IS NOT NULL AND " NOT_GONE("ts") " "
 	  "GROUP BY ts.utid, ts.state, ts.blocked_function ORDER BY total_ns DESC, thread LIMIT 30",
 	  NULL, WHEN_OFFCPU },
 	{ "offcpu_stacks", "blocked time per thread and stack (outermost caller first)",
@@ -424,7 +431,7 @@ static const struct sptd_query_section offcpu_sections[] = {
 	  "WITH RECURSIVE top AS (SELECT ts.utid AS utid, ts.callsite_id AS cs, "
 	  " " TASK_LABEL("th", "ts.utid") " AS thread, count(*) AS blocks, sum(ts.dur) AS total_ns "
 	  " FROM thread_state ts LEFT JOIN thread th ON th.utid = ts.utid "
-	  " WHERE ts.callsite_id IN (SELECT id FROM callsite) "
+	  " WHERE ts.callsite_id IN (SELECT id FROM callsite) AND " NOT_GONE("ts") " "
 	  " GROUP BY ts.utid, ts.callsite_id ORDER BY total_ns DESC, thread LIMIT 30), "
 	  "up(start, id, parent_id, symbol_id, addr, depth, k) AS ("
 	  " SELECT c.id, c.id, c.parent_id, c.symbol_id, c.addr, c.depth, 0 FROM callsite c "
@@ -490,18 +497,45 @@ static const struct sptd_query_section power_sections[] = {
 
 /* ---- threads --------------------------------------------------------------- */
 
+/* Every thread with its CPU time; WHERE (a condition on th.utid, with the
+ * window w and act(utid) at hand) picks which. */
+#define THREADS_SQL(WHERE) \
+	"WITH " W_CTE ", " ACTIVE_CTE ", " \
+	"per AS (SELECT s.utid, sum(" CLIP("s") ") AS cpu_ns, count(*) AS slices " \
+	" FROM sched_slice s CROSS JOIN w GROUP BY s.utid) " \
+	"SELECT th.utid AS utid, th.tid AS tid, th.name AS thread, p.pid AS pid, " \
+	" p.name AS process, coalesce(per.cpu_ns, 0) AS cpu_ns, coalesce(per.slices, 0) AS slices " \
+	"FROM thread th LEFT JOIN process p ON p.upid = th.upid " \
+	"LEFT JOIN per ON per.utid = th.utid WHERE " WHERE " ORDER BY cpu_ns DESC, th.utid"
+
+/* act(utid): the threads that did something in the window: ran (a sched
+ * or call slice: both are cut to it), changed state in it (a thread_state
+ * row with an edge inside: woken, blocked, preempted, exited), woke
+ * another, were sampled, or hit a recorded tracepoint.  A thread asleep
+ * from before the window to after it, or only listed by /proc at the
+ * capture, did nothing (a 20 ms window of a busy host names ~900). */
+#define ACTIVE_CTE \
+	"act(utid) AS (SELECT utid FROM sched_slice " \
+	"UNION SELECT s.utid FROM thread_state s CROSS JOIN w " \
+	" WHERE s.ts > w.ws OR s.ts + s.dur < w.we " \
+	"UNION SELECT waker_utid FROM thread_state WHERE waker_utid IS NOT NULL " \
+	"UNION SELECT utid FROM sample UNION SELECT utid FROM slice " \
+	"UNION SELECT utid FROM ftrace_event WHERE utid IS NOT NULL)"
+
+#define WHEN_THREADS \
+	"SELECT CASE WHEN EXISTS (SELECT 1 FROM thread) THEN 1 " \
+	"ELSE 'no threads in this incident' END"
+
 static const struct sptd_query_section threads_sections[] = {
-	{ "threads", "threads: CPU time in the window and number of sched slices",
-	  "WITH " W_CTE ", "
-	  "per AS (SELECT s.utid, sum(" CLIP("s") ") AS cpu_ns, count(*) AS slices "
-	  " FROM sched_slice s CROSS JOIN w GROUP BY s.utid) "
-	  "SELECT th.utid AS utid, th.tid AS tid, th.name AS thread, p.pid AS pid, "
-	  " p.name AS process, coalesce(per.cpu_ns, 0) AS cpu_ns, coalesce(per.slices, 0) AS slices "
-	  "FROM thread th LEFT JOIN process p ON p.upid = th.upid "
-	  "LEFT JOIN per ON per.utid = th.utid ORDER BY cpu_ns DESC, th.utid",
-	  NULL,
-	  "SELECT CASE WHEN EXISTS (SELECT 1 FROM thread) THEN 1 "
-	  "ELSE 'no threads in this incident' END" },
+	{ "threads", "threads that did something in the window (ran, woke or were woken, "
+	  "changed state, were sampled; --all-tasks: every one): CPU time and sched slices",
+	  THREADS_SQL("th.utid IN (SELECT utid FROM act)"), NULL, WHEN_THREADS },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+static const struct sptd_query_section threads_all_sections[] = {
+	{ "threads", "every thread the incident names: CPU time in the window and sched slices",
+	  THREADS_SQL("1"), NULL, WHEN_THREADS },
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 
@@ -509,20 +543,23 @@ static const struct sptd_query_section threads_sections[] = {
 
 const struct sptd_query_report_def sptd_query_reports[] = {
 	{ "summary", "what happened: meta, table sizes, trigger, top tasks/functions, "
-	  "worst wakeup, gaps", summary_sections, NULL },
-	{ "cpus", "per CPU busy/idle/irq/softirq time and top 3 tasks", cpus_sections, NULL },
-	{ "top", "hottest functions: samples self/total, PT self/total time", top_sections, NULL },
+	  "worst wakeup, gaps", summary_sections, NULL, NULL },
+	{ "cpus", "per CPU busy/idle/irq/softirq time and top 3 tasks", cpus_sections, NULL, NULL },
+	{ "top", "hottest functions: samples self/total, PT self/total time", top_sections, NULL,
+	  NULL },
 	{ "wakeup", "worst wakeup-to-run latencies with their wakers (clipped ones only "
-	  "with --include-clipped)", wakeup_sections, wakeup_clipped_sections },
-	{ "irq", "hard IRQ and softirq handlers: count, total, max time", irq_sections, NULL },
-	{ "threads", "every thread with its process, CPU time and slices", threads_sections, NULL },
+	  "with --include-clipped)", wakeup_sections, wakeup_clipped_sections, NULL },
+	{ "irq", "hard IRQ and softirq handlers: count, total, max time", irq_sections, NULL, NULL },
+	{ "threads", "the threads that did something in the window (--all-tasks: every one) "
+	  "with their process, CPU time and slices", threads_sections, NULL,
+	  threads_all_sections },
 	{ "offcpu", "where threads waited (--offcpu): blocked time per kernel function and "
-	  "per stack", offcpu_sections, NULL },
+	  "per stack", offcpu_sections, NULL, NULL },
 	{ "watch", "the break=/watch= hit: writer, function, value before and after, silent "
-	  "stores", watch_sections, NULL },
+	  "stores", watch_sections, NULL, NULL },
 	{ "power", "what Intel PT said of the CPUs: frequency, C-states, PTWRITE values",
-	  power_sections, NULL },
-	{ NULL, NULL, NULL, NULL },
+	  power_sections, NULL, NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
 
 const char *const sptd_query_report_name_list[] = {

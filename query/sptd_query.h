@@ -67,6 +67,11 @@ int sptd_query_report(struct sptd_store *st, const char *name,
                                         * clipped at the window start too (the
                                         * task was runnable before it: the true
                                         * latency is longer), marked "*" */
+#define SPTD_QUERY_REPORT_ALL_TASKS 0x2 /* threads: list every task the incident
+                                          * names, also those that did nothing in
+                                          * the window (by default only tasks
+                                          * that ran, woke or were woken,
+                                          * changed state, or were sampled) */
 /* sptd_query_report() with SPTD_QUERY_REPORT_* @flags (0: as it). */
 int sptd_query_report_flags(struct sptd_store *st, const char *name, int flags,
                             enum sptd_query_format fmt, FILE *out, char *err, size_t errlen);

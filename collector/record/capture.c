@@ -525,6 +525,12 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 	 * only: its rings' clock is the service's) */
 	if (strcmp(rec.stopped_by, "service") != 0 && !s->pt)
 		ret = sptd_col_freeze_scan_init(&c.freeze, fire->spec);
+	else
+		ret = sptd_col_freeze_scan_init(&c.freeze, NULL);
+	/* and perf's hit in ftrace's record (same clock): the trigger is
+	 * that event, as the incident's rows have it */
+	if (ret >= 0 && !s->pt)
+		ret = sptd_col_freeze_scan_match(&c.freeze, fire, FREEZE_SLACK_NS);
 	if (ret >= 0) {
 		ret = sptd_sched_trace_capture(s->trace, on_raw, &c);
 		if (ret < 0)
@@ -545,6 +551,10 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 		sptd_col_log(LOG_INFO, "ftrace froze at a hit perf did not report: the trigger is "
 		             "its last event, %.3f ms before the service noticed",
 		             (double)(hit->ts - fire->ts) / 1e6);
+	if (frozen_at == 0 && sptd_col_freeze_scan_matched(&c.freeze, fire) == 1) {
+		wstart = fire->ts - s->o->window_ns;
+		wend = fire->ts + s->o->post_ns;
+	}
 	if (frozen_at > 0) {
 		fire->unreported = 0;
 		rec.stopped_by = "trigger";
@@ -555,9 +565,6 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 		ret = write_meta(s, c.st, fire, wstart, wend);
 	if (ret >= 0)
 		ret = write_span(c.st, &rec);
-	if (ret >= 0)
-		ret = sptd_store_trigger_add(c.st, fire->ts, fire->cpu,
-		                             fire->spec ? fire->spec->text : "manual", fire->detail);
 	if (ret >= 0 && s->offcpu) {
 		c.kind = SPTD_RAW_SAMPLE_OFFCPU;
 		ret = sptd_col_sampler_read(s->offcpu, wstart, wend, on_sample, &c);
@@ -617,6 +624,13 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 		if (ret < 0)
 			sptd_col_log(LOG_ERR, "decoding the capture: %s", store_reason(c.st, ret));
 	}
+	/* the trigger row claims what the incident holds: a latency
+	 * trigger's wait is its thread_state row */
+	if (ret >= 0)
+		ret = sptd_col_freeze_scan_wait(c.st, fire, FREEZE_SLACK_NS);
+	if (ret >= 0)
+		ret = sptd_store_trigger_add(c.st, fire->ts, fire->cpu,
+		                             fire->spec ? fire->spec->text : "manual", fire->detail);
 	if (ret >= 0) {
 		sptd_store_count(c.st, SPTD_STORE_T_SCHED_SLICE, &slices);
 		ret = sptd_store_commit(c.st);

@@ -30,6 +30,47 @@ static int wanted(const struct sptd_col_trigger_spec *spec, int irq, const char 
 	return spec->irq < 0 || spec->irq == irq;
 }
 
+/* A candidate for perf's hit at @ts: kept when nearer its time than the
+ * one found before, inside the slack. */
+static void match_found(struct sptd_col_freeze_scan *fs, int64_t ts, int64_t took,
+                        const char *name)
+{
+	int64_t d = ts > fs->match_at ? ts - fs->match_at : fs->match_at - ts;
+	int64_t best = fs->found_ts > fs->match_at ? fs->found_ts - fs->match_at
+	                                           : fs->match_at - fs->found_ts;
+
+	if (d > fs->match_slack || (fs->found_ts >= 0 && d >= best))
+		return;
+	fs->found_ts = ts;
+	fs->found_took = took;
+	snprintf(fs->found_name, sizeof(fs->found_name), "%s", name);
+}
+
+/* perf's hit in ftrace's record: events of its CPU only */
+static void match_event(struct sptd_col_freeze_scan *fs, const struct sptd_sched_event *ev)
+{
+	if (ev->cpu != fs->match_cpu)
+		return;
+	if (fs->match == SPTD_TRIG_LATENCY) {
+		if (ev->type == SPTD_SCHED_SWITCH && ev->u.sw.next_tid == fs->match_subject)
+			match_found(fs, ev->ts, -1, "");
+		return;
+	}
+	if (ev->type == SPTD_SCHED_IRQ_ENTRY) {
+		fs->match_entry = ev->ts;
+		fs->match_entry_irq = ev->u.irq.irq;
+		snprintf(fs->match_entry_name, sizeof(fs->match_entry_name), "%s", ev->u.irq.name);
+	} else if (ev->type == SPTD_SCHED_IRQ_EXIT) {
+		int seen = fs->match_entry >= 0 && fs->match_entry_irq == ev->u.irq.irq &&
+		           ev->ts >= fs->match_entry;
+
+		if (ev->u.irq.irq == fs->match_subject)
+			match_found(fs, ev->ts, seen ? ev->ts - fs->match_entry : -1,
+			            seen ? fs->match_entry_name : "");
+		fs->match_entry = -1;
+	}
+}
+
 static int on_event(void *arg, const struct sptd_sched_event *ev)
 {
 	struct sptd_col_freeze_scan *fs = arg;
@@ -37,6 +78,8 @@ static int on_event(void *arg, const struct sptd_sched_event *ev)
 
 	if (cpu < 0 || cpu >= SPTD_MAX_CPUS)
 		return 0;   /* the rings are per online CPU: not one of them */
+	if (fs->match)
+		match_event(fs, ev);
 	if (ev->ts > fs->last_ts) {
 		fs->last_ts = ev->ts;
 		fs->last_cpu = cpu;
@@ -81,6 +124,9 @@ int sptd_col_freeze_scan_init(struct sptd_col_freeze_scan *fs,
 	fs->exit_cpu = -1;
 	fs->last_ts = -1;
 	fs->last_cpu = -1;
+	fs->match_entry = -1;
+	fs->found_ts = -1;
+	fs->found_took = -1;
 	if (!spec || sptd_col_trigger_freeze_point(spec, system, sizeof(system), event,
 	                                           sizeof(event), filter, sizeof(filter)) != 1)
 		return 0;   /* the kernel does not freeze at this trigger's hits */
@@ -149,6 +195,96 @@ int sptd_col_freeze_scan_apply(const struct sptd_col_freeze_scan *fs, int64_t sl
 		         "not seen; the return that froze ftrace, perf did not sample it)",
 		         fs->exit_irq);
 	return 1;
+}
+
+int sptd_col_freeze_scan_match(struct sptd_col_freeze_scan *fs, const struct sptd_col_fire *fire,
+                               int64_t slack_ns)
+{
+	if (!fire->measured || !fire->spec || fire->cpu < 0 ||
+	    (fire->spec->kind != SPTD_TRIG_IRQ && fire->spec->kind != SPTD_TRIG_LATENCY))
+		return 0;
+	fs->match = fire->spec->kind;
+	fs->match_cpu = fire->cpu;
+	fs->match_subject = fire->subject;
+	fs->match_at = fire->ts;
+	fs->match_slack = slack_ns;
+	return fs->parser ? 0 : sptd_sched_parser_create(&fs->parser);
+}
+
+int sptd_col_freeze_scan_matched(const struct sptd_col_freeze_scan *fs,
+                                 struct sptd_col_fire *fire)
+{
+	if (!fs->match || fs->found_ts < 0)
+		return 0;
+	fire->ts = fs->found_ts;
+	if (fs->match != SPTD_TRIG_IRQ)
+		return 1;
+	fire->measure = fs->found_took;
+	if (fs->found_took >= 0)
+		snprintf(fire->detail, sizeof(fire->detail), "irq %d%s%s handler took %" PRId64
+		         " ns", fs->match_subject, fs->found_name[0] ? " " : "", fs->found_name,
+		         fs->found_took);
+	else
+		snprintf(fire->detail, sizeof(fire->detail), "irq %d handler returned (its entry "
+		         "was not seen)", fs->match_subject);
+	return 1;
+}
+
+int sptd_col_freeze_scan_wait(struct sptd_store *st, struct sptd_col_fire *fire,
+                              int64_t slack_ns)
+{
+	/* the runnable row of that tid ending there, else the nearest within
+	 * the slack (PT: its record is not matched to perf's time), the
+	 * longest first (a tid reused inside the window has two threads) */
+	static const char sql[] =
+		"SELECT s.dur, s.flags FROM thread_state s JOIN thread t ON t.utid = s.utid "
+		"WHERE t.tid = ?1 AND s.state IN ('R', 'R+') AND abs(s.ts + s.dur - ?2) <= ?3 "
+		"ORDER BY abs(s.ts + s.dur - ?2), s.dur DESC LIMIT 1";
+	struct sptd_store_stmt *stmt = NULL;
+	int64_t perf_wait = fire->measure, dur, flags;
+	int ret;
+
+	if (!fire->measured || !fire->spec || fire->spec->kind != SPTD_TRIG_LATENCY)
+		return 0;
+	ret = sptd_store_prepare(st, sql, &stmt);
+	if (ret >= 0)
+		ret = sptd_store_bind_int(stmt, 1, fire->subject);
+	if (ret >= 0)
+		ret = sptd_store_bind_int(stmt, 2, fire->ts);
+	if (ret >= 0)
+		ret = sptd_store_bind_int(stmt, 3, slack_ns);
+	if (ret >= 0)
+		ret = sptd_store_step(stmt);
+	if (ret < 0)
+		goto out;
+	if (ret == 0) {
+		fire->measure = -1;
+		snprintf(fire->detail, sizeof(fire->detail), "pid %d switched in; no wait of it "
+		         "ends here in the incident's record (perf paired it with a wakeup %" PRId64
+		         " ns before: an event perf lost, which ftrace has): no wait claimed",
+		         fire->subject, perf_wait);
+		ret = 0;
+		goto out;
+	}
+	dur = sptd_store_column_int(stmt, 0);
+	flags = sptd_store_column_int(stmt, 1);
+	fire->measure = dur;
+	if (flags & SPTD_SCHED_F_START_CUT)
+		snprintf(fire->detail, sizeof(fire->detail), "pid %d waited more than %" PRId64
+		         " ns from wakeup to running (runnable since before the window start)",
+		         fire->subject, dur);
+	else if (dur < fire->spec->period_ns)
+		snprintf(fire->detail, sizeof(fire->detail), "pid %d waited %" PRId64 " ns from "
+		         "wakeup to running (perf paired it with an older wakeup, %" PRId64 " ns "
+		         "before: the record shows the task ran between)", fire->subject, dur,
+		         perf_wait);
+	else
+		snprintf(fire->detail, sizeof(fire->detail), "pid %d waited %" PRId64 " ns from "
+		         "wakeup to running", fire->subject, dur);
+	ret = 0;
+out:
+	sptd_store_finalize(stmt);
+	return ret;
 }
 
 void sptd_col_freeze_scan_fini(struct sptd_col_freeze_scan *fs)

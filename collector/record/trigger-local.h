@@ -31,6 +31,12 @@ struct sptd_col_fire {
 	int pid;                    /* break, watch: the process; -1 */
 	int unreported;             /* 1: no perf sample: the service found the
 	                             * kernel's freeze (@ts: when it noticed) */
+	int measured;               /* latency, irq: 1 when @subject and @measure
+	                             * below say what perf measured (the capture
+	                             * holds them against ftrace's record) */
+	int subject;                /* latency: the task switched in; irq: the IRQ */
+	int64_t measure;            /* latency: the wait; irq: the handler's time;
+	                             * -1 unknown */
 };
 
 /* A record of interest from a trigger event, decoded: what the decision

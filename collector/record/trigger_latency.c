@@ -21,6 +21,7 @@ struct pending_wake {
 
 struct latency_state {
 	struct pending_wake *wakes; /* open-addressed by pid */
+	int64_t fired_wait;       /* the wait of the switch that fired last */
 	size_t nwake_slots;       /* power of two */
 	int off_wake_pid;         /* raw offsets: sched_waking pid */
 	int off_next_pid, off_prev_pid; /* sched_switch next_pid, prev_pid */
@@ -127,7 +128,24 @@ static int latency_decide(struct sptd_col_trigger *t, const struct sptd_col_trig
 	waited = h->ts - w->ts;
 	wake_forget(st, w);
 	*measure = waited;
-	return waited >= t->spec.period_ns;
+	if (waited < t->spec.period_ns)
+		return 0;
+	st->fired_wait = waited;
+	return 1;
+}
+
+/* What perf measured, for the capture to hold against the incident's own
+ * thread_state (claim.c): perf's tracepoint samples miss events ftrace
+ * records, and a wakeup whose later switch-out perf lost pairs with a
+ * later switch-in as a wait that never was. */
+static void latency_fill(const struct sptd_col_trigger *t, const struct sptd_col_trigger_hit *h,
+                         struct sptd_col_fire *fire)
+{
+	const struct latency_state *st = t->kind_state;
+
+	fire->measured = 1;
+	fire->subject = h->pid;
+	fire->measure = st->fired_wait;
 }
 
 static void latency_describe(const struct sptd_col_trigger *t,
@@ -156,6 +174,7 @@ const struct sptd_col_trigger_ops sptd_col_trigger_latency_ops = {
 	.arm = latency_arm,
 	.decode = latency_decode,
 	.decide = latency_decide,
+	.fill = latency_fill,
 	.describe = latency_describe,
 	.fini = latency_fini,
 };

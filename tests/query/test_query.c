@@ -445,15 +445,35 @@ static void test_reports_sample(struct sptd_store *st)
 	          "1,TIMER,1,15000,15000,15000,0,1\n");
 	free(out);
 
+	/* every thread of this incident did something in the window (late:
+	 * its runnable row ends, it runs 100 us; no sched slice) */
 	out = report(st, "threads", SPTD_QUERY_CSV, &rc, err, sizeof(err));
 	CHECK_INT(rc, 1);
-	CHECK_STR(section(out, "threads: CPU time in the window and number of sched slices"),
+	CHECK_STR(section(out, "threads that did something in the window (ran, woke or were "
+	                       "woken, changed state, were sampled; --all-tasks: every one): "
+	                       "CPU time and sched slices"),
 	          "utid,tid,thread,pid,process,cpu_ns,slices\n"
 	          "0,0,swapper,,,7500000,2\n"
 	          "2,101,worker,100,server,6000000,1\n"
 	          "1,100,server,100,server,4500000,2\n"
 	          "3,200,client,200,client,2000000,1\n"
 	          "4,102,late,100,server,0,0\n");
+	free(out);
+	out = report_flags(st, "threads", SPTD_QUERY_REPORT_ALL_TASKS, SPTD_QUERY_CSV, &rc, err,
+	                   sizeof(err));
+	CHECK_INT(rc, 1);
+	CHECK_STR(section(out, "every thread the incident names: CPU time in the window and "
+	                       "sched slices"),
+	          "utid,tid,thread,pid,process,cpu_ns,slices\n"
+	          "0,0,swapper,,,7500000,2\n"
+	          "2,101,worker,100,server,6000000,1\n"
+	          "1,100,server,100,server,4500000,2\n"
+	          "3,200,client,200,client,2000000,1\n"
+	          "4,102,late,100,server,0,0\n");
+	free(out);
+	/* an unknown option bit is the caller's mistake */
+	out = report_flags(st, "threads", 0x4, SPTD_QUERY_CSV, &rc, err, sizeof(err));
+	CHECK_INT(rc, -EINVAL);
 	free(out);
 
 	out = report(st, NULL, SPTD_QUERY_CSV, &rc, err, sizeof(err));
