@@ -62,7 +62,8 @@ take_instance() {
 snap() { "$BIN" snapshot --name "$name" 2>>"$work/snap.err" | tail -n 1; }
 
 mkdir -m 700 "$work/out"
-"$BIN" --name "$name" --window 5s --trigger timer=600s -o "$work/out" </dev/null >/dev/null \
+"$BIN" --name "$name" --window 5s --buffer 16M -F 100 --trigger timer=600s -o "$work/out" \
+	</dev/null >/dev/null \
 	2>"$work/err" &
 svc=$!
 if ! wait_for "$work/err" "armed:" 30; then
