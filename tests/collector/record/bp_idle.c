@@ -2,7 +2,8 @@
  * (issue 28.3, test_bp_blind.sh): map PATH executable, as any program
  * mapping a library does, and start NTHREADS threads that only sleep, so
  * that the trigger finds that many threads mapping the file.  Prints
- * "ready N" once they all run; exits after SECONDS.
+ * "pid P" first (the test kills it by that pid), "ready N" once they all
+ * run; exits after SECONDS.
  *
  * Usage: sptd_bp_idle PATH NTHREADS SECONDS */
 #include <fcntl.h>
@@ -32,6 +33,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: sptd_bp_idle PATH NTHREADS SECONDS\n");
 		return 2;
 	}
+	printf("pid %d\n", (int)getpid());
+	fflush(stdout);
 	n = atol(argv[2]);
 	secs = atol(argv[3]);
 	fd = open(argv[1], O_RDONLY | O_CLOEXEC);

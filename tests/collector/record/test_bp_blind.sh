@@ -28,8 +28,16 @@ cp "$IDLE" "$pub/idle"
 chmod 755 "$pub/lib" "$pub/idle"
 rootp=""
 skipped=""
+idlep=""
 cleanup() {
 	[ -n "$rootp" ] && kill "$rootp" 2>/dev/null
+	# the attacker's process (as_atk runs it in a subshell: its own pid),
+	# gone before its user is removed (userdel refuses a user with one)
+	if [ -n "$idlep" ]; then
+		kill -9 "$idlep" 2>/dev/null
+		i=0
+		while [ -d "/proc/$idlep" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	fi
 	seclib_cleanup
 	rm -rf "$pub"
 }
@@ -40,6 +48,8 @@ threads=2100
 # ---- the attacker: 2,100 idle threads (and its main one) mapping the file
 as_atk "$pub/idle" "$pub/lib" $threads 300 >"$adir/idle.out" 2>&1 &
 atk_pids="$atk_pids $!"
+wait_for "$adir/idle.out" "^pid " 100
+idlep=$(sed -n 's/^pid //p' "$adir/idle.out")
 if ! wait_for "$adir/idle.out" "^ready $threads\$" 600; then
 	bad "the attacker's $threads threads did not start: $(cat "$adir/idle.out")"
 	finish
