@@ -94,6 +94,9 @@ int sptd_sched_trace_reset(struct sptd_sched_trace *tr);
  * destroying @tr and creating the instance again records anew.  -EINVAL,
  * or -errno when tracefs cannot be looked at. */
 int sptd_sched_trace_present(const struct sptd_sched_trace *tr);
+/* 1 when tracefs has an instance named @name, whoever made it; 0 none;
+ * -EINVAL a name that is not one path component. */
+int sptd_sched_instance_exists(const char *name);
 
 /* One past the highest CPU number in a CPU list file (@list_path; NULL:
  * /sys/devices/system/cpu/possible): "0-3,8-11" gives 12.  A count of

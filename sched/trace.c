@@ -395,6 +395,13 @@ static int instance_id(const char *name, dev_t *dev, ino_t *ino)
 	return 0;
 }
 
+int sptd_sched_instance_exists(const char *name)
+{
+	if (!name || !sptd_sched_name_ok(name))
+		return -EINVAL;
+	return tracefs_instance_exists(name) ? 1 : 0;
+}
+
 int sptd_sched_trace_present(const struct sptd_sched_trace *tr)
 {
 	dev_t dev;

@@ -385,8 +385,9 @@ int sptd_col_record_arm(struct sptd_col_service *s)
  * tracefs/instances: the kernel allows it while none of its files is open,
  * and the service opens them only at a capture); its rings, events and
  * tracing_on go with it, and every write after fails.  Looked for every
- * FTRACE_CHECK_NS and before each capture; made again at once; while that
- * fails, tried again every FTRACE_RETRY_NS, and after FTRACE_GIVE_UP_NS the
+ * FTRACE_CHECK_NS and before each capture; made again at once, unless
+ * another instance of the name is there (another program's: never taken
+ * over, since two recorders would remove each other's); while that fails, tried again every FTRACE_RETRY_NS, and after FTRACE_GIVE_UP_NS the
  * service stops with exit status 1 (systemd's Restart=on-failure starts it
  * anew, and the start says what stops it). */
 #define FTRACE_CHECK_NS 1000000000LL
@@ -413,7 +414,9 @@ int sptd_col_record_ftrace_check(struct sptd_col_service *s, int64_t now, int fo
 	s->kfreeze_on = 0;
 	sptd_sched_trace_destroy(s->trace);
 	s->trace = NULL;
-	ret = ftrace_create(s);
+	/* one of the same name made since is another program's: left alone
+	 * (taking it over would have two recorders remove each other's) */
+	ret = sptd_sched_instance_exists(name) == 1 ? -EEXIST : ftrace_create(s);
 	if (ret >= 0) {
 		ret = sptd_sched_trace_start(s->trace);
 		if (ret < 0) {
@@ -423,9 +426,15 @@ int sptd_col_record_ftrace_check(struct sptd_col_service *s, int64_t now, int fo
 	}
 	if (ret < 0) {
 		if (!s->ftrace_down[0]) {
-			snprintf(s->ftrace_down, sizeof(s->ftrace_down), "the ftrace instance %s was "
-			         "removed by another program and cannot be made again (%s)", name,
-			         strerror(-ret));
+			if (ret == -EEXIST)
+				snprintf(s->ftrace_down, sizeof(s->ftrace_down), "the ftrace instance %s "
+				         "was removed by another program, and one of that name is there "
+				         "now, not sysptd's (remove it: rmdir %s/instances/%s)", name,
+				         "/sys/kernel/tracing", name);
+			else
+				snprintf(s->ftrace_down, sizeof(s->ftrace_down), "the ftrace instance %s "
+				         "was removed by another program and cannot be made again (%s)",
+				         name, strerror(-ret));
 			s->ftrace_down_since = now;
 			sptd_col_log(LOG_ERR, "%s: incidents have no scheduling or IRQ record until it "
 			             "can; trying again every %lld s, stopping with exit status 1 after "

@@ -101,7 +101,7 @@ struct sptd_col_service {
 	int64_t ftrace_recreated;  /* ns when it was last made again after another
 	                            * program removed it; 0 never */
 	int ftrace_recreations;    /* ... how many times */
-	char ftrace_down[256];     /* "" recording; else why the instance is gone
+	char ftrace_down[400];     /* "" recording; else why the instance is gone
 	                            * and could not be made again (status, logs) */
 	int64_t ftrace_down_since; /* ns when that began */
 	int aux_refused_logged;    /* the kernel's refusal was said once */

@@ -132,6 +132,8 @@ static void check_args(struct sptd_sched_trace *tr)
 	CHECK_INT(sptd_sched_trace_is_on(NULL), -EINVAL);
 	CHECK_INT(sptd_sched_trace_reset(NULL), -EINVAL);
 	CHECK_INT(sptd_sched_trace_present(NULL), -EINVAL);
+	CHECK_INT(sptd_sched_instance_exists(NULL), -EINVAL);
+	CHECK_INT(sptd_sched_instance_exists("../x"), -EINVAL);
 	CHECK_INT(sptd_sched_trace_capture(NULL, drop_raw, NULL), -EINVAL);
 	CHECK_INT(sptd_sched_trace_capture(tr, NULL, NULL), -EINVAL);
 	CHECK_STR(sptd_sched_trace_error(NULL), "");
@@ -254,8 +256,10 @@ int main(void)
 	CHECK_INT(rmdir(inst_dir), 0);
 	CHECK_INT(sptd_sched_trace_present(tr), 0);
 	CHECK(sptd_sched_trace_reset(tr) < 0);
+	CHECK_INT(sptd_sched_instance_exists(name), 0);
 	CHECK_INT(mkdir(inst_dir, 0755), 0);
 	CHECK_INT(sptd_sched_trace_present(tr), 0);
+	CHECK_INT(sptd_sched_instance_exists(name), 1);
 	last_log[0] = '\0';
 	sptd_sched_trace_destroy(tr);
 	CHECK(access(inst_dir, F_OK) == 0);

@@ -11,10 +11,10 @@
 #     ftrace pages and sched slices again, meta ftrace_recreated, and a gap
 #     for the stretch before the re-creation saying why;
 #  2. while it cannot be made again (another program made one of the same
-#     name and holds a file of it open: rmdir is refused), `sysptd status`
-#     says "state not recording: ..." and exits 1, an incident written then
-#     says so in meta ftrace_missing; once the other lets go, the service
-#     makes it again and status exits 0;
+#     name and uses it: the service leaves it alone), `sysptd status` says
+#     "state not recording: ..." and exits 1, an incident written then says
+#     so in meta ftrace_missing; once the other removes it, the service
+#     makes its own again and status exits 0;
 #  3. a recorder that stays without it stops after a minute with exit
 #     status 1 (systemd's Restart=on-failure starts it again).
 # Root (recording).
@@ -43,9 +43,8 @@ trap cleanup EXIT
 . "$(dirname "$0")/../../lib/expect.sh"
 
 # take_instance: remove the service's instance and make one of the same
-# name at once, holding its trace file open (another tool using it): the
-# kernel refuses to remove an instance with an open file.  The service may
-# make its own in between: then again.
+# name at once, holding its trace file open (another tool using it).  The
+# service may make its own in between: then again.
 take_instance() {
 	for _t in 1 2 3 4 5 6 7 8 9 10; do
 		rmdir "$inst" 2>/dev/null
@@ -105,7 +104,7 @@ grep -q "cannot re-arm the ftrace instance" "$work/err" &&
 
 # ---- 2. cannot be made again: said by status (exit 1) and the incident
 take_instance && ok || bad "could not take the instance's name"
-wait_for "$work/err" "cannot be made again (Device or resource busy)" 10 && ok ||
+wait_for "$work/err" "one of that name is there now, not sysptd's" 10 && ok ||
 	{ bad "the service did not say it cannot make its instance again"; cat "$work/err" >&2; }
 "$BIN" status --name "$name" >"$work/st" 2>"$work/st.err"
 rc=$?
@@ -117,15 +116,19 @@ if [ -z "$inc" ] || [ ! -f "$inc" ]; then
 	bad "snapshot without the instance: no incident"; cat "$work/snap.err" >&2
 else
 	m=$(q "$inc" "SELECT value FROM meta WHERE key = 'ftrace_missing'")
-	case "$m" in *"sysptd-$name was removed by another program and cannot be made again"*) ok ;;
+	case "$m" in *"sysptd-$name was removed by another program, and one of that name is there now"*) ok ;;
 	*) bad "meta ftrace_missing '$m'" ;; esac
 	[ "$(q "$inc" "SELECT count(*) FROM sample")" -gt 0 ] && ok ||
 		bad "the incident without the instance lost its samples too"
 fi
-# the other program lets go: made again at the next try (every 5 s)
+# the other program's instance is left alone; once it is removed, the
+# service makes its own at the next try (every 5 s)
+kill -0 "$holder" 2>/dev/null && [ -d "$inst" ] && ok ||
+	bad "the other program's instance of the same name was not left alone"
 kill "$holder"
 wait "$holder" 2>/dev/null
 holder=""
+rmdir "$inst" || bad "cannot remove the other program's instance"
 wait_for "$work/err" "s without it: recording scheduling and IRQs again" 15 && ok ||
 	{ bad "the service did not make its instance again once free"; cat "$work/err" >&2; }
 "$BIN" status --name "$name" >"$work/st" 2>"$work/st.err"
