@@ -10,8 +10,10 @@
 # calls give incidents (each names root's process; where breakpoints fire:
 # not in every VM, then that part is named as not run and the test exits
 # 77), the log says how many threads are not watched and whose (uid,
-# counts), `sysptd status` and an incident's meta give the count, and the
-# user keeps at least their share (512) watched.  Root and useradd (skips
+# counts), `sysptd status` and an incident's meta give the count, the
+# user keeps at least their share (512) watched, and another user's
+# process started after (a second user made for the run) gets its
+# breakpoints from the attacker's slots too.  Root and useradd (skips
 # otherwise).
 set -u
 PROG=${SPTD_BP_PROG:?SPTD_BP_PROG must name sptd_bp_prog}
@@ -29,7 +31,15 @@ chmod 755 "$pub/lib" "$pub/idle"
 rootp=""
 skipped=""
 idlep=""
+otherp=""
+other="sptdoth$$"
 cleanup() {
+	if [ -n "$otherp" ]; then
+		kill -9 "$otherp" 2>/dev/null
+		i=0
+		while [ -d "/proc/$otherp" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	fi
+	userdel "$other" 2>/dev/null
 	[ -n "$rootp" ] && kill "$rootp" 2>/dev/null
 	# the attacker's process (as_atk runs it in a subshell: its own pid),
 	# gone before its user is removed (userdel refuses a user with one)
@@ -73,7 +83,7 @@ fi
 # within ten seconds.
 "$pub/lib" 120 150 >"$work/root.out" &
 rootp=$!
-sleep 120 &
+sleep 300 &
 ctl=$!
 armed=0
 i=0
@@ -91,6 +101,35 @@ kill "$ctl" 2>/dev/null
 [ "$armed" = 1 ] && ok ||
 	{ bad "root's program got no breakpoint in 15 s (debug registers left: ${a:-?}, another thread's: ${c:-?})";
 	  cat "$work/err" >&2; }
+
+# ---- another unprivileged user's process, started after: it has none of
+# the slots, the attacker holds all but root's: its threads get theirs
+# (up to 512 each user) from the attacker's
+if useradd -M -N -d /nonexistent -s /usr/sbin/nologin "$other"; then
+	setpriv --reuid="$(id -u "$other")" --regid="$(id -g "$other")" --clear-groups -- \
+		"$pub/idle" "$pub/lib" 20 300 >"$work/other.out" 2>&1 &
+	wait_for "$work/other.out" "^ready 20\$" 100
+	otherp=$(sed -n 's/^pid //p' "$work/other.out")
+	sleep 300 &
+	ctl=$!
+	armed=0
+	i=0
+	while [ -n "$otherp" ] && [ $i -lt 150 ]; do
+		a=$("$SLOTS" "$otherp")
+		c=$("$SLOTS" "$ctl")
+		if [ -n "$a" ] && [ -n "$c" ] && [ "$a" = $((c - 1)) ]; then
+			armed=1
+			break
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill "$ctl" 2>/dev/null
+	[ "$armed" = 1 ] && ok ||
+		bad "another user's process got no breakpoint in 15 s (left: ${a:-?}, another thread's: ${c:-?})"
+else
+	bad "useradd $other failed"
+fi
 
 # ---- its calls fire the trigger, where breakpoints fire at all (not in
 # every VM: then the incidents cannot be checked here)
