@@ -287,6 +287,7 @@ int sptd_col_record_arm(struct sptd_col_service *s)
 	ret = ftrace_create(s);
 	if (ret < 0)
 		return ret;
+	s->ftrace_down[0] = '\0';   /* armed again (hotplug.c): recording */
 	/* PT before the triggers: a trigger that is a perf event joins the PT
 	 * event's group so the kernel pauses PT where it fired (AUX pause) */
 	if (is_pt) {
