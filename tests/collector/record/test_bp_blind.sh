@@ -52,6 +52,7 @@ cleanup() {
 	rm -rf "$pub"
 }
 trap cleanup EXIT
+trap 'exit 1' HUP INT TERM
 q() { "$BIN" query "$1" "$2" --format csv | tail -n 1; }
 threads=2100
 

@@ -40,6 +40,7 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 1' HUP INT TERM
 . "$(dirname "$0")/../../lib/expect.sh"
 
 # take_instance: remove the service's instance and make one of the same
