@@ -32,7 +32,8 @@ static int parse(const char *cmd, int argc, char **argv)
 			               ? "Ask the running service to write an incident now (same as SIGUSR2);\n"
 			                 "prints the incident's path.  Needs root."
 			               : "Show the running service's source, window, triggers and incidents.\n"
-			                 "Needs root.");
+			                 "Exits 1 when the service runs but is not recording (the line\n"
+			                 "'state not recording: WHY'; see docs/SECURITY.md).  Needs root.");
 			return 1;
 		}
 		if (c == 'N') {
@@ -92,6 +93,18 @@ static int control(const char *cmd, int argc, char **argv)
 		return SPTD_EXIT_FAIL;
 	}
 	fputs(strncmp(reply, "ok ", 3) == 0 ? reply + 3 : reply, stdout);
+	/* a service that runs without recording (its ftrace instance gone):
+	 * a line of its own, and a status a script or systemd can check */
+	{
+		const char *down = strstr(reply, "\nstate not recording");
+
+		if (strcmp(cmd, "status") == 0 && down) {
+			down += strlen("\nstate ");
+			fprintf(stderr, "sysptd status: the service is running but %.*s\n",
+			        (int)strcspn(down, "\n"), down);
+			return SPTD_EXIT_FAIL;
+		}
+	}
 	return SPTD_EXIT_OK;
 }
 

@@ -4,6 +4,7 @@
 #define SPTD_SCHED_LOCAL_H
 
 #include <stdint.h>
+#include <sys/types.h>
 #include <syslog.h>
 
 #include "sptd_sched.h"
@@ -22,6 +23,10 @@ struct tracefs_instance;
 struct sptd_sched_trace {
 	struct tracefs_instance *inst;   /* our instance; NULL after destroy */
 	char name[SPTD_SCHED_NAME_LEN];  /* instance name */
+	dev_t dev;                       /* the instance directory made: another
+	                                  * made under the same name after ours
+	                                  * was removed is not ours */
+	ino_t ino;
 	int nr_events;                   /* used entries of @events */
 	char events[SPTD_SCHED_MAX_EVENTS][SPTD_SCHED_NAME_LEN]; /* "sys/event" enabled */
 	int nr_triggers;                 /* used entries of @triggers */

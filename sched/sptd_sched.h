@@ -86,6 +86,17 @@ int sptd_sched_trace_stop(struct sptd_sched_trace *tr);    /* tracing_on = 0 */
 int sptd_sched_trace_is_on(struct sptd_sched_trace *tr);
 /* Drop everything in the rings (after a capture, before re-arming). */
 int sptd_sched_trace_reset(struct sptd_sched_trace *tr);
+/* Whether the instance sptd_sched_trace_create made is still there: 1
+ * yes; 0 it was removed (another root program's rmdir in
+ * tracefs/instances: the kernel allows it while no file of it is open,
+ * which is most of the time) or replaced by another of the same name; then
+ * the rings, the events enabled and tracing_on are gone, and only
+ * destroying @tr and creating the instance again records anew.  -EINVAL,
+ * or -errno when tracefs cannot be looked at. */
+int sptd_sched_trace_present(const struct sptd_sched_trace *tr);
+/* 1 when tracefs has an instance named @name, whoever made it; 0 none;
+ * -EINVAL a name that is not one path component. */
+int sptd_sched_instance_exists(const char *name);
 
 /* One past the highest CPU number in a CPU list file (@list_path; NULL:
  * /sys/devices/system/cpu/possible): "0-3,8-11" gives 12.  A count of

@@ -372,6 +372,52 @@ fail:
 	return ret;
 }
 
+/* The device and inode of instance @name's directory: which one it is (a
+ * directory made again under the same name has another inode). */
+static int instance_id(const char *name, dev_t *dev, ino_t *ino)
+{
+	const char *dir = tracefs_tracing_dir();
+	char path[PATH_MAX];
+	struct stat sb;
+	int n;
+
+	if (!dir)
+		return -ENODEV;
+	n = snprintf(path, sizeof(path), "%s/instances/%s", dir, name);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -ENAMETOOLONG;
+	if (lstat(path, &sb) < 0)
+		return -errno;
+	if (!S_ISDIR(sb.st_mode))
+		return -ENOENT;
+	*dev = sb.st_dev;
+	*ino = sb.st_ino;
+	return 0;
+}
+
+int sptd_sched_instance_exists(const char *name)
+{
+	if (!name || !sptd_sched_name_ok(name))
+		return -EINVAL;
+	return tracefs_instance_exists(name) ? 1 : 0;
+}
+
+int sptd_sched_trace_present(const struct sptd_sched_trace *tr)
+{
+	dev_t dev;
+	ino_t ino;
+	int ret;
+
+	if (!tr || !tr->inst)
+		return -EINVAL;
+	ret = instance_id(tr->name, &dev, &ino);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		return ret;
+	return dev == tr->dev && ino == tr->ino;
+}
+
 int sptd_sched_trace_create(const struct sptd_sched_config *cfg,
                             struct sptd_sched_trace **out)
 {
@@ -412,6 +458,9 @@ int sptd_sched_trace_create(const struct sptd_sched_config *cfg,
 		ret = -EBUSY;
 		goto fail;
 	}
+	ret = instance_id(tr->name, &tr->dev, &tr->ino);
+	if (ret < 0)
+		goto fail;
 	ret = trace_setup(tr, cfg);
 	if (ret < 0)
 		goto fail;
@@ -531,6 +580,12 @@ void sptd_sched_trace_destroy(struct sptd_sched_trace *tr)
 
 	if (!tr)
 		return;
+	/* removed from outside (or another's under our name now): nothing of
+	 * ours left to undo */
+	if (tr->inst && tr->ino && sptd_sched_trace_present(tr) == 0) {
+		tracefs_instance_free(tr->inst);
+		tr->inst = NULL;
+	}
 	if (tr->inst) {
 		tracefs_trace_off(tr->inst);
 		for (i = 0; i < tr->nr_triggers; i++)

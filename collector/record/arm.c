@@ -234,34 +234,28 @@ static int arm_triggers(struct sptd_col_service *s, const int *pt_fds)
 	return 0;
 }
 
-int sptd_col_record_arm(struct sptd_col_service *s)
+/* Create the ftrace instance as the plan and the options say (tracing left
+ * off); errors are logged. */
+static int ftrace_create(struct sptd_col_service *s)
 {
-	int is_pt = s->source == SPTD_SOURCE_PT;
+	static struct sptd_sched_extra extra[SPTD_MAX_EVENTS];
 	char instance[64];
 	struct sptd_sched_config cfg = {
 		.instance = instance,
-		.clock = is_pt ? "x86-tsc" : "mono",
+		.clock = s->source == SPTD_SOURCE_PT ? "x86-tsc" : "mono",
 		.irq = 1,
 		.softirq = 1,
 	};
-	static int pt_fds[SPTD_MAX_CPUS];
-	char err[512], sizes[256];
-	int ret = make_plan(s);
+	int ret;
 
-	if (ret < 0)
-		return ret;
 	sptd_col_instance_name(instance, sizeof(instance));
-	{
-		static struct sptd_sched_extra extra[SPTD_MAX_EVENTS];
-
-		for (int i = 0; i < s->o->nevents && i < SPTD_SCHED_MAX_EXTRA; i++) {
-			memcpy(extra[i].system, s->o->events[i].system, sizeof(extra[i].system));
-			memcpy(extra[i].event, s->o->events[i].event, sizeof(extra[i].event));
-			memcpy(extra[i].filter, s->o->events[i].filter, sizeof(extra[i].filter));
-		}
-		cfg.extra = extra;
-		cfg.nextra = s->o->nevents < SPTD_SCHED_MAX_EXTRA ? s->o->nevents : SPTD_SCHED_MAX_EXTRA;
+	for (int i = 0; i < s->o->nevents && i < SPTD_SCHED_MAX_EXTRA; i++) {
+		memcpy(extra[i].system, s->o->events[i].system, sizeof(extra[i].system));
+		memcpy(extra[i].event, s->o->events[i].event, sizeof(extra[i].event));
+		memcpy(extra[i].filter, s->o->events[i].filter, sizeof(extra[i].filter));
 	}
+	cfg.extra = extra;
+	cfg.nextra = s->o->nevents < SPTD_SCHED_MAX_EXTRA ? s->o->nevents : SPTD_SCHED_MAX_EXTRA;
 	if (s->cpumask[0])
 		cfg.cpumask = s->cpumask;
 	s->ftrace_clock = cfg.clock;
@@ -275,11 +269,25 @@ int sptd_col_record_arm(struct sptd_col_service *s)
 		             (double)s->plan.ftrace_kb * s->ncpus / (1024.0 * 1024.0));
 		return ret;
 	}
-	if (ret < 0) {
+	if (ret < 0)
 		sptd_col_log(LOG_ERR, "cannot set up the ftrace instance: %s%s", strerror(-ret),
 		             ret == -ENODEV ? " (is tracefs available? mount -t tracefs nodev /sys/kernel/tracing)" : "");
+	return ret;
+}
+
+int sptd_col_record_arm(struct sptd_col_service *s)
+{
+	int is_pt = s->source == SPTD_SOURCE_PT;
+	static int pt_fds[SPTD_MAX_CPUS];
+	char err[512], sizes[256];
+	int ret = make_plan(s);
+
+	if (ret < 0)
 		return ret;
-	}
+	ret = ftrace_create(s);
+	if (ret < 0)
+		return ret;
+	s->ftrace_down[0] = '\0';   /* armed again (hotplug.c): recording */
 	/* PT before the triggers: a trigger that is a perf event joins the PT
 	 * event's group so the kernel pauses PT where it fired (AUX pause) */
 	if (is_pt) {
@@ -373,11 +381,94 @@ int sptd_col_record_arm(struct sptd_col_service *s)
 	return 0;
 }
 
+/* ---- the instance removed from outside ---------------------------------------- */
+
+/* Another root program may remove the instance (an rmdir in
+ * tracefs/instances: the kernel allows it while none of its files is open,
+ * and the service opens them only at a capture); its rings, events and
+ * tracing_on go with it, and every write after fails.  Looked for every
+ * FTRACE_CHECK_NS and before each capture; made again at once, unless
+ * another instance of the name is there (another program's: never taken
+ * over, since two recorders would remove each other's); while that fails, tried again every FTRACE_RETRY_NS, and after FTRACE_GIVE_UP_NS the
+ * service stops with exit status 1 (systemd's Restart=on-failure starts it
+ * anew, and the start says what stops it). */
+#define FTRACE_CHECK_NS 1000000000LL
+#define FTRACE_RETRY_NS 5000000000LL
+
+int sptd_col_record_ftrace_check(struct sptd_col_service *s, int64_t now, int force)
+{
+	char name[64];
+	int ret;
+
+	if (!force && now - s->ftrace_checked < (s->trace ? FTRACE_CHECK_NS : FTRACE_RETRY_NS))
+		return 0;
+	s->ftrace_checked = now;
+	if (s->trace && sptd_sched_trace_present(s->trace) != 0)
+		return 0;   /* there (or tracefs cannot tell: leave it be) */
+	sptd_col_instance_name(name, sizeof(name));
+	if (s->trace)
+		sptd_col_log(LOG_WARNING, "the ftrace instance %s was removed by another program "
+		             "(an rmdir in tracefs' instances/): making it again; the scheduling and "
+		             "IRQ record before now is lost (the next incident has a gap for it)",
+		             name);
+	/* destroying the instance took the traceoff triggers with it; a
+	 * handle left open on a name another may take would write into theirs */
+	s->kfreeze_on = 0;
+	sptd_sched_trace_destroy(s->trace);
+	s->trace = NULL;
+	/* one of the same name made since is another program's: left alone
+	 * (taking it over would have two recorders remove each other's) */
+	ret = sptd_sched_instance_exists(name) == 1 ? -EEXIST : ftrace_create(s);
+	if (ret >= 0) {
+		ret = sptd_sched_trace_start(s->trace);
+		if (ret < 0) {
+			sptd_sched_trace_destroy(s->trace);
+			s->trace = NULL;
+		}
+	}
+	if (ret < 0) {
+		if (!s->ftrace_down[0]) {
+			if (ret == -EEXIST)
+				snprintf(s->ftrace_down, sizeof(s->ftrace_down), "the ftrace instance %s "
+				         "was removed by another program, and one of that name is there "
+				         "now, not sysptd's (remove it: rmdir %s/instances/%s)", name,
+				         "/sys/kernel/tracing", name);
+			else
+				snprintf(s->ftrace_down, sizeof(s->ftrace_down), "the ftrace instance %s "
+				         "was removed by another program and cannot be made again (%s)",
+				         name, strerror(-ret));
+			s->ftrace_down_since = now;
+			sptd_col_log(LOG_ERR, "%s: incidents have no scheduling or IRQ record until it "
+			             "can; trying again every %lld s, stopping with exit status 1 after "
+			             "%lld s (`sysptd status` says so meanwhile)", s->ftrace_down,
+			             FTRACE_RETRY_NS / 1000000000LL, SPTD_FTRACE_GIVE_UP_NS / 1000000000LL);
+		}
+		return ret;
+	}
+	s->ftrace_started = sptd_col_now_ns();
+	s->ftrace_why = "the ftrace instance was made again then, after another program removed "
+	                "it (what it held is lost)";
+	s->ftrace_recreated = s->ftrace_started;
+	s->ftrace_recreations++;
+	if (s->ftrace_down[0])
+		sptd_col_log(LOG_NOTICE, "made the ftrace instance %s again after %.1f s without "
+		             "it: recording scheduling and IRQs again", name,
+		             (double)(now - s->ftrace_down_since) / 1e9);
+	else
+		sptd_col_log(LOG_NOTICE, "made the ftrace instance %s again: recording", name);
+	s->ftrace_down[0] = '\0';
+	sptd_col_seed_cpus(s->cpus, s->ncpus);
+	return 1;
+}
+
 void sptd_col_record_rearm(struct sptd_col_service *s)
 {
-	int ret = ftrace_restart(s, "re-armed after the previous incident");
+	/* an instance removed meanwhile is made again (starting it) */
+	int ret = sptd_col_record_ftrace_check(s, sptd_col_now_ns(), 1);
 
-	if (ret < 0)
+	if (ret == 0)
+		ret = ftrace_restart(s, "re-armed after the previous incident");
+	if (ret < 0 && s->trace)
 		sptd_col_log(LOG_ERR, "cannot re-arm the ftrace instance: %s", strerror(-ret));
 	if (s->sampler)
 		sptd_col_sampler_pause(s->sampler, 0);

@@ -21,6 +21,7 @@
 #include "sptd_sched.h"
 #include "sptd_store.h"
 #include "symcache-local.h"
+#include "trigger-bp-local.h"
 
 /* ---- capture ------------------------------------------------------------------ */
 
@@ -433,6 +434,9 @@ struct ftrace_span {
 	const char *started_why;      /* why it started then */
 	const char *stopped_by;       /* "service", "trigger" or "kernel" */
 	int64_t stopped;              /* ns: when the service stopped it */
+	int64_t recreated;            /* ns: @started made the instance again
+	                               * (another program removed it); 0 not */
+	const char *missing;          /* NULL; else why there is no instance */
 };
 
 /* Stop ftrace (if the kernel has not) and note who stopped it: the service,
@@ -452,6 +456,9 @@ static void ftrace_stop(struct sptd_col_service *s, const struct sptd_col_fire *
 	rec->started_why = s->ftrace_why;
 	rec->stopped = sptd_col_now_ns();
 	rec->stopped_by = "service";
+	rec->recreated = s->ftrace_recreated && s->ftrace_recreated == s->ftrace_started ?
+	                 s->ftrace_recreated : 0;
+	rec->missing = s->ftrace_down[0] ? s->ftrace_down : NULL;
 	if (was_on != 0)
 		return;
 	rec->stopped_by = "kernel";
@@ -473,6 +480,10 @@ static int write_span(struct sptd_store *st, const struct ftrace_span *rec)
 		ret = sptd_store_meta_set(st, "ftrace_stopped_by", rec->stopped_by);
 	if (ret >= 0 && strcmp(rec->stopped_by, "service") == 0)
 		ret = sptd_store_meta_set_int(st, "ftrace_stopped", rec->stopped);
+	if (ret >= 0 && rec->recreated)
+		ret = sptd_store_meta_set_int(st, "ftrace_recreated", rec->recreated);
+	if (ret >= 0 && rec->missing)
+		ret = sptd_store_meta_set(st, "ftrace_missing", rec->missing);
 	return ret;
 }
 
@@ -531,7 +542,8 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 	 * that event, as the incident's rows have it */
 	if (ret >= 0 && !s->pt)
 		ret = sptd_col_freeze_scan_match(&c.freeze, fire, FREEZE_SLACK_NS);
-	if (ret >= 0) {
+	/* no instance (removed, not made again yet: meta ftrace_missing) */
+	if (ret >= 0 && s->trace) {
 		ret = sptd_sched_trace_capture(s->trace, on_raw, &c);
 		if (ret < 0)
 			sptd_col_log(LOG_ERR, "reading the ftrace rings: %s", store_reason(c.st, ret));
@@ -565,6 +577,10 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 		ret = write_meta(s, c.st, fire, wstart, wend);
 	if (ret >= 0)
 		ret = write_span(c.st, &rec);
+	/* break=/PATH: threads it could not watch (trigger_bp_path.c) */
+	if (ret >= 0 && sptd_col_bp_unwatched(s->trig, s->ntrig) >= 0)
+		ret = sptd_store_meta_set_int(c.st, "break_unwatched",
+		                              sptd_col_bp_unwatched(s->trig, s->ntrig));
 	if (ret >= 0 && s->offcpu) {
 		c.kind = SPTD_RAW_SAMPLE_OFFCPU;
 		ret = sptd_col_sampler_read(s->offcpu, wstart, wend, on_sample, &c);

@@ -132,6 +132,13 @@ struct sptd_col_service {
 	int64_t kfreeze_since;     /* ns when they were installed */
 	int64_t ftrace_started;    /* ns when ftrace last (re)started with empty rings */
 	const char *ftrace_why;    /* why it did then (for the incident's gaps) */
+	int64_t ftrace_checked;    /* ns when the instance was last looked for */
+	int64_t ftrace_recreated;  /* ns when it was last made again after another
+	                            * program removed it; 0 never */
+	int ftrace_recreations;    /* ... how many times */
+	char ftrace_down[400];     /* "" recording; else why the instance is gone
+	                            * and could not be made again (status, logs) */
+	int64_t ftrace_down_since; /* ns when that began */
 	int aux_refused_logged;    /* the kernel's refusal was said once */
 	struct rlimit nofile;      /* RLIMIT_NOFILE as started (CMD gets it back) */
 	char online_text[256];     /* the kernel's online CPU list armed on */
@@ -164,6 +171,15 @@ void sptd_col_record_kfreeze_arm(struct sptd_col_service *s, int64_t now, int64_
 /* Remove the kernel freeze (after a capture; about 150 ms of the kernel's
  * grace period, the triggers stop acting at once). */
 void sptd_col_record_kfreeze_disarm(struct sptd_col_service *s);
+/* The ftrace instance is still the one armed (looked at once a second, or
+ * now with @force): when another program removed it, make it again and
+ * start it (the rings empty, ftrace_why saying so): 1; 0 nothing to do;
+ * -errno it cannot be made now (s->trace NULL, s->ftrace_down says why;
+ * tried again every 5 s).  Logged. */
+int sptd_col_record_ftrace_check(struct sptd_col_service *s, int64_t now, int force);
+/* How long the service goes on without its ftrace instance before it
+ * stops with exit status 1. */
+#define SPTD_FTRACE_GIVE_UP_NS 60000000000LL
 /* Close every source and trigger; accepts a partly armed service. */
 void sptd_col_record_disarm(struct sptd_col_service *s);
 

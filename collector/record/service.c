@@ -27,6 +27,7 @@
 #include "ctl-local.h"
 #include "record-local.h"
 #include "sptd_sched.h"
+#include "trigger-bp-local.h"
 
 /* ---- state ----------------------------------------------------------------- */
 
@@ -51,6 +52,19 @@ static void reply_status(struct sptd_col_service *s, int fd)
 	                 (int)getpid(), s->o->name ? s->o->name : "-", s->source_name, s->ncpus, s->o->window_ns, s->o->post_ns,
 	                 s->o->ntriggers, s->incidents, s->last_path[0] ? s->last_path : "-",
 	                 s->o->output);
+
+	/* what `sysptd status` exits non-zero for: a line of its own */
+	if (n > 0 && (size_t)n < sizeof(buf))
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n, "ftrace_recreated %d\n%s%s\n",
+		              s->ftrace_recreations,
+		              s->ftrace_down[0] ? "state not recording: " : "state recording",
+		              s->ftrace_down);
+	/* break=/PATH: threads no slot was left for (trigger_bp_path.c) */
+	if (n > 0 && (size_t)n < sizeof(buf) && sptd_col_bp_unwatched(s->trig, s->ntrig) >= 0)
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n, "break_unwatched %" PRId64 "\n",
+		              sptd_col_bp_unwatched(s->trig, s->ntrig));
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		n = (int)strlen(buf);
 
 	(void)!write(fd, buf, (size_t)n);
 }
@@ -312,6 +326,16 @@ static int run_loop(struct sptd_col_service *s)
 			             strerror(-hp));
 			return hp;
 		}
+		/* another program removed the ftrace instance: made again
+		 * (arm.c); a recorder that cannot for long stops, so that its
+		 * exit status says it (systemd restarts it) */
+		sptd_col_record_ftrace_check(s, sptd_col_now_ns(), 0);
+		if (s->ftrace_down[0] &&
+		    sptd_col_now_ns() - s->ftrace_down_since >= SPTD_FTRACE_GIVE_UP_NS) {
+			sptd_col_log(LOG_ERR, "%s for %lld s: stopping with exit status 1",
+			             s->ftrace_down, SPTD_FTRACE_GIVE_UP_NS / 1000000000LL);
+			return -ENODEV;
+		}
 		pfds[nfds++] = (struct pollfd){ .fd = s->sig_fd, .events = POLLIN };
 		pfds[nfds++] = (struct pollfd){ .fd = s->ctl_fd, .events = POLLIN };
 		for (int i = 0; i < s->ntrig; i++) {
@@ -432,7 +456,12 @@ static int run_loop(struct sptd_col_service *s)
 			continue;
 		}
 		{
-			int ret = sptd_col_record_capture(s, &best);
+			int ret;
+
+			/* removed since the last look: what the rings held is
+			 * gone, and the incident says so (a gap) */
+			sptd_col_record_ftrace_check(s, sptd_col_now_ns(), 1);
+			ret = sptd_col_record_capture(s, &best);
 
 			if ((best.spec == &s->stop || best.spec == &s->exit_spec) && ret < 0)
 				status = ret;
@@ -735,6 +764,12 @@ int sptd_col_record_run(struct sptd_col_record_opts *opts)
 		             "incident, then exits");
 	ret = run_loop(&s);
 	status = ret < 0 ? SPTD_EXIT_FAIL : SPTD_EXIT_OK;
+	/* ended without its ftrace instance: not a recorder that worked */
+	if (s.ftrace_down[0]) {
+		sptd_col_log(LOG_ERR, "%s: exit status 1", s.ftrace_down);
+		if (!o.cmd_argv)
+			status = SPTD_EXIT_FAIL;
+	}
 	if (s.child && s.stop_signals >= 2) {
 		sptd_col_log(LOG_WARNING, "stopped on a second signal: %s (pid %d) is left running",
 		             o.cmd_argv[0], s.child);

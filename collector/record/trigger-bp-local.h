@@ -34,6 +34,13 @@ int sptd_col_bp_path_arm(struct sptd_col_trigger *t, struct bp_path **out, char 
 /* At each wake of the service: close exited threads' events, and at most
  * once a second look for new processes and threads. */
 void sptd_col_bp_path_tick(struct sptd_col_trigger *t, struct bp_path *p);
+/* Threads that map the file and the last scan left unwatched (no slot:
+ * see trigger_bp_path.c for who is served first).  0 for NULL. */
+size_t sptd_col_bp_path_unwatched(const struct bp_path *p);
+/* The sum of that over the break=/PATH triggers of @trig (@n of them; the
+ * others are skipped): for `sysptd status` and meta break_unwatched.  -1
+ * when none is a break=/PATH trigger. */
+int64_t sptd_col_bp_unwatched(struct sptd_col_trigger *const *trig, int n);
 /* 1 when process @pid is one @p armed. */
 int sptd_col_bp_path_has(const struct bp_path *p, int pid);
 /* Accepts NULL. */

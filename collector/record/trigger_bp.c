@@ -483,6 +483,20 @@ static int bp_hits(const struct sptd_col_trigger *t, int64_t from, int64_t to,
 	return ret;
 }
 
+int64_t sptd_col_bp_unwatched(struct sptd_col_trigger *const *trig, int n)
+{
+	int64_t sum = -1;
+
+	for (int i = 0; i < n; i++) {
+		const struct bp_state *s = trig[i] ? trig[i]->kind_state : NULL;
+
+		if (!s || trig[i]->ops != &sptd_col_trigger_break_ops || !s->path)
+			continue;
+		sum = (sum < 0 ? 0 : sum) + (int64_t)sptd_col_bp_path_unwatched(s->path);
+	}
+	return sum;
+}
+
 /* break= and watch= differ in what they arm and say, not in their ops. */
 #define BP_OPS(KIND) {                 \
 	.kind = KIND,                      \

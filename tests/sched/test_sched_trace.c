@@ -131,6 +131,9 @@ static void check_args(struct sptd_sched_trace *tr)
 	CHECK_INT(sptd_sched_trace_stop(NULL), -EINVAL);
 	CHECK_INT(sptd_sched_trace_is_on(NULL), -EINVAL);
 	CHECK_INT(sptd_sched_trace_reset(NULL), -EINVAL);
+	CHECK_INT(sptd_sched_trace_present(NULL), -EINVAL);
+	CHECK_INT(sptd_sched_instance_exists(NULL), -EINVAL);
+	CHECK_INT(sptd_sched_instance_exists("../x"), -EINVAL);
 	CHECK_INT(sptd_sched_trace_capture(NULL, drop_raw, NULL), -EINVAL);
 	CHECK_INT(sptd_sched_trace_capture(tr, NULL, NULL), -EINVAL);
 	CHECK_STR(sptd_sched_trace_error(NULL), "");
@@ -244,7 +247,28 @@ int main(void)
 	CHECK_INT(sptd_sched_trace_is_on(tr), 0);
 	CHECK_INT(sptd_sched_trace_reset(tr), 0);
 	CHECK_INT(sptd_sched_trace_capture(tr, drop_raw, NULL), 0);
+	CHECK_INT(sptd_sched_trace_present(tr), 1);
 
+	/* issue 28.9: another root program removes the instance (the kernel
+	 * lets it while none of its files is open), then makes one of its
+	 * own under the same name: neither is ours, and destroying ours
+	 * leaves theirs alone */
+	CHECK_INT(rmdir(inst_dir), 0);
+	CHECK_INT(sptd_sched_trace_present(tr), 0);
+	CHECK(sptd_sched_trace_reset(tr) < 0);
+	CHECK_INT(sptd_sched_instance_exists(name), 0);
+	CHECK_INT(mkdir(inst_dir, 0755), 0);
+	CHECK_INT(sptd_sched_trace_present(tr), 0);
+	CHECK_INT(sptd_sched_instance_exists(name), 1);
+	last_log[0] = '\0';
+	sptd_sched_trace_destroy(tr);
+	CHECK(access(inst_dir, F_OK) == 0);
+	CHECK_INT(last_log[0], '\0');
+	CHECK_INT(rmdir(inst_dir), 0);
+
+	/* and one created again is present (what the service does then) */
+	CHECK_INT(sptd_sched_trace_create(&cfg, &tr), 0);
+	CHECK_INT(sptd_sched_trace_present(tr), 1);
 	sptd_sched_trace_destroy(tr);
 	CHECK(access(inst_dir, F_OK) != 0);
 	return SPTD_TEST_END();
