@@ -107,11 +107,12 @@ int sptd_col_pt_pids(const struct sptd_col_pt *pt, int *pids, int max);
  * raw_image rows (with a dso row "[anon:PID]" / "[vdso:PID]").  Processes
  * gone meanwhile are skipped.  Returns the number of images. */
 int sptd_col_pt_images_anon(struct sptd_store *st, const int *pids, int npids);
-/* Kernel text as it is in memory, from /proc/kcore (@kcore, NULL for the
- * default) into raw_image rows under dso "[kernel.kallsyms]", ranges from
- * /proc/kallsyms _stext.._etext.  -EACCES/-ENOENT when unreadable (then
- * meta pt_kernel_image says patched code may misdecode). */
-int sptd_col_pt_images_kernel(struct sptd_store *st, const char *kcore);
+/* Kernel text as it is in memory, from ROOT/proc/kcore (@root: NULL for
+ * $SPTD_KERNEL_ROOT, else "", the real /proc) into raw_image rows under dso
+ * "[kernel.text]", ranges from ROOT/proc/kallsyms _stext.._etext.
+ * -EACCES/-ENOENT when unreadable (then meta pt_kernel_image says patched
+ * code may misdecode). */
+int sptd_col_pt_images_kernel(struct sptd_store *st, const char *root);
 /* Every sideband record of the last freeze (both rings of every CPU) to
  * @fn.  Returns the count, or @fn's error. */
 int sptd_col_pt_records(const struct sptd_col_pt *pt, sptd_col_perf_record_fn fn, void *ctx);

@@ -122,11 +122,26 @@ int sptd_col_pt_images_anon(struct sptd_store *st, const int *pids, int npids)
 	return total;
 }
 
-/* _stext and _etext from kallsyms; -EACCES when addresses are hidden. */
-static int kernel_text_range(uint64_t *start, uint64_t *end)
+/* The directory holding the kernel's proc/kallsyms, proc/kcore and
+ * proc/modules: @root, else $SPTD_KERNEL_ROOT (tests: a fake kernel,
+ * tests/fakepmu/fakepmu_kcore.h), else "" (the real /proc). */
+static const char *kernel_root(const char *root)
 {
-	FILE *f = fopen("/proc/kallsyms", "re");
+	const char *env = getenv("SPTD_KERNEL_ROOT");
+
+	if (root)
+		return root;
+	return env ? env : "";
+}
+
+/* _stext and _etext from kallsyms; -EACCES when addresses are hidden. */
+static int kernel_text_range(const char *root, uint64_t *start, uint64_t *end)
+{
 	char line[512];
+	FILE *f;
+
+	snprintf(line, sizeof(line), "%s/proc/kallsyms", root);
+	f = fopen(line, "re");
 
 	*start = *end = 0;
 	if (!f)
@@ -148,8 +163,9 @@ static int kernel_text_range(uint64_t *start, uint64_t *end)
 	return 0;
 }
 
-int sptd_col_pt_images_kernel(struct sptd_store *st, const char *kcore)
+int sptd_col_pt_images_kernel(struct sptd_store *st, const char *root)
 {
+	char kcore[PATH_MAX];
 	uint64_t start, end;
 	void *buf = NULL;
 	size_t len = 0;
@@ -158,11 +174,13 @@ int sptd_col_pt_images_kernel(struct sptd_store *st, const char *kcore)
 
 	if (!st)
 		return -EINVAL;
-	ret = kernel_text_range(&start, &end);
+	root = kernel_root(root);
+	snprintf(kcore, sizeof(kcore), "%s/proc/kcore", root);
+	ret = kernel_text_range(root, &start, &end);
 	if (ret < 0)
 		goto note;
 	/* /proc/kcore is an ELF core file: the PT_LOAD holding _stext */
-	ret = sptd_dec_elf_read_vaddr(kcore ? kcore : "/proc/kcore", start, end, &buf, &len);
+	ret = sptd_dec_elf_read_vaddr(kcore, start, end, &buf, &len);
 	if (ret < 0)
 		goto note;
 	id = next_dso_id(st);
