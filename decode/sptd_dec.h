@@ -413,6 +413,11 @@ int sptd_dec_session_add_flat(struct sptd_dec_session *s, int pid, const char *p
 int sptd_dec_session_add_bytes(struct sptd_dec_session *s, int pid, const char *name,
                                const void *data, size_t len, uint64_t addr,
                                int64_t dso_id);
+/* Why the kernel's code has no image here (an incident whose kernel text
+ * could not be copied: its meta pt_kernel_image): a gap where the trace
+ * runs into a kernel address no image covers names it ("pt: kernel text
+ * not captured (@note), ip ...").  NULL or "" forgets it.  -EINVAL, -ENOMEM. */
+int sptd_dec_session_set_kernel_note(struct sptd_dec_session *s, const char *note);
 /* Task @tid belongs to process @pid (default: pid = tid). */
 int sptd_dec_session_add_task(struct sptd_dec_session *s, int tid, int pid);
 /* The one task @cpu's PT belongs to when that trace has no timing (a
