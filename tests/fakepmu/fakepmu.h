@@ -99,5 +99,11 @@ size_t fakepmu_rec_aux(unsigned char *buf, size_t len, size_t cap, uint64_t off,
                        uint64_t size, uint64_t flags, uint64_t time, int cpu);
 size_t fakepmu_rec_itrace(unsigned char *buf, size_t len, size_t cap, int pid, int tid,
                           uint64_t time, int cpu);
+/* PERF_RECORD_TEXT_POKE: at @addr @old_len bytes became @new_len (at most
+ * 256 each); the fake writes it only to an event opened with
+ * attr.text_poke, as the kernel does. */
+size_t fakepmu_rec_text_poke(unsigned char *buf, size_t len, size_t cap, uint64_t addr,
+                             const void *old_bytes, uint16_t old_len, const void *new_bytes,
+                             uint16_t new_len, uint64_t time, int cpu);
 
 #endif
