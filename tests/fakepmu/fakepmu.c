@@ -250,6 +250,14 @@ size_t fakepmu_rec_text_poke(unsigned char *buf, size_t len, size_t cap, uint64_
 
 /* ---- the fake calls ------------------------------------------------------------- */
 
+/* 1: the fake is a kernel older than 5.9, which refuses attr.text_poke. */
+static int no_text_poke;
+
+void fakepmu_refuse_text_poke(int on)
+{
+	no_text_poke = on;
+}
+
 /* Whether the kernel would write a record of @type to @e's ring: TEXT_POKE
  * only to events opened with attr.text_poke, KSYMBOL only with
  * attr.ksymbol (kernel/events/core.c perf_event_text_poke_match,
@@ -284,6 +292,12 @@ static int fake_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group
 		return saved.perf_event_open(attr, pid, cpu, group_fd, flags);
 	if (leader && (fail_grouped || leader->cpu != cpu)) {
 		errno = fail_grouped ? fail_grouped : EINVAL;
+		return -1;
+	}
+	/* perf_copy_attr: an attr bit the kernel does not know is reserved,
+	 * and reserved bits set are EINVAL */
+	if (no_text_poke && attr->text_poke) {
+		errno = EINVAL;
 		return -1;
 	}
 	if (is_pt && fail_errno) {

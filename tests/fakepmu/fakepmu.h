@@ -76,6 +76,10 @@ void fakepmu_fail_grouped(int err);
 int fakepmu_group_fd(int i);
 int fakepmu_event_fd(int i);
 
+/* @on 1: the fake is a kernel older than 5.9: an attr with text_poke set
+ * is refused with EINVAL, as perf_copy_attr refuses reserved bits. */
+void fakepmu_refuse_text_poke(int on);
+
 /* Attributes of the events opened so far, in order (NULL past the end). */
 const struct perf_event_attr *fakepmu_attr(int i, int *cpu);
 /* How many events are open now / were opened in all. */

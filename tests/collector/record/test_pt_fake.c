@@ -243,6 +243,20 @@ int main(void)
 	cfg.cpu_model = 85;
 	cfg.cpu_stepping = 4;
 	cfg.req.window_ns = 1000;   /* tiny: the minimum AUX ring, 64 KiB */
+	/* a kernel older than 5.9 refuses attr.text_poke: the sideband opens
+	 * without TEXT_POKE and KSYMBOL, and the capture goes on */
+	fakepmu_refuse_text_poke(1);
+	ret = sptd_col_pt_create(&cfg, &pt, err, sizeof(err));
+	CHECK_INT(ret, 0);
+	{
+		const struct perf_event_attr *a = fakepmu_attr(1, NULL);
+
+		CHECK(a && a->type == PERF_TYPE_SOFTWARE && !a->text_poke && !a->ksymbol);
+	}
+	sptd_col_pt_destroy(pt);
+	pt = NULL;
+	fakepmu_refuse_text_poke(0);
+	fakepmu_install(42, scripts, NCPU, 0);
 	ret = sptd_col_pt_create(&cfg, &pt, err, sizeof(err));
 	CHECK_INT(ret, 0);
 	if (ret < 0) {
