@@ -312,6 +312,7 @@ int sptd_col_pt_images_kernel(struct sptd_store *st, const char *root, char *why
 	struct kcode_list l = { 0 };
 	char kcore[PATH_MAX], image[PATH_MAX + 160] = "kcore";
 	int ret, copied = 0, modules = 0, jit = 0, missed = 0, text_err = 0, err = 0;
+	int modules_err = 0;
 
 	if (!st || !why || !whylen)
 		return -EINVAL;
@@ -330,6 +331,7 @@ int sptd_col_pt_images_kernel(struct sptd_store *st, const char *root, char *why
 	ret = modules_read(root, &l);
 	if (ret == -ENOMEM)
 		goto out;
+	modules_err = ret < 0 ? -ret : 0;   /* then no module is copied: said below */
 	kcode_size(&l);
 	for (size_t i = 0; i < l.n; i++) {
 		int e = 0;
@@ -363,6 +365,9 @@ meta:
 	if (strcmp(image, "kcore") != 0)
 		snprintf(why, whylen, "kernel text not captured (%s): kernel code in this incident "
 		         "shows as gaps; user code decodes as usual", image + 6);
+	else if (modules_err)
+		snprintf(why, whylen, "kernel modules not captured (%s/proc/modules: %s): code in "
+		         "modules shows as gaps", root, strerror(modules_err));
 	else if (missed || l.hidden)
 		snprintf(why, whylen, "%d module/JIT range(s) of kernel code not copied from %s (%s)"
 		         "%s: code there shows as gaps", missed, kcore,
