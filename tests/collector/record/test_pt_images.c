@@ -266,6 +266,7 @@ static void test_kernel(void)
 	CHECK_INT(r.gaps, 0);
 	CHECK_INT(r.decode_errors, 0);
 	CHECK_INT(r.calls, 2);
+	CHECK_INT(sptd_dec_session_set_kernel_note(NULL, "x"), -EINVAL);
 	CHECK_INT(sptd_col_pt_images_kernel(NULL, kroot, why, sizeof(why)), -EINVAL);
 	CHECK_INT(sptd_col_pt_images_kernel(st, kroot, NULL, 0), -EINVAL);
 	CHECK_INT(sptd_store_commit(st), 0);
