@@ -120,6 +120,11 @@ int sptd_col_pt_images_anon(struct sptd_store *st, const int *pids, int npids);
  * number of ranges copied; -EINVAL, -ENOMEM, or the store's error. */
 int sptd_col_pt_images_kernel(struct sptd_store *st, const char *root, char *why,
                               size_t whylen);
+/* How many PERF_RECORD_TEXT_POKE records the last freeze's sideband holds:
+ * kernel text rewritten while PT ran, which decode does not apply yet
+ * (the code is decoded as copied, after them).  Meta pt_text_pokes.
+ * Returns the count; -EINVAL, or the store's error. */
+int sptd_col_pt_images_pokes(struct sptd_store *st, const struct sptd_col_pt *pt);
 /* Every sideband record of the last freeze (both rings of every CPU) to
  * @fn.  Returns the count, or @fn's error. */
 int sptd_col_pt_records(const struct sptd_col_pt *pt, sptd_col_perf_record_fn fn, void *ctx);

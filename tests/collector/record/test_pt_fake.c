@@ -325,6 +325,10 @@ int main(void)
 	/* the TEXT_POKE record is kept with the sideband, whole */
 	CHECK_INT(meta(st, "pt_text_poke"), 1);
 	CHECK_INT(count_text_pokes(st, 2), 1);
+	CHECK_INT(sptd_col_pt_images_pokes(st, pt), 1);
+	CHECK_INT(meta(st, "pt_text_pokes"), 1);
+	CHECK_INT(sptd_col_pt_images_pokes(NULL, pt), -EINVAL);
+	CHECK_INT(sptd_col_pt_images_pokes(st, NULL), -EINVAL);
 	CHECK_INT(sptd_col_derive_all(st, 1), 0);
 	CHECK(sptd_col_derive_pt_sideband(st) >= 2);
 	/* resume works and a second freeze sees no new bytes from the fake */
