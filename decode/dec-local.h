@@ -109,6 +109,8 @@ struct sptd_dec_session {
 	size_t nmemfds;                    /* entries of memfds */
 	struct sptd_dec_imgfile *files;    /* files behind add_elf/add_flat images */
 	size_t nfiles;                     /* entries of files */
+	char *kernel_note;                 /* why kernel code has no image (heap);
+	                                    * NULL: nothing known */
 	/* built by run */
 	struct sptd_dec_aspace *aspaces;   /* [0] is the default (aspace.c) */
 	size_t naspaces;                   /* entries of aspaces */

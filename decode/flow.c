@@ -491,17 +491,22 @@ static int flow_block(struct sptd_dec_flowstate *fs, const struct pt_block *b)
 static int flow_error(struct sptd_dec_flowstate *fs, int code, const struct pt_block *b)
 {
 	char reason[160];
-	uint64_t off = 0;
+	uint64_t off = 0, ip;
 	int err;
 
 	pt_blk_get_offset(fs->dec, &off);
 	fs->res->stats.decode_errors++;
 	if (code == pte_retstack_empty)
 		fs->res->underflows++;
-	if (code == pte_nomap)
+	ip = b->ninsn ? b->end_ip : b->ip;
+	/* the upper half of the address space is the kernel's (x86-64) */
+	if (code == pte_nomap && ip >= 0xffff800000000000ull && fs->s->kernel_note)
 		snprintf(reason, sizeof(reason),
-		         "pt: no image for ip 0x%" PRIx64 " (missing image), offset 0x%" PRIx64,
-		         b->ninsn ? b->end_ip : b->ip, off);
+		         "pt: kernel text not captured (%s), ip 0x%" PRIx64 ", offset 0x%" PRIx64,
+		         fs->s->kernel_note, ip, off);
+	else if (code == pte_nomap)
+		snprintf(reason, sizeof(reason),
+		         "pt: no image for ip 0x%" PRIx64 " (missing image), offset 0x%" PRIx64, ip, off);
 	else
 		snprintf(reason, sizeof(reason), "pt: decode error: %s at offset 0x%" PRIx64,
 		         pt_errstr((enum pt_error_code)code), off);

@@ -70,6 +70,7 @@ void sptd_dec_session_destroy(struct sptd_dec_session *s)
 		free(s->cpus[i].data);
 	free(s->cpus);
 	free(s->symtab);
+	free(s->kernel_note);
 	free(s);
 }
 
@@ -128,6 +129,22 @@ int sptd_dec_session_add_exit(struct sptd_dec_session *s, int tid, int64_t ts)
 		s->capexits = cap;
 	}
 	s->exits[s->nexits++] = (struct sptd_dec_switch){ .ts = ts, .prev_tid = tid };
+	return 0;
+}
+
+int sptd_dec_session_set_kernel_note(struct sptd_dec_session *s, const char *note)
+{
+	char *copy = NULL;
+
+	if (!s)
+		return -EINVAL;
+	if (note && note[0]) {
+		copy = strdup(note);
+		if (!copy)
+			return -ENOMEM;
+	}
+	free(s->kernel_note);
+	s->kernel_note = copy;
 	return 0;
 }
 

@@ -156,6 +156,29 @@ int sptd_dec_elf_span(const char *path, uint64_t *lo, uint64_t *hi);
 int sptd_dec_elf_read_vaddr(const char *path, uint64_t start, uint64_t end, void **buf,
                             size_t *len);
 
+/* ---- kernel text rewritten while PT ran (textpoke.c) ---------------------- */
+
+/* One PERF_RECORD_TEXT_POKE: at @ts (stamped once the new bytes were in
+ * place) the kernel replaced the @old_len bytes @old_bytes at @addr with
+ * the @new_len bytes @new_bytes (either may be 0: code added or dropped). */
+struct sptd_dec_text_poke {
+	int64_t ts;                   /* the record's time */
+	uint64_t addr;                /* where */
+	const uint8_t *old_bytes;     /* borrowed */
+	const uint8_t *new_bytes;     /* borrowed */
+	uint16_t old_len, new_len;    /* bytes of each */
+};
+
+/* @code holds @len bytes of kernel code at @addr as copied at @copy_ts
+ * (kcore, after the freeze); make them what ran at @ts: every poke after
+ * @ts and at or before @copy_ts is in the copy and is undone, newest first
+ * (its old bytes put back where they meet @code).  Pokes after @copy_ts
+ * were not in the copy; those at or before @ts had happened.  @pokes in
+ * any order.  Returns how many pokes touched @code; -EINVAL (NULL, empty,
+ * a range past 2^64, old bytes missing), -ENOMEM. */
+int sptd_dec_text_as_of(uint8_t *code, size_t len, uint64_t addr, int64_t copy_ts, int64_t ts,
+                        const struct sptd_dec_text_poke *pokes, size_t npokes);
+
 /* ---- TSC -> ns (tsc.c): the one conversion, for PT and ftrace's x86-tsc -- */
 
 /* How TSC values become ns on the incident clock.  The meta keys tsc_mult,
@@ -413,6 +436,11 @@ int sptd_dec_session_add_flat(struct sptd_dec_session *s, int pid, const char *p
 int sptd_dec_session_add_bytes(struct sptd_dec_session *s, int pid, const char *name,
                                const void *data, size_t len, uint64_t addr,
                                int64_t dso_id);
+/* Why the kernel's code has no image here (an incident whose kernel text
+ * could not be copied: its meta pt_kernel_image): a gap where the trace
+ * runs into a kernel address no image covers names it ("pt: kernel text
+ * not captured (@note), ip ...").  NULL or "" forgets it.  -EINVAL, -ENOMEM. */
+int sptd_dec_session_set_kernel_note(struct sptd_dec_session *s, const char *note);
 /* Task @tid belongs to process @pid (default: pid = tid). */
 int sptd_dec_session_add_task(struct sptd_dec_session *s, int tid, int pid);
 /* The one task @cpu's PT belongs to when that trace has no timing (a

@@ -198,8 +198,13 @@ static int load_images(struct sptd_store *st, struct sptd_dec_session *s,
                        struct sptd_col_pt_imgfind *find)
 {
 	struct files_ctx fc = { .s = s, .find = find };
+	char kernel[512];
 	int ret = sptd_store_raw_image_each(st, on_image, s);
 
+	/* kernel text the recorder could not copy: gaps in kernel code say so */
+	if (ret >= 0 && sptd_store_meta_get(st, "pt_kernel_image", kernel, sizeof(kernel)) >= 0 &&
+	    strncmp(kernel, "none: ", 6) == 0)
+		ret = sptd_dec_session_set_kernel_note(s, kernel + 6);
 	if (ret >= 0)
 		ret = sptd_store_mapped_file_each(st, on_mapped_file, &fc);
 	return ret < 0 ? ret : 0;

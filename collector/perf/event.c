@@ -84,6 +84,8 @@ static void attr_fill(const struct sptd_col_perf_event *ev, struct perf_event_at
 	attr->task = (f & SPTD_PERF_EV_TASK) != 0;
 	attr->context_switch = (f & SPTD_PERF_EV_CONTEXT_SWITCH) != 0;
 	attr->build_id = (f & SPTD_PERF_EV_BUILD_ID) != 0;
+	attr->ksymbol = (f & SPTD_PERF_EV_KSYMBOL) != 0;
+	attr->text_poke = (f & SPTD_PERF_EV_TEXT_POKE) != 0;
 	if (f & SPTD_PERF_EV_WATERMARK) {
 		attr->watermark = 1;
 		attr->wakeup_watermark = ev->wakeup;

@@ -155,6 +155,41 @@ static int parse_mmap(struct cursor *c, struct sptd_col_perf_record *r)
 	return r->name ? 0 : -EBADMSG;
 }
 
+/* KSYMBOL (include/uapi/linux/perf_event.h): addr, u32 len, u16 ksym_type,
+ * u16 flags, name (NUL, padded to 8). */
+static int parse_ksymbol(struct cursor *c, struct sptd_col_perf_record *r)
+{
+	const unsigned char *at;
+
+	if (take64(c, &r->addr) < 0 || !(at = take(c, 8)))
+		return -EBADMSG;
+	r->len = get32(at);
+	memcpy(&r->ksym_type, at + 4, 2);
+	memcpy(&r->ksym_flags, at + 6, 2);
+	r->name = take_string(c);
+	return r->name ? 0 : -EBADMSG;
+}
+
+/* TEXT_POKE (Linux 5.9, kernel/events/core.c perf_event_text_poke_output):
+ * addr, u16 old_len, u16 new_len, the old bytes then the new, padded to 8. */
+static int parse_text_poke(struct cursor *c, struct sptd_col_perf_record *r)
+{
+	const unsigned char *at;
+	size_t n;
+
+	if (take64(c, &r->addr) < 0 || !(at = take(c, 4)))
+		return -EBADMSG;
+	memcpy(&r->poke_old_len, at, 2);
+	memcpy(&r->poke_new_len, at + 2, 2);
+	n = (size_t)r->poke_old_len + r->poke_new_len;
+	/* the kernel pads lengths and bytes to 8: a shorter body is cut */
+	r->poke_old = take(c, n);
+	if (!r->poke_old || !take(c, (8 - (4 + n) % 8) % 8))
+		return -EBADMSG;
+	r->poke_new = r->poke_old + r->poke_old_len;
+	return 0;
+}
+
 /* The body of a non-SAMPLE record, trailer excluded. */
 static int parse_body(struct cursor *c, struct sptd_col_perf_record *r)
 {
@@ -198,6 +233,10 @@ static int parse_body(struct cursor *c, struct sptd_col_perf_record *r)
 		return take64(c, &r->lost);
 	case SPTD_PERF_RECORD_LOST_SAMPLES:
 		return take64(c, &r->lost);
+	case SPTD_PERF_RECORD_KSYMBOL:
+		return parse_ksymbol(c, r);
+	case SPTD_PERF_RECORD_TEXT_POKE:
+		return parse_text_poke(c, r);
 	default:
 		return 0;   /* a record sysptd has no use for the body of */
 	}

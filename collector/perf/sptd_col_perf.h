@@ -34,6 +34,8 @@
 #define SPTD_PERF_RECORD_LOST_SAMPLES    13u
 #define SPTD_PERF_RECORD_SWITCH          14u
 #define SPTD_PERF_RECORD_SWITCH_CPU_WIDE 15u
+#define SPTD_PERF_RECORD_KSYMBOL         17u  /* kernel code (BPF JIT, trampolines) added/removed */
+#define SPTD_PERF_RECORD_TEXT_POKE       20u  /* kernel text rewritten (Linux 5.9+) */
 #define SPTD_PERF_RECORD_USER_START      64u  /* first of perf's own types */
 #define SPTD_PERF_RECORD_FINISHED_ROUND  68u  /* perf.data: a flush point */
 #define SPTD_PERF_RECORD_AUXTRACE_INFO   70u  /* perf.data: AUX PMU setup */
@@ -155,6 +157,8 @@ extern struct sptd_col_sys sptd_col_sys;
 #define SPTD_PERF_EV_USE_CLOCKID    (1u << 14) /* times on @clockid */
 #define SPTD_PERF_EV_BUILD_ID       (1u << 15) /* MMAP2 carries the build id
                                                 * (Linux 5.12+) */
+#define SPTD_PERF_EV_KSYMBOL        (1u << 16) /* KSYMBOL records (Linux 5.1+) */
+#define SPTD_PERF_EV_TEXT_POKE      (1u << 17) /* TEXT_POKE records (Linux 5.9+) */
 
 /* One perf event as sysptd asks for it; sptd_col_perf_event_open() turns
  * it into a perf_event_attr.  Zero-initialise and set what matters. */
@@ -380,6 +384,14 @@ struct sptd_col_perf_record {
 	uint64_t aux_offset, aux_size, aux_flags; /* AUX (SPTD_PERF_AUX_FLAG_*) */
 	uint64_t lost_id;        /* LOST: the id of the event that lost */
 	uint64_t lost;           /* LOST: records lost; LOST_SAMPLES: samples */
+	/* KSYMBOL: @addr, @len, @name as above, and: */
+	uint16_t ksym_type;      /* PERF_RECORD_KSYMBOL_TYPE_* (1 BPF, 2 OOL: trampolines) */
+	uint16_t ksym_flags;     /* 1: unregistered (the code is gone) */
+	/* TEXT_POKE: at @addr, @poke_old_len bytes became @poke_new_len */
+	uint16_t poke_old_len, poke_new_len;
+	const uint8_t *poke_old; /* the old bytes, then the new ones right
+	                          * after (borrowed from the record) */
+	const uint8_t *poke_new;
 	struct sptd_col_perf_sample sample; /* SAMPLE */
 };
 

@@ -416,12 +416,21 @@ static int pt_images(struct sptd_col_service *s, struct sptd_store *st)
 	if (ret >= 0)
 		ret = sptd_col_pt_images_anon(st, pids, npids);
 	if (ret >= 0 && !s->o->user_only) {
-		int k = sptd_col_pt_images_kernel(st, NULL);
+		/* kcore or kallsyms unreadable costs the kernel code, not the
+		 * incident: only the store's own errors are fatal */
+		char why[768];
+		int k = sptd_col_pt_images_kernel(st, NULL, why, sizeof(why));
 
-		if (k < 0 && k != -EIO)
-			sptd_col_log(LOG_WARNING, "kernel text not captured (%s): kernel code may "
-			             "show as gaps or misdecode", strerror(-k));
-		ret = k == -EIO ? k : 0;
+		if (k >= 0 && why[0])
+			sptd_col_log(LOG_WARNING, "%s", why);
+		if (k >= 0)
+			k = sptd_col_pt_images_pokes(st, s->pt);
+		if (k > 0)
+			sptd_col_log(LOG_WARNING, "%d kernel text rewrite(s) (static keys, ftrace, "
+			             "kprobes) while PT ran: decode uses the kernel code as copied "
+			             "after them, so kernel code traced before a rewrite may misdecode "
+			             "at its address", k);
+		ret = k < 0 ? k : 0;
 	}
 	if (ret >= 0)
 		ret = sptd_col_pt_images_files(st, s->o->image_cache, s->o->portable);

@@ -126,11 +126,24 @@ int sptd_col_pt_pids(const struct sptd_col_pt *pt, int *pids, int max);
  * raw_image rows (with a dso row "[anon:PID]" / "[vdso:PID]").  Processes
  * gone meanwhile are skipped.  Returns the number of images. */
 int sptd_col_pt_images_anon(struct sptd_store *st, const int *pids, int npids);
-/* Kernel text as it is in memory, from /proc/kcore (@kcore, NULL for the
- * default) into raw_image rows under dso "[kernel.kallsyms]", ranges from
- * /proc/kallsyms _stext.._etext.  -EACCES/-ENOENT when unreadable (then
- * meta pt_kernel_image says patched code may misdecode). */
-int sptd_col_pt_images_kernel(struct sptd_store *st, const char *kcore);
+/* Kernel code as it is in memory, out of ROOT/proc/kcore (@root: NULL for
+ * $SPTD_KERNEL_ROOT, else "", the real /proc), each range a dso row and a
+ * raw_image row: the text (_stext.._etext of ROOT/proc/kallsyms,
+ * "[kernel.text]"), every live module's text ("[module:NAME]", from
+ * ROOT/proc/modules) and code the kernel made at run time that kallsyms
+ * names ("[jit:SYMBOL]": [bpf], [__builtin__ftrace] ...).  Module and JIT
+ * ranges end where the next code starts (JIT at 64 KiB).  Meta
+ * pt_kernel_image ("kcore", or "none: WHY"), pt_kernel_modules,
+ * pt_kernel_jit.  What cannot be read costs only itself: @why (@whylen
+ * bytes) says what was missed, for a warning ("" nothing).  Returns the
+ * number of ranges copied; -EINVAL, -ENOMEM, or the store's error. */
+int sptd_col_pt_images_kernel(struct sptd_store *st, const char *root, char *why,
+                              size_t whylen);
+/* How many PERF_RECORD_TEXT_POKE records the last freeze's sideband holds:
+ * kernel text rewritten while PT ran, which decode does not apply yet
+ * (the code is decoded as copied, after them).  Meta pt_text_pokes.
+ * Returns the count; -EINVAL, or the store's error. */
+int sptd_col_pt_images_pokes(struct sptd_store *st, const struct sptd_col_pt *pt);
 /* Every sideband record of the last freeze (both rings of every CPU) to
  * @fn.  Returns the count, or @fn's error. */
 int sptd_col_pt_records(const struct sptd_col_pt *pt, sptd_col_perf_record_fn fn, void *ctx);

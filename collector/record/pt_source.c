@@ -70,6 +70,9 @@ struct sptd_col_pt {
 	int ncpus;                       /* entries in cpus */
 	size_t sb_pages;                 /* sideband data pages */
 	int frozen;                      /* 1 between freeze and enable */
+	int text_poke;                   /* 1: the sideband events ask for TEXT_POKE and
+	                                  * KSYMBOL records; 0: user only, or the
+	                                  * kernel refused (older than 5.9) */
 };
 
 static uint64_t read_tsc(void)
@@ -412,7 +415,20 @@ static int open_cpu(struct sptd_col_pt *pt, struct pt_cpu *c, char *err, size_t 
 		return -ENOMEM;
 	}
 
+	/* Kernel text rewritten while PT runs (static keys, ftrace, kprobes:
+	 * arch/x86/kernel/alternative.c text_poke_bp) and kernel code made or
+	 * dropped (BPF JIT, trampolines): the kcore copy is taken after the
+	 * freeze, so decoding needs to know what changed before it, as perf
+	 * record --kcore asks for with attr.text_poke and attr.ksymbol.  A
+	 * kernel older than 5.9 refuses the bit it does not know (EINVAL). */
+	if (pt->text_poke && !pt->setup.exclude_kernel)
+		sb_ev.flags |= SPTD_PERF_EV_TEXT_POKE | SPTD_PERF_EV_KSYMBOL;
 	c->sb_fd = sptd_col_perf_event_open(&sb_ev, -1, c->cpu, -1);
+	if (c->sb_fd == -EINVAL && pt->text_poke) {
+		pt->text_poke = 0;
+		sb_ev.flags &= ~(uint32_t)(SPTD_PERF_EV_TEXT_POKE | SPTD_PERF_EV_KSYMBOL);
+		c->sb_fd = sptd_col_perf_event_open(&sb_ev, -1, c->cpu, -1);
+	}
 	if (c->sb_fd < 0) {
 		ret = c->sb_fd;
 		c->sb_fd = -1;
@@ -449,6 +465,7 @@ int sptd_col_pt_create(const struct sptd_col_pt_config *cfg, struct sptd_col_pt 
 	if (!pt)
 		return -ENOMEM;
 	pt->sb_pages = cfg->sideband_pages ? cfg->sideband_pages : SB_DEFAULT_PAGES;
+	pt->text_poke = 1;
 	ret = sptd_col_pt_pmu_read(&pt->pmu, err, errlen);
 	if (ret < 0)
 		goto fail;
@@ -614,6 +631,9 @@ int64_t sptd_col_pt_write(struct sptd_col_pt *pt, struct sptd_store *st)
 	ret = sptd_col_pt_meta_write(st, &pt->pmu, &pt->setup, &pt->cpuid, &pt->time);
 	if (ret >= 0)
 		ret = sptd_store_meta_set_int(st, "pt_aux_bytes_planned", (int64_t)pt->aux_planned);
+	if (ret >= 0)
+		ret = sptd_store_meta_set_int(st, "pt_text_poke",
+		                              pt->text_poke && !pt->setup.exclude_kernel);
 	for (int i = 0; i < pt->ncpus && ret >= 0; i++) {
 		struct pt_cpu *c = &pt->cpus[i];
 

@@ -299,6 +299,23 @@ size_t fakepmu_rec_itrace(unsigned char *buf, size_t len, size_t cap, int pid, i
 	return rec_put(buf, len, cap, PERF_RECORD_ITRACE_START, 0, body, 8, pid, tid, time, cpu);
 }
 
+size_t fakepmu_rec_text_poke(unsigned char *buf, size_t len, size_t cap, uint64_t addr,
+                             const void *old_bytes, uint16_t old_len, const void *new_bytes,
+                             uint16_t new_len, uint64_t time, int cpu)
+{
+	unsigned char body[12 + 2 * 256] = { 0 };
+
+	if ((size_t)old_len + new_len > sizeof(body) - 12)
+		return len;
+	memcpy(body, &addr, 8);
+	memcpy(body + 8, &old_len, 2);
+	memcpy(body + 10, &new_len, 2);
+	memcpy(body + 12, old_bytes, old_len);
+	memcpy(body + 12 + old_len, new_bytes, new_len);
+	return rec_put(buf, len, cap, PERF_RECORD_TEXT_POKE, 0, body, 12u + old_len + new_len, -1,
+	               -1, time, cpu);
+}
+
 /* ---- a running perf clock (fakepmu_clock_*) ---------------------------------- */
 
 /* The kernel's perf clock is local_clock: on a host with a stable TSC it
@@ -479,6 +496,27 @@ static int aux_alloc_fails(size_t len, int prot)
 
 /* ---- the fake calls ------------------------------------------------------------- */
 
+/* 1: the fake is a kernel older than 5.9, which refuses attr.text_poke. */
+static int no_text_poke;
+
+void fakepmu_refuse_text_poke(int on)
+{
+	no_text_poke = on;
+}
+
+/* Whether the kernel would write a record of @type to @e's ring: TEXT_POKE
+ * only to events opened with attr.text_poke, KSYMBOL only with
+ * attr.ksymbol (kernel/events/core.c perf_event_text_poke_match,
+ * perf_event_ksymbol_match). */
+static int record_wanted(const struct fake_event *e, uint32_t type)
+{
+	if (type == PERF_RECORD_TEXT_POKE)
+		return e->attr.text_poke;
+	if (type == PERF_RECORD_KSYMBOL)
+		return e->attr.ksymbol;
+	return 1;
+}
+
 static struct fake_event *by_fd(int fd)
 {
 	for (int i = 0; i < nevents; i++)
@@ -502,6 +540,12 @@ static int fake_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group
 		return saved.perf_event_open(attr, pid, cpu, group_fd, flags);
 	if (leader && (fail_grouped || leader->cpu != cpu)) {
 		errno = fail_grouped ? fail_grouped : EINVAL;
+		return -1;
+	}
+	/* perf_copy_attr: an attr bit the kernel does not know is reserved,
+	 * and reserved bits set are EINVAL */
+	if (no_text_poke && attr->text_poke) {
+		errno = EINVAL;
 		return -1;
 	}
 	if (is_pt && fail_errno) {
@@ -676,7 +720,8 @@ static void sideband_run(struct fake_event *e)
 		memcpy(&h, s->sb + off, sizeof(h));
 		if (h.size == 0)
 			break;
-		backward_put(e, s->sb + off, h.size);
+		if (record_wanted(e, h.type))
+			backward_put(e, s->sb + off, h.size);
 		off += h.size;
 	}
 }

@@ -108,6 +108,10 @@ void fakepmu_fail_grouped(int err);
 int fakepmu_group_fd(int i);
 int fakepmu_event_fd(int i);
 
+/* @on 1: the fake is a kernel older than 5.9: an attr with text_poke set
+ * is refused with EINVAL, as perf_copy_attr refuses reserved bits. */
+void fakepmu_refuse_text_poke(int on);
+
 /* Attributes of the events opened so far, in order (NULL past the end). */
 const struct perf_event_attr *fakepmu_attr(int i, int *cpu);
 /* How many events are open now / were opened in all. */
@@ -131,5 +135,11 @@ size_t fakepmu_rec_aux(unsigned char *buf, size_t len, size_t cap, uint64_t off,
                        uint64_t size, uint64_t flags, uint64_t time, int cpu);
 size_t fakepmu_rec_itrace(unsigned char *buf, size_t len, size_t cap, int pid, int tid,
                           uint64_t time, int cpu);
+/* PERF_RECORD_TEXT_POKE: at @addr @old_len bytes became @new_len (at most
+ * 256 each); the fake writes it only to an event opened with
+ * attr.text_poke, as the kernel does. */
+size_t fakepmu_rec_text_poke(unsigned char *buf, size_t len, size_t cap, uint64_t addr,
+                             const void *old_bytes, uint16_t old_len, const void *new_bytes,
+                             uint16_t new_len, uint64_t time, int cpu);
 
 #endif

@@ -70,7 +70,9 @@ enum field {
 	F_INO, F_INO_GEN, F_BID_SIZE, F_BID0, F_BID_LAST, F_PROT, F_FLAGS, F_SWITCH_OUT,
 	F_OTHER_PID, F_OTHER_TID, F_AUX_OFF, F_AUX_SIZE, F_AUX_FLAGS, F_LOST_ID, F_LOST, F_S_IP,
 	F_S_ADDR, F_S_PERIOD, F_R_NR, F_R_TE, F_R_TR, F_R_VALUE, F_R_ID, F_R_LOST, F_R_STRIDE,
-	F_R_GROUP_LAST, F_CC_NR, F_CC_LAST, F_RAW_SIZE, F_RAW0, F_COUNT
+	F_R_GROUP_LAST, F_CC_NR, F_CC_LAST, F_RAW_SIZE, F_RAW0, F_KSYM_TYPE, F_KSYM_FLAGS,
+	F_POKE_OLD_LEN, F_POKE_NEW_LEN, F_POKE_OLD0, F_POKE_OLD_LAST, F_POKE_NEW0, F_POKE_NEW_LAST,
+	F_COUNT
 };
 
 static long long field_of(const struct sptd_col_perf_record *r, enum field f)
@@ -128,6 +130,16 @@ static long long field_of(const struct sptd_col_perf_record *r, enum field f)
 	case F_CC_LAST: return s->nr ? (long long)sptd_col_perf_u64(s->callchain, s->nr - 1) : -7;
 	case F_RAW_SIZE: return s->raw_size;
 	case F_RAW0: return s->raw ? ((const unsigned char *)s->raw)[0] : -7;
+	case F_KSYM_TYPE: return r->ksym_type;
+	case F_KSYM_FLAGS: return r->ksym_flags;
+	case F_POKE_OLD_LEN: return r->poke_old_len;
+	case F_POKE_NEW_LEN: return r->poke_new_len;
+	case F_POKE_OLD0: return r->poke_old && r->poke_old_len ? r->poke_old[0] : -7;
+	case F_POKE_OLD_LAST:
+		return r->poke_old && r->poke_old_len ? r->poke_old[r->poke_old_len - 1] : -7;
+	case F_POKE_NEW0: return r->poke_new && r->poke_new_len ? r->poke_new[0] : -7;
+	case F_POKE_NEW_LAST:
+		return r->poke_new && r->poke_new_len ? r->poke_new[r->poke_new_len - 1] : -7;
 	default: return -99;
 	}
 }
@@ -139,7 +151,8 @@ static long long field_default(enum field f)
 	case F_ID_PID: case F_ID_TID: case F_ID_CPU: case F_PID: case F_TID: case F_PPID:
 	case F_PTID: case F_OTHER_PID: case F_OTHER_TID:
 		return -1;
-	case F_R_GROUP_LAST: case F_CC_LAST: case F_RAW0:
+	case F_R_GROUP_LAST: case F_CC_LAST: case F_RAW0: case F_POKE_OLD0: case F_POKE_OLD_LAST:
+	case F_POKE_NEW0: case F_POKE_NEW_LAST:
 		return -7;
 	default:
 		return 0;
@@ -182,6 +195,7 @@ struct good_case {
 static const char *const exact[] = {
 	"fork", "exit", "lost", "lost samples", "switch in", "switch out", "switch cpu-wide out",
 	"switch cpu-wide in", "aux", "itrace start", "every trailer field", "time-only trailer",
+	"text poke", "text poke: a trampoline added",
 	"sample: the sampler's", "sample: a trigger's tracepoint", "sample: every field up to RAW",
 	"sample: read with times and lost", "sample: read of a group", "sample: empty call chain",
 };
@@ -244,6 +258,29 @@ static const struct good_case good[] = {
 	  { { F_AUX_OFF, 4096 }, { F_AUX_SIZE, 8192 }, { F_AUX_FLAGS, 3 }, TRAILER_WANT }, NULL },
 	{ "itrace start", SPTD_PERF_RECORD_ITRACE_START, 0, SB, { U32(100), U32(101), TRAILER },
 	  { { F_PID, 100 }, { F_TID, 101 }, TRAILER_WANT }, NULL },
+	/* a 5-byte NOP (0f 1f 44 00 00) becomes jmp rel32 (e9 11 22 33 44):
+	 * u16 old_len 5, u16 new_len 5, ten bytes, two of padding */
+	{ "text poke", SPTD_PERF_RECORD_TEXT_POKE, 0, SB,
+	  { U64(0xffffffff81001000ull), U32(5 | 5 << 16), U32(0x00441f0fu),
+	    U64(0x000044332211e900ull), TRAILER },
+	  { { F_ADDR, (long long)0xffffffff81001000ull }, { F_POKE_OLD_LEN, 5 },
+	    { F_POKE_NEW_LEN, 5 }, { F_POKE_OLD0, 0x0f }, { F_POKE_OLD_LAST, 0 },
+	    { F_POKE_NEW0, 0xe9 }, { F_POKE_NEW_LAST, 0x44 }, TRAILER_WANT }, NULL },
+	/* new code where there was none: old_len 0, four bytes c3 cc cc cc */
+	{ "text poke: a trampoline added", SPTD_PERF_RECORD_TEXT_POKE, 0, SB,
+	  { U64(0xffffffffc0005000ull), U32(0 | 4 << 16), U32(0xccccccc3u), TRAILER },
+	  { { F_ADDR, (long long)0xffffffffc0005000ull }, { F_POKE_NEW_LEN, 4 },
+	    { F_POKE_NEW0, 0xc3 }, { F_POKE_NEW_LAST, 0xcc }, TRAILER_WANT }, NULL },
+	{ "ksymbol", SPTD_PERF_RECORD_KSYMBOL, 0, SB,
+	  { U64(0xffffffffc0003000ull), U32(0x180), U32(1 | 0 << 16), STR("bpf_prog_0123_x"),
+	    TRAILER },
+	  { { F_ADDR, (long long)0xffffffffc0003000ull }, { F_LEN, 0x180 }, { F_KSYM_TYPE, 1 },
+	    TRAILER_WANT }, "bpf_prog_0123_x" },
+	{ "ksymbol unregistered", SPTD_PERF_RECORD_KSYMBOL, 0, SB,
+	  { U64(0xffffffffc0003000ull), U32(0x180), U32(1 | 1 << 16), STR("bpf_prog_0123_x"),
+	    TRAILER },
+	  { { F_ADDR, (long long)0xffffffffc0003000ull }, { F_LEN, 0x180 }, { F_KSYM_TYPE, 1 },
+	    { F_KSYM_FLAGS, 1 }, TRAILER_WANT }, "bpf_prog_0123_x" },
 	{ "throttle: trailer only", SPTD_PERF_RECORD_THROTTLE, 0, SB,
 	  { U64(1), U64(2), U64(3), TRAILER }, { TRAILER_WANT }, NULL },
 	{ "every trailer field", SPTD_PERF_RECORD_LOST_SAMPLES, 0, { ST_ALL_ID, 0, 1 },
@@ -382,6 +419,11 @@ static const struct bad_case bad[] = {
 	{ "lost cut short", SPTD_PERF_RECORD_LOST, 0, 0, NO_TRAILER, { U64(1) } },
 	{ "lost samples empty", SPTD_PERF_RECORD_LOST_SAMPLES, 0, 0, NO_TRAILER, { { 0 } } },
 	{ "itrace start empty", SPTD_PERF_RECORD_ITRACE_START, 0, 0, NO_TRAILER, { { 0 } } },
+	{ "text poke: bytes past the record", SPTD_PERF_RECORD_TEXT_POKE, 0, 0, NO_TRAILER,
+	  { U64(1), U32(5 | 5 << 16), U32(0) } },
+	{ "text poke: no lengths", SPTD_PERF_RECORD_TEXT_POKE, 0, 0, NO_TRAILER, { U64(1) } },
+	{ "ksymbol without a name", SPTD_PERF_RECORD_KSYMBOL, 0, 0, NO_TRAILER,
+	  { U64(1), U32(16), U32(1) } },
 	{ "cpu-wide switch empty", SPTD_PERF_RECORD_SWITCH_CPU_WIDE, 0, 0, NO_TRAILER, { { 0 } } },
 	{ "sample: a field missing", SPTD_PERF_RECORD_SAMPLE, 0, 0,
 	  { SPTD_PERF_SAMPLE_IP | SPTD_PERF_SAMPLE_TID | SPTD_PERF_SAMPLE_TIME, 0, 0 },

@@ -20,7 +20,11 @@
  *          TRUNCATED, its first 3000 bytes lost.  Where data was lost the
  *          capture starts at the first PSB left: intervals of the task cut
  *          there that ended before are gone, those open across it start at
- *          the cut flagged INFERRED|START_TRUNCATED; gap rows say where. */
+ *          the cut flagged INFERRED|START_TRUNCATED; gap rows say where.
+ *   kcore  as one, with a fake kernel (SPTD_KERNEL_ROOT) whose /proc/kcore
+ *          fails reads of its text with EIO (preload_kcore.c): the kernel
+ *          text costs the incident nothing but itself — it is written,
+ *          user code decodes to truth, meta and a warning name kcore. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -36,6 +40,7 @@
 
 #include "fakepmu/fakepmu_cut.h"
 #include "fakepmu/fakepmu_gen.h"
+#include "fakepmu/fakepmu_kcore.h"
 #include "sptd_dec.h"
 #include "sptd_store.h"
 #include "sptd_test.h"
@@ -53,14 +58,17 @@ struct pb_case {
 	int wrap_cpu;              /* CPU whose stream must overflow its ring (-1 none) */
 	int drop_cpu;              /* CPU that loses its first drop_len bytes (-1 none) */
 	size_t drop_len;
+	int kcore_eio;             /* 1: the fake kernel's kcore reads fail (EIO) */
 };
 
 static const struct pb_case cases[] = {
-	{ "one", { "--timing", "cyc", "--tsc-hz", TSC_HZ, "--", "@ptprog-fib", NULL }, -1, -1, 0 },
+	{ "one", { "--timing", "cyc", "--tsc-hz", TSC_HZ, "--", "@ptprog-fib", NULL }, -1, -1, 0, 0 },
 	{ "lossy", { "--timing", "cyc", "--tsc-hz", TSC_HZ, "--cpus", "2", "--slice-insns", "72000",
 	             "--psb-period", "256", "--", "@ptprog-fib", "19", "--", "@ptprog-fib", "17",
 	             NULL },
-	  1, 0, 3000 },
+	  1, 0, 3000, 0 },
+	{ "kcore", { "--timing", "cyc", "--tsc-hz", TSC_HZ, "--", "@ptprog-fib", NULL }, -1, -1, 0,
+	  1 },
 };
 
 /* What one case expects of the capture. */
@@ -136,6 +144,7 @@ static int record(const struct pb_case *c, const char *tmp, const char *preload,
 {
 	const char *bin = getenv("SPTD_BIN");
 	char out[4200], errlog[4200], outdir[4200], cache[4200], drop[64], cpu[64], line[4200];
+	char kernel[4200];
 	char fms[3][32] = { "", "", "" };
 	const char *keys[3] = { "cpu_family", "cpu_model", "cpu_stepping" };
 	int64_t t0;
@@ -148,6 +157,12 @@ static int record(const struct pb_case *c, const char *tmp, const char *preload,
 	snprintf(outdir, sizeof(outdir), "%s/%s-incidents", tmp, c->name);
 	snprintf(cache, sizeof(cache), "%s/%s-cache", tmp, c->name);
 	snprintf(drop, sizeof(drop), "%d:%zu", c->drop_cpu, c->drop_len);
+	snprintf(kernel, sizeof(kernel), "%s/%s-kernel", tmp, c->name);
+	if (c->kcore_eio) {
+		static const uint8_t text[4096] = { 0xc3 };
+
+		CHECK_INT(fakepmu_kernel_write(kernel, text, sizeof(text), NULL, 0, 0), 0);
+	}
 	for (int i = 0; i < 3; i++)
 		snprintf(fms[i], sizeof(fms[i]), "%" PRId64, truth_config_get(gendir, keys[i]));
 	snprintf(cpu, sizeof(cpu), "%s/%s/%s", fms[0], fms[1], fms[2]);
@@ -180,6 +195,10 @@ static int record(const struct pb_case *c, const char *tmp, const char *preload,
 			setenv("SPTD_PT_CPU", cpu, 1);
 			if (c->drop_cpu >= 0)
 				setenv("SPTD_FAKEPMU_DROP", drop, 1);
+			if (c->kcore_eio) {
+				setenv("SPTD_KERNEL_ROOT", kernel, 1);
+				setenv("SPTD_FAKEPMU_KCORE_EIO", "1", 1);
+			}
 			execv(bin, argv);
 			_exit(127);
 		}
@@ -215,6 +234,10 @@ static int record(const struct pb_case *c, const char *tmp, const char *preload,
 		waitpid(pid, &status, 0);
 	}
 	CHECK(done && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* the lost kernel text is said, naming the file and the error */
+	if (c->kcore_eio)
+		CHECK(file_has(errlog, "kernel text not captured") && file_has(errlog, "/proc/kcore") &&
+		      file_has(errlog, strerror(EIO)));
 	incident[0] = '\0';
 	f = fopen(out, "r");
 	if (f && fgets(line, sizeof(line), f)) {
@@ -285,6 +308,24 @@ static int check_capture(const struct pb_run *r, const char *incident, int onlin
 	return 0;
 }
 
+/* The kernel text that could not be read is said in meta (which file,
+ * which error) and costs nothing else: no kernel image row. */
+static void check_kernel_lost(const char *incident)
+{
+	struct sptd_store *st = NULL;
+	char buf[512] = "";
+
+	CHECK_INT(sptd_store_open(incident, 0, &st), 0);
+	if (!st)
+		return;
+	CHECK_INT(sptd_store_meta_get(st, "pt_kernel_image", buf, sizeof(buf)) >= 0, 1);
+	if (strncmp(buf, "none", 4) != 0 || !strstr(buf, "/proc/kcore") || !strstr(buf, strerror(EIO)))
+		fprintf(stderr, "  pt_kernel_image: %s\n", buf);
+	CHECK(strncmp(buf, "none", 4) == 0 && strstr(buf, "/proc/kcore") && strstr(buf, strerror(EIO)));
+	CHECK_INT(q(st, "SELECT count(*) FROM dso WHERE path = '[kernel.text]'"), 0);
+	sptd_store_destroy(st);
+}
+
 /* Generate, record through the binary, compare; 77 when it cannot run. */
 static int run_case(const struct pb_case *c, const char *ptgen, const char *progs,
                     const char *preload, const char *tmp, int online)
@@ -324,6 +365,8 @@ static int run_case(const struct pb_case *c, const char *ptgen, const char *prog
 		goto out;
 	if (check_capture(&r, incident, online, &offset) < 0)
 		goto out;
+	if (c->kcore_eio)
+		check_kernel_lost(incident);
 	if (c->wrap_cpu >= 0) {
 		CHECK(r.g->pt_len[c->wrap_cpu] > AUX_BYTES);
 		note_cut(&r, c->wrap_cpu);

@@ -99,6 +99,37 @@ static int direct_decode(struct sptd_store *st, const char *image, unsigned char
 	return ret < 0 ? (int)ret : 0;
 }
 
+static int on_poke(void *ctx, const struct sptd_col_perf_record *r)
+{
+	if (r->type == SPTD_PERF_RECORD_TEXT_POKE && r->addr == 0xffffffff81001000ull &&
+	    r->poke_old_len == 5 && r->poke_new_len == 5 && r->poke_old[0] == 0x0f &&
+	    r->poke_new[0] == 0xe9 && r->id.time == 2100)
+		(*(int *)ctx)++;
+	return 0;
+}
+
+/* TEXT_POKE records in @cpu's stored sideband. */
+static int count_text_pokes(struct sptd_store *st, int cpu)
+{
+	struct sptd_store_stmt *s = NULL;
+	char sql[128];
+	int n = 0;
+
+	snprintf(sql, sizeof(sql), "SELECT data FROM raw_sideband WHERE cpu = %d", cpu);
+	if (sptd_store_prepare(st, sql, &s) < 0)
+		return -1;
+	while (sptd_store_step(s) == 1) {
+		size_t len = 0;
+		const void *blob = sptd_store_column_blob(s, 0, &len);
+
+		if (sptd_col_pt_sideband_parse(blob, len, sptd_col_pt_sideband_sample_type(), on_poke,
+		                               &n) < 0)
+			n = -100;
+	}
+	sptd_store_finalize(s);
+	return n;
+}
+
 static int64_t q(struct sptd_store *st, const char *sql)
 {
 	int64_t v = -1;
@@ -183,6 +214,15 @@ int main(void)
 	sb_len[1] = fakepmu_rec_switch(sb[1], 0, sizeof(sb[1]), 1, 0, 0, me, me, 1500, 1);
 	sb_len[1] = fakepmu_rec_switch(sb[1], sb_len[1], sizeof(sb[1]), 0, me, me, 0, 0, 1501, 1);
 	sb_len[2] = fakepmu_rec_lost(sb[2], 0, sizeof(sb[2]), 3, 2000, 2);
+	/* a static key flipped while PT ran: a 5-byte NOP became a jmp (the
+	 * kernel writes it only to an event that asked, attr.text_poke) */
+	{
+		static const uint8_t nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+		static const uint8_t jmp5[5] = { 0xe9, 0x11, 0x22, 0x33, 0x44 };
+
+		sb_len[2] = fakepmu_rec_text_poke(sb[2], sb_len[2], sizeof(sb[2]),
+		                                  0xffffffff81001000ull, nop5, 5, jmp5, 5, 2100, 2);
+	}
 	for (int c = 0; c < NCPU; c++) {
 		scripts[c].sb = sb[c];
 		scripts[c].sb_len = sb_len[c];
@@ -203,6 +243,20 @@ int main(void)
 	cfg.cpu_model = 85;
 	cfg.cpu_stepping = 4;
 	cfg.req.window_ns = 1000;   /* tiny: the minimum AUX ring, 64 KiB */
+	/* a kernel older than 5.9 refuses attr.text_poke: the sideband opens
+	 * without TEXT_POKE and KSYMBOL, and the capture goes on */
+	fakepmu_refuse_text_poke(1);
+	ret = sptd_col_pt_create(&cfg, &pt, err, sizeof(err));
+	CHECK_INT(ret, 0);
+	{
+		const struct perf_event_attr *a = fakepmu_attr(1, NULL);
+
+		CHECK(a && a->type == PERF_TYPE_SOFTWARE && !a->text_poke && !a->ksymbol);
+	}
+	sptd_col_pt_destroy(pt);
+	pt = NULL;
+	fakepmu_refuse_text_poke(0);
+	fakepmu_install(42, scripts, NCPU, 0);
 	ret = sptd_col_pt_create(&cfg, &pt, err, sizeof(err));
 	CHECK_INT(ret, 0);
 	if (ret < 0) {
@@ -230,6 +284,8 @@ int main(void)
 			CHECK(a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_DUMMY);
 			CHECK(a->mmap && a->mmap2 && a->comm && a->comm_exec && a->task &&
 			      a->context_switch && a->write_backward);
+			/* kernel text changes and kernel code made at run time */
+			CHECK(a->text_poke && a->ksymbol);
 		}
 	}
 	CHECK(fakepmu_maps_ok());
@@ -266,6 +322,13 @@ int main(void)
 	CHECK_INT(q(st, sql), 1);
 	CHECK_INT(meta(st, "pt_exited_mmaps"), 1);
 	CHECK_INT(sptd_col_pt_mmaps_exited(NULL, st, &gone, 1), -EINVAL);
+	/* the TEXT_POKE record is kept with the sideband, whole */
+	CHECK_INT(meta(st, "pt_text_poke"), 1);
+	CHECK_INT(count_text_pokes(st, 2), 1);
+	CHECK_INT(sptd_col_pt_images_pokes(st, pt), 1);
+	CHECK_INT(meta(st, "pt_text_pokes"), 1);
+	CHECK_INT(sptd_col_pt_images_pokes(NULL, pt), -EINVAL);
+	CHECK_INT(sptd_col_pt_images_pokes(st, NULL), -EINVAL);
 	CHECK_INT(sptd_col_derive_all(st, 1), 0);
 	CHECK(sptd_col_derive_pt_sideband(st) >= 2);
 	/* resume works and a second freeze sees no new bytes from the fake */

@@ -1,9 +1,12 @@
 /* test_pt_images.c — images of mapped files for PT: build-ids (equal to
  * decode/'s reader), the content-addressed cache (copied once, checked),
  * embedding with --portable, the decode-time lookup order (incident, cache,
- * recorded path; a changed file is refused), and file mappings of exited
- * processes rebuilt from MMAP2 sideband records.  Real files (a copy of
- * this test's own ELF), real incidents. */
+ * recorded path; a changed file is refused), file mappings of exited
+ * processes rebuilt from MMAP2 sideband records, and kernel code (issue
+ * 34: text, module text, BPF JIT and trampolines out of a fake kernel's
+ * kcore, kallsyms and /proc/modules; a kernel whose kcore cannot be read).
+ * Real files (a copy of this test's own ELF), real incidents; PT made
+ * with libipt's encoder, decoded by decode/ from the incident's rows. */
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <signal.h>
@@ -11,7 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <intel-pt.h>
+
 #include "fakepmu/fakepmu.h"
+#include "fakepmu/fakepmu_kcore.h"
 #include "pt-local.h"
 #include "sptd_col_derive.h"
 #include "sptd_dec.h"
@@ -51,6 +57,256 @@ static int64_t q(struct sptd_store *st, const char *sql)
 static void path_of(char *buf, size_t len, const char *name)
 {
 	snprintf(buf, len, "%s/%s", root, name);
+}
+
+/* ---- kernel code ------------------------------------------------------------ */
+
+/* The fake kernel: its text calls a module's function, then BPF JIT code,
+ * then leaves by `jmp *%rax`.  Module sptdmod's /proc/modules size runs
+ * past sptdmod2 and the BPF program (it counts data too). */
+#define MOD_A (FAKEKERNEL_MODULES + 0x1000)
+#define MOD_B (FAKEKERNEL_MODULES + 0x2000)
+#define BPF_PROG (FAKEKERNEL_MODULES + 0x3000)
+#define TRAMP (FAKEKERNEL_MODULES + 0x5000)
+static const uint8_t mod_a_code[] = { 0x90, 0xc3 };         /* nop; ret */
+static const uint8_t mod_b_code[] = { 0xc3 };
+static const uint8_t bpf_code[] = { 0x90, 0x90, 0xc3 };
+static const uint8_t tramp_code[] = { 0xc3 };
+static const struct fakepmu_kcode kcode[] = {
+	{ "sptdmod", NULL, MOD_A, 0x6000, mod_a_code, sizeof(mod_a_code) },
+	{ "sptdmod2", NULL, MOD_B, 0x800, mod_b_code, sizeof(mod_b_code) },
+	{ "bpf_prog_0123456789abcdef_sptd", "bpf", BPF_PROG, 0, bpf_code, sizeof(bpf_code) },
+	{ "ftrace_trampoline", "__builtin__ftrace", TRAMP, 0, tramp_code, sizeof(tramp_code) },
+};
+
+static void kernel_text(uint8_t *text, size_t len)
+{
+	int32_t rel;
+
+	memset(text, 0x90, len);
+	text[0] = 0xe8;                                           /* call MOD_A */
+	rel = (int32_t)(MOD_A - (FAKEKERNEL_TEXT + 5));
+	memcpy(text + 1, &rel, 4);
+	text[5] = 0xe8;                                           /* call BPF_PROG */
+	rel = (int32_t)(BPF_PROG - (FAKEKERNEL_TEXT + 10));
+	memcpy(text + 6, &rel, 4);
+	text[10] = 0xff;                                          /* jmp *%rax */
+	text[11] = 0xe0;
+}
+
+static int kput(struct pt_encoder *enc, struct pt_packet *p)
+{
+	return pt_enc_next(enc, p) < 0;
+}
+
+/* PSB, PSBEND, MODE.Exec 64-bit, TIP.PGE at the text, the two returns
+ * (compressed: one TNT bit each), TIP.PGD at the indirect jump. */
+static size_t kernel_trace(uint8_t *buf, size_t cap)
+{
+	struct pt_config cfg;
+	struct pt_encoder *enc;
+	struct pt_packet p;
+	uint64_t off = 0;
+	int bad = 0;
+
+	pt_config_init(&cfg);
+	cfg.begin = buf;
+	cfg.end = buf + cap;
+	enc = pt_alloc_encoder(&cfg);
+	if (!enc)
+		return 0;
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_psb;
+	bad |= kput(enc, &p);
+	p.type = ppt_psbend;
+	bad |= kput(enc, &p);
+	p.type = ppt_mode;
+	p.payload.mode.leaf = pt_mol_exec;
+	p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
+	bad |= kput(enc, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_tip_pge;
+	p.payload.ip.ipc = pt_ipc_sext_48;
+	p.payload.ip.ip = FAKEKERNEL_TEXT;
+	bad |= kput(enc, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_tnt_8;
+	p.payload.tnt.bit_size = 2;
+	p.payload.tnt.payload = 3;
+	bad |= kput(enc, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_tip_pgd;
+	p.payload.ip.ipc = pt_ipc_suppressed;
+	bad |= kput(enc, &p);
+	if (!bad && pt_enc_get_offset(enc, &off) < 0)
+		bad = 1;
+	pt_free_encoder(enc);
+	return bad ? 0 : (size_t)off;
+}
+
+/* What decoding the kernel trace gave. */
+struct kresult {
+	int calls, decode_errors, gaps;
+	char reason[256];             /* the first gap's */
+};
+
+static int k_gap(void *ctx, int64_t ts, int64_t dur, int cpu, const char *reason)
+{
+	struct kresult *r = ctx;
+
+	(void)ts;
+	(void)dur;
+	(void)cpu;
+	if (!r->gaps++)
+		snprintf(r->reason, sizeof(r->reason), "%s", reason);
+	return 0;
+}
+
+static int k_stat(void *ctx, const char *name, int cpu, int64_t value)
+{
+	struct kresult *r = ctx;
+
+	(void)cpu;
+	if (strcmp(name, "calls") == 0)
+		r->calls += (int)value;
+	else if (strcmp(name, "decode_errors") == 0)
+		r->decode_errors += (int)value;
+	return 0;
+}
+
+static int k_image(void *arg, const struct sptd_store_raw_image_row *row)
+{
+	return sptd_dec_session_add_bytes(arg, -1, row->path ? row->path : "image", row->data,
+	                                  row->len, row->addr, row->dso_id);
+}
+
+/* Decode the kernel trace with the code @st holds, as derive does: every
+ * raw_image row for every task, and meta pt_kernel_image's "none: WHY"
+ * as the session's kernel note. */
+static void kernel_decode(struct sptd_store *st, struct kresult *r)
+{
+	struct sptd_dec_config cfg = { .no_timing = 1, .jobs = 1 };
+	struct sptd_dec_sink sink = { .ctx = r, .gap = k_gap, .stat = k_stat };
+	struct sptd_dec_session *s = NULL;
+	char image[512];
+	uint8_t pt[256];
+	size_t len = kernel_trace(pt, sizeof(pt));
+
+	memset(r, 0, sizeof(*r));
+	CHECK(len > 0);
+	CHECK_INT(sptd_dec_session_create(&cfg, &s), 0);
+	if (!s)
+		return;
+	CHECK(sptd_store_raw_image_each(st, k_image, s) >= 0);
+	if (sptd_store_meta_get(st, "pt_kernel_image", image, sizeof(image)) >= 0 &&
+	    strncmp(image, "none: ", 6) == 0)
+		CHECK_INT(sptd_dec_session_set_kernel_note(s, image + 6), 0);
+	CHECK_INT(sptd_dec_session_add_pt(s, 0, pt, len), 0);
+	CHECK(sptd_dec_session_run(s, &sink) >= 0);
+	sptd_dec_session_destroy(s);
+}
+
+/* The bytes of the raw_image row of dso @path: its address and length
+ * must be @addr and @len, its head @code. */
+static void check_row(struct sptd_store *st, const char *path, uint64_t addr, size_t len,
+                      const uint8_t *code, size_t clen)
+{
+	struct sptd_store_stmt *s = NULL;
+	char sql[512];
+
+	snprintf(sql, sizeof(sql), "SELECT i.addr, i.data FROM raw_image i JOIN dso d ON "
+	         "d.id = i.dso_id WHERE d.path = '%s'", path);
+	CHECK_INT(sptd_store_prepare(st, sql, &s), 0);
+	if (s && sptd_store_step(s) == 1) {
+		size_t n = 0;
+		const uint8_t *blob = sptd_store_column_blob(s, 1, &n);
+
+		CHECK_INT(sptd_store_column_int(s, 0), (int64_t)addr);
+		CHECK_INT((int64_t)n, (int64_t)len);
+		CHECK(blob && n >= clen && memcmp(blob, code, clen) == 0);
+	} else {
+		fprintf(stderr, "  no raw_image row for %s\n", path);
+		CHECK(!"raw_image row missing");
+	}
+	sptd_store_finalize(s);
+}
+
+static void test_kernel(void)
+{
+	static uint8_t text[4096];
+	char kroot[512], db[512], why[1024], buf[1024];
+	struct sptd_store *st = NULL;
+	struct kresult r;
+
+	kernel_text(text, sizeof(text));
+	path_of(kroot, sizeof(kroot), "kernel");
+	CHECK_INT(fakepmu_kernel_write(kroot, text, sizeof(text), kcode, 4, 0), 0);
+
+	/* text, both modules (sizes cut at the next code), the BPF program and
+	 * the trampoline: the calls into them decode with no gap */
+	path_of(db, sizeof(db), "k.db");
+	CHECK_INT(sptd_store_create(db, &st), 0);
+	if (!st)
+		return;
+	CHECK_INT(sptd_col_pt_images_kernel(st, kroot, why, sizeof(why)), 5);
+	CHECK_STR(why, "");
+	CHECK_INT(sptd_store_meta_get(st, "pt_kernel_image", buf, sizeof(buf)) >= 0, 1);
+	CHECK_STR(buf, "kcore");
+	CHECK_INT(q(st, "SELECT value FROM meta WHERE key = 'pt_kernel_modules'"), 2);
+	CHECK_INT(q(st, "SELECT value FROM meta WHERE key = 'pt_kernel_jit'"), 2);
+	check_row(st, "[kernel.text]", FAKEKERNEL_TEXT, sizeof(text), text, sizeof(text));
+	check_row(st, "[module:sptdmod]", MOD_A, MOD_B - MOD_A, mod_a_code, sizeof(mod_a_code));
+	check_row(st, "[module:sptdmod2]", MOD_B, 0x800, mod_b_code, sizeof(mod_b_code));
+	check_row(st, "[jit:bpf_prog_0123456789abcdef_sptd]", BPF_PROG, TRAMP - BPF_PROG, bpf_code,
+	          sizeof(bpf_code));
+	check_row(st, "[jit:ftrace_trampoline]", TRAMP, 64 << 10, tramp_code, sizeof(tramp_code));
+	kernel_decode(st, &r);
+	if (r.gaps)
+		fprintf(stderr, "  gap: %s\n", r.reason);
+	CHECK_INT(r.gaps, 0);
+	CHECK_INT(r.decode_errors, 0);
+	CHECK_INT(r.calls, 2);
+	CHECK_INT(sptd_dec_session_set_kernel_note(NULL, "x"), -EINVAL);
+	CHECK_INT(sptd_col_pt_images_kernel(NULL, kroot, why, sizeof(why)), -EINVAL);
+	CHECK_INT(sptd_col_pt_images_kernel(st, kroot, NULL, 0), -EINVAL);
+	CHECK_INT(sptd_store_commit(st), 0);
+	sptd_store_destroy(st);
+	st = NULL;
+
+	/* kcore unreadable (issue 34 item 9): no kernel code, the incident goes
+	 * on; meta and the warning say why, and so does the gap where the trace
+	 * runs into the kernel */
+	snprintf(buf, sizeof(buf), "%s/proc/kcore", kroot);
+	CHECK_INT(truncate(buf, FAKEKERNEL_DATA_OFF + 16), 0);   /* reads come up short */
+	path_of(db, sizeof(db), "k2.db");
+	CHECK_INT(sptd_store_create(db, &st), 0);
+	if (!st)
+		return;
+	CHECK_INT(sptd_col_pt_images_kernel(st, kroot, why, sizeof(why)), 0);
+	CHECK(strstr(why, "kernel text not captured") && strstr(why, "/proc/kcore") &&
+	      strstr(why, strerror(EIO)));
+	CHECK_INT(sptd_store_meta_get(st, "pt_kernel_image", buf, sizeof(buf)) >= 0, 1);
+	CHECK(strncmp(buf, "none: ", 6) == 0 && strstr(buf, strerror(EIO)));
+	CHECK_INT(q(st, "SELECT count(*) FROM raw_image"), 0);
+	kernel_decode(st, &r);
+	CHECK_INT(r.gaps, 1);
+	CHECK(strstr(r.reason, "kernel text not captured") && strstr(r.reason, strerror(EIO)));
+	if (r.gaps)
+		printf("  gap: %s\n", r.reason);
+	CHECK_INT(sptd_store_commit(st), 0);
+	sptd_store_destroy(st);
+	st = NULL;
+
+	/* addresses hidden (no CAP_SYSLOG): nothing copied, said */
+	CHECK_INT(fakepmu_kernel_write(kroot, text, sizeof(text), kcode, 4, 1), 0);
+	path_of(db, sizeof(db), "k3.db");
+	CHECK_INT(sptd_store_create(db, &st), 0);
+	if (!st)
+		return;
+	CHECK_INT(sptd_col_pt_images_kernel(st, kroot, why, sizeof(why)), 0);
+	CHECK(strstr(why, "kernel addresses hidden") != NULL);
+	CHECK_INT(q(st, "SELECT count(*) FROM raw_image"), 0);
+	sptd_store_destroy(st);
 }
 
 int main(void)
@@ -269,6 +525,7 @@ int main(void)
 		CHECK_INT(q(st, sql), 0x7f0000000000ll);
 	}
 	CHECK_INT(sptd_store_commit(st), 0);
+	test_kernel();
 out:
 	sptd_col_pt_imgfind_destroy(f);
 	sptd_store_destroy(st);
