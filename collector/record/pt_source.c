@@ -13,6 +13,8 @@
  *                newest records (overwrite), walked with ring.c at freeze.
  * Freeze: disable every PT event (the PMU stops and publishes aux_head),
  * pause output of every sideband ring, then the copies; enable undoes both.
+ * The AUX copy holds only what the PMU wrote since the last enable: the
+ * kernel resumes at the old head over the previous incident's trace. 
  *
  * Events and rings go through collector/perf's API, whose syscalls go
  * through sptd_col_sys, so tests run this file against a fake PMU. */
@@ -48,6 +50,8 @@ struct pt_cpu {
 	                          * pages (read-write) + the AUX ring (read-only,
 	                          * setup.aux_bytes) */
 	struct sptd_col_perf_ring sb_ring; /* sideband user page + data pages */
+	struct sptd_col_pt_aux_mark aux_mark; /* the AUX ring at the last enable:
+	                          * a freeze keeps only what came after */
 	unsigned char *aux_copy; /* last freeze: PT bytes, oldest first */
 	size_t aux_copy_len;     /* valid bytes in aux_copy */
 	unsigned char *sb_copy;  /* last freeze: sideband records, oldest first */
@@ -304,7 +308,15 @@ int sptd_col_pt_enable(struct sptd_col_pt *pt)
 			ret = r;
 	}
 	for (int i = 0; i < pt->ncpus; i++) {
-		int r = sptd_col_perf_event_enable(pt->cpus[i].pt_fd);
+		struct pt_cpu *c = &pt->cpus[i];
+		int r;
+
+		/* the PMU is stopped: it resumes at this head over the old
+		 * trace, which the next freeze must not take */
+		if (c->pt_ring.aux)
+			sptd_col_pt_aux_mark(c->pt_ring.aux, c->pt_ring.aux_len,
+			                     sptd_col_perf_ring_aux_head(&c->pt_ring), &c->aux_mark);
+		r = sptd_col_perf_event_enable(c->pt_fd);
 
 		if (r < 0)
 			ret = r;
@@ -380,9 +392,9 @@ int sptd_col_pt_freeze(struct sptd_col_pt *pt)
 	}
 	for (int i = 0; i < pt->ncpus && ret >= 0; i++) {
 		struct pt_cpu *c = &pt->cpus[i];
-		int64_t n = sptd_col_pt_aux_copy(c->pt_ring.aux, c->pt_ring.aux_len,
-		                                 sptd_col_perf_ring_aux_head(&c->pt_ring),
-		                                 c->aux_copy);
+		int64_t n = sptd_col_pt_aux_copy_since(c->pt_ring.aux, c->pt_ring.aux_len,
+		                                       sptd_col_perf_ring_aux_head(&c->pt_ring),
+		                                       &c->aux_mark, c->aux_copy, NULL);
 
 		c->aux_copy_len = n > 0 ? (size_t)n : 0;
 		ret = copy_sideband(c);

@@ -410,6 +410,16 @@ static void pt_run(struct fake_event *e)
 	forward_put(e, rec, n);
 }
 
+/* Enabled again after a freeze: the hardware runs the script once more,
+ * into the same AUX ring at the head the kernel left (perf_aux_output_begin
+ * starts at rb->aux_head; pt_buffer_reset_offsets keeps the snapshot
+ * position), over the old bytes, which nothing clears.  A test that wants
+ * each incident's PT told apart changes its script between freezes. */
+static void pt_rearm(struct fake_event *e)
+{
+	e->ran = 0;
+}
+
 static void sideband_run(struct fake_event *e)
 {
 	const struct fakepmu_script *s = e->cpu < nscripts ? &scripts[e->cpu] : NULL;
@@ -436,6 +446,8 @@ static int fake_ioctl(int fd, unsigned long req, unsigned long arg)
 		return saved.ioctl(fd, req, arg);
 	switch (req) {
 	case PERF_EVENT_IOC_ENABLE:
+		if (!e->enabled && e->is_pt)
+			pt_rearm(e);
 		if (!e->enabled && !e->ran && e->is_dummy && !e->paused && e->base)
 			sideband_run(e);
 		if (e->is_dummy)

@@ -58,6 +58,65 @@ static void test_aux_copy(void)
 	CHECK_INT(sptd_col_pt_aux_copy(ring, RING, 0, NULL), -EINVAL);
 }
 
+/* Two runs into one ring, as the kernel does across a freeze: run 1 writes
+ * @n1 bytes of one stream, the PMU stops, the mark is taken, run 2 writes
+ * @n2 bytes of another at the same head without clearing.  The copy must
+ * be run 2's last min(n2, RING) bytes and nothing of run 1, with @wrapped
+ * said when run 2 went round (n2 >= RING). */
+static int since_case(size_t n1, size_t n2, int counter)
+{
+	unsigned char ring[RING] = { 0 }, out[RING], run2[3 * RING];
+	struct sptd_col_pt_aux_mark mark;
+	size_t want = n2 < RING ? n2 : RING, head = 0;
+	int64_t got;
+	int wrapped = -1;
+
+	for (size_t i = 0; i < n1; i++)
+		ring[head++ % RING] = (unsigned char)(1 + i % 100);      /* 1..100 */
+	if (sptd_col_pt_aux_mark(ring, RING, counter ? head : head % RING, &mark) < 0)
+		return 0;
+	for (size_t i = 0; i < n2; i++) {
+		run2[i] = (unsigned char)(101 + (i * 13) % 100);        /* 101..200 */
+		ring[head++ % RING] = run2[i];
+	}
+	got = sptd_col_pt_aux_copy_since(ring, RING, counter ? head : head % RING, &mark, out,
+	                                 &wrapped);
+	if (got != (int64_t)want || wrapped != (n2 >= RING)) {
+		fprintf(stderr, "n1=%zu n2=%zu counter=%d: copied %lld wrapped %d, want %zu "
+		        "wrapped %d\n", n1, n2, counter, (long long)got, wrapped, want, n2 >= RING);
+		return 0;
+	}
+	return memcmp(out, run2 + n2 - want, want) == 0;
+}
+
+static void test_aux_copy_since(void)
+{
+	unsigned char ring[RING] = { 0 }, out[RING];
+	struct sptd_col_pt_aux_mark mark;
+
+	/* run 1 from empty to twice round, run 2 from nothing to twice round:
+	 * not wrapped, exactly full (n2 == RING), wrapped, both head styles */
+	for (size_t n1 = 0; n1 <= 2 * RING + 1; n1++)
+		for (size_t n2 = 0; n2 <= 2 * RING + 1; n2++) {
+			CHECK(since_case(n1, n2, 1));
+			CHECK(since_case(n1, n2, 0));
+		}
+	/* a ring smaller than the reference keeps all of it */
+	CHECK_INT(sptd_col_pt_aux_mark(ring, 16, 3, &mark), 0);
+	CHECK_INT(mark.ref_len, 16);
+	/* bad arguments */
+	CHECK_INT(sptd_col_pt_aux_mark(NULL, RING, 0, &mark), -EINVAL);
+	CHECK_INT(sptd_col_pt_aux_mark(ring, 48, 0, &mark), -EINVAL);
+	CHECK_INT(sptd_col_pt_aux_mark(ring, RING, 0, NULL), -EINVAL);
+	CHECK_INT(sptd_col_pt_aux_mark(ring, RING, 0, &mark), 0);
+	CHECK_INT(sptd_col_pt_aux_copy_since(NULL, RING, 0, &mark, out, NULL), -EINVAL);
+	CHECK_INT(sptd_col_pt_aux_copy_since(ring, 48, 0, &mark, out, NULL), -EINVAL);
+	CHECK_INT(sptd_col_pt_aux_copy_since(ring, RING, 0, NULL, out, NULL), -EINVAL);
+	CHECK_INT(sptd_col_pt_aux_copy_since(ring, RING, 0, &mark, NULL, NULL), -EINVAL);
+	CHECK_INT(sptd_col_pt_aux_copy_since(ring, 32, 0, &mark, out, NULL), -EINVAL); /* ref > ring */
+	CHECK_INT(sptd_col_pt_aux_copy_since(ring, RING, 0, &mark, out, NULL), 0);
+}
+
 struct seen {
 	struct sptd_col_perf_record r[16];
 	char names[16][64];
@@ -227,6 +286,7 @@ static void test_store(void)
 int main(void)
 {
 	test_aux_copy();
+	test_aux_copy_since();
 	test_parse();
 	test_store();
 	return SPTD_TEST_END();
