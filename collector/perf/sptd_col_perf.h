@@ -200,6 +200,10 @@ int sptd_col_perf_event_open(const struct sptd_col_perf_event *ev, pid_t pid, in
 /* PERF_EVENT_IOC_ENABLE / _DISABLE.  0 or -errno (-EBADF for fd < 0). */
 int sptd_col_perf_event_enable(int fd);
 int sptd_col_perf_event_disable(int fd);
+/* PERF_EVENT_IOC_REFRESH: enable a sampling event for @overflows
+ * overflows, after which the kernel disables it again.  0 or -errno
+ * (-EBADF for fd < 0, -EINVAL not a sampling event or @overflows 0). */
+int sptd_col_perf_event_refresh(int fd, int overflows);
 /* PERF_EVENT_IOC_PAUSE_OUTPUT: stop (@paused 1) or restart (0) writing
  * into the event's ring.  0 or -errno (-EBADF for fd < 0). */
 int sptd_col_perf_event_pause_output(int fd, int paused);
@@ -496,7 +500,6 @@ int sptd_col_pt_aux_mark(const void *base, uint64_t size, uint64_t head,
 int64_t sptd_col_pt_aux_copy_since(const void *base, uint64_t size, uint64_t head,
                                    const struct sptd_col_pt_aux_mark *mark, void *dst,
                                    int *wrapped);
-
 
 /* ---- the PT sideband (sideband.c) ------------------------------------------ */
 
