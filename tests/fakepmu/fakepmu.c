@@ -560,6 +560,36 @@ int fakepmu_fire(int fd)
 	return 0;
 }
 
+int fakepmu_put_sample(int fd, uint64_t time, int cpu)
+{
+	struct fake_event *e = by_fd(fd);
+	unsigned char rec[64];
+	struct perf_event_header h = { .type = PERF_RECORD_SAMPLE, .size = 0 };
+	uint32_t cpus[2] = { (uint32_t)cpu, 0 }, raw_size = 4;
+	size_t n = sizeof(h);
+
+	if (!e || !e->base ||
+	    (e->attr.sample_type & ~(uint64_t)(PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW)))
+		return -EINVAL;
+	memset(rec, 0, sizeof(rec));
+	if (e->attr.sample_type & PERF_SAMPLE_TIME) {
+		memcpy(rec + n, &time, 8);
+		n += 8;
+	}
+	if (e->attr.sample_type & PERF_SAMPLE_CPU) {
+		memcpy(rec + n, cpus, 8);
+		n += 8;
+	}
+	if (e->attr.sample_type & PERF_SAMPLE_RAW) {
+		memcpy(rec + n, &raw_size, 4);   /* u32 size, then 4 zero bytes */
+		n += 8;
+	}
+	h.size = (uint16_t)n;
+	memcpy(rec, &h, sizeof(h));
+	forward_put(e, rec, n);
+	return 0;
+}
+
 int fakepmu_pt_paused(int cpu)
 {
 	for (int i = nevents; i-- > 0;)

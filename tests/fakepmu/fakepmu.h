@@ -80,6 +80,10 @@ void fakepmu_fail_grouped(int err);
  * does not clear it.  PERF_EVENT_IOC_REFRESH on a sampling sibling fires
  * it the same way.  0 or -EINVAL (not a sibling). */
 int fakepmu_fire(int fd);
+/* A sample (TIME | CPU | RAW of 4 zero bytes, as far as the event asks)
+ * stamped @time on @cpu, into the ring of the served event @fd.  0 or
+ * -EINVAL (not served, not mapped, other sample_type bits). */
+int fakepmu_put_sample(int fd, uint64_t time, int cpu);
 /* PERF_EVENT_IOC_REFRESH fails with @err until reset with 0. */
 void fakepmu_fail_refresh(int err);
 /* 1 when the intel_pt event of @cpu is AUX-paused, 0 not, -1 none open. */

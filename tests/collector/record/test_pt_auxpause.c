@@ -205,6 +205,15 @@ int main(void)
 
 		/* the trigger still reads its (fake) rings */
 		CHECK_INT(sptd_col_trigger_check(t, 0, &fire), 0);
+		/* a hit is stamped on the perf clock (the group's); the trigger
+		 * sees it on CLOCK_MONOTONIC through the PT source's offset,
+		 * read at the hit */
+		perf_offset = 5000000000ll;
+		CHECK_INT(fakepmu_put_sample(pause_fds[1], 123456789, cpus[1]), 0);
+		CHECK_INT(sptd_col_trigger_check(t, 0, &fire), 1);
+		CHECK(fire.ts == 5000000000ll + 123456789);
+		CHECK_INT(fire.cpu, cpus[1]);
+		perf_offset = 0;
 	}
 
 	/* hits pause PT on both CPUs, for good across disable/enable ... */
