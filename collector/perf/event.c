@@ -151,6 +151,13 @@ int sptd_col_perf_event_disable(int fd)
 	return event_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 }
 
+int sptd_col_perf_event_refresh(int fd, int overflows)
+{
+	if (overflows <= 0)
+		return -EINVAL;
+	return event_ioctl(fd, PERF_EVENT_IOC_REFRESH, (unsigned long)overflows);
+}
+
 int sptd_col_perf_event_pause_output(int fd, int paused)
 {
 	return event_ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, paused ? 1 : 0);

@@ -206,6 +206,10 @@ int sptd_col_perf_event_open(const struct sptd_col_perf_event *ev, pid_t pid, in
 /* PERF_EVENT_IOC_ENABLE / _DISABLE.  0 or -errno (-EBADF for fd < 0). */
 int sptd_col_perf_event_enable(int fd);
 int sptd_col_perf_event_disable(int fd);
+/* PERF_EVENT_IOC_REFRESH: enable a sampling event for @overflows
+ * overflows, after which the kernel disables it again.  0 or -errno
+ * (-EBADF for fd < 0, -EINVAL not a sampling event or @overflows 0). */
+int sptd_col_perf_event_refresh(int fd, int overflows);
 /* PERF_EVENT_IOC_PAUSE_OUTPUT: stop (@paused 1) or restart (0) writing
  * into the event's ring.  0 or -errno (-EBADF for fd < 0). */
 int sptd_col_perf_event_pause_output(int fd, int paused);
@@ -477,6 +481,39 @@ int sptd_col_sample_ring_read(const void *base, uint64_t size, uint64_t head,
  * kernel hands out zeroed pages).  Returns the bytes written to @dst (room
  * for @size), or -EINVAL. */
 int64_t sptd_col_pt_aux_copy(const void *base, uint64_t size, uint64_t head, void *dst);
+
+/* Bytes of the ring kept at a re-arm to tell later whether the PMU has
+ * gone round once since. */
+#define SPTD_COL_PT_AUX_REF 256
+
+/* An overwrite-mode AUX ring as it was when PT was (re-)armed.  The
+ * kernel resumes at the old aux_head without clearing anything (a
+ * read-only AUX mapping cannot be cleared either), so what a freeze may
+ * keep is only what was written since: from @head on.  The newest bytes
+ * before @head are the last the PMU overwrites: while they are unchanged
+ * it has not gone round since the re-arm. */
+struct sptd_col_pt_aux_mark {
+	uint64_t head;                          /* aux_head at the re-arm */
+	uint64_t ref_len;                       /* bytes in @ref: min(ring, REF) */
+	unsigned char ref[SPTD_COL_PT_AUX_REF]; /* ring bytes [head - ref_len, head) */
+};
+
+/* Take @mark of the ring (@base, @size bytes, a power of two) whose aux_head
+ * is @head, with the PMU stopped, just before it is enabled again.
+ * 0 or -EINVAL. */
+int sptd_col_pt_aux_mark(const void *base, uint64_t size, uint64_t head,
+                         struct sptd_col_pt_aux_mark *mark);
+/* Copy what the PMU wrote into the ring since @mark, oldest first, into
+ * @dst (room for @size): the bytes from the mark's head to @head, or the
+ * whole ring from @head on when the PMU has gone round since (a counter
+ * head that moved by @size or more, or a reference byte overwritten; an
+ * exactly full ring counts as gone round).  *@wrapped (may be NULL) says
+ * which.  Returns the bytes copied or -EINVAL.  Never returns bytes from
+ * before the mark: where the reference cannot tell (the PMU rewrote it
+ * with identical bytes), older bytes are lost, not stale ones kept. */
+int64_t sptd_col_pt_aux_copy_since(const void *base, uint64_t size, uint64_t head,
+                                   const struct sptd_col_pt_aux_mark *mark, void *dst,
+                                   int *wrapped);
 
 /* ---- the PT sideband (sideband.c) ------------------------------------------ */
 

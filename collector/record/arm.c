@@ -207,7 +207,8 @@ static int arm_triggers(struct sptd_col_service *s, const int *pt_fds)
 		const struct sptd_col_trigger_spec *spec = &s->o->triggers[i];
 		int refused = 0, ret;
 
-		ret = sptd_col_trigger_create_aux(spec, s->cpus, s->ncpus, pt_fds, &s->trig[s->ntrig],
+		ret = sptd_col_trigger_create_aux(spec, s->cpus, s->ncpus, pt_fds,
+		                                  sptd_col_pt_perf_offset(s->pt), &s->trig[s->ntrig],
 		                                  err, sizeof(err));
 		if (ret < 0) {
 			sptd_col_log(LOG_ERR, "--trigger %s: %s", spec->text, err);
@@ -216,9 +217,12 @@ static int arm_triggers(struct sptd_col_service *s, const int *pt_fds)
 		if (s->aux_pause && !sptd_col_trigger_aux_pause(s->trig[s->ntrig], &refused) &&
 		    refused && !s->aux_refused_logged) {
 			s->aux_refused_logged = 1;
-			sptd_col_log(LOG_NOTICE, "the kernel refused AUX pause for --trigger %s (%s): "
+			sptd_col_log(LOG_NOTICE, "the kernel refused AUX pause for --trigger %s (%s%s): "
 			             "PT is frozen from user space when it fires", spec->text,
-			             strerror(refused));
+			             strerror(refused),
+			             sptd_col_trigger_aux_why(s->trig[s->ntrig]) == SPTD_TRIG_AUX_NO_KERNEL ?
+			             "; aux_action needs Linux 6.13+" :
+			             "; the kernel would not group it with the PT event");
 		}
 		s->ntrig++;
 		/* the kernel may freeze ftrace at the very event when nothing
@@ -296,6 +300,8 @@ int sptd_col_record_arm(struct sptd_col_service *s)
 			return ret;
 		ret = sptd_col_pt_resume_open(s->pt, err, sizeof(err));
 		s->aux_pause = ret >= 0;
+		if (ret < 0)
+			snprintf(s->aux_pause_why, sizeof(s->aux_pause_why), "%.250s", err);
 		if (ret >= 0)
 			for (int i = 0; i < s->ncpus; i++)
 				pt_fds[i] = sptd_col_pt_fd(s->pt, s->cpus[i]);

@@ -379,6 +379,42 @@ out:
 	return ret;
 }
 
+/* PT: whether the kernel paused PT at the hit that fired this incident
+ * (AUX pause) or the service froze it from user space, and why not: the
+ * meta keys pt_aux_pause and pt_aux_pause_why. */
+static int aux_pause_meta(struct sptd_col_service *s, struct sptd_store *st,
+                          const struct sptd_col_fire *fire)
+{
+	const struct sptd_col_trigger *t = NULL;
+	char why[512] = "";
+	int refused = 0, ret;
+
+	for (int i = 0; i < s->ntrig && fire->spec; i++)
+		if (fire->spec->text == sptd_col_trigger_text(s->trig[i]))
+			t = s->trig[i];
+	if (!s->aux_pause)
+		snprintf(why, sizeof(why), "%s", s->aux_pause_why[0] ? s->aux_pause_why :
+		         "AUX pause not set up");
+	else if (!t)
+		snprintf(why, sizeof(why), "fired by %.200s, not by a trigger that is a perf event",
+		         fire->spec ? fire->spec->text : "manual");
+	else if (sptd_col_trigger_aux_pause(t, &refused))
+		why[0] = '\0';
+	else if (!refused)
+		snprintf(why, sizeof(why), "--trigger %.200s is decided after the event (or is no perf "
+		         "event): it cannot pause PT in the kernel", fire->spec->text);
+	else if (sptd_col_trigger_aux_why(t) == SPTD_TRIG_AUX_NO_KERNEL)
+		snprintf(why, sizeof(why), "the kernel has no AUX pause (aux_action needs Linux "
+		         "6.13+): it refused the trigger with %s", strerror(refused));
+	else
+		snprintf(why, sizeof(why), "the kernel refused --trigger %.200s in the PT event's group "
+		         "(%s)", fire->spec->text, strerror(refused));
+	ret = sptd_store_meta_set(st, "pt_aux_pause", why[0] ? "user" : "kernel");
+	if (ret >= 0 && why[0])
+		ret = sptd_store_meta_set(st, "pt_aux_pause_why", why);
+	return ret;
+}
+
 /* PT: the tasks the sideband names: their file mappings (symcap: dso +
  * raw_mmap rows; from the sideband's MMAP2 records for processes already
  * gone), anonymous/vDSO code (raw_image), the kernel text, and the mapped
@@ -627,7 +663,7 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 		int64_t bytes = sptd_col_pt_write(s->pt, c.st);
 
 		if (bytes >= 0) {
-			int m = sptd_store_meta_set(c.st, "pt_aux_pause", s->aux_pause ? "kernel" : "user");
+			int m = aux_pause_meta(s, c.st, fire);
 
 			if (m < 0)
 				bytes = m;

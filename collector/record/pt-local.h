@@ -150,14 +150,21 @@ int sptd_col_pt_records(const struct sptd_col_pt *pt, sptd_col_perf_record_fn fn
 /* The intel_pt event fd on @cpu (a group leader for AUX pause triggers);
  * -ENOENT when @cpu is not traced. */
 int sptd_col_pt_fd(const struct sptd_col_pt *pt, int cpu);
+/* CLOCK_MONOTONIC - perf clock as the source keeps it, for events on the
+ * PT event's clock (AUX pause triggers): valid as long as @pt, read it at
+ * each use.  NULL for NULL. */
+const int64_t *sptd_col_pt_perf_offset(const struct sptd_col_pt *pt);
 /* AUX pause needs a way back: open per CPU an aux_resume sibling of the PT
- * event (a syscalls:sys_enter_sched_yield tracepoint filtered to this
- * process).  -ENOENT no such tracepoint, -EINVAL/-EOPNOTSUPP the kernel
- * has no AUX pause (then nothing stays open); @err says which. */
+ * event (a disabled cpu-clock event, see sptd_col_pt_resume).
+ * -EINVAL/-EOPNOTSUPP the kernel has no AUX pause (then nothing stays
+ * open), or perf_event_open's error; @err says which. */
 int sptd_col_pt_resume_open(struct sptd_col_pt *pt, char *err, size_t errlen);
 /* Resume PT wherever a trigger paused it (after sptd_col_pt_enable, or
- * after a hit that did not fire): yields once on every traced CPU.
- * Returns the CPUs visited. */
+ * after a hit that did not fire): arms each CPU's aux_resume sibling for
+ * one overflow (PERF_EVENT_IOC_REFRESH), which resumes PT on that CPU from
+ * its own timer; any thread may call it, on any CPU set.  Returns the CPUs
+ * armed; one that cannot be is logged once and reported in the next
+ * incident (gap row, meta pt_resume_failed). */
 int sptd_col_pt_resume(struct sptd_col_pt *pt);
 /* File mappings of @pids (processes gone before the capture read /proc)
  * from the last freeze's MMAP2 records: dso rows (path + build-id when the

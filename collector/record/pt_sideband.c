@@ -14,6 +14,7 @@ struct store_ctx {
 	struct sptd_store *st;
 	int cpu;
 	int64_t offset_ns;
+	int cur_tid;          /* the task the last stored switch put on the CPU, -1 */
 	/* last comm per tid seen in this buffer, for raw_switch.next_comm */
 	struct { int tid; char comm[16]; } *comms;
 	size_t ncomms, cap;
@@ -25,6 +26,32 @@ static const char *comm_of(struct store_ctx *c, int tid)
 		if (c->comms[i].tid == tid)
 			return c->comms[i].comm;
 	return NULL;
+}
+
+/* Each switch makes two records: out on the old task's side, stamped in
+ * the scheduler before the new task's page tables are loaded
+ * (perf_event_task_sched_out from prepare_task_switch), and in on the new
+ * one's, stamped after (perf_event_task_sched_in from finish_task_switch).
+ * The CR3 write, and its PIP in the PT, fall between the two, as does the
+ * kernel's switch code after __switch_to: the CPU is the new task's from
+ * the switch-out on, so that is the row's time (perf: intel_pt_context_switch,
+ * and the perf.data import here).  A switch-in stands in only where its
+ * switch-out was lost (the ring overwrote it). */
+static int on_switch(struct store_ctx *c, const struct sptd_col_perf_record *r, int64_t ts)
+{
+	int cpu = r->id.cpu >= 0 ? r->id.cpu : c->cpu;
+
+	if (r->switch_out) {
+		c->cur_tid = r->other_tid;
+		return sptd_store_raw_switch_add_state(c->st, ts, cpu, r->id.tid, r->other_tid,
+		                                       comm_of(c, r->other_tid),
+		                                       r->switch_preempt ? "R+" : NULL);
+	}
+	if (c->cur_tid == r->id.tid)
+		return 0;   /* its switch-out is stored */
+	c->cur_tid = r->id.tid;
+	return sptd_store_raw_switch_add(c->st, ts, cpu, r->other_tid, r->id.tid,
+	                                 comm_of(c, r->id.tid));
 }
 
 static int on_store_record(void *arg, const struct sptd_col_perf_record *r)
@@ -47,19 +74,16 @@ static int on_store_record(void *arg, const struct sptd_col_perf_record *r)
 		c->ncomms++;
 		return sptd_store_raw_task_add(c->st, r->pid, r->tid, r->name, NULL);
 	}
-	/* Each switch makes two records (out on the old task's side, in on the
-	 * new one's); the switch-in names both and is kept. */
-	if (r->type == SPTD_PERF_RECORD_SWITCH_CPU_WIDE && !r->switch_out && r->id.present &&
-	    r->id.tid >= 0 && r->other_tid >= 0)
-		return sptd_store_raw_switch_add(c->st, ts, r->id.cpu >= 0 ? r->id.cpu : c->cpu,
-		                                 r->other_tid, r->id.tid, comm_of(c, r->id.tid));
+	if (r->type == SPTD_PERF_RECORD_SWITCH_CPU_WIDE && r->id.present && r->id.tid >= 0 &&
+	    r->other_tid >= 0)
+		return on_switch(c, r, ts);
 	return 0;
 }
 
 int sptd_col_pt_sideband_store(struct sptd_store *st, int cpu, int seq, const void *buf,
                                size_t len, uint64_t sample_type, int64_t offset_ns)
 {
-	struct store_ctx c = { .st = st, .cpu = cpu, .offset_ns = offset_ns };
+	struct store_ctx c = { .st = st, .cpu = cpu, .offset_ns = offset_ns, .cur_tid = -1 };
 	int ret;
 
 	if (!st || cpu < 0)

@@ -13,6 +13,8 @@
  *                newest records (overwrite), walked with ring.c at freeze.
  * Freeze: disable every PT event (the PMU stops and publishes aux_head),
  * pause output of every sideband ring, then the copies; enable undoes both.
+ * The AUX copy holds only what the PMU wrote since the last enable: the
+ * kernel resumes at the old head over the previous incident's trace. 
  *
  * Events and rings go through collector/perf's API, whose syscalls go
  * through sptd_col_sys, so tests run this file against a fake PMU. */
@@ -34,7 +36,6 @@
 
 #include "plan-local.h"
 #include "pt-local.h"
-#include "sptd_sched.h"
 #include "sptd_store.h"
 
 /* Data pages of the PT event's own ring: it only holds AUX/ITRACE_START
@@ -47,10 +48,13 @@ struct pt_cpu {
 	int cpu;                 /* CPU number */
 	int pt_fd, sb_fd;        /* intel_pt event, sideband dummy (-1: none) */
 	int resume_fd;           /* AUX pause: aux_resume sibling of pt_fd (-1: none) */
+	int resume_err;          /* errno of the last resume that failed here, 0 none */
 	struct sptd_col_perf_ring pt_ring; /* user page + PT_DATA_PAGES data
 	                          * pages (read-write) + the AUX ring (read-only,
 	                          * setup.aux_bytes) */
 	struct sptd_col_perf_ring sb_ring; /* sideband user page + data pages */
+	struct sptd_col_pt_aux_mark aux_mark; /* the AUX ring at the last enable:
+	                          * a freeze keeps only what came after */
 	unsigned char *aux_copy; /* last freeze: PT bytes, oldest first */
 	size_t aux_copy_len;     /* valid bytes in aux_copy */
 	unsigned char *sb_copy;  /* last freeze: sideband records, oldest first */
@@ -528,7 +532,15 @@ int sptd_col_pt_enable(struct sptd_col_pt *pt)
 			ret = r;
 	}
 	for (int i = 0; i < pt->ncpus; i++) {
-		int r = sptd_col_perf_event_enable(pt->cpus[i].pt_fd);
+		struct pt_cpu *c = &pt->cpus[i];
+		int r;
+
+		/* the PMU is stopped: it resumes at this head over the old
+		 * trace, which the next freeze must not take */
+		if (c->pt_ring.aux)
+			sptd_col_pt_aux_mark(c->pt_ring.aux, c->pt_ring.aux_len,
+			                     sptd_col_perf_ring_aux_head(&c->pt_ring), &c->aux_mark);
+		r = sptd_col_perf_event_enable(c->pt_fd);
 
 		if (r < 0)
 			ret = r;
@@ -604,9 +616,9 @@ int sptd_col_pt_freeze(struct sptd_col_pt *pt)
 	}
 	for (int i = 0; i < pt->ncpus && ret >= 0; i++) {
 		struct pt_cpu *c = &pt->cpus[i];
-		int64_t n = sptd_col_pt_aux_copy(c->pt_ring.aux, c->pt_ring.aux_len,
-		                                 sptd_col_perf_ring_aux_head(&c->pt_ring),
-		                                 c->aux_copy);
+		int64_t n = sptd_col_pt_aux_copy_since(c->pt_ring.aux, c->pt_ring.aux_len,
+		                                       sptd_col_perf_ring_aux_head(&c->pt_ring),
+		                                       &c->aux_mark, c->aux_copy, NULL);
 
 		c->aux_copy_len = n > 0 ? (size_t)n : 0;
 		ret = copy_sideband(c);
@@ -619,6 +631,31 @@ int sptd_col_pt_freeze(struct sptd_col_pt *pt)
 }
 
 /* ---- writing ------------------------------------------------------------------- */
+
+/* CPUs whose PT the last resume could not restart after an AUX pause:
+ * their trace stops at a trigger hit before this window.  A gap row each,
+ * and meta pt_resume_failed (how many). */
+static int resume_failures_write(const struct sptd_col_pt *pt, struct sptd_store *st)
+{
+	int64_t from = 0;
+	int n = 0, ret = 0;
+
+	sptd_store_meta_get_int(st, "window_start", &from);
+	for (int i = 0; i < pt->ncpus && ret >= 0; i++) {
+		char reason[160];
+
+		if (!pt->cpus[i].resume_err)
+			continue;
+		snprintf(reason, sizeof(reason), "pt: AUX pause could not be undone on this cpu "
+		         "(%s): its trace stops at an earlier trigger hit",
+		         strerror(pt->cpus[i].resume_err));
+		ret = sptd_store_gap_add(st, from, 0, pt->cpus[i].cpu, reason);
+		n++;
+	}
+	if (ret >= 0 && n)
+		ret = sptd_store_meta_set_int(st, "pt_resume_failed", n);
+	return ret;
+}
 
 int64_t sptd_col_pt_write(struct sptd_col_pt *pt, struct sptd_store *st)
 {
@@ -634,6 +671,8 @@ int64_t sptd_col_pt_write(struct sptd_col_pt *pt, struct sptd_store *st)
 	if (ret >= 0)
 		ret = sptd_store_meta_set_int(st, "pt_text_poke",
 		                              pt->text_poke && !pt->setup.exclude_kernel);
+	if (ret >= 0)
+		ret = resume_failures_write(pt, st);
 	for (int i = 0; i < pt->ncpus && ret >= 0; i++) {
 		struct pt_cpu *c = &pt->cpus[i];
 
@@ -704,44 +743,41 @@ int sptd_col_pt_pids(const struct sptd_col_pt *pt, int *pids, int max)
 
 /* ---- AUX pause: resuming ------------------------------------------------------ */
 
-/* A trigger that pauses PT in the kernel leaves it paused (the pause is
- * sticky: disable/enable does not clear it).  Only a group sibling with
- * aux_resume can resume it, on its own CPU; sysptd's is a sched_yield
- * syscall tracepoint filtered to sysptd itself, fired by yielding once on
- * each CPU. */
+/* A trigger that pauses PT in the kernel leaves it paused: the pause is
+ * sticky (event->hw.aux_paused is only cleared by a resume, not by
+ * disable/enable), and only a group sibling with aux_resume clears it, from
+ * its overflow on its own CPU (kernel/events/core.c, __perf_event_overflow
+ * -> perf_event_aux_pause).  sysptd's is a cpu-clock event per CPU, kept
+ * disabled; PERF_EVENT_IOC_REFRESH arms it for one overflow: its hrtimer
+ * fires on that CPU a period later, resumes PT there and the kernel
+ * disables it again (event_limit).  An ioctl works from any thread, on
+ * every CPU, without moving the caller there (a CPU outside the service's
+ * cpuset could not be reached by sched_setaffinity). */
+#define RESUME_PERIOD_NS 10000   /* cpu-clock: 10 us after the refresh */
+
 int sptd_col_pt_resume_open(struct sptd_col_pt *pt, char *err, size_t errlen)
 {
-	char filter[64];
-	int id = -1, ret;
+	int ret = 0;
 
 	if (!pt || !err)
 		return -EINVAL;
-	ret = sptd_sched_event_exists("syscalls", "sys_enter_sched_yield", &id);
-	if (ret <= 0) {
-		snprintf(err, errlen, "no syscalls:sys_enter_sched_yield tracepoint to resume PT with");
-		return ret < 0 ? ret : -ENOENT;
-	}
-	snprintf(filter, sizeof(filter), "common_pid == %d", (int)getpid());
 	for (int i = 0; i < pt->ncpus; i++) {
 		struct pt_cpu *c = &pt->cpus[i];
-		struct sptd_col_perf_event ev;
+		struct sptd_col_perf_event ev = {
+			.type = SPTD_PERF_TYPE_SOFTWARE,
+			.config = { SPTD_PERF_COUNT_SW_CPU_CLOCK },
+			.period = RESUME_PERIOD_NS,
+			.flags = SPTD_PERF_EV_DISABLED,
+			.aux_action = SPTD_PERF_AUX_RESUME,
+		};
 
-		sptd_col_perf_event_tracepoint(&ev, (uint64_t)id);
-		ev.aux_action = SPTD_PERF_AUX_RESUME;
 		c->resume_fd = sptd_col_perf_event_open(&ev, -1, c->cpu, c->pt_fd);
 		if (c->resume_fd < 0) {
 			ret = c->resume_fd;
 			c->resume_fd = -1;
-			snprintf(err, errlen, "perf_event_open(aux_resume sibling, cpu %d): %s", c->cpu,
-			         strerror(-ret));
-			goto fail;
-		}
-		ret = sptd_col_perf_event_set_filter(c->resume_fd, filter);
-		if (ret >= 0)
-			ret = sptd_col_perf_event_enable(c->resume_fd);
-		if (ret < 0) {
-			snprintf(err, errlen, "setting up the aux_resume sibling on cpu %d: %s", c->cpu,
-			         strerror(-ret));
+			snprintf(err, errlen, "perf_event_open(aux_resume sibling, cpu %d): %s%s", c->cpu,
+			         strerror(-ret), ret == -EINVAL || ret == -EOPNOTSUPP ?
+			         " (AUX pause needs Linux 6.13+)" : "");
 			goto fail;
 		}
 	}
@@ -757,24 +793,28 @@ fail:
 
 int sptd_col_pt_resume(struct sptd_col_pt *pt)
 {
-	cpu_set_t saved, one;
 	int n = 0;
 
 	if (!pt)
 		return -EINVAL;
-	if (sched_getaffinity(0, sizeof(saved), &saved) < 0)
-		return -errno;
 	for (int i = 0; i < pt->ncpus; i++) {
-		if (pt->cpus[i].resume_fd < 0 || pt->cpus[i].cpu >= CPU_SETSIZE)
+		struct pt_cpu *c = &pt->cpus[i];
+		int r;
+
+		if (c->resume_fd < 0)
 			continue;
-		CPU_ZERO(&one);
-		CPU_SET(pt->cpus[i].cpu, &one);
-		if (sched_setaffinity(0, sizeof(one), &one) < 0)
-			continue;   /* offline meanwhile */
-		syscall(SYS_sched_yield);
+		r = sptd_col_perf_event_refresh(c->resume_fd, 1);
+		if (r < 0) {
+			if (!c->resume_err)
+				sptd_col_log(LOG_WARNING, "cannot resume PT on cpu %d after an AUX "
+				             "pause (%s): its trace stops at the last trigger hit "
+				             "until a resume succeeds", c->cpu, strerror(-r));
+			c->resume_err = -r;
+			continue;
+		}
+		c->resume_err = 0;
 		n++;
 	}
-	sched_setaffinity(0, sizeof(saved), &saved);
 	return n;
 }
 
@@ -809,6 +849,11 @@ int sptd_col_pt_fd(const struct sptd_col_pt *pt, int cpu)
 		if (pt->cpus[i].cpu == cpu)
 			return pt->cpus[i].pt_fd;
 	return -ENOENT;
+}
+
+const int64_t *sptd_col_pt_perf_offset(const struct sptd_col_pt *pt)
+{
+	return pt ? &pt->time.mono_offset_ns : NULL;
 }
 
 void sptd_col_pt_destroy(struct sptd_col_pt *pt)

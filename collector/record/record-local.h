@@ -123,7 +123,9 @@ struct sptd_col_service {
 	int64_t armed_at;          /* ns when the rings last started filling */
 	char last_path[4096];      /* the last incident written */
 	int pt_failed;             /* opening PT failed: a runtime failure, not usage */
-	int aux_pause;             /* 1: triggers pause PT in the kernel (AUX pause) */
+	int aux_pause;             /* 1: triggers may pause PT in the kernel (AUX
+	                            * pause: the resume siblings are open) */
+	char aux_pause_why[256];   /* why not, when aux_pause is 0 */
 	int kfreeze_wanted;        /* some trigger can freeze ftrace in the kernel
 	                            * (a one-shot traceoff event trigger) */
 	int kfreeze_on;            /* ... and those triggers are installed now:

@@ -36,6 +36,11 @@ struct sptd_col_trigger_event {
 	struct sptd_col_perf_layout layout; /* how its samples are laid out */
 	struct sptd_col_perf_ring ring; /* control page + data pages; zeroed: unmapped */
 	size_t data_pages;           /* data pages of @ring */
+	int perf_clock;              /* 1: stamped on the perf clock (an AUX pause
+	                              * sibling: a group has one clock, the PT
+	                              * event's), converted when read */
+	const int64_t *perf_offset_ns; /* with @perf_clock: CLOCK_MONOTONIC - perf
+	                              * clock, the trigger's (NULL: 0) */
 };
 
 /* Struct sptd_col_trigger_hit is in trigger-local.h (tests feed it). */
@@ -115,6 +120,9 @@ struct sptd_col_trigger {
 	                                      * arming, NULL none */
 	int aux_pausing;                     /* 1: hit events pause PT (group siblings) */
 	int aux_refused;                     /* errno the kernel refused AUX pause with, 0 none */
+	enum sptd_col_trigger_aux_why aux_why; /* why it was refused */
+	const int64_t *perf_offset_ns;       /* CLOCK_MONOTONIC - perf clock, kept
+	                                      * current by the PT source (NULL: 0) */
 };
 
 /* ---- perf events of triggers (trigger_events.c) ---------------------------- */

@@ -88,19 +88,34 @@ int sptd_col_trigger_create(const struct sptd_col_trigger_spec *spec,
  * @pt_fds[i] (for @cpus[i]) with aux_pause set, so the kernel pauses PT on
  * the CPU where the trigger fired (AUX pause, Linux 6.13+).  A kernel that
  * refuses it gets plain events: see sptd_col_trigger_aux_pause().  @pt_fds
- * is only read during the call. */
+ * is only read during the call.
+ * The kernel only groups events of one clock (perf_event_open: "All events
+ * in a group should have the same clock"), so these events stay on the PT
+ * event's perf clock; their times become CLOCK_MONOTONIC when read, with
+ * *@perf_offset_ns (CLOCK_MONOTONIC - perf clock, read at each hit; NULL:
+ * 0), which must live as long as the trigger. */
 int sptd_col_trigger_create_aux(const struct sptd_col_trigger_spec *spec, const int *cpus,
-                                int ncpus, const int *pt_fds, struct sptd_col_trigger **out,
-                                char *err, size_t errlen);
+                                int ncpus, const int *pt_fds, const int64_t *perf_offset_ns,
+                                struct sptd_col_trigger **out, char *err, size_t errlen);
 /* A trigger of @spec that opens nothing (no events, no timer): its kind's
  * decision logic fed by hand with sptd_col_trigger_feed() (tests, replay).
  * CPUs 0..@max_cpu.  -EINVAL, -ENOMEM. */
 int sptd_col_trigger_create_unarmed(const struct sptd_col_trigger_spec *spec, int max_cpu,
                                     struct sptd_col_trigger **out);
+/* Why the kernel refused AUX pause for a trigger. */
+enum sptd_col_trigger_aux_why {
+	SPTD_TRIG_AUX_OK = 0,        /* not refused (or not asked) */
+	SPTD_TRIG_AUX_NO_KERNEL,     /* the kernel has no aux_action (before 6.13):
+	                              * the event joins the PT group without it */
+	SPTD_TRIG_AUX_GROUP,         /* the kernel refused the event in the PT
+	                              * event's group at all (clock, CPU, PMU) */
+};
 /* 1 when every CPU's event of @t pauses PT in the kernel; else 0, and
  * *@refused (may be NULL) is the errno the kernel refused it with (0: not
  * asked, or not a kind that can). */
 int sptd_col_trigger_aux_pause(const struct sptd_col_trigger *t, int *refused);
+/* Why @t's AUX pause was refused (SPTD_TRIG_AUX_OK for NULL or none). */
+enum sptd_col_trigger_aux_why sptd_col_trigger_aux_why(const struct sptd_col_trigger *t);
 /* The fds to poll for input (count returned, at most @max). */
 int sptd_col_trigger_fds(const struct sptd_col_trigger *t, int *fds, int max);
 /* The earliest moment a hit may fire an automatic trigger: once the rings

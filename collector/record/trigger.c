@@ -64,12 +64,12 @@ static int trigger_new(const struct sptd_col_trigger_spec *spec, int max_cpu,
 int sptd_col_trigger_create(const struct sptd_col_trigger_spec *spec, const int *cpus, int ncpus,
                             struct sptd_col_trigger **out, char *err, size_t errlen)
 {
-	return sptd_col_trigger_create_aux(spec, cpus, ncpus, NULL, out, err, errlen);
+	return sptd_col_trigger_create_aux(spec, cpus, ncpus, NULL, NULL, out, err, errlen);
 }
 
 int sptd_col_trigger_create_aux(const struct sptd_col_trigger_spec *spec, const int *cpus,
-                                int ncpus, const int *pt_fds, struct sptd_col_trigger **out,
-                                char *err, size_t errlen)
+                                int ncpus, const int *pt_fds, const int64_t *perf_offset_ns,
+                                struct sptd_col_trigger **out, char *err, size_t errlen)
 {
 	struct sptd_col_trigger *t = NULL;
 	int max_cpu = 0, ret;
@@ -89,6 +89,7 @@ int sptd_col_trigger_create_aux(const struct sptd_col_trigger_spec *spec, const 
 	if (pt_fds && t->ops->every_hit(spec)) {
 		t->leaders = pt_fds;
 		t->aux_pausing = 1;
+		t->perf_offset_ns = perf_offset_ns;
 	}
 	ret = t->ops->arm(t, cpus, ncpus, err, errlen);
 	t->leaders = NULL;   /* borrowed for the opening only */
@@ -129,6 +130,11 @@ int sptd_col_trigger_aux_pause(const struct sptd_col_trigger *t, int *refused)
 	if (refused)
 		*refused = t ? t->aux_refused : 0;
 	return t && t->aux_pausing ? 1 : 0;
+}
+
+enum sptd_col_trigger_aux_why sptd_col_trigger_aux_why(const struct sptd_col_trigger *t)
+{
+	return t ? t->aux_why : SPTD_TRIG_AUX_OK;
 }
 
 int sptd_col_trigger_fds(const struct sptd_col_trigger *t, int *fds, int max)

@@ -49,11 +49,43 @@ static struct sptd_col_trigger_event *new_event(struct sptd_col_trigger *t,
 /* Open @pe on @cpu into @ev with its ring, apply @filter, enable.  With
  * AUX pause wanted (@leader >= 0: the PT event of that CPU) the event joins
  * the PT event's group with aux_pause set, so the kernel pauses PT on the
- * CPU where it fired; a kernel that refuses (EINVAL/EOPNOTSUPP: no
- * aux_action before 6.13) gets the plain event and t->aux_refused. */
+ * CPU where it fired; a kernel that refuses gets the plain event and
+ * t->aux_refused, t->aux_why. */
 static int open_event_task(struct sptd_col_trigger *t, struct sptd_col_perf_event *pe, int pid,
                            int cpu, int leader, const char *filter,
                            struct sptd_col_trigger_event *ev);
+
+/* @pe as an aux_pause sibling of the PT event @leader: an fd, or -errno.
+ * It stays on the perf clock, the PT event's: the kernel refuses a group
+ * whose events use different clocks (kernel/events/core.c, perf_event_open:
+ * "All events in a group should have the same clock" -> EINVAL).
+ *
+ * Refused with EINVAL/EOPNOTSUPP, the cause is told apart by opening the
+ * same event into the group without aux_action: a kernel before 6.13 knows
+ * no aux_action (the bits were reserved: EINVAL) but groups the event;
+ * where that fails too the group itself is refused.  Either way the trigger
+ * goes on as a plain event (t->aux_pausing 0) with the cause in
+ * t->aux_refused and t->aux_why. */
+static int open_pausing(struct sptd_col_trigger *t, struct sptd_col_perf_event *pe, int pid,
+                        int cpu, int leader)
+{
+	int fd, probe;
+
+	pe->flags &= ~SPTD_PERF_EV_USE_CLOCKID;
+	pe->clockid = 0;
+	pe->aux_action = SPTD_PERF_AUX_PAUSE;
+	fd = sptd_col_perf_event_open(pe, pid, cpu, leader);
+	pe->aux_action = 0;
+	if (fd != -EINVAL && fd != -EOPNOTSUPP)
+		return fd;
+	probe = sptd_col_perf_event_open(pe, pid, cpu, leader);
+	if (probe >= 0)
+		sptd_col_sys.close(probe);
+	t->aux_refused = -fd;
+	t->aux_why = probe >= 0 ? SPTD_TRIG_AUX_NO_KERNEL : SPTD_TRIG_AUX_GROUP;
+	t->aux_pausing = 0;
+	return fd;
+}
 
 static int open_event(struct sptd_col_trigger *t, struct sptd_col_perf_event *pe, int cpu,
                       int leader, const char *filter, struct sptd_col_trigger_event *ev)
@@ -70,27 +102,25 @@ static int open_event_task(struct sptd_col_trigger *t, struct sptd_col_perf_even
 	int ret;
 
 	pe->period = 1;
-	pe->flags |= SPTD_PERF_EV_DISABLED | SPTD_PERF_EV_USE_CLOCKID;
-	pe->clockid = CLOCK_MONOTONIC;
+	pe->flags |= SPTD_PERF_EV_DISABLED;
 	ev->cpu = cpu;
 	ev->layout.sample_type = pe->sample_type;
 	ev->fd = -1;
 	if (leader >= 0 && t->aux_pausing) {
-		pe->aux_action = SPTD_PERF_AUX_PAUSE;
-		ev->fd = sptd_col_perf_event_open(pe, pid, cpu, leader);
-		pe->aux_action = 0;
-		if (ev->fd == -EINVAL || ev->fd == -EOPNOTSUPP) {
-			t->aux_refused = -ev->fd;
-			t->aux_pausing = 0;
-			ev->fd = -1;
-		} else if (ev->fd < 0) {
-			ret = ev->fd;
-			ev->fd = -1;
+		ret = open_pausing(t, pe, pid, cpu, leader);
+		if (ret >= 0) {
+			ev->fd = ret;
+			ev->perf_clock = 1;
+			ev->perf_offset_ns = t->perf_offset_ns;
+		} else if (ret != -EINVAL && ret != -EOPNOTSUPP) {
 			return ret;
 		}
 	}
-	if (ev->fd < 0)
+	if (ev->fd < 0) {
+		pe->flags |= SPTD_PERF_EV_USE_CLOCKID;
+		pe->clockid = CLOCK_MONOTONIC;
 		ev->fd = sptd_col_perf_event_open(pe, pid, cpu, -1);
+	}
 	if (ev->fd < 0) {
 		ret = ev->fd;
 		ev->fd = -1;
@@ -286,13 +316,17 @@ static int on_record(void *arg, const void *rec, size_t len)
 {
 	struct drain_ctx *d = arg;
 	struct sptd_col_perf_record r;
+	int64_t ts;
 
 	/* a record the parser refuses is skipped: the kernel wrote it, so it
 	 * can only be one this layout does not describe */
 	if (sptd_col_perf_record_parse(rec, len, &d->ev->layout, &r) < 0 ||
 	    r.type != SPTD_PERF_RECORD_SAMPLE)
 		return 0;
-	return d->fn(d->ctx, d->ev, (int64_t)r.id.time, r.id.cpu, r.sample.raw, r.sample.raw_size, &r);
+	ts = (int64_t)r.id.time;
+	if (d->ev->perf_clock && d->ev->perf_offset_ns)
+		ts += *d->ev->perf_offset_ns;
+	return d->fn(d->ctx, d->ev, ts, r.id.cpu, r.sample.raw, r.sample.raw_size, &r);
 }
 
 int sptd_col_trigger_events_unread(const struct sptd_col_trigger *t)

@@ -37,12 +37,15 @@ struct fake_event {
 	size_t aux_len;
 	uint64_t aux_written;          /* bytes ever written to the AUX ring */
 	int enabled, ran, paused;
+	int aux_paused;                /* intel_pt: AUX pause in force (event->hw.aux_paused) */
+	uint32_t aux_action;           /* SPTD_PERF_AUX_* bits it was opened with */
 };
 
 static struct fake_event events[MAX_EVENTS];
 static int nevents;
 static struct sptd_col_sys saved;
 static int fake_type, fail_errno, counter_head, maps_bad, fail_grouped;
+static int fail_refresh;             /* errno PERF_EVENT_IOC_REFRESH fails with, 0 none */
 static int clock_set;                /* 1: clock_* below replace the default */
 static uint64_t clock_zero;          /* time_zero offered */
 static uint32_t clock_mult;          /* time_mult offered */
@@ -525,6 +528,53 @@ static struct fake_event *by_fd(int fd)
 	return NULL;
 }
 
+/* The aux_action u32 after aux_sample_size (Linux 6.13), whatever the
+ * installed header calls it. */
+static uint32_t aux_action_of(const struct perf_event_attr *attr)
+{
+	uint32_t v;
+
+	memcpy(&v, (const char *)attr + offsetof(struct perf_event_attr, aux_sample_size) + 4,
+	       sizeof(v));
+	return v;
+}
+
+/* The kernel's checks of an event joining @leader's group, as
+ * kernel/events/core.c makes them (perf_event_open: the leader must lead
+ * its own group, "All events in a group should have the same clock" (the
+ * perf clock unless use_clockid, else that clockid), the same CPU;
+ * perf_event_alloc: not aux_pause and aux_resume both; perf_get_aux_event:
+ * aux_action only under an AUX event that can pause).  An errno, or 0.
+ * fakepmu_fail_grouped() plays a kernel before 6.13: the aux_action bits
+ * were reserved there, so only opens carrying them fail. */
+static int group_refusal(const struct fake_event *leader, const struct perf_event_attr *attr,
+                         int cpu)
+{
+	uint32_t action = aux_action_of(attr);
+
+	if (fail_grouped && action)
+		return fail_grouped;
+	if (leader->group_fd != -1)
+		return EINVAL;
+	if (leader->attr.use_clockid != attr->use_clockid ||
+	    (attr->use_clockid && leader->attr.clockid != attr->clockid))
+		return EINVAL;
+	if (leader->cpu != cpu)
+		return EINVAL;
+	if ((action & SPTD_PERF_AUX_PAUSE) && (action & SPTD_PERF_AUX_RESUME))
+		return EINVAL;
+	if ((action & (SPTD_PERF_AUX_PAUSE | SPTD_PERF_AUX_RESUME)) && !leader->is_pt)
+		return EINVAL;
+	return 0;
+}
+
+/* A sibling with aux_pause/aux_resume overflowed on its CPU: the kernel
+ * pauses or resumes its leader's PT there (__perf_event_overflow ->
+ * perf_event_aux_pause).  A pause stops the output where it is: the
+ * hardware wrote its stream up to the hit.  Nothing but a resume clears
+ * it, not disable/enable (hw.aux_paused is only written there). */
+static void sibling_overflow(struct fake_event *e);
+
 static int fake_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
                      unsigned long flags)
 {
@@ -538,8 +588,8 @@ static int fake_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group
 		return clock_probe_open(attr, group_fd);
 	if (!is_pt && !is_dummy && !leader)
 		return saved.perf_event_open(attr, pid, cpu, group_fd, flags);
-	if (leader && (fail_grouped || leader->cpu != cpu)) {
-		errno = fail_grouped ? fail_grouped : EINVAL;
+	if (leader && group_refusal(leader, attr, cpu)) {
+		errno = group_refusal(leader, attr, cpu);
 		return -1;
 	}
 	/* perf_copy_attr: an attr bit the kernel does not know is reserved,
@@ -568,6 +618,8 @@ static int fake_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group
 	e->is_dummy = is_dummy;
 	e->group_fd = group_fd;
 	e->attr = *attr;
+	e->aux_action = aux_action_of(attr);
+	e->aux_paused = is_pt && (e->aux_action & SPTD_PERF_AUX_START_PAUSED);
 	nevents++;
 	return e->fd;
 }
@@ -691,7 +743,7 @@ static void pt_run(struct fake_event *e)
 	uint64_t start = e->aux_written, flags = PERF_AUX_FLAG_OVERWRITE;
 	size_t n;
 
-	if (!s || !e->aux)
+	if (!s || !e->aux || e->aux_paused)
 		return;
 	for (size_t i = 0; i < s->pt_len; i++) {
 		if (s->drop_len && i >= s->drop_at && i < s->drop_at + s->drop_len)
@@ -705,6 +757,16 @@ static void pt_run(struct fake_event *e)
 	n = fakepmu_rec_aux(rec, 0, sizeof(rec), start % e->aux_len, e->aux_written - start,
 	                    flags, s->aux_time, e->cpu);
 	forward_put(e, rec, n);
+}
+
+/* Enabled again after a freeze: the hardware runs the script once more,
+ * into the same AUX ring at the head the kernel left (perf_aux_output_begin
+ * starts at rb->aux_head; pt_buffer_reset_offsets keeps the snapshot
+ * position), over the old bytes, which nothing clears.  A test that wants
+ * each incident's PT told apart changes its script between freezes. */
+static void pt_rearm(struct fake_event *e)
+{
+	e->ran = 0;
 }
 
 static void sideband_run(struct fake_event *e)
@@ -734,6 +796,8 @@ static int fake_ioctl(int fd, unsigned long req, unsigned long arg)
 		return saved.ioctl(fd, req, arg);
 	switch (req) {
 	case PERF_EVENT_IOC_ENABLE:
+		if (!e->enabled && e->is_pt)
+			pt_rearm(e);
 		if (!e->enabled && !e->ran && e->is_dummy && !e->paused && e->base)
 			sideband_run(e);
 		if (e->is_dummy)
@@ -749,6 +813,15 @@ static int fake_ioctl(int fd, unsigned long req, unsigned long arg)
 		}
 		e->enabled = 0;
 		return 0;
+	case PERF_EVENT_IOC_REFRESH:
+		/* enabled for @arg overflows; a sampling sibling overflows at
+		 * once, on its own CPU, whichever thread asked */
+		if (!e->attr.sample_period || arg == 0 || fail_refresh) {
+			errno = fail_refresh ? fail_refresh : EINVAL;
+			return -1;
+		}
+		sibling_overflow(e);
+		return 0;
 	case PERF_EVENT_IOC_PAUSE_OUTPUT:
 		e->paused = arg != 0;
 		return 0;
@@ -758,6 +831,71 @@ static int fake_ioctl(int fd, unsigned long req, unsigned long arg)
 		errno = ENOTTY;
 		return -1;
 	}
+}
+
+static void sibling_overflow(struct fake_event *e)
+{
+	struct fake_event *leader = e->group_fd >= 0 ? by_fd(e->group_fd) : NULL;
+
+	if (!leader || !leader->is_pt)
+		return;
+	if ((e->aux_action & SPTD_PERF_AUX_PAUSE) && !leader->aux_paused) {
+		if (leader->enabled && !leader->ran) {
+			pt_run(leader);
+			leader->ran = 1;
+		}
+		leader->aux_paused = 1;
+	} else if (e->aux_action & SPTD_PERF_AUX_RESUME) {
+		leader->aux_paused = 0;
+	}
+}
+
+int fakepmu_fire(int fd)
+{
+	struct fake_event *e = by_fd(fd);
+
+	if (!e || e->group_fd < 0)
+		return -EINVAL;
+	sibling_overflow(e);
+	return 0;
+}
+
+int fakepmu_put_sample(int fd, uint64_t time, int cpu)
+{
+	struct fake_event *e = by_fd(fd);
+	unsigned char rec[64];
+	struct perf_event_header h = { .type = PERF_RECORD_SAMPLE, .size = 0 };
+	uint32_t cpus[2] = { (uint32_t)cpu, 0 }, raw_size = 4;
+	size_t n = sizeof(h);
+
+	if (!e || !e->base ||
+	    (e->attr.sample_type & ~(uint64_t)(PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW)))
+		return -EINVAL;
+	memset(rec, 0, sizeof(rec));
+	if (e->attr.sample_type & PERF_SAMPLE_TIME) {
+		memcpy(rec + n, &time, 8);
+		n += 8;
+	}
+	if (e->attr.sample_type & PERF_SAMPLE_CPU) {
+		memcpy(rec + n, cpus, 8);
+		n += 8;
+	}
+	if (e->attr.sample_type & PERF_SAMPLE_RAW) {
+		memcpy(rec + n, &raw_size, 4);   /* u32 size, then 4 zero bytes */
+		n += 8;
+	}
+	h.size = (uint16_t)n;
+	memcpy(rec, &h, sizeof(h));
+	forward_put(e, rec, n);
+	return 0;
+}
+
+int fakepmu_pt_paused(int cpu)
+{
+	for (int i = nevents; i-- > 0;)
+		if (events[i].open && events[i].is_pt && events[i].cpu == cpu)
+			return events[i].aux_paused;
+	return -1;
 }
 
 static int fake_close(int fd)
@@ -780,6 +918,7 @@ void fakepmu_serve(int type, const struct fakepmu_script *s, int n, int head_is_
 	counter_head = head_is_counter;
 	nevents = 0;
 	fail_grouped = 0;
+	fail_refresh = 0;
 	maps_bad = 0;
 	clock_set = 0;
 	clock_live = 0;
@@ -838,6 +977,11 @@ void fakepmu_fail_open(int err)
 void fakepmu_fail_grouped(int err)
 {
 	fail_grouped = err;
+}
+
+void fakepmu_fail_refresh(int err)
+{
+	fail_refresh = err;
 }
 
 int fakepmu_group_fd(int i)

@@ -100,10 +100,26 @@ void fakepmu_uninstall(void);
  * with @err (0: no failure). */
 void fakepmu_fail_open(int err);
 
-/* Every open of an event into the group of a fake intel_pt event fails
- * with @err until reset with 0 (a kernel without AUX pause: EINVAL).
- * Such siblings (AUX pause triggers, aux_resume events) are served here. */
+/* Every open carrying aux_action bits into the group of a fake intel_pt
+ * event fails with @err until reset with 0 (a kernel without AUX pause:
+ * EINVAL).  Group siblings (AUX pause triggers, aux_resume events) are
+ * served here, refused as the kernel refuses them (one clock per group,
+ * one CPU, aux_action under intel_pt only). */
 void fakepmu_fail_grouped(int err);
+/* The group sibling @fd overflows on its CPU (a trigger hit): with
+ * aux_pause its intel_pt leader stops writing there (what it produced up
+ * to now stays) until a sibling with aux_resume fires; disable/enable
+ * does not clear it.  PERF_EVENT_IOC_REFRESH on a sampling sibling fires
+ * it the same way.  0 or -EINVAL (not a sibling). */
+int fakepmu_fire(int fd);
+/* A sample (TIME | CPU | RAW of 4 zero bytes, as far as the event asks)
+ * stamped @time on @cpu, into the ring of the served event @fd.  0 or
+ * -EINVAL (not served, not mapped, other sample_type bits). */
+int fakepmu_put_sample(int fd, uint64_t time, int cpu);
+/* PERF_EVENT_IOC_REFRESH fails with @err until reset with 0. */
+void fakepmu_fail_refresh(int err);
+/* 1 when the intel_pt event of @cpu is AUX-paused, 0 not, -1 none open. */
+int fakepmu_pt_paused(int cpu);
 /* The group_fd event @i was opened with (-1 none), and its own fd. */
 int fakepmu_group_fd(int i);
 int fakepmu_event_fd(int i);

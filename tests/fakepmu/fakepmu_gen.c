@@ -120,7 +120,13 @@ static void read_lists(struct fakepmu_ptgen *g)
 
 /* Every task's COMM, and its process's file MMAP2s, on the CPU it first
  * runs on, just before the generator's first switch; then each switch as
- * OUT on the previous task's side and IN on the next's. */
+ * OUT on the previous task's side and IN on the next's, in the kernel's
+ * order around the CR3 write: the OUT record is stamped before it
+ * (perf_event_task_sched_out, prepare_task_switch), the IN record after
+ * (perf_event_task_sched_in, finish_task_switch), and the generator's
+ * PSB+ with the next task's PIP sits at the switch time itself. */
+#define FAKEPMU_GEN_SWITCH_NS 5   /* OUT this much before the PIP, IN after */
+
 static void build_sideband(struct fakepmu_ptgen *g)
 {
 	char path[4200], line[4400], file[4096];
@@ -158,10 +164,10 @@ static void build_sideband(struct fakepmu_ptgen *g)
 
 		g->sb_len[c] = fakepmu_rec_switch(g->sb[c], g->sb_len[c], SB_CAP, 1, task_pid(g, s->prev),
 		                                  s->prev, task_pid(g, s->next), s->next,
-		                                  (uint64_t)s->ts, c);
+		                                  (uint64_t)(s->ts - FAKEPMU_GEN_SWITCH_NS), c);
 		g->sb_len[c] = fakepmu_rec_switch(g->sb[c], g->sb_len[c], SB_CAP, 0, task_pid(g, s->next),
 		                                  s->next, task_pid(g, s->prev), s->prev,
-		                                  (uint64_t)s->ts, c);
+		                                  (uint64_t)(s->ts + FAKEPMU_GEN_SWITCH_NS), c);
 	}
 }
 

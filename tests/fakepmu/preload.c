@@ -13,8 +13,9 @@
  * Interposed: syscall(SYS_perf_event_open) (glibc has no wrapper), mmap,
  * munmap, ioctl, close.  Events of the intel_pt type and sideband dummies
  * are the fake's; everything else (tracepoint triggers, ftrace, files) is
- * the real call.  Opens into a fake event's group fail with EINVAL, as on
- * a kernel without AUX pause, so sysptd's triggers stay real events.  The
+ * the real call.  Opens with aux_action bits into a fake event's group fail
+ * with EINVAL, as on a kernel without AUX pause, so sysptd's triggers stay
+ * real events.  The
  * fake's perf clock is ns = tsc * mult >> 31 with the generator's exact
  * multiplier (fakepmu_gen_mult): perf time is generator time.
  *

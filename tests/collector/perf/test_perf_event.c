@@ -279,6 +279,11 @@ static void test_ioctls(void)
 	CHECK_INT(last_req, PERF_EVENT_IOC_ENABLE);
 	CHECK_INT(sptd_col_perf_event_disable(5), 0);
 	CHECK_INT(last_req, PERF_EVENT_IOC_DISABLE);
+	CHECK_INT(sptd_col_perf_event_refresh(5, 1), 0);
+	CHECK_INT(last_req, PERF_EVENT_IOC_REFRESH);
+	CHECK_INT(last_arg, 1);
+	CHECK_INT(sptd_col_perf_event_refresh(5, 0), -EINVAL);
+	CHECK_INT(sptd_col_perf_event_refresh(-1, 1), -EBADF);
 	CHECK_INT(sptd_col_perf_event_pause_output(5, 1), 0);
 	CHECK_INT(last_req, PERF_EVENT_IOC_PAUSE_OUTPUT);
 	CHECK_INT(last_arg, 1);

@@ -58,6 +58,65 @@ static void test_aux_copy(void)
 	CHECK_INT(sptd_col_pt_aux_copy(ring, RING, 0, NULL), -EINVAL);
 }
 
+/* Two runs into one ring, as the kernel does across a freeze: run 1 writes
+ * @n1 bytes of one stream, the PMU stops, the mark is taken, run 2 writes
+ * @n2 bytes of another at the same head without clearing.  The copy must
+ * be run 2's last min(n2, RING) bytes and nothing of run 1, with @wrapped
+ * said when run 2 went round (n2 >= RING). */
+static int since_case(size_t n1, size_t n2, int counter)
+{
+	unsigned char ring[RING] = { 0 }, out[RING], run2[3 * RING];
+	struct sptd_col_pt_aux_mark mark;
+	size_t want = n2 < RING ? n2 : RING, head = 0;
+	int64_t got;
+	int wrapped = -1;
+
+	for (size_t i = 0; i < n1; i++)
+		ring[head++ % RING] = (unsigned char)(1 + i % 100);      /* 1..100 */
+	if (sptd_col_pt_aux_mark(ring, RING, counter ? head : head % RING, &mark) < 0)
+		return 0;
+	for (size_t i = 0; i < n2; i++) {
+		run2[i] = (unsigned char)(101 + (i * 13) % 100);        /* 101..200 */
+		ring[head++ % RING] = run2[i];
+	}
+	got = sptd_col_pt_aux_copy_since(ring, RING, counter ? head : head % RING, &mark, out,
+	                                 &wrapped);
+	if (got != (int64_t)want || wrapped != (n2 >= RING)) {
+		fprintf(stderr, "n1=%zu n2=%zu counter=%d: copied %lld wrapped %d, want %zu "
+		        "wrapped %d\n", n1, n2, counter, (long long)got, wrapped, want, n2 >= RING);
+		return 0;
+	}
+	return memcmp(out, run2 + n2 - want, want) == 0;
+}
+
+static void test_aux_copy_since(void)
+{
+	unsigned char ring[RING] = { 0 }, out[RING];
+	struct sptd_col_pt_aux_mark mark;
+
+	/* run 1 from empty to twice round, run 2 from nothing to twice round:
+	 * not wrapped, exactly full (n2 == RING), wrapped, both head styles */
+	for (size_t n1 = 0; n1 <= 2 * RING + 1; n1++)
+		for (size_t n2 = 0; n2 <= 2 * RING + 1; n2++) {
+			CHECK(since_case(n1, n2, 1));
+			CHECK(since_case(n1, n2, 0));
+		}
+	/* a ring smaller than the reference keeps all of it */
+	CHECK_INT(sptd_col_pt_aux_mark(ring, 16, 3, &mark), 0);
+	CHECK_INT(mark.ref_len, 16);
+	/* bad arguments */
+	CHECK_INT(sptd_col_pt_aux_mark(NULL, RING, 0, &mark), -EINVAL);
+	CHECK_INT(sptd_col_pt_aux_mark(ring, 48, 0, &mark), -EINVAL);
+	CHECK_INT(sptd_col_pt_aux_mark(ring, RING, 0, NULL), -EINVAL);
+	CHECK_INT(sptd_col_pt_aux_mark(ring, RING, 0, &mark), 0);
+	CHECK_INT(sptd_col_pt_aux_copy_since(NULL, RING, 0, &mark, out, NULL), -EINVAL);
+	CHECK_INT(sptd_col_pt_aux_copy_since(ring, 48, 0, &mark, out, NULL), -EINVAL);
+	CHECK_INT(sptd_col_pt_aux_copy_since(ring, RING, 0, NULL, out, NULL), -EINVAL);
+	CHECK_INT(sptd_col_pt_aux_copy_since(ring, RING, 0, &mark, NULL, NULL), -EINVAL);
+	CHECK_INT(sptd_col_pt_aux_copy_since(ring, 32, 0, &mark, out, NULL), -EINVAL); /* ref > ring */
+	CHECK_INT(sptd_col_pt_aux_copy_since(ring, RING, 0, &mark, out, NULL), 0);
+}
+
 struct seen {
 	struct sptd_col_perf_record r[16];
 	char names[16][64];
@@ -92,8 +151,9 @@ static size_t sample_records(unsigned char *buf, size_t cap)
 	len = fakepmu_rec_comm(buf, len, cap, 100, 101, "worker", 5000, 1);
 	len = fakepmu_rec_mmap2(buf, len, cap, 100, 100, 0x400000, 0x2000, 0x1000, "/usr/bin/x",
 	                        5100, 1);
+	/* the kernel's order: 7 out, (CR3 write), 101 in */
 	len = fakepmu_rec_switch(buf, len, cap, 1, 7, 7, 100, 101, 6000, 1);   /* 7 out, next 101 */
-	len = fakepmu_rec_switch(buf, len, cap, 0, 100, 101, 7, 7, 6001, 1);   /* 101 in, prev 7 */
+	len = fakepmu_rec_switch(buf, len, cap, 0, 100, 101, 7, 7, 6400, 1);   /* 101 in, prev 7 */
 	len = fakepmu_rec_aux(buf, len, cap, 4096, 8192, PERF_AUX_FLAG_TRUNCATED |
 	                      PERF_AUX_FLAG_OVERWRITE, 7000, 1);
 	len = fakepmu_rec_lost(buf, len, cap, 12, 7100, 1);
@@ -186,22 +246,50 @@ static void test_store(void)
 	CHECK_INT(sptd_store_meta_set_int(st, "perf_clock_offset_ns", 1000000), 0);
 	CHECK_INT(sptd_col_pt_sideband_store(st, 1, 0, buf, len, sptd_col_pt_sideband_sample_type(),
 	                                     1000000), 8);
-	/* one raw_switch per switch (the switch-in), on the incident clock */
+	/* one raw_switch per switch, at the switch-out (the CPU is the next
+	 * task's from there: its CR3 is loaded before the switch-in record),
+	 * on the incident clock */
 	CHECK_INT(sptd_store_query_int(st, "SELECT count(*) FROM raw_switch", &v), 0);
 	CHECK_INT(v, 1);
 	CHECK_INT(sptd_store_prepare(st, "SELECT ts, cpu, prev_tid, next_tid, next_comm FROM raw_switch",
 	                             &q), 0);
 	if (q && sptd_store_step(q) == 1) {
-		CHECK_INT(sptd_store_column_int(q, 0), 1006001);
+		CHECK_INT(sptd_store_column_int(q, 0), 1006000);
 		CHECK_INT(sptd_store_column_int(q, 1), 1);
 		CHECK_INT(sptd_store_column_int(q, 2), 7);
 		CHECK_INT(sptd_store_column_int(q, 3), 101);
 		CHECK_STR(sptd_store_column_text(q, 4), "worker");
 	}
 	sptd_store_finalize(q);
+	q = NULL;
 	CHECK_INT(sptd_store_query_int(st, "SELECT count(*) FROM raw_task WHERE pid = 100 AND "
 	                               "tid = 101 AND comm = 'worker'", &v), 0);
 	CHECK_INT(v, 1);
+	/* cpu 3's ring lost the switch-out of its oldest switch: that
+	 * switch-in stands in for it; the next switch is stored once, at its
+	 * switch-out */
+	{
+		unsigned char sw[512];
+		size_t n = 0;
+
+		n = fakepmu_rec_switch(sw, n, sizeof(sw), 0, 55, 55, 9, 9, 8000, 3);    /* 55 in */
+		n = fakepmu_rec_switch(sw, n, sizeof(sw), 1, 55, 55, 0, 0, 9000, 3);    /* 55 out */
+		n = fakepmu_rec_switch(sw, n, sizeof(sw), 0, 0, 0, 55, 55, 9300, 3);    /* 0 in */
+		CHECK_INT(sptd_col_pt_sideband_store(st, 3, 0, sw, n,
+		                                     sptd_col_pt_sideband_sample_type(), 0), 3);
+		CHECK_INT(sptd_store_prepare(st, "SELECT ts, prev_tid, next_tid FROM raw_switch "
+		                             "WHERE cpu = 3 ORDER BY ts", &q), 0);
+		CHECK_INT(q && sptd_store_step(q) == 1, 1);
+		CHECK_INT(sptd_store_column_int(q, 0), 8000);
+		CHECK_INT(sptd_store_column_int(q, 1), 9);
+		CHECK_INT(sptd_store_column_int(q, 2), 55);
+		CHECK_INT(q && sptd_store_step(q) == 1, 1);
+		CHECK_INT(sptd_store_column_int(q, 0), 9000);
+		CHECK_INT(sptd_store_column_int(q, 1), 55);
+		CHECK_INT(sptd_store_column_int(q, 2), 0);
+		CHECK_INT(q && sptd_store_step(q) == 1, 0);
+		sptd_store_finalize(q);
+	}
 	/* gaps: truncated AUX, LOST, ITRACE_START (not the clean AUX) */
 	CHECK_INT(sptd_col_derive_pt_sideband(st), 3);
 	CHECK_INT(sptd_store_query_int(st, "SELECT count(*) FROM gap WHERE cpu = 1 AND "
@@ -227,6 +315,7 @@ static void test_store(void)
 int main(void)
 {
 	test_aux_copy();
+	test_aux_copy_since();
 	test_parse();
 	test_store();
 	return SPTD_TEST_END();

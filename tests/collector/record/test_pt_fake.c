@@ -139,10 +139,44 @@ static int64_t q(struct sptd_store *st, const char *sql)
 	return v;
 }
 
+/* Freeze @pt into a fresh incident @root/@name and compare each CPU's raw_pt
+ * with @expect (length 0: no row). */
+static void check_incident(struct sptd_col_pt *pt, const char *root, const char *name,
+                           const unsigned char *const expect[NCPU], const size_t expect_len[NCPU])
+{
+	struct sptd_store *st = NULL;
+	char db[256], sql[128];
+
+	CHECK_INT(sptd_col_pt_freeze(pt), 0);
+	snprintf(db, sizeof(db), "%s/%s", root, name);
+	CHECK_INT(sptd_store_create(db, &st), 0);
+	if (!st)
+		return;
+	CHECK(sptd_col_pt_write(pt, st) == (int64_t)(expect_len[0] + expect_len[1] + expect_len[2]));
+	for (int c = 0; c < NCPU; c++) {
+		struct sptd_store_stmt *s = NULL;
+		size_t len = 0;
+		const void *blob = NULL;
+
+		snprintf(sql, sizeof(sql), "SELECT data FROM raw_pt WHERE cpu = %d", c);
+		CHECK_INT(sptd_store_prepare(st, sql, &s), 0);
+		if (s && sptd_store_step(s) == 1)
+			blob = sptd_store_column_blob(s, 0, &len);
+		if (len != expect_len[c])
+			fprintf(stderr, "%s cpu %d: %zu PT bytes, want %zu (only those written since "
+			        "the re-arm)\n", name, c, len, expect_len[c]);
+		CHECK_INT(len, expect_len[c]);
+		CHECK(len == expect_len[c] && (!len || memcmp(blob, expect[c], len) == 0));
+		sptd_store_finalize(s);
+	}
+	CHECK_INT(sptd_store_commit(st), 0);
+	sptd_store_destroy(st);
+}
+
 int main(void)
 {
 	char trace_path[1024], image_path[1024], root[] = "/tmp/sptd-ptfake-XXXXXX", db[128], sql[256];
-	unsigned char *trace, *image, *wrapped_stream, *expect[NCPU], sb[NCPU][1024];
+	unsigned char *trace, *image, *wrapped_stream, *expect[NCPU], sb[NCPU][1024], *marker = NULL;
 	size_t trace_len, image_len, expect_len[NCPU], sb_len[NCPU] = { 0, 0, 0 };
 	struct fakepmu_script scripts[NCPU];
 	const size_t drop_at = 6000, drop_len = 3000, aux = 64 * 1024, repeats = 5;
@@ -403,6 +437,37 @@ int main(void)
 		CHECK_STR(src, "perf");
 	}
 	CHECK_INT(sptd_store_commit(st), 0);
+
+	/* Incidents in a row: the kernel resumes each CPU's AUX ring at the
+	 * old head over the old bytes; an incident holds only what its own
+	 * run wrote.  cpu 0: a short marker after a ring never wrapped; cpu 1:
+	 * exactly one ring's worth; cpu 2: more than a ring. */
+	marker = malloc(2 * aux + 777);
+	for (size_t i = 0; i < 2 * aux + 777; i++)
+		marker[i] = (unsigned char)(1 + (i * 7 + 3) % 251);
+	scripts[0] = (struct fakepmu_script){ .pt = marker, .pt_len = 5000, .aux_time = 4000 };
+	scripts[1] = (struct fakepmu_script){ .pt = marker + 11, .pt_len = aux, .aux_time = 4000 };
+	scripts[2] = (struct fakepmu_script){ .pt = marker + 5, .pt_len = aux + 777,
+	                                      .aux_time = 4000 };
+	{
+		const unsigned char *want[NCPU] = { marker, marker + 11, marker + 5 + 777 };
+		size_t want_len[NCPU] = { 5000, aux, aux };
+
+		check_incident(pt, root, "incident2.db", want, want_len);
+	}
+	/* next: cpu 0 writes nothing, cpu 1 a little (its ring was full),
+	 * cpu 2 half a ring */
+	CHECK_INT(sptd_col_pt_enable(pt), 0);
+	scripts[0] = (struct fakepmu_script){ .aux_time = 5000 };
+	scripts[1] = (struct fakepmu_script){ .pt = marker + 100, .pt_len = 300, .aux_time = 5000 };
+	scripts[2] = (struct fakepmu_script){ .pt = marker + 200, .pt_len = aux / 2,
+	                                      .aux_time = 5000 };
+	{
+		const unsigned char *want[NCPU] = { NULL, marker + 100, marker + 200 };
+		size_t want_len[NCPU] = { 0, 300, aux / 2 };
+
+		check_incident(pt, root, "incident3.db", want, want_len);
+	}
 out:
 	sptd_store_destroy(st);
 	sptd_col_pt_destroy(pt);
@@ -414,6 +479,7 @@ out:
 	free(trace);
 	free(image);
 	free(wrapped_stream);
+	free(marker);
 	free(expect[2]);
 	return SPTD_TEST_END();
 }

@@ -368,6 +368,22 @@ static int run_case(const struct fg_case *c, const char *ptgen, const char *prog
 		}
 		sptd_store_destroy(st);
 	}
+	/* the switch timeline runs from each switch-out (before the CR3
+	 * write) while the fake stamps switch-in after the PIP: each CR3
+	 * binds to the task the switch put on the CPU, never a mismatch */
+	{
+		struct sptd_store *st = NULL;
+		int64_t mismatches = -1;
+
+		CHECK_INT(sptd_store_open(incident, 0, &st), 0);
+		if (st)
+			CHECK_INT(sptd_store_query_int(st, "SELECT coalesce(sum(value), 0) FROM stats "
+			                               "WHERE name = 'cr3_mismatches'", &mismatches), 0);
+		if (mismatches != 0)
+			printf("  %s: %" PRId64 " CR3 mismatches, want 0\n", c->name, mismatches);
+		CHECK_INT(mismatches, 0);
+		sptd_store_destroy(st);
+	}
 out:
 	truth_frames_free(&truth);
 	truth_frames_free(&dec);
