@@ -1,15 +1,18 @@
 /* imgcache_race.c — root's side of issue 28 item 2, run by
  * test_attacks_paths.sh while the attacker swaps a directory on PATH:
  *
- *   imgcache_race DB CACHE PID PATH N
+ *   imgcache_race DB CACHE PID PATH N [gone]
  *
  * writes the incident DB as a PT capture would leave it for the image
  * step: N dso rows naming PATH without a build-id (a program linked
  * without one), each mapped by process PID over every range
  * /proc/PID/maps gives for a file of PATH's name, then runs that step
  * (sptd_col_pt_images_files, image cache CACHE, --portable) once, which
- * reads the file N times.  Prints "files N embedded E missing M".  What
- * the bytes are is the script's to check (raw_file). */
+ * reads the file N times.  With "gone" the rows name a process that cannot
+ * exist (above pid_max's ceiling, 2^22) at PID's ranges: the mapping can no
+ * longer be opened, as when the process exited before the image step.
+ * Prints "files N embedded E missing M".  What the bytes are is the
+ * script's to check (raw_file). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -59,10 +62,10 @@ int main(int argc, char **argv)
 	struct range r[16];
 	struct sptd_store *st = NULL;
 	int64_t embedded = -1, missing = -1;
-	int pid, n, nr, ret;
+	int pid, n, nr, ret, row_pid;
 
-	if (argc != 6) {
-		fprintf(stderr, "usage: imgcache_race DB CACHE PID PATH N\n");
+	if (argc != 6 && !(argc == 7 && strcmp(argv[6], "gone") == 0)) {
+		fprintf(stderr, "usage: imgcache_race DB CACHE PID PATH N [gone]\n");
 		return 2;
 	}
 	pid = atoi(argv[3]);
@@ -73,11 +76,12 @@ int main(int argc, char **argv)
 		        argv[4]);
 		return 1;
 	}
+	row_pid = argc == 7 ? (1 << 22) : pid;
 	ret = sptd_store_create(argv[1], &st);
 	for (int i = 1; ret >= 0 && i <= n; i++) {
 		ret = sptd_store_dso_add(st, i, argv[4], NULL);
 		for (int k = 0; ret >= 0 && k < nr; k++)
-			ret = sptd_store_raw_mmap_add(st, pid, r[k].start, r[k].end, r[k].pgoff, i,
+			ret = sptd_store_raw_mmap_add(st, row_pid, r[k].start, r[k].end, r[k].pgoff, i,
 			                              (int64_t)(r[k].start - r[k].pgoff));
 	}
 	if (ret >= 0)

@@ -13,7 +13,8 @@
 #   2. a directory on the path swapped, against the image step of a PT
 #      capture (--portable embeds each mapped file in raw_file; the image
 #      cache): no raw_file row may hold the root-only file's bytes, and the
-#      user's file is embedded.
+#      user's file is embedded; once no process maps it, a file without a
+#      build-id is refused (nothing proves the path's file is the one mapped).
 # On the code before the fix, 1 named the secret function in a few per
 # cent of incidents and 2 embedded the secret file about half the time.
 HERE=$(dirname "$0")
@@ -92,6 +93,12 @@ if start_atk swap2 "$two/d" "$two/e" "$two/d/lib.so"; then
 	"$ATK_IMGCACHE" "$work/img.db" "$work/cache" "$apid" "$two/d/lib.so" "$reads" \
 		>"$work/img.out" 2>"$work/img.err"
 	check '[ $? = 0 ]' "image step failed: $(cat "$work/img.err")"
+	# the mapping gone (the process exited): no build-id, nothing proves
+	# the path's file is the one that ran: refused, not read
+	"$ATK_IMGCACHE" "$work/gone.db" "$work/cache" "$apid" "$two/d/lib.so" 50 gone \
+		>"$work/gone.out" 2>"$work/gone.err"
+	check '[ $? = 0 ] && grep -q "embedded 0 missing 50" "$work/gone.out"' \
+		"a file without build-id or live mapping was read: $(cat "$work/gone.out" "$work/gone.err")"
 	kill -9 "$apid" 2>/dev/null
 	wait "$apid" 2>/dev/null
 	leaked=$(sqlite3 "$work/img.db" "SELECT count(*) FROM raw_file WHERE
