@@ -62,8 +62,6 @@ struct sptd_col_symcache_file {
 	uint64_t start, end;        /* its range, */
 	uint64_t map_dev, map_ino;  /* and the file maps gave for it: how the
 	                             * file is located again for its symbols */
-	int named;                  /* it was last opened by @path (not map_files):
-	                             * its .gnu_debuglink is looked for beside it */
 	struct sptd_dec_symfile *head; /* build-id + PT_LOAD headers */
 	struct sptd_dec_symfile *syms; /* all symbols; NULL until wanted */
 	int syms_state;             /* 0 not read, 1 read, -1 unreadable */
@@ -166,7 +164,7 @@ static int locate(int pid, uint64_t start, uint64_t end, const char *path, uint6
 /* Remember the mapping @f was last located through: its symbols are read
  * through the same route.  -ENOMEM. */
 static int file_route(struct sptd_col_symcache_file *f, int pid, uint64_t start, uint64_t end,
-                      const char *path, uint64_t dev, uint64_t ino, int named)
+                      const char *path, uint64_t dev, uint64_t ino)
 {
 	if (!f->path || strcmp(f->path, path) != 0) {
 		char *copy = strdup(path);
@@ -181,7 +179,6 @@ static int file_route(struct sptd_col_symcache_file *f, int pid, uint64_t start,
 	f->end = end;
 	f->map_dev = dev;
 	f->map_ino = ino;
-	f->named = named;
 	return 0;
 }
 
@@ -222,7 +219,7 @@ int sptd_col_symcache_file(struct sptd_col_symcache *c, int pid, uint64_t start,
 			continue;
 		if (f->mtime_ns == mtime_ns(&sb) && f->size == (uint64_t)sb.st_size &&
 		    file_still_same(c, f, fd)) {
-			ret = file_route(f, pid, start, end, path, dev, ino, named);
+			ret = file_route(f, pid, start, end, path, dev, ino);
 			if (ret < 0)
 				goto out;
 			f->used_gen = c->gen;
@@ -244,7 +241,7 @@ int sptd_col_symcache_file(struct sptd_col_symcache *c, int pid, uint64_t start,
 	f->ino = (uint64_t)sb.st_ino;
 	f->mtime_ns = mtime_ns(&sb);
 	f->size = (uint64_t)sb.st_size;
-	ret = file_route(f, pid, start, end, path, dev, ino, named);
+	ret = file_route(f, pid, start, end, path, dev, ino);
 	if (ret < 0) {
 		free(f);
 		goto out;
