@@ -86,7 +86,7 @@ static int copy_fd(int in, int out)
 static int imgcache_put_fd(const char *dir, int in, const struct stat *sb, const char *path,
                            const char *build_id, char *out, size_t outlen)
 {
-	char sub[PATH_MAX], dst[PATH_MAX], tmp[64], bid[130];
+	char sub[PATH_MAX], dst[PATH_MAX], bid[130];
 	struct sptd_col_newfile nf = { .fd = -1, .dirfd = -1 };
 	struct stat there;
 	int ret;
@@ -110,8 +110,7 @@ static int imgcache_put_fd(const char *dir, int in, const struct stat *sb, const
 	ret = sptd_col_newfile_open(&nf, AT_FDCWD, dst, 0600);
 	if (ret >= 0)
 		ret = copy_fd(in, nf.fd);
-	snprintf(tmp, sizeof(tmp), "/proc/self/fd/%d", nf.fd);
-	if (ret >= 0 && (sptd_dec_build_id(tmp, bid, sizeof(bid)) < 0 ||
+	if (ret >= 0 && (sptd_dec_build_id_fd(nf.fd, bid, sizeof(bid)) < 0 ||
 	                 !sptd_dec_build_id_match(bid, build_id)))
 		ret = -ESTALE;
 	if (ret >= 0) {
