@@ -57,6 +57,13 @@ int sptd_dec_elf_open(const char *path, struct sptd_dec_elf **out);
  * process's mapping through /proc/PID/map_files.  Same errors as
  * sptd_dec_elf_open, plus -ENXIO not a regular file, -EFBIG too large. */
 int sptd_dec_elf_open_fd(int fd, struct sptd_dec_elf **out);
+/* sptd_dec_elf_open_fd, with @path (may be NULL) as what sptd_dec_elf_path
+ * says: where a stripped file's .gnu_debuglink is looked for.  Every byte
+ * is read from @fd; @path is never opened. */
+int sptd_dec_elf_open_fd_named(int fd, const char *path, struct sptd_dec_elf **out);
+/* sptd_dec_elf_open_head for the file open at @fd (a copy of the fd is
+ * taken; the caller keeps its own).  Errors as sptd_dec_elf_open_fd. */
+int sptd_dec_elf_open_head_fd(int fd, struct sptd_dec_elf **out);
 /* Open @path for its headers and notes only (libelf reads what is asked
  * for, nothing is mapped): PT_LOAD segments and the build-id at the cost of
  * a few preads.  Errors as sptd_dec_elf_open. */

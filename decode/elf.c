@@ -139,7 +139,9 @@ int sptd_dec_elf_open_head(const char *path, struct sptd_dec_elf **out)
 	return elf_open_cmd(path, 0, ELF_C_READ, out);
 }
 
-int sptd_dec_elf_open_fd(int fd, struct sptd_dec_elf **out)
+/* Read the file open at @fd through a copy of it (the caller keeps @fd):
+ * a regular file of a sane size, named @path (may be NULL). */
+static int elf_dup_cmd(int fd, const char *path, Elf_Cmd cmd, struct sptd_dec_elf **out)
 {
 	struct stat sb;
 	int own;
@@ -156,7 +158,22 @@ int sptd_dec_elf_open_fd(int fd, struct sptd_dec_elf **out)
 	own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (own < 0)
 		return -errno;
-	return elf_begin_fd(own, NULL, ELF_C_READ_MMAP, out);
+	return elf_begin_fd(own, path, cmd, out);
+}
+
+int sptd_dec_elf_open_fd(int fd, struct sptd_dec_elf **out)
+{
+	return elf_dup_cmd(fd, NULL, ELF_C_READ_MMAP, out);
+}
+
+int sptd_dec_elf_open_fd_named(int fd, const char *path, struct sptd_dec_elf **out)
+{
+	return elf_dup_cmd(fd, path, ELF_C_READ_MMAP, out);
+}
+
+int sptd_dec_elf_open_head_fd(int fd, struct sptd_dec_elf **out)
+{
+	return elf_dup_cmd(fd, NULL, ELF_C_READ, out);
 }
 
 int sptd_dec_elf_open_fd_take(int fd, const char *path, struct sptd_dec_elf **out)
@@ -490,18 +507,12 @@ int sptd_dec_build_id_match(const char *a, const char *b)
 	return (la == 40 || lb == 40) && strncasecmp(a, b, 40) == 0;
 }
 
-int sptd_dec_build_id(const char *path, char *hex, size_t hexlen)
+/* The build-id of the open @elf (closed here) into @hex. */
+static int build_id_of(struct sptd_dec_elf *elf, char *hex, size_t hexlen)
 {
-	struct sptd_dec_elf *elf = NULL;
 	char *found = NULL;
 	int ret;
 
-	if (!path || !hex || hexlen == 0)
-		return -EINVAL;
-	hex[0] = '\0';
-	ret = elf_open_cmd(path, 0, ELF_C_READ, &elf);
-	if (ret < 0)
-		return ret;
 	if (elf->bits != 64 || !elf->little_endian) {
 		ret = -EBADMSG;   /* not a 64-bit little-endian ELF file */
 		goto out;
@@ -518,6 +529,30 @@ out:
 	free(found);
 	sptd_dec_elf_close(elf);
 	return ret;
+}
+
+int sptd_dec_build_id(const char *path, char *hex, size_t hexlen)
+{
+	struct sptd_dec_elf *elf = NULL;
+	int ret;
+
+	if (!path || !hex || hexlen == 0)
+		return -EINVAL;
+	hex[0] = '\0';
+	ret = elf_open_cmd(path, 0, ELF_C_READ, &elf);
+	return ret < 0 ? ret : build_id_of(elf, hex, hexlen);
+}
+
+int sptd_dec_build_id_fd(int fd, char *hex, size_t hexlen)
+{
+	struct sptd_dec_elf *elf = NULL;
+	int ret;
+
+	if (fd < 0 || !hex || hexlen == 0)
+		return -EINVAL;
+	hex[0] = '\0';
+	ret = elf_dup_cmd(fd, NULL, ELF_C_READ, &elf);
+	return ret < 0 ? ret : build_id_of(elf, hex, hexlen);
 }
 
 int sptd_dec_elf_span(const char *path, uint64_t *lo, uint64_t *hi)

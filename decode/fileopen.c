@@ -12,6 +12,7 @@
  * regular file of a sane size is handed on. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -51,6 +52,42 @@ int sptd_dec_file_open(const char *path, int flags, struct stat *sb)
 fail:
 	close(fd);
 	return ret;
+}
+
+int sptd_dec_file_open_inode(const char *path, uint64_t dev, uint64_t ino, struct stat *sb)
+{
+	char self[64];
+	struct stat own, at;
+	int where, fd;
+
+	if (!path || !*path)
+		return -EINVAL;
+	if (!sb)
+		sb = &own;
+	/* O_PATH opens nothing (a FIFO or device is not woken, no read
+	 * permission is used): it only pins the inode the path names now */
+	where = open(path, O_PATH | O_CLOEXEC);
+	if (where < 0)
+		return -errno;
+	if (fstat(where, &at) < 0) {
+		fd = -errno;
+		goto out;
+	}
+	if ((uint64_t)at.st_ino != ino || (dev != 0 && (uint64_t)at.st_dev != dev)) {
+		fd = -ESTALE;
+		goto out;
+	}
+	/* reopening the O_PATH descriptor opens that inode, whatever the
+	 * path names by now */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", where);
+	fd = sptd_dec_file_open(self, 0, sb);
+	if (fd >= 0 && (sb->st_ino != at.st_ino || sb->st_dev != at.st_dev)) {
+		close(fd);
+		fd = -ESTALE;
+	}
+out:
+	close(where);
+	return fd;
 }
 
 const char *sptd_dec_file_strerror(int err)

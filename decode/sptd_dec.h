@@ -45,6 +45,14 @@ struct stat;
  * -EFBIG over SPTD_DEC_FILE_MAX, -ELOOP a symlink with NOFOLLOW, or the
  * negative errno of open(2)/fstat(2). */
 int sptd_dec_file_open(const char *path, int flags, struct stat *sb);
+/* sptd_dec_file_open() of @path only when it is the file @dev/@ino (a
+ * process's mapping as /proc/PID/maps names it; @dev 0: any device): the
+ * path is first opened O_PATH (no open side effect, no permission used)
+ * and compared, then that very inode is opened for reading, so what is
+ * read is the file compared even if the path is swapped meanwhile.  The
+ * fd (the caller closes it), or -ESTALE another file is at @path now, or
+ * sptd_dec_file_open's errors. */
+int sptd_dec_file_open_inode(const char *path, uint64_t dev, uint64_t ino, struct stat *sb);
 /* Words for a sptd_dec_file_open() error (-ENXIO: "not a regular file
  * ..."); strerror() for the others.  Static storage. */
 const char *sptd_dec_file_strerror(int err);
@@ -73,6 +81,13 @@ int sptd_dec_symfile_load_elf(const char *path, struct sptd_dec_symfile **out);
  * process's mapping opened through /proc/PID/map_files, so the symbols are
  * those of the bytes that ran.  -ENXIO @fd is not a regular file. */
 int sptd_dec_symfile_load_elf_fd(int fd, struct sptd_dec_symfile **out);
+/* sptd_dec_symfile_load_elf_fd, with @path (may be NULL) only naming the
+ * file: a stripped file's .gnu_debuglink is looked for beside it.  Every
+ * byte of the file itself is read from @fd. */
+int sptd_dec_symfile_load_elf_fd_named(int fd, const char *path, struct sptd_dec_symfile **out);
+/* sptd_dec_symfile_load_elf_head for the file open at @fd (the caller
+ * keeps and closes @fd). */
+int sptd_dec_symfile_load_elf_head_fd(int fd, struct sptd_dec_symfile **out);
 /* The build-id and PT_LOAD headers of @path alone, without reading its
  * symbols (a few preads): enough for sptd_dec_symfile_build_id and
  * sptd_dec_symfile_bias; it holds no symbol.  Errors as
@@ -136,6 +151,11 @@ void sptd_dec_symfile_destroy(struct sptd_dec_symfile *sf);
  * -ENODATA no build-id note, -ENAMETOOLONG @hexlen too small, -ENOMEM,
  * -EIO libelf unusable. */
 int sptd_dec_build_id(const char *path, char *hex, size_t hexlen);
+/* sptd_dec_build_id of the file open at @fd (the caller keeps @fd): for
+ * a file already proven to be the one wanted, so that what is checked is
+ * what is read next.  Errors as sptd_dec_build_id, plus -ENXIO not a
+ * regular file, -EFBIG too large. */
+int sptd_dec_build_id_fd(int fd, char *hex, size_t hexlen);
 /* Do two build-ids (hex, as above) name the same file?  Equal, or one is
  * the 40-digit head of the other: the kernel and perf keep 20 bytes of a
  * longer id (`ld --build-id=sha256`, mold), so a recorded id is the head

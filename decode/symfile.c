@@ -312,7 +312,7 @@ int sptd_dec_symfile_load_elf(const char *path, struct sptd_dec_symfile **out)
 	return ret;
 }
 
-int sptd_dec_symfile_load_elf_fd(int fd, struct sptd_dec_symfile **out)
+int sptd_dec_symfile_load_elf_fd_named(int fd, const char *path, struct sptd_dec_symfile **out)
 {
 	struct sptd_dec_elf *elf = NULL;
 	int ret;
@@ -320,9 +320,29 @@ int sptd_dec_symfile_load_elf_fd(int fd, struct sptd_dec_symfile **out)
 	if (fd < 0 || !out)
 		return -EINVAL;
 	*out = NULL;
-	ret = sptd_dec_elf_open_fd(fd, &elf);
+	ret = sptd_dec_elf_open_fd_named(fd, path, &elf);
 	if (ret >= 0)
 		ret = sptd_dec_symfile_from_elf(elf, out);
+	sptd_dec_elf_close(elf);
+	return ret;
+}
+
+int sptd_dec_symfile_load_elf_fd(int fd, struct sptd_dec_symfile **out)
+{
+	return sptd_dec_symfile_load_elf_fd_named(fd, NULL, out);
+}
+
+int sptd_dec_symfile_load_elf_head_fd(int fd, struct sptd_dec_symfile **out)
+{
+	struct sptd_dec_elf *elf = NULL;
+	int ret;
+
+	if (fd < 0 || !out)
+		return -EINVAL;
+	*out = NULL;
+	ret = sptd_dec_elf_open_head_fd(fd, &elf);
+	if (ret >= 0)
+		ret = symfile_head(elf, out);
 	sptd_dec_elf_close(elf);
 	return ret;
 }

@@ -1,6 +1,16 @@
 /* imgfind.c — where decoding finds the bytes of a dso: the copy embedded in
  * the incident (--portable), the image cache by build-id, or the recorded
- * path when its build-id still matches. */
+ * path when its build-id still matches.
+ *
+ * The recorded path is a user's: between a check and a second open any
+ * name on it may be swapped for a link to a file only root can read
+ * (issue 28).  So it is opened once, its build-id read from that
+ * descriptor, and the decoder is handed a name that leads to that very
+ * descriptor (a link to /proc/self/fd/N in the private directory, keeping
+ * the basename).  A file without a build-id has nothing to prove it is
+ * the one recorded and is read as it is now (import names its images so;
+ * the recorder's own capture embeds such files, when asked, through the
+ * mapping itself: pt_imgcache.c). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -58,6 +68,8 @@ struct sptd_col_pt_imgfind {
 	char cache_dir[PATH_MAX];    /* "" none */
 	char tmp_dir[PATH_MAX];      /* where embedded files are unpacked; "" not yet */
 	char where[PATH_MAX];        /* the last answer */
+	int held_fd;                 /* the recorded path's file, opened once and checked,
+	                              * while the last answer leads to it; -1 none */
 };
 
 int sptd_col_pt_imgfind_create(struct sptd_store *st, struct sptd_col_pt_imgfind **out)
@@ -72,6 +84,7 @@ int sptd_col_pt_imgfind_create(struct sptd_store *st, struct sptd_col_pt_imgfind
 	if (!f)
 		return -ENOMEM;
 	f->st = st;
+	f->held_fd = -1;
 	if (env && env[0])
 		snprintf(f->cache_dir, sizeof(f->cache_dir), "%s", env);
 	else if (sptd_store_meta_get(st, "pt_image_cache", f->cache_dir, sizeof(f->cache_dir)) < 0)
@@ -80,13 +93,13 @@ int sptd_col_pt_imgfind_create(struct sptd_store *st, struct sptd_col_pt_imgfind
 	return 0;
 }
 
-/* Unpack dso @id's embedded bytes under tmp_dir, keeping the basename (the
+/* The private directory of dso @id's file under tmp_dir (made on first
+ * use), and f->where its file there, keeping the basename of @path (the
  * decoder names images by it). */
-static int unpack(struct sptd_col_pt_imgfind *f, int64_t id, const char *path,
-                  const void *data, size_t len)
+static int private_name(struct sptd_col_pt_imgfind *f, int64_t id, const char *path)
 {
 	char dir[PATH_MAX + 32];
-	int fd, ret = 0;
+	int ret;
 
 	if (!f->tmp_dir[0]) {
 		const char *tmp = getenv("TMPDIR");
@@ -105,7 +118,19 @@ static int unpack(struct sptd_col_pt_imgfind *f, int64_t id, const char *path,
 	if (snprintf(f->where, sizeof(f->where), "%s/%s", dir, base_name(path)) >=
 	    (int)sizeof(f->where))
 		return -ENAMETOOLONG;
-	fd = open(f->where, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	return 0;
+}
+
+/* Unpack dso @id's embedded bytes under tmp_dir, keeping the basename. */
+static int unpack(struct sptd_col_pt_imgfind *f, int64_t id, const char *path,
+                  const void *data, size_t len)
+{
+	int fd, ret = private_name(f, id, path);
+
+	if (ret < 0)
+		return ret;
+	unlink(f->where);
+	fd = open(f->where, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	for (size_t done = 0; done < len;) {
@@ -141,7 +166,7 @@ int sptd_col_pt_imgfind_lookup(struct sptd_col_pt_imgfind *f, int64_t dso_id, co
 {
 	struct unpack_ctx u;
 	char bid[130];
-	int ret;
+	int fd, ret;
 
 	if (!f || !path || !where)
 		return -EINVAL;
@@ -166,14 +191,34 @@ int sptd_col_pt_imgfind_lookup(struct sptd_col_pt_imgfind *f, int64_t dso_id, co
 		*where = f->where;
 		return SPTD_PT_IMAGE_CACHED;
 	}
-	/* 3. where it was mapped, if it is still the same file */
+	/* 3. where it was mapped, if it is still the same file: opened once,
+	 * checked and read through that descriptor */
+	if (f->held_fd >= 0)
+		close(f->held_fd);
+	f->held_fd = -1;
+	fd = sptd_dec_file_open(path, 0, NULL);
 	/* unreadable is not missing: a command parsing as nobody says so */
-	if (access(path, R_OK) < 0)
-		return errno == EACCES || errno == EPERM ? -EACCES : -ENOENT;
-	if (build_id && (sptd_dec_build_id(path, bid, sizeof(bid)) < 0 ||
-	                 !sptd_dec_build_id_match(bid, build_id)))
+	if (fd < 0)
+		return fd == -EACCES || fd == -EPERM ? -EACCES : fd == -ENOMEM ? fd : -ENOENT;
+	if (build_id && (sptd_dec_build_id_fd(fd, bid, sizeof(bid)) < 0 ||
+	                 !sptd_dec_build_id_match(bid, build_id))) {
+		close(fd);
 		return -ESTALE;
-	snprintf(f->where, sizeof(f->where), "%s", path);
+	}
+	ret = private_name(f, dso_id, path);
+	if (ret >= 0) {
+		char self[64];
+
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+		unlink(f->where);
+		if (symlink(self, f->where) < 0)
+			ret = -errno;
+	}
+	if (ret < 0) {
+		close(fd);
+		return ret;
+	}
+	f->held_fd = fd;
 	*where = f->where;
 	return SPTD_PT_IMAGE_ORIGINAL;
 }
@@ -214,6 +259,8 @@ void sptd_col_pt_imgfind_destroy(struct sptd_col_pt_imgfind *f)
 {
 	if (!f)
 		return;
+	if (f->held_fd >= 0)
+		close(f->held_fd);
 	if (f->tmp_dir[0])
 		remove_tmp(f->tmp_dir);
 	free(f);

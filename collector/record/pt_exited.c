@@ -6,13 +6,22 @@
  *
  * The bias of a mapping comes from the file's program headers when the
  * file is still there; otherwise the file is assumed mapped as laid out
- * (start - pgoff), which only matters if a copy turns up at decode time. */
+ * (start - pgoff), which only matters if a copy turns up at decode time.
+ *
+ * "Still there" is proven, not assumed: the path is the user's and may
+ * name a root-only file by now (issue 28).  The file is read only when
+ * the path names the very inode the record gives (or, for a record that
+ * carries the build-id, only kept when its build-id is that one); its
+ * build-id then goes into the dso row, which is what lets the image step
+ * copy the file later. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "pt-local.h"
 #include "sptd_dec.h"
@@ -46,11 +55,38 @@ static int dso_for(struct exited_ctx *c, const char *path, const char *build_id,
 	return sptd_store_dso_add(c->st, *id, path, build_id);
 }
 
+/* The headers of the file record @r mapped, NULL when the file at its
+ * path cannot be shown to be that file.  @kernel_bid: the build-id the
+ * record carries as hex, "" none. */
+static struct sptd_dec_symfile *mapped_head(const struct sptd_col_perf_record *r,
+                                            const char *kernel_bid)
+{
+	struct sptd_dec_symfile *sf = NULL;
+	int fd;
+
+	if (kernel_bid[0])
+		fd = sptd_dec_file_open(r->name, 0, NULL);
+	else
+		fd = sptd_dec_file_open_inode(r->name, makedev(r->maj, r->min), r->ino, NULL);
+	if (fd < 0)
+		return NULL;
+	if (sptd_dec_symfile_load_elf_head_fd(fd, &sf) < 0)
+		sf = NULL;
+	close(fd);
+	if (sf && kernel_bid[0] &&
+	    !sptd_dec_build_id_match(sptd_dec_symfile_build_id(sf), kernel_bid)) {
+		sptd_dec_symfile_destroy(sf);
+		sf = NULL;
+	}
+	return sf;
+}
+
 static int on_mmap2(void *arg, const struct sptd_col_perf_record *r)
 {
 	struct exited_ctx *c = arg;
 	struct sptd_dec_symfile *sf = NULL;
 	const char *bid = NULL;
+	char kernel_bid[2 * sizeof(r->build_id) + 1] = "";
 	int64_t dso_id = 0, bias;
 	int ret;
 
@@ -58,10 +94,13 @@ static int on_mmap2(void *arg, const struct sptd_col_perf_record *r)
 	    r->name[1] == '/' /* "//anon" */ || r->pid <= 0 ||
 	    !(r->prot & PROT_EXEC) || r->len == 0 || !wanted(c, r->pid))
 		return 0;
-	if (sptd_dec_symfile_load_elf(r->name, &sf) < 0)
-		sf = NULL;
+	for (int i = 0; i < r->build_id_size && i < (int)sizeof(r->build_id); i++)
+		snprintf(kernel_bid + 2 * i, 3, "%02x", r->build_id[i]);
+	sf = mapped_head(r, kernel_bid);
 	if (sf)
 		bid = sptd_dec_symfile_build_id(sf);
+	else if (kernel_bid[0])
+		bid = kernel_bid;
 	if (!sf || sptd_dec_symfile_bias(sf, r->addr, r->pgoff, &bias) < 0)
 		bias = (int64_t)(r->addr - r->pgoff);
 	ret = dso_for(c, r->name, bid, &dso_id);

@@ -7,6 +7,16 @@
  * cache it, embed it) · decode-time lookup (embedded, then cache, then the
  * recorded path, each only when its build-id matches the one recorded).
  *
+ * The paths are users': any name on them may be swapped for a symlink to
+ * a file only root can read at any moment (issue 28).  So a mapped file is
+ * opened once, as the mapping itself (/proc/PID/map_files of a process
+ * that maps it) or, only when a build-id was recorded, by its path — and
+ * its build-id, its cached copy and its embedded bytes are all read
+ * through that one descriptor, the build-id proving the path's file is
+ * the one mapped.  A file without a build-id that no live process maps
+ * any more is neither cached nor embedded: nothing would prove it is the
+ * file that ran.
+ *
  * A build-id names a file's contents, so a cached copy never needs
  * refreshing and a library upgraded after the capture is not mistaken for
  * the one that ran. */
@@ -51,13 +61,15 @@ static int mkdir_p(const char *dir)
 	return mkdir(buf, 0700) < 0 && errno != EEXIST ? -errno : 0;
 }
 
-/* Copy all of @in to @out.  -errno. */
+/* Copy all of @in (from its start, whatever its offset) to @out.  -errno. */
 static int copy_fd(int in, int out)
 {
 	char buf[65536];
+	off_t at = 0;
 	ssize_t n;
 
-	while ((n = read(in, buf, sizeof(buf))) > 0) {
+	while ((n = pread(in, buf, sizeof(buf), at)) > 0) {
+		at += n;
 		for (ssize_t done = 0; done < n;) {
 			ssize_t w = write(out, buf + done, (size_t)(n - done));
 
@@ -69,31 +81,25 @@ static int copy_fd(int in, int out)
 	return n < 0 ? -errno : 0;
 }
 
-int sptd_col_pt_imgcache_put(const char *dir, const char *path, const char *build_id,
-                             char *out, size_t outlen)
+/* sptd_col_pt_imgcache_put of the file open at @in (@sb its fstat), named
+ * @path: every byte cached is read from @in. */
+static int imgcache_put_fd(const char *dir, int in, const struct stat *sb, const char *path,
+                           const char *build_id, char *out, size_t outlen)
 {
-	char sub[PATH_MAX], dst[PATH_MAX], tmp[64], bid[130];
+	char sub[PATH_MAX], dst[PATH_MAX], bid[130];
 	struct sptd_col_newfile nf = { .fd = -1, .dirfd = -1 };
-	struct stat sb;
-	int in = -1, ret;
+	struct stat there;
+	int ret;
 
-	if (!dir || !path || path[0] != '/' || !out)
-		return -EINVAL;
 	ret = sptd_col_pt_imgcache_path(dir, build_id, path, dst, sizeof(dst));
 	if (ret < 0)
 		return ret;
 	if (snprintf(out, outlen, "%s", dst) >= (int)outlen)
 		return -ENAMETOOLONG;
-	if (lstat(dst, &sb) == 0 && S_ISREG(sb.st_mode))
+	if (lstat(dst, &there) == 0 && S_ISREG(there.st_mode))
 		return 0;   /* same build-id: same contents, already there */
-	/* the user's file: no FIFO, no device, no symlink, bounded */
-	in = sptd_dec_file_open(path, SPTD_DEC_OPEN_NOFOLLOW, &sb);
-	if (in < 0)
-		return in == -EFBIG || in == -ENXIO ? -EFBIG : in;
-	if ((uint64_t)sb.st_size > IMG_FILE_MAX) {
-		ret = -EFBIG;
-		goto out;
-	}
+	if ((uint64_t)sb->st_size > IMG_FILE_MAX)
+		return -EFBIG;
 	snprintf(sub, sizeof(sub), "%s/%s", dir, build_id);
 	ret = mkdir_p(sub);
 	if (ret < 0)
@@ -104,8 +110,7 @@ int sptd_col_pt_imgcache_put(const char *dir, const char *path, const char *buil
 	ret = sptd_col_newfile_open(&nf, AT_FDCWD, dst, 0600);
 	if (ret >= 0)
 		ret = copy_fd(in, nf.fd);
-	snprintf(tmp, sizeof(tmp), "/proc/self/fd/%d", nf.fd);
-	if (ret >= 0 && (sptd_dec_build_id(tmp, bid, sizeof(bid)) < 0 ||
+	if (ret >= 0 && (sptd_dec_build_id_fd(nf.fd, bid, sizeof(bid)) < 0 ||
 	                 !sptd_dec_build_id_match(bid, build_id)))
 		ret = -ESTALE;
 	if (ret >= 0) {
@@ -117,59 +122,72 @@ int sptd_col_pt_imgcache_put(const char *dir, const char *path, const char *buil
 	}
 out:
 	sptd_col_newfile_fini(&nf);
-	if (in >= 0)
-		close(in);
+	return ret;
+}
+
+int sptd_col_pt_imgcache_put(const char *dir, const char *path, const char *build_id,
+                             char *out, size_t outlen)
+{
+	struct stat sb;
+	int in, ret;
+
+	if (!dir || !path || path[0] != '/' || !out)
+		return -EINVAL;
+	/* the user's file: no FIFO, no device, no symlink, bounded; what is
+	 * cached is checked to have @build_id */
+	in = sptd_dec_file_open(path, SPTD_DEC_OPEN_NOFOLLOW, &sb);
+	if (in < 0)
+		return in == -EFBIG || in == -ENXIO ? -EFBIG : in;
+	ret = imgcache_put_fd(dir, in, &sb, path, build_id, out, outlen);
+	close(in);
 	return ret;
 }
 
 /* ---- capture ---------------------------------------------------------------------- */
 
-/* Read a whole (regular, bounded) file a user controls. */
-static int slurp(const char *path, unsigned char **data, size_t *len)
+/* Read all of the file open at @fd (@size bytes by its fstat). */
+static int slurp_fd(int fd, uint64_t size, unsigned char **data, size_t *len)
 {
-	struct stat sb;
 	unsigned char *buf;
-	int fd, ret = 0;
 	size_t got = 0;
 
 	*data = NULL;
 	*len = 0;
-	fd = sptd_dec_file_open(path, SPTD_DEC_OPEN_NOFOLLOW, &sb);
-	if (fd < 0)
-		return fd == -ENXIO ? -EFBIG : fd;
-	if ((uint64_t)sb.st_size > IMG_FILE_MAX) {
-		close(fd);
+	if (size > IMG_FILE_MAX)
 		return -EFBIG;
-	}
-	buf = malloc(sb.st_size ? (size_t)sb.st_size : 1);
-	if (!buf) {
-		close(fd);
+	buf = malloc(size ? (size_t)size : 1);
+	if (!buf)
 		return -ENOMEM;
-	}
-	while (got < (size_t)sb.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)sb.st_size - got);
+	while (got < (size_t)size) {
+		ssize_t n = pread(fd, buf + got, (size_t)size - got, (off_t)got);
 
 		if (n <= 0) {
-			ret = n < 0 ? -errno : -EIO;
-			break;
+			free(buf);
+			return n < 0 ? -errno : -EIO;
 		}
 		got += (size_t)n;
-	}
-	close(fd);
-	if (ret < 0) {
-		free(buf);
-		return ret;
 	}
 	*data = buf;
 	*len = got;
 	return 0;
 }
 
+/* Mappings of one file tried through /proc/PID/map_files, at most. */
+#define IMG_MAPS_TRIED 8
+
+/* One mapping of a file dso, as raw_mmap has it. */
+struct file_map {
+	int pid;                 /* the process */
+	uint64_t start, end;     /* the range it maps */
+};
+
 /* One file dso row. */
 struct file_dso {
 	int64_t id;              /* dso.id */
 	char *path;              /* dso.path */
 	char *build_id;          /* dso.build_id, NULL none */
+	struct file_map maps[IMG_MAPS_TRIED]; /* its first mappings in raw_mmap */
+	int nmaps;               /* used entries of maps */
 };
 
 static void file_dsos_free(struct file_dso *d, size_t n)
@@ -204,6 +222,7 @@ static int on_dso(void *arg, const struct sptd_store_dso_row *row)
 		fc->cap = cap;
 	}
 	d = &fc->d[fc->n++];
+	memset(d, 0, sizeof(*d));
 	d->id = row->id;
 	d->path = strdup(row->path);
 	d->build_id = row->build_id ? strdup(row->build_id) : NULL;
@@ -212,12 +231,41 @@ static int on_dso(void *arg, const struct sptd_store_dso_row *row)
 	return 0;
 }
 
-/* Every dso row naming a file, by id, read out before rows are added. */
+static int by_id(const void *a, const void *b)
+{
+	const struct file_dso *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* A raw_mmap row of a process (not the kernel's): one more mapping of its
+ * dso to open the file through. */
+static int on_mmap(void *arg, const struct sptd_store_raw_mmap_row *row)
+{
+	struct file_dsos_ctx *fc = arg;
+	struct file_dso key = { .id = row->dso_id }, *d;
+
+	if (row->pid <= 0)
+		return 0;
+	d = bsearch(&key, fc->d, fc->n, sizeof(*fc->d), by_id);
+	if (d && d->nmaps < IMG_MAPS_TRIED)
+		d->maps[d->nmaps++] = (struct file_map){
+			.pid = row->pid, .start = row->start, .end = row->end,
+		};
+	return 0;
+}
+
+/* Every dso row naming a file, by id, with its first mappings, read out
+ * before rows are added. */
 static int file_dsos(struct sptd_store *st, struct file_dso **out, size_t *count)
 {
 	struct file_dsos_ctx fc = { 0 };
 	int ret = sptd_store_dso_each(st, on_dso, &fc);
 
+	if (ret >= 0 && fc.n) {
+		qsort(fc.d, fc.n, sizeof(*fc.d), by_id);
+		ret = sptd_store_raw_mmap_each(st, on_mmap, &fc);
+	}
 	if (ret < 0) {
 		file_dsos_free(fc.d, fc.n);
 		return ret;
@@ -225,6 +273,28 @@ static int file_dsos(struct sptd_store *st, struct file_dso **out, size_t *count
 	*out = fc.d;
 	*count = fc.n;
 	return 0;
+}
+
+/* Open the file of @d: a mapping of it through /proc/PID/map_files (the
+ * file that ran, whatever its path names now), else — only with a
+ * recorded build-id, which the caller then checks on the descriptor — its
+ * path.  The fd (the caller closes it), -ENOKEY no build-id and no live
+ * mapping, or sptd_dec_file_open's error. */
+static int open_mapped(const struct file_dso *d, struct stat *sb)
+{
+	char where[96];
+	int fd;
+
+	for (int k = 0; k < d->nmaps; k++) {
+		snprintf(where, sizeof(where), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		         d->maps[k].pid, d->maps[k].start, d->maps[k].end);
+		fd = sptd_dec_file_open(where, 0, sb);
+		if (fd >= 0)
+			return fd;
+	}
+	if (!d->build_id)
+		return -ENOKEY;
+	return sptd_dec_file_open(d->path, SPTD_DEC_OPEN_NOFOLLOW, sb);
 }
 
 int sptd_col_pt_images_files(struct sptd_store *st, const char *cache_dir, int portable)
@@ -241,38 +311,49 @@ int sptd_col_pt_images_files(struct sptd_store *st, const char *cache_dir, int p
 		return ret;
 	for (size_t i = 0; i < n && ret >= 0; i++) {
 		char bid[130], where[PATH_MAX];
-		const char *src = d[i].path;
-		int have = sptd_dec_build_id(d[i].path, bid, sizeof(bid)) == 0;
-		int in_cache = 0;
+		struct stat sb;
+		int fd = open_mapped(&d[i], &sb), have;
 
+		if (fd < 0) {
+			missing++;
+			if (fd == -ENOKEY)
+				sptd_col_log(LOG_WARNING, "image %s has no build-id and no process maps "
+				             "it any more: not cached or embedded (nothing proves the file "
+				             "at that path is the one that ran); its code will show as "
+				             "gaps unless it is found unchanged at decode", d[i].path);
+			else
+				sptd_col_log(LOG_WARNING, "image %s unreadable (%s): its code will show "
+				             "as gaps", d[i].path, sptd_dec_file_strerror(fd));
+			continue;
+		}
+		have = sptd_dec_build_id_fd(fd, bid, sizeof(bid)) == 0;
 		/* the file must still be what was mapped */
 		if (d[i].build_id && (!have || !sptd_dec_build_id_match(bid, d[i].build_id))) {
 			missing++;
 			sptd_col_log(LOG_WARNING, "image %s changed or vanished since it was mapped "
 			             "(build-id %s): its code will show as gaps", d[i].path,
 			             d[i].build_id);
+			close(fd);
 			continue;
 		}
 		if (cache_dir && have) {
-			int c = sptd_col_pt_imgcache_put(cache_dir, d[i].path, bid, where, sizeof(where));
+			int c = imgcache_put_fd(cache_dir, fd, &sb, d[i].path, bid, where, sizeof(where));
 
-			if (c >= 0) {
-				in_cache = 1;
+			if (c >= 0)
 				cached += c;
-				src = where;   /* embed the checked copy */
-			} else {
+			else
 				sptd_col_log(LOG_WARNING, "cannot cache %s in %s: %s", d[i].path,
 				             cache_dir, strerror(-c));
-			}
 		}
 		if (portable) {
 			unsigned char *data;
 			size_t len;
-			int r = slurp(src, &data, &len);
+			int r = slurp_fd(fd, (uint64_t)sb.st_size, &data, &len);
 
 			if (r < 0) {
 				missing++;
-				sptd_col_log(LOG_WARNING, "cannot embed %s: %s", src, strerror(-r));
+				sptd_col_log(LOG_WARNING, "cannot embed %s: %s", d[i].path, strerror(-r));
+				close(fd);
 				continue;
 			}
 			ret = sptd_store_raw_file_add(st, d[i].id, have ? bid : NULL, data, len);
@@ -280,7 +361,7 @@ int sptd_col_pt_images_files(struct sptd_store *st, const char *cache_dir, int p
 			if (ret >= 0)
 				embedded++;
 		}
-		(void)in_cache;
+		close(fd);
 	}
 	if (ret >= 0 && cache_dir)
 		ret = sptd_store_meta_set(st, "pt_image_cache", cache_dir);

@@ -37,12 +37,14 @@ void sptd_col_symcache_begin(struct sptd_col_symcache *c);
 void sptd_col_symcache_end(struct sptd_col_symcache *c);
 
 /* The file that process @pid maps at [@start, @end) from @path, device
- * @dev and inode @ino as /proc/PID/maps says: read from @path when that is
- * still the mapped file, else from /proc/PID/map_files (the mapped file
- * itself, deleted or replaced).  Keyed by (device, inode, mtime, size) and
+ * @dev and inode @ino as /proc/PID/maps says: read from @path when it still
+ * names that inode, else from /proc/PID/map_files (the mapped file itself,
+ * deleted or replaced); any other file at @path is refused.  Headers and
+ * symbols are each read through one descriptor proven to be that file,
+ * never by reopening the name.  Keyed by (device, inode, mtime, size) and
  * checked by build-id once per incident.  0 and *@f, or -ENOENT (gone,
- * unreadable, not ELF: the caller keeps the mapping without symbols),
- * -ENOMEM. */
+ * unreadable, another file at the path, not ELF: the caller keeps the
+ * mapping without symbols), -ENOMEM. */
 int sptd_col_symcache_file(struct sptd_col_symcache *c, int pid, uint64_t start, uint64_t end,
                            const char *path, uint64_t dev, uint64_t ino,
                            struct sptd_col_symcache_file **f);

@@ -11,6 +11,12 @@
  *     in each incident; its headers (build-id, PT_LOAD, a few preads) are
  *     read when a process maps it, its symbols only when an address of the
  *     incident falls in it;
+ *   - every read is from a descriptor proven to be the mapped file: the
+ *     path opened only when the inode it names is the one /proc/PID/maps
+ *     gives (sptd_dec_file_open_inode), else the mapping itself through
+ *     /proc/PID/map_files; never a second open by name.  The path belongs
+ *     to the process's owner, who may swap it for a link to a file only
+ *     root can read between a check and an open (issue 28);
  *   - identical vDSOs share one table.
  * Bounds: entries unused for CACHE_IDLE_INCIDENTS incidents go, and beyond
  * CACHE_MAX_FILES files or CACHE_MAX_SYMS symbols the least recently used
@@ -53,7 +59,11 @@ struct sptd_col_symcache_file {
 	uint64_t dev, ino;          /* of the file read (stat) */
 	int64_t mtime_ns;           /* its modification time */
 	uint64_t size;              /* its size */
-	char *where;                /* the path it was read from */
+	char *path;                 /* the path a mapping of it had in maps */
+	int pid;                    /* that mapping's process, */
+	uint64_t start, end;        /* its range, */
+	uint64_t map_dev, map_ino;  /* and the file maps gave for it: how the
+	                             * file is located again for its symbols */
 	struct sptd_dec_symfile *head; /* build-id + PT_LOAD headers */
 	struct sptd_dec_symfile *syms; /* all symbols; NULL until wanted */
 	int syms_state;             /* 0 not read, 1 read, -1 unreadable */
@@ -100,7 +110,7 @@ static void file_free(struct sptd_col_symcache *c, struct sptd_col_symcache_file
 		c->nsyms -= sptd_dec_symfile_count(f->syms);
 	sptd_dec_symfile_destroy(f->head);
 	sptd_dec_symfile_destroy(f->syms);
-	free(f->where);
+	free(f->path);
 	free(f);
 }
 
@@ -123,36 +133,59 @@ static int64_t mtime_ns(const struct stat *sb)
 
 /* ---- locating a mapped file -------------------------------------------------- */
 
-/* Where the file @pid maps at [@start, @end) is read from: @path while it is
- * still the mapped file (the device and inode /proc/PID/maps gives), else
- * the mapping itself through /proc/PID/map_files (root).  Every file the
- * symbolizer reads for a mapping is located here.  0 with @where and *@sb
- * filled, -ENOENT when neither can be read. */
+/* Open the file @pid maps at [@start, @end): @path when it names the very
+ * inode /proc/PID/maps gives (@dev, @ino), else the mapping itself through
+ * /proc/PID/map_files (the file deleted or replaced, or an overlay whose
+ * maps numbers are not the path's).  Anything else at the path is refused:
+ * it is not what ran, and it may be a link to a file that only root can
+ * read.  Every file the symbolizer reads for a mapping is opened here and
+ * read through the descriptor returned (the caller closes it), never
+ * reopened by name.  *@named: 1 opened by @path.  -ENOENT when neither
+ * works. */
 static int locate(int pid, uint64_t start, uint64_t end, const char *path, uint64_t dev,
-                  uint64_t ino, char *where, size_t len, struct stat *sb)
+                  uint64_t ino, struct stat *sb, int *named)
 {
-	if (stat(path, sb) == 0 && S_ISREG(sb->st_mode) && sb->st_ino == ino &&
-	    (dev == 0 || sb->st_dev == dev)) {
-		snprintf(where, len, "%s", path);
-		return 0;
-	}
+	char where[96];
+	int fd;
+
+	*named = 1;
+	fd = sptd_dec_file_open_inode(path, dev, ino, sb);
+	if (fd >= 0)
+		return fd;
+	*named = 0;
 	if (pid > 0) {
-		snprintf(where, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, start, end);
-		if (stat(where, sb) == 0 && S_ISREG(sb->st_mode))
-			return 0;
-	}
-	/* overlay and FUSE file systems may report other numbers in maps:
-	 * the path, if it is a regular file, is the best there is */
-	if (stat(path, sb) == 0 && S_ISREG(sb->st_mode)) {
-		snprintf(where, len, "%s", path);
-		return 0;
+		snprintf(where, sizeof(where), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid,
+		         start, end);
+		fd = sptd_dec_file_open(where, 0, sb);
+		if (fd >= 0)
+			return fd;
 	}
 	return -ENOENT;
 }
 
-/* Is @f still the file at @where?  Its build-id, read once per incident. */
-static int file_still_same(struct sptd_col_symcache *c, struct sptd_col_symcache_file *f,
-                           const char *where)
+/* Remember the mapping @f was last located through: its symbols are read
+ * through the same route.  -ENOMEM. */
+static int file_route(struct sptd_col_symcache_file *f, int pid, uint64_t start, uint64_t end,
+                      const char *path, uint64_t dev, uint64_t ino)
+{
+	if (!f->path || strcmp(f->path, path) != 0) {
+		char *copy = strdup(path);
+
+		if (!copy)
+			return -ENOMEM;
+		free(f->path);
+		f->path = copy;
+	}
+	f->pid = pid;
+	f->start = start;
+	f->end = end;
+	f->map_dev = dev;
+	f->map_ino = ino;
+	return 0;
+}
+
+/* Is @f still the file open at @fd?  Its build-id, read once per incident. */
+static int file_still_same(struct sptd_col_symcache *c, struct sptd_col_symcache_file *f, int fd)
 {
 	const char *want = sptd_dec_symfile_build_id(f->head);
 	char bid[130];
@@ -160,7 +193,7 @@ static int file_still_same(struct sptd_col_symcache *c, struct sptd_col_symcache
 
 	if (f->checked_gen == c->gen)
 		return 1;
-	ret = sptd_dec_build_id(where, bid, sizeof(bid));
+	ret = sptd_dec_build_id_fd(fd, bid, sizeof(bid));
 	if (ret == -ENODATA ? want != NULL : ret < 0 || !sptd_dec_build_id_match(bid, want))
 		return 0;
 	f->checked_gen = c->gen;
@@ -172,26 +205,29 @@ int sptd_col_symcache_file(struct sptd_col_symcache *c, int pid, uint64_t start,
                            struct sptd_col_symcache_file **out)
 {
 	struct sptd_col_symcache_file *f;
-	char where[4096];
 	struct stat sb;
 	size_t b;
-	int ret;
+	int fd, named, ret;
 
 	if (!c || !path || !out)
 		return -EINVAL;
 	*out = NULL;
-	if (locate(pid, start, end, path, dev, ino, where, sizeof(where), &sb) < 0)
+	fd = locate(pid, start, end, path, dev, ino, &sb, &named);
+	if (fd < 0)
 		return -ENOENT;
 	b = bucket_of((uint64_t)sb.st_dev, (uint64_t)sb.st_ino);
 	for (f = c->buckets[b]; f; f = f->next) {
 		if (f->dev != (uint64_t)sb.st_dev || f->ino != (uint64_t)sb.st_ino)
 			continue;
 		if (f->mtime_ns == mtime_ns(&sb) && f->size == (uint64_t)sb.st_size &&
-		    file_still_same(c, f, where)) {
+		    file_still_same(c, f, fd)) {
+			ret = file_route(f, pid, start, end, path, dev, ino);
+			if (ret < 0)
+				goto out;
 			f->used_gen = c->gen;
 			c->stats.file_hits++;
 			*out = f;
-			return 0;
+			goto out;
 		}
 		/* the same inode rewritten: only if no incident still holds it */
 		if (f->used_gen == c->gen)
@@ -199,31 +235,36 @@ int sptd_col_symcache_file(struct sptd_col_symcache *c, int pid, uint64_t start,
 		file_unlink(c, f);
 		break;
 	}
+	ret = -ENOMEM;
 	f = calloc(1, sizeof(*f));
 	if (!f)
-		return -ENOMEM;
+		goto out;
 	f->dev = (uint64_t)sb.st_dev;
 	f->ino = (uint64_t)sb.st_ino;
 	f->mtime_ns = mtime_ns(&sb);
 	f->size = (uint64_t)sb.st_size;
-	f->where = strdup(where);
-	if (!f->where) {
+	ret = file_route(f, pid, start, end, path, dev, ino);
+	if (ret < 0) {
 		free(f);
-		return -ENOMEM;
+		goto out;
 	}
 	c->stats.file_heads++;
-	ret = sptd_dec_symfile_load_elf_head(where, &f->head);
+	ret = sptd_dec_symfile_load_elf_head_fd(fd, &f->head);
 	if (ret < 0) {
-		free(f->where);
+		free(f->path);
 		free(f);
-		return ret == -ENOMEM ? ret : -ENOENT;
+		ret = ret == -ENOMEM ? ret : -ENOENT;
+		goto out;
 	}
 	f->used_gen = f->checked_gen = c->gen;
 	f->next = c->buckets[b];
 	c->buckets[b] = f;
 	c->nfiles++;
 	*out = f;
-	return 0;
+	ret = 0;
+out:
+	close(fd);
+	return ret;
 }
 
 /* The inode generation of @path (FS_IOC_GETVERSION), 0 and *@gen; -errno
@@ -283,6 +324,8 @@ const struct sptd_dec_symfile *sptd_col_symcache_file_syms(struct sptd_col_symca
                                                            struct sptd_col_symcache_file *f)
 {
 	const char *want, *got;
+	struct stat sb;
+	int fd, named, ret;
 
 	if (!c || !f)
 		return NULL;
@@ -290,7 +333,17 @@ const struct sptd_dec_symfile *sptd_col_symcache_file_syms(struct sptd_col_symca
 		return f->syms;
 	f->syms_state = -1;
 	c->stats.file_tables++;
-	if (sptd_dec_symfile_load_elf(f->where, &f->syms) < 0) {
+	/* located again as the headers were, and read only if it is the very
+	 * file (inode, size, mtime) they came from */
+	fd = locate(f->pid, f->start, f->end, f->path, f->map_dev, f->map_ino, &sb, &named);
+	if (fd < 0)
+		return NULL;
+	ret = -ESTALE;
+	if ((uint64_t)sb.st_dev == f->dev && (uint64_t)sb.st_ino == f->ino &&
+	    mtime_ns(&sb) == f->mtime_ns && (uint64_t)sb.st_size == f->size)
+		ret = sptd_dec_symfile_load_elf_fd_named(fd, named ? f->path : NULL, &f->syms);
+	close(fd);
+	if (ret < 0) {
 		f->syms = NULL;
 		return NULL;
 	}
@@ -371,16 +424,12 @@ const struct sptd_dec_symfile *sptd_col_symcache_kernel(struct sptd_col_symcache
 static struct sptd_dec_symfile *vdso_table(const unsigned char *buf, size_t len)
 {
 	struct sptd_dec_symfile *sf = NULL;
-	char path[64];
 	int fd = memfd_create("sptd-vdso", MFD_CLOEXEC);
 
 	if (fd < 0)
 		return NULL;
-	if (write(fd, buf, len) == (ssize_t)len) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		if (sptd_dec_symfile_load_elf(path, &sf) < 0)
-			sf = NULL;
-	}
+	if (write(fd, buf, len) == (ssize_t)len && sptd_dec_symfile_load_elf_fd(fd, &sf) < 0)
+		sf = NULL;
 	close(fd);
 	return sf;
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elf-local.h"
@@ -191,6 +192,52 @@ static void test_build_id(void)
 	CHECK_INT(sptd_dec_build_id("/proc/self/exe", small, sizeof(small)), -ENAMETOOLONG);
 }
 
+/* Issue 28: a file proven once is read through its descriptor.  The
+ * inode check of sptd_dec_file_open_inode, and the fd readers giving what
+ * the path readers give. */
+static void test_fd_readers(void)
+{
+	struct sptd_dec_symfile *sf = NULL, *head = NULL;
+	struct stat sb, got;
+	char hex[130], hexfd[130];
+	int fd;
+
+	CHECK_INT(stat("/proc/self/exe", &sb), 0);
+	fd = sptd_dec_file_open_inode("/proc/self/exe", (uint64_t)sb.st_dev, (uint64_t)sb.st_ino,
+	                              &got);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	CHECK(got.st_ino == sb.st_ino && got.st_dev == sb.st_dev);
+	CHECK_INT(sptd_dec_build_id("/proc/self/exe", hex, sizeof(hex)), 0);
+	CHECK_INT(sptd_dec_build_id_fd(fd, hexfd, sizeof(hexfd)), 0);
+	CHECK_STR(hexfd, hex);
+	CHECK_INT(sptd_dec_symfile_load_elf_head_fd(fd, &head), 0);
+	CHECK_INT(sptd_dec_symfile_load_elf_fd_named(fd, "/proc/self/exe", &sf), 0);
+	if (head && sf) {
+		CHECK_STR(sptd_dec_symfile_build_id(head), hex);
+		CHECK_STR(sptd_dec_symfile_build_id(sf), hex);
+		CHECK_INT(sptd_dec_symfile_count(head), 0);
+		CHECK(sptd_dec_symfile_count(sf) > 0);
+	}
+	sptd_dec_symfile_destroy(head);
+	sptd_dec_symfile_destroy(sf);
+	close(fd);
+	/* another inode at the path: refused, not opened */
+	CHECK_INT(sptd_dec_file_open_inode("/proc/self/exe", (uint64_t)sb.st_dev,
+	                                   (uint64_t)sb.st_ino + 1, NULL), -ESTALE);
+	CHECK_INT(sptd_dec_file_open_inode("/nonexistent/x", 0, 1, NULL), -ENOENT);
+	/* invalid arguments */
+	CHECK_INT(sptd_dec_file_open_inode(NULL, 0, 1, NULL), -EINVAL);
+	CHECK_INT(sptd_dec_file_open_inode("", 0, 1, NULL), -EINVAL);
+	CHECK_INT(sptd_dec_build_id_fd(-1, hex, sizeof(hex)), -EINVAL);
+	CHECK_INT(sptd_dec_build_id_fd(0, NULL, 0), -EINVAL);
+	CHECK_INT(sptd_dec_symfile_load_elf_head_fd(-1, &head), -EINVAL);
+	CHECK_INT(sptd_dec_symfile_load_elf_head_fd(0, NULL), -EINVAL);
+	CHECK_INT(sptd_dec_symfile_load_elf_fd_named(-1, NULL, &sf), -EINVAL);
+	CHECK_INT(sptd_dec_symfile_load_elf_fd_named(0, NULL, NULL), -EINVAL);
+}
+
 /* Build-ids of 32 bytes (`ld --build-id=sha256`, mold) reach perf.data and
  * MMAP2 records as their first 20: both must name the file.  Before, a
  * file's 64 digits were cut to 40 in the incident and then refused as
@@ -337,6 +384,7 @@ int main(void)
 {
 	test_handle();
 	test_build_id();
+	test_fd_readers();
 	test_build_id_match();
 	test_crafted();
 	test_invalid();

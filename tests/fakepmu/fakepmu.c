@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <x86intrin.h>
 #include <unistd.h>
@@ -255,6 +256,7 @@ size_t fakepmu_rec_mmap2(unsigned char *buf, size_t len, size_t cap, int pid, in
 {
 	unsigned char body[64 + 256] = { 0 };
 	uint32_t ids[2] = { (uint32_t)pid, (uint32_t)tid }, prot = PROT_READ | PROT_EXEC, flags = MAP_PRIVATE;
+	struct stat sb;
 	size_t n = strlen(file) + 1;
 
 	if (n > 256)
@@ -263,6 +265,16 @@ size_t fakepmu_rec_mmap2(unsigned char *buf, size_t len, size_t cap, int pid, in
 	memcpy(body + 8, &addr, 8);
 	memcpy(body + 16, &size, 8);
 	memcpy(body + 24, &pgoff, 8);
+	/* the device and inode, as the kernel gives them for a file (the
+	 * recorder reads the path only when it is still that inode) */
+	if (file[0] == '/' && stat(file, &sb) == 0) {
+		uint32_t maj = major(sb.st_dev), min = minor(sb.st_dev);
+		uint64_t ino = sb.st_ino;
+
+		memcpy(body + 32, &maj, 4);
+		memcpy(body + 36, &min, 4);
+		memcpy(body + 40, &ino, 8);
+	}
 	memcpy(body + 56, &prot, 4);
 	memcpy(body + 60, &flags, 4);
 	memcpy(body + 64, file, n);

@@ -145,7 +145,15 @@ static void test_lookup(void)
 	CHECK_STR(where, file);
 	/* dso 7: the recorded path, its build-id still the recorded one */
 	CHECK_INT(sptd_col_pt_imgfind_lookup(f, 7, exe, bid, &where), SPTD_PT_IMAGE_ORIGINAL);
-	CHECK_STR(where, exe);
+	/* the very file checked (issue 28: the path is not opened twice),
+	 * under its basename */
+	{
+		struct stat a, b;
+
+		CHECK(where && strcmp(strrchr(where, '/'), strrchr(exe, '/')) == 0);
+		CHECK(where && stat(where, &a) == 0 && stat(exe, &b) == 0 &&
+		      a.st_ino == b.st_ino && a.st_dev == b.st_dev);
+	}
 	CHECK_INT(sptd_col_pt_imgfind_lookup(f, 7, exe, NULL, &where), SPTD_PT_IMAGE_ORIGINAL);
 	CHECK_INT(sptd_col_pt_imgfind_lookup(f, 7, exe, "", &where), SPTD_PT_IMAGE_ORIGINAL);
 	/* another build there now, and none cached: stale */
