@@ -357,11 +357,12 @@ int sptd_query_pf_write_wakings(struct sptd_query_pf *pf)
 		"                 WHERE s.waker_utid = 0 AND ss.utid = 0 AND ss.ts <= s.ts "
 		"                   AND ss.ts + ss.dur >= s.ts ORDER BY ss.ts DESC LIMIT 1), "
 		"                s.cpu, "
-		"                CASE WHEN s.waker_utid IS NOT NULL THEN coalesce("
+		"                CASE WHEN s.waker_utid IS NOT NULL OR coalesce(s.flags, 0) & 96 "
+		"                THEN coalesce("
 		"                 (SELECT ss.cpu FROM sched_slice ss WHERE ss.utid = s.utid "
 		"                   AND ss.ts >= s.ts ORDER BY ss.ts LIMIT 1), "
 		"                 (SELECT min(cpu) FROM sched_slice)) END) AS bcpu, "
-		"       s.ts, s.cpu, t.tid, t.name "
+		"       s.ts, s.cpu, t.tid, t.name, coalesce(s.flags, 0) & 96 "
 		"FROM thread_state s LEFT JOIN thread t ON t.utid = s.utid "
 		"WHERE s.state = 'R' ORDER BY bcpu, s.ts, s.id";
 	struct sptd_store_stmt *stmt = NULL;
@@ -395,7 +396,10 @@ int sptd_query_pf_write_wakings(struct sptd_query_pf *pf)
 		sptd_query_pb_raw_varint(&b.wk_cpu, (uint64_t)(int64_t)target);
 		sptd_query_pb_raw_varint(&b.wk_prio, IDLE_PRIO);
 		sptd_query_pb_raw_varint(&b.wk_comm, (uint64_t)idx);
-		sptd_query_pb_raw_varint(&b.wk_flags, 0);
+		/* common_flags as the kernel's record: TRACE_FLAG_HARDIRQ 0x08,
+		 * TRACE_FLAG_SOFTIRQ 0x10 (trace_processor's irq_context) */
+		sptd_query_pb_raw_varint(&b.wk_flags, sptd_store_column_int(stmt, 5) & 32 ? 0x08 :
+		                                      sptd_store_column_int(stmt, 5) & 64 ? 0x10 : 0);
 		b.last_wake = ts;
 		b.n++;
 		pf->stats->sched_wakings++;

@@ -63,12 +63,14 @@ static const char *const stream_sql[SCRIPT_NKINDS] = {
 		"WHERE rn > 1 AND ts BETWEEN ?1 AND ?2 ORDER BY ts, id",
 	/* the waker is current (on the CPU its Running state names), the wakee
 	 * the other task; a runnable row whose start was not seen (flag 1:
-	 * woken before the window, cut at its start) is no waking then */
+	 * woken before the window, cut at its start) is no waking then; one
+	 * woken from interrupt context (flags 32, 64) has no waking task */
 	[SCRIPT_WAKEUP] =
 		"SELECT t.ts, (SELECT CASE WHEN w.state = 'Running' THEN w.cpu END FROM thread_state w "
 		"WHERE w.utid = t.waker_utid AND w.ts <= t.ts ORDER BY w.ts DESC LIMIT 1), "
-		"t.waker_utid, t.utid FROM thread_state t WHERE t.state = 'R' AND "
-		"t.waker_utid IS NOT NULL AND (coalesce(t.flags, 0) & 1) = 0 AND "
+		"t.waker_utid, t.utid, coalesce(t.flags, 0) & 96 FROM thread_state t "
+		"WHERE t.state = 'R' AND (t.waker_utid IS NOT NULL OR coalesce(t.flags, 0) & 96) "
+		"AND (coalesce(t.flags, 0) & 1) = 0 AND "
 		"t.ts BETWEEN ?1 AND ?2 ORDER BY t.ts, t.id",
 	[SCRIPT_IRQ_ENTRY] = IRQ_COLS("i.ts", "irq_slice", "irq", "i.ret") "ORDER BY t, i.id",
 	[SCRIPT_SOFTIRQ_ENTRY] = IRQ_COLS("i.ts", "softirq_slice", "vec", "NULL") "ORDER BY t, i.id",

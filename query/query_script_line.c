@@ -474,6 +474,10 @@ int sptd_query_script_line(struct script *s, struct script_stream *ss)
 	case SCRIPT_WAKEUP:
 		fputs("sched:sched_waking: ", s->out);
 		task_fields(s, ss, 3, "");
+		if (sptd_store_column_int(ss->stmt, 4) & 32)
+			fputs(" irq_context=hardirq", s->out);
+		else if (sptd_store_column_int(ss->stmt, 4) & 64)
+			fputs(" irq_context=softirq", s->out);
 		fputc('\n', s->out);
 		break;
 	case SCRIPT_IRQ_ENTRY:

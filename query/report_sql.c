@@ -132,6 +132,10 @@ static int build_top_samples_20(struct sptd_store *st, struct sptd_query_buf *sq
 	"LEFT JOIN dso d ON d.id = sym.dso_id " \
 	"GROUP BY per.symbol_id ORDER BY self_ns DESC, total_ns DESC, function LIMIT " LIMIT
 
+/* A runnable row a wakeup opened: it names its waker, or says it was woken
+ * from interrupt context (thread_state.flags 32 hard irq, 64 softirq). */
+#define WOKEN(R) "(" R ".waker_utid IS NOT NULL OR coalesce(" R ".flags, 0) & 96)"
+
 /* Wakeup latency: a runnable "R" state that names its waker, followed (for
  * the same thread) by Running; latency runs from the wakeup to the run.  A
  * state clipped at the window start (flags bit 1: the task was runnable
@@ -146,9 +150,11 @@ static int build_top_samples_20(struct sptd_store *st, struct sptd_query_buf *sq
 	"SELECT r.next_ts - r.ts AS latency_ns, " \
 	" CASE WHEN coalesce(r.flags, 0) & 1 THEN '*' ELSE '' END AS clipped, " \
 	" r.ts AS ts, th.tid AS tid, th.name AS task, " \
-	" wk.tid AS waker_tid, wk.name AS waker, coalesce(r.next_cpu, r.cpu) AS cpu " \
+	" wk.tid AS waker_tid, CASE WHEN coalesce(r.flags, 0) & 32 THEN '[hard irq]' " \
+	" WHEN coalesce(r.flags, 0) & 64 THEN '[softirq]' ELSE wk.name END AS waker, " \
+	" coalesce(r.next_cpu, r.cpu) AS cpu " \
 	"FROM seq r LEFT JOIN thread th ON th.utid = r.utid LEFT JOIN thread wk ON wk.utid = r.waker_utid " \
-	"WHERE r.state = 'R' AND r.waker_utid IS NOT NULL AND r.next_state = 'Running' " \
+	"WHERE r.state = 'R' AND " WOKEN("r") " AND r.next_state = 'Running' " \
 	WITH_CLIPPED \
 	"ORDER BY latency_ns DESC, r.ts, r.id LIMIT " LIMIT
 #define WAKEUPS(LIMIT) WAKEUPS_RANKED(LIMIT, "AND coalesce(r.flags, 0) & 1 = 0 ")
@@ -161,11 +167,11 @@ static int build_top_samples_20(struct sptd_store *st, struct sptd_query_buf *sq
 	"SELECT CASE WHEN count(*) = 0 THEN 0 ELSE count(*) || ' wakeup(s) clipped at the window " \
 	"start are not ranked: the task was runnable before the window, so the latency shown " \
 	"would be too short (--include-clipped ranks them, marked *)' END " \
-	"FROM seq r WHERE r.state = 'R' AND r.waker_utid IS NOT NULL AND r.next_state = 'Running' " \
+	"FROM seq r WHERE r.state = 'R' AND " WOKEN("r") " AND r.next_state = 'Running' " \
 	"AND coalesce(r.flags, 0) & 1"
 
 #define WHEN_WAKEUPS \
-	"SELECT CASE WHEN EXISTS (SELECT 1 FROM thread_state WHERE waker_utid IS NOT NULL) " \
+	"SELECT CASE WHEN EXISTS (SELECT 1 FROM thread_state t WHERE " WOKEN("t") ") " \
 	"THEN 1 ELSE 'no wakeups in this incident (no thread_state row names a waker)' END"
 
 #define WHEN_SCHED \

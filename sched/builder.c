@@ -11,7 +11,9 @@
  *    end (and the state it left in) was not seen.
  *  - a task that switched out dead ("X") gets no trailing state row.
  *  - the waker is common_pid of the waking event: the task current where the
- *    wakeup ran (0 when an interrupt on an idle CPU woke it).
+ *    wakeup ran; when the record's common_flags say it ran in a hard irq,
+ *    NMI or softirq, no task woke it (the current one was interrupted): no
+ *    waker, and the row's flags say which context (SPTD_SCHED_F_WAKE_*).
  *  - zero-length sched slices and thread states are dropped (a task seen
  *    only at the instant its CPU's data began); zero-length irqs are kept. */
 #include <errno.h>

@@ -360,7 +360,14 @@ static int on_missed_switch(struct sptd_sched_builder *b, const struct sptd_sche
 static int on_wake(struct sptd_sched_builder *b, const struct sptd_sched_event *ev)
 {
 	struct sptd_sched_task *t = sptd_sched_tasks_get(&b->tasks, ev->u.wake.tid);
-	int ret;
+	int ret, wflags = 0;
+
+	/* woken from an interrupt: common_pid is whoever it interrupted */
+	if ((ev->context & SPTD_SCHED_CTX_KNOWN) &&
+	    (ev->context & (SPTD_SCHED_CTX_HARDIRQ | SPTD_SCHED_CTX_NMI)))
+		wflags = SPTD_SCHED_F_WAKE_HARDIRQ;
+	else if ((ev->context & SPTD_SCHED_CTX_KNOWN) && (ev->context & SPTD_SCHED_CTX_SOFTIRQ))
+		wflags = SPTD_SCHED_F_WAKE_SOFTIRQ;
 
 	if (!t)
 		return -ENOMEM;
@@ -369,7 +376,7 @@ static int on_wake(struct sptd_sched_builder *b, const struct sptd_sched_event *
 		return 0;   /* already on a CPU or runnable */
 	ret = task_close(b, t, ev->ts, 0);
 	if (ret >= 0)
-		task_open(t, ev->ts, "R", -1, ev->pid, 0);
+		task_open(t, ev->ts, "R", -1, wflags ? -1 : ev->pid, wflags);
 	return ret;
 }
 

@@ -278,6 +278,11 @@ void sptd_sched_parser_destroy(struct sptd_sched_parser *p);
                                      * the window or the evidence does */
 #define SPTD_SCHED_F_END_CUT   0x2  /* the end was not seen: the row ends where the
                                      * window or the evidence does */
+/* thread_state only (a runnable row a wakeup opened): the wakeup ran in
+ * interrupt context by its record's common_flags, so no task woke it: the
+ * task current there was only interrupted, and the waker is -1 */
+#define SPTD_SCHED_F_WAKE_HARDIRQ 0x20 /* hard irq (or NMI) */
+#define SPTD_SCHED_F_WAKE_SOFTIRQ 0x40 /* softirq */
 
 /* Where the builder writes.  Any callback may be NULL.  tids, not utids: the
  * caller maps them.  @flags: SPTD_SCHED_F_* bits. */

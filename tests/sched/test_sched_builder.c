@@ -417,7 +417,9 @@ static const struct builder_case cases[] = {
 			"slice 700 9300 cpu0 tid0 NULL 120 f2",
 			"state 100 600 tid60 Running cpu0 waker-1 f0",
 			"state 700 9300 tid60 D cpu-1 waker-1 f2",
-			"state 210 9790 tid61 R cpu-1 waker60 f2",
+			/* woken in a hard irq: the task it stopped (60) is no
+			 * waker; flags 32 say so (issue 27, item 6) */
+			"state 210 9790 tid61 R cpu-1 waker-1 f34",
 			"irq 200 200 cpu0 36 virtio1-req.0 ret-1 f2",
 			"irq 450 150 cpu0 36 virtio1-req.0 ret1 f1",
 			"irq 800 10 cpu0 36 virtio1-req.0 ret-1 f2",
@@ -557,7 +559,7 @@ static const struct builder_case cases[] = {
 			"thread 0 swapper", "thread 1 t", "thread 2 u",
 			"slice 0 1000 cpu0 tid1 NULL 120 f2",
 			"state 0 1000 tid1 Running cpu0 waker-1 f2",
-			"state 150 850 tid2 R cpu-1 waker1 f2",
+			"state 150 850 tid2 R cpu-1 waker-1 f34",
 			"irq 100 50 cpu0 10 a ret-1 f2",
 			"irq 150 50 cpu0 11  ret1 f1",
 			NULL,
