@@ -75,7 +75,9 @@ static int on_exited_record(void *arg, const struct sptd_col_perf_record *r)
 	struct exited_rec *e;
 	int exec = r->type == SPTD_PERF_RECORD_COMM && (r->misc & SPTD_PERF_MISC_COMM_EXEC);
 
-	if (!exec && (r->type != SPTD_PERF_RECORD_MMAP2 || !r->name || r->name[0] != '/' ||
+	/* files, and the vDSO (named from the service's own: one kernel's) */
+	if (!exec && (r->type != SPTD_PERF_RECORD_MMAP2 || !r->name ||
+	              (r->name[0] != '/' && strcmp(r->name, "[vdso]") != 0) ||
 	              !(r->prot & PROT_EXEC) || r->len == 0 || r->addr + r->len < r->addr))
 		return 0;
 	if (r->pid <= 0 || !exited_wanted(c, r->pid))

@@ -354,6 +354,28 @@ int sptd_col_symcap_task(struct sptd_col_symcap *c, int pid)
 	return ret < 0 ? ret : 0;
 }
 
+/* The vDSO of a process that is gone: the kernel maps one image into every
+ * process of an ABI, so this service's own, when it is as long as the
+ * recorded mapping (a 32-bit process's is another); NULL otherwise. */
+static const struct sptd_dec_symfile *own_vdso(struct sptd_col_symcap *c, uint64_t len)
+{
+	char line[512], name[64];
+	uint64_t start, end;
+	FILE *f = fopen("/proc/self/maps", "re");
+	const struct sptd_dec_symfile *sf = NULL;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %*s %*s %*s %63s", &start, &end,
+		           name) == 3 && strcmp(name, SYMCAP_VDSO) == 0) {
+			if (end - start == len)
+				sf = sptd_col_symcache_vdso(c->cache, getpid(), start, end);
+			break;
+		}
+	if (f)
+		fclose(f);
+	return sf;
+}
+
 int sptd_col_symcap_task_recorded(struct sptd_col_symcap *c, int pid,
                                   const struct sptd_col_symcap_mapping *maps, size_t n)
 {
@@ -384,13 +406,18 @@ int sptd_col_symcap_task_recorded(struct sptd_col_symcap *c, int pid,
 		const struct sptd_col_symcap_mapping *m = &maps[i];
 		struct sptd_col_symcache_file *file = NULL;
 
-		ret = sptd_col_symcache_file_recorded(c->cache, m->path, m->dev, m->ino,
-		                                      m->generation, m->build_id, &file);
+		const struct sptd_dec_symfile *sf = NULL;
+
+		if (strcmp(m->path, SYMCAP_VDSO) == 0)
+			sf = own_vdso(c, m->end - m->start);
+		else
+			ret = sptd_col_symcache_file_recorded(c->cache, m->path, m->dev, m->ino,
+			                                      m->generation, m->build_id, &file);
 		/* gone or replaced: the mapping stays, without symbols */
 		if (ret == -ENOENT || ret == -ESTALE)
 			ret = 0;
 		if (ret >= 0)
-			ret = map_add(c, pid, m->start, m->end, m->pgoff, m->path, file, NULL);
+			ret = map_add(c, pid, m->start, m->end, m->pgoff, m->path, file, sf);
 		if (ret >= 0)
 			added++;
 	}
