@@ -414,6 +414,11 @@ int sptd_store_raw_sample_add_kind(struct sptd_store *st, int64_t ts, int cpu, i
  * linked yet.  1 linked, 0 no such row. */
 int sptd_store_thread_state_block(struct sptd_store *st, int64_t utid, int64_t at, int64_t from,
                                   int64_t to, int64_t callsite_id, int64_t blocked_symbol_id);
+/* The runnable (R, R+) thread_state row of thread @tid that ends at @end,
+ * else the one ending nearest to it within @slack_ns: its *@dur and
+ * *@flags.  1 found, 0 none, -EINVAL, or a store error. */
+int sptd_store_thread_state_wait(struct sptd_store *st, int tid, int64_t end, int64_t slack_ns,
+                                 int64_t *dur, int64_t *flags);
 /* A task alive at capture time (from /proc) or named by the trace. */
 int sptd_store_raw_task_add(struct sptd_store *st, int pid, int tid,
                             const char *comm, const char *cmdline);

@@ -223,3 +223,35 @@ int sptd_store_raw_file_read(struct sptd_store *st, int64_t dso_id,
 	sptd_store_named_done(s, owned);
 	return ret;
 }
+
+int sptd_store_thread_state_wait(struct sptd_store *st, int tid, int64_t end, int64_t slack_ns,
+                                 int64_t *dur, int64_t *flags)
+{
+	/* the runnable row of that tid ending at @end, else the nearest within
+	 * the slack, the longest first (a tid reused inside the window has two
+	 * threads) */
+	static const char sql[] =
+		"SELECT s.dur, s.flags FROM thread_state s JOIN thread t ON t.utid = s.utid "
+		"WHERE t.tid = ?1 AND s.state IN ('R', 'R+') AND abs(s.ts + s.dur - ?2) <= ?3 "
+		"ORDER BY abs(s.ts + s.dur - ?2), s.dur DESC LIMIT 1";
+	struct sptd_store_stmt *stmt = NULL;
+	int ret;
+
+	if (!st || !dur || !flags || slack_ns < 0)
+		return -EINVAL;
+	ret = sptd_store_prepare(st, sql, &stmt);
+	if (ret >= 0)
+		ret = sptd_store_bind_int(stmt, 1, tid);
+	if (ret >= 0)
+		ret = sptd_store_bind_int(stmt, 2, end);
+	if (ret >= 0)
+		ret = sptd_store_bind_int(stmt, 3, slack_ns);
+	if (ret >= 0)
+		ret = sptd_store_step(stmt);
+	if (ret == 1) {
+		*dur = sptd_store_column_int(stmt, 0);
+		*flags = sptd_store_column_int(stmt, 1);
+	}
+	sptd_store_finalize(stmt);
+	return ret;
+}

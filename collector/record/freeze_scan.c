@@ -233,41 +233,24 @@ int sptd_col_freeze_scan_matched(const struct sptd_col_freeze_scan *fs,
 int sptd_col_freeze_scan_wait(struct sptd_store *st, struct sptd_col_fire *fire,
                               int64_t slack_ns)
 {
-	/* the runnable row of that tid ending there, else the nearest within
-	 * the slack (PT: its record is not matched to perf's time), the
-	 * longest first (a tid reused inside the window has two threads) */
-	static const char sql[] =
-		"SELECT s.dur, s.flags FROM thread_state s JOIN thread t ON t.utid = s.utid "
-		"WHERE t.tid = ?1 AND s.state IN ('R', 'R+') AND abs(s.ts + s.dur - ?2) <= ?3 "
-		"ORDER BY abs(s.ts + s.dur - ?2), s.dur DESC LIMIT 1";
-	struct sptd_store_stmt *stmt = NULL;
-	int64_t perf_wait = fire->measure, dur, flags;
+	int64_t perf_wait = fire->measure, dur = 0, flags = 0;
 	int ret;
 
 	if (!fire->measured || !fire->spec || fire->spec->kind != SPTD_TRIG_LATENCY)
 		return 0;
-	ret = sptd_store_prepare(st, sql, &stmt);
-	if (ret >= 0)
-		ret = sptd_store_bind_int(stmt, 1, fire->subject);
-	if (ret >= 0)
-		ret = sptd_store_bind_int(stmt, 2, fire->ts);
-	if (ret >= 0)
-		ret = sptd_store_bind_int(stmt, 3, slack_ns);
-	if (ret >= 0)
-		ret = sptd_store_step(stmt);
+	/* the runnable row ending there, else the nearest within the slack
+	 * (PT: its record is not matched to perf's time) */
+	ret = sptd_store_thread_state_wait(st, fire->subject, fire->ts, slack_ns, &dur, &flags);
 	if (ret < 0)
-		goto out;
+		return ret;
 	if (ret == 0) {
 		fire->measure = -1;
 		snprintf(fire->detail, sizeof(fire->detail), "pid %d switched in; no wait of it "
 		         "ends here in the incident's record (perf paired it with a wakeup %" PRId64
 		         " ns before: an event perf lost, which ftrace has): no wait claimed",
 		         fire->subject, perf_wait);
-		ret = 0;
-		goto out;
+		return 0;
 	}
-	dur = sptd_store_column_int(stmt, 0);
-	flags = sptd_store_column_int(stmt, 1);
 	fire->measure = dur;
 	if (flags & SPTD_SCHED_F_START_CUT)
 		snprintf(fire->detail, sizeof(fire->detail), "pid %d waited more than %" PRId64
@@ -281,10 +264,7 @@ int sptd_col_freeze_scan_wait(struct sptd_store *st, struct sptd_col_fire *fire,
 	else
 		snprintf(fire->detail, sizeof(fire->detail), "pid %d waited %" PRId64 " ns from "
 		         "wakeup to running", fire->subject, dur);
-	ret = 0;
-out:
-	sptd_store_finalize(stmt);
-	return ret;
+	return 0;
 }
 
 void sptd_col_freeze_scan_fini(struct sptd_col_freeze_scan *fs)
