@@ -143,8 +143,9 @@ int sptd_col_cmd_decode(int argc, char **argv)
 			       "it reads the incident as the user who ran sudo (or nobody).\n\n"
 			       "  -j, --jobs N   PT decode threads (default: number of CPUs)\n"
 			       "  -q, --quiet    no progress line on the terminal (stderr)\n\n"
-			       "Exit status: 0 success, 1 failure, 2 bad command line, 6 missing,\n"
-			       "corrupt or not an incident file (left unchanged).\n");
+			       "Exit status: 0 success, 1 failure, 2 bad command line, 4 as root,\n"
+			       "INCIDENT reached through a link root does not own, 6 missing,\n"
+			       "corrupt, damaged or not an incident file (left unchanged).\n");
 			return SPTD_EXIT_OK;
 		case ':':
 			fprintf(stderr, "sysptd decode: option '%s' needs a value\n", word);
