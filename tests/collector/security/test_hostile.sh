@@ -25,15 +25,21 @@ trap 'exit 143' INT TERM HUP
 esc=$(printf '\033')
 
 # ---- one real incident, with a thread named "ESC]0;pwned BEL ESC[2J" -----------
-as_atk sh -c 'printf "\033]0;pwned\007\033[2J" >/proc/$$/comm; while :; do :; done' &
-spin=$!
-atk_pids="$atk_pids $spin"
+# (as_atk runs in a subshell: the spinning shell's own pid is in its
+# file, for the kill; timeout ends it in any case)
+as_atk timeout 60 sh -c 'echo $$ >"$1"; printf "\033]0;pwned\007\033[2J" >/proc/$$/comm
+	while :; do :; done' sh "$adir/spin.pid" >/dev/null 2>&1 &
 mkdir -m 700 "$work/rec"
+i=0
+while [ ! -s "$adir/spin.pid" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+spin=$(cat "$adir/spin.pid")
+atk_pids="$atk_pids $spin"
 sleep 0.2
 timeout 60 "$BIN" --name "$name" --window 300ms --trigger timer=400ms --count 1 \
 	-o "$work/rec" >"$work/rec.out" 2>"$work/rec.err"
 check '[ $? = 0 ]' "the recorder failed: $(cat "$work/rec.err")"
 kill -9 "$spin" 2>/dev/null
+chmod 755 "$adir"
 inc=$(head -n 1 "$work/rec.out")
 [ -f "$inc" ] || { bad "no incident recorded"; finish; }
 n=$("$BIN" query "$inc" "SELECT count(*) FROM thread WHERE name LIKE '%pwned%'" --format csv |
@@ -108,6 +114,10 @@ check '[ $? = 0 ]' "a chain of 66535 entries: $(cat "$work/d.err")"
 # ---- 7. kill -9 during import and export, then again to the same name ----------
 # tmps DIR NAME: the temporary files of NAME in DIR
 tmps() { ls "$1" | grep -c "^$2\.tmp\."; }
+# tree PID: its descendants
+tree() {
+	for _c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do echo "$_c"; tree "$_c"; done
+}
 # kill_midway DIR NAME CMD...: start CMD, and once NAME's temporary file is
 # there, kill -9 it and its child; 0 when the kill landed (the file stays)
 kill_midway() {
@@ -119,7 +129,7 @@ kill_midway() {
 	while [ "$(tmps "$_dir" "$_nm")" = 0 ] && kill -0 "$_pid" 2>/dev/null && [ $_i -lt 2000 ]; do
 		_i=$((_i + 1))
 	done
-	_kids=$(cat "/proc/$_pid/task/$_pid/children" 2>/dev/null)
+	_kids=$(tree "$_pid")
 	kill -9 "$_pid" $_kids 2>/dev/null
 	wait "$_pid" 2>/dev/null
 	for _k in $_kids; do while kill -0 "$_k" 2>/dev/null; do sleep 0.01; done; done
@@ -164,9 +174,14 @@ check '[ $? = 0 ] && [ "$(tmps "$out" e.pftrace)" = 0 ]' \
 	"export: the dead writer's temporary stays: $(ls "$out")"
 
 if [ -f "$FIX/hase-loopy/perf.data" ]; then
+	# an import takes 40 ms: its fsync is made to take 3 s (strace's
+	# fault injection), so that the kill lands while the file is written
+	slowfs=""
+	command -v strace >/dev/null &&
+		slowfs="strace -f -qq -o /dev/null -e trace=fsync -e inject=fsync:delay_enter=3000000"
 	landed=0
 	for i in 1 2 3 4 5 6 7 8 9 10; do
-		kill_midway "$out" i.db "$BIN" import "$FIX/hase-loopy/perf.data" \
+		kill_midway "$out" i.db $slowfs "$BIN" import "$FIX/hase-loopy/perf.data" \
 			--symfs "$FIX/hase-loopy/symfs" -q -o "$out/i.db" && landed=$((landed + 1))
 		rm -f "$out/i.db"
 	done
