@@ -1,11 +1,8 @@
 /* cmd_decode.c — `sysptd decode INCIDENT`: rebuild every derived table from
  * the raw ones, in a copy of the incident that replaces it once complete
  * (an error or a kill leaves the file as it was, and no journal beside it). */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,34 +28,14 @@ static void log_stderr(void *ctx, int level, const char *msg)
 }
 
 /* Remove the copies a killed `sysptd decode` of @path left beside it
- * ("NAME.tmp.PID.XXXXXX" whose writer is gone). */
+ * ("NAME.tmp.PID.XXXXXX" whose writer is gone; a live one's are kept). */
 static void clean_stale(const char *path)
 {
-	char dir[PATH_MAX], *real = realpath(path, NULL);
-	const char *name, *slash;
-	struct dirent *de;
-	size_t len;
-	DIR *d;
-	int dfd;
+	int n = sptd_col_newfile_sweep(path, SPTD_COL_NEWFILE_DIR_UPDATE);
 
-	if (!real)
-		return;
-	slash = strrchr(real, '/');
-	name = slash + 1;
-	len = strlen(name);
-	snprintf(dir, sizeof(dir), "%.*s", slash == real ? 1 : (int)(slash - real), real);
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	d = dfd >= 0 ? fdopendir(dfd) : NULL;
-	while (d && (de = readdir(d)))
-		if (strncmp(de->d_name, name, len) == 0 && strncmp(de->d_name + len, ".tmp.", 5) == 0 &&
-		    sptd_col_newfile_stale(dirfd(d), de->d_name) == 1)
-			fprintf(stderr, "sysptd decode: removed %s/%s, left by a decode that was "
-			        "killed\n", dir, de->d_name);
-	if (d)
-		closedir(d);
-	else if (dfd >= 0)
-		close(dfd);
-	free(real);
+	if (n > 0)
+		fprintf(stderr, "sysptd decode: removed %d temporary file(s) beside %s, left by a "
+		        "decode that was killed\n", n, path);
 }
 
 /* What the decode child does (sptd_col_parse_as_user). */
@@ -166,8 +143,9 @@ int sptd_col_cmd_decode(int argc, char **argv)
 			       "it reads the incident as the user who ran sudo (or nobody).\n\n"
 			       "  -j, --jobs N   PT decode threads (default: number of CPUs)\n"
 			       "  -q, --quiet    no progress line on the terminal (stderr)\n\n"
-			       "Exit status: 0 success, 1 failure, 2 bad command line, 6 missing,\n"
-			       "corrupt or not an incident file (left unchanged).\n");
+			       "Exit status: 0 success, 1 failure, 2 bad command line, 4 as root,\n"
+			       "INCIDENT reached through a link root does not own, 6 missing,\n"
+			       "corrupt, damaged or not an incident file (left unchanged).\n");
 			return SPTD_EXIT_OK;
 		case ':':
 			fprintf(stderr, "sysptd decode: option '%s' needs a value\n", word);
@@ -187,6 +165,13 @@ int sptd_col_cmd_decode(int argc, char **argv)
 	sptd_col_set_log(log_stderr, NULL);
 	sptd_sched_set_log(log_stderr, NULL);
 	sptd_dec_set_log(log_stderr, NULL);
+	/* the incident is replaced by root: never one reached through a link
+	 * a user could have pointed at root's files */
+	if (sptd_col_newfile_links_ok(path) == -EPERM) {
+		fprintf(stderr, "sysptd decode: %s: not decoded (name the incident by a path "
+		        "without such a link)\n", path);
+		return SPTD_EXIT_NOPERM;
+	}
 	clean_stale(path);
 	{
 		struct decode_job job = { .path = path, .jobs = jobs, .quiet = quiet };

@@ -305,6 +305,11 @@ int sptd_col_cmd_export(int argc, char **argv)
 	 * the child reads that very file (a link swapped between a stat and
 	 * the child's open gave a root-only incident's rows a 0644 file) */
 	job.in_fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	/* what a killed export of the same name left (its writer gone) */
+	ret = sptd_col_newfile_sweep(output, 0);
+	if (ret > 0)
+		fprintf(stderr, "sysptd export: removed %d temporary file(s) beside %s, left by an "
+		        "export that was killed\n", ret, output);
 	ret = sptd_col_newfile_open(&nf, AT_FDCWD, output,
 	                            job.in_fd >= 0 && fstat(job.in_fd, &isb) == 0 &&
 	                            S_ISREG(isb.st_mode) ? isb.st_mode & 0666 : 0600);

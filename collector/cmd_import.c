@@ -300,6 +300,17 @@ struct perfdata_job {
 	const struct sptd_col_pd_import_opts *o; /* parsed options */
 };
 
+/* Remove what a killed import to @out left beside it (temporary files
+ * whose writer is gone). */
+static void clean_stale(const char *out)
+{
+	int n = sptd_col_newfile_sweep(out, 0);
+
+	if (n > 0)
+		fprintf(stderr, "sysptd import: removed %d temporary file(s) beside %s, left by an "
+		        "import that was killed\n", n, out);
+}
+
 static int perfdata_job_run(void *arg);
 
 /* sptd_col_pd_import_opts.opened: give up root before parsing. */
@@ -404,6 +415,7 @@ static int import_perfdata(int argc, char **argv)
 		/* perf.data opened and the incident created as root, then parsed
 		 * as the invoking user; this (root) process renames the result */
 		o.opened = perfdata_opened;
+		clean_stale(o.output);
 		int status = sptd_col_parse_as_user("import", perfdata_job_run, &job);
 
 		/* renamed into place by now: its path is the command's output */
@@ -507,6 +519,7 @@ int sptd_col_cmd_import(int argc, char **argv)
 
 		/* the raw files copied in as root, decoded as the invoking user;
 		 * this (root) process renames the result */
+		clean_stale(o.out);
 		int status = sptd_col_parse_as_user("import", rawpt_job_run, &job);
 
 		/* renamed into place by now: its path is the command's output */

@@ -9,13 +9,24 @@
 #include "sptd_col.h"
 #include "sptd_store.h"
 
+/* sptd_store_dir_open_fn: the store's temporary files as newfile.c's. */
+static int store_dir_open(const char *dir, int update)
+{
+	return sptd_col_newfile_dir_open(dir, update ? SPTD_COL_NEWFILE_DIR_UPDATE : 0);
+}
+
 int sptd_col_parse_as_user(const char *cmd, int (*fn)(void *ctx), void *ctx)
 {
 	int ret;
 
-	/* new and updated incidents are renamed by the parent, still root */
+	/* new and updated incidents are renamed by the parent, still root,
+	 * in a directory opened as sptd_col_newfile_dir_open decides (never
+	 * through a user's symlink; through sudo, only one that user may
+	 * write, for a new incident) */
 	sptd_store_set_handoff(sptd_col_privs_handoff);
+	sptd_store_set_dir_open(store_dir_open);
 	ret = sptd_col_privs_child(fn, ctx);
+	sptd_store_set_dir_open(NULL);
 	sptd_store_set_handoff(NULL);
 	if (ret < 0) {
 		fprintf(stderr, "sysptd %s: cannot start the process that reads the file: %s\n",

@@ -183,11 +183,26 @@ void sptd_store_destroy(struct sptd_store *st);
 #define SPTD_STORE_HANDOFF_READY   2
 typedef int (*sptd_store_handoff_fn)(int what, const char *tmp, const char *path, int replace);
 void sptd_store_set_handoff(sptd_store_handoff_fn fn);
+/* Who opens the directory a temporary file is created in, when not the
+ * store itself (open(2)): @dir as given, @update 1 for an update of a file
+ * already opened (decode), 0 for a new incident; it returns the
+ * descriptor or a negative errno (it may refuse: a user's symlink, a
+ * directory the user who ran sudo may not write).  One per process; NULL
+ * (the default) opens it in the store. */
+typedef int (*sptd_store_dir_open_fn)(const char *dir, int update);
+void sptd_store_set_dir_open(sptd_store_dir_open_fn fn);
 
 /* Human-readable detail of the last failure on @st ("" if none); it names
  * what failed and the file.  Valid until the next call on @st.  With @st
  * NULL: the last failed sptd_store_create/open of the calling thread. */
 const char *sptd_store_errmsg(const struct sptd_store *st);
+
+/* Record that a row of @st's file makes no sense (a reader above the store
+ * found it: a cpu that is no CPU, a call chain longer than any kernel
+ * records): sptd_store_errmsg() then says "PATH is damaged: <what>; take it
+ * again from the recording machine".  Returns -EBADMSG (-EINVAL for NULL). */
+int sptd_store_damaged(struct sptd_store *st, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* The path the store will have (created) or has (opened). */
 const char *sptd_store_path(const struct sptd_store *st);

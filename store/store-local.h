@@ -271,8 +271,9 @@ int sptd_store_table_find(const char *name);
 /* --- store_tmp.c --------------------------------------------------------- */
 
 /* Create the temporary file beside st->path (st->tmp_path, tmp_fd, dir_fd;
- * O_EXCL|O_NOFOLLOW, random name, mode 0600, flock()ed). */
-int sptd_store_tmp_create(struct sptd_store *st);
+ * O_EXCL|O_NOFOLLOW, random name, mode 0600, flock()ed); @update: for an
+ * update of an opened file (the directory opener is told). */
+int sptd_store_tmp_create(struct sptd_store *st, int update);
 /* Fill the temporary file with the bytes of @src (the incident being
  * updated, described by @sb) and give it @sb's owner and mode. */
 int sptd_store_tmp_copy(struct sptd_store *st, int src, const struct stat *sb);

@@ -48,6 +48,20 @@ int sptd_store_fail(struct sptd_store *st, int err, const char *fmt, ...)
 	return err;
 }
 
+int sptd_store_damaged(struct sptd_store *st, const char *fmt, ...)
+{
+	char what[512];
+	va_list ap;
+
+	if (!st || !fmt)
+		return -EINVAL;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return sptd_store_fail(st, -EBADMSG, "%s is damaged: %s; take it again from the "
+	                       "recording machine", st->path, what);
+}
+
 int sptd_store_errno_of(sqlite3 *db, int rc)
 {
 	int sys;

@@ -91,7 +91,7 @@ int sptd_store_create(const char *path, struct sptd_store **out)
 	}
 	/* Made here, not by SQLite: mode 0600 whatever the umask, O_EXCL and
 	 * O_NOFOLLOW under a random name (store_tmp.c). */
-	ret = sptd_store_tmp_create(st);
+	ret = sptd_store_tmp_create(st, 0);
 	if (ret < 0)
 		goto fail;
 	st->created = 1; /* from here on destroy removes the temporary file */
@@ -463,7 +463,7 @@ static int open_source_taken(struct sptd_store *st, int writable, int src, struc
 		return 0;
 	}
 	/* work on a private copy beside it; commit renames it over */
-	ret = sptd_store_tmp_create(st);
+	ret = sptd_store_tmp_create(st, 1);
 	if (ret >= 0)
 		ret = sptd_store_tmp_copy(st, src, src_sb);
 	close(src);

@@ -35,6 +35,14 @@ void sptd_store_set_handoff(sptd_store_handoff_fn fn)
 	handoff = fn;
 }
 
+/* Who opens the temporary file's directory, when not open(2) here. */
+static sptd_store_dir_open_fn dir_open;
+
+void sptd_store_set_dir_open(sptd_store_dir_open_fn fn)
+{
+	dir_open = fn;
+}
+
 /* The last component of @path. */
 static const char *last_name(const char *path)
 {
@@ -60,7 +68,7 @@ static void random_letters(char out[7])
 	out[6] = '\0';
 }
 
-int sptd_store_tmp_create(struct sptd_store *st)
+int sptd_store_tmp_create(struct sptd_store *st, int update)
 {
 	char dir[PATH_MAX], rnd[7];
 	const char *name = last_name(st->path);
@@ -75,9 +83,15 @@ int sptd_store_tmp_create(struct sptd_store *st)
 	else if (snprintf(dir, sizeof(dir), "%.*s", (int)(name - st->path - 1), st->path) >=
 	         (int)sizeof(dir))
 		return sptd_store_fail(st, -ENAMETOOLONG, "cannot create %s: path too long", st->path);
-	st->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (st->dir_fd < 0) {
+	if (dir_open) {
+		st->dir_fd = dir_open(dir, update);
+		ret = st->dir_fd;
+	} else {
+		st->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		ret = -errno;
+	}
+	if (st->dir_fd < 0) {
+		st->dir_fd = -1;
 		return sptd_store_fail(st, ret, "cannot create %s: %s", st->path,
 		                       ret == -ENOENT ? "no such directory" : strerror(-ret));
 	}

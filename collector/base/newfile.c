@@ -13,6 +13,7 @@
  * leaves at most a "NAME.tmp.PID.XXXXXX" file, which the writer holds an
  * flock() on while it lives, so a cleaner can tell a stale one from one
  * being written (sptd_col_newfile_stale). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -22,7 +23,9 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,22 +50,19 @@ static void random_suffix(char *out, size_t n)
 	out[n] = '\0';
 }
 
-/* Follow @dir as the kernel would, but refuse a symbolic link that
- * neither root nor the user who ran sudo owns: root writing an export to
- * "~user/exports/x.json" where that user had made exports a link to
- * /root replaced /root's files (audit of 2026-11-27).  The directory
- * reached is in *@sb.  0, -EPERM (said on stderr) or -errno. */
-static int check_dir_links(const char *dir, struct stat *sb)
+/* Follow @dir as the kernel would, but refuse a symbolic link that root
+ * does not own: root writing an export to "~user/exports/x.json" where
+ * that user had made exports a link to /root replaced /root's files
+ * (audit of 2026-11-27; the user who ran sudo is no exception: issue 28).
+ * The directory reached is in *@sb.  0, -EPERM (said on stderr) or
+ * -errno (said unless @quiet). */
+static int check_dir_links(const char *dir, struct stat *sb, int quiet)
 {
 	char cur[PATH_MAX], rest[PATH_MAX], link[PATH_MAX], next[PATH_MAX];
-	struct sptd_col_user user;
-	long sudo_uid = -1;
 	int hops = 0;
 
 	if (geteuid() != 0)
 		return stat(dir, sb) == 0 ? 0 : -errno;   /* the kernel's rules are the user's */
-	if (sptd_col_privs_target(&user) == 0 && user.from_sudo)
-		sudo_uid = (long)user.uid;
 	if (snprintf(rest, sizeof(rest), "%s", dir) >= (int)sizeof(rest))
 		return -ENAMETOOLONG;
 	snprintf(cur, sizeof(cur), "%s", rest[0] == '/' ? "" : ".");
@@ -87,9 +87,11 @@ static int check_dir_links(const char *dir, struct stat *sb)
 			snprintf(cur, sizeof(cur), "%s", next);
 			continue;
 		}
-		if (lsb.st_uid != 0 && (long)lsb.st_uid != sudo_uid) {
-			fprintf(stderr, "sysptd: %s is a link owned by uid %u: not followed as root "
-			        "(write to the directory it names instead)\n", next, (unsigned)lsb.st_uid);
+		if (lsb.st_uid != 0) {
+			if (!quiet)
+				fprintf(stderr, "sysptd: %s is a link owned by uid %u: not followed "
+				        "as root (write to the directory it names instead)\n", next,
+				        (unsigned)lsb.st_uid);
 			return -EPERM;
 		}
 		if (++hops > 40)
@@ -107,6 +109,118 @@ static int check_dir_links(const char *dir, struct stat *sb)
 	return stat(cur[0] ? cur : "/", sb) == 0 ? 0 : -errno;
 }
 
+/* Open directory @dir in a child that has become @u (sptd_col_privs_drop):
+ * the path resolved with that user's rights, links and all, and the
+ * directory one they may write.  The descriptor comes back over a socket
+ * (SCM_RIGHTS).  0 and *@dirfd, or -errno (-EACCES: not theirs to write). */
+static int open_dir_as(const char *dir, const struct sptd_col_user *u, int *dirfd)
+{
+	char byte = 0, ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+	int sv[2], status, ret;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		ret = -errno;
+		close(sv[0]);
+		close(sv[1]);
+		return ret;
+	}
+	if (pid == 0) {
+		int fd = -1, err = 0;
+
+		close(sv[0]);
+		if (sptd_col_privs_drop(u) < 0)
+			err = EPERM;
+		else if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+			err = errno;
+		else if (faccessat(fd, ".", W_OK | X_OK, 0) < 0)
+			err = errno;
+		/* the answer: one byte, the errno, with the descriptor when 0 */
+		byte = (char)err;
+		if (err == 0) {
+			memset(ctl, 0, sizeof(ctl));
+			msg.msg_control = ctl;
+			msg.msg_controllen = sizeof(ctl);
+			cm = CMSG_FIRSTHDR(&msg);
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_RIGHTS;
+			cm->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+		}
+		_exit(sendmsg(sv[1], &msg, 0) == 1 ? 0 : 1);
+	}
+	close(sv[1]);
+	memset(ctl, 0, sizeof(ctl));
+	msg.msg_control = ctl;
+	msg.msg_controllen = sizeof(ctl);
+	ret = recvmsg(sv[0], &msg, MSG_CMSG_CLOEXEC) == 1 ? 0 : -EIO;
+	cm = ret == 0 ? CMSG_FIRSTHDR(&msg) : NULL;
+	if (ret == 0 && byte)
+		ret = -(unsigned char)byte;
+	else if (ret == 0 && cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+	         cm->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(dirfd, CMSG_DATA(cm), sizeof(int));
+	else if (ret == 0)
+		ret = -EIO;
+	close(sv[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return ret;
+}
+
+/* sptd_col_newfile_dir_open, saying why it refuses unless @quiet. */
+static int dir_open(const char *dir, int flags, int quiet)
+{
+	struct sptd_col_user user;
+	struct stat want, got;
+	int fd = -1, ret;
+
+	if (!dir || !*dir || (flags & ~SPTD_COL_NEWFILE_DIR_UPDATE))
+		return -EINVAL;
+	/* through sudo, a new file goes only where its user could put it */
+	if (geteuid() == 0 && !(flags & SPTD_COL_NEWFILE_DIR_UPDATE) &&
+	    sptd_col_privs_target(&user) == 0 && user.from_sudo) {
+		ret = open_dir_as(dir, &user, &fd);
+		if ((ret == -EACCES || ret == -EPERM) && !quiet)
+			fprintf(stderr, "sysptd: %s: uid %u (who ran sudo) may not write there: "
+			        "not written as root (write where you may, or run it from a root "
+			        "login)\n", dir, (unsigned)user.uid);
+		return ret < 0 ? ret : fd;
+	}
+	ret = check_dir_links(dir, &want, quiet);
+	if (ret < 0)
+		return ret;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* the directory checked, not one a link swapped in since */
+	if (fstat(fd, &got) != 0 || got.st_dev != want.st_dev || got.st_ino != want.st_ino) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+int sptd_col_newfile_dir_open(const char *dir, int flags)
+{
+	return dir_open(dir, flags, 0);
+}
+
+int sptd_col_newfile_links_ok(const char *path)
+{
+	struct stat sb;
+
+	if (!path || !*path)
+		return -EINVAL;
+	return check_dir_links(path, &sb, 0);
+}
+
 /* Split @path into its directory (opened into *@dirfd) and last name. */
 static int open_parent(const char *path, int *dirfd, const char **name)
 {
@@ -122,24 +236,8 @@ static int open_parent(const char *path, int *dirfd, const char **name)
 		snprintf(dir, sizeof(dir), "/");
 	else if (snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path) >= (int)sizeof(dir))
 		return -ENAMETOOLONG;
-	{
-		struct stat want, got;
-		int ret = check_dir_links(dir, &want);
-
-		if (ret < 0)
-			return ret;
-		*dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (*dirfd < 0)
-			return -errno;
-		/* the directory checked, not one a link swapped in since */
-		if (fstat(*dirfd, &got) != 0 || got.st_dev != want.st_dev ||
-		    got.st_ino != want.st_ino) {
-			close(*dirfd);
-			*dirfd = -1;
-			return -EPERM;
-		}
-		return 0;
-	}
+	*dirfd = sptd_col_newfile_dir_open(dir, 0);
+	return *dirfd < 0 ? *dirfd : 0;
 }
 
 int sptd_col_newfile_open(struct sptd_col_newfile *nf, int dirfd, const char *path,
@@ -237,6 +335,18 @@ void sptd_col_newfile_fini(struct sptd_col_newfile *nf)
 	nf->tmp[0] = '\0';
 }
 
+/* A temporary file of ours is owned by this process's user, or, as root
+ * through sudo, by the user who ran it (an export is given to them). */
+static int owner_is_us(uid_t uid)
+{
+	struct sptd_col_user user;
+
+	if (uid == geteuid())
+		return 1;
+	return geteuid() == 0 && sptd_col_privs_target(&user) == 0 && user.from_sudo &&
+	       uid == user.uid;
+}
+
 int sptd_col_newfile_stale(int dirfd, const char *name)
 {
 	const char *tmp, *p;
@@ -264,10 +374,51 @@ int sptd_col_newfile_stale(int dirfd, const char *name)
 	 * until it renamed or removed it; in that first instant the file is
 	 * new and its writer alive.  So: not locked, and its writer gone (or
 	 * the file untouched for a minute, should the pid have been reused). */
-	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == geteuid() &&
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && owner_is_us(sb.st_uid) &&
 	    flock(fd, LOCK_EX | LOCK_NB) == 0 &&
 	    ((kill((pid_t)pid, 0) < 0 && errno == ESRCH) || time(NULL) - sb.st_mtime > 60))
 		ret = unlinkat(dirfd, name, 0) == 0 ? 1 : -errno;
 	close(fd);
 	return ret;
+}
+
+int sptd_col_newfile_sweep(const char *path, int flags)
+{
+	char dir[PATH_MAX];
+	const char *slash, *name;
+	struct dirent *de;
+	size_t len;
+	int dfd, removed = 0, ret;
+	DIR *d;
+
+	if (!path || !*path)
+		return -EINVAL;
+	slash = strrchr(path, '/');
+	name = slash ? slash + 1 : path;
+	len = strlen(name);
+	if (!len || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return -EISDIR;
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else if (snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	/* the directory as the writer would open it: never one that the
+	 * user who ran sudo could not write, nor through their links */
+	dfd = dir_open(dir, flags, 1);   /* refused: the writer will say why */
+	if (dfd < 0)
+		return dfd;
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return -ENOMEM;
+	}
+	/* "NAME.tmp.": sptd_col_newfile_stale checks the rest of the naming */
+	while ((de = readdir(d)))
+		if (strncmp(de->d_name, name, len) == 0 && strncmp(de->d_name + len, ".tmp.", 5) == 0 &&
+		    (ret = sptd_col_newfile_stale(dirfd(d), de->d_name)) == 1)
+			removed++;
+	closedir(d);
+	return removed;
 }

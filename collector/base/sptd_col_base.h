@@ -88,6 +88,25 @@ void sptd_col_newfile_fini(struct sptd_col_newfile *nf);
  * and its pid dead or the file a minute old.  1 removed, 0 kept (not
  * ours, or alive), negative errno. */
 int sptd_col_newfile_stale(int dirfd, const char *name);
+/* Remove the temporary files of @path ("PATH.tmp.PID.XXXXXX") that a
+ * killed writer left, as sptd_col_newfile_stale judges them (a live
+ * writer's are kept); the directory opened as sptd_col_newfile_dir_open
+ * does with @flags.  The number removed, or negative errno. */
+int sptd_col_newfile_sweep(const char *path, int flags);
+/* Open directory @dir to create a file in (O_RDONLY | O_DIRECTORY): as
+ * root through sudo, by a child that has become the user who ran sudo,
+ * who must be able to write it (else -EACCES, said on stderr): a link of
+ * theirs to /root took root's rights there; as root otherwise (and for
+ * SPTD_COL_NEWFILE_DIR_UPDATE, replacing a file root has opened), every
+ * symbolic link on the way must be root's (-EPERM, said on stderr).  Not
+ * root: open() as it is.  The descriptor, or negative errno. */
+/* As root, every symbolic link on the way to @path, its last component
+ * included, is root's (a file root will replace, reached through a user's
+ * link, would be root's to lose): 0, -EPERM (said on stderr), -errno.  Not
+ * root: 0 when @path exists. */
+int sptd_col_newfile_links_ok(const char *path);
+#define SPTD_COL_NEWFILE_DIR_UPDATE 0x1
+int sptd_col_newfile_dir_open(const char *dir, int flags);
 
 /* ---- least privilege (privs.c; the model: docs/SECURITY.md) -------------- */
 

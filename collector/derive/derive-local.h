@@ -6,4 +6,33 @@
 #include "sptd_col_derive.h"
 #include "sptd_col_perf.h"
 
+struct sptd_store;
+
+/* The longest call chain a kernel records, in entries: frames up to
+ * perf_event_attr.sample_max_stack (16 bits; sysptd asks 127, perf's
+ * default) plus a context marker per change of context (at most
+ * kernel.perf_event_max_contexts_per_stack, itself at most 1000).  A
+ * raw_sample chain longer than this is a damaged file: one of 400 MB made
+ * decode run 141 s in 9.1 GB and write 50 M callsite rows. */
+#define SPTD_DERIVE_MAX_CHAIN (65535 + 1000)
+
+/* Callsite rows one decode may intern for @ROWS raw_sample rows: 128 per
+ * row (perf's default --max-stack, 127, and one) and a million besides.
+ * Real stacks share their callers, so they stay far below it; more is a
+ * file forged to exhaust memory. */
+#define SPTD_DERIVE_CALLSITE_BUDGET(ROWS) ((int64_t)(ROWS) * 128 + ((int64_t)1 << 20))
+
+/* Every row of raw table @table (raw_sample, raw_ftrace_page, raw_pt)
+ * names a CPU from 0 to 2^31 - 1 (a cpu column of -1, 2^31 or INT64_MAX
+ * read as an int became a negative cpu, or another CPU's).  0; -EBADMSG
+ * with sptd_store_damaged() naming the table, the row and the value; or
+ * the store's error. */
+int sptd_col_derive_check_cpus(struct sptd_store *st, const char *table);
+
+/* Every raw_sample call chain is whole 8-byte entries and at most
+ * SPTD_DERIVE_MAX_CHAIN of them; checked with length(), which SQLite
+ * answers without reading the blob.  0, -EBADMSG (sptd_store_damaged: the
+ * row and its size) or the store's error. */
+int sptd_col_derive_check_chains(struct sptd_store *st);
+
 #endif

@@ -619,6 +619,9 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 	ret = sptd_store_count(st, SPTD_STORE_T_RAW_PT, &n);
 	if (ret < 0 || n == 0)
 		return ret < 0 ? (int)ret : 0;
+	ret = sptd_col_derive_check_cpus(st, "raw_pt");   /* damaged: exit 6 */
+	if (ret < 0)
+		return (int)ret;
 	load_config(st, &cfg, jobs, bad, sizeof(bad));
 	ret = sptd_dec_session_create(&cfg, &s);
 	if (ret < 0)

@@ -19,6 +19,7 @@
  * known mapping (JIT code, a process gone before its snapshot) has no
  * symbol. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +70,8 @@ struct derive {
 	size_t unknown_slots, nunknowns; /* table size (power of two) / used */
 	int64_t next_symbol_id;  /* next symbol id, for new "[unknown]" rows */
 	int64_t offcpu_linked;   /* off-CPU stacks put on their thread_state row */
+	int64_t callsite_budget; /* callsite rows this decode may add
+	                          * (SPTD_DERIVE_CALLSITE_BUDGET) */
 	uint64_t sched_lo, sched_hi; /* the kernel's __sched text (meta), 0 unknown */
 };
 
@@ -382,6 +385,11 @@ static int64_t intern(struct derive *d, int64_t parent, int depth, int64_t symbo
 			return n->id;
 		i = (i + 1) & (d->slots - 1);
 	}
+	if ((int64_t)d->nnodes >= d->callsite_budget)
+		return sptd_store_damaged(d->st, "its call chains hold more than %" PRId64
+		                          " distinct frames (128 per raw_sample row and a "
+		                          "million more): forged to exhaust memory",
+		                          d->callsite_budget);
 	ret = sptd_store_callsite_add(d->st, d->next_id, parent, depth, symbol,
 	                              symbol >= 0 ? sym_start : ip);
 	if (ret < 0)
@@ -537,7 +545,15 @@ int sptd_col_derive_samples(struct sptd_store *st, struct sptd_col_tasks *tasks)
 			d.sched_hi = (uint64_t)hi;
 		}
 	}
-	ret = sptd_store_table_clear(st, "sample");
+	/* a damaged row is a damaged file, found before any work */
+	ret = sptd_col_derive_check_cpus(st, "raw_sample");
+	if (ret >= 0)
+		ret = sptd_col_derive_check_chains(st);
+	if (ret >= 0)
+		ret = sptd_store_count(st, SPTD_STORE_T_RAW_SAMPLE, &d.callsite_budget);
+	d.callsite_budget = SPTD_DERIVE_CALLSITE_BUDGET(d.callsite_budget);
+	if (ret >= 0)
+		ret = sptd_store_table_clear(st, "sample");
 	if (ret >= 0)
 		ret = sptd_store_table_clear(st, "callsite");
 	if (ret >= 0)

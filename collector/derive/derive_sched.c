@@ -294,7 +294,9 @@ static int feed_ftrace(struct sched_ctx *ctx, int *ncpus)
 	struct pages_ctx pc = { .ctx = ctx, .ncpus = ncpus };
 	int ret;
 
-	ret = sptd_sched_parser_create(&pc.parser);
+	ret = sptd_col_derive_check_cpus(ctx->st, "raw_ftrace_page");   /* damaged: exit 6 */
+	if (ret >= 0)
+		ret = sptd_sched_parser_create(&pc.parser);
 	if (ret >= 0) {
 		sptd_sched_parser_want_other(pc.parser, 1);
 		ret = sptd_store_raw_ftrace_format_each(ctx->st, on_format, pc.parser);

@@ -201,6 +201,17 @@ static void test_formats(struct sptd_store *st)
 	CHECK_STR(out, "\"c,d\"\n\"a\rb\"\n");
 	free(out);
 
+	/* CSV: terminal controls shown as the table shows them, "\xNN" per
+	 * byte (issue 28: a thread named ESC ] ... BEL drove the terminal):
+	 * ESC, BEL, DEL, a C1 control (U+009B, CSI), a byte that is not
+	 * UTF-8; TAB and UTF-8 kept, a quote still doubled */
+	out = run(st, "SELECT char(27) || ']0;x' || char(7) || char(127) || char(155) || "
+	          "CAST(x'ff' AS TEXT) || char(9) || 'é\"' AS c", SPTD_QUERY_CSV, &rc, err,
+	          sizeof(err));
+	CHECK_INT(rc, 1);
+	CHECK_STR(out, "c\n\"\\x1b]0;x\\x07\\x7f\\xc2\\x9b\\xff\té\"\"\"\n");
+	free(out);
+
 	/* table: numbers right, text left, NULL empty, footer */
 	out = run(st, "SELECT 1 AS n, 'ab' AS name UNION ALL SELECT 100, NULL",
 	          SPTD_QUERY_TABLE, &rc, err, sizeof(err));
