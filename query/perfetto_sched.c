@@ -338,16 +338,14 @@ out:
 
 int sptd_query_pf_write_wakings(struct sptd_query_pf *pf)
 {
-	/* bundle CPU: where the waker ran at that instant, else the target;
-	 * for a real waking (a waker is known) else where the woken task ran
-	 * next, else any CPU: it must not be dropped for want of a CPU
-	 * (Perfetto then missed its R state: 2-5% of a live recording's, the
-	 * waker in interrupt context on a CPU no slice covers).  A runnable
-	 * row without a waker is a preemption: its R comes from the switch.
-	 * A task's slices do not overlap, so the waker's latest slice that
-	 * began by then is the one to look at (one step down the (utid, ts)
-	 * index, not every earlier slice of the waker: 20,000 wakeups took
-	 * 41 s); only the idle task (utid 0) runs on every CPU at once */
+	/* bundle CPU: where the waker ran then, else the target; for a real
+	 * waking (a waker, or flags 32/64: from an interrupt) else where the
+	 * woken task ran next, else any CPU: never dropped for want of one
+	 * (Perfetto then missed its R state).  A runnable row with neither is a
+	 * preemption: its R comes from the switch.  A task's slices do not
+	 * overlap, so the waker's latest slice begun by then is the one (one
+	 * step down the (utid, ts) index: every earlier slice took 41 s for
+	 * 20,000 wakeups); only the idle task (utid 0) runs on every CPU */
 	static const char sql[] =
 		"SELECT coalesce((SELECT CASE WHEN ss.ts + ss.dur >= s.ts THEN ss.cpu END "
 		"                 FROM sched_slice ss WHERE ss.utid = s.waker_utid "
@@ -357,8 +355,7 @@ int sptd_query_pf_write_wakings(struct sptd_query_pf *pf)
 		"                 WHERE s.waker_utid = 0 AND ss.utid = 0 AND ss.ts <= s.ts "
 		"                   AND ss.ts + ss.dur >= s.ts ORDER BY ss.ts DESC LIMIT 1), "
 		"                s.cpu, "
-		"                CASE WHEN s.waker_utid IS NOT NULL OR coalesce(s.flags, 0) & 96 "
-		"                THEN coalesce("
+		"                CASE WHEN s.waker_utid IS NOT NULL OR s.flags & 96 THEN coalesce("
 		"                 (SELECT ss.cpu FROM sched_slice ss WHERE ss.utid = s.utid "
 		"                   AND ss.ts >= s.ts ORDER BY ss.ts LIMIT 1), "
 		"                 (SELECT min(cpu) FROM sched_slice)) END) AS bcpu, "
@@ -376,7 +373,7 @@ int sptd_query_pf_write_wakings(struct sptd_query_pf *pf)
 	sptd_query_pf_progress(pf, "thread_state", 0, 0);
 	while ((rc = sptd_store_step(stmt)) == 1) {
 		int cpu, target, idx;
-		int64_t ts = sptd_store_column_int(stmt, 1);
+		int64_t ts = sptd_store_column_int(stmt, 1), wf;
 
 		cpu = int_of(stmt, 0);
 		target = sptd_store_column_type(stmt, 2) == SPTD_STORE_NULL ? cpu : int_of(stmt, 2);
@@ -396,10 +393,9 @@ int sptd_query_pf_write_wakings(struct sptd_query_pf *pf)
 		sptd_query_pb_raw_varint(&b.wk_cpu, (uint64_t)(int64_t)target);
 		sptd_query_pb_raw_varint(&b.wk_prio, IDLE_PRIO);
 		sptd_query_pb_raw_varint(&b.wk_comm, (uint64_t)idx);
-		/* common_flags as the kernel's record: TRACE_FLAG_HARDIRQ 0x08,
-		 * TRACE_FLAG_SOFTIRQ 0x10 (trace_processor's irq_context) */
-		sptd_query_pb_raw_varint(&b.wk_flags, sptd_store_column_int(stmt, 5) & 32 ? 0x08 :
-		                                      sptd_store_column_int(stmt, 5) & 64 ? 0x10 : 0);
+		/* common_flags: TRACE_FLAG_HARDIRQ 0x08, _SOFTIRQ 0x10 (irq_context) */
+		wf = sptd_store_column_int(stmt, 5);
+		sptd_query_pb_raw_varint(&b.wk_flags, wf & 32 ? 0x08 : wf & 64 ? 0x10 : 0);
 		b.last_wake = ts;
 		b.n++;
 		pf->stats->sched_wakings++;

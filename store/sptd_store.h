@@ -21,13 +21,11 @@
  * extension loading (store_guard.c).
  *
  * Updating (sysptd decode): sptd_store_open(path, 1, ...) copies the
- * incident (the file a symlink at @path leads to) into such a temporary
- * file beside it, with its owner and mode, and begins one transaction on
- * the copy; derived tables are cleared with sptd_store_derived_clear() (or
- * one at a time, sptd_store_table_clear()) and refilled;
- * sptd_store_commit() renames the copy over the incident.  destroy without
- * commit, an error or a kill leave the incident as it was (and no hot
- * journal beside it): nothing is lost.
+ * incident into such a temporary file beside it (owner and mode kept) and
+ * begins one transaction on the copy; derived tables are cleared
+ * (sptd_store_derived_clear, sptd_store_table_clear) and refilled; commit
+ * renames the copy over the incident.  destroy without commit, an error or
+ * a kill leave the incident as it was, and no hot journal beside it.
  *
  * Units: ts and dur are int64 nanoseconds on the clock named in meta
  * "clock".  ids that other rows refer to (upid, utid, dso, symbol, callsite,
@@ -183,12 +181,9 @@ void sptd_store_destroy(struct sptd_store *st);
 #define SPTD_STORE_HANDOFF_READY   2
 typedef int (*sptd_store_handoff_fn)(int what, const char *tmp, const char *path, int replace);
 void sptd_store_set_handoff(sptd_store_handoff_fn fn);
-/* Who opens the directory a temporary file is created in, when not the
- * store itself (open(2)): @dir as given, @update 1 for an update of a file
- * already opened (decode), 0 for a new incident; it returns the
- * descriptor or a negative errno (it may refuse: a user's symlink, a
- * directory the user who ran sudo may not write).  One per process; NULL
- * (the default) opens it in the store. */
+/* Who opens the directory of a temporary file (@update 1: decode's copy,
+ * 0: a new incident): the descriptor or -errno (it may refuse a user's link
+ * or a directory the sudo user may not write).  NULL (default): open(2). */
 typedef int (*sptd_store_dir_open_fn)(const char *dir, int update);
 void sptd_store_set_dir_open(sptd_store_dir_open_fn fn);
 
@@ -197,13 +192,15 @@ void sptd_store_set_dir_open(sptd_store_dir_open_fn fn);
  * NULL: the last failed sptd_store_create/open of the calling thread. */
 const char *sptd_store_errmsg(const struct sptd_store *st);
 
-/* Record that a row of @st's file makes no sense (a reader above the store
- * found it: a cpu that is no CPU, a call chain longer than any kernel
- * records): sptd_store_errmsg() then says "PATH is damaged: <what>; take it
- * again from the recording machine".  Returns -EBADMSG (-EINVAL for NULL). */
+/* A row of @st makes no sense: sptd_store_errmsg() then says "PATH is
+ * damaged: <what>; take it again ...".  -EBADMSG (-EINVAL for NULL). */
 int sptd_store_damaged(struct sptd_store *st, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-
+/* Raw rows decode cannot use, before any is decoded: a @table (raw_sample,
+ * raw_pt, raw_ftrace_page) row whose cpu is no CPU number, and with
+ * @max_chain a raw_sample chain longer or not of whole entries: 0, or
+ * -EBADMSG as sptd_store_damaged; -EINVAL. */
+int sptd_store_raw_check(struct sptd_store *st, const char *table, int max_chain);
 /* The path the store will have (created) or has (opened). */
 const char *sptd_store_path(const struct sptd_store *st);
 
@@ -429,9 +426,8 @@ int sptd_store_raw_sample_add_kind(struct sptd_store *st, int64_t ts, int cpu, i
  * linked yet.  1 linked, 0 no such row. */
 int sptd_store_thread_state_block(struct sptd_store *st, int64_t utid, int64_t at, int64_t from,
                                   int64_t to, int64_t callsite_id, int64_t blocked_symbol_id);
-/* The runnable (R, R+) thread_state row of thread @tid that ends at @end,
- * else the one ending nearest to it within @slack_ns: its *@dur and
- * *@flags.  1 found, 0 none, -EINVAL, or a store error. */
+/* The runnable row of @tid ending at @end, else nearest within @slack_ns:
+ * its *@dur and *@flags.  1 found, 0 none, -EINVAL, or a store error. */
 int sptd_store_thread_state_wait(struct sptd_store *st, int tid, int64_t end, int64_t slack_ns,
                                  int64_t *dur, int64_t *flags);
 /* A task alive at capture time (from /proc) or named by the trace. */
