@@ -53,6 +53,15 @@ struct sptd_col_pt_time {
 int sptd_col_pt_perf_clock_probe(int64_t *offset_ns, int64_t *err_ns);
 /* Perf-clock ns of @tsc. */
 int64_t sptd_col_pt_time_ns(const struct sptd_col_pt_time *t, uint64_t tsc);
+/* Fill @t when the source is created: the TSC -> perf conversion of
+ * @ring's page (a PT event's ring), or, without one, the start of a TSC
+ * line measured here (a 5 ms baseline); then a first
+ * sptd_col_pt_time_measure (pt_clock.c). */
+void sptd_col_pt_time_setup(struct sptd_col_pt_time *t, const struct sptd_col_perf_ring *ring);
+/* Measure @t's relations again (at every freeze): the conversion as
+ * @ring's page has it now and the offset to CLOCK_MONOTONIC, or the TSC
+ * line and the perf-clock probe (pt_clock.c). */
+void sptd_col_pt_time_measure(struct sptd_col_pt_time *t, const struct sptd_col_perf_ring *ring);
 
 /* Write the decode configuration and the conversion into meta. */
 int sptd_col_pt_meta_write(struct sptd_store *st, const struct sptd_col_pt_pmu *pmu,

@@ -201,6 +201,19 @@ void sptd_col_record_hotplug_note(struct sptd_col_service *s);
  * cannot go on). */
 int sptd_col_record_hotplug(struct sptd_col_service *s, int64_t now);
 
+/* ---- `-- CMD` (command.c) ---------------------------------------------- */
+
+/* Start s->o->cmd_argv once armed: in this process group, every signal
+ * unblocked, no descriptor of ours, RLIMIT_NOFILE as sysptd started; its
+ * exit watched with ptrace unless --no-exit-watch (s->child_traced).  0
+ * (s->child set), or an exit status (127 cannot run it, 126 cannot exec
+ * it, SPTD_EXIT_FAIL cannot fork). */
+int sptd_col_record_command_start(struct sptd_col_service *s);
+/* On SIGCHLD: 1 when CMD is at its exit stop or has ended (an incident to
+ * fire; @detail, @len bytes, says how it ended; s->child_status set), 0
+ * for any other stop (passed on) or when there is no CMD. */
+int sptd_col_record_command_reap(struct sptd_col_service *s, char *detail, size_t len);
+
 /* ---- capture (capture.c) ----------------------------------------------- */
 
 /* Freeze, copy the window around @fire, re-arm, then decode and write one
