@@ -176,14 +176,21 @@ compare "pool threads in witness_pool_hot" pool witness_pool_hot
 compare "pool threads with no function" pool "[unknown]" 0.05
 
 # ---- wakeups -----------------------------------------------------------------------
-perf script -i "$work/sched.data" --ns -F tid,time,event,trace >"$work/sched.txt" 2>/dev/null
+# a waking stamped with its switch's very time goes before it (perf script
+# may put the switch first)
+perf script -i "$work/sched.data" --ns -F tid,time,event,trace 2>/dev/null |
+	awk 'held != "" && $3 == "sched:sched_waking:" && $2 == held_ts { print; next }
+	     { if (held != "") print held; held = $0; held_ts = $2 }
+	     END { if (held != "") print held }' >"$work/sched.txt"
 for name in wit_ping wit_pong; do
 	t=$(awk -v n="$name" '$1 == "thread" && $2 == n { print $3 }' "$work/log")
 	# perf: "WAKING_NS LATENCY_NS WAKER" for wakings and switch-ins both inside
 	awk -v t="$t" -v ws="$ws" -v we="$we" "$ns_awk"'
 	function field(k,   i) { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
 	$3 == "sched:sched_switch:" {
-		if (field("prev_pid") == t) { st = field("prev_state"); blocked = (st != "R" && st != "R+") }
+		# a switch out with a waking pending: its switch in was lost (perf
+		# drops a few events); the incident cuts that row too (flags 2)
+		if (field("prev_pid") == t) { st = field("prev_state"); blocked = (st != "R" && st != "R+"); pending = "" }
 		if (field("next_pid") == t && pending != "") {
 			if (pending >= ws && ns($2) <= we) printf "%.0f %.0f %s\n", pending, ns($2) - pending, waker
 			pending = ""

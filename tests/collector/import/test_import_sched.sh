@@ -56,14 +56,23 @@ check_eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$3', want '$2'"; fi
 check_eq "gaps blaming an ftrace ring in an import" 0 "$n"
 
 # perf's own events, time ordered, nanoseconds
-perf script -i "$work/perf.data" --ns -F tid,time,event,trace >"$work/script.txt" 2>/dev/null
+# A waking and the switch it led to can carry the same time stamp (perf's
+# clock clamps on a guest whose TSC is unstable); perf script may then put
+# the switch first: such a waking goes before its switch here, as the
+# kernel emitted them
+perf script -i "$work/perf.data" --ns -F tid,time,event,trace 2>/dev/null |
+	awk 'held != "" && $3 == "sched:sched_waking:" && $2 == held_ts { print; next }
+	     { if (held != "") print held; held = $0; held_ts = $2 }
+	     END { if (held != "") print held }' >"$work/script.txt"
 for t in $a $b; do
 	# the witness: "WAKING_NS LATENCY_NS WAKER" per wakeup of $t
 	awk -v t="$t" '
 	function ns(s,   p) { sub(/:$/, "", s); p = index(s, "."); return (substr(s, 1, p - 1) substr(s, p + 1)) + 0 }
 	function field(k,   i) { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
 	$3 == "sched:sched_switch:" {
-		if (field("prev_pid") == t) { st = field("prev_state"); blocked = (st != "R" && st != "R+") }
+		# a switch out with a waking pending: its switch in was lost (perf
+		# drops a few events); the incident cuts that row too (flags 2)
+		if (field("prev_pid") == t) { st = field("prev_state"); blocked = (st != "R" && st != "R+"); pending = "" }
 		if (field("next_pid") == t && pending != "") { printf "%.0f %.0f %s\n", pending, ns($2) - pending, waker; pending = "" }
 		next
 	}
@@ -72,16 +81,19 @@ for t in $a $b; do
 	}' "$work/script.txt" >"$work/perf.$t"
 	"$BIN" query "$work/i.db" --format csv "SELECT r.ts, r.dur, wk.tid FROM thread_state r
 		JOIN thread th ON th.utid = r.utid LEFT JOIN thread wk ON wk.utid = r.waker_utid
-		WHERE th.tid = $t AND r.state = 'R' AND r.waker_utid IS NOT NULL
+		WHERE th.tid = $t AND r.state = 'R' AND r.waker_utid IS NOT NULL AND r.flags & 3 = 0
 		AND r.ts >= (SELECT min(ts) FROM sched_slice s JOIN thread x ON x.utid = s.utid
 		             WHERE x.tid = $t) ORDER BY r.ts" 2>"$work/err" |
 		sed 1d | tr ',' ' ' >"$work/sptd.$t"
 	np=$(wc -l <"$work/perf.$t")
 	ns=$(wc -l <"$work/sptd.$t")
 	echo "task $t: perf $np wakeups, sysptd $ns"
-	# each side blocks at least once a round (read or open of a FIFO)
-	if [ "$np" -ge "$ROUNDS" ]; then ok; else bad "task $t: perf saw $np wakeups, want >= $ROUNDS"; fi
-	if cmp -s "$work/perf.$t" "$work/sptd.$t"; then ok; else
+	# each side blocks in most rounds (a read or an open of a FIFO)
+	if [ "$np" -ge $((ROUNDS / 2)) ]; then ok; else bad "task $t: perf saw $np wakeups, want >= $((ROUNDS / 2))"; fi
+	# exact, but for a switch stamped with its waking's very time: the
+	# incident's runnable row then lasts 1 ns (a switch is not a wakeup)
+	if paste -d' ' "$work/perf.$t" "$work/sptd.$t" | awk 'NF != 6 || $1 != $4 || $3 != $6 ||
+	    ($2 != $5 && !($2 == 0 && $5 == 1)) { bad = 1 } END { exit bad }'; then ok; else
 		bad "task $t: wakeups (ns, latency ns, waker) differ from perf script's:"
 		diff "$work/perf.$t" "$work/sptd.$t" | head -20 >&2
 	fi
