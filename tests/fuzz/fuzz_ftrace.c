@@ -119,9 +119,15 @@ static int sink_slice(void *ctx, int64_t ts, int64_t dur, int cpu, int tid,
 static int sink_state(void *ctx, int64_t ts, int64_t dur, int tid, const char *state,
                       int cpu, int waker, int flags)
 {
+	int wake = flags & (SPTD_SCHED_F_WAKE_HARDIRQ | SPTD_SCHED_F_WAKE_SOFTIRQ);
+
 	check_row("thread state", ts, dur);
-	check_flags("thread state", flags);
+	check_flags("thread state", flags & ~wake);
 	FUZZ_CHECK(state && *state, "empty state");
+	/* woken from an interrupt: one context, a runnable row, no waker */
+	FUZZ_CHECK(!wake || (wake != (SPTD_SCHED_F_WAKE_HARDIRQ | SPTD_SCHED_F_WAKE_SOFTIRQ) &&
+	                     strcmp(state, "R") == 0 && waker == -1),
+	           "thread state %s flags 0x%x waker %d", state, flags, waker);
 	return 0;
 }
 

@@ -32,13 +32,20 @@ trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 . "$(dirname "$0")/../../lib/expect.sh"
 
 mkfifo "$work/ping" "$work/pong"
+# all on CPU 0 with a CPU hog: each switch in comes from a task, not from
+# the idle task, whose switches this kernel's perf drops on an idle CPU
+# (seen: none of a task's switches in from swapper/1 in perf.data)
 cat >"$work/pingpong.sh" <<EOF
 # side A writes ping and reads pong; side B the reverse; dash builtins only
-sh -c 'i=0; while [ \$i -lt $ROUNDS ]; do echo x >"$work/ping"; read x <"$work/pong"; i=\$((i+1)); done' &
+taskset -c 0 sh -c 'while :; do :; done' &
+hog=\$!
+taskset -c 0 sh -c 'i=0; while [ \$i -lt $ROUNDS ]; do echo x >"$work/ping"; read x <"$work/pong"; i=\$((i+1)); done' &
 echo \$! >"$work/a.pid"
-sh -c 'i=0; while [ \$i -lt $ROUNDS ]; do read x <"$work/ping"; echo y >"$work/pong"; i=\$((i+1)); done' &
+a=\$!
+taskset -c 0 sh -c 'i=0; while [ \$i -lt $ROUNDS ]; do read x <"$work/ping"; echo y >"$work/pong"; i=\$((i+1)); done' &
 echo \$! >"$work/b.pid"
-wait
+wait \$a \$!
+kill \$hog
 EOF
 if ! perf sched record -o "$work/perf.data" -- sh "$work/pingpong.sh" >"$work/rec.log" 2>&1; then
 	cat "$work/rec.log" >&2
