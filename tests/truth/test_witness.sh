@@ -83,7 +83,8 @@ mkdir "$bare" && echo mono >"$bare/trace_clock" && echo 65536 >"$bare/buffer_siz
 sleep 1
 cp /proc/interrupts "$work/interrupts.before"
 SYSPTD_RUNDIR="$work/run" "$BIN" record --name "wit$$" --window "$WINDOW" --freq "$FREQ" \
-	-o "$work/out" -- "$PROG" "$work/log" "$RUN_MS" >"$work/rec.out" 2>"$work/rec.err"
+	-o "$work/out" -- env ASAN_OPTIONS=detect_leaks=0 "$PROG" "$work/log" "$RUN_MS" \
+	>"$work/rec.out" 2>"$work/rec.err"
 rc=$?
 cp /proc/interrupts "$work/interrupts.after"
 echo 0 >"$bare/events/sched/sched_waking/enable"
@@ -95,6 +96,7 @@ for p in $pids; do kill -INT "$p" 2>/dev/null; done
 wait 2>/dev/null
 pids=""
 check_eq "sysptd record -- sptd-witness exit status" 0 "$rc"
+[ "$rc" = 0 ] || grep -v "^sysptd: armed" "$work/rec.err" | tail -5 >&2
 db=$(ls "$work"/out/*.db 2>/dev/null | head -1)
 if [ -z "$db" ]; then
 	cat "$work/rec.err" >&2
