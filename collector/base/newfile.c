@@ -222,20 +222,32 @@ int sptd_col_newfile_links_ok(const char *path)
 }
 
 /* Split @path into its directory (opened into *@dirfd) and last name. */
-static int open_parent(const char *path, int *dirfd, const char **name)
+/* @path's directory (".", "/" or what comes before its last '/') into
+ * @dir, its last component into *@name: 0, -EISDIR (no name, "." or
+ * ".."), -ENAMETOOLONG. */
+static int path_split(const char *path, char *dir, size_t dirlen, const char **name)
 {
-	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
 
 	*name = slash ? slash + 1 : path;
 	if (!**name || strcmp(*name, ".") == 0 || strcmp(*name, "..") == 0)
 		return -EISDIR;
 	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
+		snprintf(dir, dirlen, ".");
 	else if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	else if (snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path) >= (int)sizeof(dir))
+		snprintf(dir, dirlen, "/");
+	else if (snprintf(dir, dirlen, "%.*s", (int)(slash - path), path) >= (int)dirlen)
 		return -ENAMETOOLONG;
+	return 0;
+}
+
+static int open_parent(const char *path, int *dirfd, const char **name)
+{
+	char dir[PATH_MAX];
+	int ret = path_split(path, dir, sizeof(dir), name);
+
+	if (ret < 0)
+		return ret;
 	*dirfd = sptd_col_newfile_dir_open(dir, 0);
 	return *dirfd < 0 ? *dirfd : 0;
 }
@@ -385,7 +397,7 @@ int sptd_col_newfile_stale(int dirfd, const char *name)
 int sptd_col_newfile_sweep(const char *path, int flags)
 {
 	char dir[PATH_MAX];
-	const char *slash, *name;
+	const char *name;
 	struct dirent *de;
 	size_t len;
 	int dfd, removed = 0, ret;
@@ -393,17 +405,10 @@ int sptd_col_newfile_sweep(const char *path, int flags)
 
 	if (!path || !*path)
 		return -EINVAL;
-	slash = strrchr(path, '/');
-	name = slash ? slash + 1 : path;
+	ret = path_split(path, dir, sizeof(dir), &name);
+	if (ret < 0)
+		return ret;
 	len = strlen(name);
-	if (!len || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-		return -EISDIR;
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	else if (snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path) >= (int)sizeof(dir))
-		return -ENAMETOOLONG;
 	/* the directory as the writer would open it: never one that the
 	 * user who ran sudo could not write, nor through their links */
 	dfd = dir_open(dir, flags, 1);   /* refused: the writer will say why */

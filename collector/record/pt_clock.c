@@ -117,6 +117,27 @@ out:
 	return ret;
 }
 
+/* A TSC read and the CLOCK_MONOTONIC instant it was taken at: of
+ * CLOCK_TRIES (monotonic, TSC, monotonic) reads, the narrowest bracket's
+ * TSC in *@tsc and middle in *@mono_ns.  Returns that bracket's width (ns). */
+static int64_t tsc_mono_pair(uint64_t *tsc, int64_t *mono_ns)
+{
+	int64_t best = INT64_MAX;
+
+	for (int i = 0; i < CLOCK_TRIES; i++) {
+		int64_t a = sptd_col_now_ns();
+		uint64_t x = read_tsc();
+		int64_t b = sptd_col_now_ns();
+
+		if (b - a < best) {
+			best = b - a;
+			*tsc = x;
+			*mono_ns = a + (b - a) / 2;
+		}
+	}
+	return best;
+}
+
 /* The TSC -> CLOCK_MONOTONIC line without the page's conversion: through
  * the pair read at create (@base_*, which every later TSC of the trace
  * follows: the conversion subtracts it) and a pair read now, so it is
@@ -124,20 +145,10 @@ out:
 static void tsc_line(struct sptd_col_pt_time *t)
 {
 	uint64_t best_tsc = 0, dtsc;
-	int64_t best = INT64_MAX, best_ns = 0;
+	int64_t best_ns = 0;
 	unsigned __int128 m = 0;
 
-	for (int i = 0; i < CLOCK_TRIES; i++) {
-		int64_t a = sptd_col_now_ns();
-		uint64_t tsc = read_tsc();
-		int64_t b = sptd_col_now_ns();
-
-		if (b - a < best) {
-			best = b - a;
-			best_tsc = tsc;
-			best_ns = a + (b - a) / 2;
-		}
-	}
+	tsc_mono_pair(&best_tsc, &best_ns);
 	t->zero_tsc = t->base_tsc;
 	t->zero_ns = t->base_ns;
 	/* the finest shift whose multiplier fits 32 bits */
@@ -158,7 +169,8 @@ static void tsc_line(struct sptd_col_pt_time *t)
  * @ring is CPU 0's PT event ring, whose page has the conversion. */
 void sptd_col_pt_time_measure(struct sptd_col_pt_time *t, const struct sptd_col_perf_ring *ring)
 {
-	int64_t best = INT64_MAX;
+	int64_t width, mono_ns = 0;
+	uint64_t tsc = 0;
 
 	t->measured_ns = sptd_col_now_ns();
 	if (!t->from_perf) {
@@ -182,17 +194,9 @@ void sptd_col_pt_time_measure(struct sptd_col_pt_time *t, const struct sptd_col_
 			t->zero_ns = (int64_t)clock.time_zero;
 		}
 	}
-	for (int i = 0; i < CLOCK_TRIES; i++) {
-		int64_t a = sptd_col_now_ns();
-		uint64_t tsc = read_tsc();
-		int64_t b = sptd_col_now_ns();
-
-		if (b - a < best) {
-			best = b - a;
-			t->mono_offset_ns = a + (b - a) / 2 - sptd_col_pt_time_ns(t, tsc);
-			t->offset_err_ns = (b - a + 1) / 2;
-		}
-	}
+	width = tsc_mono_pair(&tsc, &mono_ns);
+	t->mono_offset_ns = mono_ns - sptd_col_pt_time_ns(t, tsc);
+	t->offset_err_ns = (width + 1) / 2;
 }
 
 /* TSC -> perf clock from the PT event's control page (or, without one,
