@@ -4,6 +4,7 @@
  * functions and symbol ids. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,8 @@ static int aspace_fill(struct sptd_dec_session *s, struct sptd_dec_aspace *as, i
 	for (i = 0; i < s->nimages; i++) {
 		struct sptd_dec_image *img = &s->images[i];
 
-		if (img->pid != -1 && img->pid != pid)
+		/* patches (textpatch.c) are code, not what names it */
+		if ((img->pid != -1 && img->pid != pid) || img->epoch_hi != INT_MAX)
 			continue;
 		as->by_addr[as->count++] = img;
 	}
@@ -97,7 +99,8 @@ static int image_add(struct sptd_dec_session *s, struct sptd_dec_wcache *wc,
 }
 
 int sptd_dec_aspace_image_new(struct sptd_dec_session *s, struct sptd_dec_wcache *wc,
-                              const struct sptd_dec_aspace *as, struct pt_image **out)
+                              const struct sptd_dec_aspace *as, int epoch,
+                              struct pt_image **out)
 {
 	struct pt_image *image;
 	char name[32];
@@ -116,7 +119,8 @@ int sptd_dec_aspace_image_new(struct sptd_dec_session *s, struct sptd_dec_wcache
 	for (i = 0; i < s->nimages && !err; i++) {
 		const struct sptd_dec_image *img = &s->images[i];
 
-		if (img->pid != -1 && img->pid != as->pid)
+		if ((img->pid != -1 && img->pid != as->pid) || epoch < img->epoch_lo ||
+		    epoch >= img->epoch_hi)
 			continue;
 		err = image_add(s, wc, image, i);
 		if (err < 0)

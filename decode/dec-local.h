@@ -29,6 +29,10 @@ struct sptd_dec_image {
 	int isid;                  /* id in the section cache */
 	struct sptd_dec_symfile *symfile; /* shared by an ELF's segments, owned by
 	                           * its kept file; NULL none */
+	int epoch_lo, epoch_hi;    /* decoded with in text epochs [lo, hi)
+	                           * (textpatch.c): 0, INT_MAX for every image
+	                           * added; a patch of kernel code as it was
+	                           * before a TEXT_POKE spans fewer */
 };
 
 /* An address space: the images one process sees.  Shared read-only by the
@@ -111,6 +115,14 @@ struct sptd_dec_session {
 	size_t nfiles;                     /* entries of files */
 	char *kernel_note;                 /* why kernel code has no image (heap);
 	                                    * NULL: nothing known */
+	struct sptd_dec_text_poke *pokes;  /* TEXT_POKE records (bytes owned) */
+	size_t npokes, cappokes;           /* used and allocated entries */
+	int64_t text_copied;               /* when the kernel code was copied */
+	/* built by run (textpatch.c): the times at which kernel code changed */
+	int64_t *text_times;               /* distinct poke times, ascending: text
+	                                    * epoch k runs from text_times[k-1]
+	                                    * to text_times[k] */
+	size_t ntext_times;                /* entries (epochs: one more) */
 	/* built by run */
 	struct sptd_dec_aspace *aspaces;   /* [0] is the default (aspace.c) */
 	size_t naspaces;                   /* entries of aspaces */
@@ -139,6 +151,22 @@ int sptd_dec_image_place(struct sptd_dec_session *s, int pid, const char *path,
  * files behind file images. */
 void sptd_dec_images_free(struct sptd_dec_session *s);
 
+/* Put @len bytes of @data in a memfd kept for the session, named
+ * "/proc/self/fd/N" in @path (what libipt reads).  0 or -errno. */
+int sptd_dec_image_memfd(struct sptd_dec_session *s, const void *data, size_t len,
+                         char *path, size_t pathlen);
+
+/* textpatch.c: kernel code as it ran between TEXT_POKEs. */
+/* Place, as images shown only in their epochs, the bytes of every poked
+ * range of kernel code as they were before each poke (the session's
+ * pokes, applied to the add_bytes copies).  Run once per run, after every
+ * image is added.  0, -ENOMEM, -EIO. */
+int sptd_dec_text_patches_build(struct sptd_dec_session *s);
+/* The text epoch of time @ts: how many of s->text_times are <= @ts. */
+int sptd_dec_text_epoch(const struct sptd_dec_session *s, int64_t ts);
+/* Free the pokes and the epochs' times. */
+void sptd_dec_text_pokes_free(struct sptd_dec_session *s);
+
 /* aspace.c: address spaces, tasks' processes, functions and symbol ids. */
 /* Build one address space per process that has images (plus [0], the
  * default).  0 or -ENOMEM. */
@@ -165,14 +193,16 @@ int sptd_dec_wcache_init(struct sptd_dec_wcache *wc, const struct sptd_dec_sessi
 /* Accepts a zeroed cache. */
 void sptd_dec_wcache_fini(struct sptd_dec_wcache *wc);
 
-/* A new libipt image of @as, for one decoder (thread) alone: pt_image_find
+/* A new libipt image of @as in text epoch @epoch (its patches over the
+ * kernel code, textpatch.c), for one decoder (thread) alone: pt_image_find
  * moves the section it finds to the front of the image's list, so two
  * threads decoding with one pt_image corrupt it (sections lost: "no
  * image" gaps; a cycle: pt_blk_next never returns).  Sections come from
  * @wc, the thread's own cache (NULL: the session's, which is thread-safe).
  * Freed with pt_image_free().  0, -EINVAL, -ENOMEM or -EIO. */
 int sptd_dec_aspace_image_new(struct sptd_dec_session *s, struct sptd_dec_wcache *wc,
-                              const struct sptd_dec_aspace *as, struct pt_image **out);
+                              const struct sptd_dec_aspace *as, int epoch,
+                              struct pt_image **out);
 /* The address space task @tid decodes with (never NULL after build). */
 struct sptd_dec_aspace *sptd_dec_aspace_of(struct sptd_dec_session *s, int tid);
 /* Function containing @addr for @tid without assigning ids (thread-safe). */

@@ -194,6 +194,7 @@ struct sptd_dec_flowstate {
 	size_t nsw, swi;                   /* count, next to apply */
 	int tid;                           /* task on the CPU now, -1 unknown */
 	struct sptd_dec_aspace *as;        /* its address space */
+	int epoch;                         /* text epoch of the images (textpatch.c) */
 	struct pt_image **images;          /* this decoder's own libipt image of
 	                                    * each address space (by index in
 	                                    * s->aspaces), built on first use */
@@ -238,6 +239,12 @@ struct sptd_dec_flowstate {
 	char gap_reason[160];              /* why, "pt: ..." */
 };
 
+
+/* flowtime.c: an event libipt hands out carries the time of the last
+ * timing packet before it, which may be earlier than the decoder's time
+ * (it reads packets ahead): the stretch marked at this instruction
+ * position is lowered to it (see flowtime.c). */
+void sptd_dec_flow_event_time(struct sptd_dec_flowstate *fs, const struct pt_event *ev);
 
 /* Segment bookkeeping at the top of the decode loop (no event pending,
  * libipt status @status): checkpoints from the segment's own PSB (its

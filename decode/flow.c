@@ -27,6 +27,8 @@
 
 #include "flow-local.h"
 
+static int flow_text_epoch(struct sptd_dec_flowstate *fs);
+
 /* Refresh fs->now from the decoder's time; @ahead: instructions of a block
  * just decoded but not yet counted (the time read with it times its end). */
 static int flow_time(struct sptd_dec_flowstate *fs, uint64_t ahead)
@@ -49,54 +51,7 @@ static int flow_time(struct sptd_dec_flowstate *fs, uint64_t ahead)
 	fs->now_tsc = tsc;
 	fs->has_time = 1;
 	fs->res->stats.saw_time = 1;
-	return 0;
-}
-
-/* libipt reads packets ahead of the instructions: by the time it hands out
- * an event its clock (so fs->now, and the stretch of time marked at this
- * instruction position) can be that of timing packets after the event.
- * An asynchronous disable (an interrupt of a user-only trace) is the
- * plain case: the decoder has read on through the MTCs sent while tracing
- * was off, up to the re-enable, so the interrupt took the time it ended
- * and lasted 0 ns (perf and libipt's own event time put it 1-8 us earlier
- * on the hase fixtures).  The event carries its own time, that of the last
- * timing packet before it: when that is earlier, the stretch marked at
- * this very position is lowered to it (never below the one before), with
- * the pending branch and the records already stamped with that stretch;
- * the decoder's later time is marked again at the next read. */
-static void flow_event_time(struct sptd_dec_flowstate *fs, const struct pt_event *ev)
-{
-	struct sptd_dec_tplace *tp = fs->tp;
-	struct sptd_dec_flowbuf *fb = &fs->res->flows;
-	struct sptd_dec_tseg *last;
-	int64_t t, old;
-	size_t k, i;
-
-	if (!ev->has_tsc || !fs->has_time || fs->s->cfg.no_timing || !tp->nsegs)
-		return;
-	k = tp->nsegs - 1;
-	last = &tp->segs[k];
-	if (last->pos != fs->pos || last->ts != fs->now)
-		return;
-	t = sptd_dec_tsc_ns(&fs->s->tsc, ev->tsc);
-	if (k > 0 && t < tp->segs[k - 1].ts)
-		t = tp->segs[k - 1].ts;
-	if (t >= last->ts)
-		return;
-	old = last->ts;
-	last->ts = t;
-	fs->now = t;
-	fs->now_tsc = ev->tsc;
-	if (fs->pend_kind && fs->pend_seg == k && fs->pend_ts == old)
-		fs->pend_ts = t;
-	for (i = fb->n; i-- > 0;) {
-		struct sptd_dec_flowrec *rec = sptd_dec_flowbuf_at(fb, i);
-
-		if (rec->seg != k)
-			break;
-		if (rec->ev.ts == old)
-			rec->ev.ts = t;
-	}
+	return fs->s->ntext_times ? flow_text_epoch(fs) : 0;
 }
 
 /* Timestamp for an event now: time when known, else -1 (fixed up later). */
@@ -237,12 +192,34 @@ static int flow_use_aspace(struct sptd_dec_flowstate *fs, struct sptd_dec_aspace
 	int err;
 
 	if (!fs->images[k]) {
-		err = sptd_dec_aspace_image_new(fs->s, fs->wc, as, &fs->images[k]);
+		err = sptd_dec_aspace_image_new(fs->s, fs->wc, as, fs->epoch, &fs->images[k]);
 		if (err < 0)
 			return err;
 	}
 	fs->as = as;
 	return pt_blk_set_image(fs->dec, fs->images[k]) < 0 ? -EIO : 0;
+}
+
+/* The kernel code changes at a TEXT_POKE's time (textpatch.c): from the
+ * decoder's time on, decode with the images of its text epoch. */
+static int flow_text_epoch(struct sptd_dec_flowstate *fs)
+{
+	int epoch = sptd_dec_text_epoch(fs->s, fs->now), err;
+	struct pt_image **old = fs->images;
+
+	if (epoch == fs->epoch)
+		return 0;
+	fs->images = calloc(fs->s->naspaces, sizeof(*fs->images));
+	if (!fs->images) {
+		fs->images = old;
+		return -ENOMEM;
+	}
+	fs->epoch = epoch;
+	err = flow_use_aspace(fs, fs->as);
+	for (size_t i = 0; i < fs->s->naspaces; i++)
+		pt_image_free(old[i]);   /* the decoder has the new one now */
+	free(old);
+	return err;
 }
 
 /* Apply the sched switches up to now; change the decoder's image if the
@@ -582,7 +559,7 @@ static int flow_decode(struct sptd_dec_flowstate *fs, int status)
 				break;
 			err = flow_time(fs, 0);
 			if (!err && ev.type == ptev_async_disabled)
-				flow_event_time(fs, &ev);
+				sptd_dec_flow_event_time(fs, &ev);
 			if (!err)
 				err = flow_event(fs, &ev);
 			if (err)
@@ -700,6 +677,7 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, struct sptd_dec_wcache *wc, in
 	res->tplace = calloc(1, sizeof(*res->tplace));
 	fs.tp = res->tplace;
 	fs.images = calloc(s->naspaces, sizeof(*fs.images));
+	fs.epoch = (int)s->ntext_times;   /* as copied, until a time is known */
 	err = sptd_dec_brcache_init(&fs.br, fs.iscache);
 	fs.dec = pt_blk_alloc_decoder(&cfg);
 	if (!fs.dec || !fs.images || !fs.tp || err < 0) {

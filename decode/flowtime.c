@@ -199,3 +199,50 @@ void sptd_dec_flows_fix_times(struct sptd_dec_flowrec *rec, size_t n, int saw_ti
 		}
 	}
 }
+
+/* libipt reads packets ahead of the instructions: by the time it hands out
+ * an event its clock (so fs->now, and the stretch of time marked at this
+ * instruction position) can be that of timing packets after the event.
+ * An asynchronous disable (an interrupt of a user-only trace) is the
+ * plain case: the decoder has read on through the MTCs sent while tracing
+ * was off, up to the re-enable, so the interrupt took the time it ended
+ * and lasted 0 ns (perf and libipt's own event time put it 1-8 us earlier
+ * on the hase fixtures).  The event carries its own time, that of the last
+ * timing packet before it: when that is earlier, the stretch marked at
+ * this very position is lowered to it (never below the one before), with
+ * the pending branch and the records already stamped with that stretch;
+ * the decoder's later time is marked again at the next read. */
+void sptd_dec_flow_event_time(struct sptd_dec_flowstate *fs, const struct pt_event *ev)
+{
+	struct sptd_dec_tplace *tp = fs->tp;
+	struct sptd_dec_flowbuf *fb = &fs->res->flows;
+	struct sptd_dec_tseg *last;
+	int64_t t, old;
+	size_t k, i;
+
+	if (!ev->has_tsc || !fs->has_time || fs->s->cfg.no_timing || !tp->nsegs)
+		return;
+	k = tp->nsegs - 1;
+	last = &tp->segs[k];
+	if (last->pos != fs->pos || last->ts != fs->now)
+		return;
+	t = sptd_dec_tsc_ns(&fs->s->tsc, ev->tsc);
+	if (k > 0 && t < tp->segs[k - 1].ts)
+		t = tp->segs[k - 1].ts;
+	if (t >= last->ts)
+		return;
+	old = last->ts;
+	last->ts = t;
+	fs->now = t;
+	fs->now_tsc = ev->tsc;
+	if (fs->pend_kind && fs->pend_seg == k && fs->pend_ts == old)
+		fs->pend_ts = t;
+	for (i = fb->n; i-- > 0;) {
+		struct sptd_dec_flowrec *rec = sptd_dec_flowbuf_at(fb, i);
+
+		if (rec->seg != k)
+			break;
+		if (rec->ev.ts == old)
+			rec->ev.ts = t;
+	}
+}

@@ -2,6 +2,7 @@
  * (ELF files by their PT_LOAD segments, flat files, copied bytes), which
  * the address spaces (aspace.c) are built from. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,8 @@ int sptd_dec_image_place(struct sptd_dec_session *s, int pid, const char *path,
 	img->dso_id = dso_id;
 	img->isid = isid;
 	img->symfile = sf;
+	img->epoch_lo = 0;
+	img->epoch_hi = INT_MAX;
 	s->nimages++;
 	return 0;
 }
@@ -150,16 +153,12 @@ int sptd_dec_session_add_flat(struct sptd_dec_session *s, int pid, const char *p
 	                   (int64_t)addr, dso_id, NULL);
 }
 
-int sptd_dec_session_add_bytes(struct sptd_dec_session *s, int pid, const char *name,
-                               const void *data, size_t len, uint64_t addr,
-                               int64_t dso_id)
+int sptd_dec_image_memfd(struct sptd_dec_session *s, const void *data, size_t len,
+                         char *path, size_t pathlen)
 {
-	char path[64];
 	size_t off = 0;
 	int fd, err, *n;
 
-	if (!s || !name || !data || !len || pid < -1)
-		return -EINVAL;
 	/* libipt's section cache reads files: give the bytes a file */
 	fd = memfd_create("sysptd-image", MFD_CLOEXEC);
 	if (fd < 0)
@@ -181,7 +180,22 @@ int sptd_dec_session_add_bytes(struct sptd_dec_session *s, int pid, const char *
 	}
 	s->memfds = n;
 	s->memfds[s->nmemfds++] = fd;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	snprintf(path, pathlen, "/proc/self/fd/%d", fd);
+	return 0;
+}
+
+int sptd_dec_session_add_bytes(struct sptd_dec_session *s, int pid, const char *name,
+                               const void *data, size_t len, uint64_t addr,
+                               int64_t dso_id)
+{
+	char path[64];
+	int err;
+
+	if (!s || !name || !data || !len || pid < -1)
+		return -EINVAL;
+	err = sptd_dec_image_memfd(s, data, len, path, sizeof(path));
+	if (err < 0)
+		return err;
 	return sptd_dec_image_place(s, pid, path, name, 0, len, addr, (int64_t)addr, dso_id,
 	                   NULL);
 }

@@ -45,6 +45,7 @@ int sptd_dec_session_create(const struct sptd_dec_config *cfg,
 		.mult = cfg->tsc_mult, .shift = (unsigned int)cfg->tsc_shift,
 		.zero = cfg->tsc_zero, .offset_ns = cfg->tsc_offset_ns, .hz = cfg->tsc_hz,
 	};
+	s->text_copied = INT64_MAX;
 	s->iscache = pt_iscache_alloc("sysptd");
 	if (!s->iscache) {
 		free(s);
@@ -71,6 +72,7 @@ void sptd_dec_session_destroy(struct sptd_dec_session *s)
 	free(s->cpus);
 	free(s->symtab);
 	free(s->kernel_note);
+	sptd_dec_text_pokes_free(s);
 	free(s);
 }
 
@@ -355,11 +357,14 @@ static void *run_worker(void *arg)
 
 static int run_prepare(struct sptd_dec_session *s)
 {
+	int err;
+
 	if (s->nswitches)
 		qsort(s->switches, s->nswitches, sizeof(*s->switches), switch_cmp);
 	sptd_dec_aspaces_free(s);
 	s->resolve_as = NULL;
-	return sptd_dec_aspaces_build(s);
+	err = sptd_dec_text_patches_build(s);
+	return err < 0 ? err : sptd_dec_aspaces_build(s);
 }
 
 static int emit_stats(const struct sptd_dec_sink *sink, int cpu, size_t pt_bytes,

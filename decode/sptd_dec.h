@@ -199,6 +199,20 @@ struct sptd_dec_text_poke {
 int sptd_dec_text_as_of(uint8_t *code, size_t len, uint64_t addr, int64_t copy_ts, int64_t ts,
                         const struct sptd_dec_text_poke *pokes, size_t npokes);
 
+struct sptd_dec_session;
+
+/* Kernel code placed with add_bytes (the kcore copy) is decoded as it ran
+ * at each packet's time: from @copied_ts (when the copy was read; default
+ * INT64_MAX) back, every rewrite added here that meets the code is undone
+ * for trace before it (sptd_dec_text_as_of's rule; textpatch.c).  Add
+ * pokes in any order, before sptd_dec_session_run; their bytes are
+ * copied.  0, -EINVAL (NULL, bytes missing, a range past 2^64), -ENOMEM. */
+int sptd_dec_session_add_text_poke(struct sptd_dec_session *s,
+                                   const struct sptd_dec_text_poke *p);
+/* The time (incident ns) by which the kernel code placed with add_bytes
+ * had been copied: pokes after it were not in the copy.  0 or -EINVAL. */
+int sptd_dec_session_set_text_copied(struct sptd_dec_session *s, int64_t copied_ts);
+
 /* ---- TSC -> ns (tsc.c): the one conversion, for PT and ftrace's x86-tsc -- */
 
 /* How TSC values become ns on the incident clock.  The meta keys tsc_mult,

@@ -7,6 +7,7 @@
 #include "sptd_col_perf.h"
 
 struct sptd_store;
+struct sptd_dec_session;
 
 /* The longest call chain a kernel records, in entries: frames up to
  * perf_event_attr.sample_max_stack (16 bits; sysptd asks 127, perf's
@@ -34,5 +35,11 @@ int sptd_col_derive_check_cpus(struct sptd_store *st, const char *table);
  * answers without reading the blob.  0, -EBADMSG (sptd_store_damaged: the
  * row and its size) or the store's error. */
 int sptd_col_derive_check_chains(struct sptd_store *st);
+
+/* The TEXT_POKE records of the stored sideband (raw_sideband), on the
+ * incident clock, and meta pt_kernel_copied_ns, to session @s: kernel code
+ * decodes as it ran, not as copied (decode/textpatch.c).  0, -EINVAL, or
+ * the store's error or -ENOMEM. */
+int sptd_col_derive_text_pokes(struct sptd_store *st, struct sptd_dec_session *s);
 
 #endif

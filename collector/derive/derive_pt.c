@@ -206,6 +206,8 @@ static int load_images(struct sptd_store *st, struct sptd_dec_session *s,
 	    strncmp(kernel, "none: ", 6) == 0)
 		ret = sptd_dec_session_set_kernel_note(s, kernel + 6);
 	if (ret >= 0)
+		ret = sptd_col_derive_text_pokes(st, s);
+	if (ret >= 0)
 		ret = sptd_store_mapped_file_each(st, on_mapped_file, &fc);
 	return ret < 0 ? ret : 0;
 }

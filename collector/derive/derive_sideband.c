@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "derive-local.h"
+#include "sptd_dec.h"
 #include "sptd_store.h"
 
 /* ---- decode: gap rows -------------------------------------------------------- */
@@ -96,6 +97,63 @@ int sptd_col_derive_pt_sideband(struct sptd_store *st)
 	if (ret >= 0)
 		ret = sptd_store_raw_sideband_each(st, on_sideband, &sc);
 	return ret < 0 ? ret : g.rows;
+}
+
+/* ---- decode: the kernel's text rewrites -------------------------------------- */
+
+/* What the sideband reader hands the TEXT_POKE reader. */
+struct poke_ctx {
+	struct sptd_dec_session *s;   /* where pokes go */
+	uint64_t sample_type;         /* of the sideband records */
+	int64_t offset_ns;            /* perf clock -> incident clock */
+};
+
+static int on_poke_record(void *arg, const struct sptd_col_perf_record *r)
+{
+	struct poke_ctx *pc = arg;
+	struct sptd_dec_text_poke p;
+	int ret;
+
+	if (r->type != SPTD_PERF_RECORD_TEXT_POKE)
+		return 0;
+	p = (struct sptd_dec_text_poke){
+		.ts = (int64_t)r->id.time + pc->offset_ns, .addr = r->addr,
+		.old_bytes = r->poke_old, .new_bytes = r->poke_new,
+		.old_len = r->poke_old_len, .new_len = r->poke_new_len,
+	};
+	ret = sptd_dec_session_add_text_poke(pc->s, &p);
+	/* a poke the decoder refuses (past 2^64, too many) is left out */
+	return ret == -ENOMEM ? ret : 0;
+}
+
+static int on_poke_sideband(void *arg, const struct sptd_store_chunk_row *row)
+{
+	struct poke_ctx *pc = arg;
+	int n;
+
+	if (!row->data || !row->len)
+		return 0;
+	n = sptd_col_pt_sideband_parse(row->data, row->len, pc->sample_type, on_poke_record, pc);
+	/* the records before a malformed one are in (its gap row says so) */
+	return n < 0 && n != -EBADMSG ? n : 0;
+}
+
+int sptd_col_derive_text_pokes(struct sptd_store *st, struct sptd_dec_session *s)
+{
+	struct poke_ctx pc = { .s = s };
+	int64_t sample_type = (int64_t)sptd_col_pt_sideband_sample_type(), copied;
+	int ret = 0;
+
+	if (!st || !s)
+		return -EINVAL;
+	sptd_store_meta_get_int(st, "perf_clock_offset_ns", &pc.offset_ns);
+	sptd_store_meta_get_int(st, "pt_sideband_sample_type", &sample_type);
+	pc.sample_type = (uint64_t)sample_type;
+	if (sptd_store_meta_get_int(st, "pt_kernel_copied_ns", &copied) == 0)
+		ret = sptd_dec_session_set_text_copied(s, copied);
+	if (ret >= 0)
+		ret = sptd_store_raw_sideband_each(st, on_poke_sideband, &pc);
+	return ret < 0 ? ret : 0;
 }
 
 /* ---- tasks: which process each thread belongs to ----------------------------- */

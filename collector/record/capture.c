@@ -461,11 +461,6 @@ static int pt_images(struct sptd_col_service *s, struct sptd_store *st)
 			sptd_col_log(LOG_WARNING, "%s", why);
 		if (k >= 0)
 			k = sptd_col_pt_images_pokes(st, s->pt);
-		if (k > 0)
-			sptd_col_log(LOG_WARNING, "%d kernel text rewrite(s) (static keys, ftrace, "
-			             "kprobes) while PT ran: decode uses the kernel code as copied "
-			             "after them, so kernel code traced before a rewrite may misdecode "
-			             "at its address", k);
 		ret = k < 0 ? k : 0;
 	}
 	if (ret >= 0)

@@ -355,7 +355,10 @@ int sptd_col_pt_images_kernel(struct sptd_store *st, const char *root, char *why
 		snprintf(image, sizeof(image), "none: %s: %s reading the kernel text", kcore,
 		         strerror(text_err));
 meta:
-	ret = sptd_store_meta_set(st, "pt_kernel_image", image);
+	/* every rewrite stamped up to now is in the copy (textpatch.c) */
+	ret = sptd_store_meta_set_int(st, "pt_kernel_copied_ns", sptd_col_now_ns());
+	if (ret >= 0)
+		ret = sptd_store_meta_set(st, "pt_kernel_image", image);
 	if (ret >= 0)
 		ret = sptd_store_meta_set_int(st, "pt_kernel_modules", modules);
 	if (ret >= 0)
