@@ -148,13 +148,20 @@ int sptd_col_pt_images_anon(struct sptd_store *st, const int *pids, int npids);
  * number of ranges copied; -EINVAL, -ENOMEM, or the store's error. */
 int sptd_col_pt_images_kernel(struct sptd_store *st, const char *root, char *why,
                               size_t whylen);
-/* How many PERF_RECORD_TEXT_POKE records the last freeze's sideband holds:
- * kernel text rewritten while PT ran, which decode does not apply yet
- * (the code is decoded as copied, after them).  Meta pt_text_pokes.
+/* After the kernel code was copied (sptd_col_pt_images_kernel): every
+ * CPU's poke ring (TEXT_POKE and KSYMBOL records, on since the arm, never
+ * paused by a freeze) into raw_sideband rows (seq 2), and how many
+ * TEXT_POKE records they hold in meta pt_text_pokes: kernel text rewritten
+ * between the trace and the end of the copy, which decode applies (kernel
+ * code before each rewrite decodes as it was then: decode/textpatch.c).
  * Returns the count; -EINVAL, or the store's error. */
-int sptd_col_pt_images_pokes(struct sptd_store *st, const struct sptd_col_pt *pt);
-/* Every sideband record of the last freeze (both rings of every CPU) to
- * @fn.  Returns the count, or @fn's error. */
+int sptd_col_pt_images_pokes(struct sptd_store *st, struct sptd_col_pt *pt);
+/* The poke rings now, into raw_sideband (sptd_col_pt_images_pokes).  0,
+ * -EINVAL, -ENOMEM, or the store's error. */
+int sptd_col_pt_pokes_store(struct sptd_col_pt *pt, struct sptd_store *st);
+/* Every sideband record of the last freeze (both rings of every CPU) and
+ * of the last poke rings' copy to @fn.  Returns the count, or @fn's
+ * error. */
 int sptd_col_pt_records(const struct sptd_col_pt *pt, sptd_col_perf_record_fn fn, void *ctx);
 /* The intel_pt event fd on @cpu (a group leader for AUX pause triggers);
  * -ENOENT when @cpu is not traced. */

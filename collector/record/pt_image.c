@@ -391,13 +391,15 @@ static int on_text_poke(void *ctx, const struct sptd_col_perf_record *r)
 	return 0;
 }
 
-int sptd_col_pt_images_pokes(struct sptd_store *st, const struct sptd_col_pt *pt)
+int sptd_col_pt_images_pokes(struct sptd_store *st, struct sptd_col_pt *pt)
 {
 	int pokes = 0, ret;
 
 	if (!st || !pt)
 		return -EINVAL;
-	ret = sptd_col_pt_records(pt, on_text_poke, &pokes);
+	ret = sptd_col_pt_pokes_store(pt, st);
+	if (ret >= 0)
+		ret = sptd_col_pt_records(pt, on_text_poke, &pokes);
 	if (ret >= 0)
 		ret = sptd_store_meta_set_int(st, "pt_text_pokes", pokes);
 	return ret < 0 ? ret : pokes;

@@ -39,6 +39,9 @@
  * records between two freezes. */
 #define PT_DATA_PAGES 8
 #define SB_DEFAULT_PAGES 64
+/* The kernel-code change ring: TEXT_POKE and KSYMBOL records only (a few
+ * dozen bytes each), the newest kept. */
+#define POKE_PAGES 8
 
 /* One CPU's events, mappings and last copy. */
 struct pt_cpu {
@@ -58,6 +61,11 @@ struct pt_cpu {
 	size_t sb_copy_len, sb_copy_cap; /* used / allocated */
 	unsigned char *ptr_copy; /* last freeze: the PT event's own records */
 	size_t ptr_copy_len;     /* valid bytes in ptr_copy */
+	int poke_fd;             /* dummy asking TEXT_POKE and KSYMBOL, never
+	                          * paused by a freeze (-1: none) */
+	struct sptd_col_perf_ring poke_ring; /* its backward ring */
+	unsigned char *poke_copy; /* after the last kcore copy: its records */
+	size_t poke_copy_len, poke_copy_cap; /* used / allocated */
 };
 
 struct sptd_col_pt {
@@ -71,8 +79,8 @@ struct sptd_col_pt {
 	int ncpus;                       /* entries in cpus */
 	size_t sb_pages;                 /* sideband data pages */
 	int frozen;                      /* 1 between freeze and enable */
-	int text_poke;                   /* 1: the sideband events ask for TEXT_POKE and
-	                                  * KSYMBOL records; 0: user only, or the
+	int text_poke;                   /* 1: a poke event per CPU asks for TEXT_POKE
+	                                  * and KSYMBOL records; 0: user only, or the
 	                                  * kernel refused (older than 5.9) */
 };
 
@@ -163,6 +171,47 @@ static int map_aux(struct sptd_col_pt *pt, struct pt_cpu *c, char *err, size_t e
 	return ret;
 }
 
+/* Kernel text rewritten while PT runs (static keys, ftrace, kprobes:
+ * arch/x86/kernel/alternative.c text_poke_bp) and kernel code made or
+ * dropped (BPF JIT, trampolines): the kcore copy is taken after the freeze
+ * and the re-arm, so decoding needs every rewrite up to the copy's end, as
+ * perf record --kcore pairs the copy with attr.text_poke and
+ * attr.ksymbol.  A dummy of their own asks for them: the freeze pauses the
+ * sideband rings, and a rewrite made while they are paused, or after the
+ * re-arm but before the copy, would be in neither ring nor record.  This
+ * one stays on through freeze, re-arm and copy (sptd_col_pt_pokes_store
+ * reads it after the copy).  A kernel older than 5.9 refuses the bits it
+ * does not know (EINVAL): then no poke event. */
+static int open_poke(struct sptd_col_pt *pt, struct pt_cpu *c, char *err, size_t errlen)
+{
+	struct sptd_col_perf_event ev = {
+		.type = SPTD_PERF_TYPE_SOFTWARE,
+		.config = { SPTD_PERF_COUNT_SW_DUMMY },
+		.period = 1,
+		.sample_type = sptd_col_pt_sideband_sample_type(),
+		.flags = SPTD_PERF_EV_SAMPLE_ID_ALL | SPTD_PERF_EV_DISABLED | SPTD_PERF_EV_TEXT_POKE |
+		         SPTD_PERF_EV_KSYMBOL | SPTD_PERF_EV_WRITE_BACKWARD,
+	};
+	int ret;
+
+	c->poke_fd = sptd_col_perf_event_open(&ev, -1, c->cpu, -1);
+	if (c->poke_fd == -EINVAL) {
+		pt->text_poke = 0;
+		c->poke_fd = -1;
+		return 0;
+	}
+	if (c->poke_fd < 0) {
+		ret = c->poke_fd;
+		c->poke_fd = -1;
+		return open_error(-ret, "text poke dummy", c->cpu, err, errlen);
+	}
+	ret = sptd_col_perf_ring_map(&c->poke_ring, c->poke_fd, POKE_PAGES, 0);
+	if (ret < 0)
+		snprintf(err, errlen, "mmap of the text poke ring on cpu %d: %s", c->cpu,
+		         strerror(-ret));
+	return ret;
+}
+
 static int open_cpu(struct sptd_col_pt *pt, struct pt_cpu *c, char *err, size_t errlen)
 {
 	uint64_t st = sptd_col_pt_sideband_sample_type();
@@ -207,20 +256,7 @@ static int open_cpu(struct sptd_col_pt *pt, struct pt_cpu *c, char *err, size_t 
 		return -ENOMEM;
 	}
 
-	/* Kernel text rewritten while PT runs (static keys, ftrace, kprobes:
-	 * arch/x86/kernel/alternative.c text_poke_bp) and kernel code made or
-	 * dropped (BPF JIT, trampolines): the kcore copy is taken after the
-	 * freeze, so decoding needs to know what changed before it, as perf
-	 * record --kcore asks for with attr.text_poke and attr.ksymbol.  A
-	 * kernel older than 5.9 refuses the bit it does not know (EINVAL). */
-	if (pt->text_poke && !pt->setup.exclude_kernel)
-		sb_ev.flags |= SPTD_PERF_EV_TEXT_POKE | SPTD_PERF_EV_KSYMBOL;
 	c->sb_fd = sptd_col_perf_event_open(&sb_ev, -1, c->cpu, -1);
-	if (c->sb_fd == -EINVAL && pt->text_poke) {
-		pt->text_poke = 0;
-		sb_ev.flags &= ~(uint32_t)(SPTD_PERF_EV_TEXT_POKE | SPTD_PERF_EV_KSYMBOL);
-		c->sb_fd = sptd_col_perf_event_open(&sb_ev, -1, c->cpu, -1);
-	}
 	if (c->sb_fd < 0) {
 		ret = c->sb_fd;
 		c->sb_fd = -1;
@@ -232,7 +268,7 @@ static int open_cpu(struct sptd_col_pt *pt, struct pt_cpu *c, char *err, size_t 
 		         strerror(-ret));
 		return ret;
 	}
-	return 0;
+	return pt->text_poke && !pt->setup.exclude_kernel ? open_poke(pt, c, err, errlen) : 0;
 }
 
 int sptd_col_pt_create(const struct sptd_col_pt_config *cfg, struct sptd_col_pt **out,
@@ -281,6 +317,7 @@ int sptd_col_pt_create(const struct sptd_col_pt_config *cfg, struct sptd_col_pt 
 	for (int i = 0; i < cfg->ncpus; i++) {
 		pt->cpus[i].cpu = cfg->cpus[i];
 		pt->cpus[i].pt_fd = pt->cpus[i].sb_fd = pt->cpus[i].resume_fd = -1;
+		pt->cpus[i].poke_fd = -1;
 	}
 	pt->ncpus = cfg->ncpus;
 	for (int i = 0; i < pt->ncpus; i++) {
@@ -316,6 +353,8 @@ int sptd_col_pt_enable(struct sptd_col_pt *pt)
 		if (r < 0)
 			ret = r;
 		r = sptd_col_perf_event_enable(c->sb_fd);
+		if (r >= 0 && c->poke_fd >= 0)
+			r = sptd_col_perf_event_enable(c->poke_fd);   /* on already after the first */
 		if (r < 0)
 			ret = r;
 	}
@@ -339,20 +378,53 @@ int sptd_col_pt_enable(struct sptd_col_pt *pt)
 	return ret;
 }
 
+/* A paused write_backward ring's records, oldest first, into *@copy. */
+static int copy_backward(struct sptd_col_perf_ring *ring, unsigned char **copy, size_t *len,
+                         size_t *cap)
+{
+	uint64_t size;
+	const void *data = sptd_col_perf_ring_data(ring, &size);
+	int64_t n;
+
+	*len = 0;
+	n = sptd_col_ring_copy_backward(data, size, sptd_col_perf_ring_head(ring), copy, cap);
+	if (n < 0)
+		return (int)n;
+	*len = (size_t)n;
+	return 0;
+}
+
 /* The sideband ring (paused, write_backward): its records oldest first. */
 static int copy_sideband(struct pt_cpu *c)
 {
-	uint64_t size;
-	const void *data = sptd_col_perf_ring_data(&c->sb_ring, &size);
-	int64_t n;
+	return copy_backward(&c->sb_ring, &c->sb_copy, &c->sb_copy_len, &c->sb_copy_cap);
+}
 
-	c->sb_copy_len = 0;
-	n = sptd_col_ring_copy_backward(data, size, sptd_col_perf_ring_head(&c->sb_ring),
-	                                &c->sb_copy, &c->sb_copy_cap);
-	if (n < 0)
-		return (int)n;
-	c->sb_copy_len = (size_t)n;
-	return 0;
+int sptd_col_pt_pokes_store(struct sptd_col_pt *pt, struct sptd_store *st)
+{
+	int ret = 0;
+
+	if (!pt || !st)
+		return -EINVAL;
+	/* the copy has ended: what the rings hold now covers it; each is
+	 * paused only while it is copied */
+	for (int i = 0; i < pt->ncpus && ret >= 0; i++) {
+		struct pt_cpu *c = &pt->cpus[i];
+
+		c->poke_copy_len = 0;
+		if (c->poke_fd < 0)
+			continue;
+		ret = sptd_col_perf_event_pause_output(c->poke_fd, 1);
+		if (ret >= 0)
+			ret = copy_backward(&c->poke_ring, &c->poke_copy, &c->poke_copy_len,
+			                    &c->poke_copy_cap);
+		sptd_col_perf_event_pause_output(c->poke_fd, 0);
+		if (ret >= 0)
+			ret = sptd_col_pt_sideband_store(st, c->cpu, 2, c->poke_copy, c->poke_copy_len,
+			                                 sptd_col_pt_sideband_sample_type(),
+			                                 pt->time.mono_offset_ns);
+	}
+	return ret < 0 ? ret : 0;
 }
 
 /* The PT event's forward ring: everything from data_tail to data_head,
@@ -409,6 +481,7 @@ int sptd_col_pt_freeze(struct sptd_col_pt *pt)
 		                                       &c->aux_mark, c->aux_copy, NULL);
 
 		c->aux_copy_len = n > 0 ? (size_t)n : 0;
+		c->poke_copy_len = 0;   /* read after this incident's kcore copy */
 		ret = copy_sideband(c);
 		if (ret >= 0)
 			ret = copy_pt_records(c);
@@ -625,6 +698,10 @@ int sptd_col_pt_records(const struct sptd_col_pt *pt, sptd_col_perf_record_fn fn
 		if (n < 0 && n != -EBADMSG)
 			return n;
 		total += n > 0 ? n : 0;
+		n = sptd_col_pt_sideband_parse(c->poke_copy, c->poke_copy_len, st, fn, ctx);
+		if (n < 0 && n != -EBADMSG)
+			return n;
+		total += n > 0 ? n : 0;
 	}
 	return total;
 }
@@ -655,8 +732,13 @@ void sptd_col_pt_destroy(struct sptd_col_pt *pt)
 			sptd_col_perf_event_disable(c->pt_fd);
 		if (c->sb_fd >= 0)
 			sptd_col_perf_event_disable(c->sb_fd);
+		if (c->poke_fd >= 0)
+			sptd_col_perf_event_disable(c->poke_fd);
 		sptd_col_perf_ring_unmap(&c->pt_ring);
 		sptd_col_perf_ring_unmap(&c->sb_ring);
+		sptd_col_perf_ring_unmap(&c->poke_ring);
+		if (c->poke_fd >= 0)
+			sptd_col_sys.close(c->poke_fd);
 		if (c->resume_fd >= 0)
 			sptd_col_sys.close(c->resume_fd);
 		if (c->pt_fd >= 0)
@@ -666,6 +748,7 @@ void sptd_col_pt_destroy(struct sptd_col_pt *pt)
 		free(c->aux_copy);
 		free(c->sb_copy);
 		free(c->ptr_copy);
+		free(c->poke_copy);
 	}
 	free(pt->cpus);
 	free(pt);

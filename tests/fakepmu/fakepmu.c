@@ -174,6 +174,8 @@ static int clock_probe_open(const struct perf_event_attr *attr, int group_fd)
 	return e->fd;
 }
 
+static int record_wanted(const struct fake_event *e, uint32_t type);
+
 /* On disable: a PT event's CPU switches tasks (written into that CPU's
  * running dummy ring), a probe gets its COMM record; both stamped now. */
 static void clock_on_disable(struct fake_event *e)
@@ -200,7 +202,7 @@ static void clock_on_disable(struct fake_event *e)
 		struct fake_event *d = &events[i];
 
 		if (!d->open || !d->is_dummy || d->cpu != e->cpu || !d->enabled || d->paused ||
-		    !d->base)
+		    !d->base || !record_wanted(d, PERF_RECORD_SWITCH_CPU_WIDE))
 			continue;
 		n = fakepmu_rec_switch(rec, 0, sizeof(rec), 1, live_switch_out, live_switch_out,
 		                       live_switch_in, live_switch_in, now, e->cpu);
@@ -240,17 +242,39 @@ void fakepmu_refuse_text_poke(int on)
 	no_text_poke = on;
 }
 
-/* Whether the kernel would write a record of @type to @e's ring: TEXT_POKE
- * only to events opened with attr.text_poke, KSYMBOL only with
- * attr.ksymbol (kernel/events/core.c perf_event_text_poke_match,
- * perf_event_ksymbol_match). */
+/* Whether the kernel would write a record of @type to @e's ring, as the
+ * match functions of kernel/events/core.c decide: TEXT_POKE only to events
+ * opened with attr.text_poke, KSYMBOL with attr.ksymbol, COMM with
+ * attr.comm, MMAP/MMAP2 with attr.mmap, FORK/EXIT with any of comm, mmap,
+ * mmap2, mmap_data, task (perf_event_task_match), switches with
+ * attr.context_switch; the rest (AUX, ITRACE_START go to the PT event
+ * itself) always. */
 static int record_wanted(const struct fake_event *e, uint32_t type)
 {
-	if (type == PERF_RECORD_TEXT_POKE)
-		return e->attr.text_poke;
-	if (type == PERF_RECORD_KSYMBOL)
-		return e->attr.ksymbol;
-	return 1;
+	const struct perf_event_attr *a = &e->attr;
+
+	switch (type) {
+	case PERF_RECORD_TEXT_POKE:
+		return a->text_poke;
+	case PERF_RECORD_KSYMBOL:
+		return a->ksymbol;
+	case PERF_RECORD_COMM:
+		return a->comm;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		return a->mmap || a->mmap2;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		return a->comm || a->mmap || a->mmap2 || a->mmap_data || a->task;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		return a->context_switch;
+	default:
+		/* a script's LOST (its ring's own) is the sideband dummy's,
+		 * not a dummy's that asks only for kernel code changes */
+		return !(a->text_poke || a->ksymbol) || a->comm || a->mmap || a->task ||
+		       a->context_switch;
+	}
 }
 
 static struct fake_event *by_fd(int fd)
@@ -748,4 +772,29 @@ int fakepmu_open_count(void)
 int fakepmu_maps_ok(void)
 {
 	return !maps_bad;
+}
+
+int fakepmu_put_text_poke(int cpu, uint64_t time, uint64_t addr, const uint8_t *old_bytes,
+                          const uint8_t *new_bytes, uint16_t len)
+{
+	unsigned char rec[256];
+	size_t n;
+	int rings = 0;
+
+	if (len > 64)
+		return -EINVAL;
+	n = fakepmu_rec_text_poke(rec, 0, sizeof(rec), addr, old_bytes, len, new_bytes, len,
+	                          time, cpu);
+	for (int i = 0; i < nevents && n; i++) {
+		struct fake_event *d = &events[i];
+
+		/* perf_event_text_poke: every event of the poking CPU that asked,
+		 * unless its output is paused (the record is lost there) */
+		if (!d->open || !d->is_dummy || d->cpu != cpu || !d->enabled || d->paused ||
+		    !d->base || !record_wanted(d, PERF_RECORD_TEXT_POKE))
+			continue;
+		backward_put(d, rec, n);
+		rings++;
+	}
+	return rings;
 }

@@ -286,6 +286,8 @@ int main(void)
 		const struct perf_event_attr *a = fakepmu_attr(1, NULL);
 
 		CHECK(a && a->type == PERF_TYPE_SOFTWARE && !a->text_poke && !a->ksymbol);
+		/* and no poke event is left open */
+		CHECK_INT(fakepmu_open_count(), 2 * NCPU);
 	}
 	sptd_col_pt_destroy(pt);
 	pt = NULL;
@@ -298,28 +300,34 @@ int main(void)
 		goto out;
 	}
 	CHECK_INT(sptd_col_pt_setup(pt)->aux_bytes, aux);
-	/* what was opened: per CPU the PT event then the dummy */
-	for (int i = 0; i < 2 * NCPU; i++) {
+	/* what was opened: per CPU the PT event, the sideband dummy, and the
+	 * dummy that asks for kernel code changes (on until the kcore copy) */
+	CHECK_INT(fakepmu_open_count(), 3 * NCPU);
+	for (int i = 0; i < 3 * NCPU; i++) {
 		int cpu = -1;
 		const struct perf_event_attr *a = fakepmu_attr(i, &cpu);
 
 		CHECK(a != NULL);
 		if (!a)
 			break;
-		CHECK_INT(cpu, i / 2);
+		CHECK_INT(cpu, i / 3);
 		CHECK_INT(a->disabled, 1);
 		CHECK_INT(a->sample_id_all, 1);
 		CHECK(a->sample_type == (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU));
-		if (i % 2 == 0) {
+		if (i % 3 == 0) {
 			CHECK_INT(a->type, 42);
 			CHECK(a->config == sptd_col_pt_setup(pt)->config[0]);
 			CHECK_INT(a->exclude_kernel, 0);
-		} else {
+		} else if (i % 3 == 1) {
 			CHECK(a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_DUMMY);
 			CHECK(a->mmap && a->mmap2 && a->comm && a->comm_exec && a->task &&
 			      a->context_switch && a->write_backward);
+			CHECK(!a->text_poke && !a->ksymbol);
+		} else {
 			/* kernel text changes and kernel code made at run time */
-			CHECK(a->text_poke && a->ksymbol);
+			CHECK(a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_DUMMY);
+			CHECK(a->text_poke && a->ksymbol && a->write_backward);
+			CHECK(!a->mmap && !a->comm && !a->task && !a->context_switch);
 		}
 	}
 	CHECK(fakepmu_maps_ok());
@@ -356,11 +364,21 @@ int main(void)
 	CHECK_INT(q(st, sql), 1);
 	CHECK_INT(meta(st, "pt_exited_mmaps"), 1);
 	CHECK_INT(sptd_col_pt_mmaps_exited(NULL, st, &gone, 1), -EINVAL);
-	/* the TEXT_POKE record is kept with the sideband, whole */
+	/* a rewrite after the freeze, before the kcore copy (issue 34 item
+	 * 8): the sideband rings are paused, the poke ring is not, so it is
+	 * kept; the poke rings are read once the copy has ended */
+	{
+		static const uint8_t int3[1] = { 0xcc }, push[1] = { 0x55 };
+
+		CHECK_INT(fakepmu_put_text_poke(1, 2200, 0xffffffff81002000ull, push, int3, 1), 1);
+	}
+	CHECK_INT(count_text_pokes(st, 2), 0);
+	/* the TEXT_POKE records are kept with the sideband, whole */
 	CHECK_INT(meta(st, "pt_text_poke"), 1);
+	CHECK_INT(sptd_col_pt_images_pokes(st, pt), 2);
 	CHECK_INT(count_text_pokes(st, 2), 1);
-	CHECK_INT(sptd_col_pt_images_pokes(st, pt), 1);
-	CHECK_INT(meta(st, "pt_text_pokes"), 1);
+	CHECK_INT(q(st, "SELECT count(*) FROM raw_sideband WHERE cpu = 1 AND seq = 2"), 1);
+	CHECK_INT(meta(st, "pt_text_pokes"), 2);
 	CHECK_INT(sptd_col_pt_images_pokes(NULL, pt), -EINVAL);
 	CHECK_INT(sptd_col_pt_images_pokes(st, NULL), -EINVAL);
 	CHECK_INT(sptd_col_derive_all(st, 1), 0);
