@@ -455,7 +455,7 @@ static int pt_images(struct sptd_col_service *s, struct sptd_store *st)
 		/* kcore or kallsyms unreadable costs the kernel code, not the
 		 * incident: only the store's own errors are fatal */
 		char why[768];
-		int k = sptd_col_pt_images_kernel(st, NULL, why, sizeof(why));
+		int k = sptd_col_pt_images_kernel(st, NULL, s->pt, why, sizeof(why));
 
 		if (k >= 0 && why[0])
 			sptd_col_log(LOG_WARNING, "%s", why);

@@ -141,13 +141,17 @@ int sptd_col_pt_images_anon(struct sptd_store *st, const int *pids, int npids);
  * "[kernel.text]"), every live module's text ("[module:NAME]", from
  * ROOT/proc/modules) and code the kernel made at run time that kallsyms
  * names ("[jit:SYMBOL]": [bpf], [__builtin__ftrace] ...).  Module and JIT
- * ranges end where the next code starts (JIT at 64 KiB).  Meta
- * pt_kernel_image ("kcore", or "none: WHY"), pt_kernel_modules,
- * pt_kernel_jit.  What cannot be read costs only itself: @why (@whylen
- * bytes) says what was missed, for a warning ("" nothing).  Returns the
- * number of ranges copied; -EINVAL, -ENOMEM, or the store's error. */
-int sptd_col_pt_images_kernel(struct sptd_store *st, const char *root, char *why,
-                              size_t whylen);
+ * ranges end where the next code starts (JIT at 64 KiB).  With @pt (NULL:
+ * none) its poke rings are read first: code a KSYMBOL record registered and
+ * no later one dropped is copied for the record's length under its name
+ * ("[jit:NAME]"), whether or not kallsyms lists it.  Meta pt_kernel_image
+ * ("kcore", or "none: WHY"), pt_kernel_modules, pt_kernel_jit,
+ * pt_kernel_ksyms (JIT ranges a KSYMBOL sized).  What cannot be read costs
+ * only itself: @why (@whylen bytes) says what was missed, for a warning (""
+ * nothing).  Returns the number of ranges copied; -EINVAL, -ENOMEM, or the
+ * store's error. */
+int sptd_col_pt_images_kernel(struct sptd_store *st, const char *root, struct sptd_col_pt *pt,
+                              char *why, size_t whylen);
 /* After the kernel code was copied (sptd_col_pt_images_kernel): every
  * CPU's poke ring (TEXT_POKE and KSYMBOL records, on since the arm, never
  * paused by a freeze) into raw_sideband rows (seq 2), and how many
@@ -156,6 +160,9 @@ int sptd_col_pt_images_kernel(struct sptd_store *st, const char *root, char *why
  * code before each rewrite decodes as it was then: decode/textpatch.c).
  * Returns the count; -EINVAL, or the store's error. */
 int sptd_col_pt_images_pokes(struct sptd_store *st, struct sptd_col_pt *pt);
+/* Copy every CPU's poke ring now (sptd_col_pt_records then sees them).
+ * 0, -EINVAL, -ENOMEM, or the pause ioctl's error. */
+int sptd_col_pt_pokes_read(struct sptd_col_pt *pt);
 /* The poke rings now, into raw_sideband (sptd_col_pt_images_pokes).  0,
  * -EINVAL, -ENOMEM, or the store's error. */
 int sptd_col_pt_pokes_store(struct sptd_col_pt *pt, struct sptd_store *st);

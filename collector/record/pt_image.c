@@ -142,6 +142,7 @@ enum kcode_kind {
 struct kcode {
 	uint64_t start, end;     /* [start, end); end 0 until ranges are sized */
 	enum kcode_kind kind;
+	int ksym;                /* 1: a KSYMBOL record gave end (JIT only) */
 	char name[96];           /* its dso path: [kernel.text], [module:NAME], [jit:SYMBOL] */
 };
 
@@ -259,7 +260,8 @@ static int kcode_cmp(const void *a, const void *b)
 }
 
 /* Sort; a module or JIT range ends where the next code starts (module
- * sizes count data too; JIT has no size), JIT at PT_KERNEL_JIT_MAX. */
+ * sizes count data too; JIT has no size), JIT at PT_KERNEL_JIT_MAX unless
+ * a KSYMBOL record sized it. */
 static void kcode_size(struct kcode_list *l)
 {
 	qsort(l->v, l->n, sizeof(*l->v), kcode_cmp);
@@ -270,7 +272,7 @@ static void kcode_size(struct kcode_list *l)
 		for (size_t j = i + 1; j < l->n && next == UINT64_MAX; j++)
 			if (l->v[j].start > k->start)
 				next = l->v[j].start;
-		if (k->kind == KCODE_JIT)
+		if (k->kind == KCODE_JIT && !k->ksym)
 			k->end = k->start <= UINT64_MAX - PT_KERNEL_JIT_MAX ? k->start + PT_KERNEL_JIT_MAX
 			                                                    : UINT64_MAX;
 		if (k->kind != KCODE_TEXT && k->end > next)
@@ -306,13 +308,96 @@ static int kcode_copy(struct sptd_store *st, const char *kcore, const struct kco
 	return ret < 0 ? ret : 1;
 }
 
-int sptd_col_pt_images_kernel(struct sptd_store *st, const char *root, char *why,
-                              size_t whylen)
+/* ---- KSYMBOL: the size and name of JIT code ------------------------------------ */
+
+/* One KSYMBOL record (kernel/events/core.c perf_event_ksymbol_output). */
+struct ksym {
+	uint64_t time;           /* perf clock */
+	uint64_t addr;           /* the code */
+	uint32_t len;            /* its bytes */
+	int unregister;          /* PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER */
+	char name[80];           /* its symbol */
+};
+
+struct ksym_list {
+	struct ksym *v;
+	size_t n, cap;
+};
+
+static int on_ksymbol(void *ctx, const struct sptd_col_perf_record *r)
+{
+	struct ksym_list *l = ctx;
+
+	if (r->type != SPTD_PERF_RECORD_KSYMBOL || !r->len || !r->name)
+		return 0;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 32;
+		struct ksym *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n] = (struct ksym){ .time = r->id.time, .addr = r->addr, .len = r->len,
+	                            .unregister = (r->ksym_flags & 1) != 0 };
+	snprintf(l->v[l->n].name, sizeof(l->v[l->n].name), "%s", r->name);
+	l->n++;
+	return 0;
+}
+
+static int ksym_time_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/* The code @pt's poke rings (read now) say is there: the last record of
+ * each address, in time order across CPUs, registers or drops it.  Each
+ * registered one sizes the JIT range kallsyms gave at its address, or adds
+ * one.  The number sized or added, or -ENOMEM. */
+static int ksyms_apply(struct sptd_col_pt *pt, struct kcode_list *l)
+{
+	struct ksym_list ks = { 0 };
+	int ret = sptd_col_pt_pokes_read(pt), n = 0;
+
+	if (ret >= 0)
+		ret = sptd_col_pt_records(pt, on_ksymbol, &ks);
+	if (ret < 0 && ret != -ENOMEM)
+		ret = 0;   /* a ring not read: kallsyms alone sizes JIT code */
+	qsort(ks.v, ks.n, sizeof(*ks.v), ksym_time_cmp);
+	for (size_t i = 0; i < ks.n && ret >= 0; i++) {
+		const struct ksym *k = &ks.v[i];
+		size_t j, later = 0;
+
+		for (j = i + 1; j < ks.n && !later; j++)
+			later = ks.v[j].addr == k->addr;
+		if (later || k->unregister || k->addr > UINT64_MAX - k->len)
+			continue;
+		for (j = 0; j < l->n; j++)
+			if (l->v[j].kind == KCODE_JIT && l->v[j].start == k->addr)
+				break;
+		if (j == l->n) {
+			ret = kcode_add(l, KCODE_JIT, k->addr, 0, "jit:", k->name);
+			if (ret < 0)
+				break;
+		}
+		l->v[j].end = k->addr + k->len;
+		l->v[j].ksym = 1;
+		n++;
+	}
+	free(ks.v);
+	return ret < 0 ? ret : n;
+}
+
+int sptd_col_pt_images_kernel(struct sptd_store *st, const char *root, struct sptd_col_pt *pt,
+                              char *why, size_t whylen)
 {
 	struct kcode_list l = { 0 };
 	char kcore[PATH_MAX], image[PATH_MAX + 160] = "kcore";
 	int ret, copied = 0, modules = 0, jit = 0, missed = 0, text_err = 0, err = 0;
-	int modules_err = 0;
+	int modules_err = 0, ksyms = 0;
 
 	if (!st || !why || !whylen)
 		return -EINVAL;
@@ -332,6 +417,11 @@ int sptd_col_pt_images_kernel(struct sptd_store *st, const char *root, char *why
 	if (ret == -ENOMEM)
 		goto out;
 	modules_err = ret < 0 ? -ret : 0;   /* then no module is copied: said below */
+	ksyms = pt ? ksyms_apply(pt, &l) : 0;
+	if (ksyms < 0) {
+		ret = ksyms;
+		goto out;
+	}
 	kcode_size(&l);
 	for (size_t i = 0; i < l.n; i++) {
 		int e = 0;
@@ -363,6 +453,8 @@ meta:
 		ret = sptd_store_meta_set_int(st, "pt_kernel_modules", modules);
 	if (ret >= 0)
 		ret = sptd_store_meta_set_int(st, "pt_kernel_jit", jit);
+	if (ret >= 0)
+		ret = sptd_store_meta_set_int(st, "pt_kernel_ksyms", ksyms);
 	if (ret < 0)
 		goto out;
 	if (strcmp(image, "kcore") != 0)

@@ -400,14 +400,13 @@ static int copy_sideband(struct pt_cpu *c)
 	return copy_backward(&c->sb_ring, &c->sb_copy, &c->sb_copy_len, &c->sb_copy_cap);
 }
 
-int sptd_col_pt_pokes_store(struct sptd_col_pt *pt, struct sptd_store *st)
+int sptd_col_pt_pokes_read(struct sptd_col_pt *pt)
 {
 	int ret = 0;
 
-	if (!pt || !st)
+	if (!pt)
 		return -EINVAL;
-	/* the copy has ended: what the rings hold now covers it; each is
-	 * paused only while it is copied */
+	/* each ring is paused only while it is copied */
 	for (int i = 0; i < pt->ncpus && ret >= 0; i++) {
 		struct pt_cpu *c = &pt->cpus[i];
 
@@ -419,7 +418,22 @@ int sptd_col_pt_pokes_store(struct sptd_col_pt *pt, struct sptd_store *st)
 			ret = copy_backward(&c->poke_ring, &c->poke_copy, &c->poke_copy_len,
 			                    &c->poke_copy_cap);
 		sptd_col_perf_event_pause_output(c->poke_fd, 0);
-		if (ret >= 0)
+	}
+	return ret < 0 ? ret : 0;
+}
+
+int sptd_col_pt_pokes_store(struct sptd_col_pt *pt, struct sptd_store *st)
+{
+	int ret;
+
+	if (!pt || !st)
+		return -EINVAL;
+	/* the copy has ended: what the rings hold now covers it */
+	ret = sptd_col_pt_pokes_read(pt);
+	for (int i = 0; i < pt->ncpus && ret >= 0; i++) {
+		struct pt_cpu *c = &pt->cpus[i];
+
+		if (c->poke_fd >= 0)
 			ret = sptd_col_pt_sideband_store(st, c->cpu, 2, c->poke_copy, c->poke_copy_len,
 			                                 sptd_col_pt_sideband_sample_type(),
 			                                 pt->time.mono_offset_ns);

@@ -157,6 +157,11 @@ size_t fakepmu_rec_itrace(unsigned char *buf, size_t len, size_t cap, int pid, i
 size_t fakepmu_rec_text_poke(unsigned char *buf, size_t len, size_t cap, uint64_t addr,
                              const void *old_bytes, uint16_t old_len, const void *new_bytes,
                              uint16_t new_len, uint64_t time, int cpu);
+/* PERF_RECORD_KSYMBOL: BPF code @name of @code_len bytes at @addr came
+ * (@unregister 0) or went (1); only to an event opened with attr.ksymbol. */
+size_t fakepmu_rec_ksymbol(unsigned char *buf, size_t len, size_t cap, uint64_t addr,
+                           uint32_t code_len, int unregister, const char *name, uint64_t time,
+                           int cpu);
 /* The kernel rewrites @len (at most 64) bytes at @addr on @cpu at perf time
  * @time, now: a TEXT_POKE record into every served dummy ring of @cpu
  * that asked for it and whose output is on (a paused ring loses it, as

@@ -126,3 +126,21 @@ size_t fakepmu_rec_text_poke(unsigned char *buf, size_t len, size_t cap, uint64_
 	return rec_put(buf, len, cap, PERF_RECORD_TEXT_POKE, 0, body, 12u + old_len + new_len, -1,
 	               -1, time, cpu);
 }
+
+size_t fakepmu_rec_ksymbol(unsigned char *buf, size_t len, size_t cap, uint64_t addr,
+                           uint32_t code_len, int unregister, const char *name, uint64_t time,
+                           int cpu)
+{
+	unsigned char body[16 + 128] = { 0 };
+	uint16_t type = 1, flags = unregister ? 1 : 0;   /* BPF; UNREGISTER */
+	size_t n = strlen(name) + 1;
+
+	if (n > sizeof(body) - 16)
+		return len;
+	memcpy(body, &addr, 8);
+	memcpy(body + 8, &code_len, 4);
+	memcpy(body + 12, &type, 2);
+	memcpy(body + 14, &flags, 2);
+	memcpy(body + 16, name, n);
+	return rec_put(buf, len, cap, PERF_RECORD_KSYMBOL, 0, body, 16 + n, -1, -1, time, cpu);
+}

@@ -15,11 +15,17 @@
 #include <unistd.h>
 
 #include "fakepmu/fakepmu.h"
+#include "fakepmu/fakepmu_kcore.h"
 #include "pt-local.h"
 #include "sptd_col_derive.h"
 #include "sptd_dec.h"
 #include "sptd_store.h"
 #include "sptd_test.h"
+
+/* BPF code in the fake kernel's module area (test_ksyms) */
+#define BPF_LISTED (FAKEKERNEL_MODULES + 0x3000)
+#define BPF_NEW (FAKEKERNEL_MODULES + 0x4000)
+#define BPF_GONE (FAKEKERNEL_MODULES + 0x6000)
 
 #define IMG_ADDR 0x400000ull
 #define NCPU 3
@@ -173,6 +179,41 @@ static void check_incident(struct sptd_col_pt *pt, const char *root, const char 
 	sptd_store_destroy(st);
 }
 
+/* The bytes of the raw_image row at @addr (-1: none). */
+static int64_t image_len_at(struct sptd_store *st, uint64_t addr)
+{
+	char sql[160];
+
+	snprintf(sql, sizeof(sql), "SELECT coalesce(max(length(data)), -1) FROM raw_image "
+	         "WHERE addr = %lld", (long long)addr);
+	return q(st, sql);
+}
+
+/* JIT code sized and named by the poke rings' KSYMBOL records (issue 34
+ * item 8): a fake kernel whose kallsyms lists one BPF program without a
+ * size (copied up to the next code, or the module area's end, without
+ * them); one KSYMBOL names code kallsyms does not list; one program came
+ * and went. */
+static void test_ksyms(struct sptd_store *st, struct sptd_col_pt *pt, const char *root)
+{
+	static const uint8_t text[64] = { 0x90 }, bpf[3] = { 0x90, 0x90, 0xc3 };
+	const struct fakepmu_kcode kc[] = {
+		{ "bpf_prog_aa_sptd", "bpf", BPF_LISTED, 0, bpf, sizeof(bpf) },
+	};
+	char kroot[256], why[512];
+
+	snprintf(kroot, sizeof(kroot), "%s/kernel", root);
+	CHECK_INT(fakepmu_kernel_write(kroot, text, sizeof(text), kc, 1, 0), 0);
+	CHECK_INT(sptd_col_pt_images_kernel(st, kroot, pt, why, sizeof(why)), 3);
+	CHECK_INT(image_len_at(st, BPF_LISTED), 3);
+	CHECK_INT(image_len_at(st, BPF_NEW), 2);
+	CHECK_INT(image_len_at(st, BPF_GONE), -1);
+	CHECK_INT(q(st, "SELECT count(*) FROM dso WHERE path IN ('[jit:bpf_prog_aa_sptd]', "
+	            "'[jit:bpf_prog_bb_new]')"), 2);
+	CHECK_INT(meta(st, "pt_kernel_ksyms"), 2);
+	CHECK_INT(meta(st, "pt_kernel_jit"), 2);
+}
+
 int main(void)
 {
 	char trace_path[1024], image_path[1024], root[] = "/tmp/sptd-ptfake-XXXXXX", db[128], sql[256];
@@ -257,6 +298,16 @@ int main(void)
 		sb_len[2] = fakepmu_rec_text_poke(sb[2], sb_len[2], sizeof(sb[2]),
 		                                  0xffffffff81001000ull, nop5, 5, jmp5, 5, 2100, 2);
 	}
+	/* BPF code came (a program kallsyms lists, one it does not) and went
+	 * while PT ran; KSYMBOL only to an event that asked, attr.ksymbol */
+	sb_len[0] = fakepmu_rec_ksymbol(sb[0], sb_len[0], sizeof(sb[0]), BPF_LISTED, 3, 0,
+	                                "bpf_prog_aa_sptd", 1300, 0);
+	sb_len[0] = fakepmu_rec_ksymbol(sb[0], sb_len[0], sizeof(sb[0]), BPF_NEW, 2, 0,
+	                                "bpf_prog_bb_new", 1310, 0);
+	sb_len[0] = fakepmu_rec_ksymbol(sb[0], sb_len[0], sizeof(sb[0]), BPF_GONE, 8, 0,
+	                                "bpf_prog_cc_gone", 1320, 0);
+	sb_len[0] = fakepmu_rec_ksymbol(sb[0], sb_len[0], sizeof(sb[0]), BPF_GONE, 8, 1,
+	                                "bpf_prog_cc_gone", 1330, 0);
 	for (int c = 0; c < NCPU; c++) {
 		scripts[c].sb = sb[c];
 		scripts[c].sb_len = sb_len[c];
@@ -380,6 +431,7 @@ int main(void)
 	CHECK_INT(q(st, "SELECT count(*) FROM raw_sideband WHERE cpu = 1 AND seq = 2"), 1);
 	CHECK_INT(meta(st, "pt_text_pokes"), 2);
 	CHECK_INT(sptd_col_pt_images_pokes(NULL, pt), -EINVAL);
+	test_ksyms(st, pt, root);
 	CHECK_INT(sptd_col_pt_images_pokes(st, NULL), -EINVAL);
 	CHECK_INT(sptd_col_derive_all(st, 1), 0);
 	CHECK(sptd_col_derive_pt_sideband(st) >= 2);

@@ -248,7 +248,7 @@ static void test_kernel(void)
 	CHECK_INT(sptd_store_create(db, &st), 0);
 	if (!st)
 		return;
-	CHECK_INT(sptd_col_pt_images_kernel(st, kroot, why, sizeof(why)), 5);
+	CHECK_INT(sptd_col_pt_images_kernel(st, kroot, NULL, why, sizeof(why)), 5);
 	CHECK_STR(why, "");
 	CHECK_INT(sptd_store_meta_get(st, "pt_kernel_image", buf, sizeof(buf)) >= 0, 1);
 	CHECK_STR(buf, "kcore");
@@ -267,8 +267,8 @@ static void test_kernel(void)
 	CHECK_INT(r.decode_errors, 0);
 	CHECK_INT(r.calls, 2);
 	CHECK_INT(sptd_dec_session_set_kernel_note(NULL, "x"), -EINVAL);
-	CHECK_INT(sptd_col_pt_images_kernel(NULL, kroot, why, sizeof(why)), -EINVAL);
-	CHECK_INT(sptd_col_pt_images_kernel(st, kroot, NULL, 0), -EINVAL);
+	CHECK_INT(sptd_col_pt_images_kernel(NULL, kroot, NULL, why, sizeof(why)), -EINVAL);
+	CHECK_INT(sptd_col_pt_images_kernel(st, kroot, NULL, NULL, 0), -EINVAL);
 	CHECK_INT(sptd_store_commit(st), 0);
 	sptd_store_destroy(st);
 	st = NULL;
@@ -282,7 +282,7 @@ static void test_kernel(void)
 	CHECK_INT(sptd_store_create(db, &st), 0);
 	if (!st)
 		return;
-	CHECK_INT(sptd_col_pt_images_kernel(st, kroot, why, sizeof(why)), 0);
+	CHECK_INT(sptd_col_pt_images_kernel(st, kroot, NULL, why, sizeof(why)), 0);
 	CHECK(strstr(why, "kernel text not captured") && strstr(why, "/proc/kcore") &&
 	      strstr(why, strerror(EIO)));
 	CHECK_INT(sptd_store_meta_get(st, "pt_kernel_image", buf, sizeof(buf)) >= 0, 1);
@@ -303,7 +303,7 @@ static void test_kernel(void)
 	CHECK_INT(sptd_store_create(db, &st), 0);
 	if (!st)
 		return;
-	CHECK_INT(sptd_col_pt_images_kernel(st, kroot, why, sizeof(why)), 0);
+	CHECK_INT(sptd_col_pt_images_kernel(st, kroot, NULL, why, sizeof(why)), 0);
 	CHECK(strstr(why, "kernel addresses hidden") != NULL);
 	CHECK_INT(q(st, "SELECT count(*) FROM raw_image"), 0);
 	sptd_store_destroy(st);
