@@ -1,9 +1,8 @@
 /* kpoke_case.c — see kpoke_case.h. */
 #include <string.h>
 
-#include <intel-pt.h>
-
 #include "kpoke_case.h"
+#include "pt_encode.h"
 
 #define SLOW (KPOKE_TEXT + 0x80)
 
@@ -38,14 +37,6 @@ void kpoke_text(uint8_t *text)
 	rel32(kpoke_jmp_slow + 1, KPOKE_SITE + 5, SLOW);
 }
 
-static int put(struct pt_encoder *enc, struct pt_packet *p)
-{
-	int r = pt_enc_next(enc, p);
-
-	memset(p, 0, sizeof(*p));
-	return r < 0;
-}
-
 /* One pass, entered at TSC @tsc: TIP.PGE at the text, two compressed
  * returns (one TNT bit each), TIP.PGD at the jmp *%rax. */
 static int pass(struct pt_encoder *enc, uint64_t tsc)
@@ -56,51 +47,42 @@ static int pass(struct pt_encoder *enc, uint64_t tsc)
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_tsc;
 	p.payload.tsc.tsc = tsc;
-	bad |= put(enc, &p);
+	bad |= sptd_test_encode(enc, &p);
 	p.type = ppt_mode;
 	p.payload.mode.leaf = pt_mol_exec;
 	p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
-	bad |= put(enc, &p);
+	bad |= sptd_test_encode(enc, &p);
 	p.type = ppt_tip_pge;
 	p.payload.ip.ipc = pt_ipc_sext_48;
 	p.payload.ip.ip = KPOKE_TEXT;
-	bad |= put(enc, &p);
+	bad |= sptd_test_encode(enc, &p);
 	p.type = ppt_tnt_8;
 	p.payload.tnt.bit_size = 2;
 	p.payload.tnt.payload = 3;
-	bad |= put(enc, &p);
+	bad |= sptd_test_encode(enc, &p);
 	p.type = ppt_tip_pgd;
 	p.payload.ip.ipc = pt_ipc_suppressed;
-	bad |= put(enc, &p);
+	bad |= sptd_test_encode(enc, &p);
 	return bad;
 }
 
 size_t kpoke_trace(uint8_t *buf, size_t cap, const uint64_t *tscs, int n)
 {
-	struct pt_config cfg;
-	struct pt_encoder *enc;
+	struct pt_encoder *enc = sptd_test_encoder(buf, cap);
 	struct pt_packet p;
-	uint64_t off = 0;
 	int bad = 0;
 
-	pt_config_init(&cfg);
-	cfg.begin = buf;
-	cfg.end = buf + cap;
-	enc = pt_alloc_encoder(&cfg);
 	if (!enc)
 		return 0;
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_psb;
-	bad |= put(enc, &p);
+	bad |= sptd_test_encode(enc, &p);
 	p.type = ppt_tsc;
 	p.payload.tsc.tsc = tscs[0];
-	bad |= put(enc, &p);
+	bad |= sptd_test_encode(enc, &p);
 	p.type = ppt_psbend;
-	bad |= put(enc, &p);
+	bad |= sptd_test_encode(enc, &p);
 	for (int i = 0; i < n; i++)
 		bad |= pass(enc, tscs[i]);
-	if (!bad && pt_enc_get_offset(enc, &off) < 0)
-		bad = 1;
-	pt_free_encoder(enc);
-	return bad ? 0 : (size_t)off;
+	return sptd_test_encoder_end(enc, bad);
 }

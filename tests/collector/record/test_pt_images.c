@@ -18,6 +18,7 @@
 
 #include "fakepmu/fakepmu.h"
 #include "fakepmu/fakepmu_kcore.h"
+#include "pt_encode.h"
 #include "pt-local.h"
 #include "sptd_col_derive.h"
 #include "sptd_dec.h"
@@ -94,54 +95,40 @@ static void kernel_text(uint8_t *text, size_t len)
 	text[11] = 0xe0;
 }
 
-static int kput(struct pt_encoder *enc, struct pt_packet *p)
-{
-	return pt_enc_next(enc, p) < 0;
-}
-
 /* PSB, PSBEND, MODE.Exec 64-bit, TIP.PGE at the text, the two returns
  * (compressed: one TNT bit each), TIP.PGD at the indirect jump. */
 static size_t kernel_trace(uint8_t *buf, size_t cap)
 {
-	struct pt_config cfg;
-	struct pt_encoder *enc;
+	struct pt_encoder *enc = sptd_test_encoder(buf, cap);
 	struct pt_packet p;
-	uint64_t off = 0;
 	int bad = 0;
 
-	pt_config_init(&cfg);
-	cfg.begin = buf;
-	cfg.end = buf + cap;
-	enc = pt_alloc_encoder(&cfg);
 	if (!enc)
 		return 0;
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_psb;
-	bad |= kput(enc, &p);
+	bad |= sptd_test_encode(enc, &p);
 	p.type = ppt_psbend;
-	bad |= kput(enc, &p);
+	bad |= sptd_test_encode(enc, &p);
 	p.type = ppt_mode;
 	p.payload.mode.leaf = pt_mol_exec;
 	p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
-	bad |= kput(enc, &p);
+	bad |= sptd_test_encode(enc, &p);
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_tip_pge;
 	p.payload.ip.ipc = pt_ipc_sext_48;
 	p.payload.ip.ip = FAKEKERNEL_TEXT;
-	bad |= kput(enc, &p);
+	bad |= sptd_test_encode(enc, &p);
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_tnt_8;
 	p.payload.tnt.bit_size = 2;
 	p.payload.tnt.payload = 3;
-	bad |= kput(enc, &p);
+	bad |= sptd_test_encode(enc, &p);
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_tip_pgd;
 	p.payload.ip.ipc = pt_ipc_suppressed;
-	bad |= kput(enc, &p);
-	if (!bad && pt_enc_get_offset(enc, &off) < 0)
-		bad = 1;
-	pt_free_encoder(enc);
-	return bad ? 0 : (size_t)off;
+	bad |= sptd_test_encode(enc, &p);
+	return sptd_test_encoder_end(enc, bad);
 }
 
 /* What decoding the kernel trace gave. */
