@@ -123,6 +123,8 @@ struct sptd_dec_session {
 	                                    * epoch k runs from text_times[k-1]
 	                                    * to text_times[k] */
 	size_t ntext_times;                /* entries (epochs: one more) */
+	size_t text_unpatched;             /* poked ranges left as copied (over
+	                                    * textpatch.c's budget) */
 	/* built by run */
 	struct sptd_dec_aspace *aspaces;   /* [0] is the default (aspace.c) */
 	size_t naspaces;                   /* entries of aspaces */

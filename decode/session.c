@@ -625,6 +625,15 @@ int64_t sptd_dec_session_run(struct sptd_dec_session *s, const struct sptd_dec_s
 			goto out;
 		}
 	}
+	if (s->text_unpatched && sink->gap) {
+		char why[160];
+
+		snprintf(why, sizeof(why), "pt: %zu rewritten range(s) of kernel code decode as "
+		         "copied, not as they ran (too many TEXT_POKE records)", s->text_unpatched);
+		ret = sink->gap(sink->ctx, 0, 0, -1, why);
+		if (ret < 0)
+			goto out;
+	}
 	ret = run_phase1(s, jobs, st, &res, &nres, &plans, power);
 	/* gaps and stats go out from this thread only */
 	for (i = 0; i < s->ncpus && ret >= 0; i++) {

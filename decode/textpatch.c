@@ -24,9 +24,14 @@
 
 #include "dec-local.h"
 
-/* Pokes beyond this many are not applied (a runaway sideband): patches
- * past it would cost more than the decode they correct. */
+/* Pokes beyond this many are not taken (a runaway or forged sideband). */
 #define TEXT_POKES_MAX 65536
+/* What the patches may cost: their bytes, and pokes undone in all (each
+ * stretch of a range undoes that range's pokes).  A real capture needs a
+ * few KiB; past either, the ranges left keep the copy's bytes (a gap says
+ * so: sptd_dec_session_run). */
+#define TEXT_PATCH_BYTES_MAX (64u << 20)
+#define TEXT_PATCH_WORK_MAX (64u << 20)
 
 int sptd_dec_session_add_text_poke(struct sptd_dec_session *s,
                                    const struct sptd_dec_text_poke *p)
@@ -132,6 +137,7 @@ struct patch_set {
 	size_t n, cap;
 	uint8_t *bytes;               /* every patch's bytes, one after another */
 	size_t len, bytes_cap;
+	uint64_t work;                /* pokes undone so far */
 };
 
 static int patch_add(struct patch_set *ps, const struct text_patch *p, const uint8_t *code)
@@ -178,7 +184,8 @@ static size_t base_image(const struct sptd_dec_session *s, uint64_t addr)
 
 /* Patches of span @sp (inside image @base, whose copied bytes are @copy):
  * one per stretch between the times of the pokes @p[0..@np) that meet it
- * (those after s->text_copied are not among them). */
+ * (those after s->text_copied are not among them).  0; 1 over the budget
+ * (nothing added); -ENOMEM. */
 static int span_patches(struct sptd_dec_session *s, struct patch_set *ps, size_t base,
                         const struct text_span *sp, const uint8_t *copy,
                         const struct sptd_dec_text_poke *p, size_t np, int64_t *times,
@@ -189,6 +196,10 @@ static int span_patches(struct sptd_dec_session *s, struct patch_set *ps, size_t
 
 	for (size_t i = 0; i < np; i++)
 		times[nt++] = p[i].ts;
+	if (np > TEXT_PATCH_WORK_MAX / np || ps->work > TEXT_PATCH_WORK_MAX - np * np ||
+	    (uint64_t)len * np > TEXT_PATCH_BYTES_MAX - ps->len)
+		return 1;   /* over budget: this range keeps the copy's bytes */
+	ps->work += np * np;
 	qsort(times, nt, sizeof(*times), ts_cmp);
 	/* [INT64_MIN, t1), [t1, t2), ...: from the last time on, the copy */
 	for (size_t i = 0; i < nt && ret >= 0; i++) {
@@ -320,6 +331,7 @@ int sptd_dec_text_patches_build(struct sptd_dec_session *s)
 	int ret;
 
 	patches_drop(s);
+	s->text_unpatched = 0;
 	if (!s->npokes)
 		return 0;
 	ret = times_build(s);
@@ -358,6 +370,10 @@ int sptd_dec_text_patches_build(struct sptd_dec_session *s)
 		ret = image_read(s, base, sp.lo, copy, (size_t)(sp.hi - sp.lo));
 		if (ret >= 0)
 			ret = span_patches(s, &ps, base, &sp, copy, meet, np, times, code);
+		if (ret == 1) {
+			s->text_unpatched++;
+			ret = 0;
+		}
 	}
 	if (ret >= 0)
 		ret = patches_place(s, &ps);

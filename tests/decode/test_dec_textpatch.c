@@ -23,6 +23,7 @@ struct got {
 	int nsyms;
 	char calls[256];              /* "F G ..." by function address */
 	int gaps;
+	char reason[256];             /* the last gap's */
 };
 
 static int on_symbol(void *ctx, const struct sptd_dec_symbol *sym)
@@ -64,7 +65,7 @@ static int on_gap(void *ctx, int64_t ts, int64_t dur, int cpu, const char *reaso
 	(void)ts;
 	(void)dur;
 	(void)cpu;
-	(void)reason;
+	snprintf(g->reason, sizeof(g->reason), "%s", reason);
 	g->gaps++;
 	return 0;
 }
@@ -148,6 +149,24 @@ int main(void)
 
 		decode(at, 2, two_pokes, 2, 3000, &g);
 		CHECK_STR(g.calls, "F H F G");
+	}
+
+	/* a forged sideband: so many rewrites of one site that undoing them
+	 * would cost more than the decode (9000^2 > 2^26): the site decodes
+	 * as copied, and a gap says so */
+	{
+		static struct sptd_dec_text_poke many[9000];
+
+		for (int i = 0; i < 9000; i++)
+			many[i] = (struct sptd_dec_text_poke){
+				.ts = 1500 + i, .addr = KPOKE_SITE, .old_len = 5, .new_len = 5,
+				.old_bytes = i % 2 ? kpoke_nop5 : kpoke_jmp_slow,
+				.new_bytes = i % 2 ? kpoke_jmp_slow : kpoke_nop5,
+			};
+		decode(one, 1, many, 9000, 20000, &g);
+		CHECK_STR(g.calls, "F H");
+		CHECK_INT(g.gaps, 1);
+		CHECK(strstr(g.reason, "decode as copied") != NULL);
 	}
 
 	/* invalid arguments */
