@@ -12,6 +12,7 @@
  *   perfetto_sched.c   per-CPU FtraceEventBundles (compact_sched, irq)
  *   perfetto_tracks.c  ProcessTree and TrackDescriptors
  *   perfetto_events.c  TrackEvents: slices, samples, gaps, triggers
+ *   perfetto_profile.c PerfSample packets: samples as Perfetto's CPU profile
  *   perfetto_json.c    Chrome trace-event JSON
  */
 #ifndef SPTD_PERFETTO_LOCAL_H
@@ -112,6 +113,7 @@ int sptd_query_imap_put(struct sptd_query_imap *m, int64_t key, uint64_t val);
 #define SPTD_PF_SEQ_META   1   /* clock snapshot, system info, process tree */
 #define SPTD_PF_SEQ_FTRACE 2   /* ftrace bundles */
 #define SPTD_PF_SEQ_TRACK  3   /* track descriptors and track events (interned) */
+#define SPTD_PF_SEQ_PROFILE 4  /* PerfSample packets (interned callstacks) */
 
 /* Track uuids: kind in the top byte, an id below. */
 #define SPTD_PF_UUID(kind, id) (((uint64_t)(kind) << 56) | ((uint64_t)(id) & 0xffffffffffffffULL))
@@ -191,6 +193,8 @@ uint64_t sptd_query_pf_count(struct sptd_query_pf *pf, const char *table);
 /* Open a TracePacket on SEQ_TRACK at @ts: sets sequence id and flags (the
  * first one also clears incremental state and sets the clock default). */
 void sptd_query_pf_track_packet(struct sptd_query_pf *pf, int64_t ts);
+/* The ClockSnapshot clock id the incident's timestamps are in. */
+uint32_t sptd_query_pf_clock_id(const struct sptd_query_pf *pf);
 /* SQL walking a callsite to its root (?1: callsite id): addr, symbol, dso. */
 extern const char sptd_query_pf_walk_sql[];
 /* SQL of PT's power edges for both exports, by CPU and time: cpu, ts, kind
@@ -229,6 +233,8 @@ int sptd_query_pf_write_ptwrites(struct sptd_query_pf *pf);     /* perfetto_even
 int sptd_query_pf_write_slices(struct sptd_query_pf *pf);       /* perfetto_events.c */
 int sptd_query_pf_write_samples(struct sptd_query_pf *pf);      /* perfetto_events.c */
 int sptd_query_pf_write_offcpu(struct sptd_query_pf *pf);       /* perfetto_events.c */
+int sptd_query_pf_write_watch_hits(struct sptd_query_pf *pf);   /* perfetto_events.c */
+int sptd_query_pf_write_profile(struct sptd_query_pf *pf);      /* perfetto_profile.c */
 int sptd_query_pf_write_gaps(struct sptd_query_pf *pf);         /* perfetto_events.c */
 int sptd_query_pf_write_triggers(struct sptd_query_pf *pf);     /* perfetto_events.c */
 /* The whole Chrome trace-event JSON export (perfetto_json.c). */

@@ -89,6 +89,11 @@ uint64_t sptd_query_pf_count(struct sptd_query_pf *pf, const char *table)
 	return (uint64_t)n;
 }
 
+uint32_t sptd_query_pf_clock_id(const struct sptd_query_pf *pf)
+{
+	return pf->monotonic ? CLOCK_MONOTONIC_ID : CLOCK_BOOTTIME_ID;
+}
+
 void sptd_query_pf_track_packet(struct sptd_query_pf *pf, int64_t ts)
 {
 	struct sptd_query_pb *pb = &pf->pkt;
@@ -100,8 +105,7 @@ void sptd_query_pf_track_packet(struct sptd_query_pf *pf, int64_t ts)
 		sptd_query_pb_uint(pb, TP_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED | 2);
 		sptd_query_pb_uint(pb, TP_FIRST_ON_SEQ, 1);
 		sptd_query_pb_begin(pb, 59);           /* trace_packet_defaults */
-		sptd_query_pb_uint(pb, 58, pf->monotonic ? CLOCK_MONOTONIC_ID
-		                                         : CLOCK_BOOTTIME_ID);
+		sptd_query_pb_uint(pb, 58, sptd_query_pf_clock_id(pf));
 		sptd_query_pb_end(pb);
 		pf->track_seq_started = 1;
 	} else {

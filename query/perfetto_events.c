@@ -597,3 +597,51 @@ out:
 	sptd_store_finalize(stmt);
 	return rc;
 }
+
+/* Watchpoint hits: an instant "watch: FUNCTION" on the writing thread's
+ * track (tid -> its thread row), the instruction, the CPU and what the
+ * store did as arguments. */
+struct hit_writer {
+	struct sptd_query_pf *pf;
+	int err;                /* the first failure (pf->err set) */
+};
+
+static int write_hit(void *ctx, const struct sptd_store_watch_hit_row *row, int64_t utid)
+{
+	struct hit_writer *w = ctx;
+	struct sptd_query_pf *pf = w->pf;
+	char name[SPTD_QUERY_NAME_MAX + 16], detail[160];
+	int rc;
+
+	snprintf(name, sizeof(name), "watch: %s", row->function ? row->function : "[unknown]");
+	if (row->watch)
+		snprintf(detail, sizeof(detail), "tid %d: 0x%" PRIx64 " -> 0x%" PRIx64 "%s", row->tid,
+		         row->old_value, row->new_value, row->silent == 1 ? " (silent)" : "");
+	else
+		snprintf(detail, sizeof(detail), "tid %d", row->tid);
+	intern_begin(pf);
+	event_open(pf, row->ts, utid >= 0 ? SPTD_PF_UUID(SPTD_PF_TRACK_THREAD, utid)
+	                                  : SPTD_PF_UUID(SPTD_PF_TRACK_NOTHREAD, 0), TYPE_INSTANT);
+	sptd_query_pb_string(&pf->pkt, TE_NAME, name);
+	arg_int(&pf->pkt, SPTD_PF_ARG_IP, (int64_t)row->ip);
+	arg_int(&pf->pkt, SPTD_PF_ARG_CPU, row->cpu);
+	arg_str(&pf->pkt, SPTD_PF_ARG_DETAIL, detail);
+	sptd_query_pb_end(&pf->pkt);
+	if ((rc = sptd_query_pf_flush(pf)) < 0)
+		return w->err = rc;
+	pf->stats->watch_hits++;
+	return 0;
+}
+
+int sptd_query_pf_write_watch_hits(struct sptd_query_pf *pf)
+{
+	struct hit_writer w = { .pf = pf };
+	int rc;
+
+	if (!sptd_query_pf_count(pf, "watch_hit"))
+		return 0;
+	rc = sptd_store_watch_hit_each(pf->st, write_hit, &w);
+	if (w.err)
+		return w.err;
+	return rc < 0 ? sptd_query_pf_step_fail(pf, "watch_hit", rc) : 0;
+}

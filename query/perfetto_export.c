@@ -24,6 +24,8 @@ static int write_proto(struct sptd_query_pf *pf)
 	    (rc = sptd_query_pf_write_power(pf)) < 0 ||
 	    (rc = sptd_query_pf_write_slices(pf)) < 0 ||
 	    (rc = sptd_query_pf_write_samples(pf)) < 0 ||
+	    (rc = sptd_query_pf_write_profile(pf)) < 0 ||
+	    (rc = sptd_query_pf_write_watch_hits(pf)) < 0 ||
 	    (rc = sptd_query_pf_write_offcpu(pf)) < 0 ||
 	    (rc = sptd_query_pf_write_ptwrites(pf)) < 0 ||
 	    (rc = sptd_query_pf_write_gaps(pf)) < 0 ||
