@@ -287,6 +287,7 @@ int sptd_query_stacks_walk(const struct sptd_query_stacks *s, uint32_t leaf,
 enum sptd_query_export_format {
 	SPTD_QUERY_EXPORT_PROTO = 0, /* Perfetto protobuf (.pftrace), the default */
 	SPTD_QUERY_EXPORT_JSON,      /* Chrome trace-event JSON */
+	SPTD_QUERY_EXPORT_PPROF,     /* the samples as gzipped pprof profile.proto */
 };
 
 /* What an export wrote; every count is of items written to @out. */
@@ -299,7 +300,8 @@ struct sptd_query_export_stats {
 	uint64_t ftrace_events;  /* ftrace_event rows (sysptd -e) as generic ftrace events */
 	uint64_t slices;         /* slice rows written as begin/end pairs */
 	uint64_t samples;        /* sample rows written as instant events */
-	uint64_t profile_samples;/* sample rows written as PerfSample packets */
+	uint64_t profile_samples;/* sample rows written as PerfSample packets (pprof:
+	                          * counted into its Samples) */
 	uint64_t watch_hits;     /* watch_hit rows written as instant events */
 	uint64_t offcpu;         /* blocked thread_state rows with a stack (--offcpu) */
 	uint64_t power_events;   /* cpu_frequency and cpu_idle ftrace events (PT power) */
@@ -328,7 +330,7 @@ struct sptd_query_export_options {
 	void *progress_ctx;                      /* handed to @progress */
 };
 
-/* "proto" (also "pftrace", "protobuf", "perfetto") or "json" -> *fmt.
+/* "proto" (also "pftrace", "protobuf", "perfetto"), "json" or "pprof" -> *fmt.
  * -EINVAL for anything else. */
 int sptd_query_export_format_parse(const char *name,
                                    enum sptd_query_export_format *fmt);
