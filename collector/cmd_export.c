@@ -1,5 +1,5 @@
-/* cmd_export.c — `sysptd export INCIDENT -o FILE [--format proto|json]`:
- * the incident as a Perfetto trace (or Chrome JSON), written beside FILE
+/* cmd_export.c — `sysptd export INCIDENT -o FILE [--format proto|json|pprof]`:
+ * the incident as a Perfetto trace (or Chrome JSON, or a pprof profile), written beside FILE
  * (sptd_col_newfile: O_EXCL|O_NOFOLLOW, random name) and renamed into
  * place, so a failed export never leaves half a file and never writes
  * through a symlink planted at FILE or at a temporary name; or to stdout
@@ -20,8 +20,8 @@
 #include "sptd_store.h"
 
 static const char export_usage[] =
-"Usage: sysptd export INCIDENT -o FILE [--format proto|json]\n"
-"       sysptd export INCIDENT -o - [--format proto|json] > FILE\n"
+"Usage: sysptd export INCIDENT -o FILE [--format proto|json|pprof]\n"
+"       sysptd export INCIDENT -o - [--format proto|json|pprof] > FILE\n"
 "\n"
 "Write an incident as a trace for review on one timeline: every CPU's\n"
 "scheduling (sched_switch/waking, so Perfetto shows thread states),\n"
@@ -38,9 +38,13 @@ SPTD_COL_DEFAULT_DIR ").\n"
 "  -f, --format FMT     proto: Perfetto protobuf, open it in\n"
 "                       https://ui.perfetto.dev (Open trace file);\n"
 "                       json: Chrome trace-event JSON for chrome://tracing\n"
-"                       or speedscope.  Default: from FILE's extension,\n"
-"                       .pftrace, .perfetto-trace or .pb -> proto, .json ->\n"
-"                       json; proto for stdout\n"
+"                       or speedscope; pprof: the samples as a gzipped\n"
+"                       pprof profile (go tool pprof, Pyroscope, Parca):\n"
+"                       a count per stack, thread and CPU, labels thread,\n"
+"                       tid, pid, cpu, mappings with build-ids.  Default:\n"
+"                       from FILE's extension, .pftrace, .perfetto-trace or\n"
+"                       .pb -> proto, .json -> json, .pb.gz -> pprof; proto\n"
+"                       for stdout\n"
 "  -d, --dir DIR        where `latest` looks (default " SPTD_COL_DEFAULT_DIR ")\n"
 "  -t, --timeout DUR    stop if one of the export's statements still runs\n"
 "                       after DUR (default 0: no limit); exit status 1.  For\n"
@@ -52,6 +56,7 @@ SPTD_COL_DEFAULT_DIR ").\n"
 "Examples:\n"
 "  sysptd export incident.db -o incident.pftrace\n"
 "  sysptd export latest -o latest.json\n"
+"  sysptd export incident.db -o profile.pb.gz && pprof -top profile.pb.gz\n"
 "  sysptd export incident.db -o - | gzip > incident.pftrace.gz\n"
 "\n"
 "Run as root, the incident is opened as root and read as the user who ran\n"
@@ -71,6 +76,7 @@ static int format_of_name(const char *file, enum sptd_query_export_format *fmt)
 	} exts[] = {
 		{ ".pftrace", SPTD_QUERY_EXPORT_PROTO }, { ".perfetto-trace", SPTD_QUERY_EXPORT_PROTO },
 		{ ".pb", SPTD_QUERY_EXPORT_PROTO }, { ".json", SPTD_QUERY_EXPORT_JSON },
+		{ ".pb.gz", SPTD_QUERY_EXPORT_PPROF },
 	};
 	size_t len = strlen(file);
 
@@ -159,7 +165,12 @@ static int export_job_run(void *arg)
 		status = ret == -EBADMSG ? SPTD_EXIT_BADFILE : SPTD_EXIT_FAIL;
 		goto out;
 	}
-	if (!job->quiet)
+	if (!job->quiet && job->opts->format == SPTD_QUERY_EXPORT_PPROF)
+		fprintf(stderr, "sysptd export: wrote %s (%.1f MB): %llu samples in %llu stacks "
+		        "(by thread and CPU)\n", job->output, (double)stats.bytes / 1e6,
+		        (unsigned long long)stats.profile_samples,
+		        (unsigned long long)stats.packets);
+	else if (!job->quiet)
 		fprintf(stderr, "sysptd export: wrote %s (%.1f MB): %llu sched switches, %llu irq "
 		        "events, %llu ftrace events, %llu slices, %llu samples, %llu off-CPU stacks, "
 		        "%llu power events, %llu ptwrites, %llu gaps, %llu triggers%s\n", job->output,
@@ -256,7 +267,8 @@ int sptd_col_cmd_export(int argc, char **argv)
 		if ((ret = operand(argv[optind], &arg)))
 			return ret;
 	if (fmt_name && sptd_query_export_format_parse(fmt_name, &opts.format) < 0) {
-		fprintf(stderr, "sysptd export: unknown format '%s' (proto or json)\n", fmt_name);
+		fprintf(stderr, "sysptd export: unknown format '%s' (proto, json or pprof)\n",
+		        fmt_name);
 		return SPTD_EXIT_USAGE;
 	}
 	if (!arg) {
@@ -272,11 +284,11 @@ int sptd_col_cmd_export(int argc, char **argv)
 	to_stdout = strcmp(output, "-") == 0;
 	if (!fmt_name && !to_stdout && format_of_name(output, &opts.format) < 0) {
 		fprintf(stderr, "sysptd export: cannot tell the format from the name '%s': end it "
-		        "in .pftrace, .perfetto-trace or .pb (Perfetto protobuf) or .json (Chrome "
-		        "JSON), or say --format proto|json\n", output);
+		        "in .pftrace, .perfetto-trace or .pb (Perfetto protobuf), .json (Chrome "
+		        "JSON) or .pb.gz (pprof), or say --format proto|json|pprof\n", output);
 		return SPTD_EXIT_USAGE;
 	}
-	if (to_stdout && opts.format == SPTD_QUERY_EXPORT_PROTO && isatty(1)) {
+	if (to_stdout && opts.format != SPTD_QUERY_EXPORT_JSON && isatty(1)) {
 		fprintf(stderr, "sysptd export: not writing binary protobuf to a terminal: redirect "
 		        "stdout (-o - > FILE) or use --format json\n");
 		return SPTD_EXIT_USAGE;

@@ -12,7 +12,10 @@
  *   perfetto_sched.c   per-CPU FtraceEventBundles (compact_sched, irq)
  *   perfetto_tracks.c  ProcessTree and TrackDescriptors
  *   perfetto_events.c  TrackEvents: slices, samples, gaps, triggers
+ *   perfetto_profile.c PerfSample packets: samples as Perfetto's CPU profile
  *   perfetto_json.c    Chrome trace-event JSON
+ *   pprof.c            the samples as a pprof profile (gzipped profile.proto)
+ *   stacks.c           callsite chains in memory (shared with flame graphs)
  */
 #ifndef SPTD_PERFETTO_LOCAL_H
 #define SPTD_PERFETTO_LOCAL_H
@@ -112,6 +115,7 @@ int sptd_query_imap_put(struct sptd_query_imap *m, int64_t key, uint64_t val);
 #define SPTD_PF_SEQ_META   1   /* clock snapshot, system info, process tree */
 #define SPTD_PF_SEQ_FTRACE 2   /* ftrace bundles */
 #define SPTD_PF_SEQ_TRACK  3   /* track descriptors and track events (interned) */
+#define SPTD_PF_SEQ_PROFILE 4  /* PerfSample packets (interned callstacks) */
 
 /* Track uuids: kind in the top byte, an id below. */
 #define SPTD_PF_UUID(kind, id) (((uint64_t)(kind) << 56) | ((uint64_t)(id) & 0xffffffffffffffULL))
@@ -161,6 +165,10 @@ struct sptd_query_pf {
 	struct sptd_query_imap stacks;        /* callsite id -> debug string iid */
 	int64_t stack_budget;                 /* frames stack texts may still hold;
 	                                       * -1 until the first stack */
+	int64_t stack_bytes;                  /* and bytes (SPTD_PF_STACK_BYTES) */
+	struct sptd_query_stacks *chains;     /* callsite chains, loaded at the
+	                                       * first stack text */
+	struct sptd_query_frame *frames;      /* one walk of them */
 };
 
 /* Frames all the stack texts of one export may hold: per callsite row as
@@ -169,6 +177,10 @@ struct sptd_query_pf {
  * each a sample's leaf, asked for N x 1024 frames: 2 GB of trace from a
  * 2 MB file. */
 #define SPTD_PF_STACK_BUDGET(CALLSITES) ((int64_t)(CALLSITES) * 128 + ((int64_t)1 << 20))
+/* Bytes they may hold: 8 a frame of that budget.  Names are whole up to
+ * SPTD_QUERY_NAME_MAX, so a chain of kilobyte names would otherwise stay
+ * within the frames and still make gigabytes. */
+#define SPTD_PF_STACK_BYTES(CALLSITES) (SPTD_PF_STACK_BUDGET(CALLSITES) * 8)
 
 /* ---- what every writer shares (perfetto_common.c) -------------------------- */
 
@@ -191,17 +203,16 @@ uint64_t sptd_query_pf_count(struct sptd_query_pf *pf, const char *table);
 /* Open a TracePacket on SEQ_TRACK at @ts: sets sequence id and flags (the
  * first one also clears incremental state and sets the clock default). */
 void sptd_query_pf_track_packet(struct sptd_query_pf *pf, int64_t ts);
-/* SQL walking a callsite to its root (?1: callsite id): addr, symbol, dso. */
-extern const char sptd_query_pf_walk_sql[];
+/* The ClockSnapshot clock id the incident's timestamps are in. */
+uint32_t sptd_query_pf_clock_id(const struct sptd_query_pf *pf);
 /* SQL of PT's power edges for both exports, by CPU and time: cpu, ts, kind
  * (0 a ratio from cpu_freq, 1 a C-state entered, 2 left), value (kHz; the
  * C-state number), the row id (ties). */
 extern const char sptd_query_pf_power_sql[];
 /* The call stack of @callsite as text, innermost frame first, one frame
  * per line ("symbol (dso)" or "0xADDR"); *text is freed by the caller.
- * @walk: a statement prepared from sptd_query_pf_walk_sql. */
-int sptd_query_pf_stack_text(struct sptd_query_pf *pf, struct sptd_store_stmt *walk,
-                             int64_t callsite, char **text);
+ * The walk runs over the callsite chains loaded once (stacks.c). */
+int sptd_query_pf_stack_text(struct sptd_query_pf *pf, int64_t callsite, char **text);
 
 /* ---- the writers, called by perfetto_export.c only -------------------------- */
 
@@ -229,8 +240,12 @@ int sptd_query_pf_write_ptwrites(struct sptd_query_pf *pf);     /* perfetto_even
 int sptd_query_pf_write_slices(struct sptd_query_pf *pf);       /* perfetto_events.c */
 int sptd_query_pf_write_samples(struct sptd_query_pf *pf);      /* perfetto_events.c */
 int sptd_query_pf_write_offcpu(struct sptd_query_pf *pf);       /* perfetto_events.c */
+int sptd_query_pf_write_watch_hits(struct sptd_query_pf *pf);   /* perfetto_events.c */
+int sptd_query_pf_write_profile(struct sptd_query_pf *pf);      /* perfetto_profile.c */
 int sptd_query_pf_write_gaps(struct sptd_query_pf *pf);         /* perfetto_events.c */
 int sptd_query_pf_write_triggers(struct sptd_query_pf *pf);     /* perfetto_events.c */
+/* The samples as a gzipped pprof profile, the whole export (pprof.c). */
+int sptd_query_pf_write_pprof(struct sptd_query_pf *pf);
 /* The whole Chrome trace-event JSON export (perfetto_json.c). */
 int sptd_query_pf_write_json(struct sptd_query_pf *pf);
 

@@ -89,6 +89,11 @@ uint64_t sptd_query_pf_count(struct sptd_query_pf *pf, const char *table)
 	return (uint64_t)n;
 }
 
+uint32_t sptd_query_pf_clock_id(const struct sptd_query_pf *pf)
+{
+	return pf->monotonic ? CLOCK_MONOTONIC_ID : CLOCK_BOOTTIME_ID;
+}
+
 void sptd_query_pf_track_packet(struct sptd_query_pf *pf, int64_t ts)
 {
 	struct sptd_query_pb *pb = &pf->pkt;
@@ -100,8 +105,7 @@ void sptd_query_pf_track_packet(struct sptd_query_pf *pf, int64_t ts)
 		sptd_query_pb_uint(pb, TP_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED | 2);
 		sptd_query_pb_uint(pb, TP_FIRST_ON_SEQ, 1);
 		sptd_query_pb_begin(pb, 59);           /* trace_packet_defaults */
-		sptd_query_pb_uint(pb, 58, pf->monotonic ? CLOCK_MONOTONIC_ID
-		                                         : CLOCK_BOOTTIME_ID);
+		sptd_query_pb_uint(pb, 58, sptd_query_pf_clock_id(pf));
 		sptd_query_pb_end(pb);
 		pf->track_seq_started = 1;
 	} else {
@@ -114,16 +118,6 @@ const char sptd_query_pf_power_sql[] =
 	"UNION ALL SELECT cpu, ts, 1, coalesce(state, last_state, 0), id FROM cpu_idle "
 	"UNION ALL SELECT cpu, ts + dur, 2, 0, id FROM cpu_idle "
 	"ORDER BY 1, 2, 3, 5";
-
-const char sptd_query_pf_walk_sql[] =
-	"WITH RECURSIVE chain(id, parent_id, symbol_id, addr, n, depth) AS ("
-	" SELECT id, parent_id, symbol_id, addr, 0, depth FROM callsite WHERE id = ?1"
-	" UNION ALL SELECT c.id, c.parent_id, c.symbol_id, c.addr, chain.n + 1, c.depth"
-	" FROM callsite c JOIN chain ON c.id = chain.parent_id"
-	" WHERE chain.n < 1024 AND c.depth < chain.depth)"
-	" SELECT chain.addr, sym.name, d.path, chain.parent_id FROM chain"
-	" LEFT JOIN symbol sym ON sym.id = chain.symbol_id"
-	" LEFT JOIN dso d ON d.id = sym.dso_id ORDER BY chain.n";
 
 /* Append printf(@fmt) and a newline to @buf (*len bytes of *cap). */
 static int stack_add(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
@@ -160,56 +154,64 @@ static int stack_add(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
 	return 0;
 }
 
-int sptd_query_pf_stack_text(struct sptd_query_pf *pf, struct sptd_store_stmt *walk,
-                             int64_t callsite, char **text)
+/* Load the callsite chains for the stack texts, and their budgets. */
+static int chains_load(struct sptd_query_pf *pf)
+{
+	int rc = sptd_query_stacks_load(pf->st, &pf->chains, pf->err, pf->errlen);
+	uint32_t n;
+
+	if (rc < 0)
+		return rc;
+	n = sptd_query_stacks_count(pf->chains);
+	pf->stack_budget = SPTD_PF_STACK_BUDGET(n);
+	pf->stack_bytes = SPTD_PF_STACK_BYTES(n);
+	pf->frames = calloc(SPTD_QUERY_STACK_MAX, sizeof(*pf->frames));
+	return pf->frames ? 0 : sptd_query_pf_fail(pf, -ENOMEM, "out of memory");
+}
+
+int sptd_query_pf_stack_text(struct sptd_query_pf *pf, int64_t callsite, char **text)
 {
 	size_t len = 0, cap = 256;
-	char *buf = malloc(cap);
-	int rc, arc = 0, cut = 0;
+	char *buf = NULL;
+	uint32_t leaf;
+	int rc = 0, n = 0, cut = 0;
 
-	if (!buf)
+	if (!pf->chains && (rc = chains_load(pf)) < 0)
+		return rc;
+	if (!(buf = malloc(cap)))
 		return sptd_query_pf_fail(pf, -ENOMEM, "out of memory");
 	buf[0] = '\0';
-	if (pf->stack_budget < 0)
-		pf->stack_budget = SPTD_PF_STACK_BUDGET(sptd_query_pf_count(pf, "callsite"));
-	sptd_store_reset(walk);
-	sptd_store_bind_int(walk, 1, callsite);
-	while (arc == 0 && (rc = pf->stack_budget > 0 ? sptd_store_step(walk) : 0) == 1) {
-		const char *name = sptd_store_column_text(walk, 1);
-		const char *dso = sptd_store_column_text(walk, 2);
-		uint64_t addr = (uint64_t)sptd_store_column_int(walk, 0);
+	leaf = sptd_query_stacks_find(pf->chains, callsite);
+	if (leaf != SPTD_QUERY_NONE && pf->stack_budget > 0 && pf->stack_bytes > 0)
+		n = sptd_query_stacks_walk(pf->chains, leaf, pf->frames, SPTD_QUERY_STACK_MAX, &cut);
+	for (int i = 0; i < n && rc == 0; i++) {
+		const struct sptd_query_frame *f = &pf->frames[i];
+		size_t before = len;
 
+		if (pf->stack_budget <= 0 || pf->stack_bytes <= 0) {
+			cut = 1;   /* the budget spent before this stack's root */
+			break;
+		}
 		/* perf script's "-F +dsoff" form: a frame no symbol covers shows its
 		 * dso and offset, "[unknown] (/usr/lib/libz.so.1+0x3f20)"; one in
-		 * no known mapping its address.  Names are whole, however long
-		 * (C++ templates run to kilobytes). */
-		if (name && dso && strcmp(name, "[unknown]") == 0)
-			arc = stack_add(&buf, &len, &cap, "[unknown] (%s+0x%" PRIx64 ")", dso, addr);
-		else if (name)
-			arc = stack_add(&buf, &len, &cap, "%s%s%s%s", name, dso ? " (" : "",
-			                dso ? dso : "", dso ? ")" : "");
+		 * no known mapping its address */
+		if (!f->symbol && f->dso)
+			rc = stack_add(&buf, &len, &cap, "[unknown] (%s+0x%" PRIx64 ")", f->dso, f->addr);
+		else if (f->symbol)
+			rc = stack_add(&buf, &len, &cap, "%s%s%s%s", f->symbol, f->dso ? " (" : "",
+			               f->dso ? f->dso : "", f->dso ? ")" : "");
 		else
-			arc = stack_add(&buf, &len, &cap, "[unknown] (0x%" PRIx64 ")", addr);
-		/* the outermost frame so far still names a parent: the walk
-		 * stopped there (1024 frames, or a depth that does not fall) */
-		cut = sptd_store_column_type(walk, 3) != SPTD_STORE_NULL;
+			rc = stack_add(&buf, &len, &cap, "[unknown] (0x%" PRIx64 ")", f->addr);
 		pf->stack_budget--;
+		pf->stack_bytes -= (int64_t)(len - before);
 	}
-	/* the budget spent before this stack's root (or before its first
-	 * frame) cuts it too */
-	if (pf->stack_budget <= 0 && rc == 0 && (cut || !len))
-		cut = 1;
-	if (arc == 0 && rc == 0 && cut) {
-		arc = stack_add(&buf, &len, &cap, "[stack cut]");
+	if (rc == 0 && leaf != SPTD_QUERY_NONE && (cut || !n)) {
+		rc = stack_add(&buf, &len, &cap, "[stack cut]");
 		pf->stats->stacks_cut++;
-	}
-	if (arc < 0) {
-		free(buf);
-		return sptd_query_pf_fail(pf, arc, "out of memory");
 	}
 	if (rc < 0) {
 		free(buf);
-		return sptd_query_pf_step_fail(pf, "callsite", rc);
+		return sptd_query_pf_fail(pf, rc, "out of memory");
 	}
 	if (len)
 		buf[len - 1] = '\0'; /* no trailing newline */

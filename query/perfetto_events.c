@@ -343,8 +343,7 @@ out:
 
 /* The interned string of callsite @cs's stack text (made and interned the
  * first time), in *@iid.  0 or an error already reported. */
-static int stack_iid_of(struct sptd_query_pf *pf, struct sptd_store_stmt *walk, int64_t cs,
-                        uint64_t *iid)
+static int stack_iid_of(struct sptd_query_pf *pf, int64_t cs, uint64_t *iid)
 {
 	char *text = NULL;
 	int rc;
@@ -352,7 +351,7 @@ static int stack_iid_of(struct sptd_query_pf *pf, struct sptd_store_stmt *walk, 
 	*iid = sptd_query_imap_get(&pf->stacks, cs);
 	if (*iid)
 		return 0;
-	if ((rc = sptd_query_pf_stack_text(pf, walk, cs, &text)) < 0)
+	if ((rc = sptd_query_pf_stack_text(pf, cs, &text)) < 0)
 		return rc;
 	rc = intern(pf, &pf->stacks, ID_ARG_STRINGS, cs, text, iid);
 	free(text);
@@ -365,12 +364,11 @@ int sptd_query_pf_write_samples(struct sptd_query_pf *pf)
 		"SELECT s.ts, s.cpu, s.utid, s.callsite_id, c.symbol_id, sym.name "
 		"FROM sample s LEFT JOIN callsite c ON c.id = s.callsite_id "
 		"LEFT JOIN symbol sym ON sym.id = c.symbol_id ORDER BY s.ts, s.id";
-	struct sptd_store_stmt *stmt = NULL, *walk = NULL;
+	struct sptd_store_stmt *stmt = NULL;
 	uint64_t total = sptd_query_pf_count(pf, "sample"), done = 0;
 	int rc;
 
-	if ((rc = sptd_query_pf_prepare(pf, "sample", sql, &stmt)) < 0 ||
-	    (rc = sptd_query_pf_prepare(pf, "callsite", sptd_query_pf_walk_sql, &walk)) < 0)
+	if ((rc = sptd_query_pf_prepare(pf, "sample", sql, &stmt)) < 0)
 		goto out;
 	sptd_query_pf_progress(pf, "sample", 0, total);
 	while ((rc = sptd_store_step(stmt)) == 1) {
@@ -396,7 +394,7 @@ int sptd_query_pf_write_samples(struct sptd_query_pf *pf)
 		                      "[unknown]", &name_iid);
 		if (rc < 0)
 			goto out;
-		if (has_cs && (rc = stack_iid_of(pf, walk, cs, &stack_iid)) < 0)
+		if (has_cs && (rc = stack_iid_of(pf, cs, &stack_iid)) < 0)
 			goto out;
 		event_open(pf, ts, track, TYPE_INSTANT);
 		sptd_query_pb_uint(&pf->pkt, TE_NAME_IID, name_iid);
@@ -411,7 +409,6 @@ int sptd_query_pf_write_samples(struct sptd_query_pf *pf)
 	if (rc < 0)
 		rc = sptd_query_pf_step_fail(pf, "sample", rc);
 out:
-	sptd_store_finalize(walk);
 	sptd_store_finalize(stmt);
 	return rc;
 }
@@ -519,11 +516,10 @@ int sptd_query_pf_write_offcpu(struct sptd_query_pf *pf)
 		"SELECT ts.ts, ts.utid, ts.callsite_id, ts.blocked_function, ts.dur, ts.state, "
 		" (SELECT id FROM symbol WHERE name = ts.blocked_function LIMIT 1) "
 		"FROM thread_state ts WHERE ts.callsite_id IS NOT NULL ORDER BY ts.ts, ts.id";
-	struct sptd_store_stmt *stmt = NULL, *walk = NULL;
+	struct sptd_store_stmt *stmt = NULL;
 	int rc;
 
-	if ((rc = sptd_query_pf_prepare(pf, "thread_state", sql, &stmt)) < 0 ||
-	    (rc = sptd_query_pf_prepare(pf, "callsite", sptd_query_pf_walk_sql, &walk)) < 0)
+	if ((rc = sptd_query_pf_prepare(pf, "thread_state", sql, &stmt)) < 0)
 		goto out;
 	while ((rc = sptd_store_step(stmt)) == 1) {
 		int64_t ts = sptd_store_column_int(stmt, 0), cs = sptd_store_column_int(stmt, 2);
@@ -545,7 +541,7 @@ int sptd_query_pf_write_offcpu(struct sptd_query_pf *pf)
 		            has_sym ? name : "blocked: [unknown]", &name_iid);
 		if (rc < 0)
 			goto out;
-		if ((rc = stack_iid_of(pf, walk, cs, &stack_iid)) < 0)
+		if ((rc = stack_iid_of(pf, cs, &stack_iid)) < 0)
 			goto out;
 		event_open(pf, ts, SPTD_PF_UUID(SPTD_PF_TRACK_THREAD, sptd_store_column_int(stmt, 1)),
 		           TYPE_INSTANT);
@@ -560,7 +556,6 @@ int sptd_query_pf_write_offcpu(struct sptd_query_pf *pf)
 	if (rc < 0)
 		rc = sptd_query_pf_step_fail(pf, "thread_state", rc);
 out:
-	sptd_store_finalize(walk);
 	sptd_store_finalize(stmt);
 	return rc;
 }
@@ -596,4 +591,52 @@ int sptd_query_pf_write_ptwrites(struct sptd_query_pf *pf)
 out:
 	sptd_store_finalize(stmt);
 	return rc;
+}
+
+/* Watchpoint hits: an instant "watch: FUNCTION" on the writing thread's
+ * track (tid -> its thread row), the instruction, the CPU and what the
+ * store did as arguments. */
+struct hit_writer {
+	struct sptd_query_pf *pf;
+	int err;                /* the first failure (pf->err set) */
+};
+
+static int write_hit(void *ctx, const struct sptd_store_watch_hit_row *row, int64_t utid)
+{
+	struct hit_writer *w = ctx;
+	struct sptd_query_pf *pf = w->pf;
+	char name[SPTD_QUERY_NAME_MAX + 16], detail[160];
+	int rc;
+
+	snprintf(name, sizeof(name), "watch: %s", row->function ? row->function : "[unknown]");
+	if (row->watch)
+		snprintf(detail, sizeof(detail), "tid %d: 0x%" PRIx64 " -> 0x%" PRIx64 "%s", row->tid,
+		         row->old_value, row->new_value, row->silent == 1 ? " (silent)" : "");
+	else
+		snprintf(detail, sizeof(detail), "tid %d", row->tid);
+	intern_begin(pf);
+	event_open(pf, row->ts, utid >= 0 ? SPTD_PF_UUID(SPTD_PF_TRACK_THREAD, utid)
+	                                  : SPTD_PF_UUID(SPTD_PF_TRACK_NOTHREAD, 0), TYPE_INSTANT);
+	sptd_query_pb_string(&pf->pkt, TE_NAME, name);
+	arg_int(&pf->pkt, SPTD_PF_ARG_IP, (int64_t)row->ip);
+	arg_int(&pf->pkt, SPTD_PF_ARG_CPU, row->cpu);
+	arg_str(&pf->pkt, SPTD_PF_ARG_DETAIL, detail);
+	sptd_query_pb_end(&pf->pkt);
+	if ((rc = sptd_query_pf_flush(pf)) < 0)
+		return w->err = rc;
+	pf->stats->watch_hits++;
+	return 0;
+}
+
+int sptd_query_pf_write_watch_hits(struct sptd_query_pf *pf)
+{
+	struct hit_writer w = { .pf = pf };
+	int rc;
+
+	if (!sptd_query_pf_count(pf, "watch_hit"))
+		return 0;
+	rc = sptd_store_watch_hit_each(pf->st, write_hit, &w);
+	if (w.err)
+		return w.err;
+	return rc < 0 ? sptd_query_pf_step_fail(pf, "watch_hit", rc) : 0;
 }

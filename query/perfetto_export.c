@@ -4,6 +4,7 @@
  * events) or the JSON writer; the writers share perfetto_common.c and
  * never call back here. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "perfetto-local.h"
@@ -24,6 +25,8 @@ static int write_proto(struct sptd_query_pf *pf)
 	    (rc = sptd_query_pf_write_power(pf)) < 0 ||
 	    (rc = sptd_query_pf_write_slices(pf)) < 0 ||
 	    (rc = sptd_query_pf_write_samples(pf)) < 0 ||
+	    (rc = sptd_query_pf_write_profile(pf)) < 0 ||
+	    (rc = sptd_query_pf_write_watch_hits(pf)) < 0 ||
 	    (rc = sptd_query_pf_write_offcpu(pf)) < 0 ||
 	    (rc = sptd_query_pf_write_ptwrites(pf)) < 0 ||
 	    (rc = sptd_query_pf_write_gaps(pf)) < 0 ||
@@ -44,6 +47,10 @@ int sptd_query_export_format_parse(const char *name,
 	}
 	if (!strcmp(name, "json")) {
 		*fmt = SPTD_QUERY_EXPORT_JSON;
+		return 0;
+	}
+	if (!strcmp(name, "pprof")) {
+		*fmt = SPTD_QUERY_EXPORT_PPROF;
 		return 0;
 	}
 	return -EINVAL;
@@ -76,7 +83,7 @@ int sptd_query_export_opts(struct sptd_store *st, FILE *out,
 		return sptd_query_pf_fail(&pf, -EINVAL, "export: %s is NULL",
 		                          !st ? "the incident" : "the output");
 	if (opts->format != SPTD_QUERY_EXPORT_PROTO &&
-	    opts->format != SPTD_QUERY_EXPORT_JSON)
+	    opts->format != SPTD_QUERY_EXPORT_JSON && opts->format != SPTD_QUERY_EXPORT_PPROF)
 		return sptd_query_pf_fail(&pf, -EINVAL, "export: unknown format %d",
 		                          (int)opts->format);
 	pf.st = st;
@@ -92,6 +99,8 @@ int sptd_query_export_opts(struct sptd_store *st, FILE *out,
 		goto out;
 	if (opts->format == SPTD_QUERY_EXPORT_JSON)
 		rc = sptd_query_pf_write_json(&pf);
+	else if (opts->format == SPTD_QUERY_EXPORT_PPROF)
+		rc = sptd_query_pf_write_pprof(&pf);
 	else
 		rc = write_proto(&pf);
 	if (rc >= 0 && fflush(out) != 0)
@@ -103,6 +112,8 @@ out:
 	sptd_query_imap_fini(&pf.names);
 	sptd_query_imap_fini(&pf.strings);
 	sptd_query_imap_fini(&pf.stacks);
+	sptd_query_stacks_destroy(pf.chains);
+	free(pf.frames);
 	return rc < 0 ? rc : 0;
 }
 

@@ -26,7 +26,6 @@ struct jw {
 	struct sptd_query_pf *pf;  /* the export */
 	int first;                 /* no event written yet (comma handling) */
 	int failed;                /* a write failed */
-	struct sptd_store_stmt *walk; /* callsite walk shared by sample rows */
 };
 
 static void jw_printf(struct jw *w, const char *fmt, ...)
@@ -230,7 +229,7 @@ static int row_sample(struct jw *w, struct sptd_store_stmt *s)
 	int rc;
 
 	if (sptd_store_column_type(s, 4) != SPTD_STORE_NULL) {
-		rc = sptd_query_pf_stack_text(w->pf, w->walk, sptd_store_column_int(s, 4), &stack);
+		rc = sptd_query_pf_stack_text(w->pf, sptd_store_column_int(s, 4), &stack);
 		if (rc < 0)
 			return rc;
 	}
@@ -309,9 +308,6 @@ int sptd_query_pf_write_json(struct sptd_query_pf *pf)
 	struct jw w = { .pf = pf, .first = 1 };
 	int rc;
 
-	rc = sptd_query_pf_prepare(pf, "callsite", sptd_query_pf_walk_sql, &w.walk);
-	if (rc < 0)
-		return rc;
 	jw_printf(&w, "{\"traceEvents\":[");
 	jw_meta(&w, "process_name", SPTD_JSON_CPU_PID, 0, "sysptd CPUs");
 	if ((rc = jw_rows(&w, "process", "SELECT pid, name FROM process ORDER BY upid",
@@ -360,6 +356,5 @@ int sptd_query_pf_write_json(struct sptd_query_pf *pf)
 	if (w.failed)
 		rc = sptd_query_pf_fail(pf, -EIO, "writing the trace failed: %s", strerror(errno));
 out:
-	sptd_store_finalize(w.walk);
 	return rc;
 }

@@ -40,6 +40,7 @@ HEADER_HOMES = {
     "intel-pt.h": ["decode/"],
     "libiberty/demangle.h": ["decode/"],
     "lzma.h": ["decode/"],
+    "zlib.h": ["query/"],
     "tracefs.h": ["sched/"],
     "event-parse.h": ["sched/"],
 }

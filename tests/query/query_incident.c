@@ -168,6 +168,15 @@ static TQ_UNUSED int tq_make_incident(const char *path, enum tq_kind kind)
 		TQ_TRY(sptd_store_sample_add(st, 5500000, 0, 2, 4));
 		TQ_TRY(sptd_store_sample_add(st, 5600000, 0, 2, 1));
 		TQ_TRY(sptd_store_sample_add(st, 5700000, 0, 2, 5));
+		{
+			/* a watchpoint hit by the second thread (tid 101) */
+			struct sptd_store_watch_hit_row hit = {
+				.ts = 5650000, .cpu = 0, .tid = 101, .ip = 0x1118,
+				.function = "handle", .watch = 1, .old_value = 1,
+				.new_value = 2, .silent = 0, .trigger = "watch=101:counter,w",
+			};
+			TQ_TRY(sptd_store_watch_hit_add(st, &hit));
+		}
 		TQ_TRY(sptd_store_gap_add(st, 7000000, 1000, 0, "overflow"));
 		TQ_TRY(sptd_store_gap_add(st, 8000000, 2000, -1, "overflow"));
 	} else {

@@ -98,6 +98,21 @@ INCIDENT = [
     ("call", "SELECT s.ts, s.dur, coalesce(sym.name, '[unknown]'), s.depth, t.tid FROM slice s "
              "JOIN thread t USING (utid) LEFT JOIN symbol sym ON sym.id = s.symbol_id"),
     ("sample", "SELECT s.ts, t.tid FROM sample s JOIN thread t USING (utid)"),
+    # every sample with its stack, leaf first, named as the export names
+    # frames (a frame no symbol covers: its dso and offset, or its address)
+    ("psample", "WITH RECURSIVE nm(id, parent_id, name) AS (SELECT c.id, c.parent_id, "
+                "CASE WHEN y.name IS NOT NULL AND y.name != '[unknown]' THEN y.name "
+                "WHEN d.path IS NOT NULL THEN '[unknown] (' || d.path || '+0x' || "
+                "printf('%x', c.addr) || ')' ELSE '[unknown] (0x' || printf('%x', c.addr) || ')' "
+                "END FROM callsite c LEFT JOIN symbol y ON y.id = c.symbol_id "
+                "LEFT JOIN dso d ON d.id = y.dso_id), "
+                "ch(leaf, parent, path, n) AS (SELECT id, parent_id, name, 0 FROM nm UNION ALL "
+                "SELECT ch.leaf, nm.parent_id, ch.path || ';' || nm.name, ch.n + 1 FROM ch "
+                "JOIN nm ON nm.id = ch.parent WHERE ch.n < 1100) "
+                "SELECT s.ts, t.tid, s.cpu, (SELECT path FROM ch WHERE ch.leaf = s.callsite_id "
+                "AND ch.parent IS NULL) FROM sample s JOIN thread t USING (utid)"),
+    ("watch", "SELECT w.ts, w.tid, 'watch: ' || coalesce(w.function, '[unknown]') "
+              "FROM watch_hit w"),
     ("irq", "SELECT ts, dur, 'IRQ (' || name || ')', cpu FROM irq_slice UNION ALL "
             "SELECT ts, dur, name, cpu FROM softirq_slice"),
     ("gap", "SELECT ts, dur, reason FROM gap"),
@@ -128,6 +143,13 @@ TRACE = [
             "WHERE tr.name LIKE 'sysptd gaps%'"),
     ("thread", "SELECT tid, name FROM thread WHERE tid != 0"),
     ("process", "SELECT pid, name FROM process WHERE pid != 0"),
+    ("psample", "WITH RECURSIVE ch(leaf, parent, path) AS (SELECT c.id, c.parent_id, f.name "
+                "FROM stack_profile_callsite c JOIN stack_profile_frame f ON f.id = c.frame_id "
+                "UNION ALL SELECT ch.leaf, p.parent_id, ch.path || ';' || f.name FROM ch "
+                "JOIN stack_profile_callsite p ON p.id = ch.parent "
+                "JOIN stack_profile_frame f ON f.id = p.frame_id) "
+                "SELECT ps.ts, t.tid, ps.cpu, (SELECT path FROM ch WHERE ch.leaf = ps.callsite_id "
+                "AND ch.parent IS NULL) FROM perf_sample ps JOIN thread t USING (utid)"),
 ]
 
 
@@ -185,6 +207,21 @@ def compare(label, db, sysptd, tp, trace):
     miss = [r for r in inc.get("sample", []) if (r[0], r[1]) not in inst]
     check(not miss, "%s slice (samples): %d of %d missing: %r" %
           (label, len(miss), len(inc.get("sample", [])), miss[:5]))
+    # samples as Perfetto's CPU profile: every one, on its thread and CPU,
+    # with its whole stack
+    same("perf_sample", inc.get("psample", []), got.get("psample", []))
+    counts = {}
+    for r in got.get("psample", []):
+        counts[r[1]] = counts.get(r[1], 0) + 1
+    want = {}
+    for r in inc.get("psample", []):
+        want[r[1]] = want.get(r[1], 0) + 1
+    check(counts == want, "%s perf_sample per thread: %r, incident %r" % (label, counts, want))
+    # watchpoint hits: instants on the writing thread's track
+    hits = {(r[0], r[4], r[2]) for r in tsl if r[2].startswith("watch: ")}
+    miss = [r for r in inc.get("watch", []) if tuple(r) not in hits]
+    check(not miss, "%s watch hits: %d of %d missing: %r" %
+          (label, len(miss), len(inc.get("watch", [])), miss[:5]))
     same("irq/softirq", inc.get("irq", []), got.get("irq", []))
     same("gap", inc.get("gap", []), got.get("gap", []))
     have = dict(got.get("thread", []))
