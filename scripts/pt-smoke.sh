@@ -193,7 +193,8 @@ for inc in "$tmp"/*.db; do
 	if [ -z "$wstart" ] || [ -z "$first" ]; then
 		line SKIP window "window_start='${wstart}' first slice='${first}' (nothing decoded?)"
 	elif [ "$first" -ge $((wstart - 1000)) ]; then
-		line PASS window "first PT slice $(( (first - wstart) / 1000 )) us after window_start"
+		dropped=$(q "$inc" "SELECT coalesce(sum(value), 0) FROM stats WHERE name = 'slices_before_window'")
+		line PASS window "first PT slice $(( (first - wstart) / 1000 )) us after window_start; ${dropped:-0} before it dropped (stat slices_before_window)"
 	else
 		line FAIL window "first PT slice $(( (wstart - first) / 1000 )) us before window_start"
 	fi

@@ -50,6 +50,10 @@ struct pt_ctx {
 	size_t nrows;                      /* entries of rows used */
 	struct sptd_dec_power *power;      /* power events, stored after the writer */
 	size_t npower, cappower;           /* used / allocated entries of power */
+	int64_t window_start;              /* meta window_start: slices that end
+	                                    * before it are dropped, those that
+	                                    * cross it start there (INT64_MIN: none) */
+	int64_t before_window;             /* slices dropped so */
 };
 
 /* Slices handed to the store at once: its bulk path is cheapest per row
@@ -460,17 +464,33 @@ static int on_slice(void *arg, const struct sptd_dec_slice *sl)
 	int64_t utid = utid_for(ctx, sl->tid, sl->cpu);
 	int64_t sym = -1;
 
+	int64_t ts = sl->ts, dur = sl->dur;
+	int flags = sl->flags;
+
 	if (utid < 0)
 		return (int)utid;
+	/* An AUX ring may hold trace from before the window (an incident's
+	 * ring resumes over the previous one's): none of it is this
+	 * incident's.  Order numbers (no timing) cannot be compared. */
+	if (!(flags & SPTD_DEC_F_NO_TIME) && ts < ctx->window_start) {
+		if (dur >= 0 && ts + dur < ctx->window_start) {
+			ctx->before_window++;
+			return 0;
+		}
+		if (dur >= 0)
+			dur -= ctx->window_start - ts;
+		ts = ctx->window_start;
+		flags |= SPTD_DEC_F_START_TRUNCATED;
+	}
 	if (sl->symbol_id > 0 && (size_t)sl->symbol_id < ctx->nsym_map &&
 	    ctx->sym_map[sl->symbol_id])
 		sym = ctx->sym_map[sl->symbol_id];
 	ctx->slices++;
 	r = &ctx->rows[ctx->nrows++];
 	*r = (struct sptd_store_slice_row){
-		.id = sl->id, .ts = sl->ts, .dur = sl->dur, .cpu = sl->cpu, .utid = utid,
+		.id = sl->id, .ts = ts, .dur = dur, .cpu = sl->cpu, .utid = utid,
 		.depth = sl->depth, .parent_id = sl->parent_id, .symbol_id = sym,
-		.kind = sl->kind, .flags = sl->flags,
+		.kind = sl->kind, .flags = flags,
 	};
 	return ctx->nrows == PT_ROWS ? rows_flush(ctx) : 0;
 }
@@ -570,7 +590,7 @@ static int clear_previous(struct sptd_store *st)
 	static const char *const pt_stats[] = {
 		"pt_bytes", "instructions", "calls", "returns", "far_calls", "far_returns",
 		"interrupts", "decode_errors", "gaps", "decode_ns", "decode_segments",
-		"cr3_mismatches", "power_ns",
+		"cr3_mismatches", "power_ns", "slices_before_window",
 	};
 	static const char *const pt_tables[] = { "slice", "cpu_freq", "cpu_idle", "ptwrite" };
 	int ret = 0;
@@ -623,6 +643,7 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 	if (ret < 0)
 		goto out;
 	ctx.tasks = tasks;
+	ctx.window_start = meta_int(st, "window_start", INT64_MIN);
 	ctx.rows = malloc(PT_ROWS * sizeof(*ctx.rows));
 	if (!ctx.rows) {
 		ret = -ENOMEM;
@@ -666,6 +687,8 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 	if (ret < 0)
 		goto out;
 	ret = store_power(st, &ctx, bus_khz(&cfg));
+	if (ret >= 0 && ctx.before_window)
+		ret = sptd_store_stat_add(st, "slices_before_window", -1, ctx.before_window);
 	if (ret >= 0)
 		ret = sptd_store_meta_set(st, "pt_timing", sptd_dec_session_no_time(s) ? "none" : "tsc");
 	/* an imported trace without timing: ts is order, and meta says so */

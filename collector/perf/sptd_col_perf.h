@@ -133,8 +133,13 @@ struct sptd_col_sys {
 	/* read a whole small file (sysfs, procfs) into @buf, NUL-terminated;
 	 * returns its length or -errno */
 	ssize_t (*read_file)(const char *path, char *buf, size_t len);
+	/* the time stamp counter now (rdtsc; where there is none, CLOCK_MONOTONIC
+	 * ns): what PT stamps its trace with, read to relate it to the clocks */
+	uint64_t (*tsc)(void);
 };
-/* The table in use; tests assign their fakes to its members. */
+/* The table in use; tests assign their fakes to its members.  The sysptd
+ * program exports it (collector/CMakeLists.txt), so that the fake PMU
+ * preloaded into it (tests/fakepmu/preload.c) can do the same. */
 extern struct sptd_col_sys sptd_col_sys;
 
 /* ---- events (event.c) ------------------------------------------------------ */

@@ -2,16 +2,22 @@
  *
  * Every perf syscall of collector/ goes through sptd_col_sys so that a test
  * can replace one member (make perf_event_open fail with EACCES, mmap with
- * ENOMEM) without touching the code under test.  The real members return
- * what the libc call returns; negative-errno conversion happens in callers
- * (they look at errno, as with the libc functions). */
+ * ENOMEM) without touching the code under test; so does the TSC read that
+ * relates PT's time to the other clocks (a fake PMU's trace has its own).
+ * The real members return what the libc call returns; negative-errno
+ * conversion happens in callers (they look at errno, as with the libc
+ * functions). */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 #include "perf-local.h"
 
@@ -74,6 +80,18 @@ static ssize_t sys_read_file(const char *path, char *buf, size_t len)
 	return (ssize_t)used;
 }
 
+static uint64_t sys_tsc(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __rdtsc();
+#else
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
+}
+
 struct sptd_col_sys sptd_col_sys = {
 	.perf_event_open = sys_perf_event_open,
 	.mmap = sys_mmap,
@@ -81,4 +99,5 @@ struct sptd_col_sys sptd_col_sys = {
 	.ioctl = sys_ioctl,
 	.close = sys_close,
 	.read_file = sys_read_file,
+	.tsc = sys_tsc,
 };

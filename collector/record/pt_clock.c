@@ -27,19 +27,14 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#endif
 
 #include "pt-local.h"
 
+/* Through the syscall table: a fake PMU serving recorded trace keeps the
+ * TSC it stamped that trace with. */
 static uint64_t read_tsc(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
-	return __rdtsc();
-#else
-	return (uint64_t)sptd_col_now_ns();
-#endif
+	return sptd_col_sys.tsc();
 }
 
 /* Tries of each measurement; the narrowest bracket wins. */

@@ -51,6 +51,8 @@ static uint32_t clock_mult;          /* time_mult offered */
 static uint16_t clock_shift;         /* time_shift offered */
 static const struct fakepmu_script *scripts;
 static int nscripts;
+static int tsc_follow;               /* fakepmu_tsc_follow */
+static uint64_t tsc_adjust;          /* offered TSC = real + this (mod 2^64) */
 
 /* ---- a running perf clock (fakepmu_clock_*) ---------------------------------- */
 
@@ -510,10 +512,25 @@ static void pt_run(struct fake_event *e)
 	}
 	if (s->drop_len)
 		flags |= PERF_AUX_FLAG_TRUNCATED;
+	/* the run ends now: the TSC reads its end */
+	if (tsc_follow && s->end_tsc)
+		tsc_adjust = s->end_tsc - saved.tsc();
 	pg->aux_head = counter_head ? e->aux_written : e->aux_written % e->aux_len;
 	n = fakepmu_rec_aux(rec, 0, sizeof(rec), start % e->aux_len, e->aux_written - start,
 	                    flags, s->aux_time, e->cpu);
 	forward_put(e, rec, n);
+}
+
+/* The TSC sptd_col_sys.tsc reads: see fakepmu_tsc_follow. */
+static uint64_t fake_tsc(void)
+{
+	return saved.tsc() + tsc_adjust;
+}
+
+void fakepmu_tsc_follow(int on)
+{
+	tsc_follow = on;
+	tsc_adjust = 0;
 }
 
 /* Enabled again after a freeze: the hardware runs the script once more,
@@ -682,7 +699,10 @@ void fakepmu_serve(int type, const struct fakepmu_script *s, int n, int head_is_
 	clock_no_zero = 0;
 	aux_contig_max = 0;
 	live_switch_out = live_switch_in = -1;
+	tsc_follow = 0;
+	tsc_adjust = 0;
 	*fake = *real;
+	fake->tsc = fake_tsc;
 	fake->perf_event_open = fake_open;
 	fake->mmap = fake_mmap;
 	fake->munmap = fake_munmap;

@@ -51,6 +51,8 @@ struct fakepmu_script {
 	                           * the dummy event's backward ring */
 	size_t sb_len;
 	uint64_t aux_time;        /* perf time stamped on the AUX record */
+	uint64_t end_tsc;         /* TSC at the stream's end (0: unknown), for
+	                           * fakepmu_tsc_follow */
 };
 
 /* Replace sptd_col_sys with the fake for PMU @type; scripts per CPU index
@@ -87,6 +89,15 @@ void fakepmu_clock_no_time_zero(int on);
  * its CPU switches from @tid_out to @tid_in, a SWITCH_CPU_WIDE out and
  * in pair stamped then written into that CPU's dummy ring (-1: none). */
 void fakepmu_clock_switches(int tid_out, int tid_in);
+/* @on 1: the TSC the fake offers (sptd_col_sys.tsc) is the hardware's
+ * that made the scripts: each PT run sets it to the script's end_tsc, from
+ * where it runs on at this machine's rate, so the run's trace ends at the
+ * moment it is frozen, as real PT's does, and each incident's lies in its
+ * window however long ago the script was made (one script serves every
+ * incident: the TSC goes back at each run).  @on 0 (the default after
+ * fakepmu_install): this machine's TSC.  Not with fakepmu_clock_drift,
+ * whose clock reads this machine's TSC. */
+void fakepmu_tsc_follow(int on);
 /* A machine whose largest free physically contiguous block is @largest
  * bytes (0: no limit, the default after fakepmu_install): mapping an
  * overwrite (read-only) AUX ring bigger than that fails with ENOMEM, as

@@ -220,7 +220,10 @@ int fakepmu_gen_load(const char *dir, struct fakepmu_ptgen **out, char *err, siz
 	for (int c = 0; c < g->ncpus; c++)
 		g->scripts[c] = (struct fakepmu_script){ .pt = g->pt[c], .pt_len = g->pt_len[c],
 		                                         .sb = g->sb[c], .sb_len = g->sb_len[c],
-		                                         .aux_time = (uint64_t)g->end_ns };
+		                                         .aux_time = (uint64_t)g->end_ns,
+		                                         .end_tsc = (uint64_t)((unsigned __int128)
+		                                                   (uint64_t)g->end_ns * (uint64_t)g->tsc_hz /
+		                                                   1000000000u) };
 	*out = g;
 	return 0;
 fail:

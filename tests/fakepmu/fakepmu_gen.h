@@ -45,7 +45,8 @@ struct fakepmu_ptgen {
 	int nsw;
 };
 
-/* Load @dir into *@out (scripts ready: no loss).  0, or -errno with a
+/* Load @dir into *@out (scripts ready: no loss; end_tsc the generator's
+ * TSC at end_ns).  0, or -errno with a
  * reason in @err (-EBADMSG: not a complete generator output). */
 int fakepmu_gen_load(const char *dir, struct fakepmu_ptgen **out, char *err, size_t errlen);
 /* Free what fakepmu_gen_load made; NULL is fine. */

@@ -17,7 +17,11 @@
  * with EINVAL, as on a kernel without AUX pause, so sysptd's triggers stay
  * real events.  The
  * fake's perf clock is ns = tsc * mult >> 31 with the generator's exact
- * multiplier (fakepmu_gen_mult): perf time is generator time.
+ * multiplier (fakepmu_gen_mult): perf time is generator time.  The TSC
+ * sysptd reads to relate that clock to CLOCK_MONOTONIC is the fake's too
+ * (fakepmu_tsc_follow, through sysptd's exported sptd_col_sys): at each
+ * freeze it reads the generator's end, so every incident's trace ends at
+ * its freeze, inside its window, as real PT's does.
  *
  * sysptd opens and maps its PT events from one thread; the fake's table is
  * not locked. */
@@ -30,6 +34,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 #include "fakepmu_gen.h"
 #include "sptd_col_perf.h"
@@ -94,6 +99,11 @@ static int real_close(int fd)
 	return libc_close(fd);
 }
 
+static uint64_t real_tsc(void)
+{
+	return __rdtsc();
+}
+
 static int pmu_type(const char *root)
 {
 	char path[4200];
@@ -115,13 +125,14 @@ __attribute__((constructor)) static void fakepmu_preload_init(void)
 	const char *dir = getenv("SPTD_FAKEPMU_GEN"), *root = getenv("SPTD_SYSFS_ROOT");
 	const char *drop = getenv("SPTD_FAKEPMU_DROP");
 	char err[512];
+	struct sptd_col_sys *host;
 	uint32_t mult;
 	int type, ret;
 
 	libc_lookup();
 	real = (struct sptd_col_sys){ .perf_event_open = real_perf_event_open, .mmap = real_mmap,
 	                              .munmap = real_munmap, .ioctl = real_ioctl,
-	                              .close = real_close };
+	                              .close = real_close, .tsc = real_tsc };
 	fake = real;
 	if (!dir || !dir[0])
 		return;
@@ -154,6 +165,15 @@ __attribute__((constructor)) static void fakepmu_preload_init(void)
 	fakepmu_serve(type, gen->scripts, gen->ncpus, 0, &real, &fake);
 	fakepmu_set_clock(0, mult, 31);
 	fakepmu_fail_grouped(EINVAL);
+	/* sysptd's TSC reads: the hardware's that made the trace */
+	host = dlsym(RTLD_DEFAULT, "sptd_col_sys");
+	if (host) {
+		fakepmu_tsc_follow(1);
+		host->tsc = fake.tsc;
+	} else {
+		fprintf(stderr, "fakepmu: the program exports no sptd_col_sys: its TSC is this "
+		        "machine's, the served trace lies where the generator made it\n");
+	}
 }
 
 /* syscall(2) takes six argument registers whatever the call; so must its

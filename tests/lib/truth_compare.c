@@ -477,6 +477,104 @@ int truth_run_ptgen_now(const char *ptgen, const char *progs, const char *const 
 	return truth_run_ptgen(ptgen, progs, all, outdir, log);
 }
 
+static int copy_file(const char *src, const char *dst)
+{
+	FILE *in = fopen(src, "rb"), *out = in ? fopen(dst, "wb") : NULL;
+	char buf[65536];
+	size_t n;
+	int ret = in && out ? 0 : -1;
+
+	while (ret == 0 && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, out) != n)
+			ret = -1;
+	if (in && ferror(in))
+		ret = -1;
+	if (out && fclose(out) != 0)
+		ret = -1;
+	if (in)
+		fclose(in);
+	return ret;
+}
+
+int truth_decode_window(const char *sysptd, const char *src, const char *dst,
+                        int64_t window_start, const char *log)
+{
+	struct sptd_store *st = NULL;
+	char *argv[] = { (char *)sysptd, "decode", (char *)dst, NULL };
+	int rc;
+
+	if (copy_file(src, dst) < 0) {
+		fprintf(stderr, "  cannot copy %s to %s\n", src, dst);
+		return -1;
+	}
+	if (sptd_store_open(dst, 1, &st) < 0 ||
+	    sptd_store_meta_set_int(st, "window_start", window_start) < 0 ||
+	    sptd_store_commit(st) < 0) {
+		fprintf(stderr, "  %s: cannot set window_start\n", dst);
+		sptd_store_destroy(st);
+		return -1;
+	}
+	sptd_store_destroy(st);
+	rc = truth_run(argv, log, 1);
+	if (rc != 0) {
+		fprintf(stderr, "  sysptd decode %s: exit %d\n", dst, rc);
+		truth_show_log(log, 20);
+		return -1;
+	}
+	return 0;
+}
+
+/* What "SELECT count(*) FROM slice WHERE @cond" counts in @st with ?1
+ * bound to @window_start; -1 failed. */
+static int64_t count_slices(struct sptd_store *st, const char *cond, int64_t window_start)
+{
+	struct sptd_store_stmt *s = NULL;
+	char sql[256];
+	int64_t v = -1;
+
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM slice WHERE %s", cond);
+	if (sptd_store_prepare(st, sql, &s) < 0)
+		return -1;
+	if (strstr(cond, "?1"))
+		sptd_store_bind_int(s, 1, window_start);
+	if (sptd_store_step(s) == 1)
+		v = sptd_store_column_int(s, 0);
+	sptd_store_finalize(s);
+	return v;
+}
+
+int64_t truth_check_clip(const char *name, const char *whole, const char *clipped,
+                         int64_t window_start)
+{
+	struct sptd_store *w = NULL, *c = NULL;
+	int64_t total, before, crossing, kept, early, truncated, stat = 0, ret = -1;
+
+	if (sptd_store_open(whole, 0, &w) < 0 || sptd_store_open(clipped, 0, &c) < 0) {
+		fprintf(stderr, "  %s: cannot open %s or %s\n", name, whole, clipped);
+		goto out;
+	}
+	total = count_slices(w, "1", window_start);
+	before = count_slices(w, "dur >= 0 AND ts + dur < ?1", window_start);
+	crossing = count_slices(w, "ts < ?1 AND (dur < 0 OR ts + dur >= ?1)", window_start);
+	kept = count_slices(c, "1", window_start);
+	early = count_slices(c, "ts < ?1", window_start);
+	truncated = count_slices(c, "ts = ?1 AND flags & 1", window_start);
+	if (sptd_store_query_int(c, "SELECT value FROM stats WHERE name = 'slices_before_window'",
+	                         &stat) < 0)
+		stat = 0;
+	printf("  %s: %lld slices, %lld ended before window_start %lld, %lld cross it; clipped: "
+	       "%lld kept, %lld start before it, %lld start there truncated, stat %lld\n", name,
+	       (long long)total, (long long)before, (long long)window_start, (long long)crossing,
+	       (long long)kept, (long long)early, (long long)truncated, (long long)stat);
+	if (total > 0 && before >= 0 && crossing >= 0 && early == 0 && kept == total - before &&
+	    stat == before && truncated >= crossing)
+		ret = before;
+out:
+	sptd_store_destroy(w);
+	sptd_store_destroy(c);
+	return ret;
+}
+
 void truth_show_log(const char *log, int max_lines)
 {
 	char line[512];

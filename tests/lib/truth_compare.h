@@ -102,6 +102,20 @@ void truth_import_args(const char *dir, const char *sched, const char *incident,
  * a process's [vdso]: its bytes, which `sysptd import --pt` cannot read
  * from a file of its own.  At most @max of them, the strings in @buf. */
 void truth_vdso_args(const char *dir, char buf[][4200], int max, char **argv, int *argc);
+/* Copy the incident @src to @dst, set its meta window_start to
+ * @window_start and run `@sysptd decode @dst` (output appended to @log):
+ * the same capture decoded for another window.  0, or -1 (said). */
+int truth_decode_window(const char *sysptd, const char *src, const char *dst,
+                        int64_t window_start, const char *log);
+/* The PT window clip (derive_pt.c) of the incident @clipped against @whole,
+ * the same capture decoded with nothing before its window: no slice of
+ * @clipped starts before @window_start; the slices of @whole that ended
+ * before it are gone, counted in stat slices_before_window; those that
+ * cross it start there flagged start-truncated; every other one is kept.
+ * Prints what differs (labelled @name).  The number of slices dropped, or
+ * -1 when something differs or cannot be read. */
+int64_t truth_check_clip(const char *name, const char *whole, const char *clipped,
+                         int64_t window_start);
 /* Print the first @max_lines lines of @log to stderr, indented. */
 void truth_show_log(const char *log, int max_lines);
 /* At the end of a test: remove its temporary directory @dir and all in it,

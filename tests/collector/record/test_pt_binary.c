@@ -24,7 +24,22 @@
  *   kcore  as one, with a fake kernel (SPTD_KERNEL_ROOT) whose /proc/kcore
  *          fails reads of its text with EIO (preload_kcore.c): the kernel
  *          text costs the incident nothing but itself — it is written,
- *          user code decodes to truth, meta and a warning name kcore. */
+ *          user code decodes to truth, meta and a warning name kcore.
+ *   twice  two incidents in a row from one service (--count 2) of a trace
+ *          ten times the window (two programs taking turns, 30 ms between
+ *          slices, MTC every 164 us: 20 KB): each run of the fake ends at
+ *          its freeze, so most of each incident's PT lies before its
+ *          window.  Each incident holds
+ *          its own run's bytes only, decodes (window moved back) to the
+ *          truth exactly — nothing of the run before it — and, as
+ *          recorded, no slice starts before its window_start: those that
+ *          ended before it are dropped and counted, those crossing it
+ *          start there (issue 34 item 6).
+ *
+ * The fake's PT has the generator's TSC; sysptd reads the TSC through its
+ * syscall table, which the fake (fakepmu_tsc_follow) sets to the end of
+ * each run at the run's freeze, so every incident's trace ends at its
+ * freeze, as real PT's does. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -48,7 +63,7 @@
 
 #define PMU_TYPE 42
 #define AUX_BYTES 65536
-#define TSC_HZ "8000000000"  /* as test_pt_fakegold: keeps incident times positive */
+#define TSC_HZ "8000000000"  /* as test_pt_fakegold: perf ns = tsc * 2^28 >> 31 exactly */
 
 /* One generated case and what the fake loses. */
 struct pb_case {
@@ -59,16 +74,20 @@ struct pb_case {
 	int drop_cpu;              /* CPU that loses its first drop_len bytes (-1 none) */
 	size_t drop_len;
 	int kcore_eio;             /* 1: the fake kernel's kcore reads fail (EIO) */
+	int twice;                 /* 1: two incidents in a row (--count 2) */
 };
 
 static const struct pb_case cases[] = {
-	{ "one", { "--timing", "cyc", "--tsc-hz", TSC_HZ, "--", "@ptprog-fib", NULL }, -1, -1, 0, 0 },
+	{ "one", { "--timing", "cyc", "--tsc-hz", TSC_HZ, "--", "@ptprog-fib", NULL }, -1, -1, 0, 0, 0 },
 	{ "lossy", { "--timing", "cyc", "--tsc-hz", TSC_HZ, "--cpus", "2", "--slice-insns", "72000",
 	             "--psb-period", "256", "--", "@ptprog-fib", "19", "--", "@ptprog-fib", "17",
 	             NULL },
-	  1, 0, 3000, 0 },
+	  1, 0, 3000, 0, 0 },
 	{ "kcore", { "--timing", "cyc", "--tsc-hz", TSC_HZ, "--", "@ptprog-fib", NULL }, -1, -1, 0,
-	  1 },
+	  1, 0 },
+	{ "twice", { "--timing", "cyc", "--tsc-hz", TSC_HZ, "--mtc-freq", "12", "--slice-insns", "3000",
+	             "--switch-cycles", "30000000", "--", "@ptprog-fib", "--", "@ptprog-fib", NULL },
+	  -1, -1, 0, 0, 1 },
 };
 
 /* What one case expects of the capture. */
@@ -137,10 +156,43 @@ static int64_t q(struct sptd_store *st, const char *sql)
 	return v;
 }
 
-/* Start sysptd under the fake, trip its trigger, wait for the incident;
- * its path in @incident.  0, or -1 (logs shown). */
+/* Lines in the file @path (0 when none). */
+static int lines_in(const char *path)
+{
+	char line[4096];
+	FILE *f = fopen(path, "r");
+	int n = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		n++;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* A process named sptd-ptbin exits: the trigger. */
+static void trip(void)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_NAME, "sptd-ptbin", 0, 0, 0);
+		_exit(0);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+}
+
+#define MAX_INCIDENTS 2
+
+/* Start sysptd under the fake, trip its trigger (once, or twice when the
+ * case says so, the second time after the first incident is written),
+ * wait for the incidents; their paths in @incident.  0, or -1 (logs
+ * shown). */
 static int record(const struct pb_case *c, const char *tmp, const char *preload, const char *gendir,
-                  const char *sysroot, char *incident, size_t len)
+                  const char *sysroot, char incident[][4200])
 {
 	const char *bin = getenv("SPTD_BIN");
 	char out[4200], errlog[4200], outdir[4200], cache[4200], drop[64], cpu[64], line[4200];
@@ -148,8 +200,8 @@ static int record(const struct pb_case *c, const char *tmp, const char *preload,
 	char fms[3][32] = { "", "", "" };
 	const char *keys[3] = { "cpu_family", "cpu_model", "cpu_stepping" };
 	int64_t t0;
-	pid_t pid, trip;
-	int status = 0, done = 0;
+	pid_t pid;
+	int status = 0, done = 0, want = c->twice ? 2 : 1;
 	FILE *f;
 
 	snprintf(out, sizeof(out), "%s/%s.out", tmp, c->name);
@@ -185,7 +237,8 @@ static int record(const struct pb_case *c, const char *tmp, const char *preload,
 		if (pid == 0) {
 			char *argv[] = { (char *)bin, "--source", "pt", "--window", "20ms", "--buffer", "64K",
 			                 "--trigger", "tracepoint=sched:sched_process_exit,filter=comm==\"sptd-ptbin\"",
-			                 "--once", "-o", outdir, "--image-cache", cache, "-j", "2", NULL };
+			                 "--count", c->twice ? "2" : "1", "-o", outdir, "--image-cache", cache,
+			                 "-j", "2", NULL };
 
 			if (!freopen(out, "w", stdout) || !freopen(errlog, "w", stderr))
 				_exit(126);
@@ -217,13 +270,23 @@ static int record(const struct pb_case *c, const char *tmp, const char *preload,
 	CHECK(!done && file_has(errlog, "armed:"));
 	if (!done && file_has(errlog, "armed:")) {
 		nap_ms(200);   /* past sysptd's warm-up */
-		trip = fork();
-		if (trip == 0) {
-			prctl(PR_SET_NAME, "sptd-ptbin", 0, 0, 0);
-			_exit(0);
+		trip();
+	}
+	if (want == 2) {
+		/* the first incident written, the service re-armed; a trip it
+		 * took for warm-up (a loaded machine) is made again */
+		int64_t last = 0;
+
+		for (t0 = mono_ms(); !done && lines_in(out) < 2 && mono_ms() - t0 < 60000; nap_ms(20)) {
+			if (waitpid(pid, &status, WNOHANG) == pid)
+				done = 1;
+			else if (lines_in(out) == 1 && mono_ms() - last > 3000) {
+				if (!last)
+					nap_ms(200);   /* past the re-armed window */
+				trip();
+				last = mono_ms();
+			}
 		}
-		if (trip > 0)
-			waitpid(trip, NULL, 0);
 	}
 	for (t0 = mono_ms(); !done && mono_ms() - t0 < 60000; nap_ms(20))
 		if (waitpid(pid, &status, WNOHANG) == pid)
@@ -238,16 +301,18 @@ static int record(const struct pb_case *c, const char *tmp, const char *preload,
 	if (c->kcore_eio)
 		CHECK(file_has(errlog, "kernel text not captured") && file_has(errlog, "/proc/kcore") &&
 		      file_has(errlog, strerror(EIO)));
-	incident[0] = '\0';
 	f = fopen(out, "r");
-	if (f && fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		snprintf(incident, len, "%s", line);
+	for (int i = 0; i < want; i++) {
+		incident[i][0] = '\0';
+		if (f && fgets(line, sizeof(line), f)) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(incident[i], sizeof(incident[i]), "%s", line);
+		}
+		CHECK(incident[i][0] && access(incident[i], R_OK) == 0);
 	}
 	if (f)
 		fclose(f);
-	CHECK(incident[0] && access(incident, R_OK) == 0);
-	if (!done || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !incident[0]) {
+	if (!done || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !incident[want - 1][0]) {
 		fprintf(stderr, "  sysptd (SPTD_PT_CPU=%s) said:\n", cpu);
 		dump(errlog);
 		return -1;
@@ -326,11 +391,41 @@ static void check_kernel_lost(const char *incident)
 	sptd_store_destroy(st);
 }
 
+/* The twice case, incident @i of two: all but the window as one: its
+ * capture, and its PT decoded with the window moved a second back is the
+ * truth exactly (one run's trace, nothing of the run before); as recorded,
+ * nothing before the window (truth_check_clip), something dropped. */
+static void check_twice(const struct pb_run *r, const char *incident, int i, int online,
+                        const struct frames *truth, int64_t tol, const char *log)
+{
+	const char *bin = getenv("SPTD_BIN");
+	struct sptd_store *st = NULL;
+	struct frames dec = { 0 };
+	char whole[8500], name[32];
+	int64_t offset = 0, wstart = 0;
+
+	snprintf(name, sizeof(name), "twice #%d", i + 1);
+	if (check_capture(r, incident, online, &offset) < 0)
+		return;
+	CHECK_INT(sptd_store_open(incident, 0, &st), 0);
+	CHECK_INT(st ? sptd_store_meta_get_int(st, "window_start", &wstart) : -1, 0);
+	sptd_store_destroy(st);
+	snprintf(whole, sizeof(whole), "%s.whole", incident);
+	if (truth_decode_window(bin, incident, whole, wstart - 1000000000, log) < 0) {
+		CHECK(!"sysptd decode with the window moved back");
+		return;
+	}
+	CHECK_INT(truth_read_incident(whole, offset, &dec), 0);
+	CHECK_INT(truth_compare(name, truth, &dec, tol), 0);
+	truth_frames_free(&dec);
+	CHECK(truth_check_clip(name, whole, incident, wstart) > 0);
+}
+
 /* Generate, record through the binary, compare; 77 when it cannot run. */
 static int run_case(const struct pb_case *c, const char *ptgen, const char *progs,
                     const char *preload, const char *tmp, int online)
 {
-	char gendir[4200], log[4200], sysroot[4200], incident[4200], err[512];
+	char gendir[4200], log[4200], sysroot[4200], incident[MAX_INCIDENTS][4200], err[512];
 	struct pb_run r;
 	struct frames truth = { 0 }, dec = { 0 };
 	int rc, ret = -1;
@@ -340,7 +435,9 @@ static int run_case(const struct pb_case *c, const char *ptgen, const char *prog
 	snprintf(gendir, sizeof(gendir), "%s/%s", tmp, c->name);
 	snprintf(log, sizeof(log), "%s/%s.ptgen.log", tmp, c->name);
 	snprintf(sysroot, sizeof(sysroot), "%s/%s-sys", tmp, c->name);
-	rc = truth_run_ptgen_now(ptgen, progs, c->args, gendir, log);
+	/* the generator's own TSC (from 1 ms): the fake's runs end at their
+	 * freezes whatever TSC made them (fakepmu_tsc_follow) */
+	rc = truth_run_ptgen(ptgen, progs, c->args, gendir, log);
 	if (rc == 77)
 		return 77;
 	CHECK_INT(rc, 0);
@@ -361,12 +458,21 @@ static int run_case(const struct pb_case *c, const char *ptgen, const char *prog
 		CHECK_INT(fakepmu_gen_drop(r.g, c->drop_cpu, c->drop_len), 0);
 	fakepmu_cuts_rings(&r.k, r.g, c->drop_cpu, c->drop_len, AUX_BYTES);
 	CHECK_INT(fakepmu_gen_sysfs(r.g, sysroot, PMU_TYPE), 0);
-	if (record(c, tmp, preload, gendir, sysroot, incident, sizeof(incident)) < 0)
+	if (record(c, tmp, preload, gendir, sysroot, incident) < 0)
 		goto out;
-	if (check_capture(&r, incident, online, &offset) < 0)
+	if (c->twice) {
+		int failed = sptd_test_failed;
+
+		CHECK_INT(truth_read(gendir, &truth), 0);
+		for (int i = 0; i < 2; i++)
+			check_twice(&r, incident[i], i, online, &truth, truth_tolerance_ns(gendir), log);
+		ret = sptd_test_failed > failed ? -1 : 0;
+		goto out;
+	}
+	if (check_capture(&r, incident[0], online, &offset) < 0)
 		goto out;
 	if (c->kcore_eio)
-		check_kernel_lost(incident);
+		check_kernel_lost(incident[0]);
 	if (c->wrap_cpu >= 0) {
 		CHECK(r.g->pt_len[c->wrap_cpu] > AUX_BYTES);
 		note_cut(&r, c->wrap_cpu);
@@ -376,7 +482,7 @@ static int run_case(const struct pb_case *c, const char *ptgen, const char *prog
 		note_cut(&r, c->drop_cpu);
 	}
 	CHECK_INT(truth_read(gendir, &truth), 0);
-	CHECK_INT(truth_read_incident(incident, offset, &dec), 0);
+	CHECK_INT(truth_read_incident(incident[0], offset, &dec), 0);
 	tol = truth_tolerance_ns(gendir);
 	if (c->wrap_cpu >= 0 || c->drop_cpu >= 0) {
 		int n = fakepmu_cuts_apply(&r.k, r.g, &truth, &dec, tol);
@@ -387,7 +493,7 @@ static int run_case(const struct pb_case *c, const char *ptgen, const char *prog
 	ret = truth_compare(c->name, &truth, &dec, tol);
 	CHECK_INT(ret, 0);
 	/* the gaps: where the fake lost data, and only there */
-	CHECK_INT(fakepmu_cuts_check_gaps(&r.k, r.g->ncpus, c->drop_cpu, incident, offset, tol), 0);
+	CHECK_INT(fakepmu_cuts_check_gaps(&r.k, r.g->ncpus, c->drop_cpu, incident[0], offset, tol), 0);
 out:
 	truth_frames_free(&truth);
 	truth_frames_free(&dec);
