@@ -221,6 +221,54 @@ struct sptd_query_script_opts {
 int sptd_query_script(struct sptd_store *st, const struct sptd_query_script_opts *opts,
                       FILE *out, char *err, size_t errlen);
 
+/* ==== stacks: every callsite chain of an incident in memory (stacks.c) ===
+ * For everything that aggregates sampled stacks (Perfetto's profile
+ * packets, pprof, flame graphs): each callsite row loaded once with its
+ * symbol and dso, so walking a stack costs no SQL.  Memory follows the
+ * callsite rows and the symbols and dsos they use, never the samples. */
+#include <stdint.h>
+
+struct sptd_query_stacks;                 /* opaque */
+
+#define SPTD_QUERY_STACK_MAX 1024         /* frames a walk follows (as report, script) */
+#define SPTD_QUERY_NAME_MAX 4096          /* bytes a name keeps (longer ones are cut) */
+#define SPTD_QUERY_NONE UINT32_MAX        /* "no index" */
+
+/* One frame of a stack; pointers are borrowed until sptd_query_stacks_destroy. */
+struct sptd_query_frame {
+	int64_t callsite;     /* callsite.id */
+	uint64_t addr;        /* callsite.addr: the pc */
+	const char *symbol;   /* function name; NULL when no symbol covers addr
+	                       * (a "[unknown]" symbol row included) */
+	const char *dso;      /* dso path, NULL unknown */
+	const char *build_id; /* hex, NULL none */
+	uint32_t node;        /* callsite index, 0..sptd_query_stacks_count() - 1 */
+	uint32_t sym;         /* distinct symbol index 0..nsyms - 1, SPTD_QUERY_NONE none */
+	uint32_t dso_index;   /* distinct dso index 0..ndsos - 1, SPTD_QUERY_NONE none */
+};
+
+/* Load the callsite, symbol and dso rows of @st.  0, or -EINVAL (NULL),
+ * -ENOMEM, -EBADMSG (a table an incident has is missing or damaged) with
+ * the reason in @err. */
+int sptd_query_stacks_load(struct sptd_store *st, struct sptd_query_stacks **out,
+                           char *err, size_t errlen);
+/* Accepts NULL. */
+void sptd_query_stacks_destroy(struct sptd_query_stacks *s);
+/* Callsite rows, distinct symbols and dsos used by them. */
+uint32_t sptd_query_stacks_count(const struct sptd_query_stacks *s);
+uint32_t sptd_query_stacks_nsyms(const struct sptd_query_stacks *s);
+uint32_t sptd_query_stacks_ndsos(const struct sptd_query_stacks *s);
+/* The node index of callsite @callsite, SPTD_QUERY_NONE if there is none. */
+uint32_t sptd_query_stacks_find(const struct sptd_query_stacks *s, int64_t callsite);
+/* The frames of the stack whose leaf is node @leaf, leaf first, at most
+ * @max of them into @frames.  Returns their count (>= 1), or -EINVAL (NULL,
+ * @leaf out of range, @max 0).  *@cut = 1 when the walk stopped short of a
+ * root: @max frames, a parent that is no callsite, or a parent not
+ * shallower than its child (a damaged file; depth falls at every step, so
+ * a cycle of parent links ends there). */
+int sptd_query_stacks_walk(const struct sptd_query_stacks *s, uint32_t leaf,
+                           struct sptd_query_frame *frames, size_t max, int *cut);
+
 /* ==== export (Perfetto writer: declarations below belong to query/perfetto*.c) */
 
 /* The export writes the whole incident to @out as one trace:
@@ -251,6 +299,8 @@ struct sptd_query_export_stats {
 	uint64_t ftrace_events;  /* ftrace_event rows (sysptd -e) as generic ftrace events */
 	uint64_t slices;         /* slice rows written as begin/end pairs */
 	uint64_t samples;        /* sample rows written as instant events */
+	uint64_t profile_samples;/* sample rows written as PerfSample packets */
+	uint64_t watch_hits;     /* watch_hit rows written as instant events */
 	uint64_t offcpu;         /* blocked thread_state rows with a stack (--offcpu) */
 	uint64_t power_events;   /* cpu_frequency and cpu_idle ftrace events (PT power) */
 	uint64_t ptwrites;       /* ptwrite rows written as instant events */

@@ -57,6 +57,11 @@ enum sptd_store_named_id {
 	SPTD_STORE_Q_GAP_CLEAR,         /* store_clear.c: targeted deletes */
 	SPTD_STORE_Q_STATS_CLEAR,
 	SPTD_STORE_Q_THREAD_STATE_BLOCK, /* store_clear.c: link an off-CPU stack */
+	SPTD_STORE_Q_CALLSITE,          /* store_profile.c: the profile readers */
+	SPTD_STORE_Q_SAMPLE,
+	SPTD_STORE_Q_OFFCPU,
+	SPTD_STORE_Q_THREAD,
+	SPTD_STORE_Q_WATCH_HIT,
 	SPTD_STORE_Q_COUNT_OF,          /* + table id: SELECT count(*) */
 	SPTD_STORE_Q_NEXT_ID_OF = SPTD_STORE_Q_COUNT_OF + SPTD_STORE_T_COUNT, /* + table id */
 	SPTD_STORE_Q_N = SPTD_STORE_Q_NEXT_ID_OF + SPTD_STORE_T_COUNT
