@@ -270,6 +270,8 @@ static int flame_job(void *arg)
 			if (!status && a->timeout)
 				sptd_store_set_time_limit(st[s][i], a->timeout);
 		}
+	a->o.start_ns = INT64_MIN;
+	a->o.end_ns = INT64_MAX;
 	if (!status && a->time)
 		status = sptd_col_time_range(a->cmd, a->time, st[0][0], a->path[0][0], a->reltime,
 		                             &a->o.start_ns, &a->o.end_ns);

@@ -28,12 +28,21 @@ struct build {
 	struct sptd_query_stacks *cs;   /* the incident's callsites (samples, offcpu) */
 	uint32_t *memo_root;            /* per callsite: the thread name of memo_node */
 	uint32_t *memo_node;            /* per callsite: its tree node under that name */
+	uint32_t *fname;                /* per callsite: its frame's name, NONE unknown yet */
+	int64_t frames_left;            /* frames walks may still take (FRAME_BUDGET) */
 	struct thread *threads;         /* by utid */
 	size_t nthreads, threads_cap;
 	uint64_t *total, *cut;          /* the caller's counts */
 	uint32_t path[SPTD_QUERY_STACK_MAX + 2];
 	struct sptd_query_frame frames[SPTD_QUERY_STACK_MAX];
 };
+
+/* Frames the walks of one incident may take: as the Perfetto export's
+ * stack texts, per callsite as many as perf's --max-stack and a margin.
+ * Each distinct (thread name, leaf) is walked once, so only a forged file
+ * (a chain of 20,000 callsites, each a sample's leaf: 20 million frames)
+ * reaches it. */
+#define FRAME_BUDGET(CALLSITES) ((int64_t)(CALLSITES) * 128 + ((int64_t)1 << 20))
 
 /* A thread: its tid and its name in the tree. */
 struct thread {
@@ -211,11 +220,19 @@ static int stack_add(struct build *b, uint32_t root, int64_t callsite, uint64_t 
 			b->path[n++] = (uint32_t)rc;
 			(*b->cut)++;
 		}
+		b->frames_left -= k;
+		if (b->frames_left < 0)
+			return -E2BIG;
 		while (k-- > 0) {
-			rc = frame_name(b->t, b->frames[k].symbol, b->frames[k].dso);
-			if (rc < 0)
-				return rc;
-			b->path[n++] = (uint32_t)rc;
+			uint32_t *name = &b->fname[b->frames[k].node];
+
+			if (*name == SPTD_QUERY_NONE) {
+				rc = frame_name(b->t, b->frames[k].symbol, b->frames[k].dso);
+				if (rc < 0)
+					return rc;
+				*name = (uint32_t)rc;
+			}
+			b->path[n++] = *name;
 		}
 	}
 	rc = sptd_query_ftree_add(b->t, b->path, n, b->side, weight);
@@ -346,7 +363,8 @@ static int build_fail(struct sptd_store *st, int rc, char *err, size_t errlen)
 {
 	if (rc == -E2BIG)
 		return sptd_query_err(err, errlen, rc, "%s: more distinct stacks than a flame graph "
-		                      "may hold (%zu frames in context): a forged incident?",
+		                      "may hold (%zu frames in context, or stacks of more than 128 "
+		                      "frames per callsite): a forged incident?",
 		                      sptd_store_path(st), (size_t)1 << 21);
 	if (rc == -ENOMEM)
 		return sptd_query_err(err, errlen, rc, "out of memory");
@@ -387,12 +405,16 @@ int sptd_query_flame_add(struct sptd_query_ftree *t, struct sptd_store *st, int 
 			return sptd_query_err(err, errlen, rc, "%s", msg);
 		}
 		n = sptd_query_stacks_count(b->cs);
+		b->frames_left = FRAME_BUDGET(n);
 		b->memo_root = malloc((n ? n : 1) * sizeof(uint32_t));
 		b->memo_node = malloc((n ? n : 1) * sizeof(uint32_t));
-		if (!b->memo_root || !b->memo_node)
+		b->fname = malloc((n ? n : 1) * sizeof(uint32_t));
+		if (!b->memo_root || !b->memo_node || !b->fname) {
 			rc = -ENOMEM;
-		else
+		} else {
 			memset(b->memo_root, 0xff, (n ? n : 1) * sizeof(uint32_t));
+			memset(b->fname, 0xff, (n ? n : 1) * sizeof(uint32_t));
+		}
 		if (rc == 0 && o->weight == SPTD_QUERY_FLAME_OFFCPU)
 			rc = sptd_store_offcpu_each(st, offcpu_row, b);
 		else if (rc == 0)
@@ -404,6 +426,7 @@ int sptd_query_flame_add(struct sptd_query_ftree *t, struct sptd_store *st, int 
 	sptd_query_stacks_destroy(b->cs);
 	free(b->memo_root);
 	free(b->memo_node);
+	free(b->fname);
 	free(b->threads);
 	free(b);
 	return rc < 0 ? rc : 0;

@@ -15,9 +15,14 @@
 
 static size_t slot_of(const struct sptd_query_ftree *s, uint32_t parent, uint32_t name)
 {
-	uint64_t h = ((uint64_t)parent << 32 | name) * 0x9e3779b97f4a7c15ULL;
+	/* splitmix64's finaliser: every bit of both halves reaches the low
+	 * bits the mask keeps */
+	uint64_t h = (uint64_t)parent << 32 | name;
 
-	return (size_t)(h >> 17) & (s->nslots - 1);
+	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+	h ^= h >> 31;
+	return (size_t)h & (s->nslots - 1);
 }
 
 /* Double the hash and put every node back. */
