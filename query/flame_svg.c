@@ -128,7 +128,9 @@ static void hot_colour(const char *name, char *buf, size_t len)
 /* Red for growth, blue for shrinkage, by @d of the largest change @max. */
 static void diff_colour(double d, double max, char *buf, size_t len)
 {
-	unsigned v = max > 0 ? (unsigned)(210 * (1 - fmin(fabs(d) / max, 1))) : 210;
+	/* from near white (no change) to a saturated colour that black text
+	 * still reads on */
+	unsigned v = max > 0 ? (unsigned)(90 + 130 * (1 - fmin(fabs(d) / max, 1))) : 220;
 
 	if (d > 0)
 		snprintf(buf, len, "rgb(255,%u,%u)", v, v);
