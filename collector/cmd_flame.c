@@ -16,6 +16,13 @@
 #include "sptd_query.h"
 #include "sptd_store.h"
 
+/* The options both commands take, in both --help texts. */
+#define FLAME_COMMON_OPTS \
+"  -d, --dir DIR        where `latest` looks (default " SPTD_COL_DEFAULT_DIR ")\n" \
+"      --timeout DUR    stop a statement still running after DUR (default 0:\n" \
+"                       no limit); exit status 1\n" \
+"  -h, --help           this text\n"
+
 static const char flame_usage[] =
 "Usage: sysptd flamegraph [OPTIONS] INCIDENT... [-o FILE.svg]\n"
 "       sysptd flamegraph --diff [OPTIONS] A B\n"
@@ -51,10 +58,7 @@ static const char flame_usage[] =
 "                       (2ms) or a percentage of the window (25%)\n"
 "      --reltime        --time's SECONDS from the window start\n"
 "      --title TEXT     the SVG's title\n"
-"  -d, --dir DIR        where `latest` looks (default " SPTD_COL_DEFAULT_DIR ")\n"
-"      --timeout DUR    stop a statement still running after DUR (default 0:\n"
-"                       no limit); exit status 1\n"
-"  -h, --help           this text\n"
+FLAME_COMMON_OPTS
 "\n"
 "Examples:\n"
 "  sysptd flamegraph latest -o flame.svg\n"
@@ -84,10 +88,7 @@ static const char diff_usage[] =
 "Options:\n"
 "  -f, --format F       table (default), csv or json\n"
 "  -n, --limit N        rows per section (default 20; 0: all)\n"
-"  -d, --dir DIR        where `latest` looks (default " SPTD_COL_DEFAULT_DIR ")\n"
-"      --timeout DUR    stop a statement still running after DUR (default 0:\n"
-"                       no limit); exit status 1\n"
-"  -h, --help           this text\n"
+FLAME_COMMON_OPTS
 "\n"
 "Examples:\n"
 "  sysptd diff good.db bad.db\n"
