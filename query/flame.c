@@ -13,6 +13,7 @@
  * the frames it has. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,14 +171,14 @@ static const struct thread *thread_of(const struct build *b, int64_t utid)
 	return lo < b->nthreads && b->threads[lo].utid == utid ? &b->threads[lo] : NULL;
 }
 
-/* Whether a stack of thread @utid on @cpu passes --tid and --cpu; the
- * thread's name into *@root. */
+/* Whether a stack of thread @utid on @cpu (INT_MIN: any) passes --tid and
+ * --cpu; the thread's name into *@root. */
 static int wanted(struct build *b, int64_t utid, int cpu, uint32_t *root)
 {
 	const struct thread *th = thread_of(b, utid);
 	int rc;
 
-	if (!in_list(b->o->cpus, b->o->ncpus, cpu) ||
+	if ((cpu != INT_MIN && !in_list(b->o->cpus, b->o->ncpus, cpu)) ||
 	    !in_list(b->o->tids, b->o->ntids, th ? th->tid : -1))
 		return 0;
 	if (th) {
@@ -324,7 +325,7 @@ static int slice_row(void *arg, const struct sptd_store_slice_nest_row *row)
 		while (w->depth)
 			pt_close(w);
 		w->utid = row->utid;
-		rc = wanted(b, row->utid, -1, &w->root);
+		rc = wanted(b, row->utid, INT_MIN, &w->root);   /* --cpu: per slice */
 		if (rc < 0)
 			return rc;
 		w->skip = !rc;

@@ -56,6 +56,8 @@ EOF
 cmp -s "$work/out" "$work/want" && ok || { bad "folded PT time differs:"; diff "$work/want" "$work/out" >&2; }
 [ "$(fsum "$work/out")" = "$(q "$work/p.db" "SELECT sum(dur) FROM slice WHERE parent_id IS NULL")" ] &&
 	ok || bad "PT self times do not add up to the outermost calls' time"
+expect 0 "" -- "$BIN" flamegraph "$work/p.db" -f folded --cpu "$(q "$work/p.db" "SELECT min(cpu) FROM slice")"
+[ "$(fsum "$work/out")" -gt 0 ] && ok || bad "PT with --cpu: nothing"
 expect 1 "no samples in this incident (a PT incident: --pt" -- "$BIN" flamegraph "$work/p.db" --samples -f folded
 expect 1 "no off-CPU stacks" -- "$BIN" flamegraph "$work/s.db" --offcpu -f folded
 
