@@ -21,6 +21,8 @@ static const char main_usage[] =
 "  query       run SQL or a report on incidents; a shell on a terminal\n"
 "  script      print every event of an incident in time order, one per line\n"
 "  export      write an incident as a Perfetto trace (or Chrome JSON)\n"
+"  flamegraph  draw an incident's stacks as an interactive SVG (or folded)\n"
+"  diff        what changed from one incident to another, ranked\n"
 "  decode      rebuild an incident's derived tables from its raw capture\n"
 "  import      turn perf.data or raw Intel PT (+ images) into an incident\n"
 "  list-events list the tracepoints `record -e` can add (as perf list)\n"
@@ -28,14 +30,16 @@ static const char main_usage[] =
 "  version     print the version (also --version, -V)\n"
 "\n"
 "  sysptd COMMAND --help  shows each command's options.  Recording,\n"
-"  snapshot and status need root; list, query, script, export, decode,\n"
-"  import, doctor and version work for any user who can read the files.\n"
+"  snapshot and status need root; list, query, script, export, flamegraph,\n"
+"  diff, decode, import, doctor and version work for any user who can read\n"
+"  the files.\n"
 "\n"
 "Examples:\n"
 "  sysptd --window 10ms --trigger irq        keep 10 ms; freeze on the next IRQ\n"
 "  sysptd query latest --report cpus          what every CPU did\n"
 "  sysptd script latest --cpu 0               every event on CPU 0, in order\n"
 "  sysptd export incident.db -o x.pftrace     open in ui.perfetto.dev\n"
+"  sysptd flamegraph latest -o flame.svg      open in any browser\n"
 "\n"
 "Exit status: 0 success, 1 failure, 2 bad command line, 4 needs root,\n"
 "5 unsupported on this machine, 6 bad or missing incident file, 7 busy.\n";
@@ -69,6 +73,7 @@ int sptd_col_main(int argc, char **argv)
 		{ "decode", sptd_col_cmd_decode }, { "import", sptd_col_cmd_import },
 		{ "doctor", sptd_col_cmd_doctor }, { "script", sptd_col_cmd_script },
 		{ "version", version }, { "list-events", sptd_col_cmd_list_events },
+		{ "flamegraph", sptd_col_cmd_flamegraph }, { "diff", sptd_col_cmd_diff },
 	};
 
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||

@@ -1,8 +1,10 @@
 /* cmd_common.c — what several subcommands share: one way to scan options
  * (getopt_long, restartable within a process, quoting what the user typed),
  * the command line as text, finding incidents (a directory's, `latest`),
- * and opening an incident with one clear message.
+ * opening an incident with one clear message, the --cpu/--tid lists and
+ * --time ranges of script and flamegraph, and giving root up to parse.
  * It calls no subcommand, so nothing here depends on cli.c or cmd_*.c. */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "sptd_col.h"
@@ -289,4 +292,229 @@ void sptd_col_progress_end(struct sptd_col_progress *p)
 		fputs("\r\033[K", stderr);
 	p->shown = 0;
 	p->phase[0] = '\0';       /* the next report is drawn anew */
+}
+
+/* ---- --cpu, --tid and --time of script and flamegraph ------------------------ */
+
+int sptd_col_parse_list(const char *text, int ranges, int64_t max_value, int *out, size_t *n)
+{
+	const char *p = text;
+
+	*n = 0;
+	if (!*p)
+		return -EINVAL;
+	while (*p) {
+		int64_t a, b;
+		char *end;
+
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+		a = b = strtoll(p, &end, 10);
+		p = end;
+		if (ranges && *p == '-') {
+			if (!isdigit((unsigned char)p[1]))
+				return -EINVAL;
+			b = strtoll(p + 1, &end, 10);
+			p = end;
+		}
+		if (a < 0 || b < a || b > max_value || (size_t)(b - a) >= SPTD_COL_MAX_LIST - *n)
+			return -EINVAL;
+		for (int64_t v = a; v <= b; v++)
+			out[(*n)++] = (int)v;
+		if (*p == ',' && p[1])
+			p++;
+		else if (*p)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* "12.345678901" seconds -> ns, exactly (no float rounding). */
+static int parse_seconds(const char *text, int64_t *ns)
+{
+	int64_t sec = 0, frac = 0, scale = 1000000000;
+	const char *p = text;
+
+	if (!isdigit((unsigned char)*p) && !(*p == '.' && isdigit((unsigned char)p[1])))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*p); p++) {
+		if (sec > (INT64_MAX / 1000000000 - 9) / 10)
+			return -EINVAL;
+		sec = sec * 10 + (*p - '0');
+	}
+	if (*p == '.')
+		for (p++; isdigit((unsigned char)*p); p++)
+			if (scale > 1) {
+				scale /= 10;
+				frac += (*p - '0') * scale;
+			}
+	if (*p)
+		return -EINVAL;
+	*ns = sec * 1000000000 + frac;
+	return 0;
+}
+
+/* One end of --time: SECONDS (absolute, on the clock of the printed
+ * times), DUR with a unit (after the window start) or PCT% of the window.
+ * @zero: what printed times are relative to (0 or the window start). */
+static int parse_time(const char *text, int64_t ws, int64_t we, int64_t zero, int64_t *ns)
+{
+	size_t len = strlen(text);
+	int64_t v;
+
+	if (len > 1 && text[len - 1] == '%') {
+		char num[32];
+		char *end;
+		double pct;
+
+		if (len >= sizeof(num))
+			return -EINVAL;
+		memcpy(num, text, len - 1);
+		num[len - 1] = '\0';
+		pct = strtod(num, &end);
+		if (*end || end == num || pct < 0 || pct > 100)
+			return -EINVAL;
+		/* the window comes from the file: any int64 pair, so in double
+		 * and clipped, never a wrapped difference */
+		{
+			double t = (double)ws + ((double)we - (double)ws) * pct / 100.0;
+
+			*ns = t >= 9.2233720368547748e18 ? INT64_MAX :
+			      t <= -9.2233720368547758e18 ? INT64_MIN : (int64_t)t;
+		}
+		return 0;
+	}
+	if (len && isalpha((unsigned char)text[len - 1])) {
+		if (sptd_col_parse_duration(text, &v) < 0)
+			return -EINVAL;
+		if (__builtin_add_overflow(ws, v, ns))
+			*ns = v < 0 ? INT64_MIN : INT64_MAX;
+		return 0;
+	}
+	if (parse_seconds(text, &v) < 0)
+		return -EINVAL;
+	if (__builtin_add_overflow(zero, v, ns))
+		*ns = v < 0 ? INT64_MIN : INT64_MAX;
+	return 0;
+}
+
+int sptd_col_time_range(const char *cmd, const char *spec, struct sptd_store *st,
+                        const char *path, int reltime, int64_t *start_ns, int64_t *end_ns)
+{
+	char start[64], end[64];
+	const char *comma = strchr(spec, ',');
+	int64_t ws = 0, we = 0, zero;
+	size_t n;
+	int have;
+
+	if (!comma || strchr(comma + 1, ',') || (size_t)(comma - spec) >= sizeof(start) ||
+	    strlen(comma + 1) >= sizeof(end)) {
+		fprintf(stderr, "sysptd %s: bad --time '%s': want START,END (either may be empty)\n",
+		        cmd, spec);
+		return SPTD_EXIT_USAGE;
+	}
+	n = (size_t)(comma - spec);
+	memcpy(start, spec, n);
+	start[n] = '\0';
+	snprintf(end, sizeof(end), "%s", comma + 1);
+	have = sptd_store_meta_get_int(st, "window_start", &ws) == 0;
+	have = sptd_store_meta_get_int(st, "window_end", &we) == 0 && have;
+	if (have && we < ws) {
+		/* as query's reports: the file's fault, not the request's */
+		fprintf(stderr, "sysptd %s: %s: the recording window ends before it starts "
+		        "(window_start %lld, window_end %lld): the file was damaged or forged\n",
+		        cmd, path, (long long)ws, (long long)we);
+		return SPTD_EXIT_BADFILE;
+	}
+	zero = reltime ? ws : 0;
+	if ((start[0] && parse_time(start, ws, we, zero, start_ns) < 0) ||
+	    (end[0] && parse_time(end, ws, we, zero, end_ns) < 0)) {
+		fprintf(stderr, "sysptd %s: bad --time '%s': each end is SECONDS (12.5), a "
+		        "duration after the window start (2ms) or a percentage (25%%)\n", cmd, spec);
+		return SPTD_EXIT_USAGE;
+	}
+	if (*start_ns > *end_ns) {
+		fprintf(stderr, "sysptd %s: --time '%s' ends before it starts\n", cmd, spec);
+		return SPTD_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* ---- a command's output file, written as export writes its own ------------------ */
+
+int sptd_col_output_open(const char *cmd, const char *output, mode_t mode,
+                         struct sptd_col_newfile *nf)
+{
+	struct sptd_col_user user;
+	int ret = sptd_col_newfile_sweep(output, 0);
+
+	if (ret > 0)
+		fprintf(stderr, "sysptd %s: removed %d temporary file(s) beside %s, left by a "
+		        "writer that was killed\n", cmd, ret, output);
+	ret = sptd_col_newfile_open(nf, AT_FDCWD, output, mode);
+	if (ret < 0) {
+		fprintf(stderr, "sysptd %s: cannot write %s: %s\n", cmd, output, strerror(-ret));
+		return ret == -EACCES || ret == -EPERM ? SPTD_EXIT_NOPERM : SPTD_EXIT_FAIL;
+	}
+	/* run with sudo: the file is the user's, as if they had written it */
+	if (geteuid() == 0 && sptd_col_privs_target(&user) == 0 && user.from_sudo &&
+	    fchown(nf->fd, user.uid, user.gid) < 0)
+		fprintf(stderr, "sysptd %s: warning: cannot give %s to uid %u: %s\n", cmd, output,
+		        (unsigned)user.uid, strerror(errno));
+	return 0;
+}
+
+int sptd_col_output_commit(const char *cmd, const char *output, struct sptd_col_newfile *nf)
+{
+	int ret = sptd_col_newfile_commit(nf, 0);
+
+	if (ret < 0) {
+		fprintf(stderr, "sysptd %s: cannot write %s: %s\n", cmd, output,
+		        ret == -ENOSPC ? "disk full" : strerror(-ret));
+		return SPTD_EXIT_FAIL;
+	}
+	return 0;
+}
+
+/* ---- giving root up (docs/SECURITY.md): commands that parse files open what
+ * they need as root, then parse in a child that has become the user who
+ * ran sudo (else nobody); the parent, still root, renames what the child
+ * finished (collector/base privs.c does the work) -------------------------- */
+
+/* sptd_store_dir_open_fn: the store's temporary files as newfile.c's. */
+static int store_dir_open(const char *dir, int update)
+{
+	return sptd_col_newfile_dir_open(dir, update ? SPTD_COL_NEWFILE_DIR_UPDATE : 0);
+}
+
+int sptd_col_parse_as_user(const char *cmd, int (*fn)(void *ctx), void *ctx)
+{
+	int ret;
+
+	/* new and updated incidents are renamed by the parent, still root,
+	 * in a directory opened as sptd_col_newfile_dir_open decides (never
+	 * through a user's symlink; through sudo, only one that user may
+	 * write, for a new incident) */
+	sptd_store_set_handoff(sptd_col_privs_handoff);
+	sptd_store_set_dir_open(store_dir_open);
+	ret = sptd_col_privs_child(fn, ctx);
+	sptd_store_set_dir_open(NULL);
+	sptd_store_set_handoff(NULL);
+	if (ret < 0) {
+		fprintf(stderr, "sysptd %s: cannot start the process that reads the file: %s\n",
+		        cmd, strerror(-ret));
+		return SPTD_EXIT_FAIL;
+	}
+	return ret;
+}
+
+int sptd_col_drop_root(const char *cmd)
+{
+	char err[512];
+
+	if (sptd_col_privs_drop_root(err, sizeof(err)) < 0) {
+		fprintf(stderr, "sysptd %s: %s\n", cmd, err);
+		return SPTD_EXIT_FAIL;
+	}
+	return 0;
 }

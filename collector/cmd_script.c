@@ -60,113 +60,6 @@ SPTD_COL_DEFAULT_DIR ").\n"
 "2 bad command line,\n"
 "6 missing, corrupt or not an incident file.\n";
 
-/* Most entries a --cpu or --tid list may name. */
-#define SCRIPT_MAX_LIST 4096
-
-/* "0,2-3" -> @out[0..*n) (ranges expanded; @max_value bounds each).
- * -EINVAL for anything else. */
-static int parse_list(const char *text, int ranges, int64_t max_value, int *out, size_t *n)
-{
-	const char *p = text;
-
-	*n = 0;
-	if (!*p)
-		return -EINVAL;
-	while (*p) {
-		int64_t a, b;
-		char *end;
-
-		if (!isdigit((unsigned char)*p))
-			return -EINVAL;
-		a = b = strtoll(p, &end, 10);
-		p = end;
-		if (ranges && *p == '-') {
-			if (!isdigit((unsigned char)p[1]))
-				return -EINVAL;
-			b = strtoll(p + 1, &end, 10);
-			p = end;
-		}
-		if (a < 0 || b < a || b > max_value || (size_t)(b - a) >= SCRIPT_MAX_LIST - *n)
-			return -EINVAL;
-		for (int64_t v = a; v <= b; v++)
-			out[(*n)++] = (int)v;
-		if (*p == ',' && p[1])
-			p++;
-		else if (*p)
-			return -EINVAL;
-	}
-	return 0;
-}
-
-/* "12.345678901" seconds -> ns, exactly (no float rounding). */
-static int parse_seconds(const char *text, int64_t *ns)
-{
-	int64_t sec = 0, frac = 0, scale = 1000000000;
-	const char *p = text;
-
-	if (!isdigit((unsigned char)*p) && !(*p == '.' && isdigit((unsigned char)p[1])))
-		return -EINVAL;
-	for (; isdigit((unsigned char)*p); p++) {
-		if (sec > (INT64_MAX / 1000000000 - 9) / 10)
-			return -EINVAL;
-		sec = sec * 10 + (*p - '0');
-	}
-	if (*p == '.')
-		for (p++; isdigit((unsigned char)*p); p++)
-			if (scale > 1) {
-				scale /= 10;
-				frac += (*p - '0') * scale;
-			}
-	if (*p)
-		return -EINVAL;
-	*ns = sec * 1000000000 + frac;
-	return 0;
-}
-
-/* One end of --time: SECONDS (absolute, on the clock of the printed
- * times), DUR with a unit (after the window start) or PCT% of the window.
- * @zero: what printed times are relative to (0 or the window start). */
-static int parse_time(const char *text, int64_t ws, int64_t we, int64_t zero, int64_t *ns)
-{
-	size_t len = strlen(text);
-	int64_t v;
-
-	if (len > 1 && text[len - 1] == '%') {
-		char num[32];
-		char *end;
-		double pct;
-
-		if (len >= sizeof(num))
-			return -EINVAL;
-		memcpy(num, text, len - 1);
-		num[len - 1] = '\0';
-		pct = strtod(num, &end);
-		if (*end || end == num || pct < 0 || pct > 100)
-			return -EINVAL;
-		/* the window comes from the file: any int64 pair, so in double
-		 * and clipped, never a wrapped difference */
-		{
-			double t = (double)ws + ((double)we - (double)ws) * pct / 100.0;
-
-			*ns = t >= 9.2233720368547748e18 ? INT64_MAX :
-			      t <= -9.2233720368547758e18 ? INT64_MIN : (int64_t)t;
-		}
-		return 0;
-	}
-	if (len && isalpha((unsigned char)text[len - 1])) {
-		if (sptd_col_parse_duration(text, &v) < 0)
-			return -EINVAL;
-		if (__builtin_add_overflow(ws, v, ns))
-			*ns = v < 0 ? INT64_MIN : INT64_MAX;
-		return 0;
-	}
-	if (parse_seconds(text, &v) < 0)
-		return -EINVAL;
-	if (__builtin_add_overflow(zero, v, ns))
-		*ns = v < 0 ? INT64_MIN : INT64_MAX;
-	return 0;
-}
-
 /* --event LIST -> SPTD_QUERY_EV_* bits. */
 static int parse_kinds(const char *text, unsigned *kinds)
 {
@@ -205,8 +98,8 @@ struct script_args {
 	const char *dir;            /* --dir, NULL: default */
 	const char *time;           /* --time A,B, resolved once the incident is open */
 	int64_t timeout;            /* --timeout: ns a statement may run, 0 no limit */
-	int cpus[SCRIPT_MAX_LIST];  /* --cpu */
-	int tids[SCRIPT_MAX_LIST];  /* --tid */
+	int cpus[SPTD_COL_MAX_LIST];  /* --cpu */
+	int tids[SPTD_COL_MAX_LIST];  /* --tid */
 	struct sptd_query_script_opts o; /* the rest */
 };
 
@@ -237,7 +130,7 @@ static int parse_args(int argc, char **argv, struct script_args *a)
 			operands++;
 			break;
 		case 'C':
-			if (parse_list(optarg, 1, 1 << 20, a->cpus, &a->o.ncpus) < 0) {
+			if (sptd_col_parse_list(optarg, 1, 1 << 20, a->cpus, &a->o.ncpus) < 0) {
 				fprintf(stderr, "sysptd script: bad --cpu '%s' (CPU numbers and ranges: "
 				        "0,2-3)\n", optarg);
 				return SPTD_EXIT_USAGE;
@@ -245,7 +138,7 @@ static int parse_args(int argc, char **argv, struct script_args *a)
 			a->o.cpus = a->cpus;
 			break;
 		case 'T':
-			if (parse_list(optarg, 0, INT32_MAX, a->tids, &a->o.ntids) < 0) {
+			if (sptd_col_parse_list(optarg, 0, INT32_MAX, a->tids, &a->o.ntids) < 0) {
 				fprintf(stderr, "sysptd script: bad --tid '%s' (thread ids: 1234,1240)\n",
 				        optarg);
 				return SPTD_EXIT_USAGE;
@@ -297,48 +190,6 @@ static int parse_args(int argc, char **argv, struct script_args *a)
 	return 0;
 }
 
-/* --time A,B against the incident's window.  SPTD_EXIT_USAGE (printed). */
-static int resolve_time(struct script_args *a, struct sptd_store *st, const char *path)
-{
-	char start[64], end[64];
-	const char *comma = strchr(a->time, ',');
-	int64_t ws = 0, we = 0, zero;
-	size_t n;
-	int have;
-
-	if (!comma || strchr(comma + 1, ',') || (size_t)(comma - a->time) >= sizeof(start) ||
-	    strlen(comma + 1) >= sizeof(end)) {
-		fprintf(stderr, "sysptd script: bad --time '%s': want START,END (either may be empty)\n",
-		        a->time);
-		return SPTD_EXIT_USAGE;
-	}
-	n = (size_t)(comma - a->time);
-	memcpy(start, a->time, n);
-	start[n] = '\0';
-	snprintf(end, sizeof(end), "%s", comma + 1);
-	have = sptd_store_meta_get_int(st, "window_start", &ws) == 0;
-	have = sptd_store_meta_get_int(st, "window_end", &we) == 0 && have;
-	if (have && we < ws) {
-		/* as query's reports: the file's fault, not the request's */
-		fprintf(stderr, "sysptd script: %s: the recording window ends before it starts "
-		        "(window_start %lld, window_end %lld): the file was damaged or forged\n",
-		        path, (long long)ws, (long long)we);
-		return SPTD_EXIT_BADFILE;
-	}
-	zero = a->o.reltime ? ws : 0;
-	if ((start[0] && parse_time(start, ws, we, zero, &a->o.start_ns) < 0) ||
-	    (end[0] && parse_time(end, ws, we, zero, &a->o.end_ns) < 0)) {
-		fprintf(stderr, "sysptd script: bad --time '%s': each end is SECONDS (12.5), a "
-		        "duration after the window start (2ms) or a percentage (25%%)\n", a->time);
-		return SPTD_EXIT_USAGE;
-	}
-	if (a->o.start_ns > a->o.end_ns) {
-		fprintf(stderr, "sysptd script: --time '%s' ends before it starts\n", a->time);
-		return SPTD_EXIT_USAGE;
-	}
-	return 0;
-}
-
 /* What the script child does (sptd_col_parse_as_user): open the
  * incident's file while root, give root up, then let SQLite read it and
  * print. */
@@ -368,7 +219,8 @@ static int script_job_run(void *arg)
 		return status;
 	if (a->timeout)
 		sptd_store_set_time_limit(st, a->timeout);
-	if (a->time && (status = resolve_time(a, st, job->path)))
+	if (a->time && (status = sptd_col_time_range("script", a->time, st, job->path,
+	                                              a->o.reltime, &a->o.start_ns, &a->o.end_ns)))
 		goto out;
 	rc = sptd_query_script(st, &a->o, stdout, err, sizeof(err));
 	if (rc < 0) {

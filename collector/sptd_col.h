@@ -2,10 +2,13 @@
  * returns the process exit status (SPTD_EXIT_*, sptd_col_base.h).
  *
  * Units: cli.c dispatches argv[1] to a subcommand; cmd_<name>.c is one
- * subcommand (cmd_control.c: snapshot and status); cmd_common.c holds what
- * several subcommands share and calls none of them. */
+ * subcommand (cmd_control.c: snapshot and status; cmd_flame.c: flamegraph
+ * and diff); cmd_common.c holds what several subcommands share (and the
+ * drop of root, once privsep.c) and calls none of them. */
 #ifndef SPTD_COL_H
 #define SPTD_COL_H
+
+#include <sys/types.h>
 
 #include "sptd_col_base.h"
 
@@ -114,6 +117,30 @@ int sptd_col_parse_as_user(const char *cmd, int (*fn)(void *ctx), void *ctx);
  * SPTD_EXIT_FAIL: then stop, never parse as root. */
 int sptd_col_drop_root(const char *cmd);
 
+/* Most entries a --cpu or --tid list may name. */
+#define SPTD_COL_MAX_LIST 4096
+/* "0,2-3" -> @out[0..*n) (SPTD_COL_MAX_LIST entries; ranges expanded when
+ * @ranges; @max_value bounds each).  -EINVAL for anything else. */
+int sptd_col_parse_list(const char *text, int ranges, int64_t max_value, int *out, size_t *n);
+/* --time @spec ("A,B", either may be empty; each SECONDS on the clock of
+ * the printed times, relative to the window start when @reltime, a
+ * duration after the window start, or a percentage of the window) against
+ * incident @st (@path in messages) into *@start_ns and *@end_ns (left as they
+ * are for an empty end).  0, or the exit status with the message printed
+ * for @cmd (SPTD_EXIT_USAGE, SPTD_EXIT_BADFILE for a forged window). */
+int sptd_col_time_range(const char *cmd, const char *spec, struct sptd_store *st,
+                        const char *path, int reltime, int64_t *start_ns, int64_t *end_ns);
+
+/* -o FILE of a command that reads incidents as the user (flamegraph): made
+ * as root beside its final name (sptd_col_newfile: O_EXCL|O_NOFOLLOW, a
+ * random name; what a killed writer left removed) with @mode, given to
+ * the user who ran sudo; written through nf->fd by the child, renamed into
+ * place with _commit once it succeeded (sptd_col_newfile_fini otherwise).
+ * 0, or the exit status with the message printed for @cmd. */
+int sptd_col_output_open(const char *cmd, const char *output, mode_t mode,
+                         struct sptd_col_newfile *nf);
+int sptd_col_output_commit(const char *cmd, const char *output, struct sptd_col_newfile *nf);
+
 /* ---- the program ------------------------------------------------------------ */
 
 /* Dispatch argv[1] to a subcommand (no subcommand or an option first:
@@ -138,5 +165,7 @@ int sptd_col_cmd_list(int argc, char **argv);      /* incidents in a folder */
 int sptd_col_cmd_list_events(int argc, char **argv); /* tracepoints for -e */
 int sptd_col_cmd_doctor(int argc, char **argv);    /* what this machine has */
 int sptd_col_cmd_script(int argc, char **argv);    /* every event, in order */
+int sptd_col_cmd_flamegraph(int argc, char **argv); /* SVG or folded stacks */
+int sptd_col_cmd_diff(int argc, char **argv);      /* what changed, A to B */
 
 #endif /* SPTD_COL_H */

@@ -13,7 +13,7 @@ set -eu
 BIN=$1
 OUT=$2
 version=$("$BIN" --version | sed -n 's/^sysptd //p')
-commands="record snapshot status list list-events query script export decode import doctor version"
+commands="record snapshot status list list-events query script export flamegraph diff decode import doctor version"
 
 # help text on stdin -> roff on stdout
 to_roff() {

@@ -350,6 +350,71 @@ int sptd_query_export_opts(struct sptd_store *st, FILE *out,
                            struct sptd_query_export_stats *stats,
                            char *err, size_t errlen);
 
+/* ==== flame graphs and diffs (flame*.c, diff.c) ==================================== */
+
+/* What a flame graph weighs. */
+enum sptd_query_flame_weight {
+	SPTD_QUERY_FLAME_AUTO = 0, /* samples where the incident has them, else PT
+	                            * call time where it has slices */
+	SPTD_QUERY_FLAME_SAMPLES,  /* one per sample (the sampling source) */
+	SPTD_QUERY_FLAME_OFFCPU,   /* ns blocked, per stack a thread blocked with
+	                            * (--offcpu recordings) */
+	SPTD_QUERY_FLAME_PT,       /* ns of PT call slices, each frame's own time */
+};
+
+/* What is written. */
+enum sptd_query_flame_format {
+	SPTD_QUERY_FLAME_SVG = 0,  /* an interactive SVG (zoom, search, tooltips) */
+	SPTD_QUERY_FLAME_FOLDED,   /* "a;b;c COUNT" lines (flamegraph.pl, inferno,
+	                            * speedscope, Pyroscope) */
+};
+
+/* Options of sptd_query_flame(); zero-initialised: every sample, SVG. */
+struct sptd_query_flame_opts {
+	enum sptd_query_flame_weight weight;
+	enum sptd_query_flame_format format;
+	const int *cpus;         /* only stacks on these CPUs (NULL: all) */
+	size_t ncpus;
+	const int *tids;         /* only these threads' stacks (NULL: all) */
+	size_t ntids;
+	int has_time;            /* 1: only what lies in [start_ns, end_ns] */
+	int64_t start_ns;        /* from here (the incident's clock) */
+	int64_t end_ns;          /* ... to here */
+	const char *title;       /* the SVG's title (NULL: "Flame Graph") */
+};
+
+/* What sptd_query_flame() found. */
+struct sptd_query_flame_stats {
+	enum sptd_query_flame_weight weight; /* what it weighed (AUTO resolved) */
+	uint64_t total[2];       /* samples or ns of side A, B */
+	uint64_t nodes;          /* distinct frames-in-context (tree nodes) */
+	uint64_t cut;            /* stacks that stopped short of a root */
+	int64_t drawn;           /* SVG frames drawn (narrow ones are not) */
+};
+
+/* A flame graph of incidents @a[0..@na) (all added up) to @out; with @nb
+ * > 0 a differential one: widths from @b, each frame red where it grew
+ * from A to B and blue where it shrank (A scaled to B's total).  Returns 0
+ * or a negative errno with the reason in @err: -EINVAL (NULL, no incident,
+ * bad options), -ENODATA (the incidents hold nothing of that weight: the
+ * message says what they do hold), -EBADMSG (a damaged incident), -E2BIG
+ * (more distinct stacks than a graph is allowed: a forged file), -EIO,
+ * -ENOMEM.  @stats may be NULL. */
+int sptd_query_flame(struct sptd_store *const *a, size_t na, struct sptd_store *const *b,
+                     size_t nb, const struct sptd_query_flame_opts *o, FILE *out,
+                     struct sptd_query_flame_stats *stats, char *err, size_t errlen);
+
+/* What changed from incidents @a[0..@na) to @b[0..@nb) (each side's
+ * incidents added up; several per side are averaged per incident), ranked
+ * by the size of the change: per function (share of samples, or of PT
+ * time, self and total), per thread name (CPU time), per IRQ and softirq
+ * (time), per thread name (wakeup-to-run latency).  Each row gives both
+ * values and the signed change.  Printed in @opts' format.  Returns 0 or a
+ * negative errno as sptd_query_flame(). */
+int sptd_query_diff(struct sptd_store *const *a, size_t na, struct sptd_store *const *b,
+                    size_t nb, const struct sptd_query_print_opts *opts, int limit,
+                    FILE *out, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

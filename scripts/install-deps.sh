@@ -3,6 +3,8 @@
 # Debian bookworm (12) or newer; run as root.  Safe to run again.
 # clang, libclang-rt-dev (the ASan/UBSan/libFuzzer runtimes) and llvm
 # (llvm-symbolizer for readable reports) build and run tests/fuzz.
+# chromium (headless) and fonts-dejavu-core: test_flame_browser opens the
+# flame graph SVG in a real browser, screenshot and DOM.
 #
 # apt's locks are often held right after a cloud VM boots (cloud-init,
 # unattended-upgrades): this waits for them, up to SPTD_APT_LOCK_WAIT
@@ -54,5 +56,5 @@ apt_wait install -y -qq --no-install-recommends \
 	libtracefs-dev libtraceevent-dev libipt-dev libsqlite3-dev libelf-dev libiberty-dev liblzma-dev libc6-dbg \
 	zlib1g-dev golang-github-google-pprof-dev \
 	sqlite3 protobuf-compiler linux-perf binutils xz-utils python3 strace \
-	clang libclang-rt-dev llvm man-db bsdextrautils >/dev/null
+	clang libclang-rt-dev llvm man-db bsdextrautils chromium fonts-dejavu-core >/dev/null
 echo "install-deps.sh: build dependencies installed"
