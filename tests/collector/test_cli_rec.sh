@@ -204,8 +204,10 @@ fi
 
 # -p: two spinning processes, only one kept; scheduling stays whole
 mkdir -m 700 "$work/pid"
-sh -c "$busy" sh 3000 & keep=$!
-sh -c "$busy" sh 3000 & other=$!
+# (30 s, killed below: arming took over 2 s on a loaded machine, and 3 s
+# spinners were gone before the window)
+sh -c "$busy" sh 30000 & keep=$!
+sh -c "$busy" sh 30000 & other=$!
 sleep 0.2
 "$BIN" record --name "$recorder" --freq 10000 -p "$keep" --window 100ms -o "$work/pid" -- sleep 0.5 </dev/null >/dev/null 2>"$work/pid.err"
 rc=$?
