@@ -99,12 +99,6 @@ void sptd_query_pb_int(struct sptd_query_pb *pb, uint32_t field, int64_t v)
 	sptd_query_pb_raw_varint(pb, (uint64_t)v);
 }
 
-void sptd_query_pb_sint(struct sptd_query_pb *pb, uint32_t field, int64_t v)
-{
-	pb_tag(pb, field, SPTD_PB_VARINT);
-	sptd_query_pb_raw_varint(pb, sptd_query_pb_zigzag(v));
-}
-
 void sptd_query_pb_bytes(struct sptd_query_pb *pb, uint32_t field,
                          const void *bytes, size_t len)
 {

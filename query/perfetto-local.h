@@ -65,8 +65,6 @@ uint64_t sptd_query_pb_zigzag(int64_t v);
 void sptd_query_pb_uint(struct sptd_query_pb *pb, uint32_t field, uint64_t v);
 /* Tag + varint of the two's complement: int32/int64 fields. */
 void sptd_query_pb_int(struct sptd_query_pb *pb, uint32_t field, int64_t v);
-/* Tag + zigzag varint: sint32/sint64 fields. */
-void sptd_query_pb_sint(struct sptd_query_pb *pb, uint32_t field, int64_t v);
 /* Tag + length + bytes: bytes/string fields. */
 void sptd_query_pb_bytes(struct sptd_query_pb *pb, uint32_t field,
                          const void *bytes, size_t len);
@@ -100,8 +98,6 @@ struct sptd_query_imap {
 };
 
 void sptd_query_imap_fini(struct sptd_query_imap *m);
-/* Drop every key (keeps the allocation). */
-void sptd_query_imap_clear(struct sptd_query_imap *m);
 /* The id of @key (> 0), or 0 if absent. */
 uint64_t sptd_query_imap_get(const struct sptd_query_imap *m, int64_t key);
 /* Store @key -> @val (> 0).  -ENOMEM. */

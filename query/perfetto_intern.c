@@ -41,13 +41,6 @@ void sptd_query_imap_fini(struct sptd_query_imap *m)
 	memset(m, 0, sizeof(*m));
 }
 
-void sptd_query_imap_clear(struct sptd_query_imap *m)
-{
-	if (m->vals)
-		memset(m->vals, 0, m->cap * sizeof(*m->vals));
-	m->count = 0;
-}
-
 uint64_t sptd_query_imap_get(const struct sptd_query_imap *m, int64_t key)
 {
 	size_t i;

@@ -11,29 +11,58 @@
 #      the fixed seed $SPTD_FUZZ_SEED (default 1), so that a CI run can be
 #      repeated; long runs with other seeds are scripts/fuzz.sh's job.
 # Tests that need root or tracefs skip with a reason when those are missing;
-# CI runs as root, so there they all run.  Arguments go to both ctest runs
-# (e.g. -R test_query).  SPTD_TEST_QUICK=1 stops after part 1.
+# CI runs as root, so there they all run.  Each part ends with the tests it
+# skipped and why (a skip is never a pass), and the run with each part's
+# time.  ctest runs $(nproc) tests at once (every recorder has a --name of
+# its own; the recording tests take one lock among themselves).  Arguments
+# go to both ctest runs (e.g. -R test_query).  SPTD_TEST_QUICK=1 stops after
+# part 1.
 set -eu
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 common="-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPTD_WERROR=ON -DSPTD_STRICT_TESTS=ON"
+t0=$(date +%s)
+times=""
+
+# part_done NAME: note how long the part took since the last one
+part_done() {
+	t1=$(date +%s)
+	times="$times $1 $((t1 - t0)) s;"
+	t0=$t1
+}
+
+# ctest_run DIR ARGS...: ctest in DIR, $jobs at once; then the skipped tests,
+# each with the last line its output gave as the reason
+ctest_run() {
+	_dir=$1
+	shift
+	_rc=0
+	(cd "$_dir" && ctest -j"$jobs" --output-on-failure --output-junit junit.xml "$@") || _rc=$?
+	python3 scripts/ctest_skips.py "$_dir/junit.xml" >&2 || true
+	return $_rc
+}
 
 echo "== 1/3 build-test: the suite" >&2
 # shellcheck disable=SC2086
 cmake -S . -B build-test $common >/dev/null
 cmake --build build-test -j"$jobs"
-(cd build-test && ctest --output-on-failure --timeout 300 "$@")
-[ "${SPTD_TEST_QUICK:-0}" = 1 ] && exit 0
+part_done "build-test build"
+ctest_run build-test --timeout 300 "$@"
+part_done "build-test ctest"
+[ "${SPTD_TEST_QUICK:-0}" = 1 ] && { echo "test.sh: times:$times" >&2; exit 0; }
 
 echo "== 2/3 build-sanitize: the suite under ASan + UBSan" >&2
 # shellcheck disable=SC2086
 cmake -S . -B build-sanitize $common -DSPTD_SANITIZE=ON >/dev/null
 cmake --build build-sanitize -j"$jobs"
-(cd build-sanitize &&
-	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1:verify_asan_link_order=0} \
-	UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
-	LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$(pwd)/../tests/fuzz/lsan.supp:print_suppressions=0} \
-	ctest --output-on-failure --timeout 600 -LE '^shell$' "$@")
+part_done "build-sanitize build"
+(
+	export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1:verify_asan_link_order=0}"
+	export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+	export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$(pwd)/tests/fuzz/lsan.supp:print_suppressions=0}"
+	ctest_run build-sanitize --timeout 600 -LE '^shell$' "$@"
+)
+part_done "build-sanitize ctest"
 
 echo "== 3/3 build-fuzz: every harness, its corpus, then ${SPTD_FUZZ_SECONDS:-20} s of fuzzing" >&2
 if ! command -v clang >/dev/null 2>&1; then
@@ -42,12 +71,35 @@ if ! command -v clang >/dev/null 2>&1; then
 	exit 1
 fi
 mkdir -p build-fuzz
+# each harness built and its corpus replayed, one after the other (they
+# share the build directory) ...
 for name in $(sh scripts/fuzz.sh --list); do
 	SPTD_FUZZ_BUILD=build-fuzz sh scripts/fuzz.sh "$name" 0 >"build-fuzz/$name.log" 2>&1 ||
 		{ tail -40 "build-fuzz/$name.log" >&2; echo "test.sh: fuzz_$name: corpus replay failed" >&2; exit 1; }
-	SPTD_FUZZ_BUILD=build-fuzz sh scripts/fuzz.sh "$name" "${SPTD_FUZZ_SECONDS:-20}" \
-		-seed="${SPTD_FUZZ_SEED:-1}" \
-		>"build-fuzz/$name.log" 2>&1 ||
-		{ tail -60 "build-fuzz/$name.log" >&2; echo "test.sh: fuzz_$name found a failure" >&2; exit 1; }
-	echo "fuzz_$name: $(grep -E '^Done [0-9]+ runs' "build-fuzz/$name.log")" >&2
 done
+# ... then fuzzed, $jobs harnesses at once (each is one process on one core)
+fuzz_one() {
+	SPTD_FUZZ_BUILD=build-fuzz sh scripts/fuzz.sh "$1" "${SPTD_FUZZ_SECONDS:-20}" \
+		-seed="${SPTD_FUZZ_SEED:-1}" >"build-fuzz/$1.log" 2>&1
+	echo $? >"build-fuzz/$1.rc"
+}
+# shellcheck disable=SC2046
+set -- $(sh scripts/fuzz.sh --list)
+while [ $# -gt 0 ]; do
+	batch=""
+	n=0
+	while [ $# -gt 0 ] && [ "$n" -lt "$jobs" ]; do
+		batch="$batch $1"
+		n=$((n + 1))
+		fuzz_one "$1" &
+		shift
+	done
+	wait
+	for name in $batch; do
+		[ "$(cat "build-fuzz/$name.rc")" = 0 ] ||
+			{ tail -60 "build-fuzz/$name.log" >&2; echo "test.sh: fuzz_$name found a failure" >&2; exit 1; }
+		echo "fuzz_$name: $(grep -E '^Done [0-9]+ runs' "build-fuzz/$name.log")" >&2
+	done
+done
+part_done "build-fuzz"
+echo "test.sh: times:$times" >&2

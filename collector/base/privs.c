@@ -66,11 +66,10 @@ int sptd_col_privs_target(struct sptd_col_user *u)
 	return 0;
 }
 
-/* The write end of the hand-off pipe in a privs child (-1 elsewhere), the
- * temporary files it announced, and whether it has dropped root. */
+/* The write end of the hand-off pipe in a privs child (-1 elsewhere), and
+ * whether it has dropped root. */
 static int handoff_fd = -1;
-static char handoff_tmp[8][PATH_MAX], handoff_path[8][PATH_MAX];
-static int handoff_n, handoff_dropped;
+static int handoff_dropped;
 
 /* One message of the hand-off pipe: what, replace, lengths, then both
  * names (NUL-terminated). */
@@ -157,20 +156,7 @@ int sptd_col_privs_handoff(int what, const char *tmp, const char *path, int repl
 		return 0;   /* nobody to hand to: the caller renames itself */
 	if (!tmp || !path || (what != SPTD_COL_HANDOFF_CREATED && what != SPTD_COL_HANDOFF_READY))
 		return -EINVAL;
-	if (what == SPTD_COL_HANDOFF_CREATED && handoff_n < 8) {
-		snprintf(handoff_tmp[handoff_n], PATH_MAX, "%s", tmp);
-		snprintf(handoff_path[handoff_n], PATH_MAX, "%s", path);
-		handoff_n++;
-	}
 	return handoff_send(what, tmp, path, replace);
-}
-
-const char *sptd_col_privs_handoff_where(const char *path)
-{
-	for (int i = handoff_n - 1; path && i >= 0; i--)
-		if (strcmp(handoff_path[i], path) == 0)
-			return handoff_tmp[i];
-	return path;
 }
 
 /* What the parent heard from its child. */
@@ -321,7 +307,7 @@ int sptd_col_privs_child(int (*fn)(void *ctx), void *ctx)
 			_exit(SPTD_EXIT_FAIL);
 		close(pipefd[0]);
 		handoff_fd = pipefd[1];
-		handoff_n = handoff_dropped = 0;
+		handoff_dropped = 0;
 		ret = fn(ctx);
 		fflush(NULL);
 		_exit(ret & 0xff);
@@ -394,18 +380,6 @@ int sptd_col_privs_limit_caps(const int *keep, int nkeep)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -errno;
 	return 0;
-}
-
-int sptd_col_privs_has_cap(int cap)
-{
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[2];
-
-	if (cap < 0 || cap > 63)
-		return -EINVAL;
-	if (syscall(SYS_capget, &hdr, data) < 0)
-		return -errno;
-	return !!(data[cap / 32].effective & (1u << (cap % 32)));
 }
 
 /* The initial PID namespace's inode: a kernel constant

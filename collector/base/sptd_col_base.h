@@ -148,15 +148,10 @@ int sptd_col_privs_child(int (*fn)(void *ctx), void *ctx);
 /* 1 handed to the parent, 0 not in a privs child (rename it yourself),
  * negative errno. */
 int sptd_col_privs_handoff(int what, const char *tmp, const char *path, int replace);
-/* Where @path is while its temporary file awaits the parent's rename (the
- * temporary name), else @path.  Valid until the next hand-off. */
-const char *sptd_col_privs_handoff_where(const char *path);
 /* Keep only the capabilities @keep (CAP_* numbers) in the effective,
  * permitted and bounding sets, clear the ambient set and set
  * no_new_privs; the uid stays 0.  For the service, after it armed. */
 int sptd_col_privs_limit_caps(const int *keep, int nkeep);
-/* 1 when capability @cap is effective, 0 when not, negative errno. */
-int sptd_col_privs_has_cap(int cap);
 /* 1 when this process is in a PID namespace other than the machine's
  * first one (a container without the host's PID namespace), 0 when in
  * that one, negative errno when it cannot tell; *@ino gets the

@@ -23,8 +23,6 @@ struct sptd_col_symcache_file;
 int sptd_col_symcache_create(int enabled, struct sptd_col_symcache **out);
 /* Accepts NULL. */
 void sptd_col_symcache_destroy(struct sptd_col_symcache *c);
-/* 1 when entries outlive an incident. */
-int sptd_col_symcache_enabled(const struct sptd_col_symcache *c);
 
 /* An incident starts using the cache: entries are checked again (build-id)
  * on their first use in it. */

@@ -508,11 +508,6 @@ int sptd_col_symcache_create(int enabled, struct sptd_col_symcache **out)
 	return 0;
 }
 
-int sptd_col_symcache_enabled(const struct sptd_col_symcache *c)
-{
-	return c ? c->enabled : 0;
-}
-
 void sptd_col_symcache_stats(const struct sptd_col_symcache *c,
                              struct sptd_col_symcache_stats *stats)
 {

@@ -12,6 +12,8 @@ if [ "$(id -u)" != 0 ]; then echo "SKIP: needs root (CI runs as root)" >&2; exit
 	{ echo "SKIP: no tracefs" >&2; exit 77; }
 
 work=$(mktemp -d /tmp/sptd-cli-XXXXXX)
+# a recorder of its own (--name): the suite runs beside the machine's service
+recorder=cli$$
 export SYSPTD_RUNDIR="$work/run"
 svc=""
 cleanup() {
@@ -30,13 +32,13 @@ expect 2 "bad duration 'soon'" -- "$BIN" --window soon
 expect 2 "needs a value" -- "$BIN" --window
 expect 2 "unknown trigger 'wat'" -- "$BIN" --trigger wat
 expect 2 "unknown command 'frobnicate'" -- "$BIN" frobnicate
-expect 2 "no IRQ named 'no-such-irq'" -- "$BIN" --trigger irq=no-such-irq --once -o "$work/out1"
+expect 2 "no IRQ named 'no-such-irq'" -- "$BIN" --name "$recorder" --trigger irq=no-such-irq --once -o "$work/out1"
 # a number with no IRQ behind it is refused the same way (it used to wait
 # forever), checked against the machine: the first free number past the
 # IRQs it has
 nosuch=999
 while [ -e /sys/kernel/irq/$nosuch ] || grep -q "^ *$nosuch:" /proc/interrupts; do nosuch=$((nosuch + 1)); done
-expect 2 "no IRQ $nosuch in /proc/interrupts" -- "$BIN" --trigger irq=$nosuch --once -o "$work/out1"
+expect 2 "no IRQ $nosuch in /proc/interrupts" -- "$BIN" --name "$recorder" --trigger irq=$nosuch --once -o "$work/out1"
 # one the kernel has but no driver requested: it never runs, so refused too
 # (with the tracepoint= spelling to wait for it anyway)
 nohandler=""
@@ -44,12 +46,12 @@ for d in /sys/kernel/irq/*; do
 	[ -f "$d/actions" ] && [ -z "$(tr -d ' \n' < "$d/actions")" ] && { nohandler=${d##*/}; break; }
 done
 if [ -n "$nohandler" ]; then
-	expect 2 "IRQ $nohandler has no handler" -- "$BIN" --trigger irq=$nohandler --once -o "$work/out1"
+	expect 2 "IRQ $nohandler has no handler" -- "$BIN" --name "$recorder" --trigger irq=$nohandler --once -o "$work/out1"
 else
 	echo "note: no IRQ without a handler on this machine; that case is covered by test_parse" >&2
 fi
-expect 2 "no tracepoint nosuch:event" -- "$BIN" --trigger tracepoint=nosuch:event --once -o "$work/out1"
-expect 2 "rejected filter" -- "$BIN" --trigger 'tracepoint=sched:sched_process_exit,filter=nosuchfield==1' --once -o "$work/out1"
+expect 2 "no tracepoint nosuch:event" -- "$BIN" --name "$recorder" --trigger tracepoint=nosuch:event --once -o "$work/out1"
+expect 2 "rejected filter" -- "$BIN" --name "$recorder" --trigger 'tracepoint=sched:sched_process_exit,filter=nosuchfield==1' --once -o "$work/out1"
 expect 0 "Usage: sysptd" -- "$BIN" --help
 expect 0 "--trigger SPEC" -- "$BIN" record --help
 expect 0 "Commands:" -- "$BIN" help
@@ -79,39 +81,41 @@ expect 0 "Usage: sysptd import" -- "$BIN" import --help
 
 # ---- this machine's limits: exit 5 for PT where there is none, 4 for non-root
 if [ ! -e /sys/bus/event_source/devices/intel_pt ]; then
-	expect 5 "no intel_pt PMU" -- "$BIN" --source pt --once -o "$work/out1"
+	expect 5 "no intel_pt PMU" -- "$BIN" --name "$recorder" --source pt --once -o "$work/out1"
 	expect 0 "no intel_pt PMU" -- "$BIN" doctor
 fi
 if command -v setpriv >/dev/null; then
-	expect 4 "needs root" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN" --once -o /tmp
+	expect 4 "needs root" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN" --name "$recorder" --once -o /tmp
 fi
 
 # ---- something not a socket where the control socket goes (a directory,
 # as a recorder named "control" of an older sysptd left one) is named, not
 # removed, and bind's "Address already in use" is not what the user reads
-mkdir -p "$SYSPTD_RUNDIR/control"
-expect 1 "$SYSPTD_RUNDIR/control is not a socket (a directory?): remove it" -- \
-	"$BIN" --window 20ms --trigger timer=3600s -o "$work/inc"
-[ -d "$SYSPTD_RUNDIR/control" ] && ok || bad "the service removed a directory in its run directory"
-rmdir "$SYSPTD_RUNDIR/control"
+ctl="$SYSPTD_RUNDIR/name/$recorder/control"
+mkdir -p "$ctl"
+chmod 700 "$SYSPTD_RUNDIR" "$SYSPTD_RUNDIR/name" "$SYSPTD_RUNDIR/name/$recorder"
+expect 1 "$ctl is not a socket (a directory?): remove it" -- \
+	"$BIN" --name "$recorder" --window 20ms --trigger timer=3600s -o "$work/inc"
+[ -d "$ctl" ] && ok || bad "the service removed a directory in its run directory"
+rmdir "$ctl"
 
 # ---- a stale instance from a killed run is cleaned at start
-mkdir -p /sys/kernel/tracing/instances/sysptd 2>/dev/null
-echo 1 > /sys/kernel/tracing/instances/sysptd/events/sched/sched_switch/enable 2>/dev/null
+mkdir -p /sys/kernel/tracing/instances/sysptd-$recorder 2>/dev/null
+echo 1 > /sys/kernel/tracing/instances/sysptd-$recorder/events/sched/sched_switch/enable 2>/dev/null
 
 # ---- a running service: second instance, snapshot, SIGUSR2, status, stop
-"$BIN" --window 20ms --trigger timer=3600s -o "$work/inc" --keep 2 >"$work/svc.out" 2>"$work/svc.err" &
+"$BIN" --name "$recorder" --window 20ms --trigger timer=3600s -o "$work/inc" --keep 2 >"$work/svc.out" 2>"$work/svc.err" &
 svc=$!
 if wait_for "$work/svc.err" "armed:"; then ok; else bad "service did not arm"; cat "$work/svc.err" >&2; fi
-expect 7 "already recording" -- "$BIN" --trigger timer=3600s -o "$work/inc2"
-expect 0 "incident-" -- "$BIN" snapshot
+expect 7 "already recording" -- "$BIN" --name "$recorder" --trigger timer=3600s -o "$work/inc2"
+expect 0 "incident-" -- "$BIN" snapshot --name "$recorder"
 first=$(cat "$work/out")
 [ -f "$first" ] && ok || bad "snapshot did not write $first"
 kill -USR2 "$svc"
 i=0
 while [ "$(wc -l <"$work/svc.out")" -lt 2 ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
 [ "$(wc -l <"$work/svc.out")" -ge 2 ] && ok || bad "SIGUSR2 wrote no incident"
-expect 0 "incidents 2" -- "$BIN" status
+expect 0 "incidents 2" -- "$BIN" status --name "$recorder"
 expect 0 "manual" -- "$BIN" list "$work/inc"
 
 # ---- a full disk loses the new incident only, and nothing already written
@@ -126,17 +130,17 @@ if mount -t tmpfs -o size=64m,mode=0700 tmpfs "$work/full" 2>/dev/null; then
 	dd if=/dev/zero of="$work/full/filler" bs=4k 2>/dev/null
 	truncate -s -32K "$work/full/filler"
 	# a log file of its own: the last service's log still says "armed:"
-	"$BIN" --window 20ms -o "$work/full" >"$work/full.out" 2>"$work/full.err" &
+	"$BIN" --name "$recorder" --window 20ms -o "$work/full" >"$work/full.out" 2>"$work/full.err" &
 	svc=$!
 	wait_for "$work/full.err" "armed:" || bad "service on the small disk did not arm"
-	expect 1 "sysptd snapshot: .*No space\\|sysptd snapshot: .*disk full" -- "$BIN" snapshot
+	expect 1 "sysptd snapshot: .*No space\\|sysptd snapshot: .*disk full" -- "$BIN" snapshot --name "$recorder"
 	grep -q "disk full" "$work/full.err" && ok || { bad "no 'disk full' message"; cat "$work/full.err" >&2; }
 	kill -0 "$svc" 2>/dev/null && ok || bad "service died on a full disk"
 	[ "$(md5sum <"$work/full/incident-00000000T000000Z-0.db")" = "$before" ] && ok || bad "existing incident changed"
 	[ -z "$(ls "$work/full" | grep -v -e '^incident-00000000T000000Z-0.db$' -e '^filler$')" ] && ok ||
 		{ bad "partial file left on the full disk:"; ls -l "$work/full" >&2; }
 	rm -f "$work/full/filler"
-	expect 0 "incident-" -- "$BIN" snapshot   # recovers once there is room
+	expect 0 "incident-" -- "$BIN" snapshot --name "$recorder"   # recovers once there is room
 fi
 if [ -n "$svc" ]; then
 	kill -TERM "$svc"
@@ -145,15 +149,15 @@ if [ -n "$svc" ]; then
 	svc=""
 	[ "$st" = 0 ] && ok || bad "service exit status $st after SIGTERM"
 fi
-[ ! -e /sys/kernel/tracing/instances/sysptd ] && ok || bad "ftrace instance left behind"
-[ ! -e "$SYSPTD_RUNDIR/control" ] && ok || bad "control socket left behind"
-expect 1 "no sysptd service is running" -- "$BIN" snapshot
+[ ! -e /sys/kernel/tracing/instances/sysptd-$recorder ] && ok || bad "ftrace instance left behind"
+[ ! -e "$ctl" ] && ok || bad "control socket left behind"
+expect 1 "no sysptd named '$recorder' is running" -- "$BIN" snapshot --name "$recorder"
 
 # ---- uprobe and latency triggers
 pp=$(dirname "$BIN")/bench/sptd_pingpong
 if [ -x "$pp" ]; then
-	expect 2 "no function 'no_such_function'" -- "$BIN" --trigger "uprobe=$pp:no_such_function" --once -o "$work/up"
-	"$BIN" --window 5ms --trigger "uprobe=$pp:main" --once -o "$work/up" >"$work/up.out" 2>"$work/up.err" &
+	expect 2 "no function 'no_such_function'" -- "$BIN" --name "$recorder" --trigger "uprobe=$pp:no_such_function" --once -o "$work/up"
+	"$BIN" --name "$recorder" --window 5ms --trigger "uprobe=$pp:main" --once -o "$work/up" >"$work/up.out" 2>"$work/up.err" &
 	svc=$!
 	if wait_for "$work/up.err" "armed:"; then
 		sleep 0.1    # past the warm-up window
@@ -171,7 +175,7 @@ fi
 hogs=""
 for i in 1 2; do taskset -c 0 sh -c 'while :; do :; done' & hogs="$hogs $!"; done
 taskset -c 0 sh -c 'while :; do sleep 0.001; done' & hogs="$hogs $!"
-timeout 30 "$BIN" --window 10ms --trigger latency=1ms --once -o "$work/lat" >"$work/lat.out" 2>"$work/lat.err"
+timeout 30 "$BIN" --name "$recorder" --window 10ms --trigger latency=1ms --once -o "$work/lat" >"$work/lat.out" 2>"$work/lat.err"
 st=$?
 kill $hogs 2>/dev/null
 lat=$(cat "$work/lat.out")
@@ -199,7 +203,7 @@ fi
 # kernel (the traceoff trigger is only installed while hits may fire), so
 # the next incident's rings run up to its own hit
 cp /bin/sleep "$work/sptd-cool"
-"$BIN" --window 20ms --trigger 'tracepoint=sched:sched_process_exit,filter=comm=="sptd-cool"' \
+"$BIN" --name "$recorder" --window 20ms --trigger 'tracepoint=sched:sched_process_exit,filter=comm=="sptd-cool"' \
 	--cooldown 1s --count 2 -o "$work/cool" >"$work/cool.out" 2>"$work/cool.err" &
 svc=$!
 if wait_for "$work/cool.err" "armed:"; then
@@ -226,7 +230,7 @@ else
 fi
 
 # ---- --keep: only the newest N incidents stay
-"$BIN" --window 5ms --trigger timer=100ms --count 4 --keep 2 -o "$work/keep" >/dev/null 2>&1
+"$BIN" --name "$recorder" --window 5ms --trigger timer=100ms --count 4 --keep 2 -o "$work/keep" >/dev/null 2>&1
 [ "$(ls "$work/keep" | grep -c '^incident-.*\.db$')" = 2 ] && ok || { bad "--keep 2 left:"; ls "$work/keep" >&2; }
 
 # ---- decode rebuilds the same derived tables; bad files get exit 6

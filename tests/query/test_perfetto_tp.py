@@ -284,7 +284,8 @@ def real(sysptd, tp, tmp):
     named = subprocess.Popen([sys.executable, "-c", BLANKS_PROG])
     try:
         time.sleep(0.3)
-        r = subprocess.run([sysptd, "--window", "30ms", "--trigger", "timer=300ms", "--once",
+        # a recorder of its own (--name), beside the machine's service
+        r = subprocess.run([sysptd, "--name", "tp%d" % os.getpid(), "--window", "30ms", "--trigger", "timer=300ms", "--once",
                             "-q", "-o", out], capture_output=True, text=True, timeout=120)
     finally:
         for p in (load, named):

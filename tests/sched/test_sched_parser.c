@@ -142,6 +142,32 @@ static int row_thread(void *ctx, int tid, const char *comm)
 	return 0;
 }
 
+/* Until @pid sleeps (state S in /proc/PID/stat): 0, or -1 after 10 s.
+ * The child of run_child_workload sleeps only in its read(); a fixed
+ * usleep was not enough on a loaded machine (ctest -j8): the child had not
+ * gone back to read() before the next byte came, read two bytes without
+ * sleeping between them, and the test saw 4 switches of 5. */
+static int wait_asleep(pid_t pid)
+{
+	char path[64], buf[512];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (int i = 0; i < 10000; i++) {
+		FILE *f = fopen(path, "r");
+		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+		const char *paren;
+
+		if (f)
+			fclose(f);
+		buf[n] = '\0';
+		paren = strrchr(buf, ')');
+		if (paren && paren[1] == ' ' && paren[2] == 'S')
+			return 0;
+		usleep(1000);
+	}
+	return -1;
+}
+
 static void run_child_workload(struct seen *s)
 {
 	int to_child[2], i;
@@ -170,11 +196,12 @@ static void run_child_workload(struct seen *s)
 	close(to_child[0]);
 	s->child = pid;
 	for (i = 0; i < 5; i++) {
-		usleep(5000);    /* the child is asleep in read() by now */
+		/* each byte wakes the child from its read(): 5 switches in */
+		CHECK_INT(wait_asleep(pid), 0);
 		if (write(to_child[1], &byte, 1) != 1)
 			break;
 	}
-	usleep(5000);
+	CHECK_INT(wait_asleep(pid), 0);
 	close(to_child[1]);
 	waitpid(pid, NULL, 0);
 }

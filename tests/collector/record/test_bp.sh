@@ -24,6 +24,8 @@ if [ -n "${SPTD_BP_SLOTS:-}" ] && [ "$("$SPTD_BP_SLOTS" --fires)" != 1 ]; then
 	exit 77
 fi
 work=$(mktemp -d /tmp/sptd-bp-XXXXXX)
+# a recorder of its own (--name): the suite runs beside the machine's service
+recorder=bp$$
 prog=""
 progb=""
 progc=""
@@ -57,7 +59,7 @@ value_before_call() {
 
 # ---- break=PID:SYMBOL
 mkdir -m 700 "$work/brk"
-timeout 30 "$BIN" --window 20ms --trigger "break=$pid:sptd_bump" --once -o "$work/brk" </dev/null \
+timeout 30 "$BIN" --name "$recorder" --window 20ms --trigger "break=$pid:sptd_bump" --once -o "$work/brk" </dev/null \
 	>/dev/null 2>"$work/brk.err"
 inc=$(find "$work/brk" -name 'incident-*.db')
 if [ -z "$inc" ]; then
@@ -81,7 +83,7 @@ fi
 
 # ---- watch=PID:SYMBOL,w,len=8
 mkdir -m 700 "$work/w"
-timeout 30 "$BIN" --window 20ms --trigger "watch=$pid:sptd_counter,w,len=8" --count 4 -o "$work/w" \
+timeout 30 "$BIN" --name "$recorder" --window 20ms --trigger "watch=$pid:sptd_counter,w,len=8" --count 4 -o "$work/w" \
 	</dev/null >/dev/null 2>"$work/w.err"
 n=0
 silent=0
@@ -194,7 +196,7 @@ check_hits() {
 # logged in it (a store every 150 ms: about 6 in 1 s), each with the value
 # it stored and the one before, silent exactly when they are equal
 mkdir -m 700 "$work/wl"
-timeout 30 "$BIN" --window 1s --trigger "watch=$pid:sptd_counter,w,len=8" --once \
+timeout 30 "$BIN" --name "$recorder" --window 1s --trigger "watch=$pid:sptd_counter,w,len=8" --once \
 	-o "$work/wl" </dev/null >/dev/null 2>"$work/wl.err"
 inc=$(find "$work/wl" -name 'incident-*.db')
 if [ -z "$inc" ]; then
@@ -225,7 +227,7 @@ progf=$!
 i=0
 while ! grep -q "^pid " "$work/fast.out" && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 mkdir -m 700 "$work/wf"
-"$BIN" --window 1s --trigger "watch=$progf:sptd_counter,w,len=8" --once -o "$work/wf" </dev/null \
+"$BIN" --name "$recorder" --window 1s --trigger "watch=$progf:sptd_counter,w,len=8" --once -o "$work/wf" </dev/null \
 	>/dev/null 2>"$work/wf.err" &
 svc=$!
 wait_for "$work/wf.err" "armed:" 30
@@ -249,7 +251,7 @@ else
 fi
 
 mkdir -m 700 "$work/plain"
-timeout 30 "$BIN" --window 20ms --trigger timer=100ms --once -o "$work/plain" </dev/null >/dev/null 2>&1
+timeout 30 "$BIN" --name "$recorder" --window 20ms --trigger timer=100ms --once -o "$work/plain" </dev/null >/dev/null 2>&1
 plain=$(find "$work/plain" -name 'incident-*.db')
 [ -n "$plain" ] && "$BIN" query "$plain" --report watch 2>&1 | grep -q "not a break= or watch= incident" &&
 	ok || bad "--report watch on a timer incident does not say it is none"
@@ -259,7 +261,7 @@ plain=$(find "$work/plain" -name 'incident-*.db')
 "$PROG" 8 150 >"$work/progb.out" &
 progb=$!
 mkdir -m 700 "$work/path"
-"$BIN" --window 2s --trigger "break=$PROG:sptd_bump" --once -o "$work/path" </dev/null \
+"$BIN" --name "$recorder" --window 2s --trigger "break=$PROG:sptd_bump" --once -o "$work/path" </dev/null \
 	>/dev/null 2>"$work/path.err" &
 svc=$!
 wait_for "$work/path.err" "armed:" 30
@@ -319,7 +321,7 @@ kill "$progb" "$progc" 2>/dev/null
 "$PROG" 2 100 >/dev/null &
 progb=$!
 mkdir -m 700 "$work/reap"
-"$BIN" --window 10s --trigger "break=$PROG:sptd_bump" --trigger timer=10s --once \
+"$BIN" --name "$recorder" --window 10s --trigger "break=$PROG:sptd_bump" --trigger timer=10s --once \
 	-o "$work/reap" </dev/null >/dev/null 2>"$work/reap.err" &
 svc=$!
 wait_for "$work/reap.err" "armed:" 30
@@ -337,15 +339,15 @@ kill "$svc" 2>/dev/null
 wait "$svc" 2>/dev/null
 
 # ---- errors
-expect 2 "cannot open /nonexistent/lib.so" -- "$BIN" --trigger "break=/nonexistent/lib.so:f" --once -o "$work/w"
-expect 2 "no function 'nosuch' in $PROG" -- "$BIN" --trigger "break=$PROG:nosuch" --once -o "$work/w"
-expect 2 "needs a symbol after the file" -- "$BIN" --trigger "break=$PROG:" --once -o "$work/w"
-expect 2 "no function 'nosuch'" -- "$BIN" --trigger "break=$pid:nosuch" --once -o "$work/w"
-expect 2 "no process 2000000000" -- "$BIN" --trigger "break=2000000000:main" --once -o "$work/w"
-expect 2 "is not aligned to len=8" -- "$BIN" --trigger "watch=$pid:sptd_spare+4,w,len=8" --once -o "$work/w"
-expect 2 "watch: unknown option 'x'" -- "$BIN" --trigger "watch=$pid:sptd_counter,x" --once
+expect 2 "cannot open /nonexistent/lib.so" -- "$BIN" --name "$recorder" --trigger "break=/nonexistent/lib.so:f" --once -o "$work/w"
+expect 2 "no function 'nosuch' in $PROG" -- "$BIN" --name "$recorder" --trigger "break=$PROG:nosuch" --once -o "$work/w"
+expect 2 "needs a symbol after the file" -- "$BIN" --name "$recorder" --trigger "break=$PROG:" --once -o "$work/w"
+expect 2 "no function 'nosuch'" -- "$BIN" --name "$recorder" --trigger "break=$pid:nosuch" --once -o "$work/w"
+expect 2 "no process 2000000000" -- "$BIN" --name "$recorder" --trigger "break=2000000000:main" --once -o "$work/w"
+expect 2 "is not aligned to len=8" -- "$BIN" --name "$recorder" --trigger "watch=$pid:sptd_spare+4,w,len=8" --once -o "$work/w"
+expect 2 "watch: unknown option 'x'" -- "$BIN" --name "$recorder" --trigger "watch=$pid:sptd_counter,x" --once
 # more watchpoints than debug registers (x86: 4 per CPU)
-"$BIN" --trigger "watch=$pid:sptd_spare+0,w" --trigger "watch=$pid:sptd_spare+8,w" \
+"$BIN" --name "$recorder" --trigger "watch=$pid:sptd_spare+0,w" --trigger "watch=$pid:sptd_spare+8,w" \
 	--trigger "watch=$pid:sptd_spare+16,w" --trigger "watch=$pid:sptd_spare+24,w" \
 	--trigger "watch=$pid:sptd_spare+32,w" --once -o "$work/w" </dev/null >"$work/out" 2>"$work/err" &
 five=$!

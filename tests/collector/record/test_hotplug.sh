@@ -24,6 +24,8 @@ if [ -z "$cpu" ] || [ "$cpu" = 0 ] || [ ! -w "$ctl" ]; then
 	exit 77
 fi
 work=$(mktemp -d /tmp/sptd-hotplug-XXXXXX)
+# a recorder of its own (--name): the suite runs beside the machine's service
+recorder=hotplug$$
 export SYSPTD_RUNDIR="$work/run"
 svc=""
 cleanup() {
@@ -39,7 +41,7 @@ busy_snapshot() {
 	taskset -c "$cpu" timeout 1.5 sh -c 'while :; do :; done' &
 	_b=$!
 	sleep 0.7
-	timeout 10 "$BIN" snapshot 2>>"$work/snap.err" | tail -n 1
+	timeout 10 "$BIN" snapshot --name "$recorder" 2>>"$work/snap.err" | tail -n 1
 	wait "$_b"
 }
 # on INCIDENT: "SAMPLES BUSY_MS CPUS" of $cpu and the incident
@@ -51,7 +53,7 @@ on_cpu() {
 
 ncpu=$(tr ',' '\n' </sys/devices/system/cpu/online | awk -F- '{ n += NF == 2 ? $2 - $1 + 1 : 1 } END { print n }')
 mkdir -m 700 "$work/inc"
-"$BIN" --window 100ms -o "$work/inc" >"$work/out" 2>"$work/err" &
+"$BIN" --name "$recorder" --window 100ms -o "$work/inc" >"$work/out" 2>"$work/err" &
 svc=$!
 wait_for "$work/err" "armed:" 20 || { bad "the service did not arm"; cat "$work/err" >&2; finish; }
 
@@ -64,7 +66,7 @@ set -- $(on_cpu "$inc")
 # offline: the service arms on the others; an incident then counts one CPU less
 echo 0 >"$ctl" || { bad "cannot take CPU $cpu offline"; finish; }
 wait_for "$work/err" "online CPUs changed" 5 && ok || bad "the service did not notice CPU $cpu going offline"
-inc=$(timeout 10 "$BIN" snapshot 2>>"$work/snap.err" | tail -n 1)
+inc=$(timeout 10 "$BIN" snapshot --name "$recorder" 2>>"$work/snap.err" | tail -n 1)
 set -- $(on_cpu "$inc")
 [ "${3:-}" = $((ncpu - 1)) ] && [ "${1:-1}" = 0 ] && ok ||
 	bad "offline: ${1:-?} samples on CPU $cpu, ${3:-?} CPUs (want 0, $((ncpu - 1)))"

@@ -24,6 +24,8 @@ fi
 T=/sys/kernel/tracing
 [ -d $T/events ] || mount -t tracefs nodev $T 2>/dev/null || { echo "no tracefs: skipped"; exit 77; }
 work=$(mktemp -d /tmp/sptd-irqidle-XXXXXX)
+# a recorder of its own (--name): the suite runs beside the machine's service
+recorder=irqidle$$
 inst="$T/instances/sptd-test-irqidle-$$"
 svc=""
 cleanup() {
@@ -68,7 +70,7 @@ mkdir -m 700 "$work/inc"
 # one_write TRIGGER EVENT: the service armed with TRIGGER, one write, an
 # incident within 3 s (its path in $inc), EVENT's witness switched off
 one_write() {
-	"$BIN" --window 20ms --trigger "$1" --once -o "$work/inc" >"$work/out" 2>"$work/err" &
+	"$BIN" --name "$recorder" --window 20ms --trigger "$1" --once -o "$work/inc" >"$work/out" 2>"$work/err" &
 	svc=$!
 	wait_for "$work/err" "armed:" 20 || { bad "the service did not arm"; cat "$work/err" >&2; finish; }
 	sleep 0.2

@@ -15,6 +15,8 @@ if [ "$(id -u)" != 0 ]; then
 	exit 77
 fi
 work=$(mktemp -d /tmp/sptd-offcpu-XXXXXX)
+# a recorder of its own (--name): the suite runs beside the machine's service
+recorder=offcpu$$
 trap 'rm -rf "$work"' EXIT
 . "$(dirname "$0")/../../lib/expect.sh"
 # stack DB CALLSITE: its frames outermost first, ';'-joined
@@ -26,7 +28,7 @@ mkdir -m 700 "$work/inc"
 # the program may be a sanitizer build (CI's second part): its leak
 # checker ptraces its own threads at exit, which the exit watch forbids
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-"$BIN" record --offcpu --window 1s -o "$work/inc" -- "$PROG" 400 </dev/null >"$work/out" 2>"$work/err"
+"$BIN" record --name "$recorder" --offcpu --window 1s -o "$work/inc" -- "$PROG" 400 </dev/null >"$work/out" 2>"$work/err"
 rc=$?
 inc=$(find "$work/inc" -name 'incident-*.db')
 [ "$rc" = 0 ] && [ -n "$inc" ] && ok || { bad "record --offcpu: exit $rc"; cat "$work/err" >&2; exit 1; }
@@ -81,7 +83,7 @@ fi
 
 # without --offcpu: no stacks, and the report says how to get them
 mkdir -m 700 "$work/plain"
-"$BIN" record --window 500ms -o "$work/plain" -- "$PROG" 100 </dev/null >/dev/null 2>&1
+"$BIN" record --name "$recorder" --window 500ms -o "$work/plain" -- "$PROG" 100 </dev/null >/dev/null 2>&1
 inc=$(find "$work/plain" -name 'incident-*.db')
 [ -n "$inc" ] && [ "$(q "$inc" "SELECT count(*) FROM thread_state WHERE callsite_id IS NOT NULL OR blocked_function IS NOT NULL")" = 0 ] &&
 	[ "$(q "$inc" "SELECT count(*) FROM raw_sample WHERE kind = 1")" = 0 ] && ok || bad "stacks without --offcpu"

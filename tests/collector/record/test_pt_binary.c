@@ -235,11 +235,14 @@ static int record(const struct pb_case *c, const char *tmp, const char *preload,
 		if (pid < 0)
 			return -1;
 		if (pid == 0) {
-			char *argv[] = { (char *)bin, "--source", "pt", "--window", "20ms", "--buffer", "64K",
+			char name[32];
+			char *argv[] = { (char *)bin, "--name", name, "--source", "pt", "--window", "20ms", "--buffer", "64K",
 			                 "--trigger", "tracepoint=sched:sched_process_exit,filter=comm==\"sptd-ptbin\"",
 			                 "--count", c->twice ? "2" : "1", "-o", outdir, "--image-cache", cache,
 			                 "-j", "2", NULL };
 
+			/* a recorder of its own, beside the machine's service */
+			snprintf(name, sizeof(name), "ptbin%d", (int)getpid());
 			if (!freopen(out, "w", stdout) || !freopen(errlog, "w", stderr))
 				_exit(126);
 			setenv("LD_PRELOAD", preload, 1);

@@ -19,6 +19,8 @@
 #include "sptd_test.h"
 
 static const char *bin;           /* the sysptd under test */
+/* the recorder's --name: an ftrace instance, lock and socket of its own */
+static char recorder[32];
 static char workdir[256];         /* output and run dir */
 static atomic_int stop_busy;
 static atomic_int sleeper_tid_pub;	/* the sleeper's tid, once it is named */
@@ -105,6 +107,8 @@ static int service_start(struct service *s, const char *const *args)
 	int64_t deadline = now_ns() + 20000000000LL;
 
 	argv[n++] = bin;
+	argv[n++] = "--name";   /* beside the machine's own service */
+	argv[n++] = recorder;
 	for (int i = 0; args[i]; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
@@ -418,6 +422,7 @@ int main(void)
 
 	SPTD_REQUIRE_ROOT();
 	bin = getenv("SPTD_BIN");
+	snprintf(recorder, sizeof(recorder), "%s%d", "record", (int)getpid());
 	if (!bin || access(bin, X_OK) != 0)
 		SPTD_SKIP("SPTD_BIN does not name the built sysptd");
 	if (access("/sys/kernel/tracing/events", F_OK) != 0 && system("mount -t tracefs nodev /sys/kernel/tracing") != 0)

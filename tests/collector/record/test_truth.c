@@ -57,6 +57,8 @@
 #define PROBE_SLACK_NS 20000
 
 static const char *bin;
+/* the recorder's --name: an ftrace instance, lock and socket of its own */
+static char recorder[32];
 static char workdir[128];
 static atomic_int stop_work;
 static atomic_int io_paused;      /* 1: the io thread waits */
@@ -164,6 +166,8 @@ static int run_sysptd(const char *const *args, int timeout_s, char paths[][512],
 	char line[512];
 
 	argv[n++] = bin;
+	argv[n++] = "--name";   /* beside the machine's own service */
+	argv[n++] = recorder;
 	for (int i = 0; args[i] && n < 31; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
@@ -628,6 +632,7 @@ int main(int argc, char **argv)
 		return SPTD_TEST_END();
 	}
 	bin = getenv("SPTD_BIN");
+	snprintf(recorder, sizeof(recorder), "%s%d", "truth", (int)getpid());
 	if (!bin || access(bin, X_OK) != 0)
 		SPTD_SKIP("SPTD_BIN does not name the built sysptd");
 	if (access("/sys/kernel/tracing/events", F_OK) != 0)

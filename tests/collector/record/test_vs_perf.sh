@@ -45,7 +45,8 @@ pp=$!
 sleep 0.5
 export SYSPTD_RUNDIR="$work/run"
 mkdir -p "$work/out"
-"$bin" --window 1s --freq 4000 --trigger timer=3600s --once -o "$work/out" >"$work/svc.out" 2>"$work/svc.err" &
+# a recorder of its own (--name), beside the machine's service
+"$bin" --name "vsperf$$" --window 1s --freq 4000 --trigger timer=3600s --once -o "$work/out" >"$work/svc.out" 2>"$work/svc.err" &
 svc=$!
 i=0
 while ! grep -q "armed:" "$work/svc.err" 2>/dev/null; do

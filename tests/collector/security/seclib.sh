@@ -21,6 +21,8 @@ done
 	{ echo "SKIP: no tracefs" >&2; exit 77; }
 
 work=$(mktemp -d /tmp/sptd-sec-XXXXXX)
+# a recorder of its own (--name): the suite runs beside the machine's service
+recorder=sec$$
 export SYSPTD_RUNDIR="$work/run"
 svc=""
 atk="sptdatk$$"

@@ -37,13 +37,13 @@ sleep 0.3
 as_atk rm "$prog"
 as_atk mkfifo "$prog"
 [ -p "$prog" ] && ok || bad "the attacker could not put a FIFO at $prog"
-"$BIN" --window 50ms --trigger timer=400ms --count 3 -o "$work/fifo" \
+"$BIN" --name "$recorder" --window 50ms --trigger timer=400ms --count 3 -o "$work/fifo" \
 	>"$work/fifo.out" 2>"$work/fifo.err" &
 svc=$!
 if wait_for "$work/fifo.err" "armed:"; then ok; else bad "recorder did not arm"; cat "$work/fifo.err" >&2; fi
 # the recorder stays responsive: a snapshot answers (the old open() blocked
 # for ever in wait_for_partner), within seconds
-if timeout 20 "$BIN" snapshot >"$work/snap.out" 2>"$work/snap.err"; then ok; else
+if timeout 20 "$BIN" snapshot --name "$recorder" >"$work/snap.out" 2>"$work/snap.err"; then ok; else
 	bad "sysptd snapshot did not answer"; cat "$work/snap.err" "$work/fifo.err" >&2
 fi
 snap=$(cat "$work/snap.out")
@@ -70,7 +70,7 @@ done
 check '[ "$n" -ge 1 ]' "no symbol 'fib' of the deleted $prog in any incident"
 [ -p "$prog" ] && ok || bad "the FIFO was touched"
 # SIGTERM is answered at once while the user's FIFO is still there
-"$BIN" --window 20ms --trigger timer=200ms -o "$work/fifo" >/dev/null 2>"$work/term.err" &
+"$BIN" --name "$recorder" --window 20ms --trigger timer=200ms -o "$work/fifo" >/dev/null 2>"$work/term.err" &
 svc=$!
 wait_for "$work/term.err" "armed:" || bad "second recorder did not arm"
 sleep 0.6
@@ -81,7 +81,7 @@ if kill -0 "$svc" 2>/dev/null; then bad "SIGTERM ignored"; kill -9 "$svc"; else 
 wait "$svc" 2>/dev/null
 svc=""
 # a uprobe on the FIFO is refused at once (exit 2), not waited on
-timeout 10 "$BIN" --trigger "uprobe=$prog:fib" --once -o "$work/up" >/dev/null 2>"$work/up.err"
+timeout 10 "$BIN" --name "$recorder" --trigger "uprobe=$prog:fib" --once -o "$work/up" >/dev/null 2>"$work/up.err"
 st=$?
 check '[ "$st" = 2 ] && grep -q "not a regular file" "$work/up.err"' \
 	"uprobe on a FIFO: exit $st, $(cat "$work/up.err")"
@@ -128,7 +128,7 @@ for s in 0 1 2 3; do
 	for q in 000001 000002; do as_atk ln -s "$victim" "$rec/incident-$stamp-$q.db"; done
 done
 as_atk ln -s "$victim" "$rec/.sysptd-state"
-timeout 60 "$BIN" --unsafe-output --window 20ms --trigger timer=200ms --once -o "$rec" \
+timeout 60 "$BIN" --name "$recorder" --unsafe-output --window 20ms --trigger timer=200ms --once -o "$rec" \
 	>"$work/rec.out" 2>"$work/rec.err"
 check '[ $? = 0 ] && [ -f "$(cat "$work/rec.out")" ] && [ ! -L "$(cat "$work/rec.out")" ]' \
 	"recorder with planted links: $(cat "$work/rec.err")"
@@ -138,14 +138,14 @@ check '[ -f "$rec/.sysptd-state" ] && [ ! -L "$rec/.sysptd-state" ]' "state file
 # ---- 4. --output checks ------------------------------------------------------
 as_atk mkdir "$adir/real"
 as_atk ln -s "$adir/real" "$adir/link"
-timeout 60 "$BIN" --once -o "$adir/link" >/dev/null 2>"$work/o1.err"
+timeout 60 "$BIN" --name "$recorder" --once -o "$adir/link" >/dev/null 2>"$work/o1.err"
 check '[ $? = 2 ] && grep -q "symbolic link" "$work/o1.err" && grep -q -- "--unsafe-output" "$work/o1.err"' \
 	"symlinked --output: $(cat "$work/o1.err")"
-timeout 60 "$BIN" --once -o "$adir/real" >/dev/null 2>"$work/o2.err"
+timeout 60 "$BIN" --name "$recorder" --once -o "$adir/real" >/dev/null 2>"$work/o2.err"
 check '[ $? = 2 ] && grep -q "owned by another user" "$work/o2.err"' "user-owned --output: $(cat "$work/o2.err")"
 mkdir "$work/ww"
 chmod 1777 "$work/ww"
-timeout 60 "$BIN" --once -o "$work/ww" >/dev/null 2>"$work/o3.err"
+timeout 60 "$BIN" --name "$recorder" --once -o "$work/ww" >/dev/null 2>"$work/o3.err"
 check '[ $? = 2 ] && grep -q "writable by group or others" "$work/o3.err"' \
 	"world-writable --output: $(cat "$work/o3.err")"
 # in a checked directory the user can neither replace nor remove an incident
@@ -155,13 +155,13 @@ as_atk sh -c "rm -f '$one'; echo forged > '$one'" 2>/dev/null
 check '[ -f "$one" ] && integrity "$one"' "the user replaced $one"
 chmod 700 "$work"
 # where they can (--unsafe-output), a replaced incident is never deleted
-timeout 60 "$BIN" --unsafe-output --window 20ms --trigger timer=150ms --count 2 --keep 1 -o "$rec" \
+timeout 60 "$BIN" --name "$recorder" --unsafe-output --window 20ms --trigger timer=150ms --count 2 --keep 1 -o "$rec" \
 	>"$work/rep.out" 2>"$work/rep.err"
 first=$(sed -n 1p "$work/rep.out")
 second=$(sed -n 2p "$work/rep.out")
 check '[ ! -e "$first" ] && [ -f "$second" ]' "--keep 1 did not keep only the newest"
 as_atk sh -c "rm -f '$second' && echo forged > '$second'"
-timeout 60 "$BIN" --unsafe-output --window 20ms --trigger timer=150ms --once --keep 1 -o "$rec" \
+timeout 60 "$BIN" --name "$recorder" --unsafe-output --window 20ms --trigger timer=150ms --once --keep 1 -o "$rec" \
 	>"$work/rep2.out" 2>"$work/rep2.err"
 check '[ "$(cat "$second")" = forged ]' "retention deleted the user's file at $second"
 check 'grep -q "no longer the incident sysptd wrote" "$work/rep2.err"' "no message about the replaced incident"
@@ -324,7 +324,7 @@ check '[ $? = 6 ] && grep -q "not a regular file" "$work/qf.out"' \
 	"query -f a FIFO: $(head -c 300 "$work/qf.out")"
 
 # the service: after arming, only its capabilities; it still records
-"$BIN" --window 20ms --trigger timer=3600s -o "$work/caps" >/dev/null 2>"$work/caps.err" &
+"$BIN" --name "$recorder" --window 20ms --trigger timer=3600s -o "$work/caps" >/dev/null 2>"$work/caps.err" &
 svc=$!
 wait_for "$work/caps.err" "armed:" || bad "service did not arm"
 sleep 0.3
@@ -335,7 +335,7 @@ want=$(printf '%016x' $(( (1 << 38) | (1 << 19) | (1 << 2) | (1 << 40) | (1 << 3
 check 'grep -q "^CapEff:[[:space:]]*$want" "$work/svc.status" && grep -q "^CapBnd:[[:space:]]*$want" "$work/svc.status"' \
 	"service capabilities (want $want): $(cat "$work/svc.status")"
 check 'grep -q "^NoNewPrivs:[[:space:]]*1" "$work/svc.status"' "service without no_new_privs"
-timeout 20 "$BIN" snapshot >"$work/caps.snap" 2>&1
+timeout 20 "$BIN" snapshot --name "$recorder" >"$work/caps.snap" 2>&1
 check '[ $? = 0 ] && integrity "$(cat "$work/caps.snap")"' "no incident with reduced capabilities: $(cat "$work/caps.snap")"
 kill -TERM "$svc"
 wait "$svc"

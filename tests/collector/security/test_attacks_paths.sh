@@ -59,7 +59,7 @@ chown "$atk" "$one/lib.so"
 as_atk ln -s "$secret/lib.so" "$one/alt"
 incidents=${SPTD_PATHS_INCIDENTS:-40}
 if start_atk swap1 "$one/lib.so" "$one/alt" "$one/lib.so" atk_spin_public_0001; then
-	SPTD_SYMBOL_CACHE=off timeout 450 "$BIN" --window 20ms --trigger timer=60ms \
+	SPTD_SYMBOL_CACHE=off timeout 450 "$BIN" --name "$recorder" --window 20ms --trigger timer=60ms \
 		--count "$incidents" -o "$work/inc1" >"$work/rec1.out" 2>"$work/rec1.err"
 	check '[ $? = 0 ]' "recorder failed: $(tail -n 5 "$work/rec1.err")"
 	kill -9 "$apid" 2>/dev/null

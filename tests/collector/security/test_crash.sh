@@ -15,6 +15,8 @@ if [ "$(id -u)" != 0 ]; then echo "SKIP: needs root (CI runs as root)" >&2; exit
 	{ echo "SKIP: no tracefs" >&2; exit 77; }
 command -v sqlite3 >/dev/null || { echo "SKIP: sqlite3 (the CLI) missing" >&2; exit 77; }
 work=$(mktemp -d /tmp/sptd-crash-XXXXXX)
+# a recorder of its own (--name): the suite runs beside the machine's service
+recorder=crash$$
 export SYSPTD_RUNDIR="$work/run"
 out="$work/out"
 svc=""
@@ -34,8 +36,16 @@ for k in $(seq 1 "$kills"); do
 	# timer=15ms: an incident is being written most of the time (each
 	# takes ~100-200 ms here); the kill lands anywhere: arming, freezing,
 	# writing the temporary file, committing, renaming, saving the state
-	"$BIN" --window 5ms --trigger timer=15ms -o "$out" --keep 20 >/dev/null 2>&1 &
+	"$BIN" --name "$recorder" --window 5ms --trigger timer=15ms -o "$out" --keep 20 >/dev/null \
+		2>"$work/svc.err" &
 	svc=$!
+	# from "armed:" on (arming took over 2 s on a loaded machine: kills
+	# before it hit no write at all)
+	i=0
+	while ! grep -q "armed:" "$work/svc.err" && kill -0 "$svc" 2>/dev/null && [ $i -lt 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
 	ms=$(delay_ms "$k" 150 900)
 	sleep "$(awk -v m="$ms" 'BEGIN { printf "%.3f", m / 1000 }')"
 	ls "$out" 2>/dev/null | grep -q '\.tmp\.' && killed_writing=$((killed_writing + 1))
@@ -64,7 +74,7 @@ done
 echo "note: $n incidents written and kept"
 
 # the next start removes what the kills left, and only that
-timeout 60 "$BIN" --window 5ms --trigger timer=15ms --once -o "$out" >"$work/last.out" 2>"$work/last.err"
+timeout 60 "$BIN" --name "$recorder" --window 5ms --trigger timer=15ms --once -o "$out" >"$work/last.out" 2>"$work/last.err"
 [ $? = 0 ] && ok || bad "the start after the kills failed: $(tail -n 3 "$work/last.err")"
 left=$(ls -a "$out" | grep '\.tmp\.')
 [ -z "$left" ] && ok || bad "temporary files survived the next start: $left"

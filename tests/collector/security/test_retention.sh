@@ -18,7 +18,7 @@ trap 'exit 143' INT TERM HUP
 rec() {
 	dir=$1
 	shift
-	timeout 90 "$BIN" --window 5ms --trigger timer=30ms -o "$dir" "$@" \
+	timeout 90 "$BIN" --name "$recorder" --window 5ms --trigger timer=30ms -o "$dir" "$@" \
 		>"$work/rec.out" 2>"$work/rec.err"
 	st=$?
 	[ "$st" = 0 ] || { bad "recorder exit $st: $(tail -n 3 "$work/rec.err")"; return 1; }

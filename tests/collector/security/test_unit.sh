@@ -26,6 +26,8 @@ bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
 command -v systemd-analyze >/dev/null || { echo "SKIP: no systemd-analyze" >&2; exit 77; }
 [ -f "$unit" ] || { echo "FAIL: $unit not generated" >&2; exit 1; }
 work=$(mktemp -d "$BUILD/unit-test-XXXXXX")
+# a recorder of its own (--name): the suite runs beside the machine's service
+recorder=unit$$
 svc=""
 cleanup() { [ -n "$svc" ] && kill -9 "$svc" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
@@ -47,11 +49,11 @@ grep -q '^RestartPreventExitStatus=2 4 5$' "$unit" && ok || bad "RestartPreventE
 "$BIN" --bogus >/dev/null 2>&1
 [ $? = 2 ] && ok || bad "a bad command line is not exit 2"
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN" --once -o /tmp >/dev/null 2>&1
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN" --name "$recorder" --once -o /tmp >/dev/null 2>&1
 	[ $? = 4 ] && ok || bad "not root is not exit 4"
 fi
 if [ ! -e /sys/bus/event_source/devices/intel_pt ]; then
-	SYSPTD_RUNDIR="$work/run0" "$BIN" --source pt --once -o "$work/pt" >/dev/null 2>&1
+	SYSPTD_RUNDIR="$work/run0" "$BIN" --name "$recorder" --source pt --once -o "$work/pt" >/dev/null 2>&1
 	[ $? = 5 ] && ok || bad "--source pt without PT is not exit 5"
 fi
 
@@ -118,7 +120,7 @@ export SYSPTD_RUNDIR="$work/runtime"
 # an ASan build's leak checker cannot run under ptrace (it aborts): off here
 export ASAN_OPTIONS="\${ASAN_OPTIONS:-}:detect_leaks=0"
 exec strace -f -qq -o "$work/log/strace" setpriv --bounding-set -all,$caps --inh-caps -all \
-	--no-new-privs -- "$BIN" --window 10ms --trigger timer=300ms --count 2 \
+	--no-new-privs -- "$BIN" --name "$recorder" --window 10ms --trigger timer=300ms --count 2 \
 	--output "$work/state/out"
 EOF
 	timeout 90 unshare --mount sh "$work/sandbox.sh" >"$work/sb.out" 2>"$work/sb.err"
