@@ -40,6 +40,9 @@ HEADER_HOMES = {
     "intel-pt.h": ["decode/"],
     "libiberty/demangle.h": ["decode/"],
     "lzma.h": ["decode/"],
+    "elfutils/libdwfl.h": ["decode/"],
+    "elfutils/libdw.h": ["decode/"],
+    "dwarf.h": ["decode/"],
     "tracefs.h": ["sched/"],
     "event-parse.h": ["sched/"],
 }
