@@ -7,7 +7,6 @@
  * comparison callback.  It prints "ready PID" once every thread is in
  * place and then holds those states for the number of milliseconds given
  * (default 1500), so that a recorder and gdb see the same stacks. */
-#define _GNU_SOURCE
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -31,7 +30,7 @@ static long now_ms(void)
 	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-__attribute__((noinline)) void sptd_level3(long until)
+__attribute__((noinline)) static void sptd_level3(long until)
 {
 	unsigned long x = sink;
 
@@ -44,13 +43,13 @@ __attribute__((noinline)) void sptd_level3(long until)
 	}
 }
 
-__attribute__((noinline)) void sptd_level2(long until)
+__attribute__((noinline)) static void sptd_level2(long until)
 {
 	sptd_level3(until);
 	sink++;
 }
 
-__attribute__((noinline)) void sptd_level1(long until)
+__attribute__((noinline)) static void sptd_level1(long until)
 {
 	sptd_level2(until);
 	sink++;
@@ -96,7 +95,7 @@ __attribute__((noinline)) static void *sptd_futex_thread(void *arg)
 	return NULL;
 }
 
-__attribute__((noinline)) int sptd_compare(const void *a, const void *b)
+__attribute__((noinline)) static int sptd_compare(const void *a, const void *b)
 {
 	unsigned long x = sink;
 
