@@ -94,19 +94,12 @@ int sptd_store_raw_sample_add(struct sptd_store *st, int64_t ts, int cpu, int pi
                               int tid, const uint64_t *callchain, size_t nr)
 {
 	return sptd_store_raw_sample_add_kind(st, ts, cpu, pid, tid, callchain, nr,
-	                                      SPTD_RAW_SAMPLE_CLOCK);
+	                                      SPTD_RAW_SAMPLE_CLOCK, NULL, 0);
 }
 
 int sptd_store_raw_sample_add_kind(struct sptd_store *st, int64_t ts, int cpu, int pid,
-                                   int tid, const uint64_t *callchain, size_t nr, int kind)
-{
-	return sptd_store_raw_sample_add_ustack(st, ts, cpu, pid, tid, callchain, nr, kind,
-	                                        NULL, 0);
-}
-
-int sptd_store_raw_sample_add_ustack(struct sptd_store *st, int64_t ts, int cpu, int pid,
-                                     int tid, const uint64_t *callchain, size_t nr, int kind,
-                                     const void *ustack, size_t ustack_len)
+                                   int tid, const uint64_t *callchain, size_t nr, int kind,
+                                   const void *ustack, size_t ustack_len)
 {
 	static const char what[] = "adding a raw_sample row";
 	const void *bytes = NULL;

@@ -418,9 +418,9 @@ static int symbolize(struct sptd_col_service *s, struct sptd_store *st, struct c
 				ret = 0;
 		}
 		if (ret >= 0)
-			ret = sptd_store_raw_sample_add_ustack(st, smp->ts, smp->cpu, smp->pid,
-			                                       smp->tid, chain, (size_t)nr, smp->kind,
-			                                       smp->ustack, smp->ustack_len);
+			ret = sptd_store_raw_sample_add_kind(st, smp->ts, smp->cpu, smp->pid, smp->tid,
+			                                     chain, (size_t)nr, smp->kind, smp->ustack,
+			                                     smp->ustack_len);
 	}
 	if (ret >= 0 && uw)
 		ret = unwind_meta(uw, st);
