@@ -82,7 +82,10 @@ ftrace_off() {
 sysptd_on() {	# extra options
 	rm -f "$work"/incident-*.db
 	# shellcheck disable=SC2086
-	"$bin" --window 10ms --trigger timer=3600s -o "$work" $* </dev/null >/dev/null 2>"$work/err" &
+	# a recorder of its own (--name): beside a service or a test's, on its
+	# own ftrace instance
+	"$bin" --name "bench$$" --window 10ms --trigger timer=3600s -o "$work" $* \
+		</dev/null >/dev/null 2>"$work/err" &
 	svc=$!
 	while ! grep -q "armed:" "$work/err"; do
 		kill -0 "$svc" 2>/dev/null || { cat "$work/err" >&2; exit 1; }
@@ -93,6 +96,18 @@ sysptd_off() {
 	kill "$svc"
 	wait "$svc" || true
 	svc=""
+}
+
+perf_pipeline() {	# CONFIG PERF-OPTIONS...: the pipeline under perf record -a
+	_c=$1
+	shift
+	perf record -q -a "$@" -o "$work/perf.data" -- sleep 3600 2>/dev/null &
+	perfpid=$!
+	sleep 1
+	pipeline >>"$work/t.$_c"
+	kill -INT "$perfpid"; wait "$perfpid" || true
+	perfpid=""
+	rm -f "$work/perf.data"
 }
 
 configs="unarmed ftrace perf default"
@@ -106,23 +121,8 @@ for r in $(seq "$rounds"); do
 		case $c in
 		unarmed) pipeline >>"$work/t.$c" ;;
 		ftrace) ftrace_on; pipeline >>"$work/t.$c"; ftrace_off ;;
-		perf)
-			perf record -q -a -g -F 10000 -o "$work/perf.data" -- sleep 3600 2>/dev/null &
-			perfpid=$!
-			sleep 1
-			pipeline >>"$work/t.$c"
-			kill -INT "$perfpid"; wait "$perfpid" || true
-			perfpid=""
-			rm -f "$work/perf.data" ;;
-		perfdwarf)
-			perf record -q -a --call-graph dwarf -F 1000 -o "$work/perf.data" -- sleep 3600 \
-				2>/dev/null &
-			perfpid=$!
-			sleep 1
-			pipeline >>"$work/t.$c"
-			kill -INT "$perfpid"; wait "$perfpid" || true
-			perfpid=""
-			rm -f "$work/perf.data" ;;
+		perf) perf_pipeline "$c" -g -F 10000 ;;
+		perfdwarf) perf_pipeline "$c" --call-graph dwarf -F 1000 ;;
 		default) sysptd_on; pipeline >>"$work/t.$c"; sysptd_off ;;
 		dwarf) sysptd_on --call-graph dwarf; pipeline >>"$work/t.$c"; sysptd_off ;;
 		freq*) sysptd_on --freq "${c#freq}"; pipeline >>"$work/t.$c"; sysptd_off ;;
