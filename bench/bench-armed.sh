@@ -9,6 +9,11 @@
 # defaults and with each --freq given.  Configurations alternate within a
 # round, so drift hits all alike; each figure is the median of ROUNDS.
 #
+# --call-graph dwarf (issue 29): the configurations "dwarf" (sysptd armed
+# with --call-graph dwarf, 8 KiB of stack per sample) and "perfdwarf"
+# (perf record -a --call-graph dwarf at sysptd's default 1 kHz) join the
+# round when DWARF=1.  CONFIGS="unarmed ftrace ..." runs only those.
+#
 # WORKLOAD=pingpong runs the worst case instead: bench/pingpong.c's pipe
 # ping-pong pinned to CPU 0, 100,000 round trips (four events each).
 #
@@ -77,7 +82,10 @@ ftrace_off() {
 sysptd_on() {	# extra options
 	rm -f "$work"/incident-*.db
 	# shellcheck disable=SC2086
-	"$bin" --window 10ms --trigger timer=3600s -o "$work" $* </dev/null >/dev/null 2>"$work/err" &
+	# a recorder of its own (--name): beside a service or a test's, on its
+	# own ftrace instance
+	"$bin" --name "bench$$" --window 10ms --trigger timer=3600s -o "$work" $* \
+		</dev/null >/dev/null 2>"$work/err" &
 	svc=$!
 	while ! grep -q "armed:" "$work/err"; do
 		kill -0 "$svc" 2>/dev/null || { cat "$work/err" >&2; exit 1; }
@@ -90,8 +98,22 @@ sysptd_off() {
 	svc=""
 }
 
+perf_pipeline() {	# CONFIG PERF-OPTIONS...: the pipeline under perf record -a
+	_c=$1
+	shift
+	perf record -q -a "$@" -o "$work/perf.data" -- sleep 3600 2>/dev/null &
+	perfpid=$!
+	sleep 1
+	pipeline >>"$work/t.$_c"
+	kill -INT "$perfpid"; wait "$perfpid" || true
+	perfpid=""
+	rm -f "$work/perf.data"
+}
+
 configs="unarmed ftrace perf default"
 for f in $freqs; do configs="$configs freq$f"; done
+[ "${DWARF:-0}" = 1 ] && configs="$configs dwarf perfdwarf"
+configs=${CONFIGS:-$configs}
 for c in $configs; do : >"$work/t.$c"; done
 pipeline >/dev/null   # warm the page cache
 for r in $(seq "$rounds"); do
@@ -99,15 +121,10 @@ for r in $(seq "$rounds"); do
 		case $c in
 		unarmed) pipeline >>"$work/t.$c" ;;
 		ftrace) ftrace_on; pipeline >>"$work/t.$c"; ftrace_off ;;
-		perf)
-			perf record -q -a -g -F 10000 -o "$work/perf.data" -- sleep 3600 2>/dev/null &
-			perfpid=$!
-			sleep 1
-			pipeline >>"$work/t.$c"
-			kill -INT "$perfpid"; wait "$perfpid" || true
-			perfpid=""
-			rm -f "$work/perf.data" ;;
+		perf) perf_pipeline "$c" -g -F 10000 ;;
+		perfdwarf) perf_pipeline "$c" --call-graph dwarf -F 1000 ;;
 		default) sysptd_on; pipeline >>"$work/t.$c"; sysptd_off ;;
+		dwarf) sysptd_on --call-graph dwarf; pipeline >>"$work/t.$c"; sysptd_off ;;
 		freq*) sysptd_on --freq "${c#freq}"; pipeline >>"$work/t.$c"; sysptd_off ;;
 		esac
 	done
@@ -130,6 +147,8 @@ for c in $configs; do
 	ftrace) name="bare ftrace instance, same 9 events" ;;
 	perf) name="perf record -a -g -F 10000" ;;
 	default) name="sysptd, defaults" ;;
+	dwarf) name="sysptd --call-graph dwarf" ;;
+	perfdwarf) name="perf record -a --call-graph dwarf -F 1000" ;;
 	freq*) name="sysptd --freq ${c#freq}" ;;
 	esac
 	printf '  %-34s %8s %9.3fx %9.3fx   %s\n' "$name" "$m" "$(awk -v a="$m" -v b="$base" 'BEGIN{print a/b}')" \

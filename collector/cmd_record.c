@@ -59,6 +59,17 @@ static const char record_usage[] =
 "                         each blocked thread_state row names the function\n"
 "                         it blocked in (`query --report offcpu`).  Costs a\n"
 "                         stack walk per context switch\n"
+"      --call-graph MODE  how user stacks are walked, as perf spells it:\n"
+"                           fp  the kernel's frame-pointer walk (default: it\n"
+"                             loses frames of code built without frame\n"
+"                             pointers, such as Debian's libc)\n"
+"                           dwarf[,SIZE]  also copy SIZE bytes of user stack\n"
+"                             (default 8192, at most 65528) and the user\n"
+"                             registers with every sample and off-CPU stack,\n"
+"                             unwound with DWARF CFI (.eh_frame, .debug_frame,\n"
+"                             separate debug files); the copies stay in the\n"
+"                             incident.  Costs ring space and copying per\n"
+"                             sample (BENCHMARKS.md)\n"
 "  -s, --source SRC       auto (default), pt, or sample.  auto picks pt when\n"
 "                         /sys/bus/event_source/devices/intel_pt exists, else\n"
 "                         sample (per-CPU cpu-clock sampling with call stacks)\n"
@@ -186,6 +197,7 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 		{ "cpu", required_argument, NULL, 'C' },
 		{ "event", required_argument, NULL, 'e' },
 		{ "offcpu", no_argument, NULL, 'O' },
+		{ "call-graph", required_argument, NULL, 'G' + 256 },
 		{ "no-exit-watch", no_argument, NULL, 'W' },
 		{ "power", no_argument, NULL, 'P' + 256 },
 		{ "pid", required_argument, NULL, 'p' },
@@ -303,6 +315,14 @@ int sptd_col_record_parse(int argc, char **argv, struct sptd_col_record_opts *o)
 			break;
 		case 'W':
 			o->no_exit_watch = 1;
+			break;
+		case 'G' + 256:
+			if (sptd_col_parse_call_graph(optarg, &o->stack_user) < 0) {
+				fprintf(stderr, "sysptd: bad --call-graph '%s' (fp, or dwarf[,SIZE] with "
+				        "SIZE a multiple of 8 from 8 to %u)\n", optarg,
+				        SPTD_CALL_GRAPH_STACK_MAX);
+				return -EINVAL;
+			}
 			break;
 		case 'P' + 256:
 			o->power = 1;

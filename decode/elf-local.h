@@ -79,6 +79,9 @@ int sptd_dec_elf_open_fd_take(int fd, const char *path, struct sptd_dec_elf **ou
 int sptd_dec_elf_open_mem(void *image, size_t len, struct sptd_dec_elf **out);
 /* Accepts NULL. */
 void sptd_dec_elf_close(struct sptd_dec_elf *elf);
+/* A new descriptor of @elf's file (the caller closes it), -EINVAL for a
+ * memory image, or -errno of the dup. */
+int sptd_dec_elf_dup_fd(const struct sptd_dec_elf *elf);
 /* The path @elf was opened from; NULL for a memory image.  Borrowed for the
  * life of @elf. */
 const char *sptd_dec_elf_path(const struct sptd_dec_elf *elf);

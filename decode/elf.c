@@ -2,7 +2,8 @@
  * segments, its GNU build-id note, its function symbols, the address span of
  * its segments and the bytes a segment holds at a virtual address.  Every
  * other unit, in decode/ and outside it, reads ELF through these functions;
- * no other file includes an ELF header.
+ * no other file includes an ELF header but unwind.c (libdw, whose frame
+ * API reads the call-frame information).
  *
  * Divisions: the handle (open a path, an fd or bytes in memory; class,
  * segments), build-id notes, function symbols, sections by name, path-based
@@ -220,6 +221,16 @@ int sptd_dec_elf_open_mem(void *image, size_t len, struct sptd_dec_elf **out)
 const char *sptd_dec_elf_path(const struct sptd_dec_elf *elf)
 {
 	return elf ? elf->path : NULL;
+}
+
+int sptd_dec_elf_dup_fd(const struct sptd_dec_elf *elf)
+{
+	int fd;
+
+	if (!elf || elf->fd < 0)
+		return -EINVAL;
+	fd = fcntl(elf->fd, F_DUPFD_CLOEXEC, 0);
+	return fd < 0 ? -errno : fd;
 }
 
 void sptd_dec_elf_close(struct sptd_dec_elf *elf)

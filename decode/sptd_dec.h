@@ -508,6 +508,65 @@ int64_t sptd_dec_session_run_cpu(struct sptd_dec_session *s, int cpu,
                                  const struct sptd_dec_sink *sink,
                                  sptd_dec_flow_fn fn, void *ctx);
 
+/* ---- DWARF unwinding of a copied user stack (unwind.c) -------------------- */
+
+/* The user registers a copied stack comes with: x86-64's perf_regs order
+ * (AX BX CX DX SI DI BP SP IP, R8..R15), and their perf_regs mask. */
+#define SPTD_DEC_USTACK_NREGS 17
+#define SPTD_DEC_USTACK_REGS_MASK 0xff01ffull
+/* The most frames one unwind gives (and so the most steps it takes). */
+#define SPTD_DEC_UNWIND_MAX_FRAMES 127
+
+/* A thread's user state at a sample: its registers and a copy of its stack
+ * from the stack pointer up. */
+struct sptd_dec_ustack {
+	uint64_t regs[SPTD_DEC_USTACK_NREGS]; /* perf_regs order (above) */
+	const unsigned char *stack; /* the bytes at regs' SP and up (borrowed) */
+	size_t stack_len;           /* bytes of @stack */
+};
+/* The raw_sample.ustack blob (docs/SCHEMA.md): little-endian u64 mask
+ * (SPTD_DEC_USTACK_REGS_MASK), the 17 u64 registers, then the stack bytes.
+ * Bytes it takes for a stack of @stack_len. */
+size_t sptd_dec_ustack_size(size_t stack_len);
+/* Write @us into @buf (@len >= sptd_dec_ustack_size): bytes written, or
+ * -EINVAL. */
+int sptd_dec_ustack_encode(const struct sptd_dec_ustack *us, void *buf, size_t len);
+/* Read a blob back into *@us (@us->stack points into @buf): 0, -EINVAL,
+ * -EBADMSG (shorter than the registers, another mask). */
+int sptd_dec_ustack_decode(const void *buf, size_t len, struct sptd_dec_ustack *us);
+
+/* Where a process maps the file whose code holds an address, with a
+ * descriptor proven to be that file. */
+struct sptd_dec_unwind_map {
+	uint64_t start, end;        /* the mapping [start, end) */
+	uint64_t pgoff;             /* its file offset */
+	int fd;                     /* the file, read-only; taken over by the
+	                             * unwinder (closed on every path) */
+	const char *name;           /* its name, for messages (borrowed) */
+};
+/* Find the mapping holding @addr in the unwinder's process: 0 and *@map,
+ * or < 0 (-ENOENT: none, or no file to read: the unwind stops there; set
+ * @map->start/end to the range to stop asking about). */
+typedef int (*sptd_dec_unwind_find_fn)(void *ctx, uint64_t addr,
+                                       struct sptd_dec_unwind_map *map);
+
+/* One process's unwinder (elfutils libdw over .eh_frame, .debug_frame and
+ * the separate debug files sptd_dec_debuginfo finds): files are opened
+ * only through @find, and read once for all of its unwinds. */
+struct sptd_dec_unwind;
+/* 0 and *@out, -EINVAL, -ENOMEM. */
+int sptd_dec_unwind_create(int pid, sptd_dec_unwind_find_fn find, void *ctx,
+                           struct sptd_dec_unwind **out);
+/* Unwind @us: the IP then each caller's return address into @ips (at most
+ * @max, itself at most SPTD_DEC_UNWIND_MAX_FRAMES), innermost first, as
+ * the kernel's call chain lists a user stack.  Reads only @us's stack
+ * bytes and the mapped files; a stack it cannot follow further ends there.
+ * The number of entries (0 when even the IP has no file), -EINVAL. */
+int sptd_dec_unwind_run(struct sptd_dec_unwind *u, const struct sptd_dec_ustack *us,
+                        uint64_t *ips, int max);
+/* Accepts NULL: closes every file. */
+void sptd_dec_unwind_destroy(struct sptd_dec_unwind *u);
+
 #ifdef __cplusplus
 }
 #endif

@@ -53,8 +53,8 @@ apt_wait() {
 apt_wait update -qq
 apt_wait install -y -qq --no-install-recommends \
 	build-essential cmake pkg-config \
-	libtracefs-dev libtraceevent-dev libipt-dev libsqlite3-dev libelf-dev libiberty-dev liblzma-dev libc6-dbg \
+	libtracefs-dev libtraceevent-dev libipt-dev libsqlite3-dev libelf-dev libdw-dev libiberty-dev liblzma-dev libc6-dbg \
 	zlib1g-dev golang-github-google-pprof-dev \
-	sqlite3 protobuf-compiler linux-perf binutils xz-utils python3 strace \
+	sqlite3 protobuf-compiler linux-perf binutils elfutils gdb xz-utils python3 strace \
 	clang libclang-rt-dev llvm man-db bsdextrautils chromium fonts-dejavu-core >/dev/null
 echo "install-deps.sh: build dependencies installed"

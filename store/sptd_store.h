@@ -404,8 +404,7 @@ int sptd_store_raw_ftrace_page_add(struct sptd_store *st, int cpu, int seq,
  * "header_event", "SYSTEM/EVENT" or "kallsyms-less" helper data. */
 int sptd_store_raw_ftrace_format_add(struct sptd_store *st, const char *name,
                                      const char *text);
-/* One perf sample: @callchain is the kernel's u64 array (PERF_CONTEXT_*
- * markers included), @nr entries. */
+/* One perf sample: @callchain the kernel's @nr u64s (PERF_CONTEXT_* too). */
 int sptd_store_raw_sample_add(struct sptd_store *st, int64_t ts, int cpu, int pid,
                               int tid, const uint64_t *callchain, size_t nr);
 /* raw_sample.kind: what took the sample. */
@@ -418,7 +417,8 @@ enum {
 	                             * trigger_callsite_id */
 };
 int sptd_store_raw_sample_add_kind(struct sptd_store *st, int64_t ts, int cpu, int pid,
-                                   int tid, const uint64_t *callchain, size_t nr, int kind);
+                                   int tid, const uint64_t *callchain, size_t nr, int kind,
+                                   const void *ustack, size_t ustack_len); /* ustack: NULL or SCHEMA.md's */
 /* Link the off-CPU stack @callsite_id of a switch at @at and the kernel
  * function it blocked in (the name of symbol @blocked_symbol_id; -1
  * unknown) to the thread_state row of @utid that starts nearest to @at
@@ -621,6 +621,7 @@ struct sptd_store_raw_sample_row {
 	                            * PERF_CONTEXT_* markers included (borrowed) */
 	size_t nr;              /* entries of @callchain */
 	int kind;               /* SPTD_RAW_SAMPLE_* */
+	const void *ustack; size_t ustack_len; /* raw_sample.ustack (borrowed); NULL none */
 };
 
 /* raw_sample rows by ts (the call chains are stored little-endian; the

@@ -94,11 +94,12 @@ int sptd_store_raw_sample_add(struct sptd_store *st, int64_t ts, int cpu, int pi
                               int tid, const uint64_t *callchain, size_t nr)
 {
 	return sptd_store_raw_sample_add_kind(st, ts, cpu, pid, tid, callchain, nr,
-	                                      SPTD_RAW_SAMPLE_CLOCK);
+	                                      SPTD_RAW_SAMPLE_CLOCK, NULL, 0);
 }
 
 int sptd_store_raw_sample_add_kind(struct sptd_store *st, int64_t ts, int cpu, int pid,
-                                   int tid, const uint64_t *callchain, size_t nr, int kind)
+                                   int tid, const uint64_t *callchain, size_t nr, int kind,
+                                   const void *ustack, size_t ustack_len)
 {
 	static const char what[] = "adding a raw_sample row";
 	const void *bytes = NULL;
@@ -126,6 +127,15 @@ int sptd_store_raw_sample_add_kind(struct sptd_store *st, int64_t ts, int cpu, i
 		return ret;
 	}
 	sqlite3_bind_int(s, 6, kind);
+	if (ustack) {
+		ret = sptd_store_bind_bytes(st, s, 7, ustack, ustack_len, what);
+		if (ret < 0) {
+			sqlite3_reset(s);
+			return ret;
+		}
+	} else {
+		sqlite3_bind_null(s, 7);
+	}
 	return sptd_store_row_end(st, s, what);
 }
 

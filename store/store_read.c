@@ -246,7 +246,7 @@ int sptd_store_raw_switch_each(struct sptd_store *st, int by_time,
 
 /* ---- raw_sample ----------------------------------------------------------------- */
 
-enum { SAMPLE_TS, SAMPLE_CPU, SAMPLE_PID, SAMPLE_TID, SAMPLE_CALLCHAIN, SAMPLE_KIND };
+enum { SAMPLE_TS, SAMPLE_CPU, SAMPLE_PID, SAMPLE_TID, SAMPLE_CALLCHAIN, SAMPLE_KIND, SAMPLE_USTACK };
 
 /* The caller's callback and the host-order chain buffer of one read. */
 struct sample_reader {
@@ -288,6 +288,8 @@ static int sample_row(sqlite3_stmt *s, void *arg)
 		sr->chain[i] = __builtin_bswap64(sr->chain[i]);
 #endif
 	r.callchain = sr->chain;
+	if (sqlite3_column_type(s, SAMPLE_USTACK) == SQLITE_BLOB)
+		r.ustack = column_bytes(s, SAMPLE_USTACK, &r.ustack_len);
 	return sr->e.fn.sample(sr->e.ctx, &r);
 }
 
@@ -300,7 +302,7 @@ int sptd_store_raw_sample_each(struct sptd_store *st,
 	int ret;
 
 	ret = read_all(st, fn != NULL, SPTD_STORE_Q_RAW_SAMPLE,
-	               "SELECT ts, cpu, pid, tid, callchain, kind FROM raw_sample ORDER BY ts", what,
+	               "SELECT ts, cpu, pid, tid, callchain, kind, ustack FROM raw_sample ORDER BY ts", what,
 	               sample_row, &sr);
 	if (sr.nomem)
 		sptd_store_fail(st, ret, "%s: out of memory for a call chain", what);

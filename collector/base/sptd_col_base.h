@@ -47,6 +47,15 @@ int sptd_col_parse_duration(const char *text, int64_t *ns);
 #define SPTD_DURATION_HELP "give a number and its unit: ns, us, ms or s (e.g. 10ms, 500us, 2s)"
 /* "64M", "512K", "1G", "4096" (bytes). */
 int sptd_col_parse_size(const char *text, uint64_t *bytes);
+/* --call-graph as perf spells it: "fp" (*@stack_user 0) or "dwarf[,SIZE]"
+ * (*@stack_user SIZE bytes of user stack per sample, a multiple of 8 from
+ * 8 to SPTD_CALL_GRAPH_STACK_MAX; SPTD_CALL_GRAPH_STACK_DEFAULT without
+ * SIZE).  -EINVAL on anything else. */
+int sptd_col_parse_call_graph(const char *text, uint32_t *stack_user);
+/* perf's default bytes of user stack per sample, and the most the kernel
+ * copies (a record stays under 64 KiB). */
+#define SPTD_CALL_GRAPH_STACK_DEFAULT 8192u
+#define SPTD_CALL_GRAPH_STACK_MAX 65528u
 /* A whole decimal (or 0x hex) integer in [@min, @max]: "42", "0x10".
  * -EINVAL for anything else. */
 int sptd_col_parse_int(const char *text, int64_t min, int64_t max, int64_t *out);

@@ -97,6 +97,26 @@ int sptd_col_parse_size(const char *text, uint64_t *bytes)
 	return 0;
 }
 
+int sptd_col_parse_call_graph(const char *text, uint32_t *stack_user)
+{
+	uint64_t bytes = SPTD_CALL_GRAPH_STACK_DEFAULT;
+
+	if (!text || !stack_user)
+		return -EINVAL;
+	if (strcmp(text, "fp") == 0) {
+		*stack_user = 0;
+		return 0;
+	}
+	if (strncmp(text, "dwarf", 5) != 0 || (text[5] != '\0' && text[5] != ','))
+		return -EINVAL;
+	if (text[5] == ',' && sptd_col_parse_size(text + 6, &bytes) < 0)
+		return -EINVAL;
+	if (bytes < 8 || bytes > SPTD_CALL_GRAPH_STACK_MAX || bytes % 8)
+		return -EINVAL;
+	*stack_user = (uint32_t)bytes;
+	return 0;
+}
+
 int sptd_col_parse_int(const char *text, int64_t min, int64_t max, int64_t *out)
 {
 	char *end;

@@ -97,6 +97,8 @@ static void attr_fill(const struct sptd_col_perf_event *ev, struct perf_event_at
 		attr->clockid = ev->clockid;
 	}
 	attr->sample_max_stack = ev->max_stack;
+	attr->sample_regs_user = ev->regs_user;
+	attr->sample_stack_user = ev->stack_user;
 	if (ev->aux_action)
 		sptd_col_perf_attr_set_aux_action(attr, ev->aux_action);
 }

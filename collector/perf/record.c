@@ -5,7 +5,8 @@
  *
  * Layouts are perf_event_open(2)'s.  A SAMPLE's fields follow sample_type
  * bit order: IDENTIFIER, IP, TID (pid, tid), TIME, ADDR, ID, STREAM_ID,
- * CPU (cpu, res), PERIOD, READ, CALLCHAIN (nr, ips), RAW (size, bytes).
+ * CPU (cpu, res), PERIOD, READ, CALLCHAIN (nr, ips), RAW (size, bytes),
+ * REGS_USER (abi, regs) and STACK_USER (size, bytes, dyn_size).
  * The trailer other records end in (sample_id_all) holds TID, TIME, ID,
  * STREAM_ID, CPU, IDENTIFIER in that order; as MMAP and COMM bodies end in
  * a string of any length, the trailer is found from the record's end.
@@ -278,7 +279,35 @@ static int parse_read(struct cursor *c, uint64_t rf, struct sptd_col_perf_read *
 	return ret ? -EBADMSG : 0;
 }
 
-/* A SAMPLE's fields, in sample_type order, up to RAW. */
+/* A SAMPLE's REGS_USER and STACK_USER parts (what DWARF unwinding needs). */
+static int parse_user_stack(struct cursor *c, const struct sptd_col_perf_layout *lay,
+                            struct sptd_col_perf_sample *s)
+{
+	uint64_t st = lay->sample_type;
+
+	if (st & SPTD_PERF_SAMPLE_REGS_USER) {
+		if (take64(c, &s->regs_abi) < 0)
+			return -EBADMSG;
+		if (s->regs_abi) {
+			s->nregs = (uint32_t)__builtin_popcountll(lay->regs_user);
+			s->regs = take(c, (size_t)s->nregs * 8);
+			if (!s->regs)
+				return -EBADMSG;
+		}
+	}
+	if (st & SPTD_PERF_SAMPLE_STACK_USER) {
+		if (take64(c, &s->stack_size) < 0 || s->stack_size > left(c))
+			return -EBADMSG;
+		if (s->stack_size) {
+			s->stack = take(c, (size_t)s->stack_size);
+			if (take64(c, &s->stack_dyn) < 0 || s->stack_dyn > s->stack_size)
+				return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+/* A SAMPLE's fields, in sample_type order, up to STACK_USER. */
 static int parse_sample(struct cursor *c, const struct sptd_col_perf_layout *lay,
                         struct sptd_col_perf_record *r)
 {
@@ -328,7 +357,9 @@ static int parse_sample(struct cursor *c, const struct sptd_col_perf_layout *lay
 		if (!s->raw)
 			return -EBADMSG;
 	}
-	return 0;
+	if (st & SPTD_PERF_SAMPLE_BRANCH_STACK)
+		return 0;
+	return parse_user_stack(c, lay, s);
 }
 
 int sptd_col_perf_record_parse(const void *buf, size_t len,

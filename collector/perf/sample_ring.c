@@ -14,10 +14,23 @@ uint64_t sptd_col_sampler_sample_type(void)
 	       SPTD_PERF_SAMPLE_CPU | SPTD_PERF_SAMPLE_CALLCHAIN;
 }
 
+uint64_t sptd_col_sampler_sample_type_as(int user_stack)
+{
+	return sptd_col_sampler_sample_type() |
+	       (user_stack ? SPTD_PERF_SAMPLE_REGS_USER | SPTD_PERF_SAMPLE_STACK_USER : 0);
+}
+
 int sptd_col_sample_parse(const void *rec, size_t len, struct sptd_col_sample *s)
 {
+	return sptd_col_sample_parse_as(rec, len, 0, s);
+}
+
+int sptd_col_sample_parse_as(const void *rec, size_t len, int user_stack,
+                             struct sptd_col_sample *s)
+{
 	const struct sptd_col_perf_layout layout = {
-		.sample_type = sptd_col_sampler_sample_type(),
+		.sample_type = sptd_col_sampler_sample_type_as(user_stack),
+		.regs_user = SPTD_COL_SAMPLER_REGS_USER,
 	};
 	struct sptd_col_perf_record r;
 	uint32_t type;
@@ -36,12 +49,24 @@ int sptd_col_sample_parse(const void *rec, size_t len, struct sptd_col_sample *s
 	s->nr = r.sample.nr;
 	/* records are whole u64s at an aligned start: so is the chain */
 	s->ips = r.sample.callchain;
+	/* so are the registers and the stack copy: whole u64s after the chain */
+	s->nregs = r.sample.regs_abi ? r.sample.nregs : 0;
+	s->regs = s->nregs ? r.sample.regs : NULL;
+	s->stack_len = r.sample.stack ? r.sample.stack_dyn : 0;
+	s->stack = s->stack_len ? r.sample.stack : NULL;
 	return 0;
 }
 
 int sptd_col_sample_ring_read(const void *base, uint64_t size, uint64_t head,
                               int64_t from, int64_t to, sptd_col_sample_fn fn,
                               void *ctx)
+{
+	return sptd_col_sample_ring_read_as(base, size, head, 0, from, to, fn, ctx);
+}
+
+int sptd_col_sample_ring_read_as(const void *base, uint64_t size, uint64_t head,
+                                 int user_stack, int64_t from, int64_t to,
+                                 sptd_col_sample_fn fn, void *ctx)
 {
 	unsigned char *recs = NULL;
 	size_t cap = 0, off = 0;
@@ -63,7 +88,7 @@ int sptd_col_sample_ring_read(const void *base, uint64_t size, uint64_t head,
 
 		memcpy(&rec_size, recs + off + 6, sizeof(rec_size));
 		/* other record types, or a damaged sample: skip */
-		if (sptd_col_sample_parse(recs + off, (size_t)len - off, &s) == 0 &&
+		if (sptd_col_sample_parse_as(recs + off, (size_t)len - off, user_stack, &s) == 0 &&
 		    s.ts >= from && s.ts <= to) {
 			r = fn(ctx, &s);
 			if (r < 0) {

@@ -56,6 +56,9 @@
 #define SPTD_PERF_SAMPLE_PERIOD      (1ull << 8)
 #define SPTD_PERF_SAMPLE_STREAM_ID   (1ull << 9)
 #define SPTD_PERF_SAMPLE_RAW         (1ull << 10)
+#define SPTD_PERF_SAMPLE_BRANCH_STACK (1ull << 11)
+#define SPTD_PERF_SAMPLE_REGS_USER   (1ull << 12) /* the user registers (a mask) */
+#define SPTD_PERF_SAMPLE_STACK_USER  (1ull << 13) /* a copy of the user stack */
 #define SPTD_PERF_SAMPLE_IDENTIFIER  (1ull << 16)
 
 /* read_format bits: the layout of a SAMPLE's READ part. */
@@ -185,6 +188,10 @@ struct sptd_col_perf_event {
 	uint32_t aux_action;     /* SPTD_PERF_AUX_* (AUX pause, Linux 6.13) */
 	uint32_t bp_type;        /* BREAKPOINT: SPTD_PERF_BP_*; bp_addr is
 	                          * config[1], bp_len config[2] */
+	uint64_t regs_user;      /* SAMPLE_REGS_USER: which registers (the
+	                          * arch's perf_regs numbering) */
+	uint32_t stack_user;     /* SAMPLE_STACK_USER: bytes of user stack per
+	                          * sample (a multiple of 8) */
 };
 
 /* A tracepoint event: @ev zeroed, type TRACEPOINT, config[0] = @id (the
@@ -327,6 +334,8 @@ struct sptd_col_perf_layout {
 	uint64_t read_format;    /* SPTD_PERF_FORMAT_*: a SAMPLE's READ part */
 	int sample_id_all;       /* 1: non-SAMPLE kernel records end in the
 	                          * sample_id trailer */
+	uint64_t regs_user;      /* attr.sample_regs_user: the registers a
+	                          * SAMPLE_REGS_USER part holds */
 };
 
 /* The sample_id fields: the trailer of a non-SAMPLE record, or the same
@@ -353,8 +362,9 @@ struct sptd_col_perf_read {
 	size_t stride;           /* bytes per @group entry (8, 16 or 24) */
 };
 
-/* A SAMPLE's fields beyond the sample_id ones.  Fields after RAW in
- * sample_type order (branch stack, registers...) are not parsed. */
+/* A SAMPLE's fields beyond the sample_id ones.  REGS_USER and STACK_USER
+ * are parsed where no BRANCH_STACK stands before them; fields after
+ * STACK_USER are not parsed. */
 struct sptd_col_perf_sample {
 	uint64_t ip;             /* IP */
 	uint64_t addr;           /* ADDR */
@@ -366,6 +376,16 @@ struct sptd_col_perf_sample {
 	                          * unaligned: sptd_col_perf_u64) */
 	uint32_t raw_size;       /* RAW: bytes at @raw */
 	const void *raw;         /* RAW: the tracepoint's record, borrowed */
+	uint64_t regs_abi;       /* REGS_USER: PERF_SAMPLE_REGS_ABI_*; 0 none
+	                          * (a kernel thread) */
+	uint32_t nregs;          /* REGS_USER: u64s at @regs (popcount of the
+	                          * layout's regs_user); 0 with abi 0 */
+	const void *regs;        /* REGS_USER: the values, borrowed (maybe
+	                          * unaligned: sptd_col_perf_u64) */
+	uint64_t stack_size;     /* STACK_USER: bytes the kernel reserved */
+	uint64_t stack_dyn;      /* STACK_USER: bytes of @stack it filled */
+	const void *stack;       /* STACK_USER: the copy from the user stack
+	                          * pointer up, borrowed; NULL none */
 };
 
 /* One perf record, decoded.  Fields the type does not have are 0, or -1
@@ -458,16 +478,36 @@ struct sptd_col_sample {
 	int cpu, pid, tid;       /* where and who */
 	uint64_t nr;             /* entries in @ips, PERF_CONTEXT_* markers included */
 	const uint64_t *ips;     /* the call chain, innermost first */
+	/* --call-graph dwarf: the user state at the sample (borrowed like @ips) */
+	uint32_t nregs;          /* entries of @regs: 0, or SPTD_COL_SAMPLER_NREGS */
+	const uint64_t *regs;    /* SPTD_COL_SAMPLER_REGS_USER's registers in
+	                          * perf_regs order (AX BX CX DX SI DI BP SP IP
+	                          * R8..R15 on x86-64) */
+	uint64_t stack_len;      /* bytes of @stack the kernel filled */
+	const unsigned char *stack; /* the user stack from regs' SP up */
 };
 typedef int (*sptd_col_sample_fn)(void *ctx, const struct sptd_col_sample *s);
+
+/* The user registers a --call-graph dwarf sample holds (x86-64 perf_regs:
+ * AX BX CX DX SI DI BP SP IP, R8..R15; what a DWARF unwinder reads), and
+ * how many. */
+#define SPTD_COL_SAMPLER_REGS_USER 0xff01ffull
+#define SPTD_COL_SAMPLER_NREGS 17
 
 /* The sample_type the sampling source opens its events with (IP | TID |
  * TIME | CPU | CALLCHAIN), which sptd_col_sample_parse() reads. */
 uint64_t sptd_col_sampler_sample_type(void);
+/* ... and with @user_stack (--call-graph dwarf): | REGS_USER | STACK_USER. */
+uint64_t sptd_col_sampler_sample_type_as(int user_stack);
 /* Parse one PERF_RECORD_SAMPLE laid out as the sampler asks for it into
  * @s; @s->ips points into @rec (which must be 8-byte aligned).  -ENOMSG
  * for a record of another type, -EBADMSG when truncated, -EINVAL. */
 int sptd_col_sample_parse(const void *rec, size_t len, struct sptd_col_sample *s);
+/* The same for the layout sptd_col_sampler_sample_type_as(@user_stack)
+ * gives; with @user_stack, @s->regs and @s->stack point into @rec too
+ * (@s->nregs 0 for a sample without user registers: a kernel thread). */
+int sptd_col_sample_parse_as(const void *rec, size_t len, int user_stack,
+                             struct sptd_col_sample *s);
 /* Deliver the samples of one write_backward ring (@base, @size data bytes,
  * @head as the kernel left data_head) with @from <= ts <= @to to @fn,
  * oldest first.  Returns how many, or the first negative return of @fn,
@@ -475,6 +515,10 @@ int sptd_col_sample_parse(const void *rec, size_t len, struct sptd_col_sample *s
 int sptd_col_sample_ring_read(const void *base, uint64_t size, uint64_t head,
                               int64_t from, int64_t to, sptd_col_sample_fn fn,
                               void *ctx);
+/* The same for a ring of sptd_col_sampler_sample_type_as(@user_stack). */
+int sptd_col_sample_ring_read_as(const void *base, uint64_t size, uint64_t head,
+                                 int user_stack, int64_t from, int64_t to,
+                                 sptd_col_sample_fn fn, void *ctx);
 
 /* ---- AUX ring (aux_ring.c) ---------------------------------------------- */
 

@@ -322,6 +322,7 @@ int sptd_col_record_arm(struct sptd_col_service *s)
 			.cpus = s->o->cpu_list[0] ? s->cpus : NULL,
 			.ncpus = s->ncpus,
 			.sideband_pages = SPTD_SAMPLER_SIDEBAND_PAGES,
+			.stack_user = s->o->stack_user,
 		};
 
 		ret = sptd_col_sampler_create(&scfg, &s->sampler);
@@ -337,12 +338,14 @@ int sptd_col_record_arm(struct sptd_col_service *s)
 		int id = -1;
 		struct sptd_col_sampler_config ocfg = {
 			.freq = 1,
-			.ring_pages = s->plan.sample_pages ? s->plan.sample_pages : 128,
+			.ring_pages = s->plan.sample_pages ? s->plan.sample_pages :
+			              s->o->stack_user ? 8192 : 128,
 			.use_clock = 1,
 			.exclude_kernel = s->o->user_only,
 			.max_stack = 127,
 			.cpus = s->o->cpu_list[0] ? s->cpus : NULL,
 			.ncpus = s->ncpus,
+			.stack_user = s->o->stack_user,
 		};
 
 		ret = sptd_sched_event_exists("sched", "sched_switch", &id);

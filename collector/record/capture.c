@@ -97,6 +97,9 @@ struct sample_copy {
 	uint64_t nr;
 	uint64_t *ips;
 	int kind;                   /* SPTD_RAW_SAMPLE_* */
+	unsigned char *ustack;      /* --call-graph dwarf: the raw_sample.ustack
+	                             * blob (registers + stack copy); NULL none */
+	size_t ustack_len;          /* its bytes */
 };
 
 struct capture {
@@ -121,6 +124,24 @@ static int on_raw(void *arg, enum sptd_sched_raw_kind kind, const char *name, in
 		return sptd_store_raw_ftrace_format_add(c->st, name, data);
 	c->pages++;
 	return sptd_store_raw_ftrace_page_add(c->st, cpu, seq, data, len);
+}
+
+/* The user registers and stack copy of @smp as a raw_sample.ustack blob. */
+static int copy_ustack(struct sample_copy *copy, const struct sptd_col_sample *smp)
+{
+	struct sptd_dec_ustack us = { .stack = smp->stack, .stack_len = smp->stack_len };
+	size_t len = sptd_dec_ustack_size(us.stack_len);
+	int ret;
+
+	memcpy(us.regs, smp->regs, sizeof(us.regs));
+	copy->ustack = malloc(len);
+	if (!copy->ustack)
+		return -ENOMEM;
+	ret = sptd_dec_ustack_encode(&us, copy->ustack, len);
+	if (ret < 0)
+		return ret;
+	copy->ustack_len = len;
+	return 0;
 }
 
 static int on_sample(void *arg, const struct sptd_col_sample *smp)
@@ -155,14 +176,20 @@ static int on_sample(void *arg, const struct sptd_col_sample *smp)
 	copy->tid = smp->tid;
 	copy->nr = smp->nr;
 	copy->kind = c->kind;
+	copy->ustack = NULL;
+	copy->ustack_len = 0;
 	c->nsamples++;
+	if (smp->nregs == SPTD_DEC_USTACK_NREGS)
+		return copy_ustack(copy, smp);
 	return 0;
 }
 
 static void capture_fini(struct capture *c)
 {
-	for (size_t i = 0; i < c->nsamples; i++)
+	for (size_t i = 0; i < c->nsamples; i++) {
 		free(c->samples[i].ips);
+		free(c->samples[i].ustack);
+	}
 	free(c->samples);
 }
 
@@ -210,6 +237,7 @@ static int write_meta(struct sptd_col_service *s, struct sptd_store *st, const s
 			{ "cpus", s->online_cpus }, { "window_ns", s->o->window_ns }, { "post_ns", s->o->post_ns },
 			{ "window_start", wstart }, { "window_end", wend }, { "trigger_ts", fire->ts },
 			{ "sample_freq", s->o->freq },
+			{ "call_graph_stack_user", s->o->stack_user },
 		};
 
 		for (size_t i = 0; i < sizeof(text) / sizeof(text[0]) && ret >= 0; i++)
@@ -313,9 +341,28 @@ static int snapshot_all_tasks(struct sptd_store *st)
 	return ret;
 }
 
+/* How many samples carried a user stack copy, and how many of those DWARF
+ * unwound deeper than the frame-pointer walk: meta (docs/SCHEMA.md). */
+static int unwind_meta(const struct sptd_col_unwinders *uw, struct sptd_store *st)
+{
+	struct sptd_col_unwind_stats us;
+	int ret;
+
+	sptd_col_unwinders_stats(uw, &us);
+	if (!us.samples)
+		return 0;
+	ret = sptd_store_meta_set_int(st, "dwarf_samples", (int64_t)us.samples);
+	if (ret >= 0)
+		ret = sptd_store_meta_set_int(st, "dwarf_unwound", (int64_t)us.unwound);
+	if (ret >= 0)
+		ret = sptd_store_meta_set_int(st, "dwarf_deeper", (int64_t)us.deeper);
+	return ret;
+}
+
 static int symbolize(struct sptd_col_service *s, struct sptd_store *st, struct capture *c)
 {
 	struct sptd_col_symcap *sc = NULL;
+	struct sptd_col_unwinders *uw = NULL;
 	int *pids = NULL, *gone = NULL;
 	size_t npids = 0, ngone = 0;
 	int ret;
@@ -354,27 +401,35 @@ static int symbolize(struct sptd_col_service *s, struct sptd_store *st, struct c
 			goto out;
 		ret = 0;
 	}
+	ret = sptd_col_unwinders_create(sc, &uw);
 	for (size_t i = 0; i < c->nsamples && ret >= 0; i++) {
 		struct sample_copy *smp = &c->samples[i];
+		const uint64_t *chain;
+		uint64_t nr;
 
-		for (uint64_t k = 0; k < smp->nr; k++) {
-			if (smp->ips[k] >= (uint64_t)-4095) /* PERF_CONTEXT_* markers */
+		/* DWARF user frames while the process's files are there */
+		ret = sptd_col_unwind_sample(uw, smp->pid, smp->ips, smp->nr, smp->ustack,
+		                             smp->ustack_len, &chain, &nr);
+		for (uint64_t k = 0; ret >= 0 && k < nr; k++) {
+			if (chain[k] >= (uint64_t)-4095) /* PERF_CONTEXT_* markers */
 				continue;
-			ret = sptd_col_symcap_addr(sc, smp->pid, smp->ips[k]);
+			ret = sptd_col_symcap_addr(sc, smp->pid, chain[k]);
 			if (ret == -ENOENT || ret == -ESRCH)
 				ret = 0;
-			if (ret < 0)
-				break;
 		}
 		if (ret >= 0)
 			ret = sptd_store_raw_sample_add_kind(st, smp->ts, smp->cpu, smp->pid, smp->tid,
-			                                     smp->ips, (size_t)smp->nr, smp->kind);
+			                                     chain, (size_t)nr, smp->kind, smp->ustack,
+			                                     smp->ustack_len);
 	}
+	if (ret >= 0 && uw)
+		ret = unwind_meta(uw, st);
 	if (ret >= 0)
 		ret = sptd_col_symcap_finish(sc);
 out:
 	free(pids);
 	free(gone);
+	sptd_col_unwinders_destroy(uw);
 	sptd_col_symcap_destroy(sc);
 	return ret;
 }

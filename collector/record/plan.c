@@ -97,12 +97,15 @@ static uint64_t ftrace_kb(int64_t span_ns, uint64_t buffer_bytes)
 	return kb;
 }
 
-/* Sample ring data pages: ~1 KiB per sample with a deep call chain, twice
- * the span, a power of two from 16 to 8192 pages. */
-static size_t sample_pages(int64_t span_ns, int freq, size_t page_bytes)
+/* Sample ring data pages: ~1 KiB per sample with a deep call chain (plus
+ * the user stack copy and registers with --call-graph dwarf), twice the
+ * span, a power of two from 16 to 8192 pages. */
+static size_t sample_pages(int64_t span_ns, int freq, uint32_t stack_user, size_t page_bytes)
 {
 	double span_s = (double)span_ns / 1e9;
-	uint64_t bytes = (uint64_t)(span_s * freq * 1024.0 * 2) + 65536;
+	double per_sample = 1024.0 + (stack_user ? stack_user + 24.0 + 8.0 * 17 : 0);
+	uint64_t bytes = (uint64_t)(span_s * freq * per_sample * 2) + 65536 +
+	                 (stack_user ? 4 * (uint64_t)stack_user : 0);
 	size_t pages = 16;
 
 	while ((uint64_t)pages * page_bytes < bytes && pages < 8192)
@@ -133,7 +136,7 @@ int sptd_col_plan_compute(const struct sptd_col_record_opts *o, enum sptd_col_so
 		                             out->span_ns, &out->aux);
 	} else {
 		out->ftrace_kb = ftrace_kb(out->span_ns, o->buffer_bytes);
-		out->sample_pages = sample_pages(out->span_ns, o->freq, out->page_bytes);
+		out->sample_pages = sample_pages(out->span_ns, o->freq, o->stack_user, out->page_bytes);
 	}
 	return ret;
 }

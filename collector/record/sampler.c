@@ -104,7 +104,9 @@ static int sampler_open_cpu(struct sptd_col_sampler_cpu *c,
 		.config = { cfg->tracepoint_id > 0 ? (uint64_t)cfg->tracepoint_id :
 		            SPTD_PERF_COUNT_SW_CPU_CLOCK },
 		.period = cfg->tracepoint_id > 0 ? 1 : (uint64_t)cfg->freq,
-		.sample_type = sptd_col_sampler_sample_type(),
+		.sample_type = sptd_col_sampler_sample_type_as(cfg->stack_user != 0),
+		.regs_user = cfg->stack_user ? SPTD_COL_SAMPLER_REGS_USER : 0,
+		.stack_user = cfg->stack_user,
 		/* Overwrite mode: the ring keeps the newest samples and is
 		 * only read after PAUSE_OUTPUT, so nobody moves data_tail. */
 		.flags = (cfg->tracepoint_id > 0 ? 0 : SPTD_PERF_EV_FREQ) |
@@ -191,9 +193,11 @@ int sptd_col_sampler_create(const struct sptd_col_sampler_config *cfg,
 	    (cfg->ring_pages & (cfg->ring_pages - 1)) != 0 ||
 	    cfg->ring_pages > (1u << 20) || cfg->max_stack < 0 || cfg->max_stack > 65535 ||
 	    (cfg->sideband_pages & (cfg->sideband_pages - 1)) != 0 ||
-	    cfg->sideband_pages > (1u << 20)) {
+	    cfg->sideband_pages > (1u << 20) || cfg->stack_user % 8 ||
+	    cfg->stack_user > SPTD_CALL_GRAPH_STACK_MAX) {
 		sptd_col_log(LOG_ERR, "sampling: invalid configuration (frequency must be "
-		             "> 0, ring and sideband pages a power of two, max stack 0..65535)");
+		             "> 0, ring and sideband pages a power of two, max stack 0..65535, "
+		             "user stack a multiple of 8 up to %u)", SPTD_CALL_GRAPH_STACK_MAX);
 		return -EINVAL;
 	}
 	if (cfg->cpus && cfg->ncpus > 0) {
@@ -216,6 +220,7 @@ int sptd_col_sampler_create(const struct sptd_col_sampler_config *cfg,
 		goto fail;
 	s->ncpus = ncpus;
 	s->sideband_build_id = cfg->sideband_build_id ? 1 : 0;
+	s->user_stack = cfg->stack_user != 0;
 	for (i = 0; i < ncpus; i++) {
 		s->cpus[i].cpu = cpus[i];
 		s->cpus[i].fd = -1;
@@ -281,8 +286,8 @@ int sptd_col_sampler_read(struct sptd_col_sampler *s, int64_t from, int64_t to,
 		uint64_t size;
 		const void *data = sptd_col_perf_ring_data(ring, &size);
 
-		ret = sptd_col_sample_ring_read(data, size, sptd_col_perf_ring_head(ring), from, to,
-		                                fn, ctx);
+		ret = sptd_col_sample_ring_read_as(data, size, sptd_col_perf_ring_head(ring),
+		                                   s->user_stack, from, to, fn, ctx);
 		if (ret < 0)
 			goto out;
 		total += ret;

@@ -31,6 +31,8 @@ struct sptd_col_sampler_config {
 	                          * of two) of each CPU's sideband ring: the
 	                          * mmap2, comm and fork/exit records that name
 	                          * the code of processes gone by the capture */
+	uint32_t stack_user;     /* --call-graph dwarf: bytes of user stack
+	                          * and the user registers per sample; 0 none */
 	int sideband_build_id;   /* 1: ask for build ids in MMAP2 records
 	                          * (attr.build_id); 0: device and inode.  Off in
 	                          * the service: Linux 6.18 then marks other
@@ -81,6 +83,7 @@ struct sptd_col_sampler {
 	struct sptd_col_sampler_cpu *cpus; /* one per online CPU */
 	int ncpus;               /* entries in @cpus */
 	int paused;              /* output paused on every CPU */
+	int user_stack;          /* 1: samples hold user registers and stack */
 	int sideband_build_id;   /* 1: the sideband's MMAP2 records carry
 	                          * build ids (attr.build_id accepted) */
 };

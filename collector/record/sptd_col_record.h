@@ -207,6 +207,10 @@ struct sptd_col_record_opts {
 	struct sptd_col_event_spec events[SPTD_MAX_EVENTS]; /* -e */
 	int nevents;
 	int offcpu;                 /* --offcpu: stacks where threads block */
+	uint32_t stack_user;        /* --call-graph dwarf[,SIZE]: bytes of user
+	                             * stack (and the user registers) kept per
+	                             * sample and off-CPU stack, unwound with
+	                             * DWARF CFI; 0: fp, the kernel's walk only */
 	int power;                  /* --power: PT's C-state events and PTWRITE */
 	int no_exit_watch;          /* --no-exit-watch: CMD is not ptrace-seized */
 	char **cmd_argv;            /* `-- CMD ARGS`: run CMD, an incident when it

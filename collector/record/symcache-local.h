@@ -46,6 +46,14 @@ void sptd_col_symcache_end(struct sptd_col_symcache *c);
 int sptd_col_symcache_file(struct sptd_col_symcache *c, int pid, uint64_t start, uint64_t end,
                            const char *path, uint64_t dev, uint64_t ino,
                            struct sptd_col_symcache_file **f);
+/* Open the file @pid maps at [@start, @end) from @path, device @dev and
+ * inode @ino as /proc/PID/maps says: @path only when it names that very
+ * inode, else the mapping itself through /proc/PID/map_files; anything
+ * else at the path is refused (SECURITY.md).  The fd (the caller closes
+ * it), *@sb its stat, *@named 1 when opened by @path; -ENOENT. */
+struct stat;
+int sptd_col_symcache_locate(int pid, uint64_t start, uint64_t end, const char *path,
+                             uint64_t dev, uint64_t ino, struct stat *sb, int *named);
 /* The file a process gone by now mapped from @path, as the sideband's MMAP2
  * record describes it: with @build_id (hex, NULL when the record had
  * none) the file at @path must be that build; else its device and inode

@@ -142,8 +142,8 @@ static int64_t mtime_ns(const struct stat *sb)
  * read through the descriptor returned (the caller closes it), never
  * reopened by name.  *@named: 1 opened by @path.  -ENOENT when neither
  * works. */
-static int locate(int pid, uint64_t start, uint64_t end, const char *path, uint64_t dev,
-                  uint64_t ino, struct stat *sb, int *named)
+int sptd_col_symcache_locate(int pid, uint64_t start, uint64_t end, const char *path,
+                             uint64_t dev, uint64_t ino, struct stat *sb, int *named)
 {
 	char where[96];
 	int fd;
@@ -212,7 +212,7 @@ int sptd_col_symcache_file(struct sptd_col_symcache *c, int pid, uint64_t start,
 	if (!c || !path || !out)
 		return -EINVAL;
 	*out = NULL;
-	fd = locate(pid, start, end, path, dev, ino, &sb, &named);
+	fd = sptd_col_symcache_locate(pid, start, end, path, dev, ino, &sb, &named);
 	if (fd < 0)
 		return -ENOENT;
 	b = bucket_of((uint64_t)sb.st_dev, (uint64_t)sb.st_ino);
@@ -335,7 +335,8 @@ const struct sptd_dec_symfile *sptd_col_symcache_file_syms(struct sptd_col_symca
 	c->stats.file_tables++;
 	/* located again as the headers were, and read only if it is the very
 	 * file (inode, size, mtime) they came from */
-	fd = locate(f->pid, f->start, f->end, f->path, f->map_dev, f->map_ino, &sb, &named);
+	fd = sptd_col_symcache_locate(f->pid, f->start, f->end, f->path, f->map_dev, f->map_ino,
+	                              &sb, &named);
 	if (fd < 0)
 		return NULL;
 	ret = -ESTALE;

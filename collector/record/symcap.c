@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -48,6 +49,9 @@ struct symcap_map {
 	uint64_t start, end;     /* [start, end) runtime addresses */
 	size_t dso;              /* index into dsos */
 	int64_t bias;            /* runtime = dso address + bias */
+	uint64_t pgoff;          /* file offset of @start */
+	uint64_t dev, ino;       /* the file as /proc/PID/maps gave it; ino 0
+	                          * recorded from the sideband (not unwound) */
 };
 
 /* A snapshotted process and its mappings (contiguous in maps[], by start). */
@@ -270,7 +274,12 @@ static int snapshot_map_line(struct sptd_col_symcap *c, int pid, char *line)
 		if (ret == -ENOMEM)
 			return ret;
 	}
-	return map_add(c, pid, start, end, pgoff, path, file, sf);
+	ret = map_add(c, pid, start, end, pgoff, path, file, sf);
+	if (ret >= 0) {
+		c->maps[c->nmaps - 1].dev = makedev(dev_major, dev_minor);
+		c->maps[c->nmaps - 1].ino = sf ? 0 : ino;
+	}
+	return ret;
 }
 
 /* The raw_mmap row (and the dso row when new) of one executable mapping:
@@ -300,7 +309,7 @@ static int map_add(struct sptd_col_symcap *c, int pid, uint64_t start, uint64_t 
 	if (ret < 0)
 		return ret;
 	c->maps[c->nmaps++] = (struct symcap_map){
-		.start = start, .end = end, .dso = idx, .bias = bias,
+		.start = start, .end = end, .dso = idx, .bias = bias, .pgoff = pgoff,
 	};
 	return 0;
 }
@@ -582,6 +591,32 @@ int sptd_col_symcap_addr(struct sptd_col_symcap *c, int pid, uint64_t addr)
 	c->sym_ids[slot] = c->next_sym_id++;
 	c->nsyms++;
 	return 1;
+}
+
+int sptd_col_symcap_unwind_map(struct sptd_col_symcap *c, int pid, uint64_t addr,
+                               struct sptd_dec_unwind_map *out)
+{
+	const struct symcap_map *m;
+	struct symcap_proc *p;
+	struct stat sb;
+	int named;
+
+	if (!c || !out)
+		return -EINVAL;
+	p = pid > 0 ? proc_find(c, pid) : NULL;
+	m = p ? map_find(c, p, addr) : NULL;
+	if (!m)
+		return -ENOENT;
+	out->start = m->start;
+	out->end = m->end;
+	out->pgoff = m->pgoff;
+	out->name = c->dsos[m->dso].path;
+	out->fd = -1;
+	if (!m->ino)
+		return -ENOENT;
+	out->fd = sptd_col_symcache_locate(pid, m->start, m->end, c->dsos[m->dso].path, m->dev,
+	                                   m->ino, &sb, &named);
+	return out->fd < 0 ? -ENOENT : 0;
 }
 
 int sptd_col_symcap_finish(struct sptd_col_symcap *c)

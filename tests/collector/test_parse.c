@@ -57,6 +57,27 @@ static void test_sizes(void)
 	CHECK_INT(sptd_col_parse_size("1M", NULL), -EINVAL);
 }
 
+/* --call-graph as perf spells it (issue 29). */
+static void test_call_graph(void)
+{
+	static const struct { const char *text; int ret; uint32_t bytes; } cases[] = {
+		{ "fp", 0, 0 }, { "dwarf", 0, 8192 }, { "dwarf,16384", 0, 16384 },
+		{ "dwarf,4K", 0, 4096 }, { "dwarf,65528", 0, 65528 }, { "dwarf,65536", -EINVAL, 0 },
+		{ "dwarf,0", -EINVAL, 0 }, { "dwarf,12", -EINVAL, 0 }, { "dwarf,", -EINVAL, 0 },
+		{ "dwarfx", -EINVAL, 0 }, { "lbr", -EINVAL, 0 }, { "", -EINVAL, 0 },
+	};
+	uint32_t b;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		b = 12345;
+		CHECK_INT(sptd_col_parse_call_graph(cases[i].text, &b), cases[i].ret);
+		if (cases[i].ret == 0)
+			CHECK_INT((int)b, (int)cases[i].bytes);
+	}
+	CHECK_INT(sptd_col_parse_call_graph(NULL, &b), -EINVAL);
+	CHECK_INT(sptd_col_parse_call_graph("fp", NULL), -EINVAL);
+}
+
 static void test_triggers(void)
 {
 	struct sptd_col_trigger_spec s;
@@ -347,6 +368,7 @@ int main(void)
 		return 1;
 	test_durations();
 	test_sizes();
+	test_call_graph();
 	test_triggers();
 	test_irq_lookup(dir);
 	test_irq_number(dir);

@@ -49,6 +49,9 @@ HEADER_HOMES = {
     "libiberty/demangle.h": ["decode/"],
     "lzma.h": ["decode/"],
     "zlib.h": ["query/"],
+    "elfutils/libdwfl.h": ["decode/"],
+    "elfutils/libdw.h": ["decode/"],
+    "dwarf.h": ["decode/"],
     "tracefs.h": ["sched/"],
     "event-parse.h": ["sched/"],
 }

@@ -256,6 +256,10 @@ static int put_sample(void *arg, const struct sptd_store_raw_sample_row *row)
 
 	fixture_put(&s->t, "%" PRId64 "|%d|%d|%d|%zu", row->ts, row->cpu, row->pid, row->tid,
 	            row->nr);
+	/* raw_sample.ustack: NULL, or the bytes as written */
+	if (row->ustack)
+		fixture_put(&s->t, "|u%zu:%.*s", row->ustack_len, (int)row->ustack_len,
+		            (const char *)row->ustack);
 	for (size_t i = 0; i < row->nr && row->nr <= 4; i++)
 		fixture_put(&s->t, "|%" PRIx64, row->callchain[i]);
 	for (size_t i = 0; row->nr > 4 && i < row->nr; i++)
@@ -289,6 +293,8 @@ static void test_raw_rows(void)
 	CHECK_INT(sptd_store_raw_sample_add(st, 60, 1, -1, -1, NULL, 0), 0);
 	CHECK_INT(sptd_store_raw_sample_add(st, 80, 2, 7, 8, long_chain, 1000), 0);
 	CHECK_INT(sptd_store_raw_sample_add(st, 90, 2, 7, 8, long_chain, 3), 0);
+	CHECK_INT(sptd_store_raw_sample_add_kind(st, 95, 3, 7, 9, chain, 1, SPTD_RAW_SAMPLE_OFFCPU,
+	                                         "regs+stack", 10), 0);
 	CHECK_INT(sptd_store_raw_mmap_add(st, -1, 0xffffffff81000000ull, 0xffffffff82000000ull,
 	                                  0, 2, 0), 0);
 	CHECK_INT(sptd_store_raw_mmap_add(st, 10, 0x400000, 0x401000, 0x1000, 1, -4096), 0);
@@ -311,7 +317,8 @@ static void test_raw_rows(void)
 	CHECK_STR(s.t.buf, "60|1|-1|-1|0\n"
 	                   "70|0|100|101|4|fffffffffffffe00|ffffffff81000010|fffffffffffffc80|401234\n"
 	                   "80|2|7|8|1000\n"
-	                   "90|2|7|8|3|ffffffff81000000|ffffffff81010001|ffffffff81020002\n");
+	                   "90|2|7|8|3|ffffffff81000000|ffffffff81010001|ffffffff81020002\n"
+	                   "95|3|7|9|1|u10:regs+stack|fffffffffffffe00\n");
 	CHECK(s.chain_ok);
 	memset(&t, 0, sizeof(t));
 	CHECK_INT(sptd_store_raw_mmap_each(st, put_mmap, &t), 0);

@@ -171,8 +171,8 @@ struct want {
 #define ST_ALL_ID (SPTD_PERF_SAMPLE_TID | SPTD_PERF_SAMPLE_TIME | SPTD_PERF_SAMPLE_ID | \
                    SPTD_PERF_SAMPLE_STREAM_ID | SPTD_PERF_SAMPLE_CPU | \
                    SPTD_PERF_SAMPLE_IDENTIFIER)
-#define SB { ST_SB, 0, 1 }                   /* sysptd's sideband layout */
-#define NO_TRAILER { ST_SB, 0, 0 }           /* sample_id_all off */
+#define SB { ST_SB, 0, 1, 0 }                   /* sysptd's sideband layout */
+#define NO_TRAILER { ST_SB, 0, 0, 0 }           /* sample_id_all off */
 /* the trailer TID|TIME|CPU: pid 7 tid 8, time 9000, cpu 3 */
 #define TRAILER U32(7), U32(8), U64(9000), U32(3), U32(0)
 #define TRAILER_WANT { F_ID_PRESENT, 1 }, { F_ID_PID, 7 }, { F_ID_TID, 8 }, \
@@ -283,25 +283,25 @@ static const struct good_case good[] = {
 	    { F_KSYM_FLAGS, 1 }, TRAILER_WANT }, "bpf_prog_0123_x" },
 	{ "throttle: trailer only", SPTD_PERF_RECORD_THROTTLE, 0, SB,
 	  { U64(1), U64(2), U64(3), TRAILER }, { TRAILER_WANT }, NULL },
-	{ "every trailer field", SPTD_PERF_RECORD_LOST_SAMPLES, 0, { ST_ALL_ID, 0, 1 },
+	{ "every trailer field", SPTD_PERF_RECORD_LOST_SAMPLES, 0, { ST_ALL_ID, 0, 1, 0 },
 	  { U64(5), U32(7), U32(8), U64(9000), U64(55), U64(66), U32(3), U32(0), U64(55) },
 	  { { F_LOST, 5 }, { F_ID_PRESENT, 1 }, { F_ID_PID, 7 }, { F_ID_TID, 8 },
 	    { F_ID_HAS_TIME, 1 }, { F_ID_TIME, 9000 }, { F_ID_ID, 55 }, { F_ID_STREAM, 66 },
 	    { F_ID_CPU, 3 } }, NULL },
-	{ "time-only trailer", SPTD_PERF_RECORD_ITRACE_START, 0, { SPTD_PERF_SAMPLE_TIME, 0, 1 },
+	{ "time-only trailer", SPTD_PERF_RECORD_ITRACE_START, 0, { SPTD_PERF_SAMPLE_TIME, 0, 1, 0 },
 	  { U32(1), U32(2), U64(123) },
 	  { { F_PID, 1 }, { F_TID, 2 }, { F_ID_PRESENT, 1 }, { F_ID_HAS_TIME, 1 },
 	    { F_ID_TIME, 123 } }, NULL },
 	{ "perf's own type: no trailer", SPTD_PERF_RECORD_FINISHED_ROUND, 0, SB, { U64(1) }, { { F_END, 0 } }, NULL },
 	{ "sample: the sampler's", SPTD_PERF_RECORD_SAMPLE, SPTD_PERF_MISC_USER,
 	  { SPTD_PERF_SAMPLE_IP | SPTD_PERF_SAMPLE_TID | SPTD_PERF_SAMPLE_TIME |
-	    SPTD_PERF_SAMPLE_CPU | SPTD_PERF_SAMPLE_CALLCHAIN, 0, 0 },
+	    SPTD_PERF_SAMPLE_CPU | SPTD_PERF_SAMPLE_CALLCHAIN, 0, 0, 0 },
 	  { U64(0x401000), U32(7), U32(8), U64(9000), U32(3), U32(0), U64(3), U64(CHAIN_MARK),
 	    U64(0x401000), U64(0x402000) },
 	  { { F_S_IP, 0x401000 }, TRAILER_WANT, { F_CC_NR, 3 }, { F_CC_LAST, 0x402000 } }, NULL },
 	{ "sample: a trigger's tracepoint", SPTD_PERF_RECORD_SAMPLE, 0,
 	  { SPTD_PERF_SAMPLE_TID | SPTD_PERF_SAMPLE_TIME | SPTD_PERF_SAMPLE_CPU |
-	    SPTD_PERF_SAMPLE_RAW, 0, 1 },
+	    SPTD_PERF_SAMPLE_RAW, 0, 1, 0 },
 	  /* raw: size 12 (the kernel pads size + data to whole u64s), 12 bytes */
 	  { U32(7), U32(8), U64(9000), U32(3), U32(0), U32(12), U32(0x2a), U64(0x1122) },
 	  { TRAILER_WANT, { F_RAW_SIZE, 12 }, { F_RAW0, 0x2a } }, NULL },
@@ -310,7 +310,7 @@ static const struct good_case good[] = {
 	    SPTD_PERF_SAMPLE_TIME | SPTD_PERF_SAMPLE_ADDR | SPTD_PERF_SAMPLE_ID |
 	    SPTD_PERF_SAMPLE_STREAM_ID | SPTD_PERF_SAMPLE_CPU | SPTD_PERF_SAMPLE_PERIOD |
 	    SPTD_PERF_SAMPLE_READ | SPTD_PERF_SAMPLE_CALLCHAIN | SPTD_PERF_SAMPLE_RAW,
-	    SPTD_PERF_FORMAT_ID, 1 },
+	    SPTD_PERF_FORMAT_ID, 1, 0 },
 	  { U64(55), U64(0x401000), U32(7), U32(8), U64(9000), U64(0xdead0), U64(55), U64(66),
 	    U32(3), U32(0), U64(4000), U64(123), U64(55), U64(1), U64(0x401000), U32(4),
 	    U32(0x99) },
@@ -321,19 +321,19 @@ static const struct good_case good[] = {
 	    { F_CC_LAST, 0x401000 }, { F_RAW_SIZE, 4 }, { F_RAW0, 0x99 } }, NULL },
 	{ "sample: read with times and lost", SPTD_PERF_RECORD_SAMPLE, 0,
 	  { SPTD_PERF_SAMPLE_READ, SPTD_PERF_FORMAT_TOTAL_TIME_ENABLED |
-	    SPTD_PERF_FORMAT_TOTAL_TIME_RUNNING | SPTD_PERF_FORMAT_ID | SPTD_PERF_FORMAT_LOST, 0 },
+	    SPTD_PERF_FORMAT_TOTAL_TIME_RUNNING | SPTD_PERF_FORMAT_ID | SPTD_PERF_FORMAT_LOST, 0, 0 },
 	  { U64(10), U64(20), U64(15), U64(55), U64(2) },
 	  { { F_R_NR, 1 }, { F_R_VALUE, 10 }, { F_R_TE, 20 }, { F_R_TR, 15 }, { F_R_ID, 55 },
 	    { F_R_LOST, 2 }, { F_R_STRIDE, 24 } }, NULL },
 	{ "sample: read of a group", SPTD_PERF_RECORD_SAMPLE, 0,
 	  { SPTD_PERF_SAMPLE_READ | SPTD_PERF_SAMPLE_TIME, SPTD_PERF_FORMAT_GROUP |
-	    SPTD_PERF_FORMAT_TOTAL_TIME_ENABLED | SPTD_PERF_FORMAT_ID, 0 },
+	    SPTD_PERF_FORMAT_TOTAL_TIME_ENABLED | SPTD_PERF_FORMAT_ID, 0, 0 },
 	  { U64(9000), U64(2), U64(20), U64(10), U64(55), U64(11), U64(56) },
 	  { { F_ID_PRESENT, 1 }, { F_ID_HAS_TIME, 1 }, { F_ID_TIME, 9000 }, { F_R_NR, 2 },
 	    { F_R_TE, 20 }, { F_R_VALUE, 10 }, { F_R_ID, 55 }, { F_R_STRIDE, 16 },
 	    { F_R_GROUP_LAST, 56 } }, NULL },
 	{ "sample: empty call chain", SPTD_PERF_RECORD_SAMPLE, 0,
-	  { SPTD_PERF_SAMPLE_CALLCHAIN, 0, 0 }, { U64(0) }, { { F_END, 0 } }, NULL },
+	  { SPTD_PERF_SAMPLE_CALLCHAIN, 0, 0, 0 }, { U64(0) }, { { F_END, 0 } }, NULL },
 };
 
 /* Every good record parses to exactly its fields (the rest at their
@@ -426,23 +426,23 @@ static const struct bad_case bad[] = {
 	  { U64(1), U32(16), U32(1) } },
 	{ "cpu-wide switch empty", SPTD_PERF_RECORD_SWITCH_CPU_WIDE, 0, 0, NO_TRAILER, { { 0 } } },
 	{ "sample: a field missing", SPTD_PERF_RECORD_SAMPLE, 0, 0,
-	  { SPTD_PERF_SAMPLE_IP | SPTD_PERF_SAMPLE_TID | SPTD_PERF_SAMPLE_TIME, 0, 0 },
+	  { SPTD_PERF_SAMPLE_IP | SPTD_PERF_SAMPLE_TID | SPTD_PERF_SAMPLE_TIME, 0, 0, 0 },
 	  { U64(1), U32(1), U32(1) } },
 	{ "sample: chain longer than the record", SPTD_PERF_RECORD_SAMPLE, 0, 0,
-	  { SPTD_PERF_SAMPLE_CALLCHAIN, 0, 0 }, { U64(3), U64(1), U64(2) } },
+	  { SPTD_PERF_SAMPLE_CALLCHAIN, 0, 0, 0 }, { U64(3), U64(1), U64(2) } },
 	{ "sample: chain count that overflows", SPTD_PERF_RECORD_SAMPLE, 0, 0,
-	  { SPTD_PERF_SAMPLE_CALLCHAIN, 0, 0 }, { U64(0x2000000000000001ull), U64(1) } },
+	  { SPTD_PERF_SAMPLE_CALLCHAIN, 0, 0, 0 }, { U64(0x2000000000000001ull), U64(1) } },
 	{ "sample: raw longer than the record", SPTD_PERF_RECORD_SAMPLE, 0, 0,
-	  { SPTD_PERF_SAMPLE_RAW, 0, 0 }, { U32(64), U32(0) } },
+	  { SPTD_PERF_SAMPLE_RAW, 0, 0, 0 }, { U32(64), U32(0) } },
 	{ "sample: raw size cut", SPTD_PERF_RECORD_SAMPLE, 0, 0,
-	  { SPTD_PERF_SAMPLE_CALLCHAIN | SPTD_PERF_SAMPLE_RAW, 0, 0 }, { U64(0) } },
+	  { SPTD_PERF_SAMPLE_CALLCHAIN | SPTD_PERF_SAMPLE_RAW, 0, 0, 0 }, { U64(0) } },
 	{ "sample: group larger than the record", SPTD_PERF_RECORD_SAMPLE, 0, 0,
-	  { SPTD_PERF_SAMPLE_READ, SPTD_PERF_FORMAT_GROUP, 0 }, { U64(1000), U64(1) } },
+	  { SPTD_PERF_SAMPLE_READ, SPTD_PERF_FORMAT_GROUP, 0, 0 }, { U64(1000), U64(1) } },
 	{ "sample: group count that overflows", SPTD_PERF_RECORD_SAMPLE, 0, 0,
-	  { SPTD_PERF_SAMPLE_READ, SPTD_PERF_FORMAT_GROUP | SPTD_PERF_FORMAT_ID, 0 },
+	  { SPTD_PERF_SAMPLE_READ, SPTD_PERF_FORMAT_GROUP | SPTD_PERF_FORMAT_ID, 0, 0 },
 	  { U64(0x1000000000000001ull), U64(1), U64(1) } },
 	{ "sample: read without its id", SPTD_PERF_RECORD_SAMPLE, 0, 0,
-	  { SPTD_PERF_SAMPLE_READ, SPTD_PERF_FORMAT_ID, 0 }, { U64(1) } },
+	  { SPTD_PERF_SAMPLE_READ, SPTD_PERF_FORMAT_ID, 0, 0 }, { U64(1) } },
 };
 
 static void test_bad_records(void)
