@@ -360,7 +360,7 @@ static int symbolize(struct sptd_col_service *s, struct sptd_store *st, struct c
 		for (uint64_t k = 0; k < smp->nr; k++) {
 			if (smp->ips[k] >= (uint64_t)-4095) /* PERF_CONTEXT_* markers */
 				continue;
-			ret = sptd_col_symcap_addr(sc, smp->pid, smp->ips[k]);
+			ret = sptd_col_symcap_addr(sc, smp->pid, smp->ips[k], smp->ts);
 			if (ret == -ENOENT || ret == -ESRCH)
 				ret = 0;
 			if (ret < 0)
