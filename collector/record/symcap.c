@@ -444,6 +444,23 @@ int sptd_col_symcap_task_recorded(struct sptd_col_symcap *c, int pid,
 	return ret < 0 ? ret : (int)added;
 }
 
+/* The snapshot of @pid in *@p, taken now when it was not yet (tried once:
+ * NULL when the process is gone).  0, or an error other than the
+ * process's being gone. */
+static int proc_snapshot(struct sptd_col_symcap *c, int pid, const struct symcap_proc **p)
+{
+	int ret;
+
+	*p = proc_find(c, pid);
+	if (*p)
+		return 0;
+	ret = sptd_col_symcap_task(c, pid);
+	if (ret < 0 && ret != -ENOENT && ret != -ESRCH && ret != -EACCES)
+		return ret;
+	*p = proc_find(c, pid);
+	return 0;
+}
+
 int sptd_col_symcap_task_mappings(struct sptd_col_symcap *c, int pid,
                                   int (*fn)(void *ctx, const struct sptd_col_symcap_mapping *m),
                                   void *ctx)
@@ -453,13 +470,9 @@ int sptd_col_symcap_task_mappings(struct sptd_col_symcap *c, int pid,
 
 	if (!c || pid <= 0 || !fn)
 		return -EINVAL;
-	p = proc_find(c, pid);
-	if (!p) {
-		ret = sptd_col_symcap_task(c, pid);
-		if (ret < 0 && ret != -ENOENT && ret != -ESRCH && ret != -EACCES)
-			return ret;
-		p = proc_find(c, pid);
-	}
+	ret = proc_snapshot(c, pid, &p);
+	if (ret < 0)
+		return ret;
 	if (!p || !p->count || p->timed)
 		return -ENOENT;
 	for (size_t i = 0; i < p->count && ret >= 0; i++) {
@@ -597,7 +610,7 @@ int sptd_col_symcap_addr(struct sptd_col_symcap *c, int pid, uint64_t addr, int6
 	const struct symcap_map *m;
 	const struct sptd_dec_symfile *sf;
 	struct sptd_dec_sym sym;
-	struct symcap_proc *p;
+	const struct symcap_proc *p;
 	size_t slot, dso;
 	uint64_t file_addr;
 	int ret;
@@ -613,14 +626,9 @@ int sptd_col_symcap_addr(struct sptd_col_symcap *c, int pid, uint64_t addr, int6
 	} else {
 		if (pid == 0)
 			return 0;   /* the idle task maps nothing */
-		p = proc_find(c, pid);
-		if (!p) {
-			/* not snapshotted yet (or gone): try once, now */
-			ret = sptd_col_symcap_task(c, pid);
-			if (ret < 0 && ret != -ENOENT && ret != -ESRCH && ret != -EACCES)
-				return ret;
-			p = proc_find(c, pid);
-		}
+		ret = proc_snapshot(c, pid, &p);
+		if (ret < 0)
+			return ret;
 		m = p ? map_find(c, p, addr, ts) : NULL;
 		if (!m)
 			return 0;

@@ -40,9 +40,9 @@ static long long now_ns(void)
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* The hot function: nearly every sample of the process lands here (the
+/* Burn @ms ms in the calling function (inlined: the samples name it; the
  * clock is read once per ~100k iterations, so the vDSO is a sliver). */
-__attribute__((noinline)) void exitedprog_hot_spin(long long ms)
+static inline __attribute__((always_inline)) void burn(long long ms)
 {
 	long long end = now_ns() + ms * 1000000LL;
 	unsigned long x = sink;
@@ -53,17 +53,17 @@ __attribute__((noinline)) void exitedprog_hot_spin(long long ms)
 	sink = x;
 }
 
+/* The hot function: nearly every sample of the process lands here. */
+__attribute__((noinline)) void exitedprog_hot_spin(long long ms)
+{
+	burn(ms);
+}
+
 /* What a forked child burns before its exec: a function of its own, so
  * that its samples tell the time before the exec from the time after. */
 __attribute__((noinline)) void exitedprog_prexec_spin(long long ms)
 {
-	long long end = now_ns() + ms * 1000000LL;
-	unsigned long x = sink;
-
-	while (now_ns() < end)
-		for (int i = 0; i < 100000; i++)
-			x = x * 2862933555777941757ul + 3037000493ul;
-	sink = x;
+	burn(ms);
 }
 
 static int prexec(int n, long long ms)
