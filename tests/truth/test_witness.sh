@@ -75,13 +75,15 @@ check_eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$3', want '$2'"; fi
 # -m 8192 each (32 MiB a CPU): perf's readers run as any task does;
 # starved on a loaded machine (load 20 on 2 CPUs) with perf's own buffers
 # they lost the events of whole seconds: perf sched then paired wakings with
-# later switches in, and the IRQ counts fell short (4 of 15 of one IRQ)
-perf record -m 8192 -a -g -k mono -F "$FREQ" -e cpu-clock -o "$work/samples.data" \
+# later switches in, and the IRQ counts fell short (4 of 15 of one IRQ).
+# -B -N: no build-id pass over the whole file at perf's exit, which took
+# minutes under load (the files are read where they are, by path)
+perf record -B -N -m 8192 -a -g -k mono -F "$FREQ" -e cpu-clock -o "$work/samples.data" \
 	>"$work/perf1.log" 2>&1 &
 pids="$pids $!"
-perf sched record -m 8192 -k mono -o "$work/sched.data" >"$work/perf2.log" 2>&1 &
+perf sched record -B -N -m 8192 -k mono -o "$work/sched.data" >"$work/perf2.log" 2>&1 &
 pids="$pids $!"
-perf record -m 8192 -a -k mono -e irq:irq_handler_entry -o "$work/irq.data" >"$work/perf3.log" 2>&1 &
+perf record -B -N -m 8192 -a -k mono -e irq:irq_handler_entry -o "$work/irq.data" >"$work/perf3.log" 2>&1 &
 pids="$pids $!"
 # a bare ftrace instance of our own: sched_waking with each record's
 # context flags as the kernel prints them (h hard irq, s softirq)
