@@ -27,6 +27,8 @@ struct sptd_dec_elf_load {
 /* Binding of a function symbol, numbered in order of preference when
  * several name one address (GLOBAL over WEAK over LOCAL). */
 enum sptd_dec_elf_bind {
+	SPTD_DEC_ELF_BIND_LABEL = 0,   /* STT_NOTYPE in code (ld.so's _start):
+	                                * named where no function covers it */
 	SPTD_DEC_ELF_BIND_LOCAL = 1,   /* STB_LOCAL and anything unknown */
 	SPTD_DEC_ELF_BIND_WEAK = 2,    /* STB_WEAK */
 	SPTD_DEC_ELF_BIND_GLOBAL = 3,  /* STB_GLOBAL */

@@ -353,7 +353,7 @@ static int elf_table_funcs(struct sptd_dec_elf *e, Elf_Scn *scn, const GElf_Shdr
 		if (!gelf_getsym(data, (int)i, &sym))
 			break;
 		type = GELF_ST_TYPE(sym.st_info);
-		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+		if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
 			continue;
 		if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
 			continue;
@@ -363,13 +363,19 @@ static int elf_table_funcs(struct sptd_dec_elf *e, Elf_Scn *scn, const GElf_Shdr
 		func.addr = sym.st_value;
 		func.size = sym.st_size;
 		func.limit = 0;
-		if (sym.st_shndx < SHN_LORESERVE) {
-			tscn = elf_getscn(e->elf, sym.st_shndx);
-			if (tscn && gelf_getshdr(tscn, &target))
-				func.limit = target.sh_addr + target.sh_size;
-		}
+		tscn = sym.st_shndx < SHN_LORESERVE ? elf_getscn(e->elf, sym.st_shndx) : NULL;
+		if (!tscn || !gelf_getshdr(tscn, &target))
+			tscn = NULL;
+		if (tscn)
+			func.limit = target.sh_addr + target.sh_size;
+		/* a label: only in code, and not an assembler's local or
+		 * mapping symbol ($x, $d) */
+		if (type == STT_NOTYPE && (!tscn || !(target.sh_flags & SHF_EXECINSTR) ||
+		                           func.name[0] == '$' || func.name[0] == '.'))
+			continue;
 		bind = GELF_ST_BIND(sym.st_info);
-		func.bind = bind == STB_GLOBAL ? SPTD_DEC_ELF_BIND_GLOBAL :
+		func.bind = type == STT_NOTYPE ? SPTD_DEC_ELF_BIND_LABEL :
+		            bind == STB_GLOBAL ? SPTD_DEC_ELF_BIND_GLOBAL :
 		            bind == STB_WEAK ? SPTD_DEC_ELF_BIND_WEAK : SPTD_DEC_ELF_BIND_LOCAL;
 		ret = fn(ctx, &func);
 		if (ret < 0)

@@ -122,16 +122,24 @@ static int raw_sym_cmp(const void *a, const void *b)
 static int builder_finish(struct builder *b, struct sptd_dec_symfile *sf)
 {
 	size_t i, out = 0;
+	uint64_t covered = 0;   /* the end of the sized symbols so far */
 
 	for (i = 0; i < b->count; i++)
 		b->syms[i].key = b->arena + b->syms[i].key_off;
 	if (b->count)
 		qsort(b->syms, b->count, sizeof(*b->syms), raw_sym_cmp);
 	for (i = 0; i < b->count; i++) {
-		if (i == 0 || b->syms[i].addr != b->syms[out - 1].addr)
-			b->syms[out++] = b->syms[i];
+		const struct raw_sym *r = &b->syms[i];
+
+		/* a label inside a function is no function of its own */
+		if (r->rank == SPTD_DEC_ELF_BIND_LABEL && r->addr < covered)
+			continue;
+		if (out == 0 || r->addr != b->syms[out - 1].addr)
+			b->syms[out++] = *r;
 		else if (!b->syms[out - 1].size)
-			b->syms[out - 1].size = b->syms[i].size; /* an alias's size */
+			b->syms[out - 1].size = r->size; /* an alias's size */
+		if (r->size && r->addr + r->size > covered)
+			covered = r->addr + r->size;
 	}
 	sf->syms = calloc(out ? out : 1, sizeof(*sf->syms));
 	sf->ends = calloc(out ? out : 1, sizeof(*sf->ends));

@@ -70,10 +70,10 @@ extern "C" {
 /* Bumped on every schema change; kept in meta "schema_version".  2: flags
  * of sched_slice, thread_state, irq_slice, softirq_slice.  3: table
  * ftrace_event.  4: tables cpu_freq, cpu_idle, ptwrite, watch_hit.
- * 5: raw_switch.prev_state.  Older files are upgraded when opened for update and read
- * as the current schema (added columns NULL, added tables empty) when
- * opened read-only. */
-#define SPTD_STORE_SCHEMA_VERSION 5
+ * 5: raw_switch.prev_state.  6: raw_mmap.until_ts.  Older files are upgraded
+ * when opened for update and read as the current schema (added columns
+ * NULL, added tables empty) when opened read-only. */
+#define SPTD_STORE_SCHEMA_VERSION 6
 
 struct sptd_store;
 struct sptd_store_stmt;
@@ -434,10 +434,12 @@ int sptd_store_thread_state_wait(struct sptd_store *st, int tid, int64_t end, in
 int sptd_store_raw_task_add(struct sptd_store *st, int pid, int tid,
                             const char *comm, const char *cmdline);
 /* An executable mapping of @pid (-1: the kernel) at capture time: runtime
- * address = dso address + @bias. */
-int sptd_store_raw_mmap_add(struct sptd_store *st, int pid, uint64_t start,
-                            uint64_t end, uint64_t pgoff, int64_t dso_id,
-                            int64_t bias);
+ * address = dso address + @bias; _until: in force only before @until_ts
+ * (ns, the samples' clock: an exec or a newer mapping ended it; <= 0 NULL). */
+int sptd_store_raw_mmap_add(struct sptd_store *st, int pid, uint64_t start, uint64_t end,
+                            uint64_t pgoff, int64_t dso_id, int64_t bias);
+int sptd_store_raw_mmap_add_until(struct sptd_store *st, int pid, uint64_t start, uint64_t end,
+                                  uint64_t pgoff, int64_t dso_id, int64_t bias, int64_t until_ts);
 /* A chunk of raw PT of @cpu in capture order @seq. */
 int sptd_store_raw_pt_add(struct sptd_store *st, int cpu, int seq,
                           const void *data, size_t len);
@@ -503,8 +505,7 @@ int sptd_store_stats_clear(struct sptd_store *st, const char *const *names, size
 /* The number of rows of @table in *@n.  -EINVAL (NULL, @table out of
  * range, closed store). */
 int sptd_store_count(struct sptd_store *st, enum sptd_store_table_id table, int64_t *n);
-/* The number of raw_mmap rows of process @pid (-1: the kernel's) in *@n.
- * -EINVAL (NULL, closed store). */
+/* How many raw_mmap rows @pid (-1: the kernel) has in *@n; -EINVAL (NULL, closed). */
 int sptd_store_raw_mmap_count(struct sptd_store *st, int pid, int64_t *n);
 /* The next free caller-chosen id of @table (process.upid, thread.utid,
  * slice.id, symbol.id, dso.id, callsite.id): one above the largest stored,
@@ -523,8 +524,7 @@ int sptd_store_dso_find_path(struct sptd_store *st, const char *path, int64_t *i
  * *@id, 0 none.  -EINVAL (NULL @st, @name or @id, closed store). */
 int sptd_store_symbol_find(struct sptd_store *st, int64_t dso_id, uint64_t addr,
                            const char *name, int64_t *id);
-/* Is there a raw_mmap row of @pid for [@start, @end) of dso @dso_id?  1
- * yes, 0 no.  -EINVAL (NULL or closed store). */
+/* A raw_mmap row of @pid for [@start, @end) of dso @dso_id: 1, 0 none, -EINVAL. */
 int sptd_store_raw_mmap_has(struct sptd_store *st, int pid, uint64_t start, uint64_t end,
                             int64_t dso_id);
 /* The embedded bytes of dso @dso_id (sptd_store_raw_file_add): calls
@@ -638,6 +638,7 @@ struct sptd_store_raw_mmap_row {
 	uint64_t pgoff;         /* file offset of @start */
 	int64_t dso_id;         /* dso.id of the file */
 	int64_t bias;           /* runtime address = dso address + bias */
+	int64_t until_ts;       /* ns it ended (exec, newer mapping); 0 never */
 };
 
 /* raw_mmap rows in stored order. */

@@ -160,6 +160,13 @@ int sptd_store_raw_mmap_add(struct sptd_store *st, int pid, uint64_t start,
                             uint64_t end, uint64_t pgoff, int64_t dso_id,
                             int64_t bias)
 {
+	return sptd_store_raw_mmap_add_until(st, pid, start, end, pgoff, dso_id, bias, 0);
+}
+
+int sptd_store_raw_mmap_add_until(struct sptd_store *st, int pid, uint64_t start,
+                                  uint64_t end, uint64_t pgoff, int64_t dso_id,
+                                  int64_t bias, int64_t until_ts)
+{
 	static const char what[] = "adding a raw_mmap row";
 	sqlite3_stmt *s;
 	int ret;
@@ -174,6 +181,7 @@ int sptd_store_raw_mmap_add(struct sptd_store *st, int pid, uint64_t start,
 	sqlite3_bind_int64(s, 4, (int64_t)pgoff);
 	sqlite3_bind_int64(s, 5, dso_id);
 	sqlite3_bind_int64(s, 6, bias);
+	sptd_store_bind_opt(s, 7, until_ts > 0 ? until_ts : -1);
 	return sptd_store_row_end(st, s, what);
 }
 

@@ -312,7 +312,7 @@ int sptd_store_raw_sample_each(struct sptd_store *st,
 
 /* ---- raw_mmap, raw_image, and the files mappings name ------------------------- */
 
-enum { MMAP_PID, MMAP_START, MMAP_END, MMAP_PGOFF, MMAP_DSO_ID, MMAP_BIAS };
+enum { MMAP_PID, MMAP_START, MMAP_END, MMAP_PGOFF, MMAP_DSO_ID, MMAP_BIAS, MMAP_UNTIL };
 
 static int mmap_row(sqlite3_stmt *s, void *arg)
 {
@@ -324,6 +324,7 @@ static int mmap_row(sqlite3_stmt *s, void *arg)
 		.pgoff = (uint64_t)sqlite3_column_int64(s, MMAP_PGOFF),
 		.dso_id = sqlite3_column_int64(s, MMAP_DSO_ID),
 		.bias = sqlite3_column_int64(s, MMAP_BIAS),
+		.until_ts = sqlite3_column_int64(s, MMAP_UNTIL),   /* NULL reads 0 */
 	};
 
 	return e->fn.mmap(e->ctx, &r);
@@ -336,7 +337,7 @@ int sptd_store_raw_mmap_each(struct sptd_store *st,
 	struct reader e = { .fn.mmap = fn, .ctx = ctx };
 
 	return read_all(st, fn != NULL, SPTD_STORE_Q_RAW_MMAP,
-	                "SELECT pid, start, end, pgoff, dso_id, bias FROM raw_mmap",
+	                "SELECT pid, start, end, pgoff, dso_id, bias, until_ts FROM raw_mmap",
 	                "reading raw_mmap", mmap_row, &e);
 }
 

@@ -4,7 +4,9 @@
  * Call chains are split at SPTD_PERF_CONTEXT_* markers (kernel frames first,
  * then user frames, innermost first within each); every ip is resolved
  * through its process's mappings (kernel ips through the pid -1 mapping)
- * to the symbol containing it.  Stacks are stored outermost caller first
+ * to the symbol containing it: the mapping in force at the sample's time
+ * (raw_mmap.until_ts: a child's samples before its exec are named by its
+ * parent's mappings, after it by its own).  Stacks are stored outermost caller first
  * (depth 0), with identical prefixes shared: a frame is interned by
  * (parent, symbol) when resolved and by (parent, ip) when not, so one
  * function is one node under a given caller no matter where in it the
@@ -34,6 +36,10 @@ struct derive_map {
 	uint64_t start, end;     /* [start, end) */
 	int64_t dso_id;          /* dso.id */
 	int64_t bias;            /* runtime = dso address + bias */
+	int64_t until;           /* in force before this time; INT64_MAX: to the end */
+	uint64_t reach;          /* the largest end of this pid's mappings up to
+	                          * this one (sorted order): where a search for an
+	                          * address can stop looking back */
 };
 
 struct derive_sym {
@@ -126,6 +132,7 @@ static int on_map(void *arg, const struct sptd_store_raw_mmap_row *row)
 		.end = row->end,
 		.dso_id = row->dso_id,
 		.bias = row->bias,
+		.until = row->until_ts > 0 ? row->until_ts : INT64_MAX,
 	};
 	return 0;
 }
@@ -138,6 +145,11 @@ static int load_maps(struct derive *d)
 		return ret;
 	if (d->nmaps)
 		qsort(d->maps, d->nmaps, sizeof(*d->maps), map_cmp);
+	for (size_t i = 0; i < d->nmaps; i++) {
+		struct derive_map *m = &d->maps[i];
+
+		m->reach = i > 0 && m[-1].pid == m->pid && m[-1].reach > m->end ? m[-1].reach : m->end;
+	}
 	return 0;
 }
 
@@ -271,9 +283,13 @@ static int load_syms(struct derive *d)
 	return 0;
 }
 
-/* The mapping of @pid containing @ip, or NULL. */
-static const struct derive_map *find_map(const struct derive *d, int pid, uint64_t ip)
+/* The mapping of @pid containing @ip in force at @ts, or NULL.  Of several
+ * (a mapping replaced, a child's before and after its exec), the one that
+ * ended first after @ts: the one in force then. */
+static const struct derive_map *find_map(const struct derive *d, int pid, uint64_t ip,
+                                         int64_t ts)
 {
+	const struct derive_map *best = NULL;
 	size_t lo = 0, hi = d->nmaps;
 
 	/* first mapping ordered after (pid, ip) */
@@ -286,16 +302,21 @@ static const struct derive_map *find_map(const struct derive *d, int pid, uint64
 		else
 			hi = mid;
 	}
-	if (lo > 0 && d->maps[lo - 1].pid == pid && ip < d->maps[lo - 1].end &&
-	    ip >= d->maps[lo - 1].start)
-		return &d->maps[lo - 1];
-	return NULL;
+	/* back over the mappings starting at or below ip, while one could
+	 * still reach it */
+	for (; lo > 0 && d->maps[lo - 1].pid == pid && d->maps[lo - 1].reach > ip; lo--) {
+		const struct derive_map *m = &d->maps[lo - 1];
+
+		if (ip < m->end && m->until > ts && (!best || m->until < best->until))
+			best = m;
+	}
+	return best;
 }
 
-/* Symbol id containing @ip in @pid's address space (kernel ips: pid -1),
- * -1 when unknown; *start gets the symbol's dso address.  *@m_out is the
+/* Symbol id containing @ip in @pid's address space at @ts (kernel ips: pid
+ * -1), -1 when unknown; *start gets the symbol's dso address.  *@m_out is the
  * mapping of @ip (NULL none), even when no symbol covers it. */
-static int64_t resolve(const struct derive *d, int pid, uint64_t ip, int kernel,
+static int64_t resolve(const struct derive *d, int pid, uint64_t ip, int64_t ts, int kernel,
                        uint64_t *start, const struct derive_map **m_out, int *plumb)
 {
 	const struct derive_map *m;
@@ -304,7 +325,7 @@ static int64_t resolve(const struct derive *d, int pid, uint64_t ip, int kernel,
 
 	if (kernel || ip >= DERIVE_KERNEL_START)
 		pid = -1;
-	m = find_map(d, pid, ip);
+	m = find_map(d, pid, ip, ts);
 	*m_out = m;
 	if (!m)
 		return -1;
@@ -404,7 +425,8 @@ static int64_t intern(struct derive *d, int64_t parent, int depth, int64_t symbo
 /* One raw_sample row: its callsite chain, then its sample row. */
 /* The innermost kernel frame of @chain that is not plumbing(): the symbol
  * a switched-out task blocked in, -1 none known. */
-static int64_t blocked_symbol(const struct derive *d, int pid, const uint64_t *chain, size_t nr)
+static int64_t blocked_symbol(const struct derive *d, int pid, int64_t ts, const uint64_t *chain,
+                              size_t nr)
 {
 	int kernel = 0;
 
@@ -423,7 +445,7 @@ static int64_t blocked_symbol(const struct derive *d, int pid, const uint64_t *c
 		/* __sched functions (schedule, do_nanosleep, ...): as get_wchan */
 		if (d->sched_hi && chain[i] >= d->sched_lo && chain[i] < d->sched_hi)
 			continue;
-		sym = resolve(d, pid, chain[i], 1, &start, &m, &plumb);
+		sym = resolve(d, pid, chain[i], ts, 1, &start, &m, &plumb);
 		if (sym >= 0 && !plumb)
 			return sym;
 	}
@@ -465,7 +487,7 @@ static int derive_one(struct derive *d, struct sptd_col_tasks *tasks, int64_t ts
 
 		if (ctx[i - 1] == 2)
 			continue;
-		sym = resolve(d, pid, ip, ctx[i - 1], &start, &m, NULL);
+		sym = resolve(d, pid, ip, ts, ctx[i - 1], &start, &m, NULL);
 		if (sym < 0 && m) {
 			start = ip - (uint64_t)m->bias;
 			sym = unknown_symbol(d, m->dso_id, start);
@@ -500,7 +522,7 @@ static int derive_one(struct derive *d, struct sptd_col_tasks *tasks, int64_t ts
 		return (int)utid;
 	if (kind == SPTD_RAW_SAMPLE_OFFCPU) {
 		/* the stack of a task switched out: on the row its block begins */
-		int64_t sym = blocked_symbol(d, pid, chain, nr);
+		int64_t sym = blocked_symbol(d, pid, ts, chain, nr);
 
 		ret = sptd_store_thread_state_block(d->st, utid, ts,
 		                                    ts > INT64_MIN + OFFCPU_SLACK_NS ? ts - OFFCPU_SLACK_NS : ts,

@@ -413,7 +413,7 @@ static int symbolize(struct sptd_col_service *s, struct sptd_store *st, struct c
 		for (uint64_t k = 0; ret >= 0 && k < nr; k++) {
 			if (chain[k] >= (uint64_t)-4095) /* PERF_CONTEXT_* markers */
 				continue;
-			ret = sptd_col_symcap_addr(sc, smp->pid, chain[k]);
+			ret = sptd_col_symcap_addr(sc, smp->pid, chain[k], smp->ts);
 			if (ret == -ENOENT || ret == -ESRCH)
 				ret = 0;
 		}

@@ -45,10 +45,15 @@ struct sptd_col_symcap_mapping {
 	uint64_t dev, ino;       /* its device (st_dev) and inode; 0 unknown */
 	uint64_t generation;     /* its inode generation; 0 unknown */
 	const char *build_id;    /* hex; NULL: the record had none */
+	int64_t until;           /* ns (the samples' clock) the mapping ended: an
+	                          * exec, a newer mapping over it; 0 in force at
+	                          * the capture */
 };
 /* Process @pid, whose /proc was gone (sptd_col_symcap_task failed or found
- * no mapping), with the @n mappings @maps (sorted by start, not
- * overlapping) the sideband recorded: raw_mmap and dso rows as from /proc,
+ * no mapping), with the @n mappings @maps the sideband recorded (sorted by
+ * start and not overlapping where none has an end time; with end times in
+ * any order, overlapping: each address is then named by the mapping in
+ * force at its time, see sptd_col_symcap_addr): raw_mmap and dso rows as from /proc,
  * symbols from a file only while it is still the one recorded (build-id,
  * else device/inode/generation).  A mapping whose file is gone or replaced
  * keeps its raw_mmap and dso rows without symbols.  Returns the mappings
@@ -56,9 +61,18 @@ struct sptd_col_symcap_mapping {
  * store's errors. */
 int sptd_col_symcap_task_recorded(struct sptd_col_symcap *c, int pid,
                                   const struct sptd_col_symcap_mapping *maps, size_t n);
+/* The mappings /proc gave for the live process @pid (snapshotted now if it
+ * was not yet: what its children inherit at a fork), each to @fn, @until 0,
+ * @path borrowed until the symcap is destroyed.  Returns how many, -ENOENT
+ * (none: gone, or its mappings came from the sideband), -EINVAL, or @fn's
+ * or the store's error. */
+int sptd_col_symcap_task_mappings(struct sptd_col_symcap *c, int pid,
+                                  int (*fn)(void *ctx, const struct sptd_col_symcap_mapping *m),
+                                  void *ctx);
 /* Make sure the symbol covering @addr in @pid (-1 or kernel address: the
- * kernel) is in the store. */
-int sptd_col_symcap_addr(struct sptd_col_symcap *c, int pid, uint64_t addr);
+ * kernel) at time @ts (ns, the samples' clock: which mapping was in force
+ * where the process's mappings have end times) is in the store. */
+int sptd_col_symcap_addr(struct sptd_col_symcap *c, int pid, uint64_t addr, int64_t ts);
 /* Flush remaining rows. */
 int sptd_col_symcap_finish(struct sptd_col_symcap *c);
 /* For the DWARF unwinder (sptd_dec_unwind_find_fn): the executable file

@@ -4,11 +4,16 @@
  * were gone before the capture could read /proc/PID/maps rebuilt from its
  * MMAP2 records, so their samples are named as a live process's are.
  *
- * A process's mappings are its MMAP2 records in time order (the rings of
- * several CPUs interleave): an exec (COMM with COMM_EXEC) drops the ones
- * before it, and a mapping drops the older ones it overlaps, as the
- * kernel's own munmap-on-overlap does.  The files are then read only while
- * they are still the files recorded (symcache.c). */
+ * A process's mappings are kept in time, as perf keeps them: its records
+ * in time order (the rings of several CPUs interleave) start from its
+ * parent's mappings at its fork (FORK: a child runs its parent's code until
+ * it execs), an exec (COMM with COMM_EXEC) ends every mapping before it,
+ * and a mapping ends the older ones it overlaps, as the kernel's own
+ * munmap-on-overlap does.  Each becomes a raw_mmap row with the time it
+ * ended (until_ts), so a sample is named by the mappings in force at its
+ * time.  A parent's mappings at the fork come from its own records, or from
+ * /proc where it is alive and its records begin after its exec.  The files
+ * are read only while they are still the files recorded (symcache.c). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -39,27 +44,52 @@ int sptd_col_sample_sideband_store(struct sptd_col_sampler *s, struct sptd_store
 
 /* ---- exited processes: their mappings from the stored records ------------------ */
 
-/* One MMAP2 or exec record of a wanted process. */
+/* What a record of a process says. */
+enum exited_kind {
+	REC_MMAP,                /* a file mapping (or the vDSO) */
+	REC_EXEC,                /* an exec: the mappings before it end */
+	REC_FORK,                /* the process began as a copy of @ppid */
+};
+
+/* One MMAP2, exec or fork record of a process. */
 struct exited_rec {
 	uint64_t time;           /* ns, the record's sample_id time */
 	size_t seq;              /* order read: breaks ties of @time */
 	int pid;                 /* the process (tgid) */
-	int exec;                /* 1: an exec (drops the mappings before it) */
-	struct sptd_col_symcap_mapping map; /* MMAP2: the mapping (strings owned) */
+	enum exited_kind kind;   /* what it says */
+	int ppid;                /* REC_FORK: the parent process */
+	struct sptd_col_symcap_mapping map; /* REC_MMAP: the mapping (strings owned) */
 };
 
 struct exited_ctx {
-	const int *pids;         /* processes wanted */
-	int npids;               /* count of @pids */
-	struct exited_rec *recs; /* their records, any order */
+	struct exited_rec *recs; /* every process's records, sorted once read */
 	size_t nrecs, cap;       /* used / allocated */
+	struct sptd_col_symcap *sc; /* /proc snapshots of live parents */
 };
 
-static int exited_wanted(const struct exited_ctx *c, int pid)
+/* A set of mappings (strings borrowed from records or the symcap). */
+struct map_set {
+	struct sptd_col_symcap_mapping *v; /* the mappings */
+	size_t n, cap;           /* used / allocated */
+};
+
+/* Parents followed back from a fork, at most: a chain of forks without
+ * execs (a shell's subshells) is rarely deeper. */
+#define EXITED_FORK_DEPTH 8
+
+/* Room for one more of *@arr's @used elements of @elem bytes. */
+static int grow(void **arr, size_t *cap, size_t used, size_t elem)
 {
-	for (int i = 0; i < c->npids; i++)
-		if (c->pids[i] == pid)
-			return 1;
+	size_t ncap = *cap ? *cap * 2 : 64;
+	void *more;
+
+	if (used < *cap)
+		return 0;
+	more = realloc(*arr, ncap * elem);
+	if (!more)
+		return -ENOMEM;
+	*arr = more;
+	*cap = ncap;
 	return 0;
 }
 
@@ -74,30 +104,27 @@ static int on_exited_record(void *arg, const struct sptd_col_perf_record *r)
 	struct exited_ctx *c = arg;
 	struct exited_rec *e;
 	int exec = r->type == SPTD_PERF_RECORD_COMM && (r->misc & SPTD_PERF_MISC_COMM_EXEC);
+	/* a new process, not a thread */
+	int fork = r->type == SPTD_PERF_RECORD_FORK && r->pid != r->ppid && r->ppid > 0;
 
 	/* files, and the vDSO (named from the service's own: one kernel's) */
-	if (!exec && (r->type != SPTD_PERF_RECORD_MMAP2 || !r->name ||
-	              (r->name[0] != '/' && strcmp(r->name, "[vdso]") != 0) ||
-	              !(r->prot & PROT_EXEC) || r->len == 0 || r->addr + r->len < r->addr))
+	if (!exec && !fork &&
+	    (r->type != SPTD_PERF_RECORD_MMAP2 || !r->name ||
+	     (r->name[0] != '/' && strcmp(r->name, "[vdso]") != 0) ||
+	     !(r->prot & PROT_EXEC) || r->len == 0 || r->addr + r->len < r->addr))
 		return 0;
-	if (r->pid <= 0 || !exited_wanted(c, r->pid))
+	if (r->pid <= 0)
 		return 0;
-	if (c->nrecs == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-		void *more = realloc(c->recs, cap * sizeof(*c->recs));
-
-		if (!more)
-			return -ENOMEM;
-		c->recs = more;
-		c->cap = cap;
-	}
+	if (grow((void **)&c->recs, &c->cap, c->nrecs, sizeof(*c->recs)) < 0)
+		return -ENOMEM;
 	e = &c->recs[c->nrecs];
 	memset(e, 0, sizeof(*e));
 	e->time = r->id.time;
 	e->seq = c->nrecs;
 	e->pid = r->pid;
-	e->exec = exec;
-	if (!exec) {
+	e->kind = exec ? REC_EXEC : fork ? REC_FORK : REC_MMAP;
+	e->ppid = fork ? r->ppid : 0;
+	if (e->kind == REC_MMAP) {
 		char hex[2 * sizeof(r->build_id) + 1];
 
 		e->map.start = r->addr;
@@ -156,39 +183,134 @@ static int map_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* The mappings of one process, its records @recs[0..@n) in time order,
- * into @out (room for @n): the last exec's and after, the newer of two
- * that overlap.  Returns how many, sorted by start. */
-static size_t live_maps(const struct exited_rec *recs, size_t n,
-                        struct sptd_col_symcap_mapping *out)
+/* The records of @pid: *@first and the count returned (0 none). */
+static size_t recs_of(const struct exited_ctx *c, int pid, size_t *first)
 {
-	size_t nout = 0;
+	size_t lo = 0, hi = c->nrecs, n = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		const struct exited_rec *r = &recs[i];
-		size_t k = 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
 
-		if (r->exec) {
-			nout = 0;
-			continue;
-		}
-		for (size_t j = 0; j < nout; j++)
-			if (out[j].end <= r->map.start || out[j].start >= r->map.end)
-				out[k++] = out[j];
-		nout = k;
-		out[nout++] = r->map;
+		if (c->recs[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	qsort(out, nout, sizeof(*out), map_cmp);
-	return nout;
+	*first = lo;
+	while (lo + n < c->nrecs && c->recs[lo + n].pid == pid)
+		n++;
+	return n;
+}
+
+static int set_push(struct map_set *s, const struct sptd_col_symcap_mapping *m)
+{
+	if (grow((void **)&s->v, &s->cap, s->n, sizeof(*s->v)) < 0)
+		return -ENOMEM;
+	s->v[s->n++] = *m;
+	return 0;
+}
+
+/* Every mapping of @cur ends at @time: into @ended (NULL: dropped). */
+static int set_end_all(struct map_set *cur, uint64_t time, struct map_set *ended)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < cur->n && ended && ret >= 0; i++) {
+		cur->v[i].until = (int64_t)time;
+		ret = set_push(ended, &cur->v[i]);
+	}
+	cur->n = 0;
+	return ret;
+}
+
+/* Mapping @m made at @time: the ones of @cur it overlaps end then (into
+ * @ended, NULL: dropped), @m joins @cur. */
+static int set_map(struct map_set *cur, const struct sptd_col_symcap_mapping *m, uint64_t time,
+                   struct map_set *ended)
+{
+	size_t k = 0;
+	int ret = 0;
+
+	for (size_t j = 0; j < cur->n && ret >= 0; j++) {
+		if (cur->v[j].end <= m->start || cur->v[j].start >= m->end) {
+			cur->v[k++] = cur->v[j];
+		} else if (ended) {
+			cur->v[j].until = (int64_t)time;
+			ret = set_push(ended, &cur->v[j]);
+		}
+	}
+	cur->n = k;
+	return ret < 0 ? ret : set_push(cur, m);
+}
+
+static int on_live_map(void *arg, const struct sptd_col_symcap_mapping *m)
+{
+	return set_push(arg, m);
+}
+
+/* The mappings of process @pid at @time into @cur (empty on entry), from
+ * its records since its last exec or fork before @time (a fork: its
+ * parent's then); a process whose records begin later in its life starts
+ * from what /proc says of it now (a live parent). */
+static int maps_at(struct exited_ctx *c, int pid, uint64_t time, int depth, struct map_set *cur)
+{
+	size_t first, n = recs_of(c, pid, &first), begin = first, end = first;
+	int ret = 0;
+
+	for (; end < first + n && c->recs[end].time <= time; end++)
+		if (c->recs[end].kind != REC_MMAP)
+			begin = end;
+	if (begin == end || c->recs[begin].kind == REC_MMAP) {
+		ret = sptd_col_symcap_task_mappings(c->sc, pid, on_live_map, cur);
+		if (ret == -ENOENT)
+			ret = 0;
+	} else if (c->recs[begin].kind == REC_FORK && depth < EXITED_FORK_DEPTH &&
+	           c->recs[begin].ppid != pid) {
+		ret = maps_at(c, c->recs[begin].ppid, c->recs[begin].time, depth + 1, cur);
+	}
+	for (size_t i = begin; i < end && ret >= 0; i++)
+		if (c->recs[i].kind == REC_MMAP)
+			ret = set_map(cur, &c->recs[i].map, c->recs[i].time, NULL);
+	return ret < 0 ? ret : 0;
+}
+
+/* Every mapping process @pid had, each with the time it ended (0: never),
+ * into @out (empty on entry), sorted by start. */
+static int maps_in_time(struct exited_ctx *c, int pid, struct map_set *out)
+{
+	struct map_set cur = { 0 };
+	size_t first, n = recs_of(c, pid, &first);
+	int ret = 0;
+
+	for (size_t i = first; i < first + n && ret >= 0; i++) {
+		const struct exited_rec *r = &c->recs[i];
+
+		if (r->kind == REC_EXEC) {
+			ret = set_end_all(&cur, r->time, out);
+		} else if (r->kind == REC_MMAP) {
+			ret = set_map(&cur, &r->map, r->time, out);
+		} else if (r->ppid != pid) {
+			ret = set_end_all(&cur, r->time, out);
+			if (ret >= 0)
+				ret = maps_at(c, r->ppid, r->time, 1, &cur);
+		}
+	}
+	for (size_t i = 0; i < cur.n && ret >= 0; i++) {
+		cur.v[i].until = 0;
+		ret = set_push(out, &cur.v[i]);
+	}
+	free(cur.v);
+	if (ret >= 0 && out->n)
+		qsort(out->v, out->n, sizeof(*out->v), map_cmp);
+	return ret;
 }
 
 int sptd_col_sample_exited_maps(struct sptd_col_symcap *sc, struct sptd_store *st,
                                 const int *pids, int npids)
 {
-	struct exited_ctx c = { .pids = pids, .npids = npids };
-	struct sptd_col_symcap_mapping *maps = NULL;
+	struct exited_ctx c = { .sc = sc };
+	struct map_set maps = { 0 };
 	int ret, total = 0;
-	size_t i, j;
 
 	if (!sc || !st || (!pids && npids > 0) || npids < 0)
 		return -EINVAL;
@@ -198,29 +320,25 @@ int sptd_col_sample_exited_maps(struct sptd_col_symcap *sc, struct sptd_store *s
 	if (ret < 0 || c.nrecs == 0)
 		goto out;
 	qsort(c.recs, c.nrecs, sizeof(*c.recs), rec_cmp);
-	maps = calloc(c.nrecs, sizeof(*maps));
-	if (!maps) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < c.nrecs && ret >= 0; i = j) {
-		size_t n;
+	for (int i = 0; i < npids && ret >= 0; i++) {
+		size_t first;
 
-		for (j = i; j < c.nrecs && c.recs[j].pid == c.recs[i].pid; j++)
-			;
-		n = live_maps(&c.recs[i], j - i, maps);
-		if (n == 0)
+		if (pids[i] <= 0 || recs_of(&c, pids[i], &first) == 0)
 			continue;
-		ret = sptd_col_symcap_task_recorded(sc, c.recs[i].pid, maps, n);
+		maps.n = 0;
+		ret = maps_in_time(&c, pids[i], &maps);
+		if (ret < 0 || maps.n == 0)
+			continue;
+		ret = sptd_col_symcap_task_recorded(sc, pids[i], maps.v, maps.n);
 		if (ret == -EEXIST)
 			ret = 0;   /* /proc had it after all */
 		else if (ret > 0)
 			total += ret;
 	}
 out:
-	for (i = 0; i < c.nrecs; i++)
+	for (size_t i = 0; i < c.nrecs; i++)
 		rec_free(&c.recs[i]);
 	free(c.recs);
-	free(maps);
+	free(maps.v);
 	return ret < 0 ? ret : total;
 }

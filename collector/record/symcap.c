@@ -47,17 +47,19 @@ struct symcap_dso {
 /* One executable mapping of a snapshotted process. */
 struct symcap_map {
 	uint64_t start, end;     /* [start, end) runtime addresses */
+	uint64_t pgoff;          /* file offset of @start */
 	size_t dso;              /* index into dsos */
 	int64_t bias;            /* runtime = dso address + bias */
-	uint64_t pgoff;          /* file offset of @start */
-	uint64_t dev, ino;       /* the file as /proc/PID/maps gave it; ino 0
-	                          * recorded from the sideband (not unwound) */
+	uint64_t dev, ino;       /* the file as /proc or the record named it; 0 unknown */
+	int64_t until;           /* in force before this time (ns); 0: to the end */
 };
 
 /* A snapshotted process and its mappings (contiguous in maps[], by start). */
 struct symcap_proc {
 	int pid;                 /* the process */
 	size_t first, count;     /* its range of maps[] */
+	int timed;               /* some mapping has an end time: they may
+	                          * overlap, and the time of an address counts */
 };
 
 struct sptd_col_symcap {
@@ -238,15 +240,15 @@ static int snapshot_threads(struct sptd_col_symcap *c, int pid, const char *comm
 	return ret < 0 ? ret : 0;
 }
 
-static int map_add(struct sptd_col_symcap *c, int pid, uint64_t start, uint64_t end,
-                   uint64_t pgoff, const char *path, struct sptd_col_symcache_file *file,
-                   const struct sptd_dec_symfile *sf);
+static int map_add(struct sptd_col_symcap *c, int pid, const struct sptd_col_symcap_mapping *m,
+                   struct sptd_col_symcache_file *file, const struct sptd_dec_symfile *sf);
 
 /* One line of /proc/PID/maps; executable file mappings and the vDSO
  * become raw_mmap rows (their symbols are read only when an address of the
  * incident falls in them). */
 static int snapshot_map_line(struct sptd_col_symcap *c, int pid, char *line)
 {
+	struct sptd_col_symcap_mapping m = { .path = NULL };
 	uint64_t start, end, pgoff, ino;
 	unsigned int dev_major, dev_minor;
 	char perms[8], *path, *deleted;
@@ -274,20 +276,20 @@ static int snapshot_map_line(struct sptd_col_symcap *c, int pid, char *line)
 		if (ret == -ENOMEM)
 			return ret;
 	}
-	ret = map_add(c, pid, start, end, pgoff, path, file, sf);
-	if (ret >= 0) {
-		c->maps[c->nmaps - 1].dev = makedev(dev_major, dev_minor);
-		c->maps[c->nmaps - 1].ino = sf ? 0 : ino;
-	}
-	return ret;
+	m = (struct sptd_col_symcap_mapping){
+		.start = start, .end = end, .pgoff = pgoff, .path = path,
+		.dev = (uint64_t)makedev(dev_major, dev_minor), .ino = sf ? 0 : ino,
+	};
+	return map_add(c, pid, &m, file, sf);
 }
 
-/* The raw_mmap row (and the dso row when new) of one executable mapping:
- * @file cached (or NULL), or a vDSO's table @sf (or NULL). */
-static int map_add(struct sptd_col_symcap *c, int pid, uint64_t start, uint64_t end,
-                   uint64_t pgoff, const char *path, struct sptd_col_symcache_file *file,
-                   const struct sptd_dec_symfile *sf)
+/* The raw_mmap row (and the dso row when new) of one executable mapping
+ * @m: @file cached (or NULL), or a vDSO's table @sf (or NULL). */
+static int map_add(struct sptd_col_symcap *c, int pid, const struct sptd_col_symcap_mapping *m,
+                   struct sptd_col_symcache_file *file, const struct sptd_dec_symfile *sf)
 {
+	const char *path = m->path;
+	uint64_t start = m->start, end = m->end, pgoff = m->pgoff;
 	const struct sptd_dec_symfile *head;
 	int64_t bias;
 	size_t idx;
@@ -305,11 +307,13 @@ static int map_add(struct sptd_col_symcap *c, int pid, uint64_t start, uint64_t 
 	ret = grow((void **)&c->maps, &c->maps_cap, c->nmaps, sizeof(*c->maps));
 	if (ret < 0)
 		return ret;
-	ret = sptd_store_raw_mmap_add(c->st, pid, start, end, pgoff, c->dsos[idx].id, bias);
+	ret = sptd_store_raw_mmap_add_until(c->st, pid, start, end, pgoff, c->dsos[idx].id, bias,
+	                                    m->until);
 	if (ret < 0)
 		return ret;
 	c->maps[c->nmaps++] = (struct symcap_map){
-		.start = start, .end = end, .dso = idx, .bias = bias, .pgoff = pgoff,
+		.start = start, .end = end, .pgoff = pgoff, .dso = idx, .bias = bias,
+		.dev = m->dev, .ino = m->ino, .until = m->until,
 	};
 	return 0;
 }
@@ -392,13 +396,19 @@ int sptd_col_symcap_task_recorded(struct sptd_col_symcap *c, int pid,
 	size_t i, added = 0;
 	int ret = 0;
 
+	int timed = 0;
+
 	if (!c || pid <= 0 || (!maps && n))
 		return -EINVAL;
-	for (i = 1; i < n; i++)
-		if (maps[i].start < maps[i - 1].end || !maps[i].path)
+	for (i = 0; i < n; i++) {
+		if (!maps[i].path || maps[i].end <= maps[i].start || maps[i].until < 0)
 			return -EINVAL;
-	if (n && (!maps[0].path || maps[0].end <= maps[0].start))
-		return -EINVAL;
+		timed |= maps[i].until != 0;
+	}
+	/* in force together: sorted and apart */
+	for (i = 1; i < n && !timed; i++)
+		if (maps[i].start < maps[i - 1].end)
+			return -EINVAL;
 	p = proc_find(c, pid);
 	if (p && p->count)
 		return -EEXIST;
@@ -411,6 +421,7 @@ int sptd_col_symcap_task_recorded(struct sptd_col_symcap *c, int pid,
 	/* this process's rows are appended: its range starts at the end */
 	p = proc_find(c, pid);
 	p->first = c->nmaps;
+	p->timed = timed;
 	for (i = 0; i < n && ret >= 0; i++) {
 		const struct sptd_col_symcap_mapping *m = &maps[i];
 		struct sptd_col_symcache_file *file = NULL;
@@ -426,12 +437,55 @@ int sptd_col_symcap_task_recorded(struct sptd_col_symcap *c, int pid,
 		if (ret == -ENOENT || ret == -ESTALE)
 			ret = 0;
 		if (ret >= 0)
-			ret = map_add(c, pid, m->start, m->end, m->pgoff, m->path, file, sf);
+			ret = map_add(c, pid, m, file, sf);
 		if (ret >= 0)
 			added++;
 	}
 	p->count = c->nmaps - p->first;   /* map_add leaves procs[] alone */
 	return ret < 0 ? ret : (int)added;
+}
+
+/* The snapshot of @pid in *@p, taken now when it was not yet (tried once:
+ * NULL when the process is gone).  0, or an error other than the
+ * process's being gone. */
+static int proc_snapshot(struct sptd_col_symcap *c, int pid, const struct symcap_proc **p)
+{
+	int ret;
+
+	*p = proc_find(c, pid);
+	if (*p)
+		return 0;
+	ret = sptd_col_symcap_task(c, pid);
+	if (ret < 0 && ret != -ENOENT && ret != -ESRCH && ret != -EACCES)
+		return ret;
+	*p = proc_find(c, pid);
+	return 0;
+}
+
+int sptd_col_symcap_task_mappings(struct sptd_col_symcap *c, int pid,
+                                  int (*fn)(void *ctx, const struct sptd_col_symcap_mapping *m),
+                                  void *ctx)
+{
+	const struct symcap_proc *p;
+	int ret = 0;
+
+	if (!c || pid <= 0 || !fn)
+		return -EINVAL;
+	ret = proc_snapshot(c, pid, &p);
+	if (ret < 0)
+		return ret;
+	if (!p || !p->count || p->timed)
+		return -ENOENT;
+	for (size_t i = 0; i < p->count && ret >= 0; i++) {
+		const struct symcap_map *m = &c->maps[p->first + i];
+		struct sptd_col_symcap_mapping out = {
+			.start = m->start, .end = m->end, .pgoff = m->pgoff,
+			.path = c->dsos[m->dso].path, .dev = m->dev, .ino = m->ino,
+		};
+
+		ret = fn(ctx, &out);
+	}
+	return ret < 0 ? ret : (int)p->count;
 }
 
 /* ---- the kernel -------------------------------------------------------------- */
@@ -516,11 +570,27 @@ static int sym_set_grow(struct sptd_col_symcap *c)
 	return 0;
 }
 
-/* The mapping of @p containing @addr, NULL none. */
+/* The mapping of @p containing @addr at @ts, NULL none.  Of a process
+ * whose mappings have end times, the one in force then: of those holding
+ * @addr and not ended by @ts, the one that ended first. */
 static const struct symcap_map *map_find(const struct sptd_col_symcap *c,
-                                         const struct symcap_proc *p, uint64_t addr)
+                                         const struct symcap_proc *p, uint64_t addr, int64_t ts)
 {
 	size_t lo = 0, hi = p->count;
+
+	if (p->timed) {
+		const struct symcap_map *best = NULL;
+
+		for (size_t i = 0; i < p->count; i++) {
+			const struct symcap_map *m = &c->maps[p->first + i];
+			uint64_t until = m->until ? (uint64_t)m->until : UINT64_MAX;
+
+			if (addr >= m->start && addr < m->end && until > (uint64_t)ts &&
+			    (!best || until < (best->until ? (uint64_t)best->until : UINT64_MAX)))
+				best = m;
+		}
+		return best;
+	}
 
 	/* first mapping starting above addr */
 	while (lo < hi) {
@@ -536,12 +606,12 @@ static const struct symcap_map *map_find(const struct sptd_col_symcap *c,
 	return NULL;
 }
 
-int sptd_col_symcap_addr(struct sptd_col_symcap *c, int pid, uint64_t addr)
+int sptd_col_symcap_addr(struct sptd_col_symcap *c, int pid, uint64_t addr, int64_t ts)
 {
 	const struct symcap_map *m;
 	const struct sptd_dec_symfile *sf;
 	struct sptd_dec_sym sym;
-	struct symcap_proc *p;
+	const struct symcap_proc *p;
 	size_t slot, dso;
 	uint64_t file_addr;
 	int ret;
@@ -557,15 +627,10 @@ int sptd_col_symcap_addr(struct sptd_col_symcap *c, int pid, uint64_t addr)
 	} else {
 		if (pid == 0)
 			return 0;   /* the idle task maps nothing */
-		p = proc_find(c, pid);
-		if (!p) {
-			/* not snapshotted yet (or gone): try once, now */
-			ret = sptd_col_symcap_task(c, pid);
-			if (ret < 0 && ret != -ENOENT && ret != -ESRCH && ret != -EACCES)
-				return ret;
-			p = proc_find(c, pid);
-		}
-		m = p ? map_find(c, p, addr) : NULL;
+		ret = proc_snapshot(c, pid, &p);
+		if (ret < 0)
+			return ret;
+		m = p ? map_find(c, p, addr, ts) : NULL;
 		if (!m)
 			return 0;
 		dso = m->dso;
@@ -604,7 +669,8 @@ int sptd_col_symcap_unwind_map(struct sptd_col_symcap *c, int pid, uint64_t addr
 	if (!c || !out)
 		return -EINVAL;
 	p = pid > 0 ? proc_find(c, pid) : NULL;
-	m = p ? map_find(c, p, addr) : NULL;
+	/* the unwinder runs on live processes: their mappings now */
+	m = p ? map_find(c, p, addr, INT64_MAX) : NULL;
 	if (!m)
 		return -ENOENT;
 	out->start = m->start;

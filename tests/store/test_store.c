@@ -98,6 +98,7 @@ static void fill_all(struct sptd_store *st)
 	CHECK_INT(sptd_store_raw_task_add(st, 100, 101, "worker", NULL), 0);
 	CHECK_INT(sptd_store_raw_mmap_add(st, -1, 0xffffffff81000000ull, 0xffffffff82000000ull,
 	                                  0, 2, 0), 0);
+	CHECK_INT(sptd_store_raw_mmap_add_until(st, -1, 0, 4096, 0, 2, 0, 77), 0);
 	CHECK_INT(sptd_store_raw_pt_add(st, 2, 0, page_bytes, 3), 0);
 	CHECK_INT(sptd_store_raw_sideband_add(st, 3, 5, page_bytes + 3, 3), 0);
 	CHECK_INT(sptd_store_raw_image_add(st, 1, 0x401000, page_bytes, sizeof(page_bytes)), 0);
@@ -166,7 +167,7 @@ static void check_all(struct sptd_store *st)
 	int64_t v;
 
 	check_rows(st, "SELECT key, value FROM meta ORDER BY key",
-	           "clock|tsc\nschema_version|5\nwindow_ns|-10000000\n");
+	           "clock|tsc\nschema_version|6\nwindow_ns|-10000000\n");
 	CHECK_INT(sptd_store_meta_get(st, "clock", buf, sizeof(buf)), 3);
 	CHECK_STR(buf, "tsc");
 	CHECK_INT(sptd_store_meta_get(st, "clock", buf, 2), 3); /* truncated */
@@ -207,7 +208,8 @@ static void check_all(struct sptd_store *st)
 	check_rows(st, "SELECT ts, cpu, pid, tid, callchain FROM raw_sample",
 	           "70|0|100|101|x00feffffffffffff10000081ffffffff80fcffffffffffff3412400000000000\n");
 	check_rows(st, "SELECT * FROM raw_task", "100|101|worker|N\n");
-	check_rows(st, "SELECT * FROM raw_mmap", "-1|-2130706432|-2113929216|0|2|0\n");
+	check_rows(st, "SELECT * FROM raw_mmap", "-1|-2130706432|-2113929216|0|2|0|N\n"
+	           "-1|0|4096|0|2|0|77\n");
 	check_rows(st, "SELECT * FROM raw_pt", "2|0|x0100ff\n");
 	check_rows(st, "SELECT * FROM raw_sideband", "3|5|x7f0080\n");
 	check_rows(st, "SELECT * FROM raw_image", "1|4198400|x0100ff7f0080\n");
@@ -659,6 +661,7 @@ static void test_invalid_args(void)
 	CHECK_INT(sptd_store_raw_sample_add(NULL, 0, 0, 0, 0, &one, 1), -EINVAL);
 	CHECK_INT(sptd_store_raw_task_add(NULL, 0, 0, "a", NULL), -EINVAL);
 	CHECK_INT(sptd_store_raw_mmap_add(NULL, 0, 0, 1, 0, 0, 0), -EINVAL);
+	CHECK_INT(sptd_store_raw_mmap_add_until(NULL, 0, 0, 1, 0, 0, 0, 5), -EINVAL);
 	CHECK_INT(sptd_store_raw_pt_add(NULL, 0, 0, buf, 1), -EINVAL);
 	CHECK_INT(sptd_store_raw_sideband_add(NULL, 0, 0, buf, 1), -EINVAL);
 	CHECK_INT(sptd_store_raw_image_add(NULL, 0, 0, buf, 1), -EINVAL);
@@ -718,6 +721,7 @@ static void test_invalid_args(void)
 	CHECK_INT(sptd_store_raw_ftrace_format_add(st, "a", NULL), -EINVAL);
 	CHECK_INT(sptd_store_raw_sample_add(st, 0, 0, 0, 0, NULL, 3), -EINVAL);
 	CHECK_INT(sptd_store_raw_mmap_add(st, 0, 2, 1, 0, 0, 0), -EINVAL);
+	CHECK_INT(sptd_store_raw_mmap_add_until(st, 0, 2, 1, 0, 0, 0, 5), -EINVAL);
 	CHECK_INT(sptd_store_raw_pt_add(st, 0, -1, buf, 1), -EINVAL);
 	CHECK_INT(sptd_store_raw_sideband_add(st, 0, 0, NULL, 1), -EINVAL);
 	CHECK_INT(sptd_store_raw_image_add(st, 0, 0, NULL, 1), -EINVAL);

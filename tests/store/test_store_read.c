@@ -42,8 +42,8 @@ static int put_switch(void *arg, const struct sptd_store_raw_switch_row *row)
 
 static int put_mmap(void *arg, const struct sptd_store_raw_mmap_row *row)
 {
-	fixture_put(arg, "%d|%" PRIx64 "|%" PRIx64 "|%" PRIx64 "|%" PRId64 "|%" PRId64 "\n",
-	            row->pid, row->start, row->end, row->pgoff, row->dso_id, row->bias);
+	fixture_put(arg, "%d|%" PRIx64 "|%" PRIx64 "|%" PRIx64 "|%" PRId64 "|%" PRId64 "|%" PRId64 "\n",
+	            row->pid, row->start, row->end, row->pgoff, row->dso_id, row->bias, row->until_ts);
 	return 0;
 }
 
@@ -298,6 +298,9 @@ static void test_raw_rows(void)
 	CHECK_INT(sptd_store_raw_mmap_add(st, -1, 0xffffffff81000000ull, 0xffffffff82000000ull,
 	                                  0, 2, 0), 0);
 	CHECK_INT(sptd_store_raw_mmap_add(st, 10, 0x400000, 0x401000, 0x1000, 1, -4096), 0);
+	/* a child's mapping before its exec, and one whose end is not known */
+	CHECK_INT(sptd_store_raw_mmap_add_until(st, 11, 0x400000, 0x401000, 0, 1, 0, 123456789), 0);
+	CHECK_INT(sptd_store_raw_mmap_add_until(st, 11, 0x500000, 0x501000, 0, 1, 0, -5), 0);
 	st = fixture_reopen(st);
 	if (!st)
 		return;
@@ -322,8 +325,10 @@ static void test_raw_rows(void)
 	CHECK(s.chain_ok);
 	memset(&t, 0, sizeof(t));
 	CHECK_INT(sptd_store_raw_mmap_each(st, put_mmap, &t), 0);
-	CHECK_STR(t.buf, "-1|ffffffff81000000|ffffffff82000000|0|2|0\n"
-	                 "10|400000|401000|1000|1|-4096\n");
+	CHECK_STR(t.buf, "-1|ffffffff81000000|ffffffff82000000|0|2|0|0\n"
+	                 "10|400000|401000|1000|1|-4096|0\n"
+	                 "11|400000|401000|0|1|0|123456789\n"
+	                 "11|500000|501000|0|1|0|0\n");
 	sptd_store_destroy(st);
 }
 

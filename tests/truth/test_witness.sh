@@ -10,19 +10,22 @@
 #   samples   perf record -a -g -k mono -F 4000 -e cpu-clock: per group of
 #             tasks (the short-lived processes; the pool threads), of the
 #             user-mode samples, the share whose leaf is the group's hot
-#             function, and the share with no function at all; the two may differ by
-#             at most 4 standard errors of a difference of two binomial
-#             proportions (pooled), and by at most 0.10 absolute
+#             function, and the share with no function at all (no floor);
+#             the two may differ by at most 4 standard errors of a
+#             difference of two binomial proportions (pooled), and by at
+#             most 0.10 absolute; kernel, vDSO and PLT-stub leaves are left
+#             out on both sides (docs/WITNESS.md says why)
 #   wakeups   perf sched record -k mono: each wakeup of wit_ping and
 #             wit_pong (perf's sched_waking while the task was blocked,
-#             paired with its next switch in), inside the window and not
-#             cut by its edges: the same count; per wakeup the same waker
-#             tid and time within 1 ms: at most 0.5 % of perf's unmatched,
-#             1 % of sysptd's (perf drops a few events ftrace keeps); of the
-#             matched, time and latency within 2 us (ftrace and perf read
-#             the clock separately for one event), except at most 2 % (a
-#             VM's host stopping the vCPU between the two reads); sum within
-#             2 us a wakeup plus those; max within 2 us or 0.1 %
+#             paired with its next switch in: tests/lib/perf_wakes.sh),
+#             inside the window and not cut by its edges: per wakeup the
+#             same waker tid and time within 1 ms: at most 0.5 % of perf's
+#             unmatched, 1 % of sysptd's (perf drops a few events ftrace
+#             keeps); of the matched, both ends within 2 us (ftrace and
+#             perf read the clock separately for one event), except one end
+#             off for at most 5 % (the host stopping the vCPU between the
+#             two reads) and both ends off for at most 0.5 %; sum within 2
+#             us a wakeup plus those; max within 2 us, 0.1 % or such a stop
 #   irq wakes a bare ftrace instance's sched_waking records (their context
 #             flags): wit_sleeper's and wit_timer's wakeups come from hrtimers
 #             in hard irq context; sysptd's rows for them must say so (flags
@@ -64,15 +67,23 @@ cleanup() {
 trap cleanup EXIT
 # shellcheck source=../lib/expect.sh
 . "$(dirname "$0")/../lib/expect.sh"
+# shellcheck source=../lib/perf_wakes.sh
+. "$(dirname "$0")/../lib/perf_wakes.sh"
 check_eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$3', want '$2'"; fi; }
 
 # ---- record the same moment ---------------------------------------------------
-perf record -q -a -g -k mono -F "$FREQ" -e cpu-clock -o "$work/samples.data" \
+# -m 8192 each (32 MiB a CPU): perf's readers run as any task does;
+# starved on a loaded machine (load 20 on 2 CPUs) with perf's own buffers
+# they lost the events of whole seconds: perf sched then paired wakings with
+# later switches in, and the IRQ counts fell short (4 of 15 of one IRQ).
+# -B -N: no build-id pass over the whole file at perf's exit, which took
+# minutes under load (the files are read where they are, by path)
+perf record -B -N -m 8192 -a -g -k mono -F "$FREQ" -e cpu-clock -o "$work/samples.data" \
 	>"$work/perf1.log" 2>&1 &
 pids="$pids $!"
-perf sched record -k mono -o "$work/sched.data" >"$work/perf2.log" 2>&1 &
+perf sched record -B -N -m 8192 -k mono -o "$work/sched.data" >"$work/perf2.log" 2>&1 &
 pids="$pids $!"
-perf record -q -a -k mono -e irq:irq_handler_entry -o "$work/irq.data" >"$work/perf3.log" 2>&1 &
+perf record -B -N -m 8192 -a -k mono -e irq:irq_handler_entry -o "$work/irq.data" >"$work/perf3.log" 2>&1 &
 pids="$pids $!"
 # a bare ftrace instance of our own: sched_waking with each record's
 # context flags as the kernel prints them (h hard irq, s softirq)
@@ -112,8 +123,6 @@ we=$(q "$db" "SELECT value FROM meta WHERE key = 'window_end'")
 main=$(awk '$1 == "process" { print $2 }' "$work/log")
 echo "incident $db: window [$ws, $we], workload pid $main"
 
-# perf's time stamps "S.NNNNNNNNN:" as integer ns
-ns_awk='function ns(s,   p) { sub(/:$/, "", s); p = index(s, "."); return (substr(s, 1, p - 1) substr(s, p + 1)) + 0 }'
 
 # ---- samples ----------------------------------------------------------------------
 # "GROUP TID LEAF" per user-mode sample in the window: GROUP short (a
@@ -123,25 +132,41 @@ ns_awk='function ns(s,   p) { sub(/:$/, "", s); p = index(s, "."); return (subst
 # next irq enable (seen: leaf pvm_irq_enable in 259 of perf's pool samples,
 # 111 of sysptd's), which moves kernel shares by more than chance.  vDSO
 # leaves too: perf 6.1 names none of them here ([unknown], 701 of a run's
-# pool samples), sysptd names them (clock_gettime)
+# pool samples), sysptd names them (clock_gettime).  And PLT stubs: perf
+# makes "NAME@plt" symbols of them from .rela.plt, sysptd names none (seen:
+# 5 to 14 of a run's pool samples in clock_gettime@plt, 0 unnamed by perf;
+# enough for z 3.9 on the unnamed share); sysptd's are told by their
+# address in the file's .plt sections (readelf)
 awk '$1 == "short" { print $2 }' "$work/log" | sort -u >"$work/short.pids"
 perf script -i "$work/samples.data" --ns -F pid,tid,time,ip,sym,dso --max-stack 1 2>/dev/null |
-	awk -v ws="$ws" -v we="$we" -v main="$main" "$ns_awk"'
+	awk -v ws="$ws" -v we="$we" -v main="$main" "$perf_ns_awk"'
 	NR == FNR { short[$1] = 1; next }
 	/^ *[0-9]+\/[0-9]+ / { split($1, pt, "/"); t = ns($2); keep = t >= ws && t <= we
 	                       g = (pt[1] in short) ? "short" : "other"; tid = pt[2]; next }
 	keep && NF >= 1 { leaf = NF < 3 ? "[unknown]" : $2; keep = 0
-	                  if ($NF != "([kernel.kallsyms])" && $NF != "([vdso])") print g, tid, leaf }' \
+	                  if ($NF != "([kernel.kallsyms])" && $NF != "([vdso])" && leaf !~ /@plt$/)
+	                          print g, tid, leaf }' \
 	"$work/short.pids" - >"$work/perf.samples"
 awk '$1 == "thread" && $2 ~ /^wit_pool/ { print $3 }' "$work/log" >"$work/pool.tids"
-"$BIN" query "$db" --format csv "SELECT p.pid, t.tid, coalesce(sy.name, '[unknown]')
+"$BIN" query "$db" --format csv "SELECT p.pid, t.tid, coalesce(sy.name, '[unknown]'),
+	coalesce(d.path, '-'), coalesce(sy.addr, -1)
 	FROM sample s JOIN thread t ON t.utid = s.utid LEFT JOIN process p ON p.upid = t.upid
 	LEFT JOIN callsite c ON c.id = s.callsite_id LEFT JOIN symbol sy ON sy.id = c.symbol_id
 	LEFT JOIN dso d ON d.id = sy.dso_id
 	WHERE s.ts BETWEEN $ws AND $we AND coalesce(d.path, '') NOT IN ('[kernel.kallsyms]', '[vdso]')" \
-	2>"$work/err" | sed 1d | tr ',' ' ' |
-	awk 'NR == FNR { short[$1] = 1; next } { print (($1 in short) ? "short" : "other"), $2, $3 }' \
-		"$work/short.pids" - >"$work/sptd.samples"
+	2>"$work/err" | sed 1d | tr ',' ' ' >"$work/sptd.leaves"
+# "PATH START END" of the .plt sections of each file an unnamed leaf is in
+awk '$3 == "[unknown]" && $4 != "-" { print $4 }' "$work/sptd.leaves" | sort -u |
+	while read -r path; do
+		readelf -SW "$path" 2>/dev/null |
+			awk '{ for (i = 1; i < NF; i++) if ($i ~ /^\.plt/) print $(i + 2), $(i + 4) }' |
+			while read -r at size; do echo "$path $((0x$at)) $((0x$at + 0x$size))"; done
+	done >"$work/plt.ranges"
+awk 'FILENAME == ARGV[1] { short[$1] = 1; next }
+     FILENAME == ARGV[2] { n++; pp[n] = $1; lo[n] = $2; hi[n] = $3; next }
+     { if ($3 == "[unknown]") for (i = 1; i <= n; i++) if ($4 == pp[i] && $5 >= lo[i] && $5 < hi[i]) next
+       print (($1 in short) ? "short" : "other"), $2, $3 }' \
+	"$work/short.pids" "$work/plt.ranges" "$work/sptd.leaves" >"$work/sptd.samples"
 # pool threads by tid on both sides
 for f in perf sptd; do
 	awk 'NR == FNR { pool[$1] = 1; next } { if ($2 in pool) $1 = "pool"; print }' \
@@ -150,70 +175,53 @@ for f in perf sptd; do
 done
 # share GROUP LEAF FILE -> "hits total"
 share() { awk -v g="$1" -v l="$2" '$1 == g { n++; if ($3 == l) h++ } END { print h + 0, n + 0 }' "$3"; }
-# compare LABEL GROUP LEAF [FLOOR]: two-proportion test, |z| <= 4 and
-# |diff| <= 0.10; with FLOOR, a difference of at most FLOOR passes too
+# compare LABEL GROUP LEAF: two-proportion test, |z| <= 4 and |diff| <= 0.10
 compare() {
-	set -- "$1" "$2" "$3" "${4:-0}" $(share "$2" "$3" "$work/sptd.samples") $(share "$2" "$3" "$work/perf.samples")
-	verdict=$(awk -v fl="$4" -v a="$5" -v n="$6" -v b="$7" -v m="$8" 'BEGIN {
+	set -- "$1" "$2" "$3" $(share "$2" "$3" "$work/sptd.samples") $(share "$2" "$3" "$work/perf.samples")
+	verdict=$(awk -v a="$4" -v n="$5" -v b="$6" -v m="$7" 'BEGIN {
 		if (n < 20 || m < 20) { print "few"; exit }
 		p = a / n; q = b / m; r = (a + b) / (n + m); se = sqrt(r * (1 - r) * (1 / n + 1 / m))
 		z = se > 0 ? (p - q) / se : 0; d = p - q < 0 ? q - p : p - q
 		printf "%s sysptd %.3f (%d/%d) perf %.3f (%d/%d) z %.2f\n",
-		       ((z <= 4 && z >= -4 && d <= 0.10) || d <= fl) ? "ok" : "BAD", p, a, n, q, b, m, z }')
+		       (z <= 4 && z >= -4 && d <= 0.10) ? "ok" : "BAD", p, a, n, q, b, m, z }')
 	echo "samples, $1: $verdict"
 	case $verdict in
 	ok*) ok ;;
-	few) bad "samples, $1: too few samples (sysptd $6, perf $8): the workload did not run" ;;
+	few) bad "samples, $1: too few samples (sysptd $5, perf $7): the workload did not run" ;;
 	*) bad "samples, $1: $verdict" ;;
 	esac
 }
+# (a spawned child's samples before its exec are named by its parent's
+# mappings, as perf names them: no floor for "[unknown]")
 compare "short-lived processes in witness_short_hot" short witness_short_hot
-# unnamed: a floor of 5 points.  A spawned child runs libc code of its
-# parent's image before its exec; sysptd resolves an exited process's
-# samples against its mappings after the exec only, so those stay unnamed
-# (3.5 % of the short processes' samples here; perf, which follows the
-# mappings in time, names them).  Before issue 27's fix: 40 to 100 %.
-compare "short-lived processes with no function" short "[unknown]" 0.05
+compare "short-lived processes with no function" short "[unknown]"
 compare "pool threads in witness_pool_hot" pool witness_pool_hot
-compare "pool threads with no function" pool "[unknown]" 0.05
+compare "pool threads with no function" pool "[unknown]"
 
 # ---- wakeups -----------------------------------------------------------------------
-# a waking stamped with its switch's very time goes before it (perf script
-# may put the switch first)
-perf script -i "$work/sched.data" --ns -F tid,time,event,trace 2>/dev/null |
-	awk 'held != "" && $3 == "sched:sched_waking:" && $2 == held_ts { print; next }
-	     { if (held != "") print held; held = $0; held_ts = $2 }
-	     END { if (held != "") print held }' >"$work/sched.txt"
+# perf's sched events in time order, and each wakeup of a task
+# (tests/lib/perf_wakes.sh, shared with test_import_sched)
+perf_sched_lines "$work/sched.data" >"$work/sched.txt"
 for name in wit_ping wit_pong; do
 	t=$(awk -v n="$name" '$1 == "thread" && $2 == n { print $3 }' "$work/log")
 	# perf: "WAKING_NS LATENCY_NS WAKER" for wakings and switch-ins both inside
-	awk -v t="$t" -v ws="$ws" -v we="$we" "$ns_awk"'
-	function field(k,   i) { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
-	$3 == "sched:sched_switch:" {
-		# a switch out with a waking pending: its switch in was lost (perf
-		# drops a few events); the incident cuts that row too (flags 2)
-		if (field("prev_pid") == t) { st = field("prev_state"); blocked = (st != "R" && st != "R+"); pending = "" }
-		if (field("next_pid") == t && pending != "") {
-			if (pending >= ws && ns($2) <= we) printf "%.0f %.0f %s\n", pending, ns($2) - pending, waker
-			pending = ""
-		}
-		next
-	}
-	$3 == "sched:sched_waking:" && field("pid") == t && blocked && pending == "" {
-		pending = ns($2); waker = $1; blocked = 0
-	}' "$work/sched.txt" >"$work/perf.wake.$name"
+	perf_wakeups "$t" "$ws" "$we" <"$work/sched.txt" >"$work/perf.wake.$name"
 	# sysptd: runnable rows naming a waker, neither edge cut (flags 0)
 	"$BIN" query "$db" --format csv "SELECT r.ts, r.dur, wk.tid FROM thread_state r
 		JOIN thread th ON th.utid = r.utid JOIN thread wk ON wk.utid = r.waker_utid
 		WHERE th.tid = $t AND r.state = 'R' AND r.flags = 0 ORDER BY r.ts" 2>"$work/err" |
 		sed 1d | tr ',' ' ' >"$work/sptd.wake.$name"
-	# the two lists in time order, matched by waker and time (within 1 ms);
-	# of the matched, time and latency within 2 us, except where the host
-	# stopped this vCPU between perf's clock read and ftrace's for one
-	# event (seen: ~0.8 % of events, by ~34 us): at most 2 %.  perf drops
-	# some tracepoint events ftrace records (seen: an IRQ entry in 310):
-	# at most 1 % of sysptd's wakeups unmatched; perf's unmatched at most
-	# 0.5 % (0 in every run here)
+	# the two lists in time order, matched by waker and time (within 1 ms).
+	# Of the matched, both ends (the waking, the switch in) within 2 us:
+	# ftrace and perf read the clock separately for one event, ~0.4 us
+	# apart.  A wakeup with one end off by more is one event stamped twice
+	# with a stop of this vCPU between the two reads (the host's: this VM
+	# reports no steal time; tens of us): at most 5 % (seen 1.3-3.2 % of
+	# events at load 14-16 on 2 vCPUs, 0.8 % on a quiet one).  Both ends
+	# off is no such stop but another pairing: at most 0.5 % (0 seen).
+	# perf drops some tracepoint events ftrace records (seen: an IRQ entry
+	# in 310): at most 1 % of sysptd's wakeups unmatched; perf's unmatched
+	# at most 0.5 % (0 in every run here)
 	res=$(awk 'NR == FNR { pt[NR] = $1; pl[NR] = $2; pw[NR] = $3; np = NR; next }
 	{ st[FNR] = $1; sl[FNR] = $2; sw[FNR] = $3; ns = FNR }
 	function abs(x) { return x < 0 ? -x : x }
@@ -221,30 +229,40 @@ for name in wit_ping wit_pong; do
 		i = 1; j = 1
 		while (i <= np && j <= ns) {
 			if (pw[i] == sw[j] && abs(pt[i] - st[j]) <= 1000000) {
-				d = abs(pt[i] - st[j]); if (abs(pl[i] - sl[j]) > d) d = abs(pl[i] - sl[j])
-				if (d > 2000) { near++; slack += d }
+				dw = abs(pt[i] - st[j]); di = abs(pt[i] + pl[i] - st[j] - sl[j])
+				d = dw > di ? dw : di
+				if (dw > 2000 && di > 2000) { both++; slack += abs(pl[i] - sl[j]) }
+				else if (d > 2000) { nsplit++; slack += abs(pl[i] - sl[j]); if (d > smax_split) smax_split = d }
 				matched++; i++; j++
 			} else if (pt[i] < st[j]) { ponly++; i++ } else { sonly++; j++ }
 		}
 		ponly += np - i + 1; sonly += ns - j + 1
 		for (i = 1; i <= np; i++) { psum += pl[i]; if (pl[i] > pmax) pmax = pl[i] }
 		for (i = 1; i <= ns; i++) { ssum += sl[i]; if (sl[i] > smax) smax = sl[i] }
-		printf "%d %d %d %d %d %d %d %d %d %d %d\n", np, ns, matched, ponly, sonly, near,
-		       psum, ssum, pmax, smax, slack }' "$work/perf.wake.$name" "$work/sptd.wake.$name")
+		printf "%d %d %d %d %d %d %d %d %d %d %d %d %d\n", np, ns, matched, ponly, sonly, nsplit,
+		       both, psum, ssum, pmax, smax, slack, smax_split }' "$work/perf.wake.$name" "$work/sptd.wake.$name")
 	set -- $res
-	echo "wakeups of $name ($t): perf $1, sysptd $2, matched $3 (waker, time within 1 ms)," \
-	     "perf only $4, sysptd only $5, off by over 2 us $6; sum perf $7 ns, sysptd $8 ns;" \
-	     "max perf $9 ns, sysptd ${10} ns"
-	if [ "$1" -ge 50 ]; then ok; else bad "wakeups of $name: perf saw only $1 in the window"; fi
-	if [ $(($4 * 200)) -le "$1" ]; then ok; else bad "wakeups of $name: $4 of perf's $1 not in the incident (0.5 % allowed)"; fi
-	if [ $(($5 * 100)) -le "$2" ]; then ok; else bad "wakeups of $name: $5 of sysptd's $2 not seen by perf (1 % allowed)"; fi
-	if [ $(($6 * 50)) -le "$3" ]; then ok; else bad "wakeups of $name: $6 of $3 off perf's by more than 2 us (2 % allowed)"; fi
-	if [ "$4" = 0 ] && [ "$5" = 0 ]; then
-		d=$(($7 - $8)); d=${d#-}
-		if [ "$d" -le $((2000 * $1 + ${11})) ]; then ok; else bad "wakeups of $name: latency sum $8 ns, perf $7 ns"; fi
+	np=$1 ns=$2 matched=$3 ponly=$4 sonly=$5 split=$6 both=$7 psum=$8 ssum=$9
+	shift 9
+	pmax=$1 smax=$2 slack=$3 worst_split=$4
+	lost=$(sed -n 's/.*and lost \([0-9]*\) chunks.*/\1/p' "$work/perf2.log")
+	echo "wakeups of $name ($t): perf $np (perf lost ${lost:-0} chunks), sysptd $ns, matched $matched (waker, time within 1 ms)," \
+	     "perf only $ponly, sysptd only $sonly; one end off by over 2 us $split (largest $worst_split ns)," \
+	     "both ends $both; sum perf $psum ns, sysptd $ssum ns; max perf $pmax ns, sysptd $smax ns"
+	if [ "$np" -ge 50 ]; then ok; else bad "wakeups of $name: perf saw only $np in the window"; fi
+	if [ $((ponly * 200)) -le "$np" ]; then ok; else bad "wakeups of $name: $ponly of perf's $np not in the incident (0.5 % allowed)"; fi
+	if [ $((sonly * 100)) -le "$ns" ]; then ok; else bad "wakeups of $name: $sonly of sysptd's $ns not seen by perf (1 % allowed)"; fi
+	if [ $((split * 20)) -le "$matched" ]; then ok; else bad "wakeups of $name: $split of $matched with one end off perf's by more than 2 us (5 % allowed)"; fi
+	if [ $((both * 200)) -le "$matched" ]; then ok; else bad "wakeups of $name: $both of $matched with both ends off perf's by more than 2 us (0.5 % allowed)"; fi
+	if [ "$ponly" = 0 ] && [ "$sonly" = 0 ]; then
+		d=$((psum - ssum)); d=${d#-}
+		if [ "$d" -le $((2000 * np + slack)) ]; then ok; else bad "wakeups of $name: latency sum $ssum ns, perf $psum ns"; fi
 	fi
-	d=$(($9 - ${10})); d=${d#-}
-	if [ "$d" -le 2000 ] || [ "$d" -le $(($9 / 1000)) ]; then ok; else bad "wakeups of $name: worst latency ${10} ns, perf $9 ns"; fi
+	# the worst: within 2 us, 0.1 %, or a stop of the vCPU as above
+	d=$((pmax - smax)); d=${d#-}
+	if [ "$d" -le 2000 ] || [ "$d" -le $((pmax / 1000)) ] || [ "$d" -le "$worst_split" ]; then ok; else
+		bad "wakeups of $name: worst latency $smax ns, perf $pmax ns"
+	fi
 done
 
 # ---- wakeups from interrupt context ---------------------------------------------------
@@ -314,7 +332,7 @@ check_eq "tasks: threads named otherwise than the program says" 0 "$3"
 
 # ---- irqs ---------------------------------------------------------------------------
 perf script -i "$work/irq.data" --ns -F time,trace 2>/dev/null |
-	awk -v ws="$ws" -v we="$we" "$ns_awk"'
+	awk -v ws="$ws" -v we="$we" "$perf_ns_awk"'
 	{ t = ns($1); if (t < ws || t > we) next
 	  for (i = 2; i <= NF; i++) if (index($i, "irq=") == 1) n[substr($i, 5)]++ }
 	END { for (k in n) print k, n[k] }' | sort -n >"$work/perf.irqs"
@@ -327,7 +345,8 @@ res=$(awk 'NR == FNR { p[$1] = $2; next } { s[$1] = $2 }
 	      for (k in s) if (!(k in p) && s[k] > 2) { bad++; printf "  irq %s: perf 0, sysptd %d\n", k, s[k] > "/dev/stderr" }
 	      printf "%d %d\n", n, bad }' "$work/perf.irqs" "$work/sptd.irqs")
 set -- $res
-echo "irqs: $1 IRQ numbers in perf's window, $2 counted otherwise by sysptd (perf - 2 .. perf + max(2, 2 %)): $(tr '\n' ' ' <"$work/sptd.irqs")"
+lost=$(sed -n 's/.*and lost \([0-9]*\) chunks.*/\1/p' "$work/perf3.log")
+echo "irqs (perf lost ${lost:-0} chunks): $1 IRQ numbers in perf's window, $2 counted otherwise by sysptd (perf - 2 .. perf + max(2, 2 %)): $(tr '\n' ' ' <"$work/sptd.irqs")"
 check_eq "irqs: IRQ numbers whose count differs from perf's by more than 2" 0 "$2"
 # the disk: the IRQ with the most handlers while wit_disk wrote, by /proc/interrupts
 disk=$(awk 'NR == FNR { if ($1 ~ /^[0-9]+:$/) { b[$1] = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) b[$1] += $i }; next }

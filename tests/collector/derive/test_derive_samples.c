@@ -4,7 +4,9 @@
  * symbol rows.  Every sample and callsite row is compared exactly:
  * outermost caller first, identical prefixes shared, a resolved frame
  * interned by (parent, symbol) and stored at the symbol's start, an
- * unresolved one by (parent, ip) and stored at the ip. */
+ * unresolved one by (parent, ip) and stored at the ip.  Mappings with an
+ * end time (raw_mmap.until_ts: a child before and after its exec) name a
+ * frame by the mapping in force at its sample's time. */
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
@@ -132,6 +134,44 @@ out:
 	harness_case_end(tasks, st);
 }
 
+/* A child (pid 50) ran its parent's app until its exec at 100, then
+ * /usr/bin/other, mapped over the same addresses; the app's mapping also
+ * reaches past other's.  Each sample is named by what was mapped at its
+ * time: before 100 the app's main (or its sizeless leaf), from 100 on
+ * other's other_main, and past other's end nothing at all. */
+static void test_in_time(void)
+{
+	static const struct { int64_t ts; uint64_t ip; } at[] = {
+		{ 50, 0x400010 }, { 60, 0x401100 }, { 100, 0x400010 }, { 150, 0x400010 },
+		{ 160, 0x401100 },
+	};
+	struct sptd_col_tasks *tasks = NULL;
+	struct sptd_store *st = NULL;
+
+	CHECK_INT(harness_case("intime", &tasks, &st), 0);
+	if (!tasks || !st)
+		goto out;
+	incident(st);
+	CHECK_INT(sptd_store_dso_add(st, 3, "/usr/bin/other", NULL), 0);
+	CHECK_INT(sptd_store_symbol_add(st, 30, "other_main", 3, 0x1000, 0x100), 0);
+	/* after the exec first: stored order must not matter */
+	CHECK_INT(sptd_store_raw_mmap_add(st, 50, 0x400000, 0x401000, 0, 3, (int64_t)BIAS), 0);
+	CHECK_INT(sptd_store_raw_mmap_add_until(st, 50, 0x400000, 0x402000, 0, 1, (int64_t)BIAS,
+	                                        100), 0);
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		const uint64_t chain[] = { USER, at[i].ip };
+
+		CHECK_INT(sptd_store_raw_sample_add(st, at[i].ts, 0, 50, 50, chain, 2), 0);
+	}
+	CHECK_INT(sptd_col_derive_samples(st, tasks), 0);
+	CHECK_ROWS(st, "SELECT s.ts, coalesce(y.name, '-'), coalesce(y.dso_id, 0) FROM sample s "
+	           "JOIN callsite c ON c.id = s.callsite_id LEFT JOIN symbol y ON "
+	           "y.id = c.symbol_id ORDER BY s.ts",
+	           "50|main|1\n60|leaf|1\n100|other_main|3\n150|other_main|3\n160|-|0\n");
+out:
+	harness_case_end(tasks, st);
+}
+
 static void test_invalid(void)
 {
 	struct sptd_col_tasks *tasks = NULL;
@@ -154,6 +194,7 @@ int main(void)
 	test_invalid();
 	test_samples();
 	test_unresolved();
+	test_in_time();
 	harness_fini();
 	return SPTD_TEST_END();
 }

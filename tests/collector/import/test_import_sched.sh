@@ -30,6 +30,8 @@ work=$(mktemp -d /tmp/sptd-impsched-XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 # shellcheck source=../../lib/expect.sh
 . "$(dirname "$0")/../../lib/expect.sh"
+# shellcheck source=../../lib/perf_wakes.sh
+. "$(dirname "$0")/../../lib/perf_wakes.sh"
 
 mkfifo "$work/ping" "$work/pong"
 # all on CPU 0 with a CPU hog: each switch in comes from a task, not from
@@ -62,30 +64,11 @@ n=$(q "$work/i.db" "SELECT count(*) FROM gap WHERE reason LIKE '%ftrace ring ove
 check_eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$3', want '$2'"; fi; }
 check_eq "gaps blaming an ftrace ring in an import" 0 "$n"
 
-# perf's own events, time ordered, nanoseconds
-# A waking and the switch it led to can carry the same time stamp (perf's
-# clock clamps on a guest whose TSC is unstable); perf script may then put
-# the switch first: such a waking goes before its switch here, as the
-# kernel emitted them
-perf script -i "$work/perf.data" --ns -F tid,time,event,trace 2>/dev/null |
-	awk 'held != "" && $3 == "sched:sched_waking:" && $2 == held_ts { print; next }
-	     { if (held != "") print held; held = $0; held_ts = $2 }
-	     END { if (held != "") print held }' >"$work/script.txt"
+# perf's own events, time ordered, nanoseconds (tests/lib/perf_wakes.sh)
+perf_sched_lines "$work/perf.data" >"$work/script.txt"
 for t in $a $b; do
 	# the witness: "WAKING_NS LATENCY_NS WAKER" per wakeup of $t
-	awk -v t="$t" '
-	function ns(s,   p) { sub(/:$/, "", s); p = index(s, "."); return (substr(s, 1, p - 1) substr(s, p + 1)) + 0 }
-	function field(k,   i) { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
-	$3 == "sched:sched_switch:" {
-		# a switch out with a waking pending: its switch in was lost (perf
-		# drops a few events); the incident cuts that row too (flags 2)
-		if (field("prev_pid") == t) { st = field("prev_state"); blocked = (st != "R" && st != "R+"); pending = "" }
-		if (field("next_pid") == t && pending != "") { printf "%.0f %.0f %s\n", pending, ns($2) - pending, waker; pending = "" }
-		next
-	}
-	$3 == "sched:sched_waking:" && field("pid") == t && blocked && pending == "" {
-		pending = ns($2); waker = $1; blocked = 0
-	}' "$work/script.txt" >"$work/perf.$t"
+	perf_wakeups "$t" <"$work/script.txt" >"$work/perf.$t"
 	"$BIN" query "$work/i.db" --format csv "SELECT r.ts, r.dur, wk.tid FROM thread_state r
 		JOIN thread th ON th.utid = r.utid LEFT JOIN thread wk ON wk.utid = r.waker_utid
 		WHERE th.tid = $t AND r.state = 'R' AND r.waker_utid IS NOT NULL AND r.flags & 3 = 0

@@ -203,7 +203,7 @@ static void test_real(const char *prog)
 	if (sc) {
 		CHECK(sptd_col_symcap_task(sc, pid) < 0);   /* gone: /proc has nothing */
 		CHECK(sptd_col_sample_exited_maps(sc, st, &pid, 1) > 0);
-		CHECK_INT(sptd_col_symcap_addr(sc, pid, hot), 1);
+		CHECK_INT(sptd_col_symcap_addr(sc, pid, hot, 0), 1);
 		snprintf(sql, sizeof(sql), "SELECT count(*) FROM symbol y JOIN dso d ON "
 		         "d.id = y.dso_id JOIN raw_mmap m ON m.dso_id = d.id WHERE m.pid = %d "
 		         "AND y.name = 'exitedprog_hot_spin' AND m.start <= %llu AND %llu < m.\"end\"",

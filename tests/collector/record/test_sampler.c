@@ -299,7 +299,7 @@ static int real_sample(void *ctx, const struct sptd_col_sample *s)
 			r->store_err++;
 		for (uint64_t i = 0; i < s->nr; i++)
 			if (s->ips[i] < PERF_CONTEXT_MAX &&
-			    sptd_col_symcap_addr(r->cap, s->pid, s->ips[i]) < 0)
+			    sptd_col_symcap_addr(r->cap, s->pid, s->ips[i], s->ts) < 0)
 				r->store_err++;
 	}
 	return 0;

@@ -145,13 +145,13 @@ static struct sptd_store *incident(const char *name, struct sptd_col_symcache *c
 	/* what capture.c does: every frame of every sample, in order */
 	for (size_t i = 0; i < sizeof(s1) / sizeof(s1[0]); i++)
 		if (s1[i] && s1[i] < (uint64_t)PERF_CONTEXT_MAX)
-			CHECK(sptd_col_symcap_addr(c, fr->self, s1[i]) >= 0);
+			CHECK(sptd_col_symcap_addr(c, fr->self, s1[i], 0) >= 0);
 	for (size_t i = 0; i < sizeof(s2) / sizeof(s2[0]); i++)
 		if (s2[i] && s2[i] < (uint64_t)PERF_CONTEXT_MAX)
-			CHECK(sptd_col_symcap_addr(c, fr->self, s2[i]) >= 0);
+			CHECK(sptd_col_symcap_addr(c, fr->self, s2[i], 0) >= 0);
 	for (size_t i = 0; i < sizeof(s3) / sizeof(s3[0]); i++)
 		if (s3[i] < (uint64_t)PERF_CONTEXT_MAX)
-			CHECK(sptd_col_symcap_addr(c, fr->child, s3[i]) >= 0);
+			CHECK(sptd_col_symcap_addr(c, fr->child, s3[i], 0) >= 0);
 	CHECK_INT(sptd_store_raw_sample_add(st, 100, 0, fr->self, fr->self,
 	                                    fr->kernel ? s1 : s1 + 2, fr->kernel ? 6 : 4), 0);
 	CHECK_INT(sptd_store_raw_sample_add(st, 200, 1, fr->self, fr->self, s2,

@@ -94,24 +94,24 @@ static void test_snapshot(struct sptd_store *st, struct sptd_col_symcap *c, int 
 	CHECK_INT(q_int(st, "SELECT count(*) FROM raw_task"), tasks);
 
 	/* symbols: added once per function */
-	CHECK_INT(sptd_col_symcap_addr(c, pid, a + 2), 1);
-	CHECK_INT(sptd_col_symcap_addr(c, pid, a), 1);
-	CHECK_INT(sptd_col_symcap_addr(c, pid, (uint64_t)(uintptr_t)&symcap_test_other + 1), 1);
+	CHECK_INT(sptd_col_symcap_addr(c, pid, a + 2, 0), 1);
+	CHECK_INT(sptd_col_symcap_addr(c, pid, a, 0), 1);
+	CHECK_INT(sptd_col_symcap_addr(c, pid, (uint64_t)(uintptr_t)&symcap_test_other + 1, 0), 1);
 	CHECK_INT(q_int(st, "SELECT count(*) FROM symbol s JOIN dso d ON d.id = s.dso_id "
 	                "WHERE s.name = 'symcap_test_marker' AND d.path = '%s'", exe), 1);
 	CHECK_INT(q_int(st, "SELECT count(*) FROM symbol"), 2);
 	/* an address nothing is mapped at: nothing added */
-	CHECK_INT(sptd_col_symcap_addr(c, pid, 0x1000), 0);
+	CHECK_INT(sptd_col_symcap_addr(c, pid, 0x1000, 0), 0);
 	/* pid 0 (idle) has no user mappings: nothing, and no error */
-	CHECK_INT(sptd_col_symcap_addr(c, 0, 0x400000), 0);
+	CHECK_INT(sptd_col_symcap_addr(c, 0, 0x400000, 0), 0);
 	CHECK_INT(q_int(st, "SELECT count(*) FROM symbol"), 2);
 
 	if (!root)
 		return;
 	sched = kallsyms_addr("schedule");
 	CHECK(sched != 0);
-	CHECK_INT(sptd_col_symcap_addr(c, -1, sched + 4), 1);
-	CHECK_INT(sptd_col_symcap_addr(c, pid, sched + 8), 1);
+	CHECK_INT(sptd_col_symcap_addr(c, -1, sched + 4, 0), 1);
+	CHECK_INT(sptd_col_symcap_addr(c, pid, sched + 8, 0), 1);
 	CHECK_INT(q_int(st, "SELECT count(*) FROM symbol s JOIN dso d ON d.id = s.dso_id "
 	                "WHERE s.name = 'schedule' AND d.path = '[kernel.kallsyms]' "
 	                "AND s.addr = %" PRId64, (int64_t)sched), 1);
@@ -209,7 +209,7 @@ int main(void)
 	if (c) {
 		CHECK_INT(sptd_col_symcap_task(c, 0), -EINVAL);
 		CHECK_INT(sptd_col_symcap_task(c, 0x3ffffff0), -ENOENT);
-		CHECK_INT(sptd_col_symcap_addr(NULL, 1, 0), -EINVAL);
+		CHECK_INT(sptd_col_symcap_addr(NULL, 1, 0, 0), -EINVAL);
 		CHECK_INT(sptd_col_symcap_task(NULL, 1), -EINVAL);
 		test_snapshot(st, c, root);
 		CHECK_INT(sptd_col_symcap_finish(c), 0);
