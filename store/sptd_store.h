@@ -218,6 +218,61 @@ int sptd_store_meta_get_int(struct sptd_store *st, const char *key, int64_t *val
 
 /* --- derived tables ------------------------------------------------------ */
 
+/* --- rows: one struct per table, one add and one reader for all ---------- *
+ *
+ * Each table is described once in store/store_tables.c (its columns, how
+ * each sits in the table's row struct below, what add refuses and what
+ * stores NULL); CREATE TABLE, the INSERT binding and the readers follow
+ * that description.  A row struct has a field per column in column order,
+ * less an id the store assigns.  Fields noted "< 0 NULL" store NULL for a
+ * negative value and read back as -1. */
+
+/* Add one row of @table from @row, the table's row struct (struct
+ * sptd_store_<table>_row; the chunk tables raw_pt, raw_sideband and
+ * raw_ftrace_page share struct sptd_store_chunk_row).  -EINVAL for a NULL
+ * or out-of-range argument or a row its table refuses (the column named in
+ * sptd_store_errmsg), or a store error as every add. */
+int sptd_store_add(struct sptd_store *st, enum sptd_store_table_id table, const void *row);
+/* Hand every row of @table, as its row struct, to @fn (see "readers"
+ * below for the rules), in the table's order: trigger and raw_sample by
+ * ts, dso by id, the chunk tables by cpu then seq, the others as
+ * stored. */
+int sptd_store_each(struct sptd_store *st, enum sptd_store_table_id table,
+                    int (*fn)(void *ctx, const void *row), void *ctx);
+
+/* Rows of the tables without a struct of their own further down. */
+struct sptd_store_process_row { int64_t upid; int pid; const char *name, *cmdline; };
+struct sptd_store_thread_row {
+	int64_t utid; int tid; int64_t upid /* < 0 NULL */; const char *name;
+};
+struct sptd_store_sched_slice_row {
+	int64_t ts, dur; int cpu; int64_t utid; const char *end_state;
+	int priority /* < 0 NULL */, flags;
+};
+struct sptd_store_thread_state_row {
+	int64_t ts, dur, utid; const char *state; int cpu /* < 0 NULL */;
+	int64_t waker_utid /* < 0 NULL */; int flags;
+};
+struct sptd_store_irq_slice_row { int64_t ts, dur; int cpu, irq; const char *name; int ret, flags; };
+struct sptd_store_softirq_slice_row { int64_t ts, dur; int cpu, vec; const char *name; int flags; };
+struct sptd_store_sample_row {
+	int64_t ts; int cpu; int64_t utid, callsite_id; /* < 0 NULL */
+};
+struct sptd_store_callsite_row {
+	int64_t id, parent_id /* < 0 NULL */; int depth; int64_t symbol_id /* < 0 NULL */;
+	uint64_t addr;
+};
+struct sptd_store_gap_row { int64_t ts, dur; int cpu /* < 0 NULL */; const char *reason; };
+struct sptd_store_ftrace_event_row {
+	int64_t ts; int cpu; int64_t utid /* < 0 NULL */; const char *name, *args /* NULL: {} */;
+};
+struct sptd_store_cpu_freq_row { int64_t ts; int cpu, cbr; int64_t freq_khz /* < 0 NULL */; };
+struct sptd_store_ptwrite_row {
+	int64_t ts; int cpu; int64_t utid /* < 0 NULL */; uint64_t ip /* 0 NULL */, payload;
+	int size;
+};
+
+
 /* @cpu < 0 stores NULL (not tied to a CPU); @detail may be NULL. */
 int sptd_store_trigger_add(struct sptd_store *st, int64_t ts, int cpu,
                            const char *kind, const char *detail);
@@ -287,6 +342,9 @@ struct sptd_store_slice_row {
 	int64_t symbol_id;  /* < 0 stores NULL */
 	const char *kind;   /* SPTD_SLICE_* */
 	int flags;          /* SPTD_SLICE_F_* */
+#ifdef SPTD_STORE_TEST_SLICE_NOTE
+	int64_t note;       /* a test build's extra column (test_store_pagecols) */
+#endif
 };
 /* Add @n slice rows, checked one by one as sptd_store_slice_add does, in
  * as few statements as possible (the bulk path: a prepared INSERT of many

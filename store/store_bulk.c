@@ -247,7 +247,7 @@ static int schema_as_built(struct sptd_store *st, struct sptd_store_bulk_plan *p
 
 	snprintf(want[SPTD_STORE_TREE_TABLE], sizeof(want[0]), "CREATE TABLE \"%s\" (%s)",
 	         sptd_store_table_defs[SPTD_STORE_T_SLICE].name,
-	         sptd_store_table_defs[SPTD_STORE_T_SLICE].columns);
+	         sptd_store_table_columns(&sptd_store_table_defs[SPTD_STORE_T_SLICE]));
 	for (int i = SPTD_STORE_TREE_UTID_TS; i < N_TREES; i++)
 		if (sptd_store_index_sql(tree_names[i], want[i], sizeof(want[i])) < 0)
 			return 0;
