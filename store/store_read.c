@@ -235,47 +235,7 @@ int sptd_store_each(struct sptd_store *st, enum sptd_store_table_id table,
 	return ret;
 }
 
-/* ---- the named readers ------------------------------------------------------- */
-
-/* The generic reader with a typed callback (the same row struct). */
-#define EACH(T, fn, ctx) sptd_store_each(st, SPTD_STORE_T_##T, \
-                                         (int (*)(void *, const void *))(fn), (ctx))
-
-int sptd_store_raw_pt_each(struct sptd_store *st,
-                           int (*fn)(void *ctx, const struct sptd_store_chunk_row *row),
-                           void *ctx)
-{
-	return EACH(RAW_PT, fn, ctx);
-}
-
-int sptd_store_raw_sideband_each(struct sptd_store *st,
-                                 int (*fn)(void *ctx, const struct sptd_store_chunk_row *row),
-                                 void *ctx)
-{
-	return EACH(RAW_SIDEBAND, fn, ctx);
-}
-
-int sptd_store_raw_ftrace_page_each(struct sptd_store *st,
-                                    int (*fn)(void *ctx, const struct sptd_store_chunk_row *row),
-                                    void *ctx)
-{
-	return EACH(RAW_FTRACE_PAGE, fn, ctx);
-}
-
-int sptd_store_raw_ftrace_format_each(struct sptd_store *st,
-                                      int (*fn)(void *ctx,
-                                                const struct sptd_store_ftrace_format_row *row),
-                                      void *ctx)
-{
-	return EACH(RAW_FTRACE_FORMAT, fn, ctx);
-}
-
-int sptd_store_raw_task_each(struct sptd_store *st,
-                             int (*fn)(void *ctx, const struct sptd_store_raw_task_row *row),
-                             void *ctx)
-{
-	return EACH(RAW_TASK, fn, ctx);
-}
+/* ---- raw_switch by time ---------------------------------------------------------- */
 
 int sptd_store_raw_switch_each(struct sptd_store *st, int by_time,
                                int (*fn)(void *ctx, const struct sptd_store_raw_switch_row *row),
@@ -285,45 +245,10 @@ int sptd_store_raw_switch_each(struct sptd_store *st, int by_time,
 	                  .fn = (int (*)(void *, const void *))fn, .ctx = ctx };
 
 	if (!by_time)
-		return EACH(RAW_SWITCH, fn, ctx);
+		return SPTD_STORE_EACH(st, raw_switch, fn, ctx);
 	return read_all(st, fn != NULL, SPTD_STORE_Q_RAW_SWITCH_BY_TS,
 	                "SELECT ts, cpu, prev_tid, next_tid, next_comm, prev_state FROM raw_switch "
 	                "ORDER BY ts", "reading raw_switch", each_row, &e);
-}
-
-int sptd_store_raw_sample_each(struct sptd_store *st,
-                               int (*fn)(void *ctx, const struct sptd_store_raw_sample_row *row),
-                               void *ctx)
-{
-	return EACH(RAW_SAMPLE, fn, ctx);
-}
-
-int sptd_store_raw_mmap_each(struct sptd_store *st,
-                             int (*fn)(void *ctx, const struct sptd_store_raw_mmap_row *row),
-                             void *ctx)
-{
-	return EACH(RAW_MMAP, fn, ctx);
-}
-
-int sptd_store_symbol_each(struct sptd_store *st,
-                           int (*fn)(void *ctx, const struct sptd_store_symbol_row *row),
-                           void *ctx)
-{
-	return EACH(SYMBOL, fn, ctx);
-}
-
-int sptd_store_dso_each(struct sptd_store *st,
-                        int (*fn)(void *ctx, const struct sptd_store_dso_row *row),
-                        void *ctx)
-{
-	return EACH(DSO, fn, ctx);
-}
-
-int sptd_store_trigger_each(struct sptd_store *st,
-                            int (*fn)(void *ctx, const struct sptd_store_trigger_row *row),
-                            void *ctx)
-{
-	return EACH(TRIGGER, fn, ctx);
 }
 
 /* ---- raw_image and the files mappings name: joins ------------------------------ */
