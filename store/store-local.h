@@ -130,8 +130,9 @@ struct sptd_store {
 	int64_t deadline_ns;      /* ... statements stop at this CLOCK_MONOTONIC time */
 	int attach_pending;       /* sptd_store_open_update: SQLite not
 	                           * on the copy yet (sptd_store_open_finish) */
-	struct sptd_store_bulk_row *bulk; /* slice rows kept for the commit
-	                           * (sptd_store_slices_defer) */
+	struct sptd_store_slice_row *bulk; /* slice rows kept for the commit
+	                           * (sptd_store_slices_defer; kind points to
+	                           * static storage) */
 	size_t nbulk, bulk_cap;   /* ... rows kept / allocated */
 	size_t bulk_max;          /* ... kept at most (then SQL) */
 	struct sptd_store_pages *prebuilt; /* their trees, building since
@@ -154,14 +155,6 @@ struct sptd_store_stmt {
 	                              * bytes shown as '?' (column_text) */
 	size_t *shown_cap;
 	int nshown;
-};
-
-/* One slice row kept for the commit (store_bulk.c): kind as an index of
- * user, kernel, syscall, irq; parent_id and symbol_id -1 for NULL. */
-struct sptd_store_bulk_row {
-	int64_t id, ts, dur, utid, parent_id, symbol_id; /* the columns */
-	int32_t cpu, depth, flags;                       /* ... */
-	uint8_t kind;                                    /* ... */
 };
 
 /* --- the SQLite file format's big-endian fields (store_file.c checks a
@@ -240,7 +233,7 @@ struct sptd_store_pages;
 /* Start building the trees of @n rows @rows (sorted by id, each id once;
  * the caller keeps them until sptd_store_pages_free) for pages of
  * @page_size bytes.  0, -EINVAL, or -ENOMEM. */
-int sptd_store_pages_start(const struct sptd_store_bulk_row *rows, size_t n, uint32_t page_size,
+int sptd_store_pages_start(const struct sptd_store_slice_row *rows, size_t n, uint32_t page_size,
                            struct sptd_store_pages **out);
 /* Wait for the builders: 0, -ENOMEM, or 1 when a page this size cannot
  * hold the trees (then SQL). */
@@ -263,6 +256,9 @@ void sptd_store_pages_free(struct sptd_store_pages *pg);
 /* The kind column's text for kind number @kind (NULL past the four), and
  * the number of @name (-1: not one of user, kernel, syscall, irq). */
 const char *sptd_store_pages_kind(unsigned kind);
+/* Can the page writer encode slice records as the slice table's
+ * description has them?  1 yes, 0 no: the rows go through SQL. */
+int sptd_store_pages_layout_ok(void);
 int sptd_store_pages_kind_of(const char *name);
 
 /* --- store_keysort.c ----------------------------------------------------- */

@@ -306,6 +306,25 @@ static const struct sptd_store_col watch_hit_cols[] = {
 };
 #undef R
 
+/* slice.kind values, by number (sptd_store_pages_kind) */
+static const char *const slice_kinds[] = {
+	SPTD_SLICE_USER, SPTD_SLICE_KERNEL, SPTD_SLICE_SYSCALL, SPTD_SLICE_IRQ,
+};
+#define N_KINDS (sizeof(slice_kinds) / sizeof(slice_kinds[0]))
+
+const char *sptd_store_pages_kind(unsigned kind)
+{
+	return kind < N_KINDS ? slice_kinds[kind] : NULL;
+}
+
+int sptd_store_pages_kind_of(const char *name)
+{
+	for (unsigned k = 0; k < N_KINDS; k++)
+		if (name && strcmp(slice_kinds[k], name) == 0)
+			return (int)k;
+	return -1;
+}
+
 /* slice.kind is one of the four kinds. */
 static const char *slice_check(const void *row, uint32_t *nulls)
 {
