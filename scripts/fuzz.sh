@@ -7,7 +7,8 @@
 # NAME: perfrec (collector/perf's record parser and ring walks), perfdata
 # (the perf.data reader), pdimport (`sysptd import perf.data` end to end),
 # ftrace (sched/'s page parser and slice builder), rawpt (PT decode with an
-# image), incident (query/export/list/decode over a corrupt incident).
+# image), incident (query/export/list/decode over a corrupt incident),
+# slicepages (slice rows through the page writer and SQL: the same table).
 # SECONDS 0 only replays the corpus once.
 #
 # Builds in $SPTD_FUZZ_BUILD (default build-fuzz) with CC=clang
@@ -25,7 +26,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 src=$(pwd)
-names="perfrec perfdata pdimport ftrace ftformat rawpt incident"
+names="perfrec perfdata pdimport ftrace ftformat rawpt incident slicepages"
 
 usage() {
 	echo "usage: scripts/fuzz.sh NAME SECONDS [LIBFUZZER-OPTION...]  (NAME: $names)" >&2
