@@ -112,7 +112,7 @@ static int list_print(const struct list_item *it)
 	if (ret >= 0)
 		ret = sptd_store_count(st, SPTD_STORE_T_SLICE, &cslices);
 	if (ret >= 0)
-		ret = sptd_store_trigger_each(st, first_trigger, trig);
+		ret = SPTD_STORE_EACH(st, trigger, first_trigger, trig);
 	if (ret < 0) {
 		printf("%-44s  corrupt: %s\n", name, sptd_store_errmsg(st));
 		return 1;

@@ -8,7 +8,8 @@
 # (the perf.data reader), pdimport (`sysptd import perf.data` end to end),
 # ftrace (sched/'s page parser and slice builder), rawpt (PT decode with an
 # image), incident (query/export/list/decode over a corrupt incident),
-# unwind (DWARF unwinding of a copied stack: ELF, registers, stack bytes).
+# unwind (DWARF unwinding of a copied stack: ELF, registers, stack bytes),
+# slicepages (slice rows through the page writer and SQL: the same table).
 # SECONDS 0 only replays the corpus once.
 #
 # Builds in $SPTD_FUZZ_BUILD (default build-fuzz) with CC=clang
@@ -26,7 +27,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 src=$(pwd)
-names="perfrec perfdata pdimport ftrace ftformat rawpt incident unwind"
+names="perfrec perfdata pdimport ftrace ftformat rawpt incident unwind slicepages"
 
 usage() {
 	echo "usage: scripts/fuzz.sh NAME SECONDS [LIBFUZZER-OPTION...]  (NAME: $names)" >&2

@@ -70,10 +70,10 @@ extern "C" {
 /* Bumped on every schema change; kept in meta "schema_version".  2: flags
  * of sched_slice, thread_state, irq_slice, softirq_slice.  3: table
  * ftrace_event.  4: tables cpu_freq, cpu_idle, ptwrite, watch_hit.
- * 5: raw_switch.prev_state.  6: raw_mmap.until_ts.  Older files are upgraded
+ * 5: raw_switch.prev_state.  6: raw_mmap.until_ts.  7: raw_sample.ustack.  Older files are upgraded
  * when opened for update and read as the current schema (added columns
  * NULL, added tables empty) when opened read-only. */
-#define SPTD_STORE_SCHEMA_VERSION 6
+#define SPTD_STORE_SCHEMA_VERSION 7
 
 struct sptd_store;
 struct sptd_store_stmt;
@@ -82,36 +82,24 @@ struct sptd_store_stmt;
  * sptd_store_tables(), of the store's insert statement cache, and the order
  * sptd_store_derived_clear() empties the derived ones in.  raw_file (made
  * on first use, see sptd_store_raw_file_add) is not among them. */
+#define SPTD_STORE_TABLE_LIST(X)                                                   \
+	X(META, meta) X(TRIGGER, trigger) X(PROCESS, process) X(THREAD, thread)    \
+	X(SCHED_SLICE, sched_slice) X(THREAD_STATE, thread_state)                  \
+	X(IRQ_SLICE, irq_slice) X(SOFTIRQ_SLICE, softirq_slice) X(SLICE, slice)    \
+	X(SYMBOL, symbol) X(DSO, dso) X(SAMPLE, sample) X(CALLSITE, callsite)      \
+	X(GAP, gap) X(STATS, stats) X(RAW_FTRACE_PAGE, raw_ftrace_page)            \
+	X(RAW_FTRACE_FORMAT, raw_ftrace_format) X(RAW_SAMPLE, raw_sample)          \
+	X(RAW_TASK, raw_task) X(RAW_MMAP, raw_mmap) X(RAW_PT, raw_pt)              \
+	X(RAW_SIDEBAND, raw_sideband) X(RAW_IMAGE, raw_image)                      \
+	X(RAW_SWITCH, raw_switch) X(FTRACE_EVENT, ftrace_event) /* schema 3 */     \
+	X(CPU_FREQ, cpu_freq) X(CPU_IDLE, cpu_idle) X(PTWRITE, ptwrite)            \
+	X(WATCH_HIT, watch_hit) /* schema 4 */
+/* SPTD_STORE_T_GAP, ..., each also as SPTD_STORE_T_OF_gap (for the macros
+ * SPTD_STORE_ADD and SPTD_STORE_EACH, which name a table in lower case). */
 enum sptd_store_table_id {
-	SPTD_STORE_T_META,
-	SPTD_STORE_T_TRIGGER,
-	SPTD_STORE_T_PROCESS,
-	SPTD_STORE_T_THREAD,
-	SPTD_STORE_T_SCHED_SLICE,
-	SPTD_STORE_T_THREAD_STATE,
-	SPTD_STORE_T_IRQ_SLICE,
-	SPTD_STORE_T_SOFTIRQ_SLICE,
-	SPTD_STORE_T_SLICE,
-	SPTD_STORE_T_SYMBOL,
-	SPTD_STORE_T_DSO,
-	SPTD_STORE_T_SAMPLE,
-	SPTD_STORE_T_CALLSITE,
-	SPTD_STORE_T_GAP,
-	SPTD_STORE_T_STATS,
-	SPTD_STORE_T_RAW_FTRACE_PAGE,
-	SPTD_STORE_T_RAW_FTRACE_FORMAT,
-	SPTD_STORE_T_RAW_SAMPLE,
-	SPTD_STORE_T_RAW_TASK,
-	SPTD_STORE_T_RAW_MMAP,
-	SPTD_STORE_T_RAW_PT,
-	SPTD_STORE_T_RAW_SIDEBAND,
-	SPTD_STORE_T_RAW_IMAGE,
-	SPTD_STORE_T_RAW_SWITCH,
-	SPTD_STORE_T_FTRACE_EVENT,   /* schema 3: the records of `-e SYS:EVENT` */
-	SPTD_STORE_T_CPU_FREQ,       /* schema 4: what PT said of the CPUs */
-	SPTD_STORE_T_CPU_IDLE,
-	SPTD_STORE_T_PTWRITE,
-	SPTD_STORE_T_WATCH_HIT,      /* schema 4: break=/watch= hits in the window */
+#define SPTD_STORE_T_(U, l) SPTD_STORE_T_##U, SPTD_STORE_T_OF_##l = SPTD_STORE_T_##U,
+	SPTD_STORE_TABLE_LIST(SPTD_STORE_T_)
+#undef SPTD_STORE_T_
 	SPTD_STORE_T_COUNT
 };
 
@@ -218,6 +206,73 @@ int sptd_store_meta_get_int(struct sptd_store *st, const char *key, int64_t *val
 
 /* --- derived tables ------------------------------------------------------ */
 
+/* --- rows: one struct per table, one add and one reader for all ---------- *
+ *
+ * Each table is described once in store/store_tables.c (its columns, how
+ * each sits in the table's row struct below, what add refuses and what
+ * stores NULL); CREATE TABLE, the INSERT binding and the readers follow
+ * that description.  A row struct has a field per column in column order,
+ * less an id the store assigns.  Fields noted "< 0 NULL" store NULL for a
+ * negative value and read back as -1. */
+
+/* Add one row of @table from @row, the table's row struct (struct
+ * sptd_store_<table>_row; the chunk tables raw_pt, raw_sideband and
+ * raw_ftrace_page share struct sptd_store_chunk_row).  -EINVAL for a NULL
+ * or out-of-range argument or a row its table refuses (the column named in
+ * sptd_store_errmsg), or a store error as every add. */
+int sptd_store_add(struct sptd_store *st, enum sptd_store_table_id table, const void *row);
+/* Hand every row of @table, as its row struct, to @fn (see "readers"
+ * below for the rules), in the table's order: trigger and raw_sample by
+ * ts, dso by id, the chunk tables by cpu then seq, the others as
+ * stored. */
+int sptd_store_each(struct sptd_store *st, enum sptd_store_table_id table,
+                    int (*fn)(void *ctx, const void *row), void *ctx);
+/* The two for table T named in lower case (gap, raw_pt, ...), typed: the
+ * row from its fields in column order, and @fn taking T's row struct. */
+#define SPTD_STORE_ADD(st, T, ...)                                                 \
+	sptd_store_add((st), SPTD_STORE_T_OF_##T, &(const struct sptd_store_##T##_row){ __VA_ARGS__ })
+#define SPTD_STORE_EACH(st, T, fn, ctx)                                            \
+	sptd_store_each((st), SPTD_STORE_T_OF_##T, (int (*)(void *, const void *))(1 ? (fn) : \
+	                (int (*)(void *, const struct sptd_store_##T##_row *))0), (ctx))
+/* The row structs of tables that share one. */
+#define sptd_store_raw_pt_row sptd_store_chunk_row
+#define sptd_store_raw_sideband_row sptd_store_chunk_row
+#define sptd_store_raw_ftrace_page_row sptd_store_chunk_row
+#define sptd_store_raw_ftrace_format_row sptd_store_ftrace_format_row
+#define sptd_store_stats_row sptd_store_stat_row
+
+/* Rows of the tables without a struct of their own further down. */
+struct sptd_store_process_row { int64_t upid; int pid; const char *name, *cmdline; };
+struct sptd_store_thread_row {
+	int64_t utid; int tid; int64_t upid /* < 0 NULL */; const char *name;
+};
+struct sptd_store_sched_slice_row {
+	int64_t ts, dur; int cpu; int64_t utid; const char *end_state;
+	int priority /* < 0 NULL */, flags;
+};
+struct sptd_store_thread_state_row {
+	int64_t ts, dur, utid; const char *state; int cpu /* < 0 NULL */;
+	int64_t waker_utid /* < 0 NULL */; int flags;
+};
+struct sptd_store_irq_slice_row { int64_t ts, dur; int cpu, irq; const char *name; int ret, flags; };
+struct sptd_store_softirq_slice_row { int64_t ts, dur; int cpu, vec; const char *name; int flags; };
+struct sptd_store_sample_row {
+	int64_t ts; int cpu; int64_t utid, callsite_id; /* < 0 NULL */
+};
+struct sptd_store_callsite_row {
+	int64_t id, parent_id /* < 0 NULL */; int depth; int64_t symbol_id /* < 0 NULL */;
+	uint64_t addr;
+};
+struct sptd_store_gap_row { int64_t ts, dur; int cpu /* < 0 NULL */; const char *reason; };
+struct sptd_store_ftrace_event_row {
+	int64_t ts; int cpu; int64_t utid /* < 0 NULL */; const char *name, *args /* NULL: {} */;
+};
+struct sptd_store_cpu_freq_row { int64_t ts; int cpu, cbr; int64_t freq_khz /* < 0 NULL */; };
+struct sptd_store_ptwrite_row {
+	int64_t ts; int cpu; int64_t utid /* < 0 NULL */; uint64_t ip /* 0 NULL */, payload;
+	int size;
+};
+
 /* @cpu < 0 stores NULL (not tied to a CPU); @detail may be NULL. */
 int sptd_store_trigger_add(struct sptd_store *st, int64_t ts, int cpu,
                            const char *kind, const char *detail);
@@ -287,6 +342,9 @@ struct sptd_store_slice_row {
 	int64_t symbol_id;  /* < 0 stores NULL */
 	const char *kind;   /* SPTD_SLICE_* */
 	int flags;          /* SPTD_SLICE_F_* */
+#ifdef SPTD_STORE_TEST_SLICE_NOTE
+	int64_t note;       /* a test build's extra column (test_store_pagecols) */
+#endif
 };
 /* Add @n slice rows, checked one by one as sptd_store_slice_add does, in
  * as few statements as possible (the bulk path: a prepared INSERT of many
@@ -549,51 +607,16 @@ int sptd_store_raw_file_read(struct sptd_store *st, int64_t dso_id,
  * the last row, @fn's value when it stopped, or: -EINVAL (NULL @st or @fn,
  * closed store), -ENOMEM, -EBADMSG (a corrupt file), -EIO. */
 
-/* One row of raw_pt, raw_sideband or raw_ftrace_page: bytes of one CPU. */
-struct sptd_store_chunk_row {
-	int cpu;                /* the CPU the bytes came from */
-	int seq;                /* capture order within the CPU */
-	const void *data;       /* the bytes (borrowed) */
-	size_t len;             /* how many */
-};
+/* One row of raw_pt, raw_sideband or raw_ftrace_page: @len bytes of one
+ * CPU (borrowed), @seq its capture order within the CPU. */
+struct sptd_store_chunk_row { int cpu, seq; const void *data; size_t len; };
 
-/* raw_pt rows by cpu, then seq: each CPU's trace in capture order. */
-int sptd_store_raw_pt_each(struct sptd_store *st,
-                           int (*fn)(void *ctx, const struct sptd_store_chunk_row *row),
-                           void *ctx);
-/* raw_sideband rows by cpu, then seq. */
-int sptd_store_raw_sideband_each(struct sptd_store *st,
-                                 int (*fn)(void *ctx, const struct sptd_store_chunk_row *row),
-                                 void *ctx);
-/* raw_ftrace_page rows by cpu, then seq. */
-int sptd_store_raw_ftrace_page_each(struct sptd_store *st,
-                                    int (*fn)(void *ctx, const struct sptd_store_chunk_row *row),
-                                    void *ctx);
+/* One raw_ftrace_format row: @name "header_page", "SYSTEM/EVENT", ...
+ * and the format file's @text. */
+struct sptd_store_ftrace_format_row { const char *name, *text; };
 
-/* One raw_ftrace_format row. */
-struct sptd_store_ftrace_format_row {
-	const char *name;       /* "header_page", "SYSTEM/EVENT", ... (borrowed) */
-	const char *text;       /* the format file's text (borrowed) */
-};
-
-/* raw_ftrace_format rows in stored order. */
-int sptd_store_raw_ftrace_format_each(struct sptd_store *st,
-                                      int (*fn)(void *ctx,
-                                                const struct sptd_store_ftrace_format_row *row),
-                                      void *ctx);
-
-/* One raw_task row. */
-struct sptd_store_raw_task_row {
-	int pid;                /* process */
-	int tid;                /* thread */
-	const char *comm;       /* name, NULL unknown (borrowed) */
-	const char *cmdline;    /* command line, NULL unknown (borrowed) */
-};
-
-/* raw_task rows in stored order. */
-int sptd_store_raw_task_each(struct sptd_store *st,
-                             int (*fn)(void *ctx, const struct sptd_store_raw_task_row *row),
-                             void *ctx);
+/* One raw_task row: @comm and @cmdline NULL unknown. */
+struct sptd_store_raw_task_row { int pid, tid; const char *comm, *cmdline; };
 
 /* One raw_switch row. */
 struct sptd_store_raw_switch_row {
@@ -624,12 +647,6 @@ struct sptd_store_raw_sample_row {
 	const void *ustack; size_t ustack_len; /* raw_sample.ustack (borrowed); NULL none */
 };
 
-/* raw_sample rows by ts (the call chains are stored little-endian; the
- * reader hands them out in host order, from one buffer grown as needed). */
-int sptd_store_raw_sample_each(struct sptd_store *st,
-                               int (*fn)(void *ctx, const struct sptd_store_raw_sample_row *row),
-                               void *ctx);
-
 /* One raw_mmap row. */
 struct sptd_store_raw_mmap_row {
 	int pid;                /* process, -1 the kernel */
@@ -640,11 +657,6 @@ struct sptd_store_raw_mmap_row {
 	int64_t bias;           /* runtime address = dso address + bias */
 	int64_t until_ts;       /* ns it ended (exec, newer mapping); 0 never */
 };
-
-/* raw_mmap rows in stored order. */
-int sptd_store_raw_mmap_each(struct sptd_store *st,
-                             int (*fn)(void *ctx, const struct sptd_store_raw_mmap_row *row),
-                             void *ctx);
 
 /* One raw_image row with the path of its dso. */
 struct sptd_store_raw_image_row {
@@ -685,22 +697,12 @@ struct sptd_store_symbol_row {
 	uint64_t size;          /* bytes, 0 unknown */
 };
 
-/* symbol rows in stored order. */
-int sptd_store_symbol_each(struct sptd_store *st,
-                           int (*fn)(void *ctx, const struct sptd_store_symbol_row *row),
-                           void *ctx);
-
 /* One dso row. */
 struct sptd_store_dso_row {
 	int64_t id;             /* dso.id */
 	const char *path;       /* file path or "[name]" (borrowed) */
 	const char *build_id;   /* hex, NULL none (borrowed) */
 };
-
-/* dso rows by id. */
-int sptd_store_dso_each(struct sptd_store *st,
-                        int (*fn)(void *ctx, const struct sptd_store_dso_row *row),
-                        void *ctx);
 
 /* One trigger row. */
 struct sptd_store_trigger_row {
@@ -709,11 +711,6 @@ struct sptd_store_trigger_row {
 	const char *kind;       /* "irq", "manual", ... (borrowed) */
 	const char *detail;     /* what exactly, NULL none (borrowed) */
 };
-
-/* trigger rows by ts (return 1 from @fn for just the first). */
-int sptd_store_trigger_each(struct sptd_store *st,
-                            int (*fn)(void *ctx, const struct sptd_store_trigger_row *row),
-                            void *ctx);
 
 /* One stats row. */
 struct sptd_store_stat_row {

@@ -12,39 +12,74 @@
 
 #include "sptd_store.h"
 
+/* How a column's value sits in its table's row struct (the struct of
+ * sptd_store_add and the readers): what is read at offset @off. */
+enum sptd_store_ctype {
+	SPTD_STORE_C_AUTO,   /* INTEGER PRIMARY KEY SQLite assigns: no field, bound NULL */
+	SPTD_STORE_C_NONE,   /* filled later by its own statement: no field, bound NULL */
+	SPTD_STORE_C_I64,    /* int64_t */
+	SPTD_STORE_C_I32,    /* int */
+	SPTD_STORE_C_U64,    /* uint64_t, stored as its int64 two's complement */
+	SPTD_STORE_C_TEXT,   /* const char * */
+	SPTD_STORE_C_BYTES,  /* const void * at @off, its size_t length at @off2 */
+	SPTD_STORE_C_CHAIN,  /* const uint64_t * at @off, its size_t count at @off2:
+	                      * stored as little-endian bytes */
+};
+
+/* Column flags: what add checks and how a value maps to NULL. */
+#define SPTD_STORE_F_NOT_NEG   0x01  /* a value < 0 is refused */
+#define SPTD_STORE_F_NEG_NULL  0x02  /* a value < 0 stores NULL (read back as -1) */
+#define SPTD_STORE_F_ZERO_NULL 0x04  /* 0 (bytes: a NULL pointer) stores NULL (read back as 0) */
+#define SPTD_STORE_F_REQUIRED  0x08  /* text: NULL or "" is refused */
+#define SPTD_STORE_F_NOT_NULL  0x10  /* text: NULL is refused ("" is kept);
+                                      * bytes: NULL with a length is refused */
+#define SPTD_STORE_F_EMPTY_NULL 0x20 /* text: "" stores NULL */
+
+/* One column of a table: its CREATE TABLE declaration and its field. */
+struct sptd_store_col {
+	const char *name;     /* column name */
+	const char *decl;     /* its type in CREATE TABLE ("INT NULL") */
+	uint8_t type;         /* enum sptd_store_ctype */
+	uint8_t flags;        /* SPTD_STORE_F_* */
+	uint16_t off, off2;   /* offsets in the row struct (off2: BYTES, CHAIN) */
+	const char *dflt;     /* text: what a NULL stores instead (NULL: NULL) */
+};
+
 /* One table of the schema. */
 struct sptd_store_table_def {
 	const char *name;     /* table name as in docs/SCHEMA.md */
-	const char *columns;  /* column list of its CREATE TABLE */
+	const struct sptd_store_col *cols; /* its columns, in CREATE order */
 	int ncols;            /* number of columns: parameters of its INSERT */
 	int replace;          /* keyed map: INSERT OR REPLACE (meta, formats) */
 	int clearable;        /* derived table that decode may clear and refill */
 	const char *id_col;   /* key column whose values the caller chooses
 	                       * (sptd_store_next_id); NULL: the store assigns */
+	const char *what;     /* "adding a gap row": messages of add */
+	const char *order;    /* ORDER BY of its reader (NULL: stored order) */
+	size_t row_size;      /* sizeof its row struct */
+	/* NULL, or a check of a row beyond its columns' flags: the reason to
+	 * refuse it, or NULL and in *@nulls a bit (1 << column) for each
+	 * column to store as NULL. */
+	const char *(*check)(const void *row, uint32_t *nulls);
 };
+
+/* A meta row (sptd_store_meta_set). */
+struct sptd_store_meta_row {
+	const char *key, *value;  /* the key and its value */
+};
+
+/* The column list of table @t's CREATE TABLE ("id INTEGER PRIMARY KEY,
+ * ts INT, ..."), made from its columns once.  Static storage. */
+const char *sptd_store_table_columns(const struct sptd_store_table_def *t);
 
 /* The store's own statements (store_named.c): each prepared on first use,
  * then reset and reused for the life of the store.  The per-table slots
  * (count, next id) follow the fixed ones, one per enum sptd_store_table_id. */
 enum sptd_store_named_id {
-	SPTD_STORE_Q_RAW_PT,            /* store_read.c: the readers (chunk
-	                                 * tables: their rowids in order ...) */
-	SPTD_STORE_Q_RAW_SIDEBAND,
-	SPTD_STORE_Q_RAW_FTRACE_PAGE,
-	SPTD_STORE_Q_RAW_PT_ROW,        /* ... then each row by its rowid */
-	SPTD_STORE_Q_RAW_SIDEBAND_ROW,
-	SPTD_STORE_Q_RAW_FTRACE_PAGE_ROW,
-	SPTD_STORE_Q_RAW_FTRACE_FORMAT,
-	SPTD_STORE_Q_RAW_TASK,
-	SPTD_STORE_Q_RAW_SWITCH,
-	SPTD_STORE_Q_RAW_SWITCH_BY_TS,
-	SPTD_STORE_Q_RAW_SAMPLE,
-	SPTD_STORE_Q_RAW_MMAP,
+	SPTD_STORE_Q_RAW_SWITCH_BY_TS,  /* store_read.c: the readers sptd_store_each
+	                                 * does not serve */
 	SPTD_STORE_Q_RAW_IMAGE,
 	SPTD_STORE_Q_MAPPED_FILE,
-	SPTD_STORE_Q_SYMBOL,
-	SPTD_STORE_Q_DSO,
-	SPTD_STORE_Q_TRIGGER,
 	SPTD_STORE_Q_CPU_STATS,
 	SPTD_STORE_Q_THREAD_EXITS,
 	SPTD_STORE_Q_RAW_MMAP_COUNT,    /* store_lookup.c: counts and lookups */
@@ -64,7 +99,11 @@ enum sptd_store_named_id {
 	SPTD_STORE_Q_WATCH_HIT,
 	SPTD_STORE_Q_COUNT_OF,          /* + table id: SELECT count(*) */
 	SPTD_STORE_Q_NEXT_ID_OF = SPTD_STORE_Q_COUNT_OF + SPTD_STORE_T_COUNT, /* + table id */
-	SPTD_STORE_Q_N = SPTD_STORE_Q_NEXT_ID_OF + SPTD_STORE_T_COUNT
+	SPTD_STORE_Q_EACH_OF = SPTD_STORE_Q_NEXT_ID_OF + SPTD_STORE_T_COUNT, /* + table id:
+	                                 * sptd_store_each's SELECT (or its rowids) */
+	SPTD_STORE_Q_ROW_OF = SPTD_STORE_Q_EACH_OF + SPTD_STORE_T_COUNT, /* + table id: a row
+	                                 * by rowid */
+	SPTD_STORE_Q_N = SPTD_STORE_Q_ROW_OF + SPTD_STORE_T_COUNT
 };
 
 /* The open incident. */
@@ -96,8 +135,9 @@ struct sptd_store {
 	int64_t deadline_ns;      /* ... statements stop at this CLOCK_MONOTONIC time */
 	int attach_pending;       /* sptd_store_open_update: SQLite not
 	                           * on the copy yet (sptd_store_open_finish) */
-	struct sptd_store_bulk_row *bulk; /* slice rows kept for the commit
-	                           * (sptd_store_slices_defer) */
+	struct sptd_store_slice_row *bulk; /* slice rows kept for the commit
+	                           * (sptd_store_slices_defer; kind points to
+	                           * static storage) */
 	size_t nbulk, bulk_cap;   /* ... rows kept / allocated */
 	size_t bulk_max;          /* ... kept at most (then SQL) */
 	struct sptd_store_pages *prebuilt; /* their trees, building since
@@ -120,14 +160,6 @@ struct sptd_store_stmt {
 	                              * bytes shown as '?' (column_text) */
 	size_t *shown_cap;
 	int nshown;
-};
-
-/* One slice row kept for the commit (store_bulk.c): kind as an index of
- * user, kernel, syscall, irq; parent_id and symbol_id -1 for NULL. */
-struct sptd_store_bulk_row {
-	int64_t id, ts, dur, utid, parent_id, symbol_id; /* the columns */
-	int32_t cpu, depth, flags;                       /* ... */
-	uint8_t kind;                                    /* ... */
 };
 
 /* --- the SQLite file format's big-endian fields (store_file.c checks a
@@ -206,7 +238,7 @@ struct sptd_store_pages;
 /* Start building the trees of @n rows @rows (sorted by id, each id once;
  * the caller keeps them until sptd_store_pages_free) for pages of
  * @page_size bytes.  0, -EINVAL, or -ENOMEM. */
-int sptd_store_pages_start(const struct sptd_store_bulk_row *rows, size_t n, uint32_t page_size,
+int sptd_store_pages_start(const struct sptd_store_slice_row *rows, size_t n, uint32_t page_size,
                            struct sptd_store_pages **out);
 /* Wait for the builders: 0, -ENOMEM, or 1 when a page this size cannot
  * hold the trees (then SQL). */
@@ -229,6 +261,9 @@ void sptd_store_pages_free(struct sptd_store_pages *pg);
 /* The kind column's text for kind number @kind (NULL past the four), and
  * the number of @name (-1: not one of user, kernel, syscall, irq). */
 const char *sptd_store_pages_kind(unsigned kind);
+/* Can the page writer encode slice records as the slice table's
+ * description has them?  1 yes, 0 no: the rows go through SQL. */
+int sptd_store_pages_layout_ok(void);
 int sptd_store_pages_kind_of(const char *name);
 
 /* --- store_keysort.c ----------------------------------------------------- */

@@ -42,7 +42,7 @@ struct build_job {
 
 /* The three trees (store-local.h: sptd_store_pages_start). */
 struct sptd_store_pages {
-	const struct sptd_store_bulk_row *rows; /* sorted by id, unique */
+	const struct sptd_store_slice_row *rows; /* sorted by id, unique */
 	size_t nrows;
 	uint32_t page_size;              /* the file's */
 	struct bulk_btree tree[N_TREES]; /* by enum sptd_store_tree */

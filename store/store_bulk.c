@@ -87,7 +87,9 @@ int sptd_store_slices_defer(struct sptd_store *st)
 	if (!st)
 		return -EINVAL;
 	st->bulk_max = BULK_MAX_ROWS;
-	if (env && strcmp(env, "sql") == 0)
+	/* SQL when asked, or when the slice table has a column the page
+	 * writer cannot encode */
+	if ((env && strcmp(env, "sql") == 0) || !sptd_store_pages_layout_ok())
 		return 0;
 	/* a number: keep at most that many rows (the tests' small limit) */
 	if (env && *env) {
@@ -117,7 +119,7 @@ static int bulk_add(struct sptd_store *st, const struct sptd_store_slice_row *ro
 	}
 	if (st->nbulk + n > st->bulk_cap) {
 		size_t cap = st->bulk_cap ? st->bulk_cap : 4096;
-		struct sptd_store_bulk_row *p;
+		struct sptd_store_slice_row *p;
 
 		while (cap < st->nbulk + n)
 			cap *= 2;
@@ -129,17 +131,11 @@ static int bulk_add(struct sptd_store *st, const struct sptd_store_slice_row *ro
 		st->bulk_cap = cap;
 	}
 	for (size_t i = 0; i < n; i++) {
-		const struct sptd_store_slice_row *r = &rows[i];
-		struct sptd_store_bulk_row *b = &st->bulk[st->nbulk + i];
-		/* checked by the caller: one of the four */
-		uint8_t kind = (uint8_t)sptd_store_pages_kind_of(r->kind);
+		struct sptd_store_slice_row *b = &st->bulk[st->nbulk + i];
 
-		*b = (struct sptd_store_bulk_row){
-			.id = r->id, .ts = r->ts, .dur = r->dur, .utid = r->utid,
-			.parent_id = r->parent_id < 0 ? -1 : r->parent_id,
-			.symbol_id = r->symbol_id < 0 ? -1 : r->symbol_id,
-			.cpu = r->cpu, .depth = r->depth, .flags = r->flags, .kind = kind,
-		};
+		*b = rows[i];
+		/* checked by the caller: one of the four, kept as the store's own */
+		b->kind = sptd_store_pages_kind((unsigned)sptd_store_pages_kind_of(rows[i].kind));
 	}
 	st->nbulk += n;
 	return 0;
@@ -169,25 +165,14 @@ int sptd_store_slices_add(struct sptd_store *st, const struct sptd_store_slice_r
 
 int sptd_store_bulk_settle(struct sptd_store *st)
 {
-	struct sptd_store_slice_row chunk[SETTLE_CHUNK];
 	size_t i = 0;
 	int ret = 0;
 
 	prebuilt_drop(st);
 	while (i < st->nbulk && ret >= 0) {
-		size_t k = 0;
+		size_t k = st->nbulk - i < SETTLE_CHUNK ? st->nbulk - i : SETTLE_CHUNK;
 
-		for (; k < sizeof(chunk) / sizeof(chunk[0]) && i + k < st->nbulk; k++) {
-			const struct sptd_store_bulk_row *b = &st->bulk[i + k];
-
-			chunk[k] = (struct sptd_store_slice_row){
-				.id = b->id, .ts = b->ts, .dur = b->dur, .cpu = b->cpu,
-				.utid = b->utid, .depth = b->depth, .parent_id = b->parent_id,
-				.symbol_id = b->symbol_id, .kind = sptd_store_pages_kind(b->kind),
-				.flags = b->flags,
-			};
-		}
-		ret = sptd_store_slices_sql(st, chunk, k);
+		ret = sptd_store_slices_sql(st, st->bulk + i, k);
 		i += k;
 	}
 	sptd_store_bulk_release(st);
@@ -219,7 +204,7 @@ void sptd_store_bulk_release(struct sptd_store *st)
 
 static int row_id_cmp(const void *pa, const void *pb)
 {
-	const struct sptd_store_bulk_row *a = pa, *b = pb;
+	const struct sptd_store_slice_row *a = pa, *b = pb;
 
 	return (a->id > b->id) - (a->id < b->id);
 }
@@ -247,7 +232,7 @@ static int schema_as_built(struct sptd_store *st, struct sptd_store_bulk_plan *p
 
 	snprintf(want[SPTD_STORE_TREE_TABLE], sizeof(want[0]), "CREATE TABLE \"%s\" (%s)",
 	         sptd_store_table_defs[SPTD_STORE_T_SLICE].name,
-	         sptd_store_table_defs[SPTD_STORE_T_SLICE].columns);
+	         sptd_store_table_columns(&sptd_store_table_defs[SPTD_STORE_T_SLICE]));
 	for (int i = SPTD_STORE_TREE_UTID_TS; i < N_TREES; i++)
 		if (sptd_store_index_sql(tree_names[i], want[i], sizeof(want[i])) < 0)
 			return 0;
@@ -278,7 +263,7 @@ static int schema_as_built(struct sptd_store *st, struct sptd_store_bulk_plan *p
 /* Put @n rows whose ids are exactly min..min+n-1 in id order in place,
  * each moved once straight to its slot: 1 when done, 0 when the ids are
  * not that (a gap, or an id twice: the rows are then only permuted). */
-static int rows_place_dense(struct sptd_store_bulk_row *rows, size_t n)
+static int rows_place_dense(struct sptd_store_slice_row *rows, size_t n)
 {
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
 	size_t i;
@@ -295,7 +280,7 @@ static int rows_place_dense(struct sptd_store_bulk_row *rows, size_t n)
 	for (i = 0; i < n; i++)
 		while ((uint64_t)(rows[i].id - lo) != i) {
 			size_t to = (size_t)(rows[i].id - lo);
-			struct sptd_store_bulk_row t;
+			struct sptd_store_slice_row t;
 
 			if (rows[to].id == rows[i].id)
 				return 0;          /* twice: then another id is missing */

@@ -81,7 +81,7 @@ static int table_upgrade(struct sptd_store *st, sqlite3_stmt *info,
 	struct column_def cols[MIGRATE_MAX_COLS];
 	int present[MIGRATE_MAX_COLS];
 	char sql[MIGRATE_SQL_LEN];
-	int n = columns_split(t->columns, cols, MIGRATE_MAX_COLS), missing = 0, ret = 0;
+	int n = columns_split(sptd_store_table_columns(t), cols, MIGRATE_MAX_COLS), missing = 0, ret = 0;
 	size_t off;
 
 	if (n < 0)
@@ -97,7 +97,7 @@ static int table_upgrade(struct sptd_store *st, sqlite3_stmt *info,
 		/* a table added since (schema 3: ftrace_event): created empty,
 		 * in the file when updating, else as a TEMP table */
 		snprintf(sql, sizeof(sql), "CREATE %sTABLE \"%s\" (%s)", writable ? "" : "TEMP ",
-		         t->name, t->columns);
+		         t->name, sptd_store_table_columns(t));
 		return sptd_store_exec(st, sql, writable ? "adding a table to an older incident" :
 		                       "reading an older incident");
 	}

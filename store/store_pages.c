@@ -19,25 +19,6 @@
 #include "store-local.h"
 #include "store-pages.h"
 
-/* kind column values, by sptd_store_bulk_row.kind */
-static const char *const slice_kinds[] = {
-	SPTD_SLICE_USER, SPTD_SLICE_KERNEL, SPTD_SLICE_SYSCALL, SPTD_SLICE_IRQ,
-};
-#define N_KINDS (sizeof(slice_kinds) / sizeof(slice_kinds[0]))
-
-const char *sptd_store_pages_kind(unsigned kind)
-{
-	return kind < N_KINDS ? slice_kinds[kind] : NULL;
-}
-
-int sptd_store_pages_kind_of(const char *name)
-{
-	for (unsigned k = 0; k < N_KINDS; k++)
-		if (name && strcmp(slice_kinds[k], name) == 0)
-			return (int)k;
-	return -1;
-}
-
 /* ---- record encoding ------------------------------------------------------ */
 
 /* SQLite's varint of @v at @p: 1-9 bytes, returns the count. */
@@ -115,36 +96,77 @@ static inline unsigned put_value(uint8_t *type, uint8_t *body, int64_t v)
 	return n;
 }
 
-/* The table record of slice row @r: id, the rowid, is stored as NULL; the
- * header (11 bytes: its length and 10 types) is under 128 bytes. */
-static unsigned slice_record(uint8_t *out, const struct sptd_store_bulk_row *r)
+/* Does the slice table's description (store_tables.c) give records this
+ * encoder writes?  The first column the INTEGER PRIMARY KEY, the others
+ * integers or the kind (a text that is one of the four), and a record
+ * always under 128 bytes with a one-byte header length.  A column it
+ * cannot write (a text of any length, bytes) makes the store keep slice
+ * rows on the SQL path instead (sptd_store_slices_defer): 1 yes, 0 no. */
+int sptd_store_pages_layout_ok(void)
 {
-	static const uint8_t kind_len[4] = {
-		sizeof(SPTD_SLICE_USER) - 1, sizeof(SPTD_SLICE_KERNEL) - 1,
-		sizeof(SPTD_SLICE_SYSCALL) - 1, sizeof(SPTD_SLICE_IRQ) - 1,
-	};
-	uint8_t *h = out + 1, *b = out + 11;
-	unsigned kl = kind_len[r->kind & 3];
+	const struct sptd_store_table_def *t = &sptd_store_table_defs[SPTD_STORE_T_SLICE];
+	unsigned most = 1;   /* the header length */
 
-	out[0] = 11;
+	if (t->ncols < 1 || t->cols[0].type != SPTD_STORE_C_I64 ||
+	    strcmp(t->cols[0].decl, "INTEGER PRIMARY KEY") != 0)
+		return 0;
+	for (int c = 0; c < t->ncols; c++) {
+		const struct sptd_store_col *col = &t->cols[c];
+
+		switch (col->type) {
+		case SPTD_STORE_C_I64:
+		case SPTD_STORE_C_I32:
+		case SPTD_STORE_C_U64:
+			most += 1 + 8;
+			break;
+		case SPTD_STORE_C_TEXT:
+			if (strcmp(col->name, "kind") != 0 || col->dflt)
+				return 0;
+			most += 1 + sizeof(SPTD_SLICE_SYSCALL);
+			break;
+		default:
+			return 0;
+		}
+	}
+	return most < 128;
+}
+
+/* The table record of slice row @r, column by column as the slice table's
+ * description says: the id, the rowid, is stored as NULL; a value that
+ * stores NULL (< 0 parent_id) as NULL; the kind as text.  The header (its
+ * length and a type per column) and the record are under 128 bytes
+ * (sptd_store_pages_layout_ok). */
+static unsigned slice_record(uint8_t *out, const struct sptd_store_slice_row *r)
+{
+	const struct sptd_store_table_def *t = &sptd_store_table_defs[SPTD_STORE_T_SLICE];
+	uint8_t *h = out + 1, *b = out + 1 + t->ncols;
+
+	out[0] = (uint8_t)(1 + t->ncols);
 	*h++ = 0;
-	b += put_value(h++, b, r->ts);
-	b += put_value(h++, b, r->dur);
-	b += put_value(h++, b, r->cpu);
-	b += put_value(h++, b, r->utid);
-	b += put_value(h++, b, r->depth);
-	if (r->parent_id < 0)
-		*h++ = 0;
-	else
-		b += put_value(h++, b, r->parent_id);
-	if (r->symbol_id < 0)
-		*h++ = 0;
-	else
-		b += put_value(h++, b, r->symbol_id);
-	*h++ = (uint8_t)(13 + 2 * kl);
-	memcpy(b, slice_kinds[r->kind], kl);
-	b += kl;
-	b += put_value(h, b, r->flags);
+	for (int c = 1; c < t->ncols; c++) {
+		const struct sptd_store_col *col = &t->cols[c];
+		const char *p = (const char *)r + col->off;
+		int64_t v;
+
+		if (col->type == SPTD_STORE_C_TEXT) {
+			const char *text = *(const char *const *)(const void *)p;
+			size_t len = strlen(text);
+
+			*h++ = (uint8_t)(13 + 2 * len);
+			memcpy(b, text, len);
+			b += len;
+			continue;
+		}
+		if (col->type == SPTD_STORE_C_I32)
+			v = *(const int *)(const void *)p;
+		else
+			memcpy(&v, p, sizeof(v));
+		if (((col->flags & SPTD_STORE_F_NEG_NULL) && v < 0) ||
+		    ((col->flags & SPTD_STORE_F_ZERO_NULL) && v == 0))
+			*h++ = 0;
+		else
+			b += put_value(h++, b, v);
+	}
 	return (unsigned)(b - out);
 }
 
@@ -356,7 +378,7 @@ static int child_push(struct bulk_btree *t, uint32_t **child, int64_t **key, siz
 }
 
 /* Build the table b-tree of @rows (sorted by id) into @t.  0 or -ENOMEM. */
-static int build_table(struct bulk_btree *t, const struct sptd_store_bulk_row *rows, size_t n)
+static int build_table(struct bulk_btree *t, const struct sptd_store_slice_row *rows, size_t n)
 {
 	uint8_t cell[9 + 9 + 128];
 	struct page_fill f;
@@ -512,7 +534,7 @@ static void *build_main(void *arg)
 		return NULL;
 	}
 	for (size_t i = 0; i < n; i++) {
-		const struct sptd_store_bulk_row *r = &pg->rows[i];
+		const struct sptd_store_slice_row *r = &pg->rows[i];
 
 		if (which == SPTD_STORE_TREE_UTID_TS)
 			keys[i] = (struct sptd_store_key){ .a = r->utid, .b = r->ts, .id = r->id };
@@ -527,7 +549,7 @@ static void *build_main(void *arg)
 	return NULL;
 }
 
-int sptd_store_pages_start(const struct sptd_store_bulk_row *rows, size_t n, uint32_t page_size,
+int sptd_store_pages_start(const struct sptd_store_slice_row *rows, size_t n, uint32_t page_size,
                            struct sptd_store_pages **out)
 {
 	struct sptd_store_pages *pg;

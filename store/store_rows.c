@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,61 +80,174 @@ int sptd_store_bind_bytes(struct sptd_store *st, sqlite3_stmt *s, int idx,
 	return rc == SQLITE_OK ? 0 : sptd_store_fail_sqlite(st, rc, what);
 }
 
-/* --- derived tables ------------------------------------------------------ */
+/* ---- one generic add, driven by the table's description ----------------- */
+
+/* The reason column @c of @row is refused (NULL: it is not). */
+static const char *col_refused(const struct sptd_store_col *c, const void *row)
+{
+	const char *p = (const char *)row + c->off;
+	int64_t v;
+
+	switch (c->type) {
+	case SPTD_STORE_C_I64:
+		v = *(const int64_t *)(const void *)p;
+		break;
+	case SPTD_STORE_C_I32:
+		v = *(const int *)(const void *)p;
+		break;
+	case SPTD_STORE_C_TEXT: {
+		const char *text = *(const char *const *)(const void *)p;
+
+		if ((c->flags & SPTD_STORE_F_REQUIRED) && (!text || !*text))
+			return "is NULL or empty";
+		if ((c->flags & SPTD_STORE_F_NOT_NULL) && !text)
+			return "is NULL";
+		return NULL;
+	}
+	case SPTD_STORE_C_BYTES:
+	case SPTD_STORE_C_CHAIN: {
+		const void *data = *(const void *const *)(const void *)p;
+		size_t len = *(const size_t *)(const void *)((const char *)row + c->off2);
+
+		if (!data && len)
+			return "is NULL";
+		if (c->type == SPTD_STORE_C_CHAIN && len > SIZE_MAX / sizeof(uint64_t))
+			return "is too long";
+		return NULL;
+	}
+	default:
+		return NULL;
+	}
+	return (c->flags & SPTD_STORE_F_NOT_NEG) && v < 0 ? "is negative" : NULL;
+}
+
+/* The callchain as little-endian bytes: the array itself on a
+ * little-endian host, a swapped copy in st->le_buf otherwise. */
+static const void *callchain_le(struct sptd_store *st, const uint64_t *chain, size_t nr)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	(void)st;
+	(void)nr;
+	return chain;
+#else
+	if (nr > st->le_cap) {
+		uint64_t *buf = realloc(st->le_buf, nr * sizeof(*buf));
+
+		if (!buf)
+			return NULL;
+		st->le_buf = buf;
+		st->le_cap = nr;
+	}
+	for (size_t i = 0; i < nr; i++)
+		st->le_buf[i] = __builtin_bswap64(chain[i]);
+	return st->le_buf;
+#endif
+}
+
+/* Bind column @c of @row at parameter @idx (@null: store NULL). */
+static int col_bind(struct sptd_store *st, sqlite3_stmt *s, int idx,
+                    const struct sptd_store_col *c, const void *row, int null,
+                    const char *what)
+{
+	const char *p = (const char *)row + c->off;
+	const char *text;
+	const void *data;
+	size_t len;
+	int64_t v;
+
+	if (null || c->type == SPTD_STORE_C_AUTO || c->type == SPTD_STORE_C_NONE)
+		return sqlite3_bind_null(s, idx), 0;
+	switch (c->type) {
+	case SPTD_STORE_C_TEXT:
+		text = *(const char *const *)(const void *)p;
+		if (!text)
+			text = c->dflt;
+		if (text && !*text && (c->flags & SPTD_STORE_F_EMPTY_NULL))
+			text = NULL;
+		sptd_store_bind_str(s, idx, text);
+		return 0;
+	case SPTD_STORE_C_BYTES:
+	case SPTD_STORE_C_CHAIN:
+		data = *(const void *const *)(const void *)p;
+		len = *(const size_t *)(const void *)((const char *)row + c->off2);
+		if (!data && (c->flags & SPTD_STORE_F_ZERO_NULL))
+			return sqlite3_bind_null(s, idx), 0;
+		if (c->type == SPTD_STORE_C_CHAIN) {
+			data = len ? callchain_le(st, data, len) : NULL;
+			if (len && !data)
+				return sptd_store_fail(st, -ENOMEM, "%s: out of memory", what);
+			len *= sizeof(uint64_t);
+		}
+		return sptd_store_bind_bytes(st, s, idx, data, len, what);
+	case SPTD_STORE_C_I32:
+		v = *(const int *)(const void *)p;
+		break;
+	default:   /* I64, U64: the same bits */
+		memcpy(&v, p, sizeof(v));
+		break;
+	}
+	if (((c->flags & SPTD_STORE_F_NEG_NULL) && v < 0) ||
+	    ((c->flags & SPTD_STORE_F_ZERO_NULL) && v == 0))
+		sqlite3_bind_null(s, idx);
+	else
+		sqlite3_bind_int64(s, idx, v);
+	return 0;
+}
+
+int sptd_store_add(struct sptd_store *st, enum sptd_store_table_id table, const void *row)
+{
+	const struct sptd_store_table_def *t;
+	const char *why = NULL, *col = "";
+	uint32_t nulls = 0;
+	sqlite3_stmt *s;
+	int ret = 0;
+
+	if (!st || (int)table < 0 || table >= SPTD_STORE_T_COUNT)
+		return -EINVAL;
+	t = &sptd_store_table_defs[table];
+	SPTD_STORE_REQUIRE(st, row, t->what, "no row");
+	if (t->check)
+		why = t->check(row, &nulls);
+	for (int c = 0; c < t->ncols && !why; c++) {
+		why = col_refused(&t->cols[c], row);
+		col = t->cols[c].name;
+	}
+	if (why)
+		return sptd_store_fail(st, -EINVAL, "%s: %s%s%s", t->what, col, *col ? " " : "",
+		                       why);
+	s = sptd_store_row_begin(st, table, t->what, &ret);
+	if (!s)
+		return ret;
+	for (int c = 0; c < t->ncols && ret >= 0; c++)
+		ret = col_bind(st, s, c + 1, &t->cols[c], row, (int)(nulls >> c & 1), t->what);
+	if (ret < 0) {
+		sqlite3_reset(s);
+		return ret;
+	}
+	return sptd_store_row_end(st, s, t->what);
+}
+
+/* ---- the named add functions: a row struct each ------------------------- */
+
+/* Add a row of table T, struct S, from its fields in column order. */
+#define ADD(T, S, ...) sptd_store_add(st, SPTD_STORE_T_##T, &(const struct S){ __VA_ARGS__ })
 
 int sptd_store_trigger_add(struct sptd_store *st, int64_t ts, int cpu,
                            const char *kind, const char *detail)
 {
-	static const char what[] = "adding a trigger row";
-	sqlite3_stmt *s;
-	int ret;
-
-	SPTD_STORE_REQUIRE(st, kind && *kind, what, "kind is NULL or empty");
-	s = sptd_store_row_begin(st, SPTD_STORE_T_TRIGGER, what, &ret);
-	if (!s)
-		return ret;
-	sqlite3_bind_null(s, 1);
-	sqlite3_bind_int64(s, 2, ts);
-	sptd_store_bind_opt(s, 3, cpu);
-	sptd_store_bind_str(s, 4, kind);
-	sptd_store_bind_str(s, 5, detail);
-	return sptd_store_row_end(st, s, what);
+	return ADD(TRIGGER, sptd_store_trigger_row, ts, cpu, kind, detail);
 }
 
 int sptd_store_process_add(struct sptd_store *st, int64_t upid, int pid,
                            const char *name, const char *cmdline)
 {
-	static const char what[] = "adding a process row";
-	sqlite3_stmt *s;
-	int ret;
-
-	SPTD_STORE_REQUIRE(st, upid >= 0, what, "upid is negative");
-	s = sptd_store_row_begin(st, SPTD_STORE_T_PROCESS, what, &ret);
-	if (!s)
-		return ret;
-	sqlite3_bind_int64(s, 1, upid);
-	sqlite3_bind_int(s, 2, pid);
-	sptd_store_bind_str(s, 3, name);
-	sptd_store_bind_str(s, 4, cmdline);
-	return sptd_store_row_end(st, s, what);
+	return ADD(PROCESS, sptd_store_process_row, upid, pid, name, cmdline);
 }
 
 int sptd_store_thread_add(struct sptd_store *st, int64_t utid, int tid,
                           int64_t upid, const char *name)
 {
-	static const char what[] = "adding a thread row";
-	sqlite3_stmt *s;
-	int ret;
-
-	SPTD_STORE_REQUIRE(st, utid >= 0, what, "utid is negative");
-	s = sptd_store_row_begin(st, SPTD_STORE_T_THREAD, what, &ret);
-	if (!s)
-		return ret;
-	sqlite3_bind_int64(s, 1, utid);
-	sqlite3_bind_int(s, 2, tid);
-	sptd_store_bind_opt(s, 3, upid);
-	sptd_store_bind_str(s, 4, name);
-	return sptd_store_row_end(st, s, what);
+	return ADD(THREAD, sptd_store_thread_row, utid, tid, upid, name);
 }
 
 int sptd_store_sched_slice_add(struct sptd_store *st, int64_t ts, int64_t dur,
@@ -147,26 +261,8 @@ int sptd_store_sched_slice_add_flags(struct sptd_store *st, int64_t ts, int64_t 
                                      int cpu, int64_t utid, const char *end_state,
                                      int priority, int flags)
 {
-	static const char what[] = "adding a sched_slice row";
-	sqlite3_stmt *s;
-	int ret;
-
-	SPTD_STORE_REQUIRE(st, dur >= 0 && cpu >= 0, what, "dur or cpu is negative");
-	s = sptd_store_row_begin(st, SPTD_STORE_T_SCHED_SLICE, what, &ret);
-	if (!s)
-		return ret;
-	sqlite3_bind_null(s, 1);
-	sqlite3_bind_int64(s, 2, ts);
-	sqlite3_bind_int64(s, 3, dur);
-	sqlite3_bind_int(s, 4, cpu);
-	sqlite3_bind_int64(s, 5, utid);
-	sptd_store_bind_str(s, 6, end_state);
-	if (priority >= 0)
-		sqlite3_bind_int(s, 7, priority);
-	else
-		sqlite3_bind_null(s, 7);   /* no event gave it */
-	sqlite3_bind_int(s, 8, flags);
-	return sptd_store_row_end(st, s, what);
+	return ADD(SCHED_SLICE, sptd_store_sched_slice_row, ts, dur, cpu, utid, end_state,
+	                                                    priority, flags);
 }
 
 int sptd_store_thread_state_add(struct sptd_store *st, int64_t ts, int64_t dur,
@@ -180,24 +276,8 @@ int sptd_store_thread_state_add_flags(struct sptd_store *st, int64_t ts, int64_t
                                       int64_t utid, const char *state, int cpu,
                                       int64_t waker_utid, int flags)
 {
-	static const char what[] = "adding a thread_state row";
-	sqlite3_stmt *s;
-	int ret;
-
-	SPTD_STORE_REQUIRE(st, dur >= 0, what, "dur is negative");
-	SPTD_STORE_REQUIRE(st, state && *state, what, "state is NULL or empty");
-	s = sptd_store_row_begin(st, SPTD_STORE_T_THREAD_STATE, what, &ret);
-	if (!s)
-		return ret;
-	sqlite3_bind_null(s, 1);
-	sqlite3_bind_int64(s, 2, ts);
-	sqlite3_bind_int64(s, 3, dur);
-	sqlite3_bind_int64(s, 4, utid);
-	sptd_store_bind_str(s, 5, state);
-	sptd_store_bind_opt(s, 6, cpu);
-	sptd_store_bind_opt(s, 7, waker_utid);
-	sqlite3_bind_int(s, 8, flags);
-	return sptd_store_row_end(st, s, what);
+	return ADD(THREAD_STATE, sptd_store_thread_state_row, ts, dur, utid, state, cpu,
+	                                                      waker_utid, flags);
 }
 
 int sptd_store_irq_slice_add(struct sptd_store *st, int64_t ts, int64_t dur,
@@ -210,23 +290,8 @@ int sptd_store_irq_slice_add_flags(struct sptd_store *st, int64_t ts, int64_t du
                                    int cpu, int irq, const char *name, int ret_value,
                                    int flags)
 {
-	static const char what[] = "adding an irq_slice row";
-	sqlite3_stmt *s;
-	int ret;
-
-	SPTD_STORE_REQUIRE(st, dur >= 0 && cpu >= 0, what, "dur or cpu is negative");
-	s = sptd_store_row_begin(st, SPTD_STORE_T_IRQ_SLICE, what, &ret);
-	if (!s)
-		return ret;
-	sqlite3_bind_null(s, 1);
-	sqlite3_bind_int64(s, 2, ts);
-	sqlite3_bind_int64(s, 3, dur);
-	sqlite3_bind_int(s, 4, cpu);
-	sqlite3_bind_int(s, 5, irq);
-	sptd_store_bind_str(s, 6, name);
-	sqlite3_bind_int(s, 7, ret_value);
-	sqlite3_bind_int(s, 8, flags);
-	return sptd_store_row_end(st, s, what);
+	return ADD(IRQ_SLICE, sptd_store_irq_slice_row, ts, dur, cpu, irq, name, ret_value,
+	                                                flags);
 }
 
 int sptd_store_softirq_slice_add(struct sptd_store *st, int64_t ts, int64_t dur,
@@ -238,92 +303,54 @@ int sptd_store_softirq_slice_add(struct sptd_store *st, int64_t ts, int64_t dur,
 int sptd_store_softirq_slice_add_flags(struct sptd_store *st, int64_t ts, int64_t dur,
                                        int cpu, int vec, const char *name, int flags)
 {
-	static const char what[] = "adding a softirq_slice row";
-	sqlite3_stmt *s;
-	int ret;
-
-	SPTD_STORE_REQUIRE(st, dur >= 0 && cpu >= 0, what, "dur or cpu is negative");
-	s = sptd_store_row_begin(st, SPTD_STORE_T_SOFTIRQ_SLICE, what, &ret);
-	if (!s)
-		return ret;
-	sqlite3_bind_null(s, 1);
-	sqlite3_bind_int64(s, 2, ts);
-	sqlite3_bind_int64(s, 3, dur);
-	sqlite3_bind_int(s, 4, cpu);
-	sqlite3_bind_int(s, 5, vec);
-	sptd_store_bind_str(s, 6, name);
-	sqlite3_bind_int(s, 7, flags);
-	return sptd_store_row_end(st, s, what);
-}
-
-/* Is @kind one of the SPTD_SLICE_* kinds? */
-static int slice_kind_ok(const char *kind)
-{
-	return kind && (strcmp(kind, SPTD_SLICE_USER) == 0 ||
-	                strcmp(kind, SPTD_SLICE_KERNEL) == 0 ||
-	                strcmp(kind, SPTD_SLICE_SYSCALL) == 0 ||
-	                strcmp(kind, SPTD_SLICE_IRQ) == 0);
+	return ADD(SOFTIRQ_SLICE, sptd_store_softirq_slice_row, ts, dur, cpu, vec, name,
+	                                                        flags);
 }
 
 int sptd_store_slice_add(struct sptd_store *st, int64_t id, int64_t ts, int64_t dur,
                          int cpu, int64_t utid, int depth, int64_t parent_id,
                          int64_t symbol_id, const char *kind, int flags)
 {
-	static const char what[] = "adding a slice row";
-	sqlite3_stmt *s;
-	int ret;
-
-	SPTD_STORE_REQUIRE(st, id >= 0 && dur >= 0 && depth >= 0, what, "id, dur or depth is negative");
-	SPTD_STORE_REQUIRE(st, slice_kind_ok(kind), what,
-	                   "kind is not one of user, kernel, syscall, irq");
-	s = sptd_store_row_begin(st, SPTD_STORE_T_SLICE, what, &ret);
-	if (!s)
-		return ret;
-	sqlite3_bind_int64(s, 1, id);
-	sqlite3_bind_int64(s, 2, ts);
-	sqlite3_bind_int64(s, 3, dur);
-	sqlite3_bind_int(s, 4, cpu);
-	sqlite3_bind_int64(s, 5, utid);
-	sqlite3_bind_int(s, 6, depth);
-	sptd_store_bind_opt(s, 7, parent_id);
-	sptd_store_bind_opt(s, 8, symbol_id);
-	sptd_store_bind_str(s, 9, kind);
-	sqlite3_bind_int(s, 10, flags);
-	return sptd_store_row_end(st, s, what);
+	return ADD(SLICE, sptd_store_slice_row, .id = id, .ts = ts, .dur = dur, .cpu = cpu,
+	                                        .utid = utid, .depth = depth,
+	                                        .parent_id = parent_id, .symbol_id = symbol_id,
+	                                        .kind = kind, .flags = flags);
 }
 
-/* Bind slice row @r at parameters @idx .. @idx + 9. */
-static void bind_slice(sqlite3_stmt *s, int idx, const struct sptd_store_slice_row *r)
+/* Bind slice row @r (checked) at parameters @idx on, one per column. */
+static void bind_slice(struct sptd_store *st, sqlite3_stmt *s, int idx,
+                       const struct sptd_store_slice_row *r)
 {
-	sqlite3_bind_int64(s, idx, r->id);
-	sqlite3_bind_int64(s, idx + 1, r->ts);
-	sqlite3_bind_int64(s, idx + 2, r->dur);
-	sqlite3_bind_int(s, idx + 3, r->cpu);
-	sqlite3_bind_int64(s, idx + 4, r->utid);
-	sqlite3_bind_int(s, idx + 5, r->depth);
-	sptd_store_bind_opt(s, idx + 6, r->parent_id);
-	sptd_store_bind_opt(s, idx + 7, r->symbol_id);
-	sptd_store_bind_str(s, idx + 8, r->kind);
-	sqlite3_bind_int(s, idx + 9, r->flags);
+	const struct sptd_store_table_def *t = &sptd_store_table_defs[SPTD_STORE_T_SLICE];
+
+	for (int c = 0; c < t->ncols; c++)
+		col_bind(st, s, idx + c, &t->cols[c], r, 0, t->what);
 }
 
 /* The cached INSERT of SPTD_STORE_BULK_ROWS slice rows; NULL after a
  * failure (recorded, returned through @ret). */
 static sqlite3_stmt *slice_bulk_stmt(struct sptd_store *st, const char *what, int *ret)
 {
-	const char one[] = ",(?,?,?,?,?,?,?,?,?,?)";
-	char sql[64 + SPTD_STORE_BULK_ROWS * sizeof(one)];
-	size_t n;
-	int rc, i;
+	const struct sptd_store_table_def *t = &sptd_store_table_defs[SPTD_STORE_T_SLICE];
+	char *sql;
+	size_t n, size = 64 + SPTD_STORE_BULK_ROWS * (4 + 2 * (size_t)t->ncols);
+	int rc;
 
 	*ret = 0;
 	if (st->slice_bulk)
 		return st->slice_bulk;
-	n = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO \"%s\" VALUES %s",
-	                     sptd_store_table_defs[SPTD_STORE_T_SLICE].name, one + 1);
-	for (i = 1; i < SPTD_STORE_BULK_ROWS; i++, n += sizeof(one) - 1)
-		memcpy(sql + n, one, sizeof(one));
+	sql = malloc(size);
+	if (!sql) {
+		*ret = sptd_store_fail(st, -ENOMEM, "%s: out of memory", what);
+		return NULL;
+	}
+	n = (size_t)snprintf(sql, size, "INSERT INTO \"%s\" VALUES ", t->name);
+	for (int i = 0; i < SPTD_STORE_BULK_ROWS; i++)
+		for (int c = 0; c < t->ncols; c++)
+			n += (size_t)snprintf(sql + n, size - n, "%s%s%s", !c && i ? "," : "",
+			                      c ? ",?" : "(?", c == t->ncols - 1 ? ")" : "");
 	rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st->slice_bulk, NULL);
+	free(sql);
 	if (rc != SQLITE_OK) {
 		st->slice_bulk = NULL;
 		*ret = sptd_store_fail_sqlite(st, rc, what);
@@ -346,13 +373,14 @@ int sptd_store_slices_sql(struct sptd_store *st, const struct sptd_store_slice_r
 	}
 	for (; bulk && n - i >= SPTD_STORE_BULK_ROWS && ret >= 0; i += SPTD_STORE_BULK_ROWS) {
 		for (k = 0; k < SPTD_STORE_BULK_ROWS; k++)
-			bind_slice(bulk, 1 + 10 * (int)k, &rows[i + k]);
+			bind_slice(st, bulk, 1 + sptd_store_table_defs[SPTD_STORE_T_SLICE].ncols *
+			                         (int)k, &rows[i + k]);
 		ret = sptd_store_row_end(st, bulk, what);
 	}
 	if (i < n && ret >= 0) {
 		one = sptd_store_row_begin(st, SPTD_STORE_T_SLICE, what, &ret);
 		for (; one && i < n && ret >= 0; i++) {
-			bind_slice(one, 1, &rows[i]);
+			bind_slice(st, one, 1, &rows[i]);
 			ret = sptd_store_row_end(st, one, what);
 		}
 	}
@@ -362,231 +390,64 @@ int sptd_store_slices_sql(struct sptd_store *st, const struct sptd_store_slice_r
 int sptd_store_dso_add(struct sptd_store *st, int64_t id, const char *path,
                        const char *build_id)
 {
-	static const char what[] = "adding a dso row";
-	sqlite3_stmt *s;
-	int ret;
-
-	SPTD_STORE_REQUIRE(st, id >= 0, what, "id is negative");
-	SPTD_STORE_REQUIRE(st, path && *path, what, "path is NULL or empty");
-	s = sptd_store_row_begin(st, SPTD_STORE_T_DSO, what, &ret);
-	if (!s)
-		return ret;
-	sqlite3_bind_int64(s, 1, id);
-	sptd_store_bind_str(s, 2, path);
-	sptd_store_bind_str(s, 3, build_id);
-	return sptd_store_row_end(st, s, what);
+	return ADD(DSO, sptd_store_dso_row, id, path, build_id);
 }
 
 int sptd_store_symbol_add(struct sptd_store *st, int64_t id, const char *name,
                           int64_t dso_id, uint64_t addr, uint64_t size)
 {
-	static const char what[] = "adding a symbol row";
-	sqlite3_stmt *s;
-	int ret;
-
-	SPTD_STORE_REQUIRE(st, id >= 0, what, "id is negative");
-	SPTD_STORE_REQUIRE(st, name && *name, what, "name is NULL or empty");
-	s = sptd_store_row_begin(st, SPTD_STORE_T_SYMBOL, what, &ret);
-	if (!s)
-		return ret;
-	sqlite3_bind_int64(s, 1, id);
-	sptd_store_bind_str(s, 2, name);
-	sqlite3_bind_int64(s, 3, dso_id);
-	sqlite3_bind_int64(s, 4, (int64_t)addr);
-	sqlite3_bind_int64(s, 5, (int64_t)size);
-	return sptd_store_row_end(st, s, what);
+	return ADD(SYMBOL, sptd_store_symbol_row, id, name, dso_id, addr, size);
 }
 
 int sptd_store_ftrace_event_add(struct sptd_store *st, int64_t ts, int cpu, int64_t utid,
                                 const char *name, const char *args)
 {
-	static const char what[] = "adding an ftrace_event row";
-	sqlite3_stmt *s;
-	int ret;
-
-	SPTD_STORE_REQUIRE(st, cpu >= 0, what, "cpu is negative");
-	SPTD_STORE_REQUIRE(st, name && *name, what, "no event name");
-	s = sptd_store_row_begin(st, SPTD_STORE_T_FTRACE_EVENT, what, &ret);
-	if (!s)
-		return ret;
-	sqlite3_bind_null(s, 1);
-	sqlite3_bind_int64(s, 2, ts);
-	sqlite3_bind_int(s, 3, cpu);
-	sptd_store_bind_opt(s, 4, utid);
-	sqlite3_bind_text(s, 5, name, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(s, 6, args ? args : "{}", -1, SQLITE_TRANSIENT);
-	return sptd_store_row_end(st, s, what);
+	return ADD(FTRACE_EVENT, sptd_store_ftrace_event_row, ts, cpu, utid, name, args);
 }
 
 int sptd_store_cpu_freq_add(struct sptd_store *st, int64_t ts, int cpu, int cbr,
                             int64_t freq_khz)
 {
-	static const char what[] = "adding a cpu_freq row";
-	sqlite3_stmt *s;
-	int ret;
-
-	SPTD_STORE_REQUIRE(st, cpu >= 0 && cbr >= 0, what, "cpu or ratio is negative");
-	s = sptd_store_row_begin(st, SPTD_STORE_T_CPU_FREQ, what, &ret);
-	if (!s)
-		return ret;
-	sqlite3_bind_null(s, 1);
-	sqlite3_bind_int64(s, 2, ts);
-	sqlite3_bind_int(s, 3, cpu);
-	sqlite3_bind_int(s, 4, cbr);
-	sptd_store_bind_opt(s, 5, freq_khz);
-	return sptd_store_row_end(st, s, what);
+	return ADD(CPU_FREQ, sptd_store_cpu_freq_row, ts, cpu, cbr, freq_khz);
 }
 
 int sptd_store_cpu_idle_add(struct sptd_store *st, const struct sptd_store_cpu_idle_row *r)
 {
-	static const char what[] = "adding a cpu_idle row";
-	sqlite3_stmt *s;
-	int ret;
-
-	SPTD_STORE_REQUIRE(st, r && r->cpu >= 0 && r->dur >= 0, what, "cpu or dur is negative");
-	s = sptd_store_row_begin(st, SPTD_STORE_T_CPU_IDLE, what, &ret);
-	if (!s)
-		return ret;
-	sqlite3_bind_null(s, 1);
-	sqlite3_bind_int64(s, 2, r->ts);
-	sqlite3_bind_int64(s, 3, r->dur);
-	sqlite3_bind_int(s, 4, r->cpu);
-	sptd_store_bind_opt(s, 5, r->state);
-	sptd_store_bind_opt(s, 6, r->sub_state);
-	sptd_store_bind_opt(s, 7, r->requested);
-	sptd_store_bind_opt(s, 8, r->requested_sub);
-	sptd_store_bind_opt(s, 9, r->last);
-	sptd_store_bind_opt(s, 10, r->deepest);
-	sptd_store_bind_str(s, 11, r->wake);
-	sqlite3_bind_int(s, 12, r->hw);
-	sqlite3_bind_int(s, 13, r->flags);
-	return sptd_store_row_end(st, s, what);
+	return sptd_store_add(st, SPTD_STORE_T_CPU_IDLE, r);
 }
 
 int sptd_store_ptwrite_add(struct sptd_store *st, int64_t ts, int cpu, int64_t utid,
                            uint64_t ip, uint64_t payload, int size)
 {
-	static const char what[] = "adding a ptwrite row";
-	sqlite3_stmt *s;
-	int ret;
-
-	SPTD_STORE_REQUIRE(st, cpu >= 0 && size >= 0, what, "cpu or size is negative");
-	s = sptd_store_row_begin(st, SPTD_STORE_T_PTWRITE, what, &ret);
-	if (!s)
-		return ret;
-	sqlite3_bind_null(s, 1);
-	sqlite3_bind_int64(s, 2, ts);
-	sqlite3_bind_int(s, 3, cpu);
-	sptd_store_bind_opt(s, 4, utid);
-	if (ip)
-		sqlite3_bind_int64(s, 5, (int64_t)ip);
-	else
-		sqlite3_bind_null(s, 5);
-	sqlite3_bind_int64(s, 6, (int64_t)payload);
-	sqlite3_bind_int(s, 7, size);
-	return sptd_store_row_end(st, s, what);
+	return ADD(PTWRITE, sptd_store_ptwrite_row, ts, cpu, utid, ip, payload, size);
 }
 
 int sptd_store_watch_hit_add(struct sptd_store *st, const struct sptd_store_watch_hit_row *r)
 {
-	static const char what[] = "adding a watch_hit row";
-	sqlite3_stmt *s;
-	int ret;
-
-	SPTD_STORE_REQUIRE(st, r && r->cpu >= 0, what, "cpu is negative");
-	s = sptd_store_row_begin(st, SPTD_STORE_T_WATCH_HIT, what, &ret);
-	if (!s)
-		return ret;
-	sqlite3_bind_int64(s, 1, r->ts);
-	sqlite3_bind_int(s, 2, r->cpu);
-	sqlite3_bind_int(s, 3, r->tid);
-	sqlite3_bind_int64(s, 4, (int64_t)r->ip);
-	sptd_store_bind_str(s, 5, r->function && r->function[0] ? r->function : NULL);
-	if (r->watch && r->silent >= 0) {
-		sqlite3_bind_int64(s, 6, (int64_t)r->old_value);
-		sqlite3_bind_int64(s, 7, (int64_t)r->new_value);
-		sqlite3_bind_int(s, 8, r->silent);
-	} else {
-		sqlite3_bind_null(s, 6);
-		sqlite3_bind_null(s, 7);
-		sqlite3_bind_null(s, 8);
-	}
-	sptd_store_bind_str(s, 9, r->trigger ? r->trigger : "");
-	return sptd_store_row_end(st, s, what);
+	return sptd_store_add(st, SPTD_STORE_T_WATCH_HIT, r);
 }
 
 int sptd_store_sample_add(struct sptd_store *st, int64_t ts, int cpu,
                           int64_t utid, int64_t callsite_id)
 {
-	static const char what[] = "adding a sample row";
-	sqlite3_stmt *s;
-	int ret;
-
-	SPTD_STORE_REQUIRE(st, cpu >= 0, what, "cpu is negative");
-	s = sptd_store_row_begin(st, SPTD_STORE_T_SAMPLE, what, &ret);
-	if (!s)
-		return ret;
-	sqlite3_bind_null(s, 1);
-	sqlite3_bind_int64(s, 2, ts);
-	sqlite3_bind_int(s, 3, cpu);
-	sptd_store_bind_opt(s, 4, utid);
-	sptd_store_bind_opt(s, 5, callsite_id);
-	return sptd_store_row_end(st, s, what);
+	return ADD(SAMPLE, sptd_store_sample_row, ts, cpu, utid, callsite_id);
 }
 
 int sptd_store_callsite_add(struct sptd_store *st, int64_t id, int64_t parent_id,
                             int depth, int64_t symbol_id, uint64_t addr)
 {
-	static const char what[] = "adding a callsite row";
-	sqlite3_stmt *s;
-	int ret;
-
-	SPTD_STORE_REQUIRE(st, id >= 0 && depth >= 0, what, "id or depth is negative");
-	s = sptd_store_row_begin(st, SPTD_STORE_T_CALLSITE, what, &ret);
-	if (!s)
-		return ret;
-	sqlite3_bind_int64(s, 1, id);
-	sptd_store_bind_opt(s, 2, parent_id);
-	sqlite3_bind_int(s, 3, depth);
-	sptd_store_bind_opt(s, 4, symbol_id);
-	sqlite3_bind_int64(s, 5, (int64_t)addr);
-	return sptd_store_row_end(st, s, what);
+	return ADD(CALLSITE, sptd_store_callsite_row, id, parent_id, depth, symbol_id, addr);
 }
 
 int sptd_store_gap_add(struct sptd_store *st, int64_t ts, int64_t dur, int cpu,
                        const char *reason)
 {
-	static const char what[] = "adding a gap row";
-	sqlite3_stmt *s;
-	int ret;
-
-	SPTD_STORE_REQUIRE(st, dur >= 0, what, "dur is negative");
-	SPTD_STORE_REQUIRE(st, reason && *reason, what, "reason is NULL or empty");
-	s = sptd_store_row_begin(st, SPTD_STORE_T_GAP, what, &ret);
-	if (!s)
-		return ret;
-	sqlite3_bind_null(s, 1);
-	sqlite3_bind_int64(s, 2, ts);
-	sqlite3_bind_int64(s, 3, dur);
-	sptd_store_bind_opt(s, 4, cpu);
-	sptd_store_bind_str(s, 5, reason);
-	return sptd_store_row_end(st, s, what);
+	return ADD(GAP, sptd_store_gap_row, ts, dur, cpu, reason);
 }
 
 int sptd_store_stat_add(struct sptd_store *st, const char *name, int cpu, int64_t value)
 {
-	static const char what[] = "adding a stats row";
-	sqlite3_stmt *s;
-	int ret;
-
-	SPTD_STORE_REQUIRE(st, name && *name, what, "name is NULL or empty");
-	s = sptd_store_row_begin(st, SPTD_STORE_T_STATS, what, &ret);
-	if (!s)
-		return ret;
-	sptd_store_bind_str(s, 1, name);
-	sptd_store_bind_opt(s, 2, cpu);
-	sqlite3_bind_int64(s, 3, value);
-	return sptd_store_row_end(st, s, what);
+	return ADD(STATS, sptd_store_stat_row, name, cpu, value);
 }
 
 void sptd_store_rows_release(struct sptd_store *st)

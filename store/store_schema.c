@@ -2,88 +2,12 @@
  * (docs/SCHEMA.md), their creation, and clearing derived tables (one, or
  * all of them in schema order). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "store-local.h"
-
-const struct sptd_store_table_def sptd_store_table_defs[SPTD_STORE_T_COUNT] = {
-	[SPTD_STORE_T_META] = { "meta",
-		"key TEXT PRIMARY KEY, value TEXT", 2, 1, 0 },
-	[SPTD_STORE_T_TRIGGER] = { "trigger",
-		"id INTEGER PRIMARY KEY, ts INT, cpu INT, kind TEXT, detail TEXT", 5, 0, 0 },
-	[SPTD_STORE_T_PROCESS] = { "process",
-		"upid INTEGER PRIMARY KEY, pid INT, name TEXT, cmdline TEXT", 4, 0, 1, "upid" },
-	[SPTD_STORE_T_THREAD] = { "thread",
-		"utid INTEGER PRIMARY KEY, tid INT, upid INT NULL, name TEXT", 4, 0, 1, "utid" },
-	[SPTD_STORE_T_SCHED_SLICE] = { "sched_slice",
-		"id INTEGER PRIMARY KEY, ts INT, dur INT, cpu INT, utid INT, "
-		"end_state TEXT NULL, priority INT, flags INT", 8, 0, 1 },
-	[SPTD_STORE_T_THREAD_STATE] = { "thread_state",
-		"id INTEGER PRIMARY KEY, ts INT, dur INT, utid INT, state TEXT, "
-		"cpu INT NULL, waker_utid INT NULL, flags INT, callsite_id INT NULL, "
-		"blocked_function TEXT NULL", 10, 0, 1 },
-	[SPTD_STORE_T_IRQ_SLICE] = { "irq_slice",
-		"id INTEGER PRIMARY KEY, ts INT, dur INT, cpu INT, irq INT, name TEXT, "
-		"ret INT, flags INT", 8, 0, 1 },
-	[SPTD_STORE_T_SOFTIRQ_SLICE] = { "softirq_slice",
-		"id INTEGER PRIMARY KEY, ts INT, dur INT, cpu INT, vec INT, name TEXT, flags INT",
-		7, 0, 1 },
-	[SPTD_STORE_T_SLICE] = { "slice",
-		"id INTEGER PRIMARY KEY, ts INT, dur INT, cpu INT, utid INT, depth INT, "
-		"parent_id INT NULL, symbol_id INT NULL, kind TEXT, flags INT", 10, 0, 1, "id" },
-	[SPTD_STORE_T_SYMBOL] = { "symbol",
-		"id INTEGER PRIMARY KEY, name TEXT, dso_id INT, addr INT, size INT", 5, 0, 0, "id" },
-	[SPTD_STORE_T_DSO] = { "dso",
-		"id INTEGER PRIMARY KEY, path TEXT, build_id TEXT NULL", 3, 0, 0, "id" },
-	[SPTD_STORE_T_SAMPLE] = { "sample",
-		"id INTEGER PRIMARY KEY, ts INT, cpu INT, utid INT, callsite_id INT", 5, 0, 1 },
-	[SPTD_STORE_T_CALLSITE] = { "callsite",
-		"id INTEGER PRIMARY KEY, parent_id INT NULL, depth INT, symbol_id INT NULL, "
-		"addr INT", 5, 0, 1, "id" },
-	[SPTD_STORE_T_GAP] = { "gap",
-		"id INTEGER PRIMARY KEY, ts INT, dur INT, cpu INT NULL, reason TEXT", 5, 0, 1 },
-	[SPTD_STORE_T_STATS] = { "stats",
-		"name TEXT, cpu INT NULL, value INT", 3, 0, 1 },
-	[SPTD_STORE_T_RAW_FTRACE_PAGE] = { "raw_ftrace_page",
-		"cpu INT, seq INT, data BLOB", 3, 0, 0 },
-	[SPTD_STORE_T_RAW_FTRACE_FORMAT] = { "raw_ftrace_format",
-		"name TEXT PRIMARY KEY, text TEXT", 2, 1, 0 },
-	[SPTD_STORE_T_RAW_SAMPLE] = { "raw_sample",
-		"ts INT, cpu INT, pid INT, tid INT, callchain BLOB, kind INT NULL, ustack BLOB NULL",
-		7, 0, 0 },
-	[SPTD_STORE_T_RAW_TASK] = { "raw_task",
-		"pid INT, tid INT, comm TEXT, cmdline TEXT NULL", 4, 0, 0 },
-	[SPTD_STORE_T_RAW_MMAP] = { "raw_mmap",
-		"pid INT, start INT, end INT, pgoff INT, dso_id INT, bias INT, until_ts INT NULL",
-		7, 0, 0 },
-	[SPTD_STORE_T_RAW_PT] = { "raw_pt",
-		"cpu INT, seq INT, data BLOB", 3, 0, 0 },
-	[SPTD_STORE_T_RAW_SIDEBAND] = { "raw_sideband",
-		"cpu INT, seq INT, data BLOB", 3, 0, 0 },
-	[SPTD_STORE_T_RAW_IMAGE] = { "raw_image",
-		"dso_id INT, addr INT, data BLOB", 3, 0, 0 },
-	[SPTD_STORE_T_RAW_SWITCH] = { "raw_switch",
-		"ts INT, cpu INT, prev_tid INT, next_tid INT, next_comm TEXT, prev_state TEXT NULL",
-		6, 0, 0 },
-	[SPTD_STORE_T_FTRACE_EVENT] = { "ftrace_event",
-		"id INTEGER PRIMARY KEY, ts INT, cpu INT, utid INT NULL, name TEXT, args TEXT",
-		6, 0, 1 },
-	[SPTD_STORE_T_CPU_FREQ] = { "cpu_freq",
-		"id INTEGER PRIMARY KEY, ts INT, cpu INT, cbr INT, freq_khz INT NULL", 5, 0, 1 },
-	[SPTD_STORE_T_CPU_IDLE] = { "cpu_idle",
-		"id INTEGER PRIMARY KEY, ts INT, dur INT, cpu INT, state INT NULL, "
-		"sub_state INT NULL, requested INT NULL, requested_sub INT NULL, "
-		"last_state INT NULL, deepest_state INT NULL, wake TEXT NULL, hw INT, flags INT",
-		13, 0, 1 },
-	[SPTD_STORE_T_PTWRITE] = { "ptwrite",
-		"id INTEGER PRIMARY KEY, ts INT, cpu INT, utid INT NULL, ip INT NULL, payload INT, "
-		"size INT", 7, 0, 1 },
-	[SPTD_STORE_T_WATCH_HIT] = { "watch_hit",
-		"ts INT, cpu INT, tid INT, ip INT, function TEXT NULL, old_value INT NULL, "
-		"new_value INT NULL, silent INT NULL, trigger TEXT", 9, 0, 0 },
-};
 
 /* One index of docs/SCHEMA.md. */
 struct sptd_store_index_def {
@@ -109,23 +33,25 @@ static const struct sptd_store_index_def index_defs[] = {
 
 #define N_INDEXES (sizeof(index_defs) / sizeof(index_defs[0]))
 
-/* Names for sptd_store_tables(), NULL-terminated. */
-static const char *const table_names[SPTD_STORE_T_COUNT + 1] = {
-	"meta", "trigger", "process", "thread", "sched_slice", "thread_state",
-	"irq_slice", "softirq_slice", "slice", "symbol", "dso", "sample",
-	"callsite", "gap", "stats", "raw_ftrace_page", "raw_ftrace_format",
-	"raw_sample", "raw_task", "raw_mmap", "raw_pt", "raw_sideband",
-	"raw_image", "raw_switch", "ftrace_event", "cpu_freq", "cpu_idle", "ptwrite", "watch_hit", NULL
-};
+/* Names for sptd_store_tables(), NULL-terminated (the catalogue's). */
+static const char *table_names[SPTD_STORE_T_COUNT + 1];
+static pthread_once_t names_once = PTHREAD_ONCE_INIT;
+
+static void names_make(void)
+{
+	for (int i = 0; i < SPTD_STORE_T_COUNT; i++)
+		table_names[i] = sptd_store_table_defs[i].name;
+}
 
 const char *const *sptd_store_tables(void)
 {
+	pthread_once(&names_once, names_make);
 	return table_names;
 }
 
 const char *sptd_store_table_name(enum sptd_store_table_id table)
 {
-	return (int)table >= 0 && table < SPTD_STORE_T_COUNT ? table_names[table] : NULL;
+	return (int)table >= 0 && table < SPTD_STORE_T_COUNT ? sptd_store_table_defs[table].name : NULL;
 }
 
 int sptd_store_table_find(const char *name)
@@ -147,7 +73,7 @@ int sptd_store_schema_create(struct sptd_store *st)
 		const struct sptd_store_table_def *t = &sptd_store_table_defs[i];
 
 		/* "trigger" is an SQL keyword: quote every name. */
-		snprintf(sql, sizeof(sql), "CREATE TABLE \"%s\" (%s)", t->name, t->columns);
+		snprintf(sql, sizeof(sql), "CREATE TABLE \"%s\" (%s)", t->name, sptd_store_table_columns(t));
 		ret = sptd_store_exec(st, sql, "creating the schema");
 	}
 	return ret;
@@ -190,7 +116,7 @@ int sptd_store_schema_index(struct sptd_store *st)
  * file) are sysptd's own.  0, or -EBADMSG naming the table. */
 static int key_check(struct sptd_store *st, const struct sptd_store_table_def *t)
 {
-	const char *k = strstr(t->columns, " INTEGER PRIMARY KEY");
+	const char *k = strstr(sptd_store_table_columns(t), " INTEGER PRIMARY KEY");
 	sqlite3_stmt *q = NULL;
 	int rc, ok = 1;
 
@@ -201,7 +127,7 @@ static int key_check(struct sptd_store *st, const struct sptd_store_table_def *t
 	                        -1, &q, NULL);
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_text(q, 1, t->name, -1, SQLITE_STATIC);
-		sqlite3_bind_text(q, 2, t->columns, (int)(k - t->columns), SQLITE_STATIC);
+		sqlite3_bind_text(q, 2, sptd_store_table_columns(t), (int)(k - sptd_store_table_columns(t)), SQLITE_STATIC);
 		rc = sqlite3_step(q);
 	}
 	if (rc == SQLITE_ROW && sqlite3_column_int(q, 0) > 0)
@@ -214,7 +140,7 @@ static int key_check(struct sptd_store *st, const struct sptd_store_table_def *t
 	return sptd_store_fail(st, -EBADMSG, "%s is not a complete sysptd incident (table %s "
 	                       "does not have %.*s as its INTEGER PRIMARY KEY, so ids may repeat): "
 	                       "it was damaged or written by something else", st->path, t->name,
-	                       (int)(k - t->columns), t->columns);
+	                       (int)(k - sptd_store_table_columns(t)), sptd_store_table_columns(t));
 }
 
 /* Are table @t's columns (and its indexes) plain stored values under
@@ -255,7 +181,7 @@ static int decl_check(struct sptd_store *st, const struct sptd_store_table_def *
 		return sptd_store_fail_sqlite(st, rc, "reading the schema");
 	if (!found || hidden == -1) {
 		/* no generated column nor odd index: each column's collation */
-		for (const char *c = t->columns; found && *c; ) {
+		for (const char *c = sptd_store_table_columns(t); found && *c; ) {
 			size_t n = strcspn(c, " ,");
 
 			snprintf(name, sizeof(name), "%.*s", (int)n, c);
@@ -297,7 +223,7 @@ static int decl_check(struct sptd_store *st, const struct sptd_store_table_def *
 static int columns_check(struct sptd_store *st, const struct sptd_store_table_def *t)
 {
 	char sql[512], *at;
-	const char *c = t->columns;
+	const char *c = sptd_store_table_columns(t);
 	size_t len;
 	sqlite3_stmt *q = NULL;
 	int rc;

@@ -264,7 +264,7 @@ static int load_timeline(struct sptd_store *st, struct sptd_dec_session *s)
 	int ret = load_untimed_tids(st, s);
 
 	if (ret >= 0)
-		ret = sptd_store_raw_task_each(st, on_task, s);
+		ret = SPTD_STORE_EACH(st, raw_task, on_task, s);
 
 	if (ret >= 0)
 		ret = sptd_store_raw_switch_each(st, 0, on_switch, s);
@@ -308,7 +308,7 @@ static int on_pt(void *arg, const struct sptd_store_chunk_row *row)
 
 static int load_pt(struct sptd_store *st, struct sptd_dec_session *s)
 {
-	int ret = sptd_store_raw_pt_each(st, on_pt, s);
+	int ret = SPTD_STORE_EACH(st, raw_pt, on_pt, s);
 
 	return ret < 0 ? ret : 0;
 }
@@ -651,7 +651,7 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 	}
 	ret = sptd_store_next_id(st, SPTD_STORE_T_SYMBOL, &ctx.next_symbol_id);
 	if (ret >= 0)
-		ret = sptd_store_symbol_each(st, on_stored_symbol, &ctx);
+		ret = SPTD_STORE_EACH(st, symbol, on_stored_symbol, &ctx);
 	if (ret < 0)
 		goto out;
 	/* slices go into the file as pages at the commit (store_bulk.c) */

@@ -139,7 +139,7 @@ static int on_map(void *arg, const struct sptd_store_raw_mmap_row *row)
 
 static int load_maps(struct derive *d)
 {
-	int ret = sptd_store_raw_mmap_each(d->st, on_map, d);
+	int ret = SPTD_STORE_EACH(d->st, raw_mmap, on_map, d);
 
 	if (ret < 0)
 		return ret;
@@ -274,7 +274,7 @@ static int on_sym(void *arg, const struct sptd_store_symbol_row *row)
 
 static int load_syms(struct derive *d)
 {
-	int ret = sptd_store_symbol_each(d->st, on_sym, d);
+	int ret = SPTD_STORE_EACH(d->st, symbol, on_sym, d);
 
 	if (ret < 0)
 		return ret;
@@ -585,7 +585,7 @@ int sptd_col_derive_samples(struct sptd_store *st, struct sptd_col_tasks *tasks)
 	if (ret >= 0)
 		ret = sptd_store_next_id(st, SPTD_STORE_T_SYMBOL, &d.next_symbol_id);
 	if (ret >= 0)
-		ret = sptd_store_raw_sample_each(st, on_sample, &sc);
+		ret = SPTD_STORE_EACH(st, raw_sample, on_sample, &sc);
 	free(d.maps);
 	free(d.syms);
 	free(d.nodes);

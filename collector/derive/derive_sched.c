@@ -299,10 +299,10 @@ static int feed_ftrace(struct sched_ctx *ctx, int *ncpus)
 		ret = sptd_sched_parser_create(&pc.parser);
 	if (ret >= 0) {
 		sptd_sched_parser_want_other(pc.parser, 1);
-		ret = sptd_store_raw_ftrace_format_each(ctx->st, on_format, pc.parser);
+		ret = SPTD_STORE_EACH(ctx->st, raw_ftrace_format, on_format, pc.parser);
 	}
 	if (ret >= 0)
-		ret = sptd_store_raw_ftrace_page_each(ctx->st, on_page, &pc);
+		ret = SPTD_STORE_EACH(ctx->st, raw_ftrace_page, on_page, &pc);
 	sptd_sched_parser_destroy(pc.parser);
 	return ret < 0 ? ret : 0;
 }
@@ -471,7 +471,7 @@ static int on_task(void *arg, const struct sptd_store_raw_task_row *row)
 /* Tasks as /proc showed them at capture time: best names and processes. */
 static int load_tasks(struct sptd_store *st, struct sptd_col_tasks *tasks)
 {
-	int ret = sptd_store_raw_task_each(st, on_task, tasks);
+	int ret = SPTD_STORE_EACH(st, raw_task, on_task, tasks);
 
 	return ret < 0 ? ret : 0;
 }

@@ -95,7 +95,7 @@ int sptd_col_derive_pt_sideband(struct sptd_store *st)
 	sc.sample_type = (uint64_t)sample_type;
 	ret = sptd_store_gap_clear(st, "sideband: ");
 	if (ret >= 0)
-		ret = sptd_store_raw_sideband_each(st, on_sideband, &sc);
+		ret = SPTD_STORE_EACH(st, raw_sideband, on_sideband, &sc);
 	return ret < 0 ? ret : g.rows;
 }
 
@@ -201,6 +201,6 @@ int sptd_col_derive_sideband_tasks(struct sptd_store *st, struct sptd_col_tasks 
 		return -EINVAL;
 	sptd_store_meta_get_int(st, "pt_sideband_sample_type", &sample_type);
 	tc.sample_type = (uint64_t)sample_type;
-	ret = sptd_store_raw_sideband_each(st, on_task_sideband, &tc);
+	ret = SPTD_STORE_EACH(st, raw_sideband, on_task_sideband, &tc);
 	return ret < 0 ? ret : 0;
 }

@@ -260,11 +260,11 @@ static int on_mmap(void *arg, const struct sptd_store_raw_mmap_row *row)
 static int file_dsos(struct sptd_store *st, struct file_dso **out, size_t *count)
 {
 	struct file_dsos_ctx fc = { 0 };
-	int ret = sptd_store_dso_each(st, on_dso, &fc);
+	int ret = SPTD_STORE_EACH(st, dso, on_dso, &fc);
 
 	if (ret >= 0 && fc.n) {
 		qsort(fc.d, fc.n, sizeof(*fc.d), by_id);
-		ret = sptd_store_raw_mmap_each(st, on_mmap, &fc);
+		ret = SPTD_STORE_EACH(st, raw_mmap, on_mmap, &fc);
 	}
 	if (ret < 0) {
 		file_dsos_free(fc.d, fc.n);

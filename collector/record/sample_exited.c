@@ -316,7 +316,7 @@ int sptd_col_sample_exited_maps(struct sptd_col_symcap *sc, struct sptd_store *s
 		return -EINVAL;
 	if (npids == 0)
 		return 0;
-	ret = sptd_store_raw_sideband_each(st, on_exited_chunk, &c);
+	ret = SPTD_STORE_EACH(st, raw_sideband, on_exited_chunk, &c);
 	if (ret < 0 || c.nrecs == 0)
 		goto out;
 	qsort(c.recs, c.nrecs, sizeof(*c.recs), rec_cmp);

@@ -124,12 +124,12 @@ static double best_of_3(struct sptd_store *st, int (*generic)(struct sptd_store 
 
 static int named_samples(struct sptd_store *st, struct read_sum *r)
 {
-	return sptd_store_raw_sample_each(st, sum_sample, r);
+	return SPTD_STORE_EACH(st, raw_sample, sum_sample, r);
 }
 
 static int named_chunks(struct sptd_store *st, struct read_sum *r)
 {
-	return sptd_store_raw_pt_each(st, sum_chunk, r);
+	return SPTD_STORE_EACH(st, raw_pt, sum_chunk, r);
 }
 
 /* Write the rows of the read comparison, commit, reopen; print the rates. */

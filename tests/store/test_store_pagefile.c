@@ -27,14 +27,14 @@
 #define NROWS 30000
 
 /* @n rows as a decode gives them: ids 1.., three threads, parents earlier. */
-static void make_rows(struct sptd_store_bulk_row *rows, size_t n)
+static void make_rows(struct sptd_store_slice_row *rows, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		rows[i] = (struct sptd_store_bulk_row){
+		rows[i] = (struct sptd_store_slice_row){
 			.id = (int64_t)i + 1, .ts = (int64_t)(i * 37 % 100003), .dur = (int64_t)(i % 11),
 			.utid = (int64_t)(i % 3) + 1, .parent_id = i ? (int64_t)(i / 2) : -1,
 			.symbol_id = i % 5 ? (int64_t)(i % 97) : -1, .cpu = (int32_t)(i % 4),
-			.depth = (int32_t)(i % 9), .flags = 0, .kind = (uint8_t)(i % 4),
+			.depth = (int32_t)(i % 9), .flags = 0, .kind = sptd_store_pages_kind((unsigned)(i % 4)),
 		};
 }
 
@@ -69,7 +69,7 @@ static int committed(const char *name, int64_t *page_count, uint32_t *psz, int64
 
 /* Does @path hold exactly @rows (every column) with both indexes in
  * order, by SQLite's own reading? */
-static int holds(const char *path, const struct sptd_store_bulk_row *rows, size_t n)
+static int holds(const char *path, const struct sptd_store_slice_row *rows, size_t n)
 {
 	sqlite3 *db = NULL;
 	sqlite3_stmt *q = NULL;
@@ -82,7 +82,7 @@ static int holds(const char *path, const struct sptd_store_bulk_row *rows, size_
 	    sqlite3_prepare_v2(db, "SELECT id, ts, dur, cpu, utid, depth, parent_id, symbol_id, "
 	                       "kind FROM slice ORDER BY id", -1, &q, NULL) == SQLITE_OK) {
 		for (; ok && sqlite3_step(q) == SQLITE_ROW; i++) {
-			const struct sptd_store_bulk_row *r = &rows[i];
+			const struct sptd_store_slice_row *r = &rows[i];
 
 			ok = i < n && sqlite3_column_int64(q, 0) == r->id &&
 			     sqlite3_column_int64(q, 1) == r->ts && sqlite3_column_int64(q, 2) == r->dur &&
@@ -93,7 +93,7 @@ static int holds(const char *path, const struct sptd_store_bulk_row *rows, size_
 			     (r->symbol_id < 0 ? sqlite3_column_type(q, 7) == SQLITE_NULL
 			                       : sqlite3_column_int64(q, 7) == r->symbol_id) &&
 			     strcmp((const char *)sqlite3_column_text(q, 8),
-			            sptd_store_pages_kind(r->kind)) == 0;
+			            r->kind) == 0;
 		}
 	} else {
 		ok = 0;
@@ -116,7 +116,7 @@ static int holds(const char *path, const struct sptd_store_bulk_row *rows, size_
 /* Write the trees of @rows into a new committed file @name, with builder
  * @fail_tree's result set to @fail_err first (-1: none) and the file
  * opened with @oflags: what sptd_store_pages_write returned. */
-static int write_case(const char *name, const struct sptd_store_bulk_row *rows, size_t n,
+static int write_case(const char *name, const struct sptd_store_slice_row *rows, size_t n,
                       int fail_tree, int fail_err, int oflags, unsigned char **before,
                       size_t *nbefore)
 {
@@ -166,7 +166,7 @@ static int unchanged(const char *name, const unsigned char *before, size_t nbefo
 
 int main(void)
 {
-	struct sptd_store_bulk_row *rows = calloc(NROWS, sizeof(*rows));
+	struct sptd_store_slice_row *rows = calloc(NROWS, sizeof(*rows));
 	unsigned char *before = NULL;
 	size_t nbefore = 0;
 	int w;

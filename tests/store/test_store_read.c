@@ -112,15 +112,20 @@ static void exec_sql(struct sptd_store *st, const char *sql)
 struct chunk_table {
 	const char *name;
 	int (*add)(struct sptd_store *st, int cpu, int seq, const void *data, size_t len);
-	int (*each)(struct sptd_store *st,
-	            int (*fn)(void *ctx, const struct sptd_store_chunk_row *row), void *ctx);
+	enum sptd_store_table_id table; /* for sptd_store_each */
 };
 
 static const struct chunk_table chunk_tables[] = {
-	{ "raw_pt", sptd_store_raw_pt_add, sptd_store_raw_pt_each },
-	{ "raw_sideband", sptd_store_raw_sideband_add, sptd_store_raw_sideband_each },
-	{ "raw_ftrace_page", sptd_store_raw_ftrace_page_add, sptd_store_raw_ftrace_page_each },
+	{ "raw_pt", sptd_store_raw_pt_add, SPTD_STORE_T_RAW_PT },
+	{ "raw_sideband", sptd_store_raw_sideband_add, SPTD_STORE_T_RAW_SIDEBAND },
+	{ "raw_ftrace_page", sptd_store_raw_ftrace_page_add, SPTD_STORE_T_RAW_FTRACE_PAGE },
 };
+
+/* put_chunk as sptd_store_each takes it. */
+static int chunk_fn(void *ctx, const void *row)
+{
+	return put_chunk(ctx, row);
+}
 
 static void test_chunks(void)
 {
@@ -143,13 +148,13 @@ static void test_chunks(void)
 		snprintf(sql, sizeof(sql), "INSERT INTO %s VALUES (5, 0, NULL)", c->name);
 		exec_sql(st, sql);
 		/* before commit, on the writing connection */
-		CHECK_INT(c->each(st, put_chunk, &t), 0);
+		CHECK_INT(sptd_store_each(st, c->table, chunk_fn, &t), 0);
 		CHECK_STR(t.buf, expect);
 		st = fixture_reopen(st);
 		if (!st)
 			return;
 		memset(&t, 0, sizeof(t));
-		CHECK_INT(c->each(st, put_chunk, &t), 0);
+		CHECK_INT(sptd_store_each(st, c->table, chunk_fn, &t), 0);
 		CHECK_STR(t.buf, expect);
 		CHECK_INT(t.rows, 5);
 		sptd_store_destroy(st);
@@ -194,7 +199,7 @@ static int nested(void *arg, const struct sptd_store_chunk_row *row)
 
 	(void)row;
 	n->outer++;
-	n->inner_ret = sptd_store_raw_pt_each(n->st, count_inner, n);
+	n->inner_ret = SPTD_STORE_EACH(n->st, raw_pt, count_inner, n);
 	return n->inner_ret < 0 ? n->inner_ret : 0;
 }
 
@@ -216,28 +221,28 @@ static void test_control(void)
 	for (int i = 0; i < 4; i++)
 		CHECK_INT(sptd_store_raw_pt_add(st, i % 2, i, "z", 1), 0);
 	/* > 0 stops the reader, which returns it */
-	CHECK_INT(sptd_store_raw_pt_each(st, stop_at_second, &t), 7);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_pt, stop_at_second, &t), 7);
 	CHECK_INT(t.rows, 2);
 	/* the statement was reset: the next read starts at the first row */
 	memset(&t, 0, sizeof(t));
-	CHECK_INT(sptd_store_raw_pt_each(st, put_chunk, &t), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_pt, put_chunk, &t), 0);
 	CHECK_INT(t.rows, 4);
 	CHECK_STR(t.buf, "0|0|x7a\n0|2|x7a\n1|1|x7a\n1|3|x7a\n");
 	/* < 0 stops with that error */
-	CHECK_INT(sptd_store_raw_pt_each(st, fail_eio, NULL), -EIO);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_pt, fail_eio, NULL), -EIO);
 	/* a reader called from its own callback gets a statement of its own */
-	CHECK_INT(sptd_store_raw_pt_each(st, nested, &n), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_pt, nested, &n), 0);
 	CHECK_INT(n.outer, 4);
 	CHECK_INT(n.inner, 16);
 	CHECK_INT(n.inner_ret, 0);
 	/* rows added while reading */
-	CHECK_INT(sptd_store_raw_pt_each(st, add_gap, st), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_pt, add_gap, st), 0);
 	CHECK_INT(sptd_store_count(st, SPTD_STORE_T_GAP, &gaps), 0);
 	CHECK_INT(gaps, 4);
 	/* after commit the readers still read */
 	CHECK_INT(sptd_store_commit(st), 0);
 	memset(&t, 0, sizeof(t));
-	CHECK_INT(sptd_store_raw_pt_each(st, put_chunk, &t), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_pt, put_chunk, &t), 0);
 	CHECK_INT(t.rows, 4);
 	sptd_store_destroy(st);
 }
@@ -304,10 +309,10 @@ static void test_raw_rows(void)
 	st = fixture_reopen(st);
 	if (!st)
 		return;
-	CHECK_INT(sptd_store_raw_ftrace_format_each(st, put_format, &t), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_ftrace_format, put_format, &t), 0);
 	CHECK_STR(t.buf, "header_page|a\nsched/sched_switch|b\n");
 	memset(&t, 0, sizeof(t));
-	CHECK_INT(sptd_store_raw_task_each(st, put_task, &t), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_task, put_task, &t), 0);
 	CHECK_STR(t.buf, "100|101|worker|N\n1|1|N|init\n");
 	memset(&t, 0, sizeof(t));
 	CHECK_INT(sptd_store_raw_switch_each(st, 0, put_switch, &t), 0);
@@ -316,7 +321,7 @@ static void test_raw_rows(void)
 	CHECK_INT(sptd_store_raw_switch_each(st, 1, put_switch, &t), 0);
 	CHECK_STR(t.buf, "10|0|0|100|N|N\n20|2|5|6|b|S\n30|1|100|0|swapper/1|N\n");
 	/* by ts; chains in host order, markers included; the buffer grows */
-	CHECK_INT(sptd_store_raw_sample_each(st, put_sample, &s), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_sample, put_sample, &s), 0);
 	CHECK_STR(s.t.buf, "60|1|-1|-1|0\n"
 	                   "70|0|100|101|4|fffffffffffffe00|ffffffff81000010|fffffffffffffc80|401234\n"
 	                   "80|2|7|8|1000\n"
@@ -324,7 +329,7 @@ static void test_raw_rows(void)
 	                   "95|3|7|9|1|u10:regs+stack|fffffffffffffe00\n");
 	CHECK(s.chain_ok);
 	memset(&t, 0, sizeof(t));
-	CHECK_INT(sptd_store_raw_mmap_each(st, put_mmap, &t), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_mmap, put_mmap, &t), 0);
 	CHECK_STR(t.buf, "-1|ffffffff81000000|ffffffff82000000|0|2|0|0\n"
 	                 "10|400000|401000|1000|1|-4096|0\n"
 	                 "11|400000|401000|0|1|0|123456789\n"
@@ -366,10 +371,10 @@ static void test_code_rows(void)
 	CHECK_STR(t.buf, "10|1|0|/usr/bin/app|abcdef01\n"
 	                 "11|3|139637976727552|/usr/lib/libc.so.6|N\n");
 	memset(&t, 0, sizeof(t));
-	CHECK_INT(sptd_store_symbol_each(st, put_symbol, &t), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, symbol, put_symbol, &t), 0);
 	CHECK_STR(t.buf, "1|main|1|401000|64\n2|schedule|9|ffffffff81000000|0\n");
 	memset(&t, 0, sizeof(t));
-	CHECK_INT(sptd_store_dso_each(st, put_dso, &t), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, dso, put_dso, &t), 0);
 	CHECK_STR(t.buf, "1|/usr/bin/app|abcdef01\n2|[anon:jit]|N\n3|/usr/lib/libc.so.6|N\n");
 	sptd_store_destroy(st);
 }
@@ -398,10 +403,10 @@ static void test_summary_rows(void)
 	st = fixture_reopen(st);
 	if (!st)
 		return;
-	CHECK_INT(sptd_store_trigger_each(st, put_trigger, &t), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, trigger, put_trigger, &t), 0);
 	CHECK_STR(t.buf, "10|2|irq|irq=11\n50|-1|manual|N\n");
 	memset(&t, 0, sizeof(t));
-	CHECK_INT(sptd_store_trigger_each(st, first_only, &t), 1);
+	CHECK_INT(SPTD_STORE_EACH(st, trigger, first_only, &t), 1);
 	CHECK_STR(t.buf, "10|2|irq|irq=11\n");
 	/* per CPU only, by cpu; a CPU's rows in the order they were added */
 	memset(&t, 0, sizeof(t));
@@ -442,40 +447,40 @@ static void test_invalid_args(void)
 {
 	struct sptd_store *st = fixture_create("inv.db");
 
-	CHECK_INT(sptd_store_raw_pt_each(NULL, put_chunk, NULL), -EINVAL);
-	CHECK_INT(sptd_store_raw_sideband_each(NULL, put_chunk, NULL), -EINVAL);
-	CHECK_INT(sptd_store_raw_ftrace_page_each(NULL, put_chunk, NULL), -EINVAL);
-	CHECK_INT(sptd_store_raw_ftrace_format_each(NULL, put_format, NULL), -EINVAL);
-	CHECK_INT(sptd_store_raw_task_each(NULL, put_task, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(NULL, raw_pt, put_chunk, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(NULL, raw_sideband, put_chunk, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(NULL, raw_ftrace_page, put_chunk, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(NULL, raw_ftrace_format, put_format, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(NULL, raw_task, put_task, NULL), -EINVAL);
 	CHECK_INT(sptd_store_raw_switch_each(NULL, 0, put_switch, NULL), -EINVAL);
-	CHECK_INT(sptd_store_raw_sample_each(NULL, put_sample, NULL), -EINVAL);
-	CHECK_INT(sptd_store_raw_mmap_each(NULL, put_mmap, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(NULL, raw_sample, put_sample, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(NULL, raw_mmap, put_mmap, NULL), -EINVAL);
 	CHECK_INT(sptd_store_raw_image_each(NULL, put_image, NULL), -EINVAL);
 	CHECK_INT(sptd_store_mapped_file_each(NULL, put_file, NULL), -EINVAL);
-	CHECK_INT(sptd_store_symbol_each(NULL, put_symbol, NULL), -EINVAL);
-	CHECK_INT(sptd_store_dso_each(NULL, put_dso, NULL), -EINVAL);
-	CHECK_INT(sptd_store_trigger_each(NULL, put_trigger, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(NULL, symbol, put_symbol, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(NULL, dso, put_dso, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(NULL, trigger, put_trigger, NULL), -EINVAL);
 	CHECK_INT(sptd_store_cpu_stats_each(NULL, put_stat, NULL), -EINVAL);
 	if (!st)
 		return;
-	CHECK_INT(sptd_store_raw_pt_each(st, NULL, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_pt, NULL, NULL), -EINVAL);
 	CHECK(fixture_has(sptd_store_errmsg(st), "raw_pt"));
-	CHECK_INT(sptd_store_raw_sideband_each(st, NULL, NULL), -EINVAL);
-	CHECK_INT(sptd_store_raw_ftrace_page_each(st, NULL, NULL), -EINVAL);
-	CHECK_INT(sptd_store_raw_ftrace_format_each(st, NULL, NULL), -EINVAL);
-	CHECK_INT(sptd_store_raw_task_each(st, NULL, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_sideband, NULL, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_ftrace_page, NULL, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_ftrace_format, NULL, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_task, NULL, NULL), -EINVAL);
 	CHECK_INT(sptd_store_raw_switch_each(st, 1, NULL, NULL), -EINVAL);
-	CHECK_INT(sptd_store_raw_sample_each(st, NULL, NULL), -EINVAL);
-	CHECK_INT(sptd_store_raw_mmap_each(st, NULL, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_sample, NULL, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_mmap, NULL, NULL), -EINVAL);
 	CHECK_INT(sptd_store_raw_image_each(st, NULL, NULL), -EINVAL);
 	CHECK_INT(sptd_store_mapped_file_each(st, NULL, NULL), -EINVAL);
-	CHECK_INT(sptd_store_symbol_each(st, NULL, NULL), -EINVAL);
-	CHECK_INT(sptd_store_dso_each(st, NULL, NULL), -EINVAL);
-	CHECK_INT(sptd_store_trigger_each(st, NULL, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(st, symbol, NULL, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(st, dso, NULL, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(st, trigger, NULL, NULL), -EINVAL);
 	CHECK_INT(sptd_store_cpu_stats_each(st, NULL, NULL), -EINVAL);
 	CHECK(fixture_has(sptd_store_errmsg(st), "fn is NULL"));
 	/* empty tables: no rows, success */
-	CHECK_INT(sptd_store_raw_sample_each(st, put_sample, NULL), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_sample, put_sample, NULL), 0);
 	CHECK_INT(sptd_store_mapped_file_each(st, put_file, NULL), 0);
 	sptd_store_destroy(st);
 }

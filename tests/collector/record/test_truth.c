@@ -564,8 +564,8 @@ static void check_incident(const char *path, int automatic, const char *stopped_
 	if (ncpus > MAX_CPUS)
 		ncpus = MAX_CPUS;
 	CHECK_INT(sptd_sched_parser_create(&raw.parser), 0);
-	CHECK_INT(sptd_store_raw_ftrace_format_each(st, on_format, &raw), 0);
-	CHECK(sptd_store_raw_ftrace_page_each(st, on_page, &raw) >= 0);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_ftrace_format, on_format, &raw), 0);
+	CHECK(SPTD_STORE_EACH(st, raw_ftrace_page, on_page, &raw) >= 0);
 	CHECK_INT(raw.bad_pages, 0);
 	/* where the record ends: the service stopped it after the window end,
 	 * the kernel at the trigger's own event (the window end), or the
