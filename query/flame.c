@@ -133,7 +133,7 @@ static int frame_name(struct sptd_query_ftree *t, const char *symbol, const char
 	return name_of(t, buf);
 }
 
-static int thread_add(void *arg, const struct sptd_store_thread_row *row)
+static int thread_add(void *arg, const struct sptd_store_thread_info_row *row)
 {
 	struct build *b = arg;
 	struct thread *th;

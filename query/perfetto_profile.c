@@ -67,7 +67,7 @@ struct profile {
 	int err;                          /* a callback's failure (pf->err set) */
 };
 
-static int add_thread(void *ctx, const struct sptd_store_thread_row *row)
+static int add_thread(void *ctx, const struct sptd_store_thread_info_row *row)
 {
 	struct profile *p = ctx;
 	int rc;

@@ -170,7 +170,7 @@ static int64_t str(struct pprof *pp, const char *s)
 	return i;
 }
 
-static int add_thread(void *ctx, const struct sptd_store_thread_row *row)
+static int add_thread(void *ctx, const struct sptd_store_thread_info_row *row)
 {
 	struct pprof *pp = ctx;
 	struct pprof_thread *t;
@@ -340,7 +340,7 @@ static int write_sample(struct pprof *pp, const struct pprof_key *k, struct sptd
 
 /* Thread names are kept in a second pass over the threads, only for those
  * a sample has: the "thread" label. */
-static int name_thread(void *ctx, const struct sptd_store_thread_row *row)
+static int name_thread(void *ctx, const struct sptd_store_thread_info_row *row)
 {
 	struct pprof *pp = ctx;
 	uint64_t at = sptd_query_imap_get(&pp->thread_of, row->utid);

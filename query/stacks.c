@@ -89,7 +89,7 @@ static char *name_dup(const char *s, int *rc)
 	return d;
 }
 
-static int add_callsite(void *ctx, const struct sptd_store_callsite_row *row)
+static int add_callsite(void *ctx, const struct sptd_store_frame_row *row)
 {
 	struct sptd_query_stacks *s = ctx;
 	struct stack_node *node;
@@ -199,11 +199,11 @@ int sptd_query_stacks_load(struct sptd_store *st, struct sptd_query_stacks **out
 	rc = sptd_store_callsite_each(st, add_callsite, s);
 	if (rc >= 0) {
 		what = "symbol";
-		rc = sptd_store_symbol_each(st, add_symbol, s);
+		rc = SPTD_STORE_EACH(st, symbol, add_symbol, s);
 	}
 	if (rc >= 0) {
 		what = "dso";
-		rc = sptd_store_dso_each(st, add_dso, s);
+		rc = SPTD_STORE_EACH(st, dso, add_dso, s);
 	}
 	if (rc < 0) {
 		if (s->err == -ENOMEM || rc == -ENOMEM)

@@ -70,9 +70,9 @@ extern "C" {
 /* Bumped on every schema change; kept in meta "schema_version".  2: flags
  * of sched_slice, thread_state, irq_slice, softirq_slice.  3: table
  * ftrace_event.  4: tables cpu_freq, cpu_idle, ptwrite, watch_hit.
- * 5: raw_switch.prev_state.  6: raw_mmap.until_ts.  7: raw_sample.ustack.  Older files are upgraded
- * when opened for update and read as the current schema (added columns
- * NULL, added tables empty) when opened read-only. */
+ * 5: raw_switch.prev_state.  6: raw_mmap.until_ts.  7: raw_sample.ustack.
+ * Older files are upgraded when opened for update and read as the current
+ * schema (added columns NULL, added tables empty) when opened read-only. */
 #define SPTD_STORE_SCHEMA_VERSION 7
 
 struct sptd_store;

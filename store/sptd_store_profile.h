@@ -12,8 +12,9 @@
 struct sptd_store;
 struct sptd_store_watch_hit_row;
 
-/* One callsite row: a frame of a stack, its parent the next one out. */
-struct sptd_store_callsite_row {
+/* One callsite row as the stack readers want it: a frame of a stack, its
+ * parent the next one out. */
+struct sptd_store_frame_row {
 	int64_t id;             /* callsite.id */
 	int64_t parent_id;      /* the caller's frame; valid when has_parent */
 	int64_t depth;          /* 0 at the root */
@@ -25,7 +26,7 @@ struct sptd_store_callsite_row {
 
 /* callsite rows by id. */
 int sptd_store_callsite_each(struct sptd_store *st,
-                             int (*fn)(void *ctx, const struct sptd_store_callsite_row *row),
+                             int (*fn)(void *ctx, const struct sptd_store_frame_row *row),
                              void *ctx);
 
 /* One stack of a thread at an instant: a sample, or an off-CPU wait. */
@@ -47,8 +48,8 @@ int sptd_store_offcpu_each(struct sptd_store *st,
                            int (*fn)(void *ctx, const struct sptd_store_stack_row *row),
                            void *ctx);
 
-/* One thread and its process. */
-struct sptd_store_thread_row {
+/* One thread with its process's pid and name. */
+struct sptd_store_thread_info_row {
 	int64_t utid;           /* thread.utid */
 	int64_t tid;            /* the kernel's id */
 	int64_t pid;            /* its process's, -1 unknown */
@@ -58,7 +59,7 @@ struct sptd_store_thread_row {
 
 /* thread rows by utid. */
 int sptd_store_thread_each(struct sptd_store *st,
-                           int (*fn)(void *ctx, const struct sptd_store_thread_row *row),
+                           int (*fn)(void *ctx, const struct sptd_store_thread_info_row *row),
                            void *ctx);
 
 /* watch_hit rows by ts, then id, as struct sptd_store_watch_hit_row

@@ -389,8 +389,6 @@ sqlite3_stmt *sptd_store_row_begin(struct sptd_store *st, int table, const char 
                                    int *ret);
 /* Step the bound INSERT and make it ready for the next row. */
 int sptd_store_row_end(struct sptd_store *st, sqlite3_stmt *ins, const char *what);
-/* Bind @v, or NULL where @v < 0 means "unknown". */
-void sptd_store_bind_opt(sqlite3_stmt *s, int idx, int64_t v);
 /* Bind a string (step copies it), NULL for NULL. */
 void sptd_store_bind_str(sqlite3_stmt *s, int idx, const char *v);
 /* Bind bytes; an empty blob is a zero-length BLOB, not NULL. */

@@ -9,9 +9,9 @@
 /* The caller's row callback, typed by its row, and its argument. */
 struct profile_reader {
 	union {
-		int (*callsite)(void *ctx, const struct sptd_store_callsite_row *row);
+		int (*callsite)(void *ctx, const struct sptd_store_frame_row *row);
 		int (*stack)(void *ctx, const struct sptd_store_stack_row *row);
-		int (*thread)(void *ctx, const struct sptd_store_thread_row *row);
+		int (*thread)(void *ctx, const struct sptd_store_thread_info_row *row);
 		int (*hit)(void *ctx, const struct sptd_store_watch_hit_row *row, int64_t utid);
 	} fn;                   /* the member the row function calls */
 	void *ctx;              /* the caller's argument */
@@ -47,7 +47,7 @@ enum { CS_ID, CS_PARENT, CS_DEPTH, CS_SYMBOL, CS_ADDR };
 static int callsite_row(sqlite3_stmt *s, void *arg)
 {
 	const struct profile_reader *e = arg;
-	struct sptd_store_callsite_row r = {
+	struct sptd_store_frame_row r = {
 		.id = sqlite3_column_int64(s, CS_ID),
 		.parent_id = sqlite3_column_int64(s, CS_PARENT),
 		.depth = sqlite3_column_int64(s, CS_DEPTH),
@@ -61,7 +61,7 @@ static int callsite_row(sqlite3_stmt *s, void *arg)
 }
 
 int sptd_store_callsite_each(struct sptd_store *st,
-                             int (*fn)(void *ctx, const struct sptd_store_callsite_row *row),
+                             int (*fn)(void *ctx, const struct sptd_store_frame_row *row),
                              void *ctx)
 {
 	struct profile_reader e = { .fn.callsite = fn, .ctx = ctx };
@@ -117,7 +117,7 @@ enum { TH_UTID, TH_TID, TH_PID, TH_NAME, TH_PROCESS };
 static int thread_row(sqlite3_stmt *s, void *arg)
 {
 	const struct profile_reader *e = arg;
-	struct sptd_store_thread_row r = {
+	struct sptd_store_thread_info_row r = {
 		.utid = sqlite3_column_int64(s, TH_UTID),
 		.tid = sqlite3_column_int64(s, TH_TID),
 		.pid = column_or(s, TH_PID, -1),
@@ -129,7 +129,7 @@ static int thread_row(sqlite3_stmt *s, void *arg)
 }
 
 int sptd_store_thread_each(struct sptd_store *st,
-                           int (*fn)(void *ctx, const struct sptd_store_thread_row *row),
+                           int (*fn)(void *ctx, const struct sptd_store_thread_info_row *row),
                            void *ctx)
 {
 	struct profile_reader e = { .fn.thread = fn, .ctx = ctx };

@@ -49,15 +49,6 @@ int sptd_store_row_end(struct sptd_store *st, sqlite3_stmt *ins, const char *wha
 	return rc == SQLITE_DONE ? 0 : sptd_store_fail_sqlite(st, rc, what);
 }
 
-/* Bind @v, or NULL where @v < 0 means "unknown". */
-void sptd_store_bind_opt(sqlite3_stmt *s, int idx, int64_t v)
-{
-	if (v < 0)
-		sqlite3_bind_null(s, idx);
-	else
-		sqlite3_bind_int64(s, idx, v);
-}
-
 /* Bind a string (copied by step: SQLITE_STATIC suffices), NULL for NULL. */
 void sptd_store_bind_str(sqlite3_stmt *s, int idx, const char *v)
 {

@@ -152,7 +152,7 @@ int sptd_col_derive_text_pokes(struct sptd_store *st, struct sptd_dec_session *s
 	if (sptd_store_meta_get_int(st, "pt_kernel_copied_ns", &copied) == 0)
 		ret = sptd_dec_session_set_text_copied(s, copied);
 	if (ret >= 0)
-		ret = sptd_store_raw_sideband_each(st, on_poke_sideband, &pc);
+		ret = SPTD_STORE_EACH(st, raw_sideband, on_poke_sideband, &pc);
 	return ret < 0 ? ret : 0;
 }
 

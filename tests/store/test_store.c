@@ -167,7 +167,7 @@ static void check_all(struct sptd_store *st)
 	int64_t v;
 
 	check_rows(st, "SELECT key, value FROM meta ORDER BY key",
-	           "clock|tsc\nschema_version|6\nwindow_ns|-10000000\n");
+	           "clock|tsc\nschema_version|7\nwindow_ns|-10000000\n");
 	CHECK_INT(sptd_store_meta_get(st, "clock", buf, sizeof(buf)), 3);
 	CHECK_STR(buf, "tsc");
 	CHECK_INT(sptd_store_meta_get(st, "clock", buf, 2), 3); /* truncated */

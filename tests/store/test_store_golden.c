@@ -219,7 +219,9 @@ static void write_rows(struct sptd_store *st)
 	added("rsample", sptd_store_raw_sample_add(st, 110, 0, 100, 101, chain, 4));
 	added("rsample nochain", sptd_store_raw_sample_add(st, 111, 1, -1, -1, NULL, 0));
 	added("rsample kind", sptd_store_raw_sample_add_kind(st, 112, 1, 5, 6, chain, 1,
-	                                                   SPTD_RAW_SAMPLE_OFFCPU));
+	                                                   SPTD_RAW_SAMPLE_OFFCPU, NULL, 0));
+	added("rsample ustack", sptd_store_raw_sample_add_kind(st, 113, 1, 5, 6, chain, 1,
+	                                                     SPTD_RAW_SAMPLE_CLOCK, "\1\2\3", 3));
 	added("rsample negcpu", sptd_store_raw_sample_add(st, 112, -1, 5, 6, chain, 1));
 	added("rsample nullchain", sptd_store_raw_sample_add(st, 112, 1, 5, 6, NULL, 1));
 	added("task", sptd_store_raw_task_add(st, 100, 101, "proc", "/bin/proc -x"));
@@ -228,6 +230,10 @@ static void write_rows(struct sptd_store *st)
 	added("mmap kernel", sptd_store_raw_mmap_add(st, -1, 0xffffffff81000000ULL, UINT64_MAX,
 	                                             0x1000, 2, INT64_MIN));
 	added("mmap backwards", sptd_store_raw_mmap_add(st, 1, 10, 9, 0, 1, 0));
+	added("mmap until", sptd_store_raw_mmap_add_until(st, 100, 0x500000, 0x501000, 0, 1, 0,
+	                                                  123456789));
+	added("mmap until neg", sptd_store_raw_mmap_add_until(st, 100, 0x600000, 0x601000, 0, 1, 0,
+	                                                      -5));
 	added("pt", sptd_store_raw_pt_add(st, 0, 0, bytes, sizeof(bytes)));
 	added("pt empty", sptd_store_raw_pt_add(st, 0, 1, bytes, 0));
 	added("pt negcpu", sptd_store_raw_pt_add(st, -1, 1, bytes, 1));
