@@ -366,7 +366,8 @@ static int ksyms_apply(struct sptd_col_pt *pt, struct kcode_list *l)
 		ret = sptd_col_pt_records(pt, on_ksymbol, &ks);
 	if (ret < 0 && ret != -ENOMEM)
 		ret = 0;   /* a ring not read: kallsyms alone sizes JIT code */
-	qsort(ks.v, ks.n, sizeof(*ks.v), ksym_time_cmp);
+	if (ks.n)   /* qsort wants a valid array even for none */
+		qsort(ks.v, ks.n, sizeof(*ks.v), ksym_time_cmp);
 	for (size_t i = 0; i < ks.n && ret >= 0; i++) {
 		const struct ksym *k = &ks.v[i];
 		size_t j, later = 0;
