@@ -21,30 +21,17 @@ work=$(mktemp -d /tmp/sptd-dwdec-XXXXXX)
 svc="" prog=""
 trap '[ -n "$prog" ] && kill $prog 2>/dev/null; [ -n "$svc" ] && kill $svc 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 . "$(dirname "$0")/../../lib/expect.sh"
+. "$(dirname "$0")/dwarf_lib.sh"
 name=dwdec$$
 
-"$PROG" 180000 >"$work/prog.out" &
-prog=$!
-wait_for "$work/prog.out" "^ready" 30 || { bad "the program did not start"; finish; }
-pid=$(sed -n 's/^ready //p' "$work/prog.out")
-mkdir -m 700 "$work/inc"
-"$BIN" --name "$name" --source sample --offcpu --call-graph dwarf --window 1s -F 1000 \
-	-p "$pid" -o "$work/inc" </dev/null >/dev/null 2>"$work/err" &
-svc=$!
-if ! wait_for "$work/err" "armed:" 120; then
-	bad "the service did not arm"; cat "$work/err" >&2; finish
-fi
+dwarf_start dwarf
 sleep 1.2
 inc=$("$BIN" snapshot --name "$name" 2>"$work/snap.err" | tail -n 1)
 kill "$svc"; wait "$svc" 2>/dev/null; svc=""
 [ -f "$inc" ] && ok || { bad "no incident: $(cat "$work/snap.err")"; finish; }
 
-# every sample and blocked state of the program, "tid kind frame;frame..."
-# (outermost first), sorted
-stacks() {
-	"$BIN" query "$1" --format csv "WITH RECURSIVE src(n, tid, kind, cs) AS (SELECT s.id, t.tid, 'cpu', s.callsite_id FROM sample s JOIN thread t USING (utid) JOIN process p USING (upid) WHERE p.pid = $pid UNION ALL SELECT -ts.id, t.tid, 'off', ts.callsite_id FROM thread_state ts JOIN thread t USING (utid) JOIN process p USING (upid) WHERE p.pid = $pid AND ts.callsite_id IS NOT NULL), up(n, tid, kind, id, parent_id, symbol_id, depth) AS (SELECT src.n, tid, kind, c.id, c.parent_id, c.symbol_id, c.depth FROM src JOIN callsite c ON c.id = src.cs UNION ALL SELECT up.n, up.tid, up.kind, c.id, c.parent_id, c.symbol_id, c.depth FROM callsite c JOIN up ON c.id = up.parent_id) SELECT tid || ' ' || kind || ' ' || group_concat(name, ';') FROM (SELECT n, tid, kind, coalesce(sy.name, '?') AS name FROM up LEFT JOIN symbol sy ON sy.id = up.symbol_id ORDER BY n, depth) GROUP BY n" |
-		tail -n +2 | sort
-}
+# the program's stacks (dwarf_stacks), sorted
+stacks() { dwarf_stacks "$1" | sort; }
 stacks "$inc" >"$work/captured"
 deep=$(grep -c 'sptd_level1;sptd_level2;sptd_level3' "$work/captured")
 # the capture's own unwind gave whole stacks: else nothing below is shown
