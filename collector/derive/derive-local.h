@@ -42,4 +42,19 @@ int sptd_col_derive_check_chains(struct sptd_store *st);
  * the store's error or -ENOMEM. */
 int sptd_col_derive_text_pokes(struct sptd_store *st, struct sptd_dec_session *s);
 
+/* The files `sysptd decode` unwinds stored user stacks with
+ * (derive_unwind.c): the incident's dso rows and where their bytes are. */
+struct sptd_col_derive_files;
+/* 0 and *@out; -EINVAL, -ENOMEM, the store's errors. */
+int sptd_col_derive_files_create(struct sptd_store *st, struct sptd_col_derive_files **out);
+/* A read-only descriptor of dso @dso_id's file, proven to be the recorded
+ * one (embedded copy; image cache or recorded path by build-id), *@name its
+ * recorded path (valid until destroy); the caller closes it.  -ENOENT
+ * (no such dso, no file, or nothing proves one), -ESTALE, -EACCES,
+ * -EINVAL, or a store/file error. */
+int sptd_col_derive_files_open(struct sptd_col_derive_files *f, int64_t dso_id,
+                               const char **name);
+/* Accepts NULL; removes what was unpacked. */
+void sptd_col_derive_files_destroy(struct sptd_col_derive_files *f);
+
 #endif

@@ -19,13 +19,19 @@
  * address space (ip - bias: what addr2line and objdump take), size 0; such
  * rows are reused when the samples are derived again.  Only a frame in no
  * known mapping (JIT code, a process gone before its snapshot) has no
- * symbol. */
+ * symbol.
+ *
+ * A row with a copied user stack (raw_sample.ustack, --call-graph dwarf)
+ * is unwound again (sample_unwind.c) with the files derive_unwind.c proves
+ * to be the recorded ones; its DWARF frames replace the stored user part
+ * when they are more, as at capture. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "derive-local.h"
+#include "sptd_dec.h"
 #include "sptd_store.h"
 
 /* Addresses at or above this are the kernel's. */
@@ -34,6 +40,7 @@
 struct derive_map {
 	int pid;                 /* -1 for the kernel */
 	uint64_t start, end;     /* [start, end) */
+	uint64_t pgoff;          /* file offset of @start */
 	int64_t dso_id;          /* dso.id */
 	int64_t bias;            /* runtime = dso address + bias */
 	int64_t until;           /* in force before this time; INT64_MAX: to the end */
@@ -79,6 +86,9 @@ struct derive {
 	int64_t callsite_budget; /* callsite rows this decode may add
 	                          * (SPTD_DERIVE_CALLSITE_BUDGET) */
 	uint64_t sched_lo, sched_hi; /* the kernel's __sched text (meta), 0 unknown */
+	struct sptd_col_derive_files *files; /* the dsos' proven files, NULL: no
+	                          * unwinding (SPTD_DECODE_UNWIND=0) */
+	struct sptd_col_unwinders *uw; /* stored user stacks unwound again */
 };
 
 /* The name perf gives a frame no symbol covers. */
@@ -130,6 +140,7 @@ static int on_map(void *arg, const struct sptd_store_raw_mmap_row *row)
 		.pid = row->pid,
 		.start = row->start,
 		.end = row->end,
+		.pgoff = row->pgoff,
 		.dso_id = row->dso_id,
 		.bias = row->bias,
 		.until = row->until_ts > 0 ? row->until_ts : INT64_MAX,
@@ -535,6 +546,28 @@ static int derive_one(struct derive *d, struct sptd_col_tasks *tasks, int64_t ts
 	return sptd_store_sample_add(d->st, ts, cpu, utid, parent);
 }
 
+/* The unwinder's mappings at decode: @pid's raw_mmap row holding @addr at
+ * @ts, its dso's file as derive_unwind.c proves it. */
+static int unwind_find(void *arg, int pid, int64_t ts, uint64_t addr,
+                       struct sptd_dec_unwind_map *map)
+{
+	struct derive *d = arg;
+	const struct derive_map *m = find_map(d, pid, addr, ts);
+	int fd;
+
+	map->fd = -1;
+	if (!m)
+		return -ENOENT;
+	map->start = m->start;
+	map->end = m->end;
+	map->pgoff = m->pgoff;
+	fd = sptd_col_derive_files_open(d->files, m->dso_id, &map->name);
+	if (fd < 0)
+		return -ENOENT;
+	map->fd = fd;
+	return 0;
+}
+
 /* What the raw_sample reader hands derive_one. */
 struct samples_ctx {
 	struct derive *d;             /* maps, symbols, interned callsites */
@@ -544,9 +577,29 @@ struct samples_ctx {
 static int on_sample(void *arg, const struct sptd_store_raw_sample_row *row)
 {
 	struct samples_ctx *sc = arg;
+	const uint64_t *chain = row->callchain;
+	uint64_t nr = row->nr;
 
+	/* the stored copy unwound again: its DWARF frames when they are more
+	 * than the stored chain's, as at capture */
+	if (sc->d->uw && row->ustack) {
+		int ret = sptd_col_unwind_sample(sc->d->uw, row->pid, row->ts, row->callchain,
+		                                 row->nr, row->ustack, row->ustack_len, &chain, &nr);
+
+		if (ret < 0)
+			return ret;
+	}
 	return derive_one(sc->d, sc->tasks, row->ts, row->cpu, row->pid, row->tid,
-	                  row->callchain, row->nr, row->kind);
+	                  chain, (size_t)nr, row->kind);
+}
+
+/* Whether stored user stacks are unwound again: unless SPTD_DECODE_UNWIND
+ * is "0" (the chains as stored, e.g. to compare). */
+static int unwind_wanted(void)
+{
+	const char *env = getenv("SPTD_DECODE_UNWIND");
+
+	return !env || strcmp(env, "0") != 0;
 }
 
 int sptd_col_derive_samples(struct sptd_store *st, struct sptd_col_tasks *tasks)
@@ -584,8 +637,15 @@ int sptd_col_derive_samples(struct sptd_store *st, struct sptd_col_tasks *tasks)
 		ret = load_syms(&d);
 	if (ret >= 0)
 		ret = sptd_store_next_id(st, SPTD_STORE_T_SYMBOL, &d.next_symbol_id);
+	if (ret >= 0 && unwind_wanted()) {
+		ret = sptd_col_derive_files_create(st, &d.files);
+		if (ret >= 0)
+			ret = sptd_col_unwinders_create(unwind_find, &d, &d.uw);
+	}
 	if (ret >= 0)
 		ret = SPTD_STORE_EACH(st, raw_sample, on_sample, &sc);
+	sptd_col_unwinders_destroy(d.uw);
+	sptd_col_derive_files_destroy(d.files);
 	free(d.maps);
 	free(d.syms);
 	free(d.nodes);

@@ -86,5 +86,38 @@ int sptd_col_pt_imgfind_lookup(struct sptd_col_pt_imgfind *f, int64_t dso_id, co
 /* Removes unpacked files.  Accepts NULL. */
 void sptd_col_pt_imgfind_destroy(struct sptd_col_pt_imgfind *f);
 
+/* ---- --call-graph dwarf: user stacks unwound (sample_unwind.c) ----------- */
+
+struct sptd_dec_unwind_map;
+/* Where process @pid mapped, at @ts, the file holding @addr, with a
+ * descriptor proven to be that file: 0 and *@map, or < 0 (-ENOENT: none;
+ * the unwind stops there). */
+typedef int (*sptd_col_unwind_find_fn)(void *ctx, int pid, int64_t ts, uint64_t addr,
+                                       struct sptd_dec_unwind_map *map);
+/* The unwinders of one capture or decode, one per process. */
+struct sptd_col_unwinders;
+/* What they did. */
+struct sptd_col_unwind_stats {
+	uint64_t samples;        /* samples with a user stack copy */
+	uint64_t unwound;        /* ... whose IP had a file to unwind with */
+	uint64_t deeper;         /* ... whose DWARF stack replaced a shorter
+	                          * frame-pointer one */
+};
+/* 0 and *@out; -EINVAL, -ENOMEM.  @find gets @ctx, which must outlive it. */
+int sptd_col_unwinders_create(sptd_col_unwind_find_fn find, void *ctx,
+                              struct sptd_col_unwinders **out);
+/* The call chain to keep for a sample at @ts of @pid whose chain is @ips
+ * (@nr entries) and whose raw_sample.ustack blob is @ustack: *@chain @ips
+ * itself (returns 0: no copy, nothing unwound, or no more user frames than
+ * @ips holds), or the kernel part of @ips, PERF_CONTEXT_USER and the DWARF
+ * frames (returns 1; borrowed until the next call).  -EINVAL, -ENOMEM. */
+int sptd_col_unwind_sample(struct sptd_col_unwinders *w, int pid, int64_t ts,
+                           const uint64_t *ips, uint64_t nr, const void *ustack,
+                           size_t ustack_len, const uint64_t **chain, uint64_t *chain_nr);
+/* Copy the counters into *@stats. */
+void sptd_col_unwinders_stats(const struct sptd_col_unwinders *w,
+                              struct sptd_col_unwind_stats *stats);
+/* Accepts NULL. */
+void sptd_col_unwinders_destroy(struct sptd_col_unwinders *w);
 
 #endif /* SPTD_COL_DERIVE_H */

@@ -359,6 +359,14 @@ static int unwind_meta(const struct sptd_col_unwinders *uw, struct sptd_store *s
 	return ret;
 }
 
+/* The unwinder's mappings at capture: the live processes' (the time
+ * needs no choosing: their files are the ones mapped now). */
+static int live_map(void *ctx, int pid, int64_t ts, uint64_t addr, struct sptd_dec_unwind_map *map)
+{
+	(void)ts;
+	return sptd_col_symcap_unwind_map(ctx, pid, addr, map);
+}
+
 static int symbolize(struct sptd_col_service *s, struct sptd_store *st, struct capture *c)
 {
 	struct sptd_col_symcap *sc = NULL;
@@ -401,14 +409,14 @@ static int symbolize(struct sptd_col_service *s, struct sptd_store *st, struct c
 			goto out;
 		ret = 0;
 	}
-	ret = sptd_col_unwinders_create(sc, &uw);
+	ret = sptd_col_unwinders_create(live_map, sc, &uw);
 	for (size_t i = 0; i < c->nsamples && ret >= 0; i++) {
 		struct sample_copy *smp = &c->samples[i];
 		const uint64_t *chain;
 		uint64_t nr;
 
 		/* DWARF user frames while the process's files are there */
-		ret = sptd_col_unwind_sample(uw, smp->pid, smp->ips, smp->nr, smp->ustack,
+		ret = sptd_col_unwind_sample(uw, smp->pid, smp->ts, smp->ips, smp->nr, smp->ustack,
 		                             smp->ustack_len, &chain, &nr);
 		for (uint64_t k = 0; ret >= 0 && k < nr; k++) {
 			if (chain[k] >= (uint64_t)-4095) /* PERF_CONTEXT_* markers */

@@ -85,33 +85,6 @@ struct sptd_dec_unwind_map;
 int sptd_col_symcap_unwind_map(struct sptd_col_symcap *c, int pid, uint64_t addr,
                                struct sptd_dec_unwind_map *map);
 
-/* ---- --call-graph dwarf at capture time (sample_unwind.c) ----------------- */
-
-/* The unwinders of one capture, over @sc's snapshot of the processes. */
-struct sptd_col_unwinders;
-/* What they did. */
-struct sptd_col_unwind_stats {
-	uint64_t samples;        /* samples with a user stack copy */
-	uint64_t unwound;        /* ... whose IP had a file to unwind with */
-	uint64_t deeper;         /* ... whose DWARF stack replaced a shorter
-	                          * frame-pointer one */
-};
-/* 0 and *@out; -EINVAL, -ENOMEM.  @sc must outlive it. */
-int sptd_col_unwinders_create(struct sptd_col_symcap *sc, struct sptd_col_unwinders **out);
-/* The call chain to keep for a sample of @pid whose kernel chain is @ips
- * (@nr entries) and whose raw_sample.ustack blob is @ustack: *@chain @ips
- * itself (returns 0: no copy, nothing unwound, or no more frames than the
- * frame-pointer walk), or the kernel part of @ips, PERF_CONTEXT_USER and
- * the DWARF frames (returns 1; borrowed until the next call).  -EINVAL,
- * -ENOMEM. */
-int sptd_col_unwind_sample(struct sptd_col_unwinders *w, int pid, const uint64_t *ips,
-                           uint64_t nr, const void *ustack, size_t ustack_len,
-                           const uint64_t **chain, uint64_t *chain_nr);
-/* Copy the counters into *@stats. */
-void sptd_col_unwinders_stats(const struct sptd_col_unwinders *w,
-                              struct sptd_col_unwind_stats *stats);
-/* Accepts NULL. */
-void sptd_col_unwinders_destroy(struct sptd_col_unwinders *w);
 void sptd_col_symcap_destroy(struct sptd_col_symcap *c);
 
 /* ---- the sampling source's sideband at capture (sample_exited.c) --------- */

@@ -2,12 +2,17 @@
  * the image cache's layout (table-driven), then lookups in order — the
  * copy embedded in the incident, the cache by build-id (from
  * $SPTD_IMAGE_CACHE or meta pt_image_cache), the recorded path when its
- * build-id still matches — and what each failure returns. */
+ * build-id still matches — and what each failure returns; then the files
+ * decode unwinds stored user stacks with (derive_unwind.c), only those a
+ * build-id or the incident's own copy proves. */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "derive-local.h"
 #include "derive_harness.h"
 #include "sptd_col_derive.h"
 #include "sptd_dec.h"
@@ -193,6 +198,63 @@ out:
 	rmdir(cache);
 }
 
+/* The descriptor @fd is of the file at @path. */
+static int same_file(int fd, const char *path)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino &&
+	       a.st_dev == b.st_dev;
+}
+
+static void test_unwind_files(void)
+{
+	char exe[PATH_MAX], bid[130];
+	struct sptd_col_derive_files *f = NULL;
+	struct sptd_store *st = NULL;
+	const char *name = "unset";
+	int fd;
+
+	CHECK_INT(self(exe, sizeof(exe), bid, sizeof(bid)), 0);
+	CHECK_INT(sptd_test_store_new(harness_dir, "files", &st), 0);
+	if (!st)
+		return;
+	CHECK_INT(sptd_store_dso_add(st, 1, exe, bid), 0);        /* proven by build-id */
+	CHECK_INT(sptd_store_dso_add(st, 2, exe, NULL), 0);       /* a path alone */
+	CHECK_INT(sptd_store_dso_add(st, 3, exe, "00ff"), 0);     /* another build now */
+	CHECK_INT(sptd_store_dso_add(st, 4, "[vdso]", NULL), 0);  /* no file */
+	CHECK_INT(sptd_store_dso_add(st, 5, "/gone/libx.so", NULL), 0);
+	CHECK_INT(sptd_store_raw_file_add(st, 5, NULL, "embedded bytes", 14), 0);
+	CHECK_INT(sptd_col_derive_files_create(NULL, &f), -EINVAL);
+	CHECK_INT(sptd_col_derive_files_create(st, NULL), -EINVAL);
+	CHECK_INT(sptd_col_derive_files_create(st, &f), 0);
+	if (!f)
+		goto out;
+	CHECK_INT(sptd_col_derive_files_open(NULL, 1, &name), -EINVAL);
+	CHECK_INT(sptd_col_derive_files_open(f, 1, NULL), -EINVAL);
+	fd = sptd_col_derive_files_open(f, 1, &name);
+	CHECK(fd >= 0 && same_file(fd, exe));
+	CHECK(name && strcmp(name, exe) == 0);
+	if (fd >= 0)
+		close(fd);
+	CHECK_INT(sptd_col_derive_files_open(f, 2, &name), -ENOENT);
+	CHECK_INT(sptd_col_derive_files_open(f, 3, &name), -ESTALE);
+	CHECK_INT(sptd_col_derive_files_open(f, 4, &name), -ENOENT);
+	CHECK_INT(sptd_col_derive_files_open(f, 99, &name), -ENOENT);
+	fd = sptd_col_derive_files_open(f, 5, &name);
+	CHECK(fd >= 0);
+	if (fd >= 0) {
+		char buf[32] = { 0 };
+
+		CHECK(read(fd, buf, sizeof(buf)) == 14 && memcmp(buf, "embedded bytes", 14) == 0);
+		close(fd);
+	}
+out:
+	sptd_col_derive_files_destroy(f);
+	sptd_col_derive_files_destroy(NULL);
+	sptd_store_destroy(st);
+}
+
 int main(void)
 {
 	if (harness_init("imgfind") < 0)
@@ -200,6 +262,7 @@ int main(void)
 	test_cache_path();
 	test_invalid();
 	test_lookup();
+	test_unwind_files();
 	harness_fini();
 	return SPTD_TEST_END();
 }

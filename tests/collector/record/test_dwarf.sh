@@ -30,21 +30,12 @@ work=$(mktemp -d /tmp/sptd-dwarf-XXXXXX)
 svc="" prog=""
 trap '[ -n "$prog" ] && kill $prog 2>/dev/null; [ -n "$svc" ] && kill $svc 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 . "$(dirname "$0")/../../lib/expect.sh"
+. "$(dirname "$0")/dwarf_lib.sh"
 name=dwarf$$
 
 # the program first: -p keeps only its samples, so that --report top's
 # rows are its functions
-"$PROG" 180000 >"$work/prog.out" &
-prog=$!
-wait_for "$work/prog.out" "^ready" 30 || { bad "the program did not start"; finish; }
-pid=$(sed -n 's/^ready //p' "$work/prog.out")
-mkdir -m 700 "$work/inc"
-"$BIN" --name "$name" --source sample --offcpu --call-graph "$MODE" --window 1s -F 1000 \
-	-p "$pid" -o "$work/inc" </dev/null >/dev/null 2>"$work/err" &
-svc=$!
-if ! wait_for "$work/err" "armed:" 120; then
-	bad "the service did not arm"; cat "$work/err" >&2; finish
-fi
+dwarf_start "$MODE"
 sleep 0.3
 # perf over the same second as the incident's window: started disabled,
 # enabled and disabled through its control FIFO (each acknowledged), so
@@ -70,9 +61,8 @@ gdb -q -p "$pid" -batch -ex "set print frame-info location-and-address" \
 kill "$prog"; wait "$prog" 2>/dev/null; prog=""
 kill "$svc"; wait "$svc" 2>/dev/null; svc=""
 
-# every sample and blocked state of the program: "tid kind frame;frame..."
-# (outermost first; kind cpu or off)
-"$BIN" query "$inc" --format csv "WITH RECURSIVE src(n, tid, kind, cs) AS (SELECT s.id, t.tid, 'cpu', s.callsite_id FROM sample s JOIN thread t USING (utid) JOIN process p USING (upid) WHERE p.pid = $pid UNION ALL SELECT -ts.id, t.tid, 'off', ts.callsite_id FROM thread_state ts JOIN thread t USING (utid) JOIN process p USING (upid) WHERE p.pid = $pid AND ts.callsite_id IS NOT NULL), up(n, tid, kind, id, parent_id, symbol_id, depth) AS (SELECT src.n, tid, kind, c.id, c.parent_id, c.symbol_id, c.depth FROM src JOIN callsite c ON c.id = src.cs UNION ALL SELECT up.n, up.tid, up.kind, c.id, c.parent_id, c.symbol_id, c.depth FROM callsite c JOIN up ON c.id = up.parent_id) SELECT tid || ' ' || kind || ' ' || group_concat(name, ';') FROM (SELECT n, tid, kind, coalesce(sy.name, '?') AS name FROM up LEFT JOIN symbol sy ON sy.id = up.symbol_id ORDER BY n, depth) GROUP BY n" | tail -n +2 >"$work/stacks"
+# every sample and blocked state of the program (dwarf_lib.sh)
+dwarf_stacks "$inc" >"$work/stacks"
 "$BIN" query "$inc" --report top --format csv >"$work/top" 2>&1
 nsamples=$(q "$inc" "SELECT count(*) FROM sample s JOIN thread t USING (utid) JOIN process p USING (upid) WHERE p.pid = $pid")
 perf script -i "$work/perf.data" -F tid,ip,sym 2>/dev/null >"$work/perf.txt"
@@ -139,10 +129,11 @@ for line in open(f"{work}/top"):
     if len(cols) == 6 and cols[0].startswith("sptd_") and cols[4].isdigit():
         top[cols[0]] = top.get(cols[0], 0) + int(cols[4])
 perf, nperf, cur = {}, 0, None
-# perf script: a sample's header line (its tid) at the margin, then one
-# indented "ip symbol" line per frame
+# perf script: a sample's header line (its tid, right-aligned: a tid
+# under 10000 begins with a space), then one tab-indented "ip symbol"
+# line per frame
 for line in list(open(f"{work}/perf.txt")) + ["end"]:
-    if line.strip() and not line[0].isspace():
+    if line.strip() and not line.startswith("\t"):
         if cur is not None:
             nperf += 1
             for f in cur:

@@ -1,17 +1,18 @@
-/* sample_unwind.c — --call-graph dwarf at capture time: each sample's
- * copied user registers and stack unwound (decode/unwind.c) while the
- * process's files are provably there, through the same proven descriptors
- * the symbolizer reads (symcap: sptd_col_symcache_locate).  Kernel frames
+/* sample_unwind.c — --call-graph dwarf: each sample's copied user
+ * registers and stack unwound (decode/unwind.c) with files the caller
+ * proves to be the mapped ones: at capture time the descriptors the
+ * symbolizer reads (symcap: sptd_col_symcache_locate), at `sysptd decode`
+ * the recorded files found by build-id (derive_unwind.c).  Kernel frames
  * keep the kernel's call chain; the user part becomes the DWARF one when
- * that has more frames than the frame-pointer walk gave.
+ * that has more frames than the stored chain gave.
  *
- * One libdw session per process, kept for the capture (its files are
- * read once), at most UNWIND_PROCS of them at a time. */
+ * One libdw session per process, kept for the capture or decode (its
+ * files are read once), at most UNWIND_PROCS of them at a time. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "record-local.h"
+#include "sptd_col_derive.h"
 #include "sptd_col_perf.h"
 #include "sptd_dec.h"
 
@@ -25,8 +26,10 @@ struct unwind_proc {
 };
 
 struct sptd_col_unwinders {
-	struct sptd_col_symcap *sc; /* the incident's mappings; borrowed */
+	sptd_col_unwind_find_fn find; /* the mappings and their files */
+	void *find_ctx;             /* its context; borrowed */
 	int cur_pid;                /* the process being unwound (find_map) */
+	int64_t cur_ts;             /* the time of the sample being unwound */
 	struct unwind_proc procs[UNWIND_PROCS];
 	uint64_t clock;             /* use counter */
 	uint64_t dwarf[SPTD_DEC_UNWIND_MAX_FRAMES]; /* one unwind's frames */
@@ -40,20 +43,22 @@ static int find_map(void *arg, uint64_t addr, struct sptd_dec_unwind_map *map)
 {
 	struct sptd_col_unwinders *w = arg;
 
-	return sptd_col_symcap_unwind_map(w->sc, w->cur_pid, addr, map);
+	return w->find(w->find_ctx, w->cur_pid, w->cur_ts, addr, map);
 }
 
-int sptd_col_unwinders_create(struct sptd_col_symcap *sc, struct sptd_col_unwinders **out)
+int sptd_col_unwinders_create(sptd_col_unwind_find_fn find, void *ctx,
+                              struct sptd_col_unwinders **out)
 {
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
-	if (!sc)
+	if (!find)
 		return -EINVAL;
 	*out = calloc(1, sizeof(**out));
 	if (!*out)
 		return -ENOMEM;
-	(*out)->sc = sc;
+	(*out)->find = find;
+	(*out)->find_ctx = ctx;
 	return 0;
 }
 
@@ -82,9 +87,9 @@ static struct sptd_dec_unwind *unwinder_of(struct sptd_col_unwinders *w, int pid
 	return victim->u;
 }
 
-int sptd_col_unwind_sample(struct sptd_col_unwinders *w, int pid, const uint64_t *ips,
-                           uint64_t nr, const void *ustack, size_t ustack_len,
-                           const uint64_t **chain, uint64_t *chain_nr)
+int sptd_col_unwind_sample(struct sptd_col_unwinders *w, int pid, int64_t ts,
+                           const uint64_t *ips, uint64_t nr, const void *ustack,
+                           size_t ustack_len, const uint64_t **chain, uint64_t *chain_nr)
 {
 	struct sptd_dec_ustack us;
 	struct sptd_dec_unwind *u;
@@ -102,6 +107,7 @@ int sptd_col_unwind_sample(struct sptd_col_unwinders *w, int pid, const uint64_t
 	if (!u)
 		return -ENOMEM;
 	w->cur_pid = pid;
+	w->cur_ts = ts;
 	n = sptd_dec_unwind_run(u, &us, w->dwarf, SPTD_DEC_UNWIND_MAX_FRAMES);
 	if (n < 0)
 		return n;
