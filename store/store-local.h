@@ -387,6 +387,10 @@ int sptd_store_slices_sql(struct sptd_store *st, const struct sptd_store_slice_r
  * checks; NULL after a failure (recorded on @st, returned through @ret). */
 sqlite3_stmt *sptd_store_row_begin(struct sptd_store *st, int table, const char *what,
                                    int *ret);
+/* Run named statement @q (text @sql) and hand its rows to @row(s, @arg);
+ * @has_fn 0: the caller gave no callback (-EINVAL).  store_read.c. */
+int sptd_store_read_rows(struct sptd_store *st, int has_fn, int q, const char *sql,
+                         const char *what, int (*row)(sqlite3_stmt *s, void *arg), void *arg);
 /* Step the bound INSERT and make it ready for the next row. */
 int sptd_store_row_end(struct sptd_store *st, sqlite3_stmt *ins, const char *what);
 /* Bind a string (step copies it), NULL for NULL. */

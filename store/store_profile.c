@@ -17,20 +17,6 @@ struct profile_reader {
 	void *ctx;              /* the caller's argument */
 };
 
-/* Run named statement @q (text @sql), handing its rows to @row. */
-static int read_rows(struct sptd_store *st, int has_fn, int q, const char *sql,
-                     const char *what, int (*row)(sqlite3_stmt *s, void *arg), void *arg)
-{
-	sqlite3_stmt *s;
-	int owned, ret;
-
-	SPTD_STORE_REQUIRE(st, has_fn, what, "fn is NULL");
-	s = sptd_store_named_get(st, q, sql, what, &owned, &ret);
-	if (!s)
-		return ret;
-	return sptd_store_named_each(st, s, owned, what, row, arg);
-}
-
 static int is_null(sqlite3_stmt *s, int col)
 {
 	return sqlite3_column_type(s, col) == SQLITE_NULL;
@@ -66,7 +52,7 @@ int sptd_store_callsite_each(struct sptd_store *st,
 {
 	struct profile_reader e = { .fn.callsite = fn, .ctx = ctx };
 
-	return read_rows(st, fn != NULL, SPTD_STORE_Q_CALLSITE,
+	return sptd_store_read_rows(st, fn != NULL, SPTD_STORE_Q_CALLSITE,
 	                 "SELECT id, parent_id, depth, symbol_id, addr FROM callsite ORDER BY id",
 	                 "reading callsite", callsite_row, &e);
 }
@@ -95,7 +81,7 @@ int sptd_store_sample_each(struct sptd_store *st,
 {
 	struct profile_reader e = { .fn.stack = fn, .ctx = ctx };
 
-	return read_rows(st, fn != NULL, SPTD_STORE_Q_SAMPLE,
+	return sptd_store_read_rows(st, fn != NULL, SPTD_STORE_Q_SAMPLE,
 	                 "SELECT ts, 0, utid, callsite_id, cpu, NULL FROM sample ORDER BY ts, id",
 	                 "reading sample", stack_row, &e);
 }
@@ -106,7 +92,7 @@ int sptd_store_offcpu_each(struct sptd_store *st,
 {
 	struct profile_reader e = { .fn.stack = fn, .ctx = ctx };
 
-	return read_rows(st, fn != NULL, SPTD_STORE_Q_OFFCPU,
+	return sptd_store_read_rows(st, fn != NULL, SPTD_STORE_Q_OFFCPU,
 	                 "SELECT ts, dur, utid, callsite_id, cpu, state FROM thread_state "
 	                 "WHERE callsite_id IS NOT NULL ORDER BY ts, id",
 	                 "reading thread_state", stack_row, &e);
@@ -134,7 +120,7 @@ int sptd_store_thread_each(struct sptd_store *st,
 {
 	struct profile_reader e = { .fn.thread = fn, .ctx = ctx };
 
-	return read_rows(st, fn != NULL, SPTD_STORE_Q_THREAD,
+	return sptd_store_read_rows(st, fn != NULL, SPTD_STORE_Q_THREAD,
 	                 "SELECT t.utid, t.tid, p.pid, t.name, p.name FROM thread t "
 	                 "LEFT JOIN process p ON p.upid = t.upid ORDER BY t.utid",
 	                 "reading thread", thread_row, &e);
@@ -172,7 +158,7 @@ int sptd_store_watch_hit_each(struct sptd_store *st,
 
 	/* the thread row of the tid: the newest one of that tid (a reused tid
 	 * has several; the hit is the live one's) */
-	return read_rows(st, fn != NULL, SPTD_STORE_Q_WATCH_HIT,
+	return sptd_store_read_rows(st, fn != NULL, SPTD_STORE_Q_WATCH_HIT,
 	                 "SELECT w.ts, w.cpu, w.tid, w.ip, w.function, w.old_value, w.new_value, "
 	                 "w.silent, w.trigger, (SELECT max(t.utid) FROM thread t WHERE t.tid = w.tid) "
 	                 "FROM watch_hit w ORDER BY w.ts, w.rowid",

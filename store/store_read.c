@@ -24,10 +24,8 @@ struct reader {
 	void *ctx;              /* the caller's argument */
 };
 
-/* Run named statement @q (text @sql) and hand its rows to @row(s, @arg);
- * @has_fn 0: the caller gave no callback (-EINVAL). */
-static int read_all(struct sptd_store *st, int has_fn, int q, const char *sql,
-                    const char *what, int (*row)(sqlite3_stmt *s, void *arg), void *arg)
+int sptd_store_read_rows(struct sptd_store *st, int has_fn, int q, const char *sql,
+                         const char *what, int (*row)(sqlite3_stmt *s, void *arg), void *arg)
 {
 	sqlite3_stmt *s;
 	int owned, ret;
@@ -246,7 +244,7 @@ int sptd_store_raw_switch_each(struct sptd_store *st, int by_time,
 
 	if (!by_time)
 		return SPTD_STORE_EACH(st, raw_switch, fn, ctx);
-	return read_all(st, fn != NULL, SPTD_STORE_Q_RAW_SWITCH_BY_TS,
+	return sptd_store_read_rows(st, fn != NULL, SPTD_STORE_Q_RAW_SWITCH_BY_TS,
 	                "SELECT ts, cpu, prev_tid, next_tid, next_comm, prev_state FROM raw_switch "
 	                "ORDER BY ts", "reading raw_switch", each_row, &e);
 }
@@ -274,7 +272,7 @@ int sptd_store_raw_image_each(struct sptd_store *st,
 {
 	struct reader e = { .fn.image = fn, .ctx = ctx };
 
-	return read_all(st, fn != NULL, SPTD_STORE_Q_RAW_IMAGE,
+	return sptd_store_read_rows(st, fn != NULL, SPTD_STORE_Q_RAW_IMAGE,
 	                "SELECT i.dso_id, i.addr, i.data, d.path FROM raw_image i "
 	                "LEFT JOIN dso d ON d.id = i.dso_id", "reading raw_image", image_row, &e);
 }
@@ -302,7 +300,7 @@ int sptd_store_mapped_file_each(struct sptd_store *st,
 {
 	struct reader e = { .fn.file = fn, .ctx = ctx };
 
-	return read_all(st, fn != NULL, SPTD_STORE_Q_MAPPED_FILE,
+	return sptd_store_read_rows(st, fn != NULL, SPTD_STORE_Q_MAPPED_FILE,
 	                "SELECT DISTINCT m.pid, m.dso_id, m.bias, d.path, d.build_id FROM raw_mmap m "
 	                "JOIN dso d ON d.id = m.dso_id "
 	                "WHERE m.dso_id NOT IN (SELECT dso_id FROM raw_image)",
@@ -331,7 +329,7 @@ int sptd_store_cpu_stats_each(struct sptd_store *st,
 {
 	struct reader e = { .fn.stat = fn, .ctx = ctx };
 
-	return read_all(st, fn != NULL, SPTD_STORE_Q_CPU_STATS,
+	return sptd_store_read_rows(st, fn != NULL, SPTD_STORE_Q_CPU_STATS,
 	                "SELECT cpu, name, value FROM stats WHERE cpu IS NOT NULL ORDER BY cpu",
 	                "reading stats", stat_row, &e);
 }
@@ -348,7 +346,7 @@ int sptd_store_thread_exits_each(struct sptd_store *st,
 {
 	struct reader e = { .fn.exit = fn, .ctx = ctx };
 
-	return read_all(st, fn != NULL, SPTD_STORE_Q_THREAD_EXITS,
+	return sptd_store_read_rows(st, fn != NULL, SPTD_STORE_Q_THREAD_EXITS,
 	                "SELECT utid, ts + dur FROM sched_slice WHERE substr(end_state, 1, 1) "
 	                "IN ('X', 'Z') AND (flags & 2) = 0 ORDER BY ts",
 	                "reading the threads' exits", exit_row, &e);
