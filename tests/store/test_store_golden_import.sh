@@ -7,7 +7,8 @@
 # That file was written by this script (GOLDEN_WRITE=FILE) with the sysptd
 # built from main at c011954, before the store became table-driven.  What
 # differs from run to run is left out: meta "command" and "perf_data" (paths) and
-# the stats rows that are timings (*_ns).
+# the stats rows that are timings (*_ns); the place of the fixtures on this
+# machine (dso.path names the file found under --symfs) is written FIXTURE.
 # Skips (77) without the fixtures.
 set -u
 BIN=${SPTD_BIN:?SPTD_BIN must name the built sysptd}
@@ -33,7 +34,12 @@ tables=$(q "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name" |
 		echo "table $t"
 		q "SELECT $cols FROM \"$t\" $where ORDER BY rowid"
 	done
-} >"$work/dump" 2>&1
+} >"$work/dump.raw" 2>&1
+# where the checkout sits differs by machine (CI clones elsewhere): the
+# fixture's real path, as import resolves it, becomes FIXTURE
+fixreal=$(cd "$FIX" && pwd -P)
+awk -v p="$fixreal" '{ while ((i = index($0, p)) > 0) $0 = substr($0, 1, i - 1) "FIXTURE" substr($0, i + length(p)); print }' \
+	"$work/dump.raw" >"$work/dump"
 if [ -n "${GOLDEN_WRITE:-}" ]; then
 	cp "$work/dump" "$GOLDEN_WRITE"
 	exit 0
