@@ -15,10 +15,11 @@
 # skipped and why (a skip is never a pass), and the run with each part's
 # time.  Part 1's ctest runs $(nproc) tests at once (every recorder has a
 # --name of its own; the recording tests take one lock among themselves);
-# part 2's runs one at a time: under ASan the truth tests that compare
-# with perf on the same moment (test_witness, test_vs_perf, test_exited,
-# test_irq_idle) fell outside their tolerances beside other sanitized
-# tests on 2 CPUs, and pass alone.  test_witness (label witness: sysptd
+# part 2 runs the tests that do not record $(nproc) at once, then those that
+# record (scripts/ctest_alone.py) one at a time, alone: under ASan the truth
+# tests that compare with perf on the same moment (test_witness,
+# test_vs_perf, test_exited, test_irq_idle) fell outside their tolerances
+# beside other sanitized tests on 2 CPUs, and pass alone.  test_witness (label witness: sysptd
 # against perf on the same moment) runs in part 1 only: under ASan it
 # once disagreed with perf on a worst wakeup latency (8.05 against
 # 8.44 ms, issue 27), a slowness of the sanitized service to be found, not
@@ -39,15 +40,17 @@ part_done() {
 	t0=$t1
 }
 
-# ctest_run DIR JOBS ARGS...: ctest in DIR, JOBS tests at once; then the
-# skipped tests, each with the last line its output gave as the reason
+# ctest_run DIR JOBS JUNIT ARGS...: ctest in DIR, JOBS tests at once, its
+# report in DIR/JUNIT; then the skipped tests, each with the last line its
+# output gave as the reason
 ctest_run() {
 	_dir=$1
 	_jobs=$2
-	shift 2
+	_junit=$3
+	shift 3
 	_rc=0
-	(cd "$_dir" && ctest -j"$_jobs" --output-on-failure --output-junit junit.xml "$@") || _rc=$?
-	python3 scripts/ctest_skips.py "$_dir/junit.xml" >&2 || true
+	(cd "$_dir" && ctest -j"$_jobs" --output-on-failure --output-junit "$_junit" "$@") || _rc=$?
+	python3 scripts/ctest_skips.py "$_dir/$_junit" >&2 || true
 	return $_rc
 }
 
@@ -56,7 +59,7 @@ echo "== 1/3 build-test: the suite" >&2
 cmake -S . -B build-test $common >/dev/null
 cmake --build build-test -j"$jobs"
 part_done "build-test build"
-ctest_run build-test "$jobs" --timeout 300 "$@"
+ctest_run build-test "$jobs" junit.xml --timeout 300 "$@"
 part_done "build-test ctest"
 [ "${SPTD_TEST_QUICK:-0}" = 1 ] && { echo "test.sh: times:$times" >&2; exit 0; }
 
@@ -69,7 +72,18 @@ part_done "build-sanitize build"
 	export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1:verify_asan_link_order=0}"
 	export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 	export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$(pwd)/tests/fuzz/lsan.supp:print_suppressions=0}"
-	ctest_run build-sanitize 1 --timeout 600 -LE '^(shell|witness)$' "$@"
+	# with arguments (say -R test_query) one serial run of what they select
+	if [ $# -gt 0 ]; then
+		ctest_run build-sanitize 1 junit.xml --timeout 600 -LE '^(shell|witness)$' "$@"
+		exit
+	fi
+	alone=$(python3 scripts/ctest_alone.py build-sanitize)
+	_rc=0
+	ctest_run build-sanitize "$jobs" junit-parallel.xml --timeout 600 -LE '^(shell|witness)$' \
+		-E "$alone" || _rc=$?
+	ctest_run build-sanitize 1 junit-alone.xml --timeout 600 -LE '^(shell|witness)$' \
+		-R "$alone" || _rc=$?
+	exit $_rc
 )
 part_done "build-sanitize ctest"
 
