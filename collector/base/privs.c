@@ -105,12 +105,17 @@ static int handoff_send(int what, const char *tmp, const char *path, int replace
 int sptd_col_privs_drop(const struct sptd_col_user *u)
 {
 	uid_t ruid, euid, suid;
-	int ret;
+	pid_t parent = getppid();
+	int ret, deathsig = 0;
 
 	if (!u || u->uid == 0)
 		return -EINVAL;
 	if (geteuid() != 0)
 		return 0;   /* nothing to drop */
+	/* the kernel clears a parent-death signal when the credentials change
+	 * (commit_creds): taken now, set again after the drop */
+	if (prctl(PR_GET_PDEATHSIG, &deathsig, 0, 0, 0) < 0)
+		deathsig = 0;
 	/* groups: the sudo user's own, else none */
 	ret = u->from_sudo && u->name[0] ? initgroups(u->name, u->gid) : setgroups(0, NULL);
 	if (ret < 0 && u->from_sudo)
@@ -124,6 +129,15 @@ int sptd_col_privs_drop(const struct sptd_col_user *u)
 		return -EPERM;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -errno;
+	if (deathsig) {
+		if (prctl(PR_SET_PDEATHSIG, deathsig, 0, 0, 0) < 0)
+			return -errno;
+		/* the parent died while the signal was off: it will never come */
+		if (getppid() != parent) {
+			raise(deathsig);
+			return -ESRCH;
+		}
+	}
 	return 1;
 }
 

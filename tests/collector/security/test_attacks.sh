@@ -210,6 +210,42 @@ check 'grep -q "^Uid:[[:space:]]*$nobody[[:space:]]*$nobody[[:space:]]*$nobody[[
 	"query's reader is not nobody: $(cat "$work/creds")"
 check 'grep -q "^CapEff:[[:space:]]*0000000000000000" "$work/creds" && grep -q "^NoNewPrivs:[[:space:]]*1" "$work/creds"' \
 	"query's reader keeps privileges: $(cat "$work/creds")"
+# the parent killed (kill -9) while its unprivileged reader runs: the
+# reader stops too (the kernel forgets a parent-death signal when the
+# credentials change, so the drop must set it again), within 2 s
+"$BIN" query "$dec" "$slow" >/dev/null 2>&1 &
+q=$!
+sleep 0.3
+reader=""
+i=0
+while [ -z "$reader" ] && [ $i -lt 100 ]; do
+	reader=$(awk '{print $1}' "/proc/$q/task/$q/children" 2>/dev/null)
+	[ -z "$reader" ] && sleep 0.05
+	i=$((i + 1))
+done
+if [ -z "$reader" ]; then
+	bad "no child process for query (parent-death check)"
+else
+	# the drop happens once the incident is open: wait for the reader's uid
+	i=0
+	while [ $i -lt 100 ] && ! grep -q "^Uid:[[:space:]]*$nobody" "/proc/$reader/status" 2>/dev/null; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	kill -9 "$q" 2>/dev/null
+	wait "$q" 2>/dev/null
+	i=0
+	while [ $i -lt 40 ] && kill -0 "$reader" 2>/dev/null; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	if kill -0 "$reader" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$reader/stat" 2>/dev/null)" != Z ]; then
+		bad "query's unprivileged reader (pid $reader) outlived its killed parent by 2 s"
+		kill -9 "$reader" 2>/dev/null
+	else
+		ok
+	fi
+fi
 # script parses as well (it parsed as root until the audit of
 # 2026-11-26): its child's setresuid, as strace sees it
 if command -v strace >/dev/null 2>&1; then
