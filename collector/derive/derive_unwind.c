@@ -34,8 +34,9 @@ static int on_dso(void *arg, const struct sptd_store_dso_row *row)
 	struct sptd_col_derive_files *f = arg;
 	struct derive_dso *d;
 
-	/* "[vdso]", "[kernel.kallsyms]": no file to read */
-	if (!row->path || row->path[0] != '/')
+	/* "[kernel.kallsyms]", "//anon": no file to read; "[vdso]": its image
+	 * embedded at capture (raw_file) */
+	if (!row->path || (row->path[0] != '/' && strcmp(row->path, "[vdso]") != 0))
 		return 0;
 	if (f->ndsos == f->cap) {
 		size_t cap = f->cap ? f->cap * 2 : 64;

@@ -96,5 +96,10 @@ const struct sptd_dec_symfile *sptd_col_symcache_kernel(struct sptd_col_symcache
  * Borrowed until sptd_col_symcache_end. */
 const struct sptd_dec_symfile *sptd_col_symcache_vdso(struct sptd_col_symcache *c, int pid,
                                                       uint64_t start, uint64_t end);
+/* The image read for the vDSO table @sf (from sptd_col_symcache_vdso):
+ * 0 and *@bytes, *@len (borrowed like @sf), or -ENOENT. */
+int sptd_col_symcache_vdso_image(const struct sptd_col_symcache *c,
+                                 const struct sptd_dec_symfile *sf,
+                                 const unsigned char **bytes, size_t *len);
 
 #endif /* SPTD_SYMCACHE_LOCAL_H */

@@ -487,6 +487,22 @@ const struct sptd_dec_symfile *sptd_col_symcache_vdso(struct sptd_col_symcache *
 	return v->sf;
 }
 
+int sptd_col_symcache_vdso_image(const struct sptd_col_symcache *c,
+                                 const struct sptd_dec_symfile *sf,
+                                 const unsigned char **bytes, size_t *len)
+{
+	if (!c || !sf || !bytes || !len)
+		return -EINVAL;
+	for (int i = 0; i < c->nvdso; i++) {
+		if (c->vdso[i].sf == sf) {
+			*bytes = c->vdso[i].bytes;
+			*len = c->vdso[i].len;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 /* ---- the incident cycle ------------------------------------------------------------ */
 
 int sptd_col_symcache_create(int enabled, struct sptd_col_symcache **out)

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <syslog.h>
@@ -153,6 +154,16 @@ static int dso_add(struct sptd_col_symcap *c, const char *path,
 	d->file = file;
 	d->sf = sf;
 	ret = sptd_store_dso_add(c->st, d->id, path, head ? sptd_dec_symfile_build_id(head) : NULL);
+	/* a vDSO is no file anyone can read later: its image goes into the
+	 * incident (raw_file), so `sysptd decode` unwinds through it again */
+	if (ret >= 0 && !file && sf && strcmp(path, SYMCAP_VDSO) == 0) {
+		const unsigned char *bytes;
+		size_t len;
+
+		if (sptd_col_symcache_vdso_image(c->cache, sf, &bytes, &len) == 0)
+			ret = sptd_store_raw_file_add(c->st, d->id, sptd_dec_symfile_build_id(sf),
+			                              bytes, len);
+	}
 	if (ret < 0) {
 		free(d->path);
 		return ret;
@@ -658,6 +669,30 @@ int sptd_col_symcap_addr(struct sptd_col_symcap *c, int pid, uint64_t addr, int6
 	return 1;
 }
 
+/* The unwinder's file for a vDSO mapping @m: its image (as read for its
+ * symbols) in a memfd; -ENOENT for what is no vDSO or was unreadable. */
+static int vdso_fd(const struct sptd_col_symcap *c, const struct symcap_map *m,
+                   struct sptd_dec_unwind_map *out)
+{
+	const struct symcap_dso *d = &c->dsos[m->dso];
+	const unsigned char *bytes;
+	size_t len;
+	int fd;
+
+	if (d->file || !d->sf || strcmp(d->path, SYMCAP_VDSO) != 0 ||
+	    sptd_col_symcache_vdso_image(c->cache, d->sf, &bytes, &len) < 0)
+		return -ENOENT;
+	fd = memfd_create("sptd-vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return -ENOENT;
+	if (write(fd, bytes, len) != (ssize_t)len) {
+		close(fd);
+		return -ENOENT;
+	}
+	out->fd = fd;
+	return 0;
+}
+
 int sptd_col_symcap_unwind_map(struct sptd_col_symcap *c, int pid, uint64_t addr,
                                struct sptd_dec_unwind_map *out)
 {
@@ -679,7 +714,7 @@ int sptd_col_symcap_unwind_map(struct sptd_col_symcap *c, int pid, uint64_t addr
 	out->name = c->dsos[m->dso].path;
 	out->fd = -1;
 	if (!m->ino)
-		return -ENOENT;
+		return vdso_fd(c, m, out);
 	out->fd = sptd_col_symcache_locate(pid, m->start, m->end, c->dsos[m->dso].path, m->dev,
 	                                   m->ino, &sb, &named);
 	return out->fd < 0 ? -ENOENT : 0;

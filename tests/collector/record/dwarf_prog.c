@@ -3,8 +3,9 @@
  * runs main -> sptd_level1 -> sptd_level2 -> sptd_level3 (a hot loop);
  * other threads block through libc, again and again: read() on a pipe
  * (fed every 20 ms by the sleeper), nanosleep() for 20 ms, a futex wait
- * with a 20 ms timeout (syscall()), and one spins inside qsort()'s
- * comparison callback.  It prints "ready PID" once every thread is in
+ * with a 20 ms timeout (syscall()), one spins inside qsort()'s
+ * comparison callback and one calls clock_gettime() without pause (its
+ * time is spent in the vDSO, which no file on disk holds).  It prints "ready PID" once every thread is in
  * place and then holds those states for the number of milliseconds given
  * (default 1500), so that a recorder and gdb see the same stacks. */
 #include <linux/futex.h>
@@ -121,20 +122,34 @@ __attribute__((noinline)) static void *sptd_qsort_thread(void *arg)
 	return NULL;
 }
 
+__attribute__((noinline)) static void *sptd_vdso_thread(void *arg)
+{
+	struct timespec ts;
+
+	(void)arg;
+	__atomic_add_fetch(&in_place, 1, __ATOMIC_SEQ_CST);
+	while (!stop) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		sink += (unsigned long)ts.tv_nsec;
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	void *(*fns[])(void *) = { sptd_pipe_thread, sptd_sleep_thread, sptd_futex_thread,
-	                           sptd_qsort_thread };
-	pthread_t t[4];
+	                           sptd_qsort_thread, sptd_vdso_thread };
+	enum { NT = sizeof(fns) / sizeof(fns[0]) };
+	pthread_t t[NT];
 
 	if (argc > 1)
 		hold_ms = atol(argv[1]);
 	if (pipe(pipefd) < 0)
 		return 1;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < NT; i++)
 		if (pthread_create(&t[i], NULL, fns[i], NULL) != 0)
 			return 1;
-	while (__atomic_load_n(&in_place, __ATOMIC_SEQ_CST) < 4)
+	while (__atomic_load_n(&in_place, __ATOMIC_SEQ_CST) < NT)
 		usleep(1000);
 	usleep(20000);  /* into read, nanosleep, the futex wait */
 	printf("ready %d\n", (int)getpid());
@@ -145,7 +160,7 @@ int main(int argc, char **argv)
 		return 1;
 	__atomic_store_n(&futex_word, 1, __ATOMIC_SEQ_CST);
 	syscall(SYS_futex, &futex_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < NT; i++)
 		pthread_join(t[i], NULL);
 	return (int)(sink & 0);
 }

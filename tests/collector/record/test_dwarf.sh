@@ -3,7 +3,9 @@
 # A service records with --source sample --offcpu --call-graph MODE while
 # sptd_dwarf_prog (-O2 -fomit-frame-pointer) holds known states: main ->
 # sptd_level1 -> sptd_level2 -> sptd_level3 hot, threads blocked in read(),
-# nanosleep(), a futex wait, and one inside qsort()'s callback.  `perf
+# nanosleep(), a futex wait, one inside qsort()'s callback, and one in
+# clock_gettime()'s vDSO code (unwound with the vDSO's image, read out of
+# the process).  `perf
 # record --call-graph dwarf` samples the same process over the same window;
 # then a snapshot; then gdb attaches and prints every thread's bt.
 #   1. every sampled (hot threads) and off-CPU (blocked threads) stack holds
@@ -108,7 +110,7 @@ for t, frames in gdb.items():
         continue
     outer = frames[own[0]:]           # state-independent: from its own function out
     leaf = frames[0]
-    hot = frames[own[0]] in ("sptd_level3", "sptd_qsort_thread")
+    hot = frames[own[0]] in ("sptd_level3", "sptd_qsort_thread", "sptd_vdso_thread")
     kind = "cpu" if hot else "off"
     mine = [s for k, s in stacks[t] if k == kind]
     if len(mine) < 3:

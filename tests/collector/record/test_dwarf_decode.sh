@@ -44,9 +44,10 @@ stacks "$work/a.db" >"$work/a.stacks"
 cmp -s "$work/captured" "$work/a.stacks" && ok ||
 	{ bad "decode changed the stacks:"; diff "$work/captured" "$work/a.stacks" | head -20 >&2; }
 
-# b. the chains of samples in the program's own code (where DWARF can
-# unwind: not the vDSO, which has no file) cut to what the frame-pointer
-# walk gives it (the IP alone), ustack kept
+# b. the chains of samples in the program's own code and in the vDSO
+# (which no file holds: decode unwinds it with the image the capture
+# embedded) cut to what the frame-pointer walk gives it (the IP alone),
+# ustack kept
 cp "$inc" "$work/b.db"
 python3 - "$work/b.db" "$pid" <<'PY' >"$work/cut" 2>&1 || bad "could not cut the chains: $(cat "$work/cut")"
 import struct, sqlite3, sys
@@ -54,18 +55,27 @@ USER = 2**64 - 512  # PERF_CONTEXT_USER
 db = sqlite3.connect(sys.argv[1])
 prog = db.execute("SELECT m.start, m.end FROM raw_mmap m JOIN dso d ON d.id = m.dso_id "
                   "WHERE m.pid = ? AND d.path LIKE '%/sptd_dwarf_prog'", (int(sys.argv[2]),)).fetchall()
+vdso = db.execute("SELECT m.start, m.end FROM raw_mmap m JOIN dso d ON d.id = m.dso_id "
+                  "WHERE m.pid = ? AND d.path = '[vdso]'", (int(sys.argv[2]),)).fetchall()
+prog += vdso
 cut = 0
+cut_vdso = 0
 for rid, chain in db.execute("SELECT rowid, callchain FROM raw_sample WHERE ustack IS NOT NULL").fetchall():
     ips = list(struct.unpack(f"<{len(chain) // 8}Q", chain))
     if USER in ips and len(ips) > ips.index(USER) + 2 and \
        any(lo <= ips[ips.index(USER) + 1] < hi for lo, hi in prog):
+        cut_vdso += any(lo <= ips[ips.index(USER) + 1] < hi for lo, hi in vdso)
         ips = ips[:ips.index(USER) + 2]
         db.execute("UPDATE raw_sample SET callchain = ? WHERE rowid = ?",
                    (struct.pack(f"<{len(ips)}Q", *ips), rid))
         cut += 1
 db.commit()
+print(cut_vdso)
 print(cut)
 PY
+# the vDSO thread's samples among them (sptd_vdso_thread spins in it)
+[ "$(head -n 1 "$work/cut")" -ge 5 ] && ok ||
+	bad "only $(head -n 1 "$work/cut") cut chains begin in the vDSO"
 cp "$work/b.db" "$work/b0.db"
 expect 0 "decoded in" -- env SPTD_DECODE_UNWIND=0 "$BIN" decode "$work/b0.db"
 stacks "$work/b0.db" >"$work/b0.stacks"
