@@ -71,7 +71,11 @@ static int decode_job_run(void *arg)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (sptd_col_progress_init(prog, "sysptd decode", job->quiet))
 		sptd_col_derive_set_progress(sptd_col_progress_show, prog);
-	ret = sptd_col_derive_all(st, job->jobs);
+	/* decode unwinds stored user stacks again, with the files it finds
+	 * now, though the capture did (capture.c's unwind_meta) */
+	ret = sptd_store_meta_set_int(st, "dwarf_unwind_done", 0);
+	if (ret >= 0)
+		ret = sptd_col_derive_all(st, job->jobs);
 	sptd_col_progress_end(prog);
 	if (ret >= 0) {
 		sptd_col_progress_show(prog, "writing the incident", 0, 0);

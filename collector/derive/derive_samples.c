@@ -89,6 +89,7 @@ struct derive {
 	struct sptd_col_derive_files *files; /* the dsos' proven files, NULL: no
 	                          * unwinding (SPTD_DECODE_UNWIND=0) */
 	struct sptd_col_unwinders *uw; /* stored user stacks unwound again */
+	int no_unwind;               /* the capture unwound them already */
 };
 
 /* The name perf gives a frame no symbol covers. */
@@ -637,13 +638,31 @@ int sptd_col_derive_samples(struct sptd_store *st, struct sptd_col_tasks *tasks)
 		ret = load_syms(&d);
 	if (ret >= 0)
 		ret = sptd_store_next_id(st, SPTD_STORE_T_SYMBOL, &d.next_symbol_id);
-	if (ret >= 0 && unwind_wanted()) {
+	/* a capture that unwound its samples while their processes lived
+	 * (meta dwarf_unwind_done, which `sysptd decode` clears) stored the
+	 * result in callchain: unwinding again would give the same */
+	{
+		int64_t done = 0;
+
+		if (sptd_store_meta_get_int(st, "dwarf_unwind_done", &done) < 0)
+			done = 0;
+		if (done)
+			d.no_unwind = 1;
+	}
+	if (ret >= 0 && !d.no_unwind && unwind_wanted()) {
 		ret = sptd_col_derive_files_create(st, &d.files);
 		if (ret >= 0)
 			ret = sptd_col_unwinders_create(unwind_find, &d, &d.uw);
 	}
 	if (ret >= 0)
 		ret = SPTD_STORE_EACH(st, raw_sample, on_sample, &sc);
+	if (ret >= 0 && d.uw) {
+		struct sptd_col_unwind_stats us;
+
+		sptd_col_unwinders_stats(d.uw, &us);
+		if (us.samples)
+			ret = sptd_store_meta_set_int(st, "dwarf_decode_unwound", (int64_t)us.unwound);
+	}
 	sptd_col_unwinders_destroy(d.uw);
 	sptd_col_derive_files_destroy(d.files);
 	free(d.maps);

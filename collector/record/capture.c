@@ -356,6 +356,9 @@ static int unwind_meta(const struct sptd_col_unwinders *uw, struct sptd_store *s
 		ret = sptd_store_meta_set_int(st, "dwarf_unwound", (int64_t)us.unwound);
 	if (ret >= 0)
 		ret = sptd_store_meta_set_int(st, "dwarf_deeper", (int64_t)us.deeper);
+	/* the derive that follows takes callchain as it is (decode clears it) */
+	if (ret >= 0)
+		ret = sptd_store_meta_set_int(st, "dwarf_unwind_done", 1);
 	return ret;
 }
 

@@ -37,10 +37,17 @@ deep=$(grep -c 'sptd_level1;sptd_level2;sptd_level3' "$work/captured")
 # the capture's own unwind gave whole stacks: else nothing below is shown
 [ "$deep" -ge 20 ] && ok || { bad "only $deep captured stacks hold level1;level2;level3"; finish; }
 
+# the capture unwound each stack once, while the processes lived: its
+# derive took the chains as stored (an unwind there would say so)
+[ "$(q "$inc" "SELECT value FROM meta WHERE key = 'dwarf_unwind_done'")" = 1 ] &&
+	[ "$(q "$inc" "SELECT count(*) FROM meta WHERE key = 'dwarf_decode_unwound'")" = 0 ] && ok ||
+	bad "the capture unwound its stacks twice (meta: $(q "$inc" "SELECT group_concat(key || '=' || value) FROM meta WHERE key LIKE 'dwarf%'"))"
 # a. decode unwinds again and gives the same stacks
 cp "$inc" "$work/a.db"
 expect 0 "decoded in" -- "$BIN" decode "$work/a.db"
 stacks "$work/a.db" >"$work/a.stacks"
+[ "$(q "$work/a.db" "SELECT value FROM meta WHERE key = 'dwarf_decode_unwound'")" -ge 20 ] 2>/dev/null && ok ||
+	bad "decode did not unwind the stored stacks again (meta: $(q "$work/a.db" "SELECT group_concat(key || '=' || value) FROM meta WHERE key LIKE 'dwarf%'"))"
 cmp -s "$work/captured" "$work/a.stacks" && ok ||
 	{ bad "decode changed the stacks:"; diff "$work/captured" "$work/a.stacks" | head -20 >&2; }
 
