@@ -446,6 +446,38 @@ out:
 	return ret;
 }
 
+int sptd_dec_symfile_from_list(const struct sptd_dec_sym *syms, size_t n,
+                               struct sptd_dec_symfile **out)
+{
+	struct sptd_dec_symfile *sf = NULL;
+	struct builder b = { 0 };
+	int ret = -ENOMEM;
+
+	if ((!syms && n) || !out)
+		return -EINVAL;
+	*out = NULL;
+	sf = calloc(1, sizeof(*sf));
+	if (!sf)
+		goto out;
+	sf->is_kallsyms = 1;   /* runtime addresses: no file offsets */
+	for (size_t i = 0; i < n; i++) {
+		if (!syms[i].name || !syms[i].addr)
+			continue;
+		ret = builder_add(&b, syms[i].addr, syms[i].size, 0, syms[i].name, 3);
+		if (ret < 0)
+			goto out;
+	}
+	ret = builder_finish(&b, sf);
+	if (ret < 0)
+		goto out;
+	*out = sf;
+	sf = NULL;
+out:
+	builder_fini(&b);
+	sptd_dec_symfile_destroy(sf);
+	return ret < 0 ? ret : 0;
+}
+
 /* ---- queries -------------------------------------------------------------- */
 
 const char *sptd_dec_symfile_build_id(const struct sptd_dec_symfile *sf)
