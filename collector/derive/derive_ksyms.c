@@ -31,6 +31,7 @@ struct ksyms_ctx {
 	struct sptd_dec_sym *syms; /* names borrowed from @names */
 	size_t nsyms, capsyms;
 	char **names;              /* copies, one per symbol */
+	size_t capnames;
 };
 
 static int is_kernel_dso(const char *path)
@@ -39,21 +40,30 @@ static int is_kernel_dso(const char *path)
 	                strncmp(path, "[jit:", 5) == 0);
 }
 
+/* Room for one more of @used elements of @size bytes in *@v (*@cap of
+ * them).  0 or -ENOMEM. */
+static int room(void **v, size_t *cap, size_t used, size_t size)
+{
+	void *more;
+
+	if (used < *cap)
+		return 0;
+	more = realloc(*v, (*cap ? *cap * 2 : 16) * size);
+	if (!more)
+		return -ENOMEM;
+	*v = more;
+	*cap = *cap ? *cap * 2 : 16;
+	return 0;
+}
+
 static int on_dso(void *arg, const struct sptd_store_dso_row *row)
 {
 	struct ksyms_ctx *k = arg;
 
 	if (!is_kernel_dso(row->path))
 		return 0;
-	if (k->ndsos == k->capdsos) {
-		size_t cap = k->capdsos ? k->capdsos * 2 : 16;
-		int64_t *v = realloc(k->dsos, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		k->dsos = v;
-		k->capdsos = cap;
-	}
+	if (room((void **)&k->dsos, &k->capdsos, k->ndsos, sizeof(*k->dsos)) < 0)
+		return -ENOMEM;
 	k->dsos[k->ndsos++] = row->id;
 	return 0;
 }
@@ -69,19 +79,9 @@ static int on_symbol_row(void *arg, const struct sptd_store_symbol_row *row)
 	if (i == k->ndsos || !row->name || !row->addr || (row->addr >> 63) == 0 ||
 	    strstr(row->name, "+0x") || strncmp(row->name, "0x", 2) == 0)
 		return 0;
-	if (k->nsyms == k->capsyms) {
-		size_t cap = k->capsyms ? k->capsyms * 2 : 64;
-		struct sptd_dec_sym *v = realloc(k->syms, cap * sizeof(*v));
-		char **n = realloc(k->names, cap * sizeof(*n));
-
-		if (v)
-			k->syms = v;
-		if (n)
-			k->names = n;
-		if (!v || !n)
-			return -ENOMEM;
-		k->capsyms = cap;
-	}
+	if (room((void **)&k->syms, &k->capsyms, k->nsyms, sizeof(*k->syms)) < 0 ||
+	    room((void **)&k->names, &k->capnames, k->nsyms, sizeof(*k->names)) < 0)
+		return -ENOMEM;
 	k->names[k->nsyms] = strdup(row->name);
 	if (!k->names[k->nsyms])
 		return -ENOMEM;
