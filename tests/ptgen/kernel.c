@@ -139,8 +139,8 @@ static int kpoke_maybe(struct sptd_ptgen_run *g)
 	return 0;
 }
 
-/* The kernel's next instruction for @t on @cpu: classified in @k, 1 when
- * it is the SYSRETQ that ends the call. */
+/* The kernel's next instruction for @t, classified in @k: 1 when it is
+ * the SYSRETQ that ends the call, 0 another, -errno (said). */
 static int kernel_insn(struct sptd_ptgen_task *t, struct sptd_ptgen_insn *k)
 {
 	uint64_t uip = t->rip, kip = sptd_ptgen_kaddr(uip);
@@ -305,7 +305,6 @@ static int write_kernel_txt(struct sptd_ptgen_run *g, struct sptd_ptgen_proc *p,
 				fprintf(f, "sym 0x%" PRIx64 " T %s\n", k, name);
 		}
 	}
-	(void)g;
 	return err;
 }
 
