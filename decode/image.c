@@ -184,6 +184,25 @@ int sptd_dec_image_memfd(struct sptd_dec_session *s, const void *data, size_t le
 	return 0;
 }
 
+int sptd_dec_session_kernel_syms(struct sptd_dec_session *s, const struct sptd_dec_symfile *sf)
+{
+	int named = 0;
+
+	if (!s || !sf)
+		return -EINVAL;
+	for (size_t i = 0; i < s->nimages; i++) {
+		struct sptd_dec_image *img = &s->images[i];
+
+		if (img->symfile || (img->addr >> 63) == 0)
+			continue;
+		/* images borrow their symfile; kallsyms addresses are runtime */
+		img->symfile = (struct sptd_dec_symfile *)sf;
+		img->bias = 0;
+		named++;
+	}
+	return named;
+}
+
 int sptd_dec_session_add_bytes(struct sptd_dec_session *s, int pid, const char *name,
                                const void *data, size_t len, uint64_t addr,
                                int64_t dso_id)

@@ -97,6 +97,12 @@ int sptd_dec_symfile_load_elf_head(const char *path, struct sptd_dec_symfile **o
  * copy); module symbols keep their "[module]" suffix out of the name.
  * -EACCES when every address reads as zero (kptr_restrict). */
 int sptd_dec_symfile_load_kallsyms(const char *path, struct sptd_dec_symfile **out);
+/* The @n function symbols @syms (runtime addresses, as kallsyms has them;
+ * a size 0 reaches to the next one) as a symfile: the kernel functions an
+ * incident stored, named again when it is decoded again.  -EINVAL,
+ * -ENOMEM. */
+int sptd_dec_symfile_from_list(const struct sptd_dec_sym *syms, size_t n,
+                               struct sptd_dec_symfile **out);
 /* Hex build-id or NULL (kallsyms, or an ELF without the note).  Borrowed. */
 const char *sptd_dec_symfile_build_id(const struct sptd_dec_symfile *sf);
 /* The symbol containing @addr (file address space).  0 and *sym filled, or
@@ -470,6 +476,12 @@ int sptd_dec_session_add_flat(struct sptd_dec_session *s, int pid, const char *p
 int sptd_dec_session_add_bytes(struct sptd_dec_session *s, int pid, const char *name,
                                const void *data, size_t len, uint64_t addr,
                                int64_t dso_id);
+/* Kernel code placed with add_bytes (kernel text, modules, JIT: the
+ * upper half) and named by no symbols of its own is named by @sf, whose
+ * addresses are runtime ones (kallsyms).  @sf is borrowed for the
+ * session's life.  Call after the images are placed, before text pokes.
+ * The number of images it names, -EINVAL. */
+int sptd_dec_session_kernel_syms(struct sptd_dec_session *s, const struct sptd_dec_symfile *sf);
 /* Why the kernel's code has no image here (an incident whose kernel text
  * could not be copied: its meta pt_kernel_image): a gap where the trace
  * runs into a kernel address no image covers names it ("pt: kernel text

@@ -174,6 +174,23 @@ static int builder_finish(struct builder *b, struct sptd_dec_symfile *sf)
 	return 0;
 }
 
+/* The end of a loader: on success so far (@ret >= 0) @b becomes @sf's
+ * table and @sf goes out through *@out; @b is released, and @sf freed
+ * unless handed out.  @ret, or builder_finish's error. */
+static int builder_publish(struct builder *b, struct sptd_dec_symfile *sf, int ret,
+                           struct sptd_dec_symfile **out)
+{
+	if (ret >= 0)
+		ret = builder_finish(b, sf);
+	if (ret >= 0) {
+		*out = sf;
+		sf = NULL;
+	}
+	builder_fini(b);
+	sptd_dec_symfile_destroy(sf);
+	return ret;
+}
+
 /* ---- ELF ------------------------------------------------------------------ */
 
 static int elf_add_func(void *ctx, const struct sptd_dec_elf_func *func)
@@ -245,17 +262,8 @@ int sptd_dec_symfile_from_elf(struct sptd_dec_elf *elf, struct sptd_dec_symfile 
 	if (b.count)
 		sf->origin |= SPTD_DEC_SYMS_FILE;
 	ret = add_debug_syms(elf, sf, &b);
-	if (ret < 0)
-		goto out;
-	ret = builder_finish(&b, sf);
-	if (ret < 0)
-		goto out;
-	*out = sf;
-	sf = NULL;
 out:
-	builder_fini(&b);
-	sptd_dec_symfile_destroy(sf);
-	return ret;
+	return builder_publish(&b, sf, ret, out);
 }
 
 /* Build-id and PT_LOAD headers of @elf into a new symfile without symbols. */
@@ -444,6 +452,29 @@ out:
 	if (f)
 		fclose(f);
 	return ret;
+}
+
+int sptd_dec_symfile_from_list(const struct sptd_dec_sym *syms, size_t n,
+                               struct sptd_dec_symfile **out)
+{
+	struct sptd_dec_symfile *sf = NULL;
+	struct builder b = { 0 };
+	int ret = -ENOMEM;
+
+	if ((!syms && n) || !out)
+		return -EINVAL;
+	*out = NULL;
+	sf = calloc(1, sizeof(*sf));
+	if (!sf)
+		goto out;
+	sf->is_kallsyms = 1;   /* runtime addresses: no file offsets */
+	ret = 0;
+	for (size_t i = 0; i < n && ret >= 0; i++)
+		if (syms[i].name && syms[i].addr)
+			ret = builder_add(&b, syms[i].addr, syms[i].size, 0, syms[i].name, 3);
+out:
+	ret = builder_publish(&b, sf, ret, out);
+	return ret < 0 ? ret : 0;
 }
 
 /* ---- queries -------------------------------------------------------------- */

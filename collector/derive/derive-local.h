@@ -42,6 +42,15 @@ int sptd_col_derive_check_chains(struct sptd_store *st);
  * the store's error or -ENOMEM. */
 int sptd_col_derive_text_pokes(struct sptd_store *st, struct sptd_dec_session *s);
 
+/* Names for the kernel code session @s holds as bytes (derive_ksyms.c):
+ * the kallsyms the recorder set, else the kernel symbol rows the incident
+ * stored; a symfile made for it is the caller's in *@owned (free it with
+ * sptd_dec_symfile_destroy after the session).  Call before
+ * sptd_col_derive_text_pokes.  0, -EINVAL, -ENOMEM, the store's error. */
+struct sptd_dec_symfile;
+int sptd_col_derive_kernel_names(struct sptd_store *st, struct sptd_dec_session *s,
+                                 struct sptd_dec_symfile **owned);
+
 /* The files `sysptd decode` unwinds stored user stacks with
  * (derive_unwind.c): the incident's dso rows and where their bytes are. */
 struct sptd_col_derive_files;

@@ -199,7 +199,7 @@ static int on_mapped_file(void *arg, const struct sptd_store_mapped_file_row *ro
  * from where @find says its recorded bytes are now (embedded copy, image
  * cache by build-id, or the original path if unchanged). */
 static int load_images(struct sptd_store *st, struct sptd_dec_session *s,
-                       struct sptd_col_pt_imgfind *find)
+                       struct sptd_col_pt_imgfind *find, struct sptd_dec_symfile **ksyms)
 {
 	struct files_ctx fc = { .s = s, .find = find };
 	char kernel[512];
@@ -209,6 +209,8 @@ static int load_images(struct sptd_store *st, struct sptd_dec_session *s,
 	if (ret >= 0 && sptd_store_meta_get(st, "pt_kernel_image", kernel, sizeof(kernel)) >= 0 &&
 	    strncmp(kernel, "none: ", 6) == 0)
 		ret = sptd_dec_session_set_kernel_note(s, kernel + 6);
+	if (ret >= 0)
+		ret = sptd_col_derive_kernel_names(st, s, ksyms);
 	if (ret >= 0)
 		ret = sptd_col_derive_text_pokes(st, s);
 	if (ret >= 0)
@@ -609,6 +611,7 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 	struct sptd_dec_config cfg;
 	struct sptd_dec_session *s = NULL;
 	struct sptd_col_pt_imgfind *find = NULL;
+	struct sptd_dec_symfile *ksyms = NULL;
 	struct pt_ctx ctx;
 	struct sptd_dec_sink sink = { .symbol = on_symbol, .slice = on_slice,
 	                              .gap = on_gap, .stat = on_stat, .power = on_power };
@@ -631,7 +634,7 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 	ret = sptd_col_pt_imgfind_create(st, &find);
 	if (ret < 0)
 		goto out;
-	ret = load_images(st, s, find);
+	ret = load_images(st, s, find, &ksyms);
 	if (ret >= 0)
 		ret = load_timeline(st, s);
 	if (ret >= 0)
@@ -700,6 +703,7 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 		ret = 0;
 out:
 	sptd_dec_session_destroy(s);
+	sptd_dec_symfile_destroy(ksyms);
 	/* after the session: libipt reads the (unpacked) files lazily */
 	sptd_col_pt_imgfind_destroy(find);
 	free(ctx.sym_map);

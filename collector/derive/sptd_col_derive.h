@@ -46,6 +46,14 @@ int sptd_col_derive_all(struct sptd_store *st, int jobs);
 void sptd_col_derive_set_progress(void (*fn)(void *ctx, const char *phase, uint64_t done,
                                              uint64_t total), void *ctx);
 
+/* The kernel's function symbols (kallsyms, runtime addresses) that the PT
+ * decode of every later derive of this process names kernel code with
+ * (borrowed until set again; NULL: none, the default).  The recorder sets
+ * them around its capture's derive; without them the symbols stored with
+ * the incident name it (collector/derive/derive_ksyms.c). */
+struct sptd_dec_symfile;
+void sptd_col_derive_set_kernel_syms(const struct sptd_dec_symfile *sf);
+
 /* Rebuild the gap rows of raw_sideband (reasons "sideband: ..."): AUX
  * records flagged truncated/partial/collision, LOST records and trace
  * (re)starts (ITRACE_START).  Times converted with meta perf_clock_offset_ns.

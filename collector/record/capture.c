@@ -742,7 +742,12 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 	if (ret >= 0)
 		ret = s->pt ? pt_images(s, c.st) : symbolize(s, c.st, &c);
 	if (ret >= 0) {
+		/* the kernel code PT entered is named from kallsyms as read now
+		 * (only the functions it entered are stored) */
+		sptd_col_derive_set_kernel_syms(s->pt && !s->o->user_only
+		                                ? sptd_col_symcache_kernel(s->symcache) : NULL);
 		ret = sptd_col_derive_all(c.st, s->o->jobs);
+		sptd_col_derive_set_kernel_syms(NULL);
 		if (ret < 0)
 			sptd_col_log(LOG_ERR, "decoding the capture: %s", store_reason(c.st, ret));
 	}

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "pt-local.h"
+#include "record-local.h"
 #include "sptd_dec.h"
 #include "sptd_store.h"
 
@@ -172,10 +173,7 @@ static int kcode_add(struct kcode_list *l, enum kcode_kind kind, uint64_t start,
 	return 0;
 }
 
-/* The directory holding the kernel's proc/kallsyms, proc/kcore and
- * proc/modules: @root, else $SPTD_KERNEL_ROOT (tests: a fake kernel,
- * tests/fakepmu/fakepmu_kcore.h), else "" (the real /proc). */
-static const char *kernel_root(const char *root)
+const char *sptd_col_kernel_root(const char *root)
 {
 	const char *env = getenv("SPTD_KERNEL_ROOT");
 
@@ -403,7 +401,7 @@ int sptd_col_pt_images_kernel(struct sptd_store *st, const char *root, struct sp
 	if (!st || !why || !whylen)
 		return -EINVAL;
 	why[0] = '\0';
-	root = kernel_root(root);
+	root = sptd_col_kernel_root(root);
 	snprintf(kcore, sizeof(kcore), "%s/proc/kcore", root);
 	ret = kallsyms_read(root, &l);
 	if (ret == -ENOMEM)

@@ -244,4 +244,10 @@ int sptd_col_record_command_reap(struct sptd_col_service *s, char *detail, size_
  * incident.  An error loses this incident only. */
 int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fire *fire);
 
+/* The directory holding the kernel's proc/kallsyms, proc/kcore and
+ * proc/modules (pt_image.c for the code, symcache.c for the symbols):
+ * @root, else $SPTD_KERNEL_ROOT (tests: a fake kernel,
+ * tests/fakepmu/fakepmu_kcore.h), else "" (the real /proc). */
+const char *sptd_col_kernel_root(const char *root);
+
 #endif

@@ -369,8 +369,10 @@ static uint64_t modules_hash(void)
 {
 	char line[1024];
 	uint64_t h = 0xcbf29ce484222325ull;
-	FILE *f = fopen("/proc/modules", "re");
+	FILE *f;
 
+	snprintf(line, sizeof(line), "%s/proc/modules", sptd_col_kernel_root(NULL));
+	f = fopen(line, "re");
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f)) {
@@ -391,11 +393,13 @@ static uint64_t modules_hash(void)
 
 static void kernel_load(struct sptd_col_symcache *c)
 {
+	char path[4200];
 	int ret;
 
 	c->modules_hash = modules_hash();
 	c->stats.kallsyms_reads++;
-	ret = sptd_dec_symfile_load_kallsyms("/proc/kallsyms", &c->kernel);
+	snprintf(path, sizeof(path), "%s/proc/kallsyms", sptd_col_kernel_root(NULL));
+	ret = sptd_dec_symfile_load_kallsyms(path, &c->kernel);
 	if (ret < 0) {
 		c->kernel = NULL;
 		c->kernel_state = -1;

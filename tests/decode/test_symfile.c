@@ -278,6 +278,49 @@ static void test_proc_kallsyms(void)
 	sptd_dec_symfile_destroy(sf);
 }
 
+/* A symfile from a list (kernel functions an incident stored): sized
+ * ones end where they say, size 0 reaches the next; kernel bytes of a
+ * session are named by it, user bytes not. */
+static void test_from_list(void)
+{
+	const struct sptd_dec_sym list[] = {
+		{ "x64_sys_call", 0xffffffff81000027ull, 6 },
+		{ "do_syscall_64", 0xffffffff81000018ull, 0 },
+		{ NULL, 0xffffffff81000100ull, 4 },          /* no name: left out */
+		{ "ptgen_mod_hook", 0xffffffffc0000010ull, 17 },
+	};
+	static const uint8_t code[64] = { 0xc3 };
+	struct sptd_dec_config cfg = { .jobs = 1 };
+	struct sptd_dec_symfile *sf = NULL;
+	struct sptd_dec_session *s = NULL;
+	struct sptd_dec_sym sym;
+
+	CHECK_INT(sptd_dec_symfile_from_list(NULL, 1, &sf), -EINVAL);
+	CHECK_INT(sptd_dec_symfile_from_list(list, 4, NULL), -EINVAL);
+	CHECK_INT(sptd_dec_symfile_from_list(list, 0, &sf), 0);
+	CHECK_INT(sptd_dec_symfile_count(sf), 0);
+	sptd_dec_symfile_destroy(sf);
+	CHECK_INT(sptd_dec_symfile_from_list(list, 4, &sf), 0);
+	CHECK_INT(sptd_dec_symfile_count(sf), 3);
+	CHECK_INT(sptd_dec_symfile_lookup(sf, 0xffffffff81000026ull, &sym), 0);
+	CHECK_STR(sym.name, "do_syscall_64");
+	CHECK_INT(sptd_dec_symfile_lookup(sf, 0xffffffff8100002cull, &sym), 0);
+	CHECK_STR(sym.name, "x64_sys_call");
+	CHECK_INT(sptd_dec_symfile_lookup(sf, 0xffffffff8100002dull, &sym), -ENOENT);
+	CHECK_INT(sptd_dec_symfile_lookup(sf, 0xffffffffc0000020ull, &sym), 0);
+	CHECK_STR(sym.name, "ptgen_mod_hook");
+	CHECK_INT(sptd_dec_session_kernel_syms(NULL, sf), -EINVAL);
+	CHECK_INT(sptd_dec_session_create(&cfg, &s), 0);
+	CHECK_INT(sptd_dec_session_kernel_syms(s, NULL), -EINVAL);
+	CHECK_INT(sptd_dec_session_add_bytes(s, -1, "kernel.text", code, sizeof(code),
+	                                     0xffffffff81000000ull, 1), 0);
+	CHECK_INT(sptd_dec_session_add_bytes(s, 7, "anon", code, sizeof(code), 0x400000, 2), 0);
+	CHECK_INT(sptd_dec_session_kernel_syms(s, sf), 1);    /* the kernel bytes only */
+	CHECK_INT(sptd_dec_session_kernel_syms(s, sf), 0);    /* named already */
+	sptd_dec_session_destroy(s);
+	sptd_dec_symfile_destroy(sf);
+}
+
 static void test_demangle(void)
 {
 	char buf[256], small[8];
@@ -345,6 +388,7 @@ int main(void)
 	test_bias();
 	test_elf_errors();
 	test_kallsyms_file();
+	test_from_list();
 	test_proc_kallsyms();
 	test_demangle();
 	return SPTD_TEST_END();

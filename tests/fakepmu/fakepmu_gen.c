@@ -29,8 +29,7 @@ static int64_t config_get(const char *dir, const char *key)
 	return v;
 }
 
-/* The whole file @path into a malloc'd buffer. */
-static int read_whole(const char *path, unsigned char **buf, size_t *len)
+int fakepmu_gen_read_file(const char *path, unsigned char **buf, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
 	unsigned char *b = NULL;
@@ -88,6 +87,50 @@ int fakepmu_gen_running_at(const struct fakepmu_ptgen *g, int cpu, int64_t ts, i
 	return tid;
 }
 
+/* Hex @s (2 digits a byte) into @out, at most @cap bytes: how many, -1 bad. */
+static int hex_bytes(const char *s, uint8_t *out, size_t cap)
+{
+	size_t n = 0;
+
+	for (; s[0] && s[1] && n < cap; s += 2) {
+		unsigned v;
+
+		if (sscanf(s, "%2x", &v) != 1)
+			return -1;
+		out[n++] = (uint8_t)v;
+	}
+	return *s ? -1 : (int)n;
+}
+
+/* pokes.txt (sptd-ptgen --kpoke): "NS ADDR OLD NEW", the bytes in hex. */
+static void read_pokes(struct fakepmu_ptgen *g)
+{
+	char path[4200], line[512], old_hex[64], new_hex[64];
+	unsigned long long addr;
+	long long ts;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/pokes.txt", g->dir);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f) && g->npokes < FAKEPMU_GEN_MAXPOKE) {
+		struct fakepmu_gen_poke *p = &g->pokes[g->npokes];
+		int a, b;
+
+		if (sscanf(line, "%lld %llx %63s %63s", &ts, &addr, old_hex, new_hex) != 4)
+			continue;
+		a = hex_bytes(old_hex, p->old_bytes, sizeof(p->old_bytes));
+		b = hex_bytes(new_hex, p->new_bytes, sizeof(p->new_bytes));
+		if (a <= 0 || a != b)
+			continue;
+		p->ts = ts;
+		p->addr = addr;
+		p->len = (uint16_t)a;
+		g->npokes++;
+	}
+	if (f)
+		fclose(f);
+}
+
 static void read_lists(struct fakepmu_ptgen *g)
 {
 	char path[4200], line[4400], comm[64];
@@ -116,6 +159,7 @@ static void read_lists(struct fakepmu_ptgen *g)
 			g->sws[g->nsw++] = (struct fakepmu_gen_switch){ ts, cpu, prev, next };
 	if (f)
 		fclose(f);
+	read_pokes(g);
 }
 
 /* Every task's COMM, and its process's file MMAP2s, on the CPU it first
@@ -127,12 +171,31 @@ static void read_lists(struct fakepmu_ptgen *g)
  * PSB+ with the next task's PIP sits at the switch time itself. */
 #define FAKEPMU_GEN_SWITCH_NS 5   /* OUT this much before the PIP, IN after */
 
+/* The TEXT_POKE records of pokes up to @until (exclusive) not yet written,
+ * each into the sideband of the CPU running at its time (CPU 0 when
+ * none: the kernel writes it to the poking CPU's events). */
+static void put_pokes(struct fakepmu_ptgen *g, int *next, int64_t until)
+{
+	for (; *next < g->npokes && g->pokes[*next].ts < until; (*next)++) {
+		const struct fakepmu_gen_poke *p = &g->pokes[*next];
+		int64_t since;
+		int c = 0;
+
+		for (int k = 0; k < g->ncpus; k++)
+			if (fakepmu_gen_running_at(g, k, p->ts, &since) > 0)
+				c = k;
+		g->sb_len[c] = fakepmu_rec_text_poke(g->sb[c], g->sb_len[c], SB_CAP, p->addr,
+		                                     p->old_bytes, p->len, p->new_bytes, p->len,
+		                                     (uint64_t)p->ts, c);
+	}
+}
+
 static void build_sideband(struct fakepmu_ptgen *g)
 {
 	char path[4200], line[4400], file[4096];
 	unsigned long long a, b, pgoff;
 	int64_t t0 = g->sws[0].ts - 10000;
-	int pid;
+	int pid, poke = 0;
 
 	for (int i = 0; i < g->ntasks; i++) {
 		const struct fakepmu_gen_task *t = &g->tasks[i];
@@ -162,6 +225,7 @@ static void build_sideband(struct fakepmu_ptgen *g)
 		const struct fakepmu_gen_switch *s = &g->sws[k];
 		int c = s->cpu;
 
+		put_pokes(g, &poke, s->ts - FAKEPMU_GEN_SWITCH_NS);
 		g->sb_len[c] = fakepmu_rec_switch(g->sb[c], g->sb_len[c], SB_CAP, 1, task_pid(g, s->prev),
 		                                  s->prev, task_pid(g, s->next), s->next,
 		                                  (uint64_t)(s->ts - FAKEPMU_GEN_SWITCH_NS), c);
@@ -169,6 +233,7 @@ static void build_sideband(struct fakepmu_ptgen *g)
 		                                  s->next, task_pid(g, s->prev), s->prev,
 		                                  (uint64_t)(s->ts + FAKEPMU_GEN_SWITCH_NS), c);
 	}
+	put_pokes(g, &poke, INT64_MAX);
 }
 
 int fakepmu_gen_load(const char *dir, struct fakepmu_ptgen **out, char *err, size_t errlen)
@@ -198,7 +263,7 @@ int fakepmu_gen_load(const char *dir, struct fakepmu_ptgen **out, char *err, siz
 	}
 	for (int c = 0; c < g->ncpus; c++) {
 		snprintf(path, sizeof(path), "%s/cpu%d.pt", dir, c);
-		ret = read_whole(path, &g->pt[c], &g->pt_len[c]);
+		ret = fakepmu_gen_read_file(path, &g->pt[c], &g->pt_len[c]);
 		if (ret < 0) {
 			snprintf(err, errlen, "%s: %s", path, strerror(-ret));
 			goto fail;

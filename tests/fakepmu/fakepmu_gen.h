@@ -29,6 +29,16 @@ struct fakepmu_gen_task {
 	char comm[64];             /* their comm */
 };
 
+#define FAKEPMU_GEN_MAXPOKE 4   /* rewrites of kernel code (pokes.txt) */
+
+/* One line of pokes.txt: at @ts the kernel code at @addr changed. */
+struct fakepmu_gen_poke {
+	int64_t ts;                /* generator ns */
+	uint64_t addr;
+	uint8_t old_bytes[16], new_bytes[16];
+	uint16_t len;
+};
+
 /* A loaded generator output. */
 struct fakepmu_ptgen {
 	char dir[4096];                            /* the output directory */
@@ -43,6 +53,10 @@ struct fakepmu_ptgen {
 	int ntasks;
 	struct fakepmu_gen_switch sws[FAKEPMU_GEN_MAXSW];  /* in time order */
 	int nsw;
+	struct fakepmu_gen_poke pokes[FAKEPMU_GEN_MAXPOKE]; /* --kpoke, in time order:
+	                                           * TEXT_POKE records in the sideband
+	                                           * of the CPU running then */
+	int npokes;
 };
 
 /* Load @dir into *@out (scripts ready: no loss; end_tsc the generator's
@@ -67,5 +81,15 @@ int fakepmu_gen_sysfs(const struct fakepmu_ptgen *g, const char *root, int type)
 int fakepmu_gen_running_at(const struct fakepmu_ptgen *g, int cpu, int64_t ts, int64_t *since);
 /* Index of the task with @tid in g->tasks, or -1. */
 int fakepmu_gen_task_index(const struct fakepmu_ptgen *g, int tid);
+/* The whole file @path into a malloc'd *@buf (free it), *@len bytes.  0 or
+ * -errno. */
+int fakepmu_gen_read_file(const char *path, unsigned char **buf, size_t *len);
+/* fakepmu_genk.c (with fakepmu_kcore.c): the fake kernel of a generator
+ * output made with --kernel (kernel.txt: its text, its module, kallsyms'
+ * functions), written under @root as fakepmu_kernel_write() lays it out,
+ * kallsyms naming every function as the generator's truth does, the code
+ * as it was at the run's end (after every poke).  0, -ENOENT (no
+ * kernel.txt), -EBADMSG (not where the fake kernel puts code), -errno. */
+int fakepmu_gen_kernel(const struct fakepmu_ptgen *g, const char *root);
 
 #endif

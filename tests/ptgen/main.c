@@ -44,7 +44,7 @@ const char *sptd_ptgen_err(void)
 	return sptd_ptgen_msg;
 }
 
-static int log_add(struct sptd_ptgen_cpu_log *l, uint64_t ip)
+int sptd_ptgen_log_add(struct sptd_ptgen_cpu_log *l, uint64_t ip)
 {
 	if (l->n == l->cap) {
 		size_t ncap = l->cap ? l->cap * 2 : 1 << 14;
@@ -192,7 +192,7 @@ static int poll_tasks(struct sptd_ptgen_run *g)
 
 /* Single-step @t.  A syscall may block: it is polled for a short while and
  * then left running (the task stays BLOCKED). */
-static int step(struct sptd_ptgen_run *g, struct sptd_ptgen_task *t, int is_syscall)
+int sptd_ptgen_step(struct sptd_ptgen_run *g, struct sptd_ptgen_task *t, int is_syscall)
 {
 	struct timespec nap = { 0, 20000 };
 	int status, err, i;
@@ -253,9 +253,9 @@ static int run_one(struct sptd_ptgen_run *g, struct sptd_ptgen_task *t, int cpu)
 		                       (int)t->tid, ip);
 	err = sptd_ptgen_stream_before(s, at, ip, insn.kind == SPTD_PTGEN_BR_NONE);
 	if (!err)
-		err = log_add(&g->logs[cpu], ip);
+		err = sptd_ptgen_log_add(&g->logs[cpu], ip);
 	if (!err)
-		err = step(g, t, insn.kind == SPTD_PTGEN_BR_SYSCALL);
+		err = sptd_ptgen_step(g, t, insn.kind == SPTD_PTGEN_BR_SYSCALL);
 	if (err < 0)
 		return err;
 	/* A REP string instruction traps after every iteration: it is still
@@ -263,10 +263,16 @@ static int run_one(struct sptd_ptgen_run *g, struct sptd_ptgen_task *t, int cpu)
 	while (insn.kind == SPTD_PTGEN_BR_NONE && t->state == SPTD_PTGEN_TASK_STOPPED &&
 	       t->rip == ip) {
 		g->cycle++;
-		err = step(g, t, 0);
+		err = sptd_ptgen_step(g, t, 0);
 		if (err < 0)
 			return err;
 	}
+	/* --kernel: a SYSCALL that returned runs the kernel's code (one that
+	 * blocked or exited is traced as without it: TIP.PGD) */
+	if (insn.kind == SPTD_PTGEN_BR_SYSCALL && t->proc->kentry && insn.len == 2 &&
+	    m->bytes[ip - m->start] == 0x0f && m->bytes[ip - m->start + 1] == 0x05 &&
+	    t->state == SPTD_PTGEN_TASK_STOPPED && t->rip == ip + insn.len)
+		return sptd_ptgen_kernel_run(g, t, cpu, ip, &insn, at);
 	g->cycle += 1 + (insn.kind == SPTD_PTGEN_BR_SYSCALL ? g->clk.syscall_cycles : 0);
 	g->insns++;
 	t->insns++;
@@ -381,6 +387,10 @@ static void usage(FILE *f)
 	        "      --switch-cycles C  cycles between slices (default 1000)\n"
 	        "      --power            C-states between slices (MWAIT, PWRE, PWRX), CBR changes at\n"
 	        "                         switch-ins and a PTWRITE per slice, in power.txt (--timing tsc)\n"
+	        "      --kernel           trace kernel code too: each program's synthetic kernel\n"
+	        "                         (tests/progs/kernel.c) runs at each SYSCALL that returns\n"
+	        "      --kpoke FUNC@N     --kernel: after the N-th return to user space, the 5-byte\n"
+	        "                         jmp at kernel function FUNC becomes a nop (pokes.txt)\n"
 	        "      --verify           decode the PT with libipt and compare (fails on a difference)\n"
 	        "Exit: 0 ok, 1 error, 2 usage, 77 ptrace not permitted here.\n");
 }
@@ -419,7 +429,7 @@ static int check_clock(struct sptd_ptgen_clock *c)
 
 enum { OPT_CPUS = 256, OPT_SLICE, OPT_MAX, OPT_PSB, OPT_TIMING, OPT_RETCOMP, OPT_CORE,
        OPT_TSC, OPT_MTC, OPT_SYSCALL, OPT_SWITCH, OPT_VERIFY, OPT_POWER,
-       OPT_START_TSC };
+       OPT_START_TSC, OPT_KERNEL, OPT_KPOKE };
 
 int main(int argc, char **argv)
 {
@@ -439,6 +449,8 @@ int main(int argc, char **argv)
 		{ "power", no_argument, NULL, OPT_POWER },
 		{ "switch-cycles", required_argument, NULL, OPT_SWITCH },
 		{ "verify", no_argument, NULL, OPT_VERIFY },
+		{ "kernel", no_argument, NULL, OPT_KERNEL },
+		{ "kpoke", required_argument, NULL, OPT_KPOKE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -459,7 +471,8 @@ int main(int argc, char **argv)
 	g.clk.start_cycle = 1000000;
 	while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
 		v = 0;
-		if (optarg && c != 'o' && c != OPT_TIMING && parse_u64(optarg, &v) < 0) {
+		if (optarg && c != 'o' && c != OPT_TIMING && c != OPT_KPOKE &&
+		    parse_u64(optarg, &v) < 0) {
 			fprintf(stderr, "sptd-ptgen: bad number '%s'\n", optarg);
 			return 2;
 		}
@@ -478,6 +491,19 @@ int main(int argc, char **argv)
 		case OPT_SWITCH: g.clk.switch_cycles = v; break;
 		case OPT_VERIFY: g.verify = 1; break;
 		case OPT_POWER: g.clk.power = 1; break;
+		case OPT_KERNEL: g.clk.kernel = 1; break;
+		case OPT_KPOKE: {
+			char *at = strrchr(optarg, '@');
+
+			if (!at || at == optarg || parse_u64(at + 1, &v) < 0 || !v) {
+				fprintf(stderr, "sptd-ptgen: --kpoke needs FUNC@N, N >= 1\n");
+				return 2;
+			}
+			*at = '\0';
+			g.kpoke_func = optarg;
+			g.kpoke_after = v;
+			break;
+		}
 		case OPT_TIMING:
 			if (strcmp(optarg, "none") == 0)
 				g.clk.timing = SPTD_PTGEN_TIMING_NONE;
@@ -504,6 +530,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	g.ncpus = cpus;
+	if (g.kpoke_func && !g.clk.kernel) {
+		fprintf(stderr, "sptd-ptgen: --kpoke needs --kernel\n");
+		return 2;
+	}
 	if (g.clk.power && g.clk.timing != SPTD_PTGEN_TIMING_TSC) {
 		/* each power packet's time is then its PSB+'s TSC exactly; MTC
 		 * and CYC would place it between two of their own packets */
@@ -567,6 +597,9 @@ int main(int argc, char **argv)
 			}
 			g.procs = np;
 			g.procs[g.nprocs++] = proc;
+			err = sptd_ptgen_kernel_setup(&g, proc);
+			if (err < 0)
+				goto out;
 			err = add_task(&g, proc->pid, proc, &t);
 			if (err < 0)
 				goto out;
@@ -580,10 +613,15 @@ int main(int argc, char **argv)
 		err = -EINVAL;
 		goto out;
 	}
+	err = sptd_ptgen_kernel_ready(&g);
+	if (err < 0)
+		goto out;
 	err = schedule(&g);
 	if (err < 0)
 		goto out;
 	err = sptd_ptgen_out_finish(&g);
+	if (err >= 0)
+		err = sptd_ptgen_kernel_write(&g);
 	if (err < 0)
 		goto out;
 	if (g.verify) {
@@ -609,6 +647,7 @@ out:
 	free(g.logs);
 	free(g.tasks);
 	free(g.procs);
+	free(g.kpatch);
 	if (err == -EPERM)
 		return 77;
 	return err < 0 ? 1 : 0;

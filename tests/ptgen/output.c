@@ -86,6 +86,8 @@ static int write_images(struct sptd_ptgen_run *g)
 		for (j = 0; j < p->nmaps && !err; j++) {
 			const struct sptd_ptgen_map *m = &p->maps[j];
 
+			uint64_t at = g->clk.kernel ? sptd_ptgen_kaddr(m->start) : m->start;
+
 			if (!m->touched)
 				continue;
 			image_name(name, sizeof(name), p, m);
@@ -98,10 +100,12 @@ static int write_images(struct sptd_ptgen_run *g)
 				err = sptd_ptgen_fail(-EIO, "error writing %s", name);
 			if (close_out(f, name) < 0 && !err)
 				err = -EIO;
-			fprintf(idx, "0x%" PRIx64 " %s %d 0x%" PRIx64 "\n", m->start, name, (int)p->pid,
-			        p->cr3);
-			fprintf(maps, "%d 0x%" PRIx64 " 0x%" PRIx64 " 0x%" PRIx64 " %s\n", (int)p->pid,
-			        m->start, m->end, m->pgoff, m->path);
+			/* --kernel: the kernel's code at its kernel address, and
+			 * no mapping of the program there */
+			fprintf(idx, "0x%" PRIx64 " %s %d 0x%" PRIx64 "\n", at, name, (int)p->pid, p->cr3);
+			if (at == m->start)
+					fprintf(maps, "%d 0x%" PRIx64 " 0x%" PRIx64 " 0x%" PRIx64 " %s\n",
+				        (int)p->pid, m->start, m->end, m->pgoff, m->path);
 		}
 	}
 	if (close_out(idx, "images.txt") < 0 && !err)
@@ -217,7 +221,8 @@ int sptd_ptgen_out_finish(struct sptd_ptgen_run *g)
 	        g->clk.switch_cycles);
 	fprintf(f, "start_ns=%" PRIu64 "\nend_ns=%" PRIu64 "\n", sptd_ptgen_ns(&g->clk, g->start_cycle),
 	        sptd_ptgen_ns(&g->clk, g->end_cycle));
-	fprintf(f, "truncated=%d\npower=%d\n", g->insns >= g->max_insns ? 1 : 0, g->clk.power);
+	fprintf(f, "truncated=%d\npower=%d\nkernel=%d\n", g->insns >= g->max_insns ? 1 : 0,
+	        g->clk.power, g->clk.kernel);
 	fprintf(f, "processes=%zu\ntasks=%zu\ninstructions=%" PRIu64 "\n", g->nprocs, g->ntasks,
 	        g->insns);
 	fprintf(f, "calls=%" PRIu64 "\nreturns=%" PRIu64 "\nframes=%" PRIu64 "\n", calls, rets,
@@ -263,7 +268,7 @@ int sptd_ptgen_out_verify(struct sptd_ptgen_run *g)
 			image_name(name, sizeof(name), p, m);
 			snprintf(files[n], sizeof(files[n]), "%s/%s", g->outdir, name);
 			secs[n].file = files[n];
-			secs[n].vaddr = m->start;
+			secs[n].vaddr = g->clk.kernel ? sptd_ptgen_kaddr(m->start) : m->start;
 			secs[n].size = m->end - m->start;
 			secs[n].cr3 = p->cr3;
 			n++;
@@ -274,8 +279,8 @@ int sptd_ptgen_out_verify(struct sptd_ptgen_run *g)
 		size_t len;
 
 		data = sptd_ptgen_stream_data(g->streams[cpu], &len);
-		err = sptd_ptgen_verify(data, len, &g->clk, secs, n, g->logs[cpu].ips,
-		                        g->logs[cpu].n, cpu);
+		err = sptd_ptgen_verify(data, len, &g->clk, secs, n, g->kpatch ? &g->kpatch[cpu] : NULL,
+		                        g->logs[cpu].ips, g->logs[cpu].n, cpu);
 	}
 out:
 	free(secs);

@@ -81,6 +81,40 @@ int sptd_ptgen_symtab_bias(const struct sptd_ptgen_symtab *st, uint64_t map_star
 /* File address of the function @name; -ENOENT none. */
 int sptd_ptgen_symtab_find(const struct sptd_ptgen_symtab *st, const char *name,
                            uint64_t *addr);
+/* The @i-th function in address order (one per address, the name the
+ * alias rules keep) and its file range [*start, *end); -ENOENT past the
+ * last. */
+int sptd_ptgen_symtab_get(const struct sptd_ptgen_symtab *st, size_t i, const char **name,
+                          uint64_t *start, uint64_t *end);
+
+/* ---- kernel.c: --kernel, a synthetic kernel run as kernel code ------------- */
+
+/* A traced program's code at user addresses [KWIN_LO, KWIN_HI) runs as
+ * kernel code at that address + SPTD_PTGEN_KDELTA: its .ktext, linked at
+ * 0x41000000, is kernel text at 0xffffffff81000000, its .mtext, linked at
+ * 0x80000000, module text at 0xffffffffc0000000 (tests/progs/kernel.c). */
+#define SPTD_PTGEN_KWIN_LO 0x40000000ull
+#define SPTD_PTGEN_KWIN_HI 0xc0000000ull
+#define SPTD_PTGEN_KDELTA (0xffffffff81000000ull - 0x41000000ull)
+#define SPTD_PTGEN_KMODULES 0xffffffffc0000000ull   /* module area: from here up */
+#define SPTD_PTGEN_KENTRY "entry_SYSCALL_64"        /* where SYSCALL enters */
+#define SPTD_PTGEN_KMODULE "ptgen_mod"              /* the module's name */
+
+/* The kernel address of user address @uip, or @uip outside the window. */
+static inline uint64_t sptd_ptgen_kaddr(uint64_t uip)
+{
+	return uip >= SPTD_PTGEN_KWIN_LO && uip < SPTD_PTGEN_KWIN_HI ? uip + SPTD_PTGEN_KDELTA : uip;
+}
+/* The user address a kernel address @ip runs at, or @ip when not kernel. */
+static inline uint64_t sptd_ptgen_uaddr(uint64_t ip)
+{
+	return ip >= SPTD_PTGEN_KWIN_LO + SPTD_PTGEN_KDELTA ? ip - SPTD_PTGEN_KDELTA : ip;
+}
+/* Whether @ip is a kernel address (the upper half). */
+static inline int sptd_ptgen_is_kernel(uint64_t ip)
+{
+	return (ip >> 63) != 0;
+}
 
 /* ---- tracer.c: processes, threads, memory images ---------------------------- */
 
@@ -104,6 +138,7 @@ struct sptd_ptgen_proc {
 	struct sptd_ptgen_map *maps;     /* executable mappings (heap) */
 	size_t nmaps;                    /* entries in @maps */
 	size_t last_map;                 /* lookup cache: index of last hit */
+	uint64_t kentry;                 /* --kernel: user address of SPTD_PTGEN_KENTRY */
 };
 
 enum sptd_ptgen_task_state {
@@ -143,6 +178,9 @@ struct sptd_ptgen_map *sptd_ptgen_proc_map(struct sptd_ptgen_proc *proc, uint64_
  * symbol covers it) and its runtime range [*start, *end). */
 void sptd_ptgen_proc_symbolize(struct sptd_ptgen_proc *proc, uint64_t ip, char *buf,
                                size_t len, uint64_t *start, uint64_t *end);
+/* The symbols of the file @m maps, loaded on first use (bias in m->bias);
+ * NULL when it has none. */
+struct sptd_ptgen_symtab *sptd_ptgen_map_syms(struct sptd_ptgen_map *m);
 /* Whether @ip is the first byte of a function symbol. */
 int sptd_ptgen_proc_is_func_start(struct sptd_ptgen_proc *proc, uint64_t ip);
 
@@ -172,6 +210,7 @@ struct sptd_ptgen_clock {
 	uint64_t switch_cycles;  /* cycles between two slices */
 	uint64_t start_cycle;    /* cycle count at the first instruction */
 	int power;               /* --power: C-states, CBR changes, PTWRITEs */
+	int kernel;              /* --kernel: kernel code is traced too (CPL0 and CPL3) */
 };
 
 struct sptd_ptgen_stream;
@@ -252,12 +291,24 @@ struct sptd_ptgen_section {
 	uint64_t cr3;       /* address space */
 };
 
+/* A rewrite of code during the run (--kpoke): @len bytes at @addr were
+ * @old_bytes up to the @index-th instruction of the CPU's log, then
+ * @new_bytes.  The sections hold the new bytes. */
+struct sptd_ptgen_patch {
+	uint64_t addr;            /* (kernel) address of the first byte */
+	uint8_t old_bytes[16], new_bytes[16];
+	size_t len;               /* bytes rewritten, at most 16 */
+	size_t index;             /* instructions of this CPU before the rewrite */
+};
+
 /* Decode @pt[0..@len) of one CPU with libipt's instruction flow decoder over
- * @secs and compare with the @n expected instruction addresses.  0 equal;
+ * @secs (with @patch, when not NULL, read as it was at each instruction)
+ * and compare with the @n expected instruction addresses.  0 equal;
  * -EBADMSG a mismatch (detail in sptd_ptgen_err()). */
 int sptd_ptgen_verify(const uint8_t *pt, size_t len, const struct sptd_ptgen_clock *clk,
                       const struct sptd_ptgen_section *secs, size_t nsecs,
-                      const uint64_t *expect, size_t n, int cpu);
+                      const struct sptd_ptgen_patch *patch, const uint64_t *expect, size_t n,
+                      int cpu);
 
 /* The CPU ptgen claims to be (Skylake server 6/94/3, whose errata libipt knows). */
 #define SPTD_PTGEN_CPU_FAMILY 6

@@ -341,6 +341,53 @@ static void test_retcomp(const char *dir)
 	free(t.iv);
 }
 
+/* --kernel (docs/PTGEN.md): every getpid enters the synthetic kernel,
+ * nested under [syscall]; --kpoke switches the module from its slow path
+ * to its fast one after the third return; --verify reads the rewritten
+ * bytes as they were.  On 2 CPUs beside fib, with return compression. */
+static void test_kernel(const char *dir)
+{
+	const char *args[] = { "--verify", "--kernel", "--kpoke", "ptgen_mod_hook@3", "--",
+		               prog("ptprog-kernel"), NULL };
+	const char *two[] = { "--verify", "--kernel", "--retcomp", "--cpus", "2", "--slice-insns",
+		              "300", "--psb-period", "256", "--", prog("ptprog-kernel"), "--",
+		              prog("ptprog-fib"), NULL };
+	const char *nokernel[] = { "--kernel", "--", prog("ptprog-fib"), NULL };
+	const char *nopoke[] = { "--kpoke", "ptgen_mod_hook@1", "--", prog("ptprog-kernel"), NULL };
+	const struct iv *sys, *mod;
+	char path[1100];
+	struct truth t;
+
+	CHECK_INT(run_gen(dir, args), 0);
+	CHECK_INT(load_truth(dir, &t), 0);
+	check_structure(dir, &t);
+	CHECK_INT(config_value(dir, "kernel"), 1);
+	/* 6 getpids, 3 module calls each: 3 slow before the poke, 3 fast after */
+	CHECK_INT(count(&t, "do_syscall_64"), 6);
+	CHECK_INT(count(&t, "x64_sys_call"), 18);
+	CHECK_INT(count(&t, "ptgen_mod_hook"), 18);
+	CHECK_INT(count(&t, "ptgen_mod_slow"), 9);
+	CHECK_INT(count(&t, "ptgen_mod_fast"), 9);
+	CHECK(count(&t, "entry_SYSCALL_64") == 0);   /* entered, not called */
+	/* ask -> [syscall] -> do_syscall_64 -> x64_sys_call -> hook -> path */
+	sys = find(&t, "[syscall]", 2, 0);
+	mod = find(&t, "ptgen_mod_slow", 6, 0);
+	CHECK(sys && mod && mod->start > sys->start && mod->end <= sys->end);
+	snprintf(path, sizeof(path), "%s/pokes.txt", dir);
+	CHECK(access(path, R_OK) == 0);
+	free(t.iv);
+
+	CHECK_INT(run_gen(dir, two), 0);
+	CHECK_INT(load_truth(dir, &t), 0);
+	check_structure(dir, &t);
+	CHECK_INT(count(&t, "ptgen_mod_slow"), 18);
+	CHECK_INT(count(&t, "fib"), 1219);
+	free(t.iv);
+
+	CHECK_INT(run_gen(dir, nokernel), 1);        /* no entry_SYSCALL_64 */
+	CHECK_INT(run_gen(dir, nopoke), 2);          /* --kpoke without --kernel */
+}
+
 static void test_bad_usage(const char *dir)
 {
 	const char *noprog[] = { "--verify", NULL };
@@ -381,6 +428,7 @@ int main(int argc, char **argv)
 	test_small(dir);
 	test_multi(dir);
 	test_retcomp(dir);
+	test_kernel(dir);
 	test_bad_usage(dir);
 	if (!sptd_test_failed)
 		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);

@@ -596,6 +596,8 @@ int sptd_ptgen_stream_insn(struct sptd_ptgen_stream *s, uint64_t cycle, uint64_t
 		s->st.tip++;
 		return err ? err : emit_ip(s, ppt_tip, next, 0);
 	case SPTD_PTGEN_BR_SYSCALL:
+		if (s->clk->kernel && sptd_ptgen_is_kernel(next))
+			goto far_tip;
 		/* A far transfer into the kernel clears ContextEn: TIP.PGD with
 		 * the (kernel) target suppressed. */
 		err = flush_tnt(s, cycle);
@@ -605,8 +607,17 @@ int sptd_ptgen_stream_insn(struct sptd_ptgen_stream *s, uint64_t cycle, uint64_t
 		s->st.pgd++;
 		return err ? err : emit_ip(s, ppt_tip_pgd, 0, 1);
 	case SPTD_PTGEN_BR_FAR:
-		return sptd_ptgen_fail(-ENOTSUP, "far transfer at 0x%llx in user code: unsupported",
-		                       (unsigned long long)ip);
+		if (!s->clk->kernel || !sptd_ptgen_is_kernel(ip) || sptd_ptgen_is_kernel(next))
+			return sptd_ptgen_fail(-ENOTSUP, "far transfer at 0x%llx to 0x%llx: unsupported",
+			                       (unsigned long long)ip, (unsigned long long)next);
+	far_tip:
+		/* --kernel: both sides traced, a far transfer is one TIP with
+		 * its target (the decoder knows the instruction) */
+		err = flush_tnt(s, cycle);
+		if (!err)
+			err = emit_cyc(s, cycle);
+		s->st.tip++;
+		return err ? err : emit_ip(s, ppt_tip, next, 0);
 	}
 	return 0;
 }

@@ -296,3 +296,11 @@ int sptd_ptgen_symtab_find(const struct sptd_ptgen_symtab *st, const char *name,
 	}
 	return -ENOENT;
 }
+
+int sptd_ptgen_symtab_get(const struct sptd_ptgen_symtab *st, size_t i, const char **name,
+                          uint64_t *start, uint64_t *end)
+{
+	if (!st || i >= st->n)
+		return -ENOENT;
+	return sptd_ptgen_symtab_lookup(st, st->syms[i].addr, name, start, end);
+}

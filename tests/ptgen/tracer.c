@@ -130,7 +130,7 @@ struct sptd_ptgen_map *sptd_ptgen_proc_map(struct sptd_ptgen_proc *proc, uint64_
 	return NULL;
 }
 
-static struct sptd_ptgen_symtab *map_syms(struct sptd_ptgen_map *m)
+struct sptd_ptgen_symtab *sptd_ptgen_map_syms(struct sptd_ptgen_map *m)
 {
 	if (m->syms_tried)
 		return m->syms;
@@ -151,18 +151,21 @@ static struct sptd_ptgen_symtab *map_syms(struct sptd_ptgen_map *m)
 	return m->syms;
 }
 
+/* Kernel code (--kernel) is looked up at the user address it runs at and
+ * named at its kernel address. */
 void sptd_ptgen_proc_symbolize(struct sptd_ptgen_proc *proc, uint64_t ip, char *buf,
                                size_t len, uint64_t *start, uint64_t *end)
 {
-	struct sptd_ptgen_map *m = sptd_ptgen_proc_map(proc, ip);
-	struct sptd_ptgen_symtab *st = m ? map_syms(m) : NULL;
+	uint64_t uip = sptd_ptgen_uaddr(ip), shift = ip - uip;
+	struct sptd_ptgen_map *m = sptd_ptgen_proc_map(proc, uip);
+	struct sptd_ptgen_symtab *st = m ? sptd_ptgen_map_syms(m) : NULL;
 	const char *name;
 	uint64_t s, e;
 
-	if (st && sptd_ptgen_symtab_lookup(st, ip - (uint64_t)m->bias, &name, &s, &e) == 0) {
+	if (st && sptd_ptgen_symtab_lookup(st, uip - (uint64_t)m->bias, &name, &s, &e) == 0) {
 		snprintf(buf, len, "%s", name);
-		*start = s + (uint64_t)m->bias;
-		*end = e + (uint64_t)m->bias;
+		*start = s + (uint64_t)m->bias + shift;
+		*end = e + (uint64_t)m->bias + shift;
 		return;
 	}
 	snprintf(buf, len, "0x%" PRIx64, ip);
@@ -172,10 +175,11 @@ void sptd_ptgen_proc_symbolize(struct sptd_ptgen_proc *proc, uint64_t ip, char *
 
 int sptd_ptgen_proc_is_func_start(struct sptd_ptgen_proc *proc, uint64_t ip)
 {
-	struct sptd_ptgen_map *m = sptd_ptgen_proc_map(proc, ip);
-	struct sptd_ptgen_symtab *st = m ? map_syms(m) : NULL;
+	struct sptd_ptgen_map *m = sptd_ptgen_proc_map(proc, sptd_ptgen_uaddr(ip));
+	struct sptd_ptgen_symtab *st = m ? sptd_ptgen_map_syms(m) : NULL;
 	uint64_t s;
 
+	ip = sptd_ptgen_uaddr(ip);
 	if (!st || sptd_ptgen_symtab_lookup(st, ip - (uint64_t)m->bias, NULL, &s, NULL) < 0)
 		return 0;
 	return s == ip - (uint64_t)m->bias;

@@ -40,6 +40,8 @@ struct sptd_ptgen_truth_task {
 	uint64_t start_ns;         /* data start: the task's first instruction */
 	int seen;                  /* an instruction was recorded */
 	int in_syscall;            /* top frame is [syscall], closes at next insn */
+	size_t kentry;             /* --kernel: 1 + index of the open [syscall]
+	                            * frame whose kernel code runs, 0 none */
 	uint64_t calls, rets;      /* call / return instructions seen */
 };
 
@@ -176,6 +178,12 @@ int sptd_ptgen_truth_insn(struct sptd_ptgen_task *task, uint64_t ns, uint64_t ip
 		if (err < 0)
 			return err;
 	}
+	/* a jump or return right under a kernel entry: the decoder cannot
+	 * tell where the entry began, so neither opens nor closes anything */
+	if (t->kentry && t->n == t->kentry &&
+	    (insn->kind == SPTD_PTGEN_BR_JMP || insn->kind == SPTD_PTGEN_BR_JMP_IND ||
+	     insn->kind == SPTD_PTGEN_BR_RET))
+		return 0;
 	switch (insn->kind) {
 	case SPTD_PTGEN_BR_CALL:
 	case SPTD_PTGEN_BR_CALL_IND:
@@ -221,8 +229,19 @@ int sptd_ptgen_truth_insn(struct sptd_ptgen_task *task, uint64_t ns, uint64_t ip
 		err = unwind_to(t, next, ns);
 		return err < 0 ? err : 0;
 	case SPTD_PTGEN_BR_SYSCALL:
-		t->in_syscall = 1;
+		/* --kernel: kernel code runs under it up to the SYSRET */
+		if (sptd_ptgen_is_kernel(next))
+			t->kentry = t->n + 1;
+		else
+			t->in_syscall = 1;
 		return push(t, "[syscall]", 0, 0, ns, 0);
+	case SPTD_PTGEN_BR_FAR:
+		/* SYSRET: back in user space, the kernel's frames and the
+		 * [syscall] frame end */
+		while (t->kentry && t->n >= t->kentry && !err)
+			err = pop(t, ns, 0);
+		t->kentry = 0;
+		return err;
 	default:
 		return 0;
 	}
@@ -254,6 +273,7 @@ int sptd_ptgen_truth_write(struct sptd_ptgen_task *task, uint64_t end_ns, void *
 			return err;
 	}
 	t->in_syscall = 0;
+	t->kentry = 0;
 	/* Final depth: every inferred frame made after a frame was pushed
 	 * encloses it. */
 	for (i = 0; i < t->ndone; i++)

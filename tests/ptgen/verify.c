@@ -9,10 +9,57 @@
 
 #include "ptgen.h"
 
+/* The rewritten bytes, read through libipt's callback as they were at the
+ * instruction being decoded: the old ones before the rewrite's index. */
+struct patch_read {
+	const struct sptd_ptgen_patch *patch;
+	size_t pos;               /* instructions decoded so far */
+};
+
+static int patch_cb(uint8_t *buffer, size_t size, const struct pt_asid *asid, uint64_t ip,
+                    void *context)
+{
+	const struct patch_read *r = context;
+	const struct sptd_ptgen_patch *p = r->patch;
+	size_t k;
+
+	(void)asid;
+	if (!p || ip < p->addr || ip - p->addr >= p->len)
+		return -pte_nomap;
+	k = p->len - (size_t)(ip - p->addr);
+	if (k > size)
+		k = size;
+	memcpy(buffer, (r->pos < p->index ? p->old_bytes : p->new_bytes) + (ip - p->addr), k);
+	return (int)k;
+}
+
+/* Add section @sec to @image, less the patched range (read by patch_cb). */
+static int add_section(struct pt_image *image, const struct sptd_ptgen_section *sec,
+                       const struct sptd_ptgen_patch *p)
+{
+	struct pt_asid asid;
+	uint64_t end = sec->vaddr + sec->size;
+	int status;
+
+	pt_asid_init(&asid);
+	asid.cr3 = sec->cr3;
+	if (!p || p->addr + p->len <= sec->vaddr || p->addr >= end)
+		return pt_image_add_file(image, sec->file, 0, sec->size, &asid, sec->vaddr);
+	status = p->addr > sec->vaddr ? pt_image_add_file(image, sec->file, 0,
+	                                                  p->addr - sec->vaddr, &asid, sec->vaddr)
+	                              : 0;
+	if (status >= 0 && p->addr + p->len < end)
+		status = pt_image_add_file(image, sec->file, p->addr + p->len - sec->vaddr,
+		                           end - (p->addr + p->len), &asid, p->addr + p->len);
+	return status;
+}
+
 int sptd_ptgen_verify(const uint8_t *pt, size_t len, const struct sptd_ptgen_clock *clk,
                       const struct sptd_ptgen_section *secs, size_t nsecs,
-                      const uint64_t *expect, size_t n, int cpu)
+                      const struct sptd_ptgen_patch *patch, const uint64_t *expect, size_t n,
+                      int cpu)
 {
+	struct patch_read pread_ctx = { .patch = patch };
 	struct pt_insn_decoder *dec = NULL;
 	struct pt_image *image = NULL;
 	struct pt_config cfg;
@@ -44,13 +91,12 @@ int sptd_ptgen_verify(const uint8_t *pt, size_t len, const struct sptd_ptgen_clo
 	image = pt_image_alloc("ptgen");
 	if (!image)
 		return -ENOMEM;
+	if (patch && pt_image_set_callback(image, patch_cb, &pread_ctx) < 0) {
+		err = -ENOMEM;
+		goto out;
+	}
 	for (i = 0; i < nsecs; i++) {
-		struct pt_asid asid;
-
-		pt_asid_init(&asid);
-		asid.cr3 = secs[i].cr3;
-		status = pt_image_add_file(image, secs[i].file, 0, secs[i].size, &asid,
-		                           secs[i].vaddr);
+		status = add_section(image, &secs[i], patch);
 		if (status < 0) {
 			err = sptd_ptgen_fail(-EIO, "libipt cannot add image %s: %s", secs[i].file,
 			                      pt_errstr(pt_errcode(status)));
@@ -83,6 +129,7 @@ int sptd_ptgen_verify(const uint8_t *pt, size_t len, const struct sptd_ptgen_clo
 		}
 		if (status < 0 || (status & pts_eos))
 			break;
+		pread_ctx.pos = pos;
 		status = pt_insn_next(dec, &insn, sizeof(insn));
 		if (status < 0)
 			break;

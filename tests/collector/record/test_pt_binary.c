@@ -35,6 +35,19 @@
  *          recorded, no slice starts before its window_start: those that
  *          ended before it are dropped and counted, those crossing it
  *          start there (issue 34 item 6).
+ *   kernel sptd-ptgen --kernel: ptprog-kernel's getpid calls enter its
+ *          synthetic kernel (docs/PTGEN.md), whose do_syscall_64 calls a
+ *          module function three times; after the third return to user
+ *          space a static-key jmp in the module becomes a nop (--kpoke):
+ *          the slow path ran before, the fast one after.  The fake kernel
+ *          (SPTD_KERNEL_ROOT) serves that text and module in kcore, their
+ *          functions in kallsyms, the module in /proc/modules, the code as
+ *          it is after the poke; the sideband has the TEXT_POKE.  Decoded,
+ *          every kernel and module frame is the truth's, named as there,
+ *          with the user stack going on after each SYSRET; a decoder that
+ *          ignored the poke would show the fast path all along.
+ *          `sysptd decode` of the incident (no kallsyms then: the kernel
+ *          symbols the capture stored) decodes to the same.
  *
  * The fake's PT has the generator's TSC; sysptd reads the TSC through its
  * syscall table, which the fake (fakepmu_tsc_follow) sets to the end of
@@ -75,19 +88,23 @@ struct pb_case {
 	size_t drop_len;
 	int kcore_eio;             /* 1: the fake kernel's kcore reads fail (EIO) */
 	int twice;                 /* 1: two incidents in a row (--count 2) */
+	int kernel;                /* 1: a --kernel output, its fake kernel served */
 };
 
 static const struct pb_case cases[] = {
-	{ "one", { "--timing", "cyc", "--tsc-hz", TSC_HZ, "--", "@ptprog-fib", NULL }, -1, -1, 0, 0, 0 },
+	{ "one", { "--timing", "cyc", "--tsc-hz", TSC_HZ, "--", "@ptprog-fib", NULL }, -1, -1, 0, 0, 0,
+	  0 },
 	{ "lossy", { "--timing", "cyc", "--tsc-hz", TSC_HZ, "--cpus", "2", "--slice-insns", "72000",
 	             "--psb-period", "256", "--", "@ptprog-fib", "19", "--", "@ptprog-fib", "17",
 	             NULL },
-	  1, 0, 3000, 0, 0 },
+	  1, 0, 3000, 0, 0, 0 },
 	{ "kcore", { "--timing", "cyc", "--tsc-hz", TSC_HZ, "--", "@ptprog-fib", NULL }, -1, -1, 0,
-	  1, 0 },
+	  1, 0, 0 },
 	{ "twice", { "--timing", "cyc", "--tsc-hz", TSC_HZ, "--mtc-freq", "12", "--slice-insns", "3000",
 	             "--switch-cycles", "30000000", "--", "@ptprog-fib", "--", "@ptprog-fib", NULL },
-	  -1, -1, 0, 0, 1 },
+	  -1, -1, 0, 0, 1, 0 },
+	{ "kernel", { "--timing", "cyc", "--tsc-hz", TSC_HZ, "--kernel", "--kpoke", "ptgen_mod_hook@3",
+	              "--", "@ptprog-kernel", NULL }, -1, -1, 0, 0, 0, 1 },
 };
 
 /* What one case expects of the capture. */
@@ -251,10 +268,10 @@ static int record(const struct pb_case *c, const char *tmp, const char *preload,
 			setenv("SPTD_PT_CPU", cpu, 1);
 			if (c->drop_cpu >= 0)
 				setenv("SPTD_FAKEPMU_DROP", drop, 1);
-			if (c->kcore_eio) {
+			if (c->kcore_eio || c->kernel)
 				setenv("SPTD_KERNEL_ROOT", kernel, 1);
+			if (c->kcore_eio)
 				setenv("SPTD_FAKEPMU_KCORE_EIO", "1", 1);
-			}
 			execv(bin, argv);
 			_exit(127);
 		}
@@ -394,6 +411,70 @@ static void check_kernel_lost(const char *incident)
 	sptd_store_destroy(st);
 }
 
+/* How many intervals of @fs are named @name. */
+static int named(const struct frames *fs, const char *name)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < fs->n; i++)
+		n += strcmp(fs->v[i].name, name) == 0;
+	return n;
+}
+
+/* The kernel case: the truth took both paths of the poked site (slow
+ * before, fast after); the incident holds the poke, and its kernel and
+ * [syscall] rows have their kinds. */
+static void check_kernel(const struct frames *truth, const char *incident)
+{
+	struct sptd_store *st = NULL;
+	int kframes = 0;
+
+	for (size_t i = 0; i < truth->n; i++)
+		kframes += strcmp(truth->v[i].name, "do_syscall_64") == 0 ||
+		           strcmp(truth->v[i].name, "x64_sys_call") == 0 ||
+		           strncmp(truth->v[i].name, "ptgen_mod_", 10) == 0;
+	printf("  kernel: %d kernel and module intervals, %d slow path, %d fast path, %d "
+	       "[syscall]\n", kframes, named(truth, "ptgen_mod_slow"), named(truth, "ptgen_mod_fast"),
+	       named(truth, "[syscall]"));
+	/* three calls per system call, three system calls before the poke */
+	CHECK_INT(named(truth, "ptgen_mod_slow"), 9);
+	CHECK(named(truth, "ptgen_mod_fast") >= 9);
+	CHECK_INT(sptd_store_open(incident, 0, &st), 0);
+	if (!st)
+		return;
+	CHECK_INT(q(st, "SELECT value FROM meta WHERE key = 'pt_text_pokes'"), 1);
+	CHECK_INT(q(st, "SELECT count(*) FROM slice s JOIN symbol y ON y.id = s.symbol_id "
+	                "WHERE s.kind = 'kernel' AND (y.name IN ('do_syscall_64', 'x64_sys_call') "
+	                "OR y.name GLOB 'ptgen_mod_*')"), kframes);
+	CHECK_INT(q(st, "SELECT count(*) FROM slice s JOIN symbol y ON y.id = s.symbol_id "
+	                "WHERE s.kind = 'syscall' AND y.name = '[syscall]'"),
+	          named(truth, "[syscall]"));
+	sptd_store_destroy(st);
+}
+
+/* The kernel case decoded again (`sysptd decode`, no kallsyms then): the
+ * kernel symbols the capture stored name the kernel code as before. */
+static void recheck_kernel(const char *incident, const struct frames *truth, int64_t offset,
+                           int64_t tol, const char *log)
+{
+	struct sptd_store *st = NULL;
+	struct frames dec = { 0 };
+	char again[8500];
+	int64_t wstart = 0;
+
+	CHECK_INT(sptd_store_open(incident, 0, &st), 0);
+	CHECK_INT(st ? sptd_store_meta_get_int(st, "window_start", &wstart) : -1, 0);
+	sptd_store_destroy(st);
+	snprintf(again, sizeof(again), "%s.again", incident);
+	if (truth_decode_window(getenv("SPTD_BIN"), incident, again, wstart, log) < 0) {
+		CHECK(!"sysptd decode");
+		return;
+	}
+	CHECK_INT(truth_read_incident(again, offset, &dec), 0);
+	CHECK_INT(truth_compare("kernel, decoded again", truth, &dec, tol), 0);
+	truth_frames_free(&dec);
+}
+
 /* The twice case, incident @i of two: all but the window as one: its
  * capture, and its PT decoded with the window moved a second back is the
  * truth exactly (one run's trace, nothing of the run before); as recorded,
@@ -461,6 +542,13 @@ static int run_case(const struct pb_case *c, const char *ptgen, const char *prog
 		CHECK_INT(fakepmu_gen_drop(r.g, c->drop_cpu, c->drop_len), 0);
 	fakepmu_cuts_rings(&r.k, r.g, c->drop_cpu, c->drop_len, AUX_BYTES);
 	CHECK_INT(fakepmu_gen_sysfs(r.g, sysroot, PMU_TYPE), 0);
+	if (c->kernel) {
+		char kernel[4200];
+
+		snprintf(kernel, sizeof(kernel), "%s/%s-kernel", tmp, c->name);
+		CHECK_INT(fakepmu_gen_kernel(r.g, kernel), 0);
+		CHECK_INT(r.g->npokes, 1);
+	}
 	if (record(c, tmp, preload, gendir, sysroot, incident) < 0)
 		goto out;
 	if (c->twice) {
@@ -495,6 +583,10 @@ static int run_case(const struct pb_case *c, const char *ptgen, const char *prog
 	}
 	ret = truth_compare(c->name, &truth, &dec, tol);
 	CHECK_INT(ret, 0);
+	if (c->kernel) {
+		check_kernel(&truth, incident[0]);
+		recheck_kernel(incident[0], &truth, offset, tol, log);
+	}
 	/* the gaps: where the fake lost data, and only there */
 	CHECK_INT(fakepmu_cuts_check_gaps(&r.k, r.g->ncpus, c->drop_cpu, incident[0], offset, tol), 0);
 out:
