@@ -41,6 +41,36 @@ struct sptd_store_sql_span {
  * -ENOMEM. */
 int sptd_store_sql_next(const char *sql, struct sptd_store_sql_span *span);
 
+/* What a member of a JSON object holds, as sptd_store_json_members()
+ * reads it. */
+enum sptd_store_json_kind {
+	SPTD_STORE_JSON_TEXT = 0, /* a string */
+	SPTD_STORE_JSON_INT,      /* an integer in the int64 range */
+	SPTD_STORE_JSON_UINT,     /* an integer above INT64_MAX, up to UINT64_MAX */
+	SPTD_STORE_JSON_TRUE,
+	SPTD_STORE_JSON_OTHER,    /* false, null, a real, an array, an object, an
+	                           * integer beyond 64 bits */
+};
+/* One member. */
+struct sptd_store_json_member {
+	const char *key;          /* its name (borrowed, valid during the call) */
+	enum sptd_store_json_kind kind;
+	int64_t i;                /* INT */
+	uint64_t u;               /* UINT */
+	const char *text;         /* TEXT: the string as SQLite's JSON functions
+	                           * decode it, escapes resolved (borrowed) */
+	size_t len;               /* ... its bytes (a \u0000 in it is a NUL) */
+};
+/* Hand each member of the JSON object @json to @fn(@ctx, member), in the
+ * object's order, read by SQLite's JSON functions (json_each): nothing of
+ * the text is parsed here.  A non-zero @fn result stops the walk and is
+ * returned.  0 walked; -EBADMSG when @json is not well-formed JSON or not
+ * an object (nothing handed to @fn); -EINVAL (NULL @st/@json/@fn); the
+ * store's error otherwise (message in sptd_store_errmsg()). */
+int sptd_store_json_members(struct sptd_store *st, const char *json,
+                            int (*fn)(void *ctx, const struct sptd_store_json_member *m),
+                            void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,13 +1,15 @@
 /* test_store_text.c — store_sqltext.c: SQL text cut into statements where
  * SQLite says one is complete.  Table-driven: each case is a text and the
  * statements (and their lines) it must give, including the cases a splitter
- * at every ';' outside quotes gets wrong (the BEGIN ... END of a trigger). */
+ * at every ';' outside quotes gets wrong (the BEGIN ... END of a trigger).
+ * store_json.c: JSON objects' members read by SQLite, on a real incident
+ * opened read-only (as export opens it). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "sptd_store_text.h"
-#include "sptd_test.h"
+#include "store_fixture.h"
 
 /* One text: its statements as "LINE:TEXT" joined by '|', a last one that
  * no ';' ends marked "LINE:TEXT+" (more may follow). */
@@ -89,9 +91,79 @@ static void test_split_args(void)
 	CHECK_INT(sptd_store_sql_next("SELECT 1", NULL), -EINVAL);
 }
 
+/* One member as "key=KIND:value" appended to the text in @arg. */
+static int put_member(void *arg, const struct sptd_store_json_member *m)
+{
+	static const char *const kinds[] = { "text", "int", "uint", "true", "other" };
+
+	fixture_put(arg, "%s=%s", m->key, kinds[m->kind]);
+	if (m->kind == SPTD_STORE_JSON_TEXT)
+		fixture_put(arg, ":%zu:%s", m->len, m->text);
+	else if (m->kind == SPTD_STORE_JSON_INT)
+		fixture_put(arg, ":%" PRId64, m->i);
+	else if (m->kind == SPTD_STORE_JSON_UINT)
+		fixture_put(arg, ":%" PRIu64, m->u);
+	fixture_put(arg, ";");
+	return 0;
+}
+
+static int stop_at_second(void *arg, const struct sptd_store_json_member *m)
+{
+	(void)m;
+	return ++*(int *)arg == 2 ? 7 : 0;
+}
+
+static void test_json(void)
+{
+	static const struct { const char *json, *want; } cases[] = {
+		/* what sched/ writes: numbers, strings (UTF-8 as it is, a stray
+		 * byte as \u00XX), true */
+		{ "{\"pid\":42,\"comm\":\"\xc3\xa9\\u00ff\\\"q\",\"...\":true}",
+		  "pid=int:42;comm=text:6:\xc3\xa9\xc3\xbf\"q;...=true;" },
+		/* integers past int64 exact (json_each rounds them) */
+		{ "{\"a\":18446744073709551615,\"b\":9223372036854775808,\"c\":-9223372036854775808}",
+		  "a=uint:18446744073709551615;b=uint:9223372036854775808;c=int:-9223372036854775808;" },
+		{ "{\"big\":18446744073709551616,\"neg\":-9223372036854775809}",
+		  "big=other;neg=other;" },
+		{ "{\"f\":false,\"n\":null,\"r\":1.5,\"o\":{\"x\":1},\"l\":[1]}",
+		  "f=other;n=other;r=other;o=other;l=other;" },
+		{ "{}", "" },
+		{ "{\"k.with dots\":1e0,\"z\":\"\\u0000\"}", "k.with dots=other;z=text:0:;" },
+	};
+	static const char *const not_objects[] = { "", "[1,2]", "\"s\"", "42", "{", "{\"a\":}",
+	                                            "{\"a\":1}x", "not json" };
+	struct sptd_store *st = fixture_reopen(fixture_create("json.db"));
+	int n = 0;
+
+	if (!st)
+		return;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		static struct fixture_text got;
+
+		memset(&got, 0, sizeof(got));
+
+		CHECK_INT(sptd_store_json_members(st, cases[i].json, put_member, &got), 0);
+		if (strcmp(fixture_str(got.buf), cases[i].want) != 0)
+			fprintf(stderr, "json case %zu: %s\n", i, cases[i].json);
+		CHECK_STR(fixture_str(got.buf), cases[i].want);
+	}
+	for (size_t i = 0; i < sizeof(not_objects) / sizeof(not_objects[0]); i++)
+		CHECK_INT(sptd_store_json_members(st, not_objects[i], put_member, NULL), -EBADMSG);
+	/* a callback's result stops the walk and comes back */
+	CHECK_INT(sptd_store_json_members(st, "{\"a\":1,\"b\":2,\"c\":3}", stop_at_second, &n), 7);
+	CHECK_INT(n, 2);
+	CHECK_INT(sptd_store_json_members(st, NULL, put_member, NULL), -EINVAL);
+	CHECK_INT(sptd_store_json_members(st, "{}", NULL, NULL), -EINVAL);
+	CHECK_INT(sptd_store_json_members(NULL, "{}", put_member, NULL), -EINVAL);
+	sptd_store_destroy(st);
+}
+
 int main(void)
 {
+	fixture_begin();
 	test_split();
 	test_split_args();
+	test_json();
+	fixture_end();
 	return SPTD_TEST_END();
 }
