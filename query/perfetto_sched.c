@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "perfetto-local.h"
+#include "sptd_store_text.h"
 
 #define BUNDLE_MAX 4096
 
@@ -478,129 +479,51 @@ out:
 
 /* ---- added tracepoints (sysptd -e) ------------------------------------------------- */
 
-/* One JSON string of @s at *@p (after its opening quote) into @out: the
- * escapes other_args() in sched/parser.c writes (\" \\ \uXXXX below 0x100).
- * Returns the position after the closing quote, NULL if malformed. */
-static const char *json_string(const char *p, char *out, size_t cap)
+/* A member of an event's args that no GenericFtraceEvent field can hold
+ * (false, null, a real, an object, an array: not what sched/ writes). */
+static int field_unfit(void *ctx, const struct sptd_store_json_member *m)
 {
-	size_t n = 0;
-
-	for (; *p && *p != '"'; p++) {
-		char c = *p;
-
-		if (c == '\\') {
-			p++;
-			if (*p == 'u') {
-				unsigned v = 0;
-
-				for (int i = 1; i <= 4; i++) {
-					char h = p[i];
-
-					if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') ||
-					      (h >= 'A' && h <= 'F')))
-						return NULL;
-					v = v * 16 + (unsigned)(h <= '9' ? h - '0' : (h | 0x20) - 'a' + 10);
-				}
-				p += 4;
-				c = v < 0x100 && v ? (char)v : '?';
-			} else if (*p == '"' || *p == '\\' || *p == '/') {
-				c = *p;
-			} else {
-				return NULL;
-			}
-		}
-		if (n + 1 < cap)
-			out[n++] = c;
-	}
-	out[n] = '\0';
-	return *p == '"' ? p + 1 : NULL;
+	(void)ctx;
+	return m->kind == SPTD_STORE_JSON_OTHER;
 }
 
-/* Walk a flat JSON object (@args, from the file: hostile) and, with @ev,
- * write its members as GenericFtraceEvent fields.  0 it parsed, -1 not
- * (then nothing was written only if @ev was NULL: validate first). */
-static int walk_fields(struct sptd_query_pb *ev, const char *args, char *name, char *text,
-                       size_t cap)
+/* @m as a GenericFtraceEvent field of the event in @ctx: a string, a
+ * negative integer as int_value, others as uint_value (true as 1). */
+static int field_write(void *ctx, const struct sptd_store_json_member *m)
 {
-	const char *p = args;
+	struct sptd_query_pb *ev = ctx;
 
-	if (!p || *p++ != '{')
-		return -1;
-	while (*p && *p != '}') {
-		if (*p == ',')
-			p++;
-		if (*p++ != '"' || !(p = json_string(p, name, cap)) || *p++ != ':')
-			return -1;
-		if (*p == '"') {
-			if (!(p = json_string(p + 1, text, cap)))
-				return -1;
-			if (ev) {
-				sptd_query_pb_begin(ev, GE_FIELD);
-				sptd_query_pb_string(ev, GF_NAME, name);
-				sptd_query_pb_string(ev, GF_STR, text);
-				sptd_query_pb_end(ev);
-			}
-		} else if (*p == '-' || (*p >= '0' && *p <= '9')) {
-			long long sv = 0;
-			unsigned long long uv = 0;
-			char *end;
-
-			errno = 0;
-			if (*p == '-')
-				sv = strtoll(p, &end, 10);
-			else
-				uv = strtoull(p, &end, 10);
-			if (end == p || errno)
-				return -1;
-			if (ev) {
-				sptd_query_pb_begin(ev, GE_FIELD);
-				sptd_query_pb_string(ev, GF_NAME, name);
-				if (*p == '-')
-					sptd_query_pb_int(ev, GF_INT, sv);
-				else
-					sptd_query_pb_uint(ev, GF_UINT, uv);
-				sptd_query_pb_end(ev);
-			}
-			p = end;
-		} else if (strncmp(p, "true", 4) == 0) {
-			if (ev) {
-				sptd_query_pb_begin(ev, GE_FIELD);
-				sptd_query_pb_string(ev, GF_NAME, name);
-				sptd_query_pb_uint(ev, GF_UINT, 1);
-				sptd_query_pb_end(ev);
-			}
-			p += 4;
-		} else {
-			return -1;
-		}
-	}
-	return *p == '}' ? 0 : -1;
-}
-
-/* walk_fields with buffers as long as @args: no value cut (a 4096-byte
- * path lost its end at 1023, unmarked); -1 without memory */
-static int generic_walk(struct sptd_query_pb *ev, const char *args)
-{
-	size_t cap = args ? strlen(args) + 1 : 1;
-	char *buf = malloc(2 * cap);
-	int rc = buf ? walk_fields(ev, args, buf, buf + cap, cap) : -1;
-
-	free(buf);
-	return rc;
-}
-
-/* @args as GenericFtraceEvent fields; what does not parse goes in whole
- * as one string field "args". */
-static void generic_fields(struct sptd_query_pb *ev, const char *args)
-{
-	if (generic_walk(NULL, args) == 0) {
-		generic_walk(ev, args);
-		return;
-	}
 	sptd_query_pb_begin(ev, GE_FIELD);
-	sptd_query_pb_string(ev, GF_NAME, "args");
-	sptd_query_pb_string(ev, GF_STR, args ? args : "");
+	sptd_query_pb_string(ev, GF_NAME, m->key);
+	if (m->kind == SPTD_STORE_JSON_TEXT)
+		sptd_query_pb_text(ev, GF_STR, m->text, m->len);
+	else if (m->kind == SPTD_STORE_JSON_INT && m->i < 0)
+		sptd_query_pb_int(ev, GF_INT, m->i);
+	else
+		sptd_query_pb_uint(ev, GF_UINT, m->kind == SPTD_STORE_JSON_INT ? (uint64_t)m->i :
+		                   m->kind == SPTD_STORE_JSON_UINT ? m->u : 1);
 	sptd_query_pb_end(ev);
+	return 0;
+}
+
+/* @args (text from the file: hostile) as GenericFtraceEvent fields, read
+ * with SQLite's JSON functions; args that are not a JSON object, or hold a
+ * member no field can, go in whole as one string field "args".  0 or the
+ * store's error. */
+static int generic_fields(struct sptd_query_pf *pf, struct sptd_query_pb *ev, const char *args)
+{
+	int rc = args ? sptd_store_json_members(pf->st, args, field_unfit, NULL) : -EBADMSG;
+
+	if (rc == 0)
+		rc = sptd_store_json_members(pf->st, args, field_write, ev);
+	else if (rc == 1 || rc == -EBADMSG) {
+		sptd_query_pb_begin(ev, GE_FIELD);
+		sptd_query_pb_string(ev, GF_NAME, "args");
+		sptd_query_pb_string(ev, GF_STR, args ? args : "");
+		sptd_query_pb_end(ev);
+		rc = 0;
+	}
+	return rc < 0 ? sptd_query_pf_step_fail(pf, "ftrace_event args", rc) : 0;
 }
 
 int sptd_query_pf_write_ftrace_events(struct sptd_query_pf *pf)
@@ -641,7 +564,8 @@ int sptd_query_pf_write_ftrace_events(struct sptd_query_pf *pf)
 		/* Perfetto names generic events by the event alone, as ftrace does */
 		pfx = strcspn(name, ":");
 		sptd_query_pb_string(ev, GE_EVENT_NAME, name[pfx] ? name + pfx + 1 : name);
-		generic_fields(ev, sptd_store_column_text(stmt, 4));
+		if ((rc = generic_fields(pf, ev, sptd_store_column_text(stmt, 4))) < 0)
+			goto out;
 		sptd_query_pb_end(ev);
 		sptd_query_pb_end(ev);
 		b.n++;

@@ -185,10 +185,13 @@ struct sptd_query_session {
 	char *prefix;                 /* before every error ("sysptd query: ") */
 	struct sptd_query_incident *inc; /* the incidents, in the order added */
 	size_t n, cap;                /* used and allocated entries of @inc */
+	char where[64];               /* the statement running, for its errors
+	                               * ("statement 2 (line 5)"), "" none */
 };
 
-/* Report @err (or strerror(-@rc) when empty) on s->msg, after s->prefix and
- * "@label: " when @label is not NULL. */
+/* Report @err (or strerror(-@rc) when empty) on s->msg, after s->prefix,
+ * "@label: " when @label is not NULL and "WHERE: " when s->where names the
+ * statement running. */
 void sptd_query_session_error(struct sptd_query_session *s, const char *label,
                               const char *err, int rc);
 /* Run ONE statement @sql on every incident as one result.  Returns 0 or

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "query-local.h"
+#include "sptd_store_text.h"
 
 int sptd_query_session_create(const struct sptd_query_print_opts *opts, FILE *out,
                               FILE *msg, const char *prefix,
@@ -79,10 +80,8 @@ void sptd_query_session_error(struct sptd_query_session *s, const char *label,
                               const char *err, int rc)
 {
 	fflush(s->out);
-	if (label)
-		fprintf(s->msg, "%s%s: %s\n", s->prefix, label, err && *err ? err : strerror(-rc));
-	else
-		fprintf(s->msg, "%s%s\n", s->prefix, err && *err ? err : strerror(-rc));
+	fprintf(s->msg, "%s%s%s%s%s%s\n", s->prefix, label ? label : "", label ? ": " : "",
+	        s->where, *s->where ? ": " : "", err && *err ? err : strerror(-rc));
 	fflush(s->msg);
 }
 
@@ -144,30 +143,57 @@ int sptd_query_session_statement(struct sptd_query_session *s, const char *sql)
 	return first;
 }
 
+/* Name the statement of @span (the @nth of a text whose line @line its
+ * text starts on) in its errors, when the text holds more than one. */
+static void name_statement(struct sptd_query_session *s, const char *text,
+                           const struct sptd_store_sql_span *span, unsigned nth,
+                           unsigned line)
+{
+	struct sptd_store_sql_span next;
+
+	if (nth == 1 && sptd_store_sql_next(text + span->used, &next) <= 0)
+		s->where[0] = '\0';
+	else
+		snprintf(s->where, sizeof(s->where), "statement %u (line %u)", nth,
+		         line + span->line - 1);
+}
+
 int sptd_query_session_sql(struct sptd_query_session *s, const char *text)
 {
-	size_t start, len, used;
-	int complete, rc = 0, first = 0, results = 0;
+	struct sptd_store_sql_span span;
+	char outer[sizeof(s->where)];
+	unsigned line = 1, results = 0;
+	int split, rc, first = 0;
 
 	if (!s || !text)
 		return -EINVAL;
-	while ((used = sptd_query_statement_next(text, &start, &len, &complete)) > 0) {
-		char *sql = strndup(text + start, len);
+	/* a .read inside the shell: the shell's own statement is named again
+	 * after it */
+	memcpy(outer, s->where, sizeof(outer));
+	while ((split = sptd_store_sql_next(text, &span)) > 0) {
+		char *sql = strndup(text + span.start, span.len);
 
 		if (!sql) {
-			sptd_query_session_error(s, NULL, "out of memory", -ENOMEM);
-			return -ENOMEM;
+			split = -ENOMEM;
+			break;
 		}
 		/* results of several statements: a blank line between tables */
 		if (results++ && s->opts.format == SPTD_QUERY_TABLE)
 			fputc('\n', s->out);
+		name_statement(s, text, &span, results, line);
 		rc = sptd_query_session_statement(s, sql);
 		free(sql);
 		if (rc < 0 && !first)
 			first = rc;
 		if (statement_error(rc))
 			break;
-		text += used;
+		text += span.used;
+		line += span.lines_used;
+	}
+	memcpy(s->where, outer, sizeof(outer));
+	if (split < 0) {
+		sptd_query_session_error(s, NULL, "out of memory", split);
+		return split;
 	}
 	if (!results) {
 		sptd_query_session_error(s, NULL, "empty SQL statement", -EINVAL);

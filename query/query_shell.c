@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "query-local.h"
+#include "sptd_store_text.h"
 
 #define PROMPT      "sysptd> "
 #define PROMPT_MORE "   ...> "
@@ -175,35 +176,62 @@ static int dot_command(struct sptd_query_session *s, char *line)
 	return 0;
 }
 
-/* Run every complete statement at the start of @pending and drop it; keep
- * an incomplete one.  Returns 1 when something is still pending. */
-static int run_complete(struct sptd_query_session *s, struct sptd_query_buf *pending)
-{
-	size_t start, len, used;
-	int complete;
+/* What the shell has read of a statement not yet run. */
+struct shell_pending {
+	struct sptd_query_buf text;   /* the lines, as typed */
+	unsigned line;                /* the input line @text starts on */
+	int named;                    /* name each statement's line in its errors
+	                               * (input from a file, not a terminal) */
+};
 
-	while (pending->len) {
-		used = sptd_query_statement_next(pending->data, &start, &len, &complete);
-		if (!used) {
-			sptd_query_buf_clear(pending);   /* blanks, comments, ';' */
+/* Run the first statement of @p, through @span's bytes, and drop it. */
+static void run_first(struct sptd_query_session *s, struct shell_pending *p,
+                      const struct sptd_store_sql_span *span)
+{
+	struct sptd_query_buf *b = &p->text;
+
+	if (p->named)
+		snprintf(s->where, sizeof(s->where), "line %u", p->line + span->line - 1);
+	b->data[span->start + span->len] = '\0';
+	sptd_query_session_statement(s, b->data + span->start);
+	s->where[0] = '\0';
+	memmove(b->data, b->data + span->used, b->len - span->used + 1);
+	b->len -= span->used;
+	p->line += span->lines_used;
+}
+
+/* Run every complete statement at the start of @p and drop it; keep an
+ * incomplete one.  Returns 1 when something is still pending. */
+static int run_complete(struct sptd_query_session *s, struct shell_pending *p)
+{
+	struct sptd_store_sql_span span;
+	int rc;
+
+	while (p->text.len) {
+		rc = sptd_store_sql_next(p->text.data, &span);
+		if (rc < 0) {
+			sptd_query_session_error(s, NULL, "out of memory", rc);
+			sptd_query_buf_clear(&p->text);
 			return 0;
 		}
-		if (!complete)
+		if (rc == 0) {
+			sptd_query_buf_clear(&p->text);   /* blanks, comments, ';' */
+			return 0;
+		}
+		if (!span.complete)
 			return 1;
-		pending->data[start + len] = '\0';
-		sptd_query_session_statement(s, pending->data + start);
-		memmove(pending->data, pending->data + used, pending->len - used + 1);
-		pending->len -= used;
+		run_first(s, p, &span);
 	}
 	return 0;
 }
 
 int sptd_query_session_shell(struct sptd_query_session *s, FILE *in, int interactive)
 {
-	struct sptd_query_buf pending = { 0 };
+	struct shell_pending pending = { .named = !interactive };
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t got;
+	unsigned lineno = 0;
 	int more = 0, rc = 0;
 
 	if (!s || !in)
@@ -227,7 +255,7 @@ int sptd_query_session_shell(struct sptd_query_session *s, FILE *in, int interac
 			if (interactive && errno == EINTR) {
 				/* Ctrl+C: drop the statement being typed, prompt again */
 				clearerr(in);
-				sptd_query_buf_clear(&pending);
+				sptd_query_buf_clear(&pending.text);
 				more = 0;
 				fputc('\n', s->msg);
 				continue;
@@ -238,6 +266,7 @@ int sptd_query_session_shell(struct sptd_query_session *s, FILE *in, int interac
 				fputc('\n', s->msg);
 			break;
 		}
+		lineno++;
 		if ((size_t)got != strlen(line)) {
 			sptd_query_session_error(s, NULL, "a line holds a NUL byte: ignored", -EINVAL);
 			continue;
@@ -249,7 +278,9 @@ int sptd_query_session_shell(struct sptd_query_session *s, FILE *in, int interac
 				break;
 			continue;
 		}
-		if (sptd_query_buf_add(&pending, line, (size_t)got) < 0) {
+		if (!pending.text.len)
+			pending.line = lineno;
+		if (sptd_query_buf_add(&pending.text, line, (size_t)got) < 0) {
 			sptd_query_session_error(s, NULL, "out of memory", -ENOMEM);
 			rc = -ENOMEM;
 			break;
@@ -257,16 +288,13 @@ int sptd_query_session_shell(struct sptd_query_session *s, FILE *in, int interac
 		more = run_complete(s, &pending);
 	}
 	/* input ended inside a statement: run it as sqlite3 does */
-	if (rc == 0 && more && pending.len) {
-		size_t start, len;
-		int complete;
+	if (rc == 0 && more && pending.text.len) {
+		struct sptd_store_sql_span span;
 
-		if (sptd_query_statement_next(pending.data, &start, &len, &complete)) {
-			pending.data[start + len] = '\0';
-			sptd_query_session_statement(s, pending.data + start);
-		}
+		if (sptd_store_sql_next(pending.text.data, &span) > 0)
+			run_first(s, &pending, &span);
 	}
 	free(line);
-	sptd_query_buf_fini(&pending);
+	sptd_query_buf_fini(&pending.text);
 	return rc;
 }

@@ -1,12 +1,12 @@
-/* query_stmt.c — SQL text before it runs: the output format names,
- * statements split at their ';' (comments and quotes respected), the
- * one-statement check, and preparing with the error a user can act on. */
-#include <ctype.h>
+/* query_stmt.c — SQL text before it runs: the output format names, the
+ * one-statement check (statements are split by SQLite: store/'s
+ * sptd_store_sql_next), and preparing with the error a user can act on. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "query-local.h"
+#include "sptd_store_text.h"
 
 int sptd_query_format_parse(const char *name, enum sptd_query_format *fmt)
 {
@@ -23,86 +23,20 @@ int sptd_query_format_parse(const char *name, enum sptd_query_format *fmt)
 	return 0;
 }
 
-/* Skip a comment starting at @s[*i] if there is one; returns 1 if it did.
- * An unterminated block comment runs to the end (SQLite accepts that). */
-static int skip_comment(const char *s, size_t *i)
-{
-	if (s[*i] == '-' && s[*i + 1] == '-') {
-		while (s[*i] && s[*i] != '\n')
-			(*i)++;
-		return 1;
-	}
-	if (s[*i] == '/' && s[*i + 1] == '*') {
-		*i += 2;
-		while (s[*i] && !(s[*i] == '*' && s[*i + 1] == '/'))
-			(*i)++;
-		if (s[*i])
-			*i += 2;
-		return 1;
-	}
-	return 0;
-}
-
-size_t sptd_query_statement_next(const char *sql, size_t *start, size_t *len,
-                                 int *complete)
-{
-	size_t i = 0, begin = 0, end = 0;
-	int content = 0;
-
-	*start = *len = 0;
-	*complete = 0;
-	if (!sql)
-		return 0;
-	while (sql[i]) {
-		char c = sql[i], quote_end;
-
-		if (isspace((unsigned char)c)) {
-			i++;
-			continue;
-		}
-		if (skip_comment(sql, &i))
-			continue;
-		if (c == ';') {
-			i++;
-			if (content) {
-				*complete = 1;
-				break;
-			}
-			continue;
-		}
-		if (!content)
-			begin = i;
-		content = 1;
-		quote_end = c == '\'' ? '\'' : c == '"' ? '"' : c == '`' ? '`' : c == '[' ? ']' : 0;
-		i++;
-		if (quote_end) {
-			/* a doubled quote inside reads as close-then-open: same result */
-			while (sql[i] && sql[i] != quote_end)
-				i++;
-			if (sql[i])
-				i++;
-		}
-		end = i;
-	}
-	if (!content)
-		return 0;
-	*start = begin;
-	*len = end - begin;
-	return i;
-}
-
 int sptd_query_check_single(const char *sql, char *err, size_t errlen)
 {
-	size_t start, len, used;
-	int complete;
+	struct sptd_store_sql_span first, rest;
+	int rc;
 
-	used = sptd_query_statement_next(sql, &start, &len, &complete);
-	if (!used)
+	rc = sptd_store_sql_next(sql, &first);
+	if (rc == 0)
 		return sptd_query_err(err, errlen, -EINVAL, "empty SQL statement");
-	if (sptd_query_statement_next(sql + used, &start, &len, &complete))
+	if (rc > 0)
+		rc = sptd_store_sql_next(sql + first.used, &rest);
+	if (rc > 0)
 		return sptd_query_err(err, errlen, -EINVAL,
 		                      "only one SQL statement at a time (more follows ';')");
-	return 0;
+	return rc < 0 ? sptd_query_err(err, errlen, rc, "%s", strerror(-rc)) : 0;
 }
 
 int sptd_query_prepare(struct sptd_store *st, const char *sql,

@@ -129,15 +129,6 @@ int sptd_query_report_opts(struct sptd_store *st, const char *name,
                            const char *incident, FILE *out,
                            char *err, size_t errlen);
 
-/* The next statement of @sql, for text holding several (a file, stdin, a
- * shell line): [*@start, *@start + *@len) is its text without the ';',
- * and the return value how many bytes of @sql it used, through the ';'
- * that ended it outside quotes and comments (*@complete 1) or to the end
- * of @sql (*@complete 0: more may follow).  Returns 0 when @sql holds
- * nothing but blanks, comments and ';'. */
-size_t sptd_query_statement_next(const char *sql, size_t *start, size_t *len,
-                                 int *complete);
-
 /* ---- sessions: SQL text, reports and a shell over one or more incidents -- */
 
 /* A set of open incidents that statements and reports run on, printing to

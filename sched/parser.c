@@ -360,25 +360,71 @@ void sptd_sched_parser_want_other(struct sptd_sched_parser *p, int want)
 		p->want_other = want;
 }
 
-/* Append @s to @buf at *@off as the body of a JSON string (no quotes).
+/* Bytes of the well-formed UTF-8 sequence at @s (NUL-terminated): 2 to 4,
+ * or 0 when the byte there starts none (a stray continuation byte, an
+ * overlong form, a surrogate, past U+10FFFF, a sequence cut short). */
+static int utf8_len(const unsigned char *s)
+{
+	/* the second byte's range for each lead byte (RFC 3629's table);
+	 * later bytes are 0x80..0xBF */
+	unsigned char lo = 0x80, hi = 0xbf;
+	int n;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (int i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/* Append @s to @buf at *@off as the body of a JSON string (no quotes):
+ * well-formed UTF-8 as it is; '"' and '\\' escaped; a control character,
+ * and each byte that is not part of well-formed UTF-8, as \u00XX (so every
+ * \u00XX stands for one byte of the field, docs/SCHEMA.md).
  * 0, or -ENOSPC when it does not fit (nothing of it kept then). */
 static int json_str(char *buf, size_t cap, size_t *off, const char *s)
 {
+	const unsigned char *u = (const unsigned char *)s;
 	size_t o = *off;
 
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		int n;
+	while (*u) {
+		int n = *u >= 0x80 ? utf8_len(u) : 1, w;
 
-		if (c == '"' || c == '\\')
-			n = snprintf(buf + o, cap - o, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			n = snprintf(buf + o, cap - o, "\\u%04x", c);
+		if (n > 1) {
+			if ((size_t)n >= cap - o)
+				return -ENOSPC;
+			memcpy(buf + o, u, (size_t)n);
+			o += (size_t)n;
+			u += n;
+			continue;
+		}
+		if (*u == '"' || *u == '\\')
+			w = snprintf(buf + o, cap - o, "\\%c", *u);
+		else if (*u < 0x20 || *u >= 0x7f)
+			w = snprintf(buf + o, cap - o, "\\u%04x", *u);
 		else
-			n = snprintf(buf + o, cap - o, "%c", c);
-		if (n < 0 || (size_t)n >= cap - o)
+			w = snprintf(buf + o, cap - o, "%c", *u);
+		if (w < 0 || (size_t)w >= cap - o)
 			return -ENOSPC;
-		o += (size_t)n;
+		o += (size_t)w;
+		u++;
 	}
 	*off = o;
 	return 0;

@@ -97,6 +97,8 @@ enum sptd_store_named_id {
 	SPTD_STORE_Q_OFFCPU,
 	SPTD_STORE_Q_THREAD,
 	SPTD_STORE_Q_WATCH_HIT,
+	SPTD_STORE_Q_JSON_OBJECT,       /* store_json.c: is it an object */
+	SPTD_STORE_Q_JSON_MEMBERS,      /* ... its members */
 	SPTD_STORE_Q_COUNT_OF,          /* + table id: SELECT count(*) */
 	SPTD_STORE_Q_NEXT_ID_OF = SPTD_STORE_Q_COUNT_OF + SPTD_STORE_T_COUNT, /* + table id */
 	SPTD_STORE_Q_EACH_OF = SPTD_STORE_Q_NEXT_ID_OF + SPTD_STORE_T_COUNT, /* + table id:

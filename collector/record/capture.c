@@ -21,7 +21,6 @@
 #include "sptd_sched.h"
 #include "sptd_store.h"
 #include "symcache-local.h"
-#include "trigger-bp-local.h"
 
 /* ---- capture ------------------------------------------------------------------ */
 
@@ -683,7 +682,7 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 		ret = write_meta(s, c.st, fire, wstart, wend);
 	if (ret >= 0)
 		ret = write_span(c.st, &rec);
-	/* break=/PATH: threads it could not watch (trigger_bp_path.c) */
+	/* break=/PATH: threads it could not watch (trigger_bp.c) */
 	if (ret >= 0 && sptd_col_bp_unwatched(s->trig, s->ntrig) >= 0)
 		ret = sptd_store_meta_set_int(c.st, "break_unwatched",
 		                              sptd_col_bp_unwatched(s->trig, s->ntrig));

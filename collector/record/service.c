@@ -26,7 +26,6 @@
 #include "ctl-local.h"
 #include "record-local.h"
 #include "sptd_sched.h"
-#include "trigger-bp-local.h"
 
 /* ---- state ----------------------------------------------------------------- */
 
@@ -58,7 +57,7 @@ static void reply_status(struct sptd_col_service *s, int fd)
 		              s->ftrace_recreations,
 		              s->ftrace_down[0] ? "state not recording: " : "state recording",
 		              s->ftrace_down);
-	/* break=/PATH: threads no slot was left for (trigger_bp_path.c) */
+	/* break=/PATH: threads no slot was left for (trigger_bp.c) */
 	if (n > 0 && (size_t)n < sizeof(buf) && sptd_col_bp_unwatched(s->trig, s->ntrig) >= 0)
 		n += snprintf(buf + n, sizeof(buf) - (size_t)n, "break_unwatched %" PRId64 "\n",
 		              sptd_col_bp_unwatched(s->trig, s->ntrig));

@@ -5,6 +5,8 @@
  *                         warm-up/cooldown, deciding and firing, drain, lifetime
  *   trigger_irq.c, trigger_tracepoint.c, trigger_timer.c, trigger_latency.c,
  *   trigger_uprobe.c      one kind each: its ops
+ *   trigger_bp.c          break= and watch= (hardware breakpoints), with
+ *                         break=/PATH's per-thread arming
  *   trigger_events.c      every perf event of a trigger (the one file of
  *                         the triggers that speaks perf_event_attr)
  *   trigger_parse.c       the --trigger SPEC language

@@ -147,5 +147,11 @@ int sptd_col_trigger_freeze_point(const struct sptd_col_trigger_spec *spec, char
                                   size_t filterlen);
 /* Accepts NULL: closes everything @t opened and frees it. */
 void sptd_col_trigger_destroy(struct sptd_col_trigger *t);
+/* Threads that map the file of a break=/PATH trigger and that the last
+ * scan left unwatched (no slot left for them: trigger_bp.c), summed over
+ * the break=/PATH triggers of @trig (@n of them; the others are skipped):
+ * for `sysptd status` and meta break_unwatched.  -1 when none is a
+ * break=/PATH trigger. */
+int64_t sptd_col_bp_unwatched(struct sptd_col_trigger *const *trig, int n);
 
 #endif

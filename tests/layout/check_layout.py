@@ -41,6 +41,10 @@ LONG_FILES = {
     # writes one table of fake events (their rings, groups, pause state and
     # clock), which a split would have to export to every piece
     "tests/fakepmu/fakepmu.c": "one fake syscall layer over one event table",
+    # break= and watch=: one kind whose PID and /PATH forms share one state,
+    # one decision, one hit log and the reading of a process's mappings; cut
+    # in three, it needed a header of its own to pass them around (issue 30)
+    "collector/record/trigger_bp.c": "one trigger kind (break=, watch=) over one state",
 }
 MAX_COLLECTOR_ROOT = 15
 HEADER_HOMES = {

@@ -201,6 +201,22 @@ static void test_several(const char *sample, const char *pt, const char *missing
 	                "SELECT 3;"), "--format", "csv", NULL), SPTD_EXIT_USAGE);
 	CHECK_STR(out_text, "one\n1\n");
 	CHECK(strstr(err_text, "syntax error") != NULL);
+	/* an error names the statement and its line (issue 30) */
+	CHECK(strstr(err_text, "statement 2 (line 1): ") != NULL);
+	/* statements are split by SQLite: the ';' inside a trigger's BEGIN ...
+	 * END and in a comment do not end a statement, so the trigger is one
+	 * statement, refused as a write, named once by its line */
+	CHECK_INT(query(sample, "-f", write_file("trig.sql", "SELECT 1 AS one; -- a; b\n"
+	                "/* c; */\nCREATE TRIGGER t AFTER INSERT ON meta BEGIN\n"
+	                "  SELECT 1;\nEND;\nSELECT 3 AS three;\n"), "--format", "csv", NULL),
+	          SPTD_EXIT_USAGE);
+	CHECK_STR(out_text, "one\n1\n");
+	CHECK(strstr(err_text, "statement 2 (line 3): query is read-only") != NULL);
+	CHECK(strchr(err_text, '\n') == err_text + strlen(err_text) - 1);
+	/* one statement alone is not numbered */
+	CHECK_INT(query(sample, "-f", write_file("trig.sql", "\n\nSELEC 1;\n"), NULL),
+	          SPTD_EXIT_USAGE);
+	CHECK(strstr(err_text, "statement") == NULL && strstr(err_text, "syntax error") != NULL);
 	CHECK_INT(query(sample, "-f", nofile, NULL), SPTD_EXIT_BADFILE);
 	CHECK(strstr(err_text, "no-such.sql") != NULL);
 	/* the old -f FORMAT gets a hint */
@@ -232,7 +248,7 @@ int main(void)
 {
 	static const char *const files[] = { "sample.db", "text.db", "corrupt.db", "stdout.txt",
 	                                     "stderr.txt", "pt.db", "q.sql", "bad.sql",
-	                                     "stdin.sql", NULL };
+	                                     "stdin.sql", "trig.sql", NULL };
 	char sample[512], text[512], corrupt[512], missing[512], pt[512];
 	const char *env = getenv("SPTD_BIN");
 	FILE *f;

@@ -125,6 +125,15 @@ def main():
     out = sh.command("FROM sched_slice;")
     check(" incident " in out and "| 6\n" in out and "(2 rows)" in out and a in out and b in out,
           "two-line statement over two incidents: %r" % out)
+    # a trigger's BEGIN ... END: its inner ';' ends no statement (SQLite
+    # splits), so the shell waits for END; then one refusal (a write)
+    sh.send("CREATE TEMP TRIGGER t AFTER INSERT ON meta BEGIN SELECT 1;\n")
+    cont = sh.read_until(b"...> ")
+    check(cont.endswith("   ...> ") and "error" not in cont,
+          "a trigger's inner ';' is not its end: %r" % cont)
+    out = sh.command("END;")
+    check("read-only" in out and "incomplete input" not in out and
+          out.count("sysptd query:") == 1, "trigger in the shell: %r" % out)
     # bad SQL: reported, the shell goes on
     out = sh.command("SELEC 1;")
     check("syntax error" in out, "bad SQL: %r" % out)
