@@ -95,7 +95,11 @@ static void usage(FILE *f)
 	"  -j, --jobs N         decode threads (default: number of cores)\n"
 	"  -o, --output FILE    the incident to write (must not exist)\n\n"
 	"Both modes:\n"
-	"  -q, --quiet          no progress line on the terminal (stderr)\n\n"
+	"  -q, --quiet          no progress line on the terminal (stderr)\n"
+	"  --decoder libipt|sptd\n"
+	"                       PT flow decoder: libipt's block decoder (default) or\n"
+	"                       sysptd's own on libipt's packets (the same rows; also\n"
+	"                       env SPTD_DECODER)\n\n"
 	"Run as root, the input is opened (perf.data) or copied in (raw PT) as root,\n"
 	"then parsed as the user who ran sudo (else nobody): images that user cannot\n"
 	"read (--image, --symfs, --kcore, the build-id cache) show as gaps.\n\n"
@@ -122,6 +126,7 @@ static int parse_opts(int argc, char **argv, struct sptd_col_rawpt_opts *o)
 		{ "maps", required_argument, NULL, 'M' },
 		{ "tasks", required_argument, NULL, 'T' },
 		{ "jobs", required_argument, NULL, 'j' },
+		{ "decoder", required_argument, NULL, 'Y' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -210,6 +215,15 @@ static int parse_opts(int argc, char **argv, struct sptd_col_rawpt_opts *o)
 			break;
 		case 'o':
 			o->out = optarg;
+			break;
+		case 'Y':
+			/* read by the decode (derive_pt.c) */
+			if (strcmp(optarg, "libipt") && strcmp(optarg, "sptd")) {
+				fprintf(stderr, "sysptd import: --decoder is libipt or sptd, not '%s'\n",
+				        optarg);
+				return -EINVAL;
+			}
+			setenv("SPTD_DECODER", optarg, 1);
 			break;
 		case 'q':
 			import_quiet = 1;
@@ -327,6 +341,7 @@ static int import_perfdata(int argc, char **argv)
 		{ "kcore", required_argument, NULL, 'K' },
 		{ "debug-dir", required_argument, NULL, 'D' },
 		{ "jobs", required_argument, NULL, 'j' },
+		{ "decoder", required_argument, NULL, 'Y' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -365,6 +380,15 @@ static int import_perfdata(int argc, char **argv)
 			break;
 		case 'o':
 			o.output = optarg;
+			break;
+		case 'Y':
+			/* read by the decode (derive_pt.c) */
+			if (strcmp(optarg, "libipt") && strcmp(optarg, "sptd")) {
+				fprintf(stderr, "sysptd import: --decoder is libipt or sptd, not '%s'\n",
+				        optarg);
+				return -EINVAL;
+			}
+			setenv("SPTD_DECODER", optarg, 1);
 			break;
 		case 'q':
 			import_quiet = 1;

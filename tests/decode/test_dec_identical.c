@@ -15,7 +15,13 @@
  * plus programs with PSBs every 256 bytes in every timing mode.  Generated
  * cases need ptrace (root): without it they are skipped, saying so.
  *
- * Usage: test_dec_identical PTGEN PROGS_DIR */
+ * With a third argument `decoders` (test_dec_qflow) it compares the flow
+ * decoders instead: every case imported with -j 1 once with libipt's
+ * block decoder (SPTD_DECODER=libipt) and once with sysptd's own
+ * (SPTD_DECODER=sptd), the same rows required; a difference is shown at
+ * its first differing row.
+ *
+ * Usage: test_dec_identical PTGEN PROGS_DIR [decoders] */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -32,6 +38,9 @@
 /* Segment size of the parallel import: a few PSBs of the generator's
  * smallest period. */
 #define SEGMENT_BYTES "600"
+
+/* 1: compare the two flow decoders, not serial and parallel. */
+static int by_decoder;
 
 /* What the comparison reads from an incident, in order. */
 static const char *const dumps[] = {
@@ -55,12 +64,17 @@ static const char *const dumps[] = {
 static int incident_digest(const char *path, uint64_t *digest, int64_t *slices, int64_t *segs,
                            int64_t *bytes)
 {
+	char rows_path[4300];
+	FILE *rows;
 	struct sptd_store *st = NULL;
 	struct sptd_store_stmt *q = NULL;
 	uint64_t h = 1469598103934665603ull;
 	int ret;
 
 	*slices = *segs = *bytes = 0;
+	/* every row as a line, to show where two incidents part */
+	snprintf(rows_path, sizeof(rows_path), "%s.rows", path);
+	rows = fopen(rows_path, "w");
 	ret = sptd_store_open(path, 0, &st);
 	for (size_t d = 0; d < sizeof(dumps) / sizeof(dumps[0]) && ret >= 0; d++) {
 		ret = sptd_store_prepare(st, dumps[d], &q);
@@ -72,10 +86,14 @@ static int incident_digest(const char *path, uint64_t *digest, int64_t *slices, 
 			for (int c = 0; c < ncol; c++) {
 				const char *v = sptd_store_column_text(q, c);
 
+				if (rows)
+					fprintf(rows, "%s|", v ? v : "(null)");
 				for (v = v ? v : "(null)"; *v; v++)
 					h = (h ^ (unsigned char)*v) * 1099511628211ull;
 				h = (h ^ '|') * 1099511628211ull;
 			}
+			if (rows)
+				fprintf(rows, "  [dump %zu]\n", d);
 		}
 		sptd_store_finalize(q);
 		q = NULL;
@@ -92,8 +110,39 @@ static int incident_digest(const char *path, uint64_t *digest, int64_t *slices, 
 	if (ret < 0)
 		fprintf(stderr, "  reading %s: %s\n", path, sptd_store_errmsg(st));
 	sptd_store_destroy(st);
+	if (rows)
+		fclose(rows);
 	*digest = h;
 	return ret < 0 ? ret : 0;
+}
+
+/* Print the first row where the row files of @a and @b differ. */
+static void show_first_difference(const char *a, const char *b)
+{
+	char pa[4300], pb[4300], la[1024], lb[1024];
+	FILE *fa, *fb;
+	long line = 1;
+
+	snprintf(pa, sizeof(pa), "%s.rows", a);
+	snprintf(pb, sizeof(pb), "%s.rows", b);
+	fa = fopen(pa, "r");
+	fb = fopen(pb, "r");
+	while (fa && fb) {
+		char *ra = fgets(la, sizeof(la), fa), *rb = fgets(lb, sizeof(lb), fb);
+
+		if (!ra && !rb)
+			break;
+		if (!ra || !rb || strcmp(la, lb)) {
+			fprintf(stderr, "  first difference at row %ld:\n    %s    %s", line,
+			        ra ? la : "(end)\n", rb ? lb : "(end)\n");
+			break;
+		}
+		line++;
+	}
+	if (fa)
+		fclose(fa);
+	if (fb)
+		fclose(fb);
 }
 
 /* Import with the arguments @args[0..@n) twice (serial, parallel) into
@@ -120,13 +169,20 @@ static void compare(const char *sysptd, const char *tmp, const char *name, char 
 	argv[argc++] = serial;
 	argv[argc] = NULL;
 	unsetenv("SPTD_PT_SEGMENT_BYTES");
+	if (by_decoder)
+		setenv("SPTD_DECODER", "libipt", 1);
 	rc = truth_run(argv, log, 0);
 	CHECK_INT(rc, 0);
-	argv[argc - 3] = "4";
 	argv[argc - 1] = parallel;
-	setenv("SPTD_PT_SEGMENT_BYTES", SEGMENT_BYTES, 1);
+	if (by_decoder) {
+		setenv("SPTD_DECODER", "sptd", 1);
+	} else {
+		argv[argc - 3] = "4";
+		setenv("SPTD_PT_SEGMENT_BYTES", SEGMENT_BYTES, 1);
+	}
 	rc = truth_run(argv, log, 1);
 	unsetenv("SPTD_PT_SEGMENT_BYTES");
+	unsetenv("SPTD_DECODER");
 	CHECK_INT(rc, 0);
 	if (rc != 0) {
 		truth_show_log(log, 20);
@@ -135,11 +191,18 @@ static void compare(const char *sysptd, const char *tmp, const char *name, char 
 	CHECK_INT(incident_digest(serial, &hs, &ns, &segs_s, &bytes), 0);
 	CHECK_INT(incident_digest(parallel, &hp, &np, &segs_p, &bytes), 0);
 	CHECK_INT(segs_s, 1);
-	if (hs != hp)
-		fprintf(stderr, "  %s: the serial and the parallel incident differ (%s, %s)\n", name,
-		        serial, parallel);
+	if (hs != hp) {
+		fprintf(stderr, "  %s: the %s incidents differ (%s, %s)\n", name,
+		        by_decoder ? "libipt and sptd decoder" : "serial and parallel", serial,
+		        parallel);
+		show_first_difference(serial, parallel);
+	}
 	CHECK(hs == hp);
 	CHECK_INT(np, ns);
+	if (by_decoder) {
+		printf("  %-26s %6" PRId64 " slices, same rows with both decoders\n", name, ns);
+		return;
+	}
 	if (bytes >= 8 * atoi(SEGMENT_BYTES))
 		CHECK(segs_p > 1);
 	printf("  %-26s %6" PRId64 " slices, same rows; %6" PRId64 " PT bytes on a CPU at most, "
@@ -228,9 +291,10 @@ int main(int argc, char **argv)
 	int ran = 0, skipped = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: test_dec_identical PTGEN PROGS_DIR\n");
+		fprintf(stderr, "usage: test_dec_identical PTGEN PROGS_DIR [decoders]\n");
 		return 2;
 	}
+	by_decoder = argc > 3 && !strcmp(argv[3], "decoders");
 	if (!sysptd || access(sysptd, X_OK) != 0)
 		SPTD_SKIP("no sysptd binary (set SPTD_BIN)");
 	if (!mkdtemp(tmp)) {

@@ -1,0 +1,100 @@
+/* qcode-local.h — the code the own flow decoder walks (qcode.c): sections
+ * of one address space as libipt's image has them, and a cache of decoded
+ * instructions.  Only qblk.c and tests include it. */
+#ifndef SPTD_QCODE_LOCAL_H
+#define SPTD_QCODE_LOCAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <intel-pt.h>
+
+#include "qblk-local.h"
+
+/* One section placed in an address space. */
+struct sptd_dec_qsec {
+	uint64_t addr, end;                        /* where it is mapped: [addr, end) */
+	struct pt_image_section_cache *iscache;    /* where its bytes are read; borrowed */
+	int isid;                                  /* its id there */
+};
+
+/* The code of one address space in one text epoch: sections in the order
+ * libipt's image got them (a later one hides what it overlaps). */
+struct sptd_dec_qmap {
+	const struct sptd_dec_aspace *as;          /* whose */
+	int epoch;                                 /* which text epoch */
+	uint32_t id;                               /* cache key, unique per decoder */
+	struct sptd_dec_qsec *secs;                /* sections, in order added */
+	size_t n;                                  /* their count */
+};
+
+/* One decoded instruction and where its bytes came from. */
+struct sptd_dec_qinsn {
+	struct sptd_dec_ild ild;                   /* length, class, target */
+	int isid;                                  /* section of its first byte */
+	int truncated;                             /* its bytes span sections */
+	uint8_t raw[15];                           /* its bytes (valid on a slow decode) */
+};
+
+/* Slots of the instruction cache: a power of two. */
+#define SPTD_DEC_QCACHE_SLOTS (1u << 16)
+
+/* One remembered instruction (never a truncated one). */
+struct sptd_dec_qslot {
+	uint64_t ip;                               /* its address */
+	uint32_t mapid;                            /* the map it was read from; 0 empty */
+	uint8_t mode;                              /* enum pt_exec_mode */
+	int isid;                                  /* its section */
+	struct sptd_dec_ild ild;                   /* the decode */
+};
+
+/* Decoded instructions, direct-mapped by address.  One per decoder. */
+struct sptd_dec_qcache {
+	struct sptd_dec_qslot *slots;              /* SPTD_DEC_QCACHE_SLOTS */
+};
+
+/* Put together the code of @as in @epoch into @m (its id left 0).  0 or
+ * -ENOMEM. */
+int sptd_dec_qcode_build(struct sptd_dec_session *s, struct sptd_dec_wcache *wc,
+                         const struct sptd_dec_aspace *as, int epoch, struct sptd_dec_qmap *m);
+/* Accepts a zeroed one. */
+void sptd_dec_qcode_fini(struct sptd_dec_qmap *m);
+/* Decode the instruction at @ip of @m (NULL: no code) in @mode, as libipt's
+ * pt_insn_decode does: -pte_nomap, -pte_bad_insn or 0. */
+int sptd_dec_qcode_decode_slow(const struct sptd_dec_qmap *m, uint64_t ip, enum pt_exec_mode mode,
+                               struct sptd_dec_qinsn *out);
+/* An empty cache: 0 or -ENOMEM. */
+int sptd_dec_qcode_cache_init(struct sptd_dec_qcache *c);
+/* Accepts a zeroed one. */
+void sptd_dec_qcode_cache_fini(struct sptd_dec_qcache *c);
+/* The miss path of sptd_dec_qcode_decode: decode and remember. */
+int sptd_dec_qcode_decode_fill(struct sptd_dec_qcache *c, const struct sptd_dec_qmap *m,
+                               uint32_t mapid, uint64_t ip, enum pt_exec_mode mode,
+                               struct sptd_dec_qinsn *out);
+
+static inline struct sptd_dec_qslot *sptd_dec_qcache_slot(struct sptd_dec_qcache *c, uint64_t ip)
+{
+	return &c->slots[(ip ^ (ip >> 16)) & (SPTD_DEC_QCACHE_SLOTS - 1)];
+}
+
+/* The instruction at @ip of @m in @mode, from the cache when it is there
+ * (then raw is not filled). */
+static inline int sptd_dec_qcode_decode(struct sptd_dec_qcache *c, const struct sptd_dec_qmap *m,
+                                        uint64_t ip, enum pt_exec_mode mode,
+                                        struct sptd_dec_qinsn *out)
+{
+	const struct sptd_dec_qslot *sl;
+
+	if (m && c->slots) {
+		sl = sptd_dec_qcache_slot(c, ip);
+		if (sl->ip == ip && sl->mapid == m->id && sl->mode == (uint8_t)mode) {
+			out->ild = sl->ild;
+			out->isid = sl->isid;
+			out->truncated = 0;
+			return 0;
+		}
+	}
+	return sptd_dec_qcode_decode_fill(c, m, m ? m->id : 0, ip, mode, out);
+}
+
+#endif /* SPTD_QCODE_LOCAL_H */
