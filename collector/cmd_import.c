@@ -112,6 +112,18 @@ static void usage(FILE *f)
 	"is missing, corrupt, truncated or not what it claims (nothing is written).\n");
 }
 
+
+/* --decoder NAME: the flow decoder, handed to the decode (derive_pt.c)
+ * through SPTD_DECODER.  0 or -EINVAL (said on stderr). */
+static int import_set_decoder(const char *name)
+{
+	if (strcmp(name, "libipt") && strcmp(name, "sptd")) {
+		fprintf(stderr, "sysptd import: --decoder is libipt or sptd, not '%s'\n", name);
+		return -EINVAL;
+	}
+	return setenv("SPTD_DECODER", name, 1) < 0 ? -EINVAL : 0;
+}
+
 static int parse_opts(int argc, char **argv, struct sptd_col_rawpt_opts *o)
 {
 	static const struct option longopts[] = {
@@ -217,13 +229,8 @@ static int parse_opts(int argc, char **argv, struct sptd_col_rawpt_opts *o)
 			o->out = optarg;
 			break;
 		case 'Y':
-			/* read by the decode (derive_pt.c) */
-			if (strcmp(optarg, "libipt") && strcmp(optarg, "sptd")) {
-				fprintf(stderr, "sysptd import: --decoder is libipt or sptd, not '%s'\n",
-				        optarg);
+			if (import_set_decoder(optarg) < 0)
 				return -EINVAL;
-			}
-			setenv("SPTD_DECODER", optarg, 1);
 			break;
 		case 'q':
 			import_quiet = 1;
@@ -382,13 +389,8 @@ static int import_perfdata(int argc, char **argv)
 			o.output = optarg;
 			break;
 		case 'Y':
-			/* read by the decode (derive_pt.c) */
-			if (strcmp(optarg, "libipt") && strcmp(optarg, "sptd")) {
-				fprintf(stderr, "sysptd import: --decoder is libipt or sptd, not '%s'\n",
-				        optarg);
+			if (import_set_decoder(optarg) < 0)
 				return -EINVAL;
-			}
-			setenv("SPTD_DECODER", optarg, 1);
 			break;
 		case 'q':
 			import_quiet = 1;
