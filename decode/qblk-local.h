@@ -68,10 +68,8 @@ int sptd_dec_qblk_time(const struct sptd_dec_qblk *q, uint64_t *tsc, uint32_t *l
 int sptd_dec_qblk_get_offset(const struct sptd_dec_qblk *q, uint64_t *off);
 int sptd_dec_qblk_get_sync_offset(const struct sptd_dec_qblk *q, uint64_t *off);
 
-/* 1 when the PT of @cfg (a CPU's) holds a packet the own decoder leaves to
- * libipt (PTWRITE; TSX mode on a CPU with erratum BDM64), 0 when not; then that CPU (each of its
- * segments: the decode of one runs on into the next) is decoded with
- * libipt's block decoder. */
+/* 1 when the own decoder leaves the PT of @cfg to libipt's
+ * (sptd_dec_qcode_unsupported), 0 when not. */
 int sptd_dec_qblk_unsupported(const struct pt_config *cfg);
 
 /* ---- which decoder phase 1 uses --------------------------------------------- */

@@ -272,8 +272,42 @@ static int with_trace(struct sptd_dec_qblk *q, const struct sptd_dec_qinsn *in)
  * branch that ends it. */
 static int proceed_no_event(struct sptd_dec_qblk *q, struct pt_block *b)
 {
+	const struct sptd_dec_qrun *r;
 	struct sptd_dec_qinsn in;
-	int st = to_insn(q, b, &in, QSTOP_NONE);
+	int st;
+
+	/* a run of straight-line code at a time (qcode.c); what does not fit
+	 * a run (an error, a full block) is walked singly below */
+	while (!b->truncated && (r = sptd_dec_qcode_run(&q->cache, q->map, q->ip, q->mode))) {
+		if (r->isid != b->isid) {
+			if (b->ninsn)
+				return 0;
+			b->isid = r->isid;
+		}
+		if ((unsigned)b->ninsn + r->n + 1 > UINT16_MAX)
+			break;
+		if (r->n) {
+			b->ninsn = (uint16_t)(b->ninsn + r->n);
+			b->end_ip = r->last_ip;
+			b->iclass = (enum pt_insn_class)r->last_class;
+		}
+		q->ip = r->next_ip;
+		if (!r->has_term)
+			continue;
+		memset(&in, 0, sizeof(in));
+		in.ild = r->term;
+		in.isid = r->isid;
+		b->ninsn++;
+		b->end_ip = q->ip;
+		b->iclass = (enum pt_insn_class)in.ild.iclass;
+		if (in.ild.iclass == ptic_call && !(in.ild.direct && !in.ild.disp))
+			ret_push(q, q->ip + in.ild.size);
+		st = next_ip(&q->ip, q->ip, &in);
+		if (st == -pte_bad_query)
+			return with_trace(q, &in);
+		return st < 0 ? st : 0;
+	}
+	st = to_insn(q, b, &in, QSTOP_NONE);
 
 	if (st == -pte_bad_query)
 		return with_trace(q, &in);
@@ -749,30 +783,7 @@ int sptd_dec_qblk_set_aspace(struct sptd_dec_qblk *q, struct sptd_dec_session *s
 	return 0;
 }
 
-/* ---- what the own decoder leaves to libipt ------------------------------------------- */
-
 int sptd_dec_qblk_unsupported(const struct pt_config *cfg)
 {
-	struct pt_packet_decoder *pd;
-	struct pt_packet p;
-	int st, found = 0;
-
-	pd = pt_pkt_alloc_decoder(cfg);
-	if (!pd)
-		return 1;
-	st = pt_pkt_sync_forward(pd);
-	while (st >= 0 && !found) {
-		st = pt_pkt_next(pd, &p, sizeof(p));
-		if (st < 0) {
-			/* past a damaged packet: on at the next PSB */
-			if (st != -pte_eos)
-				st = pt_pkt_sync_forward(pd);
-			continue;
-		}
-		/* TSX only where erratum BDM64 (Broadwell) applies */
-		found = p.type == ppt_mode && p.payload.mode.leaf == pt_mol_tsx && cfg->errata.bdm64;
-		found |= p.type == ppt_ptw;
-	}
-	pt_pkt_free_decoder(pd);
-	return found;
+	return sptd_dec_qcode_unsupported(cfg);
 }

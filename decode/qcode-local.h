@@ -48,10 +48,39 @@ struct sptd_dec_qslot {
 	struct sptd_dec_ild ild;                   /* the decode */
 };
 
-/* Decoded instructions, direct-mapped by address.  One per decoder. */
+/* Decoded instructions and runs, direct-mapped by address.  One per
+ * decoder. */
 struct sptd_dec_qcache {
 	struct sptd_dec_qslot *slots;              /* SPTD_DEC_QCACHE_SLOTS */
+	struct sptd_dec_qrun *runs;                /* SPTD_DEC_QRUN_SLOTS */
 };
+
+/* Straight-line code from one address: instructions that need neither
+ * trace nor a branch (ptic_other, ptic_ptwrite) in one section, then the
+ * branch that ends them, when it is in that section too. */
+struct sptd_dec_qrun {
+	uint64_t ip;                               /* first instruction */
+	uint32_t mapid;                            /* map it was read from; 0 empty */
+	uint8_t mode;                              /* enum pt_exec_mode */
+	uint8_t has_term;                          /* 1: @term ends it; 0: it stops
+	                                            * before a section change, an
+	                                            * instruction that does not
+	                                            * decode, or after many */
+	uint8_t last_class;                        /* without @term: the class of
+	                                            * its last instruction */
+	uint16_t n;                                /* straight-line instructions */
+	int isid;                                  /* their section */
+	uint64_t last_ip;                          /* the last of them (n > 0) */
+	uint64_t next_ip;                          /* where they end: @term's ip,
+	                                            * or the next instruction */
+	struct sptd_dec_ild term;                  /* the branch, with has_term */
+};
+
+/* Slots of the run cache: a power of two. */
+#define SPTD_DEC_QRUN_SLOTS (1u << 14)
+
+/* Most straight-line instructions one run holds. */
+#define SPTD_DEC_QRUN_MAX 4096
 
 /* Put together the code of @as in @epoch into @m (its id left 0).  0 or
  * -ENOMEM. */
@@ -71,6 +100,38 @@ void sptd_dec_qcode_cache_fini(struct sptd_dec_qcache *c);
 int sptd_dec_qcode_decode_fill(struct sptd_dec_qcache *c, const struct sptd_dec_qmap *m,
                                uint32_t mapid, uint64_t ip, enum pt_exec_mode mode,
                                struct sptd_dec_qinsn *out);
+
+/* The miss path of sptd_dec_qcode_run: walk and remember; NULL when the
+ * first instruction does not decode (the caller walks it singly). */
+const struct sptd_dec_qrun *sptd_dec_qcode_run_fill(struct sptd_dec_qcache *c,
+                                                    const struct sptd_dec_qmap *m, uint64_t ip,
+                                                    enum pt_exec_mode mode);
+
+/* 1 when the PT of @cfg (a CPU's) holds a packet the own decoder leaves to
+ * libipt (PTWRITE; TSX mode on a CPU with erratum BDM64), 0 when not; then
+ * that CPU (each of its segments: the decode of one runs on into the next)
+ * is decoded with libipt's block decoder. */
+int sptd_dec_qcode_unsupported(const struct pt_config *cfg);
+
+static inline struct sptd_dec_qrun *sptd_dec_qrun_slot(struct sptd_dec_qcache *c, uint64_t ip)
+{
+	return &c->runs[(ip ^ (ip >> 14)) & (SPTD_DEC_QRUN_SLOTS - 1)];
+}
+
+/* The run from @ip of @m in @mode, from the cache when it is there. */
+static inline const struct sptd_dec_qrun *sptd_dec_qcode_run(struct sptd_dec_qcache *c,
+                                                             const struct sptd_dec_qmap *m,
+                                                             uint64_t ip, enum pt_exec_mode mode)
+{
+	const struct sptd_dec_qrun *r;
+
+	if (!m)
+		return NULL;
+	r = sptd_dec_qrun_slot(c, ip);
+	if (r->ip == ip && r->mapid == m->id && r->mode == (uint8_t)mode)
+		return r;
+	return sptd_dec_qcode_run_fill(c, m, ip, mode);
+}
 
 static inline struct sptd_dec_qslot *sptd_dec_qcache_slot(struct sptd_dec_qcache *c, uint64_t ip)
 {

@@ -124,7 +124,8 @@ int sptd_dec_qcode_decode_slow(const struct sptd_dec_qmap *m, uint64_t ip, enum 
 int sptd_dec_qcode_cache_init(struct sptd_dec_qcache *c)
 {
 	c->slots = calloc(SPTD_DEC_QCACHE_SLOTS, sizeof(*c->slots));
-	return c->slots ? 0 : -ENOMEM;
+	c->runs = calloc(SPTD_DEC_QRUN_SLOTS, sizeof(*c->runs));
+	return c->slots && c->runs ? 0 : -ENOMEM;
 }
 
 void sptd_dec_qcode_cache_fini(struct sptd_dec_qcache *c)
@@ -132,7 +133,9 @@ void sptd_dec_qcode_cache_fini(struct sptd_dec_qcache *c)
 	if (!c)
 		return;
 	free(c->slots);
+	free(c->runs);
 	c->slots = NULL;
+	c->runs = NULL;
 }
 
 int sptd_dec_qcode_decode_fill(struct sptd_dec_qcache *c, const struct sptd_dec_qmap *m,
@@ -151,4 +154,66 @@ int sptd_dec_qcode_decode_fill(struct sptd_dec_qcache *c, const struct sptd_dec_
 		sl->ild = out->ild;
 	}
 	return err;
+}
+
+const struct sptd_dec_qrun *sptd_dec_qcode_run_fill(struct sptd_dec_qcache *c,
+                                                    const struct sptd_dec_qmap *m, uint64_t ip,
+                                                    enum pt_exec_mode mode)
+{
+	struct sptd_dec_qrun *r = sptd_dec_qrun_slot(c, ip), run;
+	struct sptd_dec_qinsn in;
+	uint64_t at = ip;
+
+	memset(&run, 0, sizeof(run));
+	run.ip = ip;
+	run.mapid = m->id;
+	run.mode = (uint8_t)mode;
+	run.last_class = ptic_other;
+	for (;;) {
+		if (sptd_dec_qcode_decode(c, m, at, mode, &in) < 0 || in.truncated ||
+		    (run.n && in.isid != run.isid))
+			break;
+		run.isid = in.isid;
+		if (in.ild.iclass != ptic_other && in.ild.iclass != ptic_ptwrite) {
+			run.has_term = 1;
+			run.term = in.ild;
+			break;
+		}
+		run.last_class = in.ild.iclass;
+		run.last_ip = at;
+		at += in.ild.size;
+		if (++run.n == SPTD_DEC_QRUN_MAX)
+			break;
+	}
+	run.next_ip = at;
+	if (!run.n && !run.has_term)
+		return NULL;
+	*r = run;
+	return r;
+}
+
+int sptd_dec_qcode_unsupported(const struct pt_config *cfg)
+{
+	struct pt_packet_decoder *pd;
+	struct pt_packet p;
+	int st, found = 0;
+
+	pd = pt_pkt_alloc_decoder(cfg);
+	if (!pd)
+		return 1;
+	st = pt_pkt_sync_forward(pd);
+	while (st >= 0 && !found) {
+		st = pt_pkt_next(pd, &p, sizeof(p));
+		if (st < 0) {
+			/* past a damaged packet: on at the next PSB */
+			if (st != -pte_eos)
+				st = pt_pkt_sync_forward(pd);
+			continue;
+		}
+		/* TSX only where erratum BDM64 (Broadwell) applies */
+		found = p.type == ppt_mode && p.payload.mode.leaf == pt_mol_tsx && cfg->errata.bdm64;
+		found |= p.type == ppt_ptw;
+	}
+	pt_pkt_free_decoder(pd);
+	return found;
 }
