@@ -3,7 +3,7 @@
 # 33 side by side in one run: `sysptd import -j 1` with --decoder libipt and
 # with --decoder sptd (alternating, ROUNDS each), one decoding thread's
 # instructions/s from the incident's stats (instructions / decode_ns), the
-# import's wall time, and `perf script --itrace=cr -F +flags` on the same
+# import's CPU time (user + system), and `perf script --itrace=cr -F +flags` on the same
 # perf.data as the baseline; medians.  TRACE: folders of
 # $SPTD_FIXTURES/real-pt holding perf.data + symfs/ (default libxdc-mruby),
 # or a directory of bench-import-dense.sh (perf.data + dense).
@@ -19,11 +19,10 @@ trap 'rm -rf "$tmp"' EXIT
 chmod 755 "$tmp"
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-now() { date +%s%N; }
 
 printf '%-16s %12s | %-24s | %-24s | %10s | %s\n' trace instructions \
-	"libipt: Minsn/s, import s" "sptd: Minsn/s, import s" "perf cr s" \
-	"sptd/libipt per thread, import/perf (libipt, sptd)"
+	"libipt: Minsn/s, import cpu s" "sptd: Minsn/s, import cpu s" "perf cr cpu s" \
+	"sptd/libipt per thread; perf/import (libipt, sptd)"
 for t in "$@"; do
 	case "$t" in
 	/*) d=$t; symfs=--symfs=$d ;;
@@ -37,22 +36,21 @@ for t in "$@"; do
 	while [ $i -lt "$ROUNDS" ]; do
 		for dec in libipt sptd; do
 			rm -f "$tmp/$dec.incident"
-			s=$(now)
-			"$BUILD/sysptd" import --decoder "$dec" -q -j 1 "$d/perf.data" "$symfs" \
+			# CPU time (user + system): less at the mercy of a shared machine
+			/usr/bin/time -f '%U %S' -o "$tmp/$dec.time" \
+				"$BUILD/sysptd" import --decoder "$dec" -q -j 1 "$d/perf.data" "$symfs" \
 				-o "$tmp/$dec.incident" >/dev/null 2>"$tmp/$dec.log" ||
 				{ cat "$tmp/$dec.log" >&2; exit 1; }
-			e=$(now)
-			echo "$(( (e - s) / 1000 ))" >>"$tmp/$dec.wall"
+			awk '{ printf "%d\n", ($1 + $2) * 1e6 }' "$tmp/$dec.time" >>"$tmp/$dec.wall"
 			sqlite3 "$tmp/$dec.incident" "SELECT sum(CASE WHEN name = 'instructions' THEN value END) * 1000.0 / sum(CASE WHEN name = 'decode_ns' THEN value END) FROM stats" >>"$tmp/$dec.rate"
 			n=$(sqlite3 "$tmp/$dec.incident" "SELECT sum(value) FROM stats WHERE name = 'instructions'")
 			[ -z "$insns" ] && insns=$n
 			[ "$n" = "$insns" ] || echo "$t: instruction counts differ: $insns, $n ($dec)" >&2
 		done
 		if command -v perf >/dev/null 2>&1; then
-			s=$(now)
-			perf script -i "$d/perf.data" "$symfs" --itrace=cr -F +flags >/dev/null 2>&1
-			e=$(now)
-			echo "$(( (e - s) / 1000 ))" >>"$tmp/perf.wall"
+			/usr/bin/time -f '%U %S' -o "$tmp/perf.time" \
+				perf script -i "$d/perf.data" "$symfs" --itrace=cr -F +flags >/dev/null 2>&1
+			awk '{ printf "%d\n", ($1 + $2) * 1e6 }' "$tmp/perf.time" >>"$tmp/perf.wall"
 		fi
 		i=$((i + 1))
 	done
@@ -62,5 +60,5 @@ for t in "$@"; do
 	awk -v t="$t" -v n="$insns" -v rl="$rl" -v rs="$rs" -v wl="$wl" -v ws="$ws" -v wp="$wp" 'BEGIN {
 		printf "%-16s %12d | %8.1f %10.3f     | %8.1f %10.3f     | %10.3f | %5.2fx  %5.2fx %5.2fx\n",
 		       t, n, rl, wl / 1e6, rs, ws / 1e6, wp / 1e6, rs / rl,
-		       wp ? wl / wp : 0, wp ? ws / wp : 0 }'
+		       wp ? wp / wl : 0, wp ? wp / ws : 0 }'
 done

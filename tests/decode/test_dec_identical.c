@@ -200,7 +200,9 @@ static void compare(const char *sysptd, const char *tmp, const char *name, char 
 	CHECK(hs == hp);
 	CHECK_INT(np, ns);
 	if (by_decoder) {
-		printf("  %-26s %6" PRId64 " slices, same rows with both decoders\n", name, ns);
+		if (hs == hp)
+			printf("  %-26s %6" PRId64 " slices, same rows with both decoders\n", name,
+			       ns);
 		return;
 	}
 	if (bytes >= 8 * atoi(SEGMENT_BYTES))
