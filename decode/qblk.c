@@ -10,7 +10,7 @@
  * pending), so the query decoder's offset and time match libipt's after
  * every call.  Instructions come from ild.c through the cache of qcode.c.
  *
- * Divisions: state and the return stack; walking without trace; walking
+ * Divisions: state; walking without trace; walking
  * with trace; events (binding, trailing, handing out); sync and the rest of
  * the interface; the scan for what it leaves to libipt. */
 #include <errno.h>
@@ -20,12 +20,11 @@
 #include "dec-local.h"
 #include "qcode-local.h"
 
-#define QBLK_RETSTACK 64   /* entries, as libipt's */
 #define QBLK_MAPS 64       /* address-space maps kept before the oldest go */
 
 struct sptd_dec_qblk {
 	struct pt_query_decoder *qry;    /* the packets */
-	int skd022;                      /* the erratum applies */
+	int skd022, bdm64;               /* the errata apply */
 	struct sptd_dec_qmap maps[QBLK_MAPS]; /* code of address spaces used */
 	size_t nmaps;                    /* used entries of maps */
 	uint32_t next_mapid;             /* id for the next map built */
@@ -43,11 +42,10 @@ struct sptd_dec_qblk {
 	int bound_vmcs;                  /* ... a VMCS event bound to it */
 	struct sptd_dec_qinsn insn;      /* that instruction */
 	uint64_t insn_ip;                /* ... at this address */
-	uint64_t stack[QBLK_RETSTACK + 1]; /* return addresses, a ring */
-	uint8_t top, bottom;             /* its ends */
+	struct sptd_dec_qretstack rs;    /* return addresses */
 };
 
-/* ---- state and the return stack --------------------------------------------- */
+/* ---- state ------------------------------------------------------------------------ */
 
 static void qblk_reset(struct sptd_dec_qblk *q)
 {
@@ -61,24 +59,7 @@ static void qblk_reset(struct sptd_dec_qblk *q)
 	q->bound_paging = 0;
 	q->bound_vmcs = 0;
 	memset(&q->event, 0, sizeof(q->event));
-	q->top = q->bottom = 0;
-}
-
-static void ret_push(struct sptd_dec_qblk *q, uint64_t ip)
-{
-	q->stack[q->top] = ip;
-	q->top = q->top == QBLK_RETSTACK ? 0 : (uint8_t)(q->top + 1);
-	if (q->top == q->bottom)
-		q->bottom = q->bottom == QBLK_RETSTACK ? 0 : (uint8_t)(q->bottom + 1);
-}
-
-static int ret_pop(struct sptd_dec_qblk *q, uint64_t *ip)
-{
-	if (q->top == q->bottom)
-		return -pte_retstack_empty;
-	q->top = q->top ? (uint8_t)(q->top - 1) : QBLK_RETSTACK;
-	*ip = q->stack[q->top];
-	return 0;
+	q->rs.top = q->rs.bottom = 0;
 }
 
 /* The status flags handed out with @flags added. */
@@ -143,7 +124,7 @@ static int one_insn(struct sptd_dec_qblk *q, struct pt_block *b, struct sptd_dec
 	/* a call to the next instruction (position-independent code) is no
 	 * call to return from */
 	if (in->ild.iclass == ptic_call && !(in->ild.direct && !in->ild.disp))
-		ret_push(q, q->ip + in->ild.size);
+		sptd_dec_qret_push(&q->rs, q->ip + in->ild.size);
 	b->iclass = (enum pt_insn_class)in->ild.iclass;
 	b->end_ip = q->ip;
 	b->ninsn = n;
@@ -238,7 +219,7 @@ static int with_trace(struct sptd_dec_qblk *q, const struct sptd_dec_qinsn *in)
 		st = pt_qry_cond_branch(q->qry, &taken);
 		if (st >= 0) {
 			q->status = st;
-			return taken ? ret_pop(q, &q->ip) : -pte_bad_retcomp;
+			return taken ? sptd_dec_qret_pop(&q->rs, &q->ip) : -pte_bad_retcomp;
 		}
 		if (st != -pte_bad_query)
 			return st;
@@ -301,7 +282,7 @@ static int proceed_no_event(struct sptd_dec_qblk *q, struct pt_block *b)
 		b->end_ip = q->ip;
 		b->iclass = (enum pt_insn_class)in.ild.iclass;
 		if (in.ild.iclass == ptic_call && !(in.ild.direct && !in.ild.disp))
-			ret_push(q, q->ip + in.ild.size);
+			sptd_dec_qret_push(&q->rs, q->ip + in.ild.size);
 		st = next_ip(&q->ip, q->ip, &in);
 		if (st == -pte_bad_query)
 			return with_trace(q, &in);
@@ -384,9 +365,32 @@ static int skd022(struct sptd_dec_qblk *q)
 	return 1;
 }
 
-/* The event after a block (or a sync or an event): is it due here?  The
- * status to hand out. */
-static int trailing_event(struct sptd_dec_qblk *q)
+/* An aborted transaction reported after a branch its abort did not come
+ * from (erratum BDM64): 1 when the code from q->ip does not run straight
+ * to the abort's ip, then decoding goes on from there. */
+static int bdm64(struct sptd_dec_qblk *q, const struct pt_block *b, const struct pt_event *ev)
+{
+	struct sptd_dec_qinsn in;
+	uint64_t ip = q->ip;
+	int steps;
+
+	if (!q->bdm64 || !b || !b->ninsn || !ev->variant.tsx.aborted ||
+	    sptd_dec_qcode_decode_slow(q->map, b->end_ip, b->mode, &in) < 0 ||
+	    in.ild.iclass == ptic_other || in.ild.iclass == ptic_ptwrite)
+		return 0;
+	for (steps = 0; steps < 0x100 && ip != ev->variant.tsx.ip; steps++)
+		if (sptd_dec_qcode_decode_slow(q->map, ip, q->mode, &in) < 0 ||
+		    next_ip(&ip, ip, &in) < 0)
+			break;
+	if (ip == ev->variant.tsx.ip)
+		return 0;
+	q->ip = ev->variant.tsx.ip;
+	return 1;
+}
+
+/* The event after block @b (NULL after a sync or an event): is it due
+ * here?  The status to hand out. */
+static int trailing_event(struct sptd_dec_qblk *q, const struct pt_block *b)
 {
 	struct pt_event *ev = &q->event;
 	uint64_t at;
@@ -452,6 +456,8 @@ static int trailing_event(struct sptd_dec_qblk *q)
 			due = ev->ip_suppressed || q->ip == ev->variant.async_vmcs.ip;
 			break;
 		case ptev_tsx:
+			if (!ev->ip_suppressed)
+				bdm64(q, b, ev);
 			due = ev->ip_suppressed || q->ip == ev->variant.tsx.ip;
 			break;
 		case ptev_exec_mode:
@@ -578,7 +584,7 @@ int sptd_dec_qblk_next(struct sptd_dec_qblk *q, struct pt_block *b)
 	if (!q->enabled)
 		return q->status & pts_eos ? -pte_eos : -pte_no_enable;
 	st = proceed_no_event(q, b);
-	return st < 0 ? st : trailing_event(q);
+	return st < 0 ? st : trailing_event(q, b);
 }
 
 int sptd_dec_qblk_event(struct sptd_dec_qblk *q, struct pt_event *uev)
@@ -666,7 +672,7 @@ int sptd_dec_qblk_event(struct sptd_dec_qblk *q, struct pt_event *uev)
 	}
 	q->process_event = 0;
 	*uev = *ev;
-	return trailing_event(q);
+	return trailing_event(q, NULL);
 }
 
 /* ---- sync and the rest of the interface --------------------------------------------- */
@@ -678,7 +684,7 @@ static int qblk_start(struct sptd_dec_qblk *q, int st)
 	q->status = st;
 	if (!(st & pts_ip_suppressed))
 		q->enabled = 1;
-	return trailing_event(q);
+	return trailing_event(q, NULL);
 }
 
 int sptd_dec_qblk_sync_forward(struct sptd_dec_qblk *q)
@@ -727,6 +733,7 @@ int sptd_dec_qblk_create(const struct pt_config *cfg, struct sptd_dec_qblk **out
 		return -ENOMEM;
 	q->qry = pt_qry_alloc_decoder(cfg);
 	q->skd022 = cfg->errata.skd022;
+	q->bdm64 = cfg->errata.bdm64;
 	q->next_mapid = 1;
 	if (!q->qry || sptd_dec_qcode_cache_init(&q->cache) < 0) {
 		sptd_dec_qblk_destroy(q);

@@ -108,7 +108,7 @@ const struct sptd_dec_qrun *sptd_dec_qcode_run_fill(struct sptd_dec_qcache *c,
                                                     enum pt_exec_mode mode);
 
 /* 1 when the PT of @cfg (a CPU's) holds a packet the own decoder leaves to
- * libipt (PTWRITE; TSX mode on a CPU with erratum BDM64), 0 when not; then
+ * libipt (PTWRITE), 0 when not; then
  * that CPU (each of its segments: the decode of one runs on into the next)
  * is decoded with libipt's block decoder. */
 int sptd_dec_qcode_unsupported(const struct pt_config *cfg);
@@ -156,6 +156,34 @@ static inline int sptd_dec_qcode_decode(struct sptd_dec_qcache *c, const struct 
 		}
 	}
 	return sptd_dec_qcode_decode_fill(c, m, m ? m->id : 0, ip, mode, out);
+}
+
+/* Entries of the return stack: as libipt's. */
+#define SPTD_DEC_QRET_SIZE 64
+
+/* Return addresses of the calls decoded, for compressed returns: a ring
+ * that forgets the oldest when full, as libipt's. */
+struct sptd_dec_qretstack {
+	uint64_t stack[SPTD_DEC_QRET_SIZE + 1];    /* the ring */
+	uint8_t top, bottom;                       /* its ends; equal: empty */
+};
+
+static inline void sptd_dec_qret_push(struct sptd_dec_qretstack *r, uint64_t ip)
+{
+	r->stack[r->top] = ip;
+	r->top = r->top == SPTD_DEC_QRET_SIZE ? 0 : (uint8_t)(r->top + 1);
+	if (r->top == r->bottom)
+		r->bottom = r->bottom == SPTD_DEC_QRET_SIZE ? 0 : (uint8_t)(r->bottom + 1);
+}
+
+/* The latest return address into *@ip: 0, or -pte_retstack_empty. */
+static inline int sptd_dec_qret_pop(struct sptd_dec_qretstack *r, uint64_t *ip)
+{
+	if (r->top == r->bottom)
+		return -pte_retstack_empty;
+	r->top = r->top ? (uint8_t)(r->top - 1) : SPTD_DEC_QRET_SIZE;
+	*ip = r->stack[r->top];
+	return 0;
 }
 
 #endif /* SPTD_QCODE_LOCAL_H */

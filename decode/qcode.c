@@ -210,9 +210,7 @@ int sptd_dec_qcode_unsupported(const struct pt_config *cfg)
 				st = pt_pkt_sync_forward(pd);
 			continue;
 		}
-		/* TSX only where erratum BDM64 (Broadwell) applies */
-		found = p.type == ppt_mode && p.payload.mode.leaf == pt_mol_tsx && cfg->errata.bdm64;
-		found |= p.type == ppt_ptw;
+		found = p.type == ppt_ptw;
 	}
 	pt_pkt_free_decoder(pd);
 	return found;

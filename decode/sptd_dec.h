@@ -421,8 +421,7 @@ void sptd_dec_stacks_destroy(struct sptd_dec_stacks *st);
 /* How the PT was recorded. */
 /* The flow decoders (sptd_dec_config.decoder): libipt's block decoder, or
  * sysptd's own on libipt's query layer (the same rows; stretches holding
- * PTWRITE packets, or TSX ones on Broadwell (erratum BDM64), are still
- * decoded by libipt's). */
+ * PTWRITE packets are still decoded by libipt's). */
 enum {
 	SPTD_DEC_DECODER_LIBIPT = 0,
 	SPTD_DEC_DECODER_SPTD = 1,
