@@ -16,10 +16,10 @@
  * cases need ptrace (root): without it they are skipped, saying so.
  *
  * With a third argument `decoders` (test_dec_qflow) it compares the flow
- * decoders instead: every case imported with -j 1 once with libipt's
- * block decoder (SPTD_DECODER=libipt) and once with sysptd's own
- * (SPTD_DECODER=sptd), the same rows required; a difference is shown at
- * its first differing row.
+ * decoders instead: every case imported with -j 1 with libipt's block
+ * decoder (SPTD_DECODER=libipt) against sysptd's own (SPTD_DECODER=sptd)
+ * with -j 1 and with -j 4 in small segments, the same rows required; a
+ * difference is shown at its first differing row.
  *
  * Usage: test_dec_identical PTGEN PROGS_DIR [decoders] */
 #include <errno.h>
@@ -145,10 +145,18 @@ static void show_first_difference(const char *a, const char *b)
 		fclose(fb);
 }
 
-/* Import with the arguments @args[0..@n) twice (serial, parallel) into
- * @tmp/@name.{serial,parallel}.incident and compare.  Where a CPU has PT
- * for 8 segments, the parallel run must have cut it. */
-static void compare(const char *sysptd, const char *tmp, const char *name, char **args, int n)
+/* What compare() puts side by side: libipt's decoder serially against ... */
+enum {
+	HOW_PARALLEL,          /* ... libipt's in parallel segments */
+	HOW_SPTD,              /* ... the own decoder serially */
+	HOW_SPTD_PARALLEL,     /* ... the own decoder in parallel segments */
+};
+
+/* Import with the arguments @args[0..@n) twice (libipt serially, then as
+ * @how says) into @tmp/@name.{serial,parallel}.incident and compare.
+ * Where a CPU has PT for 8 segments, a parallel run must have cut it. */
+static void compare(const char *sysptd, const char *tmp, const char *name, char **args, int n,
+                    int how)
 {
 	char serial[4200], parallel[4200], log[4200];
 	char *argv[64];
@@ -156,8 +164,11 @@ static void compare(const char *sysptd, const char *tmp, const char *name, char 
 	int64_t ns = 0, np = 0, segs_s = 0, segs_p = 0, bytes = 0;
 	int argc = 0, rc;
 
-	snprintf(serial, sizeof(serial), "%s/%s.serial.incident", tmp, name);
-	snprintf(parallel, sizeof(parallel), "%s/%s.parallel.incident", tmp, name);
+	static const char *const tag[] = { "", ".sptd", ".sptd-parallel" };
+
+	/* each comparison its own files: import writes only new ones */
+	snprintf(serial, sizeof(serial), "%s/%s%s.serial.incident", tmp, name, tag[how]);
+	snprintf(parallel, sizeof(parallel), "%s/%s%s.parallel.incident", tmp, name, tag[how]);
 	snprintf(log, sizeof(log), "%s/%s.log", tmp, name);
 	argv[argc++] = (char *)sysptd;
 	argv[argc++] = "import";
@@ -169,14 +180,13 @@ static void compare(const char *sysptd, const char *tmp, const char *name, char 
 	argv[argc++] = serial;
 	argv[argc] = NULL;
 	unsetenv("SPTD_PT_SEGMENT_BYTES");
-	if (by_decoder)
-		setenv("SPTD_DECODER", "libipt", 1);
+	setenv("SPTD_DECODER", "libipt", 1);
 	rc = truth_run(argv, log, 0);
 	CHECK_INT(rc, 0);
 	argv[argc - 1] = parallel;
-	if (by_decoder) {
+	if (how != HOW_PARALLEL)
 		setenv("SPTD_DECODER", "sptd", 1);
-	} else {
+	if (how != HOW_SPTD) {
 		argv[argc - 3] = "4";
 		setenv("SPTD_PT_SEGMENT_BYTES", SEGMENT_BYTES, 1);
 	}
@@ -192,14 +202,14 @@ static void compare(const char *sysptd, const char *tmp, const char *name, char 
 	CHECK_INT(incident_digest(parallel, &hp, &np, &segs_p, &bytes), 0);
 	CHECK_INT(segs_s, 1);
 	if (hs != hp) {
-		fprintf(stderr, "  %s: the %s incidents differ (%s, %s)\n", name,
-		        by_decoder ? "libipt and sptd decoder" : "serial and parallel", serial,
-		        parallel);
+		fprintf(stderr, "  %s: the libipt serial and the %s incidents differ (%s, %s)\n",
+		        name, how == HOW_PARALLEL ? "libipt parallel" : how == HOW_SPTD ?
+		        "sptd serial" : "sptd parallel", serial, parallel);
 		show_first_difference(serial, parallel);
 	}
 	CHECK(hs == hp);
 	CHECK_INT(np, ns);
-	if (by_decoder) {
+	if (how == HOW_SPTD) {
 		if (hs == hp)
 			printf("  %-26s %6" PRId64 " slices, same rows with both decoders\n", name,
 			       ns);
@@ -207,8 +217,22 @@ static void compare(const char *sysptd, const char *tmp, const char *name, char 
 	}
 	if (bytes >= 8 * atoi(SEGMENT_BYTES))
 		CHECK(segs_p > 1);
-	printf("  %-26s %6" PRId64 " slices, same rows; %6" PRId64 " PT bytes on a CPU at most, "
-	       "cut in %" PRId64 "\n", name, ns, bytes, segs_p);
+	printf("  %-26s %6" PRId64 " slices, same rows%s; %6" PRId64 " PT bytes on a CPU at "
+	       "most, cut in %" PRId64 "\n", name, ns, how == HOW_SPTD_PARALLEL ? " (sptd)" : "",
+	       bytes, segs_p);
+}
+
+/* compare() as the test was asked: serial against parallel, or libipt's
+ * decoder against the own one, serially and in parallel segments. */
+static void compare_all(const char *sysptd, const char *tmp, const char *name, char **args,
+                        int n)
+{
+	if (!by_decoder) {
+		compare(sysptd, tmp, name, args, n, HOW_PARALLEL);
+		return;
+	}
+	compare(sysptd, tmp, name, args, n, HOW_SPTD);
+	compare(sysptd, tmp, name, args, n, HOW_SPTD_PARALLEL);
 }
 
 /* The perf.data captures. */
@@ -230,7 +254,7 @@ static int perfdata_cases(const char *sysptd, const char *tmp)
 			continue;
 		args[0] = data;
 		args[1] = symfs;
-		compare(sysptd, tmp, dirs[i], args, 2);
+		compare_all(sysptd, tmp, dirs[i], args, 2);
 		ran++;
 	}
 	return ran;
@@ -282,7 +306,7 @@ static int gen_case(const struct golden_case *c, const char *ptgen, const char *
 	n--;   /* the "-o" truth_import_args ends with: compare() adds its own */
 	/* the vdso's bytes, per process, as test_golden passes them */
 	truth_vdso_args(dir, images, 8, args, &n);
-	compare(sysptd, tmp, c->name, args, n);
+	compare_all(sysptd, tmp, c->name, args, n);
 	return 0;
 }
 
