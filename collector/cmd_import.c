@@ -95,7 +95,11 @@ static void usage(FILE *f)
 	"  -j, --jobs N         decode threads (default: number of cores)\n"
 	"  -o, --output FILE    the incident to write (must not exist)\n\n"
 	"Both modes:\n"
-	"  -q, --quiet          no progress line on the terminal (stderr)\n\n"
+	"  -q, --quiet          no progress line on the terminal (stderr)\n"
+	"  --decoder libipt|sptd\n"
+	"                       PT flow decoder: libipt's block decoder (default) or\n"
+	"                       sysptd's own on libipt's packets (the same rows; also\n"
+	"                       env SPTD_DECODER)\n\n"
 	"Run as root, the input is opened (perf.data) or copied in (raw PT) as root,\n"
 	"then parsed as the user who ran sudo (else nobody): images that user cannot\n"
 	"read (--image, --symfs, --kcore, the build-id cache) show as gaps.\n\n"
@@ -106,6 +110,18 @@ static void usage(FILE *f)
 	"for comparison).\n\n"
 	"Exit status: 0 success, 1 failure, 2 bad command line, 6 an input file that\n"
 	"is missing, corrupt, truncated or not what it claims (nothing is written).\n");
+}
+
+
+/* --decoder NAME: the flow decoder, handed to the decode (derive_pt.c)
+ * through SPTD_DECODER.  0 or -EINVAL (said on stderr). */
+static int import_set_decoder(const char *name)
+{
+	if (strcmp(name, "libipt") && strcmp(name, "sptd")) {
+		fprintf(stderr, "sysptd import: --decoder is libipt or sptd, not '%s'\n", name);
+		return -EINVAL;
+	}
+	return setenv("SPTD_DECODER", name, 1) < 0 ? -EINVAL : 0;
 }
 
 static int parse_opts(int argc, char **argv, struct sptd_col_rawpt_opts *o)
@@ -122,6 +138,7 @@ static int parse_opts(int argc, char **argv, struct sptd_col_rawpt_opts *o)
 		{ "maps", required_argument, NULL, 'M' },
 		{ "tasks", required_argument, NULL, 'T' },
 		{ "jobs", required_argument, NULL, 'j' },
+		{ "decoder", required_argument, NULL, 'Y' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -210,6 +227,10 @@ static int parse_opts(int argc, char **argv, struct sptd_col_rawpt_opts *o)
 			break;
 		case 'o':
 			o->out = optarg;
+			break;
+		case 'Y':
+			if (import_set_decoder(optarg) < 0)
+				return -EINVAL;
 			break;
 		case 'q':
 			import_quiet = 1;
@@ -327,6 +348,7 @@ static int import_perfdata(int argc, char **argv)
 		{ "kcore", required_argument, NULL, 'K' },
 		{ "debug-dir", required_argument, NULL, 'D' },
 		{ "jobs", required_argument, NULL, 'j' },
+		{ "decoder", required_argument, NULL, 'Y' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -365,6 +387,10 @@ static int import_perfdata(int argc, char **argv)
 			break;
 		case 'o':
 			o.output = optarg;
+			break;
+		case 'Y':
+			if (import_set_decoder(optarg) < 0)
+				return -EINVAL;
 			break;
 		case 'q':
 			import_quiet = 1;

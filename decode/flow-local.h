@@ -14,6 +14,7 @@
 #include <intel-pt.h>
 
 #include "dec-local.h"
+#include "qblk-local.h"
 
 /* ---- opcode classifier (opclass.c) ------------------------------------------ */
 
@@ -186,7 +187,7 @@ struct sptd_dec_flowstate {
 	struct sptd_dec_wcache *wc;        /* this thread's sections; NULL the session's */
 	struct pt_image_section_cache *iscache; /* where code is read: wc's or the session's */
 	struct sptd_dec_cpu_result *res;   /* where results go */
-	struct pt_block_decoder *dec;      /* libipt's decoder */
+	struct sptd_dec_blkdec dec;        /* the block decoder (libipt's or own) */
 	int cpu;                           /* the CPU decoded */
 	const struct sptd_dec_segplan *plan; /* the segment decoded; NULL whole CPU */
 	const struct sptd_dec_segplan *next; /* the one after it; NULL none */

@@ -39,7 +39,7 @@ static int flow_time(struct sptd_dec_flowstate *fs, uint64_t ahead)
 
 	if (fs->s->cfg.no_timing)
 		return 0;
-	if (pt_blk_time(fs->dec, &tsc, &lost_mtc, &lost_cyc) < 0)
+	if (sptd_dec_blk_time(&fs->dec, &tsc, &lost_mtc, &lost_cyc) < 0)
 		return 0;
 	if (fs->has_time && tsc == fs->now_tsc)
 		return 0;                  /* unchanged: most blocks */
@@ -197,7 +197,9 @@ static int flow_use_aspace(struct sptd_dec_flowstate *fs, struct sptd_dec_aspace
 			return err;
 	}
 	fs->as = as;
-	return pt_blk_set_image(fs->dec, fs->images[k]) < 0 ? -EIO : 0;
+	if (fs->dec.own)
+		return sptd_dec_qblk_set_aspace(fs->dec.own, fs->s, fs->wc, as, fs->epoch);
+	return pt_blk_set_image(fs->dec.lib, fs->images[k]) < 0 ? -EIO : 0;
 }
 
 /* The kernel code changes at a TEXT_POKE's time (textpatch.c): from the
@@ -471,7 +473,7 @@ static int flow_error(struct sptd_dec_flowstate *fs, int code, const struct pt_b
 	uint64_t off = 0, ip;
 	int err;
 
-	pt_blk_get_offset(fs->dec, &off);
+	sptd_dec_blk_get_offset(&fs->dec, &off);
 	fs->res->stats.decode_errors++;
 	if (code == pte_retstack_empty)
 		fs->res->underflows++;
@@ -510,7 +512,7 @@ static int flow_stalled(struct sptd_dec_flowstate *fs, uint64_t ninsn)
 {
 	uint64_t off = 0;
 
-	if (pt_blk_get_offset(fs->dec, &off) < 0 || off != fs->stall_off) {
+	if (sptd_dec_blk_get_offset(&fs->dec, &off) < 0 || off != fs->stall_off) {
 		fs->stall_off = off;
 		fs->stall_n = 0;
 		return 0;
@@ -554,7 +556,7 @@ static int flow_decode(struct sptd_dec_flowstate *fs, int status)
 		while (status & pts_event_pending) {
 			struct pt_event ev;
 
-			status = pt_blk_event(fs->dec, &ev, sizeof(ev));
+			status = sptd_dec_blk_event(&fs->dec, &ev);
 			if (status < 0)
 				break;
 			err = flow_time(fs, 0);
@@ -577,7 +579,7 @@ static int flow_decode(struct sptd_dec_flowstate *fs, int status)
 			if (err)
 				return err;
 			memset(&b, 0, sizeof(b));
-			status = pt_blk_next(fs->dec, &b, sizeof(b));
+			status = sptd_dec_blk_next(&fs->dec, &b);
 			err = flow_time(fs, b.ninsn);
 			if (!err && b.ninsn)
 				err = flow_block(fs, &b);
@@ -679,9 +681,14 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, struct sptd_dec_wcache *wc, in
 	fs.images = calloc(s->naspaces, sizeof(*fs.images));
 	fs.epoch = (int)s->ntext_times;   /* as copied, until a time is known */
 	err = sptd_dec_brcache_init(&fs.br, fs.iscache);
-	fs.dec = pt_blk_alloc_decoder(&cfg);
-	if (!fs.dec || !fs.images || !fs.tp || err < 0) {
-		pt_blk_free_decoder(fs.dec);
+	if (s->cfg.decoder == SPTD_DEC_DECODER_SPTD &&
+	    !sptd_dec_qblk_unsupported(&cfg))
+		sptd_dec_qblk_create(&cfg, &fs.dec.own);
+	else
+		fs.dec.lib = pt_blk_alloc_decoder(&cfg);
+	if ((!fs.dec.lib && !fs.dec.own) || !fs.images || !fs.tp || err < 0) {
+		pt_blk_free_decoder(fs.dec.lib);
+		sptd_dec_qblk_destroy(fs.dec.own);
 		free(fs.images);
 		sptd_dec_brcache_fini(&fs.br);
 		return -ENOMEM;
@@ -689,14 +696,14 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, struct sptd_dec_wcache *wc, in
 	err = flow_use_aspace(&fs, sptd_dec_aspace_of(s, fs.tid));
 	while (!err) {
 		/* a later segment starts at its own PSB */
-		status = first && !whole ? pt_blk_sync_set(fs.dec, plan->start)
-		                         : pt_blk_sync_forward(fs.dec);
+		status = first && !whole ? sptd_dec_blk_sync_set(&fs.dec, plan->start)
+		                         : sptd_dec_blk_sync_forward(&fs.dec);
 		if (status == -pte_eos) {
 			if (first && whole)
 				err = gap_add(&fs, 0, 0, "pt: no PSB in the trace: nothing decodable");
 			break;
 		}
-		pt_blk_get_sync_offset(fs.dec, &sync_off);
+		sptd_dec_blk_get_sync_offset(&fs.dec, &sync_off);
 		if (status < 0) {
 			/* a bad PSB+: count it and look for the next */
 			fs.res->stats.decode_errors++;
@@ -748,7 +755,8 @@ int sptd_dec_flow_cpu(struct sptd_dec_session *s, struct sptd_dec_wcache *wc, in
 			err = res->has_cyc;
 	}
 	res->last_ts = fs.has_time ? fs.now : -1;
-	pt_blk_free_decoder(fs.dec);
+	pt_blk_free_decoder(fs.dec.lib);
+	sptd_dec_qblk_destroy(fs.dec.own);
 	for (i = 0; i < s->naspaces; i++)
 		pt_image_free(fs.images[i]);
 	free(fs.images);

@@ -61,7 +61,7 @@ static void ckpt_fill(const struct sptd_dec_flowstate *fs, uint64_t origin, uint
 	memset(c, 0, sizeof(*c));
 	c->rel = fs->pos - origin;
 	c->offset = offset;
-	c->time_rc = pt_blk_time(fs->dec, &c->tsc, &c->lost_mtc, &c->lost_cyc);
+	c->time_rc = sptd_dec_blk_time(&fs->dec, &c->tsc, &c->lost_mtc, &c->lost_cyc);
 	c->status = status;
 	c->tid = fs->tid;
 	c->swi = fs->swi;
@@ -110,7 +110,7 @@ int sptd_dec_seam_step(struct sptd_dec_flowstate *fs, int status)
 		return 0;
 	/* (the offset is libipt's read position: it may run ahead of the
 	 * instructions, never behind) */
-	pt_blk_get_offset(fs->dec, &off);
+	sptd_dec_blk_get_offset(&fs->dec, &off);
 	if (p->index > 0 && !fs->head_done) {
 		/* the first loop top: the segment's origin, if its PSB's
 		 * status updates were just read */

@@ -425,6 +425,14 @@ void sptd_dec_stacks_destroy(struct sptd_dec_stacks *st);
 /* ---- the decode session: phase 1 + 2 over real PT (session.c, image.c, flow.c) */
 
 /* How the PT was recorded. */
+/* The flow decoders (sptd_dec_config.decoder): libipt's block decoder, or
+ * sysptd's own on libipt's query layer (the same rows; stretches holding
+ * PTWRITE packets are still decoded by libipt's). */
+enum {
+	SPTD_DEC_DECODER_LIBIPT = 0,
+	SPTD_DEC_DECODER_SPTD = 1,
+};
+
 struct sptd_dec_config {
 	int cpu_family, cpu_model, cpu_stepping; /* 0/0/0: unknown, no errata */
 	int mtc_freq;            /* IA32_RTIT_CTL.MTCFreq (0: no MTC) */
@@ -442,6 +450,7 @@ struct sptd_dec_config {
 	int64_t tsc_offset_ns;
 	uint64_t tsc_hz;
 	int no_timing;           /* 1: ignore timing packets, ts is order */
+	int decoder;             /* SPTD_DEC_DECODER_*: which flow decoder */
 	int jobs;                /* phase-1 threads; 0: number of cores */
 	size_t segment_bytes;    /* cut each CPU's PT at PSBs about this far
 	                          * apart and decode the pieces in parallel;

@@ -7,7 +7,9 @@
 # NAME: perfrec (collector/perf's record parser and ring walks), perfdata
 # (the perf.data reader), pdimport (`sysptd import perf.data` end to end),
 # ftrace (sched/'s page parser and slice builder), rawpt (PT decode with an
-# image), incident (query/export/list/decode over a corrupt incident),
+# image), flowdiff (the two PT flow decoders, libipt's and the own, against
+# each other: the same rows), incident (query/export/list/decode over a
+# corrupt incident),
 # unwind (DWARF unwinding of a copied stack: ELF, registers, stack bytes),
 # slicepages (slice rows through the page writer and SQL: the same table).
 # SECONDS 0 only replays the corpus once.
@@ -27,7 +29,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 src=$(pwd)
-names="perfrec perfdata pdimport ftrace ftformat rawpt incident unwind slicepages"
+names="perfrec perfdata pdimport ftrace ftformat rawpt flowdiff incident unwind slicepages"
 
 usage() {
 	echo "usage: scripts/fuzz.sh NAME SECONDS [LIBFUZZER-OPTION...]  (NAME: $names)" >&2

@@ -70,6 +70,19 @@ static int64_t meta_int(struct sptd_store *st, const char *key, int64_t dflt)
 /* SPTD_PT_SEGMENT_BYTES: how far apart the PSBs are at which each CPU's PT
  * is cut for parallel decoding (0 or unset: automatic).  The output does
  * not depend on it; tests set it small to put many seams in a small trace. */
+/* SPTD_DECODER (set by --decoder too): which flow decoder phase 1 uses. */
+static int flow_decoder(void)
+{
+	const char *v = getenv("SPTD_DECODER");
+
+	if (!v || !*v || !strcmp(v, "libipt"))
+		return SPTD_DEC_DECODER_LIBIPT;
+	if (!strcmp(v, "sptd"))
+		return SPTD_DEC_DECODER_SPTD;
+	sptd_col_log(LOG_WARNING, "SPTD_DECODER=%s is not libipt or sptd: libipt used", v);
+	return SPTD_DEC_DECODER_LIBIPT;
+}
+
 static size_t segment_bytes(void)
 {
 	const char *v = getenv("SPTD_PT_SEGMENT_BYTES");
@@ -136,6 +149,7 @@ static void load_config(struct sptd_store *st, struct sptd_dec_config *cfg, int 
 		cfg->tsc_offset_ns = meta_int(st, "tsc_offset_ns", 0);
 	}
 	cfg->jobs = jobs;
+	cfg->decoder = flow_decoder();
 	cfg->segment_bytes = segment_bytes();
 	cfg->progress = derive_progress;
 	cfg->progress_ctx = derive_progress_ctx;

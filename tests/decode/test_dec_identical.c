@@ -15,7 +15,13 @@
  * plus programs with PSBs every 256 bytes in every timing mode.  Generated
  * cases need ptrace (root): without it they are skipped, saying so.
  *
- * Usage: test_dec_identical PTGEN PROGS_DIR */
+ * With a third argument `decoders` (test_dec_qflow) it compares the flow
+ * decoders instead: every case imported with -j 1 with libipt's block
+ * decoder (SPTD_DECODER=libipt) against sysptd's own (SPTD_DECODER=sptd)
+ * with -j 1 and with -j 4 in small segments, the same rows required; a
+ * difference is shown at its first differing row.
+ *
+ * Usage: test_dec_identical PTGEN PROGS_DIR [decoders] */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -32,6 +38,9 @@
 /* Segment size of the parallel import: a few PSBs of the generator's
  * smallest period. */
 #define SEGMENT_BYTES "600"
+
+/* 1: compare the two flow decoders, not serial and parallel. */
+static int by_decoder;
 
 /* What the comparison reads from an incident, in order. */
 static const char *const dumps[] = {
@@ -55,12 +64,17 @@ static const char *const dumps[] = {
 static int incident_digest(const char *path, uint64_t *digest, int64_t *slices, int64_t *segs,
                            int64_t *bytes)
 {
+	char rows_path[4300];
+	FILE *rows;
 	struct sptd_store *st = NULL;
 	struct sptd_store_stmt *q = NULL;
 	uint64_t h = 1469598103934665603ull;
 	int ret;
 
 	*slices = *segs = *bytes = 0;
+	/* every row as a line, to show where two incidents part */
+	snprintf(rows_path, sizeof(rows_path), "%s.rows", path);
+	rows = fopen(rows_path, "w");
 	ret = sptd_store_open(path, 0, &st);
 	for (size_t d = 0; d < sizeof(dumps) / sizeof(dumps[0]) && ret >= 0; d++) {
 		ret = sptd_store_prepare(st, dumps[d], &q);
@@ -72,10 +86,14 @@ static int incident_digest(const char *path, uint64_t *digest, int64_t *slices, 
 			for (int c = 0; c < ncol; c++) {
 				const char *v = sptd_store_column_text(q, c);
 
+				if (rows)
+					fprintf(rows, "%s|", v ? v : "(null)");
 				for (v = v ? v : "(null)"; *v; v++)
 					h = (h ^ (unsigned char)*v) * 1099511628211ull;
 				h = (h ^ '|') * 1099511628211ull;
 			}
+			if (rows)
+				fprintf(rows, "  [dump %zu]\n", d);
 		}
 		sptd_store_finalize(q);
 		q = NULL;
@@ -92,14 +110,53 @@ static int incident_digest(const char *path, uint64_t *digest, int64_t *slices, 
 	if (ret < 0)
 		fprintf(stderr, "  reading %s: %s\n", path, sptd_store_errmsg(st));
 	sptd_store_destroy(st);
+	if (rows)
+		fclose(rows);
 	*digest = h;
 	return ret < 0 ? ret : 0;
 }
 
-/* Import with the arguments @args[0..@n) twice (serial, parallel) into
- * @tmp/@name.{serial,parallel}.incident and compare.  Where a CPU has PT
- * for 8 segments, the parallel run must have cut it. */
-static void compare(const char *sysptd, const char *tmp, const char *name, char **args, int n)
+/* Print the first row where the row files of @a and @b differ. */
+static void show_first_difference(const char *a, const char *b)
+{
+	char pa[4300], pb[4300], la[1024], lb[1024];
+	FILE *fa, *fb;
+	long line = 1;
+
+	snprintf(pa, sizeof(pa), "%s.rows", a);
+	snprintf(pb, sizeof(pb), "%s.rows", b);
+	fa = fopen(pa, "r");
+	fb = fopen(pb, "r");
+	while (fa && fb) {
+		char *ra = fgets(la, sizeof(la), fa), *rb = fgets(lb, sizeof(lb), fb);
+
+		if (!ra && !rb)
+			break;
+		if (!ra || !rb || strcmp(la, lb)) {
+			fprintf(stderr, "  first difference at row %ld:\n    %s    %s", line,
+			        ra ? la : "(end)\n", rb ? lb : "(end)\n");
+			break;
+		}
+		line++;
+	}
+	if (fa)
+		fclose(fa);
+	if (fb)
+		fclose(fb);
+}
+
+/* What compare() puts side by side: libipt's decoder serially against ... */
+enum {
+	HOW_PARALLEL,          /* ... libipt's in parallel segments */
+	HOW_SPTD,              /* ... the own decoder serially */
+	HOW_SPTD_PARALLEL,     /* ... the own decoder in parallel segments */
+};
+
+/* Import with the arguments @args[0..@n) twice (libipt serially, then as
+ * @how says) into @tmp/@name.{serial,parallel}.incident and compare.
+ * Where a CPU has PT for 8 segments, a parallel run must have cut it. */
+static void compare(const char *sysptd, const char *tmp, const char *name, char **args, int n,
+                    int how)
 {
 	char serial[4200], parallel[4200], log[4200];
 	char *argv[64];
@@ -107,8 +164,11 @@ static void compare(const char *sysptd, const char *tmp, const char *name, char 
 	int64_t ns = 0, np = 0, segs_s = 0, segs_p = 0, bytes = 0;
 	int argc = 0, rc;
 
-	snprintf(serial, sizeof(serial), "%s/%s.serial.incident", tmp, name);
-	snprintf(parallel, sizeof(parallel), "%s/%s.parallel.incident", tmp, name);
+	static const char *const tag[] = { "", ".sptd", ".sptd-parallel" };
+
+	/* each comparison its own files: import writes only new ones */
+	snprintf(serial, sizeof(serial), "%s/%s%s.serial.incident", tmp, name, tag[how]);
+	snprintf(parallel, sizeof(parallel), "%s/%s%s.parallel.incident", tmp, name, tag[how]);
 	snprintf(log, sizeof(log), "%s/%s.log", tmp, name);
 	argv[argc++] = (char *)sysptd;
 	argv[argc++] = "import";
@@ -120,13 +180,19 @@ static void compare(const char *sysptd, const char *tmp, const char *name, char 
 	argv[argc++] = serial;
 	argv[argc] = NULL;
 	unsetenv("SPTD_PT_SEGMENT_BYTES");
+	setenv("SPTD_DECODER", "libipt", 1);
 	rc = truth_run(argv, log, 0);
 	CHECK_INT(rc, 0);
-	argv[argc - 3] = "4";
 	argv[argc - 1] = parallel;
-	setenv("SPTD_PT_SEGMENT_BYTES", SEGMENT_BYTES, 1);
+	if (how != HOW_PARALLEL)
+		setenv("SPTD_DECODER", "sptd", 1);
+	if (how != HOW_SPTD) {
+		argv[argc - 3] = "4";
+		setenv("SPTD_PT_SEGMENT_BYTES", SEGMENT_BYTES, 1);
+	}
 	rc = truth_run(argv, log, 1);
 	unsetenv("SPTD_PT_SEGMENT_BYTES");
+	unsetenv("SPTD_DECODER");
 	CHECK_INT(rc, 0);
 	if (rc != 0) {
 		truth_show_log(log, 20);
@@ -135,15 +201,38 @@ static void compare(const char *sysptd, const char *tmp, const char *name, char 
 	CHECK_INT(incident_digest(serial, &hs, &ns, &segs_s, &bytes), 0);
 	CHECK_INT(incident_digest(parallel, &hp, &np, &segs_p, &bytes), 0);
 	CHECK_INT(segs_s, 1);
-	if (hs != hp)
-		fprintf(stderr, "  %s: the serial and the parallel incident differ (%s, %s)\n", name,
-		        serial, parallel);
+	if (hs != hp) {
+		fprintf(stderr, "  %s: the libipt serial and the %s incidents differ (%s, %s)\n",
+		        name, how == HOW_PARALLEL ? "libipt parallel" : how == HOW_SPTD ?
+		        "sptd serial" : "sptd parallel", serial, parallel);
+		show_first_difference(serial, parallel);
+	}
 	CHECK(hs == hp);
 	CHECK_INT(np, ns);
+	if (how == HOW_SPTD) {
+		if (hs == hp)
+			printf("  %-26s %6" PRId64 " slices, same rows with both decoders\n", name,
+			       ns);
+		return;
+	}
 	if (bytes >= 8 * atoi(SEGMENT_BYTES))
 		CHECK(segs_p > 1);
-	printf("  %-26s %6" PRId64 " slices, same rows; %6" PRId64 " PT bytes on a CPU at most, "
-	       "cut in %" PRId64 "\n", name, ns, bytes, segs_p);
+	printf("  %-26s %6" PRId64 " slices, same rows%s; %6" PRId64 " PT bytes on a CPU at "
+	       "most, cut in %" PRId64 "\n", name, ns, how == HOW_SPTD_PARALLEL ? " (sptd)" : "",
+	       bytes, segs_p);
+}
+
+/* compare() as the test was asked: serial against parallel, or libipt's
+ * decoder against the own one, serially and in parallel segments. */
+static void compare_all(const char *sysptd, const char *tmp, const char *name, char **args,
+                        int n)
+{
+	if (!by_decoder) {
+		compare(sysptd, tmp, name, args, n, HOW_PARALLEL);
+		return;
+	}
+	compare(sysptd, tmp, name, args, n, HOW_SPTD);
+	compare(sysptd, tmp, name, args, n, HOW_SPTD_PARALLEL);
 }
 
 /* The perf.data captures. */
@@ -165,7 +254,7 @@ static int perfdata_cases(const char *sysptd, const char *tmp)
 			continue;
 		args[0] = data;
 		args[1] = symfs;
-		compare(sysptd, tmp, dirs[i], args, 2);
+		compare_all(sysptd, tmp, dirs[i], args, 2);
 		ran++;
 	}
 	return ran;
@@ -217,7 +306,7 @@ static int gen_case(const struct golden_case *c, const char *ptgen, const char *
 	n--;   /* the "-o" truth_import_args ends with: compare() adds its own */
 	/* the vdso's bytes, per process, as test_golden passes them */
 	truth_vdso_args(dir, images, 8, args, &n);
-	compare(sysptd, tmp, c->name, args, n);
+	compare_all(sysptd, tmp, c->name, args, n);
 	return 0;
 }
 
@@ -228,9 +317,10 @@ int main(int argc, char **argv)
 	int ran = 0, skipped = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: test_dec_identical PTGEN PROGS_DIR\n");
+		fprintf(stderr, "usage: test_dec_identical PTGEN PROGS_DIR [decoders]\n");
 		return 2;
 	}
+	by_decoder = argc > 3 && !strcmp(argv[3], "decoders");
 	if (!sysptd || access(sysptd, X_OK) != 0)
 		SPTD_SKIP("no sysptd binary (set SPTD_BIN)");
 	if (!mkdtemp(tmp)) {

@@ -51,4 +51,25 @@ const char *sptd_fuzz_fixtures(void);
  * drown the fuzzer's own output); SPTD_FUZZ_LOG=1 prints them instead. */
 void sptd_fuzz_quiet_logs(void);
 
+/* ---- raw PT with a fixture image (fuzz_rawpt, fuzz_flowdiff) ---------------- */
+
+/* Bytes of the header that raw-PT inputs start with. */
+#define SPTD_FUZZ_RAWPT_HEADER 8
+
+struct sptd_dec_session;
+
+/* A decode session for a raw-PT input @data (@size > the header) with
+ * flow decoder @decoder (SPTD_DEC_DECODER_*), ready to run.  The header:
+ *   [0] image: 0 libxdc-foo (flat at 0x7ffff7819000), 1 libxdc-unzip (flat
+ *       at 0x400000), 2 drpt2trace-hello (ELF by its program headers),
+ *       3 none (a missing fixture: none either)
+ *   [1] flags: bit 0 no_timing, bit 1 TSC -> ns by mult/shift, bit 2 by
+ *       tsc_hz, bit 3 two CPUs (the PT split at its middle), bit 4 a
+ *       context switch list (tid 1 then 2 on each CPU)
+ *   [2] mtc_freq, [3] nom_freq, [4] cpu model (0 unknown, 1 6/94/3,
+ *       2 6/85/4), [5] tsc shift, [6..7] tsc mult (u16)
+ * Aborts when a session call fails.  Destroy it with
+ * sptd_dec_session_destroy. */
+struct sptd_dec_session *sptd_fuzz_rawpt_session(const uint8_t *data, size_t size, int decoder);
+
 #endif /* SPTD_FUZZ_H */

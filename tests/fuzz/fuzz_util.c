@@ -1,5 +1,5 @@
 /* fuzz_util.c — helpers every harness links: scratch files, fixtures,
- * quiet log hooks. */
+ * quiet log hooks, the session of a raw-PT input. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -138,4 +138,90 @@ void sptd_fuzz_quiet_logs(void)
 	sptd_col_set_log(fn, NULL);
 	sptd_sched_set_log(fn, NULL);
 	sptd_dec_set_log(fn, NULL);
+}
+
+/* One fixture image of the raw-PT inputs. */
+struct rawpt_image {
+	const char *rel;       /* path under the fixtures */
+	uint64_t addr;         /* where a flat image goes; 0: ELF */
+	void *bytes;           /* loaded on first use; NULL: missing */
+	size_t len;
+	char path[4096];       /* full path (ELF images load from it) */
+};
+
+static struct rawpt_image rawpt_images[] = {
+	{ "real-pt/libxdc-foo/flat_7ffff7819000.img", 0x7ffff7819000ull, NULL, 0, "" },
+	{ "real-pt/libxdc-unzip/flat_400000.img", 0x400000ull, NULL, 0, "" },
+	{ "real-pt/drpt2trace-hello/hello", 0, NULL, 0, "" },
+};
+#define RAWPT_NIMAGES (sizeof(rawpt_images) / sizeof(rawpt_images[0]))
+
+/* Image @i, loaded on first use; NULL when the fixture is missing. */
+static struct rawpt_image *rawpt_image(unsigned i)
+{
+	static int loaded;
+
+	if (!loaded) {
+		for (size_t k = 0; k < RAWPT_NIMAGES; k++) {
+			snprintf(rawpt_images[k].path, sizeof(rawpt_images[k].path), "%s/%s",
+			         sptd_fuzz_fixtures(), rawpt_images[k].rel);
+			rawpt_images[k].bytes = sptd_fuzz_read_file(rawpt_images[k].path,
+			                                            &rawpt_images[k].len);
+		}
+		loaded = 1;
+	}
+	return i < RAWPT_NIMAGES && rawpt_images[i].bytes ? &rawpt_images[i] : NULL;
+}
+
+struct sptd_dec_session *sptd_fuzz_rawpt_session(const uint8_t *data, size_t size, int decoder)
+{
+	struct sptd_dec_config cfg;
+	struct sptd_dec_session *s = NULL;
+	const uint8_t *pt = data + SPTD_FUZZ_RAWPT_HEADER;
+	size_t ptlen = size - SPTD_FUZZ_RAWPT_HEADER, half;
+	struct rawpt_image *img;
+	int ret;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.decoder = decoder;
+	cfg.no_timing = data[1] & 1;
+	if (data[1] & 2) {
+		cfg.tsc_mult = (uint32_t)(data[6] | data[7] << 8);
+		cfg.tsc_shift = data[5] & 63;
+	} else if (data[1] & 4) {
+		cfg.tsc_hz = 1000000ull * (1 + data[5]);
+	}
+	cfg.mtc_freq = data[2] & 15;
+	cfg.nom_freq = data[3];
+	if (data[4] % 3 == 1) {
+		cfg.cpu_family = 6, cfg.cpu_model = 94, cfg.cpu_stepping = 3;
+	} else if (data[4] % 3 == 2) {
+		cfg.cpu_family = 6, cfg.cpu_model = 85, cfg.cpu_stepping = 4;
+	}
+	cfg.jobs = 1;
+	ret = sptd_dec_session_create(&cfg, &s);
+	FUZZ_CHECK(ret == 0, "session_create: %d", ret);
+	img = rawpt_image(data[0] % 4);
+	if (img) {
+		if (img->addr)
+			ret = sptd_dec_session_add_bytes(s, -1, "image", img->bytes, img->len,
+			                                 img->addr, 1);
+		else
+			ret = sptd_dec_session_add_elf(s, -1, img->path, 0, 1);
+		FUZZ_CHECK(ret == 0, "image %u: %d", data[0] % 4, ret);
+	}
+	if (data[1] & 16) {
+		sptd_dec_session_add_task(s, 1, 1);
+		sptd_dec_session_add_task(s, 2, 2);
+		sptd_dec_session_add_switch(s, 0, 0, 0, 1);
+		sptd_dec_session_add_switch(s, 1000, 0, 1, 2);
+		sptd_dec_session_add_switch(s, 0, 1, 0, 2);
+	}
+	half = (data[1] & 8) ? ptlen / 2 : ptlen;
+	if (half)
+		FUZZ_CHECK(sptd_dec_session_add_pt(s, 0, pt, half) == 0, "add_pt cpu 0");
+	if (ptlen > half)
+		FUZZ_CHECK(sptd_dec_session_add_pt(s, 1, pt + half, ptlen - half) == 0,
+		           "add_pt cpu 1");
+	return s;
 }
