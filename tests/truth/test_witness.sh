@@ -18,14 +18,16 @@
 #   wakeups   perf sched record -k mono: each wakeup of wit_ping and
 #             wit_pong (perf's sched_waking while the task was blocked,
 #             paired with its next switch in: tests/lib/perf_wakes.sh),
-#             inside the window and not cut by its edges: per wakeup the
-#             same waker tid and time within 1 ms: at most 0.5 % of perf's
-#             unmatched, 1 % of sysptd's (perf drops a few events ftrace
-#             keeps); of the matched, both ends within 2 us (ftrace and
-#             perf read the clock separately for one event), except one end
-#             off for at most 5 % (the host stopping the vCPU between the
-#             two reads) and both ends off for at most 0.5 %; sum within 2
-#             us a wakeup plus those; max within 2 us, 0.1 % or such a stop
+#             inside the window and not cut by its edges: one wakeup on
+#             both sides has the same waker and one end within 2 us (or
+#             both within 1 ms): at most 0.5 % of perf's unmatched, 1 % of
+#             sysptd's (perf drops a few events ftrace keeps); of the
+#             matched, both ends within 2 us (ftrace and perf read the
+#             clock separately for one event), except one end off for at
+#             most 5 % (the host stopping the vCPU between the two reads)
+#             and both ends off for at most 0.5 %; sum within 2 us a wakeup
+#             plus those; max within 2 us or 0.1 %, or each side's worst a
+#             wakeup the other holds with one end agreeing (such a stop)
 #   irq wakes a bare ftrace instance's sched_waking records (their context
 #             flags): wit_sleeper's and wit_timer's wakeups come from hrtimers
 #             in hard irq context; sysptd's rows for them must say so (flags
@@ -34,12 +36,13 @@
 #   tasks     the program's own log (getpid, gettid): every logged thread
 #             the incident holds belongs to the logged process, with the
 #             logged name; every short-lived process is a process of its own
-#   irqs      perf record -e irq:irq_handler_entry -k mono: per IRQ number,
-#             the irq_slice rows that start inside the window number perf's
-#             entries inside it, less at most 2 (a handler at each edge), more
-#             at most max(2, 2 %) (perf drops a few events ftrace keeps); the disk
-#             IRQ fired; /proc/interrupts over the whole run holds at least
-#             as many as the incident
+#   irqs      an ftrace instance of the test's own (irq_handler_entry and
+#             _exit, removed on exit): per handler (number and name), the
+#             handlers entered and exited inside the window, 1 ms from
+#             either edge, number exactly sysptd's irq_slice rows there
+#             with both ends seen; per IRQ number the incident holds at
+#             most what /proc/interrupts counted over the whole run; the
+#             disk IRQ fired
 #
 # Needs root, tracefs and perf (linux-perf); skips (77) otherwise.  Its own
 # recorder name (--name), so it runs beside a default service.
