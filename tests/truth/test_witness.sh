@@ -274,7 +274,7 @@ for name in wit_ping wit_pong; do
 	shift 9
 	pmax=$1 smax=$2 slack=$3 worst_split=$4 worst_same=$5 pworst_at=$6 sworst_at=$7
 	lost=$(sed -n 's/.*and lost \([0-9]*\) chunks.*/\1/p' "$work/perf2.log")
-	echo "wakeups of $name ($t): perf $np (perf lost ${lost:-0} chunks), sysptd $ns, matched $matched (waker, time within 1 ms)," \
+	echo "wakeups of $name ($t): perf $np (perf lost ${lost:-0} chunks), sysptd $ns, matched $matched (waker, one end within 2 us or both within 1 ms)," \
 	     "perf only $ponly, sysptd only $sonly; one end off by over 2 us $split (largest $worst_split ns)," \
 	     "both ends $both; sum perf $psum ns, sysptd $ssum ns; max perf $pmax ns, sysptd $smax ns"
 	if [ "$np" -ge 50 ]; then ok; else bad "wakeups of $name: perf saw only $np in the window"; fi
