@@ -335,8 +335,12 @@ static int on_missed_switch(struct sptd_sched_builder *b, const struct sptd_sche
 		return -ENOMEM;
 	/* woken after the CPU's last proof of the other task: not running
 	 * before its wakeup, nor at it (a wakeup is not a switch), so from 1 ns
-	 * later at the earliest; its runnable row, with who woke it, ends there
-	 * with END_CUT */
+	 * later at the earliest.  Its state row (runnable, with who woke it,
+	 * usually) ends where it is first believed running, with END_CUT either
+	 * way: that end is a bound, not the switch in, which was not recorded
+	 * (without the flag a runnable row claimed a wait up to the other
+	 * task's last event: 26 ms where perf's own pairing, which drops a
+	 * waking whose switch in it lacks, claimed none) */
 	woken = t->state_known && t->state[0] == 'R' && t->since >= start && t->since < ev->ts;
 	if (woken)
 		start = t->since + 1;
@@ -349,7 +353,7 @@ static int on_missed_switch(struct sptd_sched_builder *b, const struct sptd_sche
 	    old->cpu == ev->cpu)
 		ret = task_close(b, old, start, F_END);
 	if (ret >= 0)
-		ret = task_close(b, t, start, woken ? F_END : 0);
+		ret = task_close(b, t, start, F_END);
 	if (ret >= 0)
 		task_open(t, start, "Running", ev->cpu, -1, F_START);
 	cur_set(c, ev->pid, ev->type == SPTD_SCHED_SWITCH ? ev->u.sw.prev_prio : t->prio, start,

@@ -268,6 +268,45 @@ static const struct builder_case cases[] = {
 		},
 	},
 	{
+		/* a switch in not recorded, of a task woken before the CPU's
+		 * last event of another: a (woken at 1200 by b) is first seen
+		 * running on CPU 1 where it switches out at 1500; c's last event
+		 * there is at 1300.  a's runnable row ends at 1300, a bound, not
+		 * the switch in: END_CUT, or it would claim a wait of that length
+		 * (issue 27: 26 ms claimed in a perf sched import whose switch in
+		 * perf had dropped) */
+		.name = "missed-switch-in-woken-before", .ws = 1000, .we = 2000, .slack = 50,
+		.ncpus = 2, .nev = 6,
+		.ev = {
+			SW(900, 0, 0, "swapper/0", 120, "R", 20, "b", 120),
+			SW(910, 1, 0, "swapper/1", 120, "R", 10, "a", 120),
+			SW(1100, 1, 10, "a", 120, "S", 30, "c", 120),
+			WAKE(SPTD_SCHED_WAKING, 1200, 0, 20, 10, "a"),
+			WAKE(SPTD_SCHED_WAKING, 1300, 1, 30, 40, "d"),
+			SW(1500, 1, 10, "a", 120, "S", 30, "c", 120),
+		},
+		.slices = 5,
+		.rows = {
+			"thread 0 swapper", "thread 10 a", "thread 20 b", "thread 30 c",
+			"thread 40 d",
+			"slice 1000 1000 cpu0 tid20 NULL 120 f3",
+			"slice 1000 100 cpu1 tid10 S 120 f1",
+			"slice 1100 200 cpu1 tid30 NULL 120 f2",
+			"slice 1300 200 cpu1 tid10 S 120 f1",
+			"slice 1500 500 cpu1 tid30 NULL 120 f2",
+			"state 1000 1000 tid20 Running cpu0 waker-1 f3",
+			"state 1000 100 tid10 Running cpu1 waker-1 f1",
+			"state 1100 100 tid10 S cpu-1 waker-1 f0",
+			"state 1200 100 tid10 R cpu-1 waker20 f2",
+			"state 1300 200 tid10 Running cpu1 waker-1 f1",
+			"state 1500 500 tid10 S cpu-1 waker-1 f2",
+			"state 1100 200 tid30 Running cpu1 waker-1 f2",
+			"state 1500 500 tid30 Running cpu1 waker-1 f2",
+			"state 1300 700 tid40 R cpu-1 waker30 f2",
+			NULL,
+		},
+	},
+	{
 		/* one CPU sleeps and is woken from another; both window ends clip */
 		.name = "sleep-wake", .ws = 1000, .we = 2000, .slack = 50, .ncpus = 2,
 		.nev = 5,

@@ -18,14 +18,16 @@
 #   wakeups   perf sched record -k mono: each wakeup of wit_ping and
 #             wit_pong (perf's sched_waking while the task was blocked,
 #             paired with its next switch in: tests/lib/perf_wakes.sh),
-#             inside the window and not cut by its edges: per wakeup the
-#             same waker tid and time within 1 ms: at most 0.5 % of perf's
-#             unmatched, 1 % of sysptd's (perf drops a few events ftrace
-#             keeps); of the matched, both ends within 2 us (ftrace and
-#             perf read the clock separately for one event), except one end
-#             off for at most 5 % (the host stopping the vCPU between the
-#             two reads) and both ends off for at most 0.5 %; sum within 2
-#             us a wakeup plus those; max within 2 us, 0.1 % or such a stop
+#             inside the window and not cut by its edges: one wakeup on
+#             both sides has the same waker and one end within 2 us (or
+#             both within 1 ms): at most 0.5 % of perf's unmatched, 1 % of
+#             sysptd's (perf drops a few events ftrace keeps); of the
+#             matched, both ends within 2 us (ftrace and perf read the
+#             clock separately for one event), except one end off for at
+#             most 5 % (the host stopping the vCPU between the two reads)
+#             and both ends off for at most 0.5 %; sum within 2 us a wakeup
+#             plus those; max within 2 us or 0.1 %, or each side's worst a
+#             wakeup the other holds with one end agreeing (such a stop)
 #   irq wakes a bare ftrace instance's sched_waking records (their context
 #             flags): wit_sleeper's and wit_timer's wakeups come from hrtimers
 #             in hard irq context; sysptd's rows for them must say so (flags
@@ -34,12 +36,13 @@
 #   tasks     the program's own log (getpid, gettid): every logged thread
 #             the incident holds belongs to the logged process, with the
 #             logged name; every short-lived process is a process of its own
-#   irqs      perf record -e irq:irq_handler_entry -k mono: per IRQ number,
-#             the irq_slice rows that start inside the window number perf's
-#             entries inside it, less at most 2 (a handler at each edge), more
-#             at most max(2, 2 %) (perf drops a few events ftrace keeps); the disk
-#             IRQ fired; /proc/interrupts over the whole run holds at least
-#             as many as the incident
+#   irqs      an ftrace instance of the test's own (irq_handler_entry and
+#             _exit, removed on exit): per handler (number and name), the
+#             handlers entered and exited inside the window, 1 ms from
+#             either edge, number exactly sysptd's irq_slice rows there
+#             with both ends seen; per IRQ number the incident holds at
+#             most what /proc/interrupts counted over the whole run; the
+#             disk IRQ fired
 #
 # Needs root, tracefs and perf (linux-perf); skips (77) otherwise.  Its own
 # recorder name (--name), so it runs beside a default service.
@@ -62,6 +65,7 @@ cleanup() {
 	for p in $pids; do kill -INT "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	[ -n "${bare:-}" ] && rmdir "$bare" 2>/dev/null
+	[ -n "${irqi:-}" ] && rmdir "$irqi" 2>/dev/null
 	[ -n "${KEEP:-}" ] || rm -rf "$work"
 }
 trap cleanup EXIT
@@ -83,14 +87,21 @@ perf record -B -N -m 8192 -a -g -k mono -F "$FREQ" -e cpu-clock -o "$work/sample
 pids="$pids $!"
 perf sched record -B -N -m 8192 -k mono -o "$work/sched.data" >"$work/perf2.log" 2>&1 &
 pids="$pids $!"
-perf record -B -N -m 8192 -a -k mono -e irq:irq_handler_entry -o "$work/irq.data" >"$work/perf3.log" 2>&1 &
-pids="$pids $!"
 # a bare ftrace instance of our own: sched_waking with each record's
 # context flags as the kernel prints them (h hard irq, s softirq)
 bare=/sys/kernel/tracing/instances/witbare$$
 mkdir "$bare" && echo mono >"$bare/trace_clock" && echo 65536 >"$bare/buffer_size_kb" &&
 	echo 1 >"$bare/events/sched/sched_waking/enable" ||
 	{ echo "SKIP: cannot make ftrace instance $bare" >&2; exit 77; }
+# and one for hard irq handlers (entry and exit), the exact witness of
+# IRQ counts: an instance records every event of its CPU while its ring
+# holds them (perf on this kernel drops tracepoint events ftrace keeps:
+# seen virtio3-tx perf 2, sysptd 5).  It says when its ring overflowed
+irqi=/sys/kernel/tracing/instances/witirq$$
+mkdir "$irqi" && echo mono >"$irqi/trace_clock" && echo 16384 >"$irqi/buffer_size_kb" &&
+	echo 1 >"$irqi/events/irq/irq_handler_entry/enable" &&
+	echo 1 >"$irqi/events/irq/irq_handler_exit/enable" ||
+	{ echo "SKIP: cannot make ftrace instance $irqi" >&2; exit 77; }
 sleep 1
 cp /proc/interrupts "$work/interrupts.before"
 SYSPTD_RUNDIR="$work/run" "$BIN" record --name "wit$$" --window "$WINDOW" --freq "$FREQ" \
@@ -102,6 +113,11 @@ echo 0 >"$bare/events/sched/sched_waking/enable"
 cat "$bare/trace" >"$work/bare.txt"
 rmdir "$bare"
 bare=""
+echo 0 >"$irqi/tracing_on"
+cat "$irqi/trace" >"$work/irqi.txt"
+cat "$irqi/per_cpu"/cpu*/stats >"$work/irqi.stats" 2>/dev/null
+rmdir "$irqi"
+irqi=""
 sleep 0.2
 for p in $pids; do kill -INT "$p" 2>/dev/null; done
 wait 2>/dev/null
@@ -115,7 +131,7 @@ if [ -z "$db" ]; then
 	echo "$passed passed, $failed failed"
 	exit 1
 fi
-for f in samples sched irq; do
+for f in samples sched; do
 	[ -s "$work/$f.data" ] || { cat "$work"/perf*.log >&2; echo "SKIP: perf did not record $f here" >&2; exit 77; }
 done
 ws=$(q "$db" "SELECT value FROM meta WHERE key = 'window_start'")
@@ -226,27 +242,39 @@ for name in wit_ping wit_pong; do
 	{ st[FNR] = $1; sl[FNR] = $2; sw[FNR] = $3; ns = FNR }
 	function abs(x) { return x < 0 ? -x : x }
 	END {
+		# one wakeup on both sides: the same waker and one end within
+		# 2 us (the other may lie across a stop of the vCPU, seen up to
+		# 1.8 ms: then the waking or the switch in is all that agrees),
+		# or both within 1 ms (another pairing).  The wakeups of a task end
+		# in the order they start: the side whose wakeup ends first is
+		# the one without a partner (walking by the waking alone, a
+		# waking stamped 1.8 ms apart left both unmatched and then paired
+		# each wakeup of perf with the previous one of sysptd)
 		i = 1; j = 1
 		while (i <= np && j <= ns) {
-			if (pw[i] == sw[j] && abs(pt[i] - st[j]) <= 1000000) {
-				dw = abs(pt[i] - st[j]); di = abs(pt[i] + pl[i] - st[j] - sl[j])
+			dw = abs(pt[i] - st[j]); di = abs(pt[i] + pl[i] - st[j] - sl[j])
+			if (pw[i] == sw[j] && (((dw <= 2000 || di <= 2000) && dw + di <= 100000000) ||
+			                       (dw <= 1000000 && di <= 1000000))) {
 				d = dw > di ? dw : di
-				if (dw > 2000 && di > 2000) { both++; slack += abs(pl[i] - sl[j]) }
+				if (dw > 2000 && di > 2000) { both++; bothoff[i] = 1; slack += abs(pl[i] - sl[j]) }
 				else if (d > 2000) { nsplit++; slack += abs(pl[i] - sl[j]); if (d > smax_split) smax_split = d }
-				matched++; i++; j++
-			} else if (pt[i] < st[j]) { ponly++; i++ } else { sonly++; j++ }
+				partner[i] = j; rpartner[j] = i; matched++; i++; j++
+			} else if (pt[i] + pl[i] < st[j] + sl[j]) { ponly++; i++ } else { sonly++; j++ }
 		}
 		ponly += np - i + 1; sonly += ns - j + 1
-		for (i = 1; i <= np; i++) { psum += pl[i]; if (pl[i] > pmax) pmax = pl[i] }
-		for (i = 1; i <= ns; i++) { ssum += sl[i]; if (sl[i] > smax) smax = sl[i] }
-		printf "%d %d %d %d %d %d %d %d %d %d %d %d %d\n", np, ns, matched, ponly, sonly, nsplit,
-		       both, psum, ssum, pmax, smax, slack, smax_split }' "$work/perf.wake.$name" "$work/sptd.wake.$name")
+		for (i = 1; i <= np; i++) { psum += pl[i]; if (pl[i] > pmax) { pmax = pl[i]; pi = i } }
+		for (i = 1; i <= ns; i++) { ssum += sl[i]; if (sl[i] > smax) { smax = sl[i]; si = i } }
+		# the worst wakeup of each side is one the other side holds, not
+		# both ends off (1), or not (0)
+		same = (pi in partner) && !(pi in bothoff) && (si in rpartner) && !(rpartner[si] in bothoff)
+		printf "%d %d %d %d %d %d %d %d %d %d %d %d %d %d %.0f %.0f\n", np, ns, matched, ponly, sonly, nsplit,
+		       both, psum, ssum, pmax, smax, slack, smax_split, same, pt[pi], st[si] }' "$work/perf.wake.$name" "$work/sptd.wake.$name")
 	set -- $res
 	np=$1 ns=$2 matched=$3 ponly=$4 sonly=$5 split=$6 both=$7 psum=$8 ssum=$9
 	shift 9
-	pmax=$1 smax=$2 slack=$3 worst_split=$4
+	pmax=$1 smax=$2 slack=$3 worst_split=$4 worst_same=$5 pworst_at=$6 sworst_at=$7
 	lost=$(sed -n 's/.*and lost \([0-9]*\) chunks.*/\1/p' "$work/perf2.log")
-	echo "wakeups of $name ($t): perf $np (perf lost ${lost:-0} chunks), sysptd $ns, matched $matched (waker, time within 1 ms)," \
+	echo "wakeups of $name ($t): perf $np (perf lost ${lost:-0} chunks), sysptd $ns, matched $matched (waker, one end within 2 us or both within 1 ms)," \
 	     "perf only $ponly, sysptd only $sonly; one end off by over 2 us $split (largest $worst_split ns)," \
 	     "both ends $both; sum perf $psum ns, sysptd $ssum ns; max perf $pmax ns, sysptd $smax ns"
 	if [ "$np" -ge 50 ]; then ok; else bad "wakeups of $name: perf saw only $np in the window"; fi
@@ -258,10 +286,14 @@ for name in wit_ping wit_pong; do
 		d=$((psum - ssum)); d=${d#-}
 		if [ "$d" -le $((2000 * np + slack)) ]; then ok; else bad "wakeups of $name: latency sum $ssum ns, perf $psum ns"; fi
 	fi
-	# the worst: within 2 us, 0.1 %, or a stop of the vCPU as above
+	# the worst: within 2 us or 0.1 %; or, farther apart, each side's
+	# worst is a wakeup the other side holds with one end agreeing (the
+	# other stamped across a stop of the vCPU: its latency is what the
+	# other side says of that wakeup)
 	d=$((pmax - smax)); d=${d#-}
-	if [ "$d" -le 2000 ] || [ "$d" -le $((pmax / 1000)) ] || [ "$d" -le "$worst_split" ]; then ok; else
-		bad "wakeups of $name: worst latency $smax ns, perf $pmax ns"
+	if [ "$d" -le 2000 ] || [ "$d" -le $((pmax / 1000)) ] || [ "$worst_same" = 1 ]; then ok; else
+		bad "wakeups of $name: worst latency $smax ns (waking at $sworst_at), perf $pmax ns (waking at $pworst_at);" \
+		    "and these are not wakeups both hold with one end agreeing"
 	fi
 done
 
@@ -331,23 +363,52 @@ check_eq "tasks: threads in another process than the program says" 0 "$2"
 check_eq "tasks: threads named otherwise than the program says" 0 "$3"
 
 # ---- irqs ---------------------------------------------------------------------------
-perf script -i "$work/irq.data" --ns -F time,trace 2>/dev/null |
-	awk -v ws="$ws" -v we="$we" "$perf_ns_awk"'
-	{ t = ns($1); if (t < ws || t > we) next
-	  for (i = 2; i <= NF; i++) if (index($i, "irq=") == 1) n[substr($i, 5)]++ }
-	END { for (k in n) print k, n[k] }' | sort -n >"$work/perf.irqs"
-"$BIN" query "$db" --format csv "SELECT irq, count(*) FROM irq_slice WHERE ts BETWEEN $ws AND $we
-	AND flags & 1 = 0 GROUP BY irq ORDER BY irq" 2>"$work/err" | sed 1d | tr ',' ' ' >"$work/sptd.irqs"
-res=$(awk 'NR == FNR { p[$1] = $2; next } { s[$1] = $2 }
-	function abs(x) { return x < 0 ? -x : x }
-	END { for (k in p) { n++; tol = p[k] / 50 > 2 ? p[k] / 50 : 2
-	                     if (s[k] < p[k] - 2 || s[k] > p[k] + tol) { bad++; printf "  irq %s: perf %d, sysptd %d\n", k, p[k], s[k] > "/dev/stderr" } }
-	      for (k in s) if (!(k in p) && s[k] > 2) { bad++; printf "  irq %s: perf 0, sysptd %d\n", k, s[k] > "/dev/stderr" }
-	      printf "%d %d\n", n, bad }' "$work/perf.irqs" "$work/sptd.irqs")
+# The test's own instance: per hard irq handler (number and name), the
+# handlers that entered and exited on one CPU, their entry inside the window
+# 1 ms from either edge (the instance and sysptd's read the clock
+# separately for one event); sysptd's irq_slice rows there, start and end
+# seen (flags 0), must be exactly as many.  Both at most /proc/interrupts'
+# count of that number over the whole run.
+ws_in=$((ws + 1000000)) we_in=$((we - 1000000))
+overrun=$(awk '/^overrun:/ { n += $2 } END { print n + 0 }' "$work/irqi.stats")
+awk -v ws="$ws_in" -v we="$we_in" '
+	function field(k,   i) { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
+	/irq_handler_(entry|exit):/ {
+		cpu = ""; ts = ""
+		for (i = 1; i <= NF; i++) {
+			if ($i ~ /^\[[0-9]+\]$/) cpu = substr($i, 2, length($i) - 2)
+			if ($i ~ /^[0-9]+\.[0-9]+:$/) ts = $i
+		}
+		sub(/:$/, "", ts); split(ts, a, "."); t = a[1] * 1000000000 + a[2] * 10 ^ (9 - length(a[2]))
+		if (/irq_handler_entry:/) { open[cpu] = field("irq"); at[cpu] = t; nm[cpu] = field("name"); next }
+		if (open[cpu] == field("irq") && at[cpu] >= ws && at[cpu] <= we) n[open[cpu] " " nm[cpu]]++
+		open[cpu] = ""
+	}
+	END { for (k in n) print k, n[k] }' "$work/irqi.txt" | sort -n >"$work/inst.irqs"
+"$BIN" query "$db" --format csv "SELECT irq, name, count(*) FROM irq_slice WHERE ts BETWEEN $ws_in
+	AND $we_in AND flags = 0 GROUP BY irq, name ORDER BY irq" 2>"$work/err" | sed 1d | tr ',' ' ' >"$work/sptd.irqs"
+# "IRQ COUNT": /proc/interrupts over the run, per number
+awk 'NR == FNR { if ($1 ~ /^[0-9]+:$/) { b[$1] = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) b[$1] += $i }; next }
+	$1 ~ /^[0-9]+:$/ { a = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) a += $i; k = $1; sub(/:$/, "", k); print k, a - b[$1] }' \
+	"$work/interrupts.before" "$work/interrupts.after" >"$work/proc.irqs"
+"$BIN" query "$db" --format csv "SELECT irq, count(*) FROM irq_slice GROUP BY irq" 2>"$work/err" |
+	sed 1d | tr ',' ' ' >"$work/sptd.irqs.all"
+res=$(awk 'FILENAME == ARGV[1] { p[$1 " " $2] = $3; next }
+	FILENAME == ARGV[2] { s[$1 " " $2] = $3; next }
+	FILENAME == ARGV[3] { proc[$1] = $2; next }
+	{ all[$1] = $2 }
+	END { for (k in p) { n++; if (s[k] != p[k]) { bad++; printf "  irq %s: instance %d, sysptd %d\n", k, p[k], s[k] > "/dev/stderr" } }
+	      for (k in s) if (!(k in p)) { bad++; printf "  irq %s: instance 0, sysptd %d\n", k, s[k] > "/dev/stderr" }
+	      for (k in all) if ((k in proc) && all[k] > proc[k]) { over++; printf "  irq %s: incident %d, /proc/interrupts %d\n", k, all[k], proc[k] > "/dev/stderr" }
+	      printf "%d %d %d\n", n, bad, over }' "$work/inst.irqs" "$work/sptd.irqs" "$work/proc.irqs" "$work/sptd.irqs.all")
 set -- $res
-lost=$(sed -n 's/.*and lost \([0-9]*\) chunks.*/\1/p' "$work/perf3.log")
-echo "irqs (perf lost ${lost:-0} chunks): $1 IRQ numbers in perf's window, $2 counted otherwise by sysptd (perf - 2 .. perf + max(2, 2 %)): $(tr '\n' ' ' <"$work/sptd.irqs")"
-check_eq "irqs: IRQ numbers whose count differs from perf's by more than 2" 0 "$2"
+echo "irqs (instance overruns $overrun): $1 handlers in the instance's window, $2 counted otherwise by sysptd (exact)," \
+     "$3 IRQ numbers over /proc/interrupts: $(tr '\n' ' ' <"$work/inst.irqs")"
+if [ "$1" -ge 1 ]; then ok; else bad "irqs: the instance saw no hard irq handler in the window"; fi
+if [ "$overrun" = 0 ]; then check_eq "irqs: handlers counted otherwise than the test's instance" 0 "$2"; else
+	echo "irqs: the test's instance overran ($overrun events lost): counts not compared"
+fi
+check_eq "irqs: IRQ numbers with more rows in the incident than /proc/interrupts counted" 0 "$3"
 # the disk: the IRQ with the most handlers while wit_disk wrote, by /proc/interrupts
 disk=$(awk 'NR == FNR { if ($1 ~ /^[0-9]+:$/) { b[$1] = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) b[$1] += $i }; next }
 	$1 ~ /^[0-9]+:$/ && /virtio|nvme|ahci|ata|blk|req/ { a = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) a += $i
@@ -357,7 +418,7 @@ set -- $disk
 if [ -n "$1" ] && [ "$2" -gt 0 ]; then
 	n=$(q "$db" "SELECT count(*) FROM irq_slice WHERE irq = $1")
 	echo "irqs: device IRQ $1: /proc/interrupts $2 over the whole run, the incident $n"
-	if [ "$n" -gt 0 ] && [ "$n" -le "$2" ]; then ok; else bad "irqs: device IRQ $1: incident $n, /proc/interrupts $2"; fi
+	if [ "$n" -gt 0 ]; then ok; else bad "irqs: device IRQ $1: none in the incident, /proc/interrupts $2"; fi
 else
 	echo "irqs: no device IRQ fired here during the run (no disk interrupts: /proc/interrupts)"
 fi

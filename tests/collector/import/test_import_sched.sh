@@ -69,9 +69,15 @@ perf_sched_lines "$work/perf.data" >"$work/script.txt"
 for t in $a $b; do
 	# the witness: "WAKING_NS LATENCY_NS WAKER" per wakeup of $t
 	perf_wakeups "$t" <"$work/script.txt" >"$work/perf.$t"
-	"$BIN" query "$work/i.db" --format csv "SELECT r.ts, r.dur, wk.tid FROM thread_state r
+	# (a waking made in interrupt context names no waker, flags 32/64:
+	# "irq"; perf script prints no context, and its common_pid is the
+	# task the interrupt stopped.  Under load the first blocking read of
+	# a side waits in D for the disk and is woken from the block softirq:
+	# seen: the first wakeup of a side, 1 run in 3 under ctest -j2)
+	"$BIN" query "$work/i.db" --format csv "SELECT r.ts, r.dur, coalesce(wk.tid, 'irq') FROM thread_state r
 		JOIN thread th ON th.utid = r.utid LEFT JOIN thread wk ON wk.utid = r.waker_utid
-		WHERE th.tid = $t AND r.state = 'R' AND r.waker_utid IS NOT NULL AND r.flags & 3 = 0
+		WHERE th.tid = $t AND r.state = 'R' AND (r.waker_utid IS NOT NULL OR r.flags & 96)
+		AND r.flags & 3 = 0
 		AND r.ts >= (SELECT min(ts) FROM sched_slice s JOIN thread x ON x.utid = s.utid
 		             WHERE x.tid = $t) ORDER BY r.ts" 2>"$work/err" |
 		sed 1d | tr ',' ' ' >"$work/sptd.$t"
@@ -82,7 +88,7 @@ for t in $a $b; do
 	if [ "$np" -ge $((ROUNDS / 2)) ]; then ok; else bad "task $t: perf saw $np wakeups, want >= $((ROUNDS / 2))"; fi
 	# exact, but for a switch stamped with its waking's very time: the
 	# incident's runnable row then lasts 1 ns (a switch is not a wakeup)
-	if paste -d' ' "$work/perf.$t" "$work/sptd.$t" | awk 'NF != 6 || $1 != $4 || $3 != $6 ||
+	if paste -d' ' "$work/perf.$t" "$work/sptd.$t" | awk 'NF != 6 || $1 != $4 || ($3 != $6 && $6 != "irq") ||
 	    ($2 != $5 && !($2 == 0 && $5 == 1)) { bad = 1 } END { exit bad }'; then ok; else
 		bad "task $t: wakeups (ns, latency ns, waker) differ from perf script's:"
 		diff "$work/perf.$t" "$work/sptd.$t" | head -20 >&2
