@@ -228,7 +228,8 @@ int64_t sptd_dec_spe_decode(const uint8_t *buf, size_t len,
 		if (k.kind == PKT_TIMESTAMP || k.kind == PKT_END) {
 			if (broken) {
 				local.dropped++;
-			} else if (open) {
+			} else if (r.have || r.op != SPTD_DEC_SPE_OP_NONE) {
+				/* (a record of unknown packets only says nothing) */
 				int ret = fn(ctx, &r);
 
 				if (ret < 0) {

@@ -9,7 +9,8 @@
 # ftrace (sched/'s page parser and slice builder), rawpt (PT decode with an
 # image), incident (query/export/list/decode over a corrupt incident),
 # unwind (DWARF unwinding of a copied stack: ELF, registers, stack bytes),
-# slicepages (slice rows through the page writer and SQL: the same table).
+# slicepages (slice rows through the page writer and SQL: the same table),
+# spe (decode/'s Arm SPE packet decoder).
 # SECONDS 0 only replays the corpus once.
 #
 # Builds in $SPTD_FUZZ_BUILD (default build-fuzz) with CC=clang
@@ -27,7 +28,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 src=$(pwd)
-names="perfrec perfdata pdimport ftrace ftformat rawpt incident unwind slicepages"
+names="perfrec perfdata pdimport ftrace ftformat rawpt incident unwind slicepages spe"
 
 usage() {
 	echo "usage: scripts/fuzz.sh NAME SECONDS [LIBFUZZER-OPTION...]  (NAME: $names)" >&2
@@ -38,7 +39,7 @@ if [ "${1:-}" = "--list" ]; then
 	exit 0
 fi
 if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
-	sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'
 	exit 0
 fi
 [ $# -ge 2 ] || usage

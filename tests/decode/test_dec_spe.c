@@ -78,6 +78,8 @@ static const struct spe_case cases[] = {
 	  { { H(TS), 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0, 0, 0 } }, 0, 0, 0, 1 },
 	{ "padding between and inside records", { 0, 0, OP(1, 0), 0, TS(7), 0, 0 }, 2 + 2 + 1 + 9 + 2,
 	  1, { { H(TS), 0, 0, 0, 7, 0, 0, 0, SPTD_DEC_SPE_OP_LOAD, 0, 0, 0, 0, 0 } }, 0, 0, 0, 0 },
+	{ "unknown packets only, closed by End: no record", { 0x21, 0xb2, B8(0x2000), 0x01 }, 11, 0,
+	  { { 0 } }, 0, 0, 0, 1 },
 	{ "padding only: no record", { 0, 0, 0, 0 }, 4, 0, { { 0 } }, 0, 0, 0, 0 },
 	{ "bad byte drops its record, the next decodes", { OP(1, 1), 0xff, TS(8), OP(1, 0), TS(9) },
 	  2 + 1 + 9 + 2 + 9, 1,
