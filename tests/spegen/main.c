@@ -25,6 +25,7 @@
 
 struct gen {
 	struct sptd_ptgen_proc *proc;
+	int pid;                  /* the program (proc->pid is 0 once it is reaped) */
 	uint64_t period, max_insns;
 	uint64_t insns, mem_insns, samples;
 	uint64_t countdown;       /* memory instructions until the next sample */
@@ -88,7 +89,7 @@ static int sample(struct gen *g, const struct spegen_operand *op,
 	g->jitter ^= g->jitter << 17;
 	g->countdown = g->period + g->jitter % (g->period / 2 + 1);
 	s.ts = T_START + g->insns;
-	s.pid = s.tid = (int)g->proc->pid;
+	s.pid = s.tid = g->pid;
 	s.pc = before->rip;
 	s.vaddr = spegen_x86_address(op, before, next_rip);
 	s.access = op->access;
@@ -181,7 +182,7 @@ static int write_outputs(struct gen *g, const char *dir, char **argv)
 	}
 	for (int i = 0; argv[i]; i++)
 		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), "%s%s", i ? " " : "", argv[i]);
-	run.pid = run.tid = (int)g->proc->pid;
+	run.pid = run.tid = g->pid;
 	memcpy(run.comm, g->proc->comm, sizeof(run.comm));
 	run.maps = maps;
 	run.nmaps = n;
@@ -260,9 +261,10 @@ int main(int argc, char **argv)
 	                 "lat_xlat\n");
 	ret = sptd_ptgen_proc_launch(argv + optind, &g.proc, &main_ip);
 	if (ret >= 0) {
-		snprintf(path, sizeof(path), "/proc/%d/mem", (int)g.proc->pid);
+		g.pid = (int)g.proc->pid;
+		snprintf(path, sizeof(path), "/proc/%d/mem", g.pid);
 		g.mem_fd = open(path, O_RDONLY | O_CLOEXEC);
-		snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)g.proc->pid);
+		snprintf(path, sizeof(path), "/proc/%d/pagemap", g.pid);
 		g.pagemap_fd = open(path, O_RDONLY | O_CLOEXEC);
 		ret = step_all(&g);
 	}

@@ -172,6 +172,54 @@ static void check_perf_dump(const char *data)
 	CHECK(badpkt == 0);
 }
 
+/* `sysptd import` of the perf.data: mem_sample, joined to thread for the
+ * tid, equals truth.csv row for row in every column. */
+static void check_import(const char *sysptd, const char *dir)
+{
+	char cmd[8192], line[1024], want[1024];
+	size_t i = 0, bad = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "'%s' import '%s/gen/perf.data' -o '%s/inc.db' 2>&1", sysptd, dir,
+	         dir);
+	CHECK(system(cmd) == 0);
+	snprintf(cmd, sizeof(cmd), "'%s' query '%s/inc.db' --format csv \"SELECT m.ts, m.cpu, "
+	         "t.tid, printf('0x%%x', m.pc), m.op, printf('0x%%x', m.vaddr), CASE WHEN m.paddr "
+	         "IS NULL THEN '' ELSE printf('0x%%x', m.paddr) END, printf('0x%%x', m.events), "
+	         "m.data_source, m.lat_total, m.lat_issue, m.lat_xlat FROM mem_sample m LEFT JOIN "
+	         "thread t USING (utid) ORDER BY m.ts\"", sysptd, dir);
+	f = popen(cmd, "r");
+	if (!f) {
+		CHECK(!"sysptd query could not be started");
+		return;
+	}
+	if (!fgets(line, sizeof(line), f))
+		line[0] = 0;                  /* the header */
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (i < nrows) {
+			const struct truth *t = &rows[i];
+			char paddr[32] = "", source[16] = "";
+
+			if (t->paddr)
+				snprintf(paddr, sizeof(paddr), "0x%" PRIx64, t->paddr);
+			if (t->source >= 0)
+				snprintf(source, sizeof(source), "%d", t->source);
+			snprintf(want, sizeof(want), "%" PRIu64 ",0,%d,0x%" PRIx64 ",%s,0x%" PRIx64
+			         ",%s,0x%" PRIx64 ",%s,%u,%u,%u", t->ts, t->tid, t->pc, t->op, t->vaddr,
+			         paddr, t->events, source, t->lat_total, t->lat_issue, t->lat_xlat);
+			if (strcmp(line, want) != 0 && bad++ < 5)
+				fprintf(stderr, "mem_sample row %zu:\n  got  %s\n  want %s\n", i, line,
+				        want);
+		}
+		i++;
+	}
+	pclose(f);
+	printf("sysptd import: %zu mem_sample rows, truth %zu, %zu differ\n", i, nrows, bad);
+	CHECK(i == nrows);
+	CHECK(bad == 0);
+}
+
 int main(int argc, char **argv)
 {
 	char dir[] = "/tmp/sptd-spegen-XXXXXX", cmd[8192], path[4200];
@@ -209,6 +257,7 @@ int main(int argc, char **argv)
 		check_perf_script(path);
 		check_perf_dump(path);
 	}
+	check_import(argv[3], dir);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
