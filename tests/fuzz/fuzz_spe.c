@@ -44,3 +44,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(st.truncated <= 1, "truncated %llu", (unsigned long long)st.truncated);
 	return 0;
 }
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	return 0;
+}
