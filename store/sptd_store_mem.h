@@ -18,6 +18,7 @@ struct sptd_store_mem_sample_row {
 	int cpu;                  /* < 0 NULL */
 	int64_t utid;             /* < 0 NULL: the sample names no task */
 	uint64_t pc;              /* the instruction */
+	int64_t symbol_id;        /* symbol.id of its function; < 0 NULL (not known) */
 	uint64_t vaddr, paddr;    /* data addresses; 0 NULL (not recorded) */
 	const char *op;           /* "load", "store", "atomic", "branch", "other"; NULL unknown */
 	int data_source;          /* the source's code (SPE Data Source packet); < 0 NULL */

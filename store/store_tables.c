@@ -363,6 +363,7 @@ static const struct sptd_store_col mem_sample_cols[] = {
 	COL(R, "cpu", "INT NULL", I32, cpu, NEGNULL),
 	COL(R, "utid", "INT NULL", I64, utid, NEGNULL),
 	COL(R, "pc", "INT", U64, pc, 0),
+	COL(R, "symbol_id", "INT NULL", I64, symbol_id, NEGNULL),
 	COL(R, "vaddr", "INT NULL", U64, vaddr, SPTD_STORE_F_ZERO_NULL),
 	COL(R, "paddr", "INT NULL", U64, paddr, SPTD_STORE_F_ZERO_NULL),
 	COL(R, "op", "TEXT NULL", TEXT, op, 0),

@@ -6,7 +6,8 @@
  * ns the way perf does: zero + (ts >> shift) * mult + ((ts & mask) * mult
  * >> shift).  Without them the timestamp is taken as ns.  The task is the
  * record's Context packet (Linux writes the tid into CONTEXTIDR); a record
- * without one names none (utid NULL).  What did not decode is counted in
+ * without one names none (utid NULL), and no function (derive_spe_sym.c
+ * finds it in the task's process).  What did not decode is counted in
  * stats (spe_bad_bytes, spe_dropped_records, spe_records). */
 #include <errno.h>
 #include <stdint.h>
@@ -19,6 +20,7 @@
 struct spe_ctx {
 	struct sptd_store *st;
 	struct sptd_col_tasks *tasks;
+	struct sptd_col_spe_sym *sym;  /* pc -> symbol.id */
 	int cpu;                     /* the row's CPU */
 	uint64_t shift, mult, zero;  /* TIME_CONV; mult 0: none */
 	struct sptd_dec_spe_stats stats;
@@ -38,15 +40,20 @@ static int64_t spe_time(const struct spe_ctx *c, uint64_t ts)
 static int on_record(void *arg, const struct sptd_dec_spe_record *r)
 {
 	struct spe_ctx *c = arg;
-	int64_t utid = -1;
+	int64_t utid = -1, symbol = -ENOENT;
 
 	if (r->have & SPTD_DEC_SPE_HAVE_CONTEXT && r->context <= INT32_MAX && r->context > 0) {
+		int pid = sptd_col_tasks_pid(c->tasks, (int)r->context);
+
 		utid = sptd_col_tasks_utid(c->tasks, (int)r->context);
 		if (utid < 0)
 			return (int)utid;
+		symbol = sptd_col_spe_sym_resolve(c->sym, pid >= 0 ? pid : (int)r->context, r->pc);
+		if (symbol < 0 && symbol != -ENOENT)
+			return (int)symbol;
 	}
 	return SPTD_STORE_ADD(c->st, mem_sample, .ts = spe_time(c, r->ts), .cpu = c->cpu,
-	                      .utid = utid, .pc = r->pc,
+	                      .utid = utid, .pc = r->pc, .symbol_id = symbol < 0 ? -1 : symbol,
 	                      .vaddr = r->have & SPTD_DEC_SPE_HAVE_VADDR ? r->vaddr : 0,
 	                      .paddr = r->have & SPTD_DEC_SPE_HAVE_PADDR ? r->paddr : 0,
 	                      .op = sptd_dec_spe_op_name(r->op),
@@ -83,7 +90,13 @@ int sptd_col_derive_spe(struct sptd_store *st, struct sptd_col_tasks *tasks)
 		if (sptd_store_meta_get_int(st, "spe_time_zero", &v) == 0)
 			c.zero = (uint64_t)v;
 	}
-	ret = SPTD_STORE_EACH(st, raw_spe, on_chunk, &c);
+	ret = sptd_store_count(st, SPTD_STORE_T_RAW_SPE, &v);
+	if (ret < 0 || v == 0)
+		return ret < 0 ? ret : 0;
+	ret = sptd_col_spe_sym_create(st, &c.sym);
+	if (ret >= 0)
+		ret = SPTD_STORE_EACH(st, raw_spe, on_chunk, &c);
+	sptd_col_spe_sym_destroy(c.sym);
 	if (ret >= 0 && c.stats.records + c.stats.bad_bytes + c.stats.dropped > 0) {
 		ret = sptd_store_stat_add(st, "spe_records", -1, (int64_t)c.stats.records);
 		if (ret >= 0)

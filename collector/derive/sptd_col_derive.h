@@ -24,6 +24,8 @@ int sptd_col_tasks_note(struct sptd_col_tasks *t, int tid, int pid,
 int64_t sptd_col_tasks_utid(struct sptd_col_tasks *t, int tid);
 /* The tid of @utid; -EINVAL when no task has it. */
 int sptd_col_tasks_tid(const struct sptd_col_tasks *t, int64_t utid);
+/* The process of @tid as learnt so far; -1 unknown (or no such task). */
+int sptd_col_tasks_pid(struct sptd_col_tasks *t, int tid);
 /* Write process and thread rows for everything known. */
 int sptd_col_tasks_store(struct sptd_col_tasks *t, struct sptd_store *st);
 

@@ -77,6 +77,8 @@ static int sample(struct gen *g, const struct spegen_operand *op,
                   const struct user_regs_struct *before, uint64_t next_rip)
 {
 	struct spegen_sample s = { 0 };
+	char func[256];
+	uint64_t fstart, fend;
 	uint8_t probe;
 
 	g->mem_insns++;
@@ -108,7 +110,8 @@ static int sample(struct gen *g, const struct spegen_operand *op,
 	fprintf(g->truth, ",0x%" PRIx64 ",", s.events);
 	if (s.access != SPEGEN_STORE)
 		fprintf(g->truth, "%u", s.source);
-	fprintf(g->truth, ",%u,%u,%u\n", s.lat_total, s.lat_issue, s.lat_xlat);
+	sptd_ptgen_proc_symbolize(g->proc, s.pc, func, sizeof(func), &fstart, &fend);
+	fprintf(g->truth, ",%u,%u,%u,%s\n", s.lat_total, s.lat_issue, s.lat_xlat, func);
 	return aux_add(g, &s);
 }
 
@@ -258,7 +261,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fprintf(g.truth, "time,cpu,pid,tid,pc,op,vaddr,paddr,events,source,lat_total,lat_issue,"
-	                 "lat_xlat\n");
+	                 "lat_xlat,symbol\n");
 	ret = sptd_ptgen_proc_launch(argv + optind, &g.proc, &main_ip);
 	if (ret >= 0) {
 		g.pid = (int)g.proc->pid;

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "nm_addr.h"
 #include "sptd_test.h"
 
 #define MAXROWS 4096
@@ -28,6 +29,7 @@ struct truth {
 	uint64_t ts, pc, vaddr, paddr, events;
 	int pid, tid, source;     /* source -1: none (stores) */
 	char op[16];
+	char symbol[128];         /* the function (ELF symbol) of pc */
 	unsigned lat_total, lat_issue, lat_xlat;
 };
 
@@ -47,16 +49,17 @@ static int read_truth(const char *path)
 	}
 	while (nrows < MAXROWS && fgets(line, sizeof(line), f)) {
 		struct truth *t = &rows[nrows];
-		char *f2[13] = { 0 }, *p = line;
+		char *f2[14] = { 0 }, *p = line;
 		int k = 0;
 
-		for (; k < 13 && p; k++) {
+		line[strcspn(line, "\n")] = 0;
+		for (; k < 14 && p; k++) {
 			f2[k] = p;
 			p = strchr(p, ',');
 			if (p)
 				*p++ = 0;
 		}
-		if (k != 13) {
+		if (k != 14) {
 			fclose(f);
 			return -EBADMSG;
 		}
@@ -72,6 +75,7 @@ static int read_truth(const char *path)
 		t->lat_total = (unsigned)atoi(f2[10]);
 		t->lat_issue = (unsigned)atoi(f2[11]);
 		t->lat_xlat = (unsigned)atoi(f2[12]);
+		snprintf(t->symbol, sizeof(t->symbol), "%s", f2[13]);
 		nrows++;
 	}
 	fclose(f);
@@ -95,14 +99,27 @@ static void want_data_src(const struct truth *t, const char **op, const char **l
 		*lvl = "|LVL Local RAM or RAM hit|";
 }
 
-static void check_perf_script(const char *data)
+/* Whether perf's function name @sym names the truth's @want: the same
+ * name, or an alias at the same address (____strtol_l_internal and
+ * ____strtoll_l_internal are one function; nm says where each is). */
+static int same_function(const char *prog, const char *sym, const char *want)
+{
+	uint64_t a;
+
+	if (strcmp(sym, want) == 0)
+		return 1;
+	a = sptd_test_nm_addr(prog, want);
+	return a && a == sptd_test_nm_addr(prog, sym);
+}
+
+static void check_perf_script(const char *data, const char *prog)
 {
 	char cmd[4400], line[1024], line2[1024];
 	FILE *num, *src;
 	size_t i = 0, bad = 0;
 
-	snprintf(cmd, sizeof(cmd), "perf script -i '%s' --itrace=M --ns -F hw:tid,time,ip,addr,"
-	         "weight,phys_addr 2>/dev/null", data);
+	snprintf(cmd, sizeof(cmd), "perf script -i '%s' --itrace=M --ns -F hw:tid,time,ip,sym,"
+	         "addr,weight,phys_addr 2>/dev/null", data);
 	num = popen(cmd, "r");
 	snprintf(cmd, sizeof(cmd), "perf script -i '%s' --itrace=M --ns -F hw:data_src 2>/dev/null",
 	         data);
@@ -113,22 +130,23 @@ static void check_perf_script(const char *data)
 	}
 	while (fgets(line, sizeof(line), num)) {
 		unsigned long long sec, nsec, addr, ip, phys = 0;
+		char sym[128] = "";
 		unsigned weight;
 		int tid, n;
 		const char *op, *lvl, *tlb;
 
 		if (!fgets(line2, sizeof(line2), src))
 			line2[0] = 0;
-		n = sscanf(line, "%d %llu.%llu: %llx %u %llx %llx", &tid, &sec, &nsec, &addr, &weight,
-		           &ip, &phys);
+		n = sscanf(line, "%d %llu.%llu: %llx %u %llx %127s %llx", &tid, &sec, &nsec, &addr,
+		           &weight, &ip, sym, &phys);
 		if (i >= nrows) {
 			i++;
 			continue;
 		}
 		want_data_src(&rows[i], &op, &lvl, &tlb);
-		if (n < 6 || tid != rows[i].tid || sec * 1000000000ull + nsec != rows[i].ts ||
+		if (n < 7 || tid != rows[i].tid || !same_function(prog, sym, rows[i].symbol) || sec * 1000000000ull + nsec != rows[i].ts ||
 		    addr != rows[i].vaddr || weight != rows[i].lat_total || ip != rows[i].pc ||
-		    (rows[i].paddr ? n != 7 || phys != rows[i].paddr : 0) || !strstr(line2, op) ||
+		    (rows[i].paddr ? n != 8 || phys != rows[i].paddr : 0) || !strstr(line2, op) ||
 		    !strstr(line2, lvl) || !strstr(line2, tlb)) {
 			if (bad++ < 5)
 				fprintf(stderr, "row %zu: truth %" PRIu64 " 0x%" PRIx64 " %s 0x%" PRIx64
@@ -186,8 +204,9 @@ static void check_import(const char *sysptd, const char *dir)
 	snprintf(cmd, sizeof(cmd), "'%s' query '%s/inc.db' --format csv \"SELECT m.ts, m.cpu, "
 	         "t.tid, printf('0x%%x', m.pc), m.op, printf('0x%%x', m.vaddr), CASE WHEN m.paddr "
 	         "IS NULL THEN '' ELSE printf('0x%%x', m.paddr) END, printf('0x%%x', m.events), "
-	         "m.data_source, m.lat_total, m.lat_issue, m.lat_xlat FROM mem_sample m LEFT JOIN "
-	         "thread t USING (utid) ORDER BY m.ts\"", sysptd, dir);
+	         "m.data_source, m.lat_total, m.lat_issue, m.lat_xlat, s.name FROM mem_sample m LEFT "
+	         "JOIN thread t USING (utid) LEFT JOIN symbol s ON s.id = m.symbol_id ORDER BY "
+	         "m.ts\"", sysptd, dir);
 	f = popen(cmd, "r");
 	if (!f) {
 		CHECK(!"sysptd query could not be started");
@@ -206,8 +225,9 @@ static void check_import(const char *sysptd, const char *dir)
 			if (t->source >= 0)
 				snprintf(source, sizeof(source), "%d", t->source);
 			snprintf(want, sizeof(want), "%" PRIu64 ",0,%d,0x%" PRIx64 ",%s,0x%" PRIx64
-			         ",%s,0x%" PRIx64 ",%s,%u,%u,%u", t->ts, t->tid, t->pc, t->op, t->vaddr,
-			         paddr, t->events, source, t->lat_total, t->lat_issue, t->lat_xlat);
+			         ",%s,0x%" PRIx64 ",%s,%u,%u,%u,%s", t->ts, t->tid, t->pc, t->op, t->vaddr,
+			         paddr, t->events, source, t->lat_total, t->lat_issue, t->lat_xlat,
+			         t->symbol);
 			if (strcmp(line, want) != 0 && bad++ < 5)
 				fprintf(stderr, "mem_sample row %zu:\n  got  %s\n  want %s\n", i, line,
 				        want);
@@ -254,7 +274,7 @@ int main(int argc, char **argv)
 	if (system("perf version >/dev/null 2>&1") != 0) {
 		SPTD_SKIP_PART("perf is not installed: the comparison with perf's decoder");
 	} else {
-		check_perf_script(path);
+		check_perf_script(path, argv[2]);
 		check_perf_dump(path);
 	}
 	check_import(argv[3], dir);

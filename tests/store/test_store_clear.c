@@ -125,7 +125,7 @@ static void fill_every_table(struct sptd_store *st)
 
 		CHECK_INT(sptd_store_watch_hit_add(st, &r), 0);
 	}
-	CHECK_INT(SPTD_STORE_ADD(st, mem_sample, .ts = 1, .cpu = 0, .utid = 1, .pc = 0x401010,
+	CHECK_INT(SPTD_STORE_ADD(st, mem_sample, .ts = 1, .cpu = 0, .utid = 1, .pc = 0x401010, .symbol_id = 1,
 	                         .vaddr = 0x7f0000001000, .paddr = 0, .op = "load",
 	                         .data_source = 0, .lat_total = 9, .lat_issue = 2, .lat_xlat = 1,
 	                         .events = 6), 0);
