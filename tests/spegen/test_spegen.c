@@ -83,7 +83,8 @@ static int read_truth(const char *path)
 }
 
 /* What perf's data_src string must say for @t. */
-static void want_data_src(const struct truth *t, const char **op, const char **lvl, const char **tlb)
+static void want_data_src(const struct truth *t, const char **op, const char **lvl,
+                          const char **tlb)
 {
 	int load = strcmp(t->op, "load") == 0;
 
@@ -144,7 +145,8 @@ static void check_perf_script(const char *data, const char *prog)
 			continue;
 		}
 		want_data_src(&rows[i], &op, &lvl, &tlb);
-		if (n < 7 || tid != rows[i].tid || !same_function(prog, sym, rows[i].symbol) || sec * 1000000000ull + nsec != rows[i].ts ||
+		if (n < 7 || tid != rows[i].tid || !same_function(prog, sym, rows[i].symbol) ||
+		    sec * 1000000000ull + nsec != rows[i].ts ||
 		    addr != rows[i].vaddr || weight != rows[i].lat_total || ip != rows[i].pc ||
 		    (rows[i].paddr ? n != 8 || phys != rows[i].paddr : 0) || !strstr(line2, op) ||
 		    !strstr(line2, lvl) || !strstr(line2, tlb)) {
