@@ -104,7 +104,7 @@ static void usage(FILE *f)
 	"then parsed as the user who ran sudo (else nobody): images that user cannot\n"
 	"read (--image, --symfs, --kcore, the build-id cache) show as gaps.\n\n"
 	"The incident's path is printed on stdout once it is written; what was\n"
-	"imported (records, PT bytes, calls per CPU) goes to stderr.\n\n"
+	"imported (records, PT or SPE bytes, calls per CPU) goes to stderr.\n\n"
 	"Environment: SPTD_STORE_BULK=sql inserts the call slices through SQL instead\n"
 	"of writing their finished b-tree pages at the commit (the same rows; slower;\n"
 	"for comparison).\n\n"
@@ -467,9 +467,17 @@ static int perfdata_written(void *ctx, struct sptd_store *st)
 
 	sptd_store_count(st, SPTD_STORE_T_SCHED_SLICE, &sched);
 	sptd_col_progress_end(&import_progress);
-	fprintf(stderr, "sysptd import: %s: %" PRId64 " records, %" PRId64 " PT bytes, %" PRId64
+	fprintf(stderr, "sysptd import: %s: %" PRId64 " records, %" PRId64 " %s bytes, %" PRId64
 	        " context switches, %" PRId64 " wakeup and IRQ events, %" PRId64 " sched slices\n",
-	        out, res->records, res->aux_bytes, res->switches, res->tracepoints, sched);
+	        out, res->records, res->aux_bytes, res->has_spe ? "SPE" : "PT", res->switches,
+	        res->tracepoints, sched);
+	if (res->has_spe) {
+		int64_t mem = 0;
+
+		sptd_store_count(st, SPTD_STORE_T_MEM_SAMPLE, &mem);
+		fprintf(stderr, "sysptd import: %s: %" PRId64 " memory samples (Arm SPE, table "
+		        "mem_sample)\n", out, mem);
+	}
 	if (res->has_pt)
 		print_summary(st, out);
 	sptd_col_progress_show(&import_progress, "writing the incident", 0, 0);

@@ -588,6 +588,87 @@ int sptd_dec_unwind_run(struct sptd_dec_unwind *u, const struct sptd_dec_ustack 
 /* Accepts NULL: closes every file. */
 void sptd_dec_unwind_destroy(struct sptd_dec_unwind *u);
 
+/* ---- Arm SPE packets -> memory samples (spe.c) ----------------------------
+ * Written from the Arm Architecture Reference Manual's Statistical
+ * Profiling Extension packet format: a record is a run of packets closed by
+ * a Timestamp or End packet; Padding is skipped.  Bytes that are no packet
+ * (or a packet cut off by the end of the buffer) are counted, the record
+ * they fell into is dropped, and decoding resumes at the next byte. */
+
+/* What a record's Operation Type packet says, as sysptd names it. */
+enum sptd_dec_spe_op {
+	SPTD_DEC_SPE_OP_NONE = 0, /* no Operation Type packet */
+	SPTD_DEC_SPE_OP_LOAD,     /* load (LD/ST class, ST bit clear) */
+	SPTD_DEC_SPE_OP_STORE,    /* store (ST bit set) */
+	SPTD_DEC_SPE_OP_ATOMIC,   /* atomic or exclusive load/store (AT subclass) */
+	SPTD_DEC_SPE_OP_BRANCH,   /* branch or exception return */
+	SPTD_DEC_SPE_OP_OTHER,    /* other operation */
+};
+
+/* Events packet bits (the architected ones). */
+#define SPTD_DEC_SPE_EV_EXCEPTION  (1u << 0)  /* generated an exception */
+#define SPTD_DEC_SPE_EV_RETIRED    (1u << 1)  /* architecturally retired */
+#define SPTD_DEC_SPE_EV_L1D_ACCESS (1u << 2)  /* level 1 data cache access */
+#define SPTD_DEC_SPE_EV_L1D_MISS   (1u << 3)  /* level 1 data cache refill */
+#define SPTD_DEC_SPE_EV_TLB_ACCESS (1u << 4)  /* TLB access */
+#define SPTD_DEC_SPE_EV_TLB_WALK   (1u << 5)  /* TLB refill: a table walk */
+#define SPTD_DEC_SPE_EV_NOT_TAKEN  (1u << 6)  /* conditional branch not taken */
+#define SPTD_DEC_SPE_EV_MISPRED    (1u << 7)  /* branch mispredicted */
+#define SPTD_DEC_SPE_EV_LLC_ACCESS (1u << 8)  /* last level cache access */
+#define SPTD_DEC_SPE_EV_LLC_MISS   (1u << 9)  /* last level cache miss */
+#define SPTD_DEC_SPE_EV_REMOTE     (1u << 10) /* access to another socket */
+#define SPTD_DEC_SPE_EV_ALIGNMENT  (1u << 11) /* misaligned access */
+
+/* Which fields of a record its packets set (sptd_dec_spe_record.have). */
+#define SPTD_DEC_SPE_HAVE_PC       (1u << 0)
+#define SPTD_DEC_SPE_HAVE_TARGET   (1u << 1)
+#define SPTD_DEC_SPE_HAVE_VADDR    (1u << 2)
+#define SPTD_DEC_SPE_HAVE_PADDR    (1u << 3)
+#define SPTD_DEC_SPE_HAVE_TS       (1u << 4)
+#define SPTD_DEC_SPE_HAVE_CONTEXT  (1u << 5)
+#define SPTD_DEC_SPE_HAVE_EVENTS   (1u << 6)
+#define SPTD_DEC_SPE_HAVE_SOURCE   (1u << 7)
+#define SPTD_DEC_SPE_HAVE_LAT_TOTAL (1u << 8)
+#define SPTD_DEC_SPE_HAVE_LAT_ISSUE (1u << 9)
+#define SPTD_DEC_SPE_HAVE_LAT_XLAT  (1u << 10)
+
+/* One sampled operation. */
+struct sptd_dec_spe_record {
+	uint32_t have;            /* SPTD_DEC_SPE_HAVE_* */
+	uint64_t pc;              /* instruction virtual address */
+	int el;                   /* exception level the instruction ran at */
+	uint64_t target;          /* branch target */
+	uint64_t vaddr, paddr;    /* data virtual (tag removed) / physical address */
+	uint64_t ts;              /* Timestamp packet (the generic timer) */
+	uint32_t context;         /* CONTEXTIDR (Linux: the tid) */
+	enum sptd_dec_spe_op op;  /* what the operation was */
+	uint8_t op_class, op_bits; /* Operation Type packet: class and payload */
+	uint64_t events;          /* SPTD_DEC_SPE_EV_* and implementation bits */
+	uint16_t source;          /* Data Source packet (implementation defined) */
+	uint16_t lat_total;       /* cycles from dispatch to completion */
+	uint16_t lat_issue;       /* cycles from dispatch to issue */
+	uint16_t lat_xlat;        /* cycles of the address translation */
+};
+
+/* What one buffer held. */
+struct sptd_dec_spe_stats {
+	uint64_t records;         /* records handed to the callback */
+	uint64_t bad_bytes;       /* bytes that began no valid packet */
+	uint64_t dropped;         /* records dropped for a bad byte inside them */
+	uint64_t truncated;       /* 1: the buffer ended inside a packet */
+	uint64_t unknown;         /* valid packets sysptd does not use (skipped) */
+};
+
+/* Decode @buf[0..@len) and hand each complete record to @fn (the record
+ * is valid during the call).  Adds to *@stats (may be NULL).  Returns the
+ * records delivered, -EINVAL (NULL @buf with @len, or NULL @fn), or the
+ * first negative value @fn returns. */
+int64_t sptd_dec_spe_decode(const uint8_t *buf, size_t len,
+                            int (*fn)(void *ctx, const struct sptd_dec_spe_record *r),
+                            void *ctx, struct sptd_dec_spe_stats *stats);
+/* "load", "store", "atomic", "branch", "other" or NULL (none). */
+const char *sptd_dec_spe_op_name(enum sptd_dec_spe_op op);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,7 +11,8 @@
 # each other: the same rows), incident (query/export/list/decode over a
 # corrupt incident),
 # unwind (DWARF unwinding of a copied stack: ELF, registers, stack bytes),
-# slicepages (slice rows through the page writer and SQL: the same table).
+# slicepages (slice rows through the page writer and SQL: the same table),
+# spe (decode/'s Arm SPE packet decoder).
 # SECONDS 0 only replays the corpus once.
 #
 # Builds in $SPTD_FUZZ_BUILD (default build-fuzz) with CC=clang
@@ -29,7 +30,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 src=$(pwd)
-names="perfrec perfdata pdimport ftrace ftformat rawpt flowdiff incident unwind slicepages"
+names="perfrec perfdata pdimport ftrace ftformat rawpt flowdiff incident unwind slicepages spe"
 
 usage() {
 	echo "usage: scripts/fuzz.sh NAME SECONDS [LIBFUZZER-OPTION...]  (NAME: $names)" >&2
@@ -40,7 +41,7 @@ if [ "${1:-}" = "--list" ]; then
 	exit 0
 fi
 if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
-	sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'
 	exit 0
 fi
 [ $# -ge 2 ] || usage

@@ -70,10 +70,10 @@ extern "C" {
 /* Bumped on every schema change; kept in meta "schema_version".  2: flags
  * of sched_slice, thread_state, irq_slice, softirq_slice.  3: table
  * ftrace_event.  4: tables cpu_freq, cpu_idle, ptwrite, watch_hit.
- * 5: raw_switch.prev_state.  6: raw_mmap.until_ts.  7: raw_sample.ustack.
+ * 5: raw_switch.prev_state.  6: raw_mmap.until_ts.  7: raw_sample.ustack.  8: mem_sample, raw_spe.
  * Older files are upgraded when opened for update and read as the current
  * schema (added columns NULL, added tables empty) when opened read-only. */
-#define SPTD_STORE_SCHEMA_VERSION 7
+#define SPTD_STORE_SCHEMA_VERSION 8
 
 struct sptd_store;
 struct sptd_store_stmt;
@@ -93,7 +93,7 @@ struct sptd_store_stmt;
 	X(RAW_SIDEBAND, raw_sideband) X(RAW_IMAGE, raw_image)                      \
 	X(RAW_SWITCH, raw_switch) X(FTRACE_EVENT, ftrace_event) /* schema 3 */     \
 	X(CPU_FREQ, cpu_freq) X(CPU_IDLE, cpu_idle) X(PTWRITE, ptwrite)            \
-	X(WATCH_HIT, watch_hit) /* schema 4 */
+	X(WATCH_HIT, watch_hit) /* schema 4 */ X(MEM_SAMPLE, mem_sample) X(RAW_SPE, raw_spe) /* 8 */
 /* SPTD_STORE_T_GAP, ..., each also as SPTD_STORE_T_OF_gap (for the macros
  * SPTD_STORE_ADD and SPTD_STORE_EACH, which name a table in lower case). */
 enum sptd_store_table_id {

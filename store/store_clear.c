@@ -153,7 +153,7 @@ int sptd_store_table_clear(struct sptd_store *st, const char *table)
 		                       "cannot clear table '%s': only derived tables (process, "
 		                       "thread, sched_slice, thread_state, irq_slice, "
 		                       "softirq_slice, slice, sample, callsite, gap, stats, "
-		                       "ftrace_event, cpu_freq, cpu_idle, ptwrite) "
+		                       "ftrace_event, cpu_freq, cpu_idle, ptwrite, mem_sample) "
 		                       "are rebuilt", table ? table : "(null)");
 	ret = sptd_store_schema_drop_indexes(st, id);
 	if (ret < 0)

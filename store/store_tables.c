@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "store-local.h"
+#include "sptd_store_mem.h"
 
 /* A column of row struct S: field F stored as column N of type DECL. */
 #define COL(S, N, DECL, T, F, FL) \
@@ -356,6 +357,24 @@ static const char *watch_hit_check(const void *row, uint32_t *nulls)
 	return NULL;
 }
 
+#define R sptd_store_mem_sample_row
+static const struct sptd_store_col mem_sample_cols[] = {
+	COL(R, "ts", "INT", I64, ts, 0),
+	COL(R, "cpu", "INT NULL", I32, cpu, NEGNULL),
+	COL(R, "utid", "INT NULL", I64, utid, NEGNULL),
+	COL(R, "pc", "INT", U64, pc, 0),
+	COL(R, "symbol_id", "INT NULL", I64, symbol_id, NEGNULL),
+	COL(R, "vaddr", "INT NULL", U64, vaddr, SPTD_STORE_F_ZERO_NULL),
+	COL(R, "paddr", "INT NULL", U64, paddr, SPTD_STORE_F_ZERO_NULL),
+	COL(R, "op", "TEXT NULL", TEXT, op, 0),
+	COL(R, "data_source", "INT NULL", I32, data_source, NEGNULL),
+	COL(R, "lat_total", "INT NULL", I32, lat_total, NEGNULL),
+	COL(R, "lat_issue", "INT NULL", I32, lat_issue, NEGNULL),
+	COL(R, "lat_xlat", "INT NULL", I32, lat_xlat, NEGNULL),
+	COL(R, "events", "INT NULL", I64, events, NEGNULL),
+};
+#undef R
+
 /* ---- the table list ---------------------------------------------------------- */
 
 #define N(cols) ((int)(sizeof(cols) / sizeof(cols[0])))
@@ -422,6 +441,10 @@ const struct sptd_store_table_def sptd_store_table_defs[SPTD_STORE_T_COUNT] = {
 	  "adding a ptwrite row", NULL, NULL),
 	T(WATCH_HIT, "watch_hit", watch_hit_cols, sptd_store_watch_hit_row, 0, 0, NULL,
 	  "adding a watch_hit row", NULL, watch_hit_check),
+	T(MEM_SAMPLE, "mem_sample", mem_sample_cols, sptd_store_mem_sample_row, 0, 1, NULL,
+	  "adding a mem_sample row", NULL, NULL),
+	T(RAW_SPE, "raw_spe", chunk_cols, sptd_store_chunk_row, 0, 0, NULL,
+	  "adding a raw_spe row", "cpu, seq", NULL),
 #undef T
 };
 

@@ -66,4 +66,17 @@ int sptd_col_derive_files_open(struct sptd_col_derive_files *f, int64_t dso_id,
 /* Accepts NULL; removes what was unpacked. */
 void sptd_col_derive_files_destroy(struct sptd_col_derive_files *f);
 
+/* ---- the function of a memory sample's pc (derive_spe_sym.c) ------------- */
+
+struct sptd_col_spe_sym;
+/* Over @st's raw_mmap, dso and symbol rows.  0 and *@out, -ENOMEM, the
+ * store's errors. */
+int sptd_col_spe_sym_create(struct sptd_store *st, struct sptd_col_spe_sym **out);
+/* The symbol.id of the function holding @pc in process @pid (a row added
+ * when none has it yet); -ENOENT no mapping, file or symbol covers it,
+ * -EINVAL, -ENOMEM, the store's errors. */
+int64_t sptd_col_spe_sym_resolve(struct sptd_col_spe_sym *y, int pid, uint64_t pc);
+/* Accepts NULL. */
+void sptd_col_spe_sym_destroy(struct sptd_col_spe_sym *y);
+
 #endif

@@ -522,6 +522,8 @@ int sptd_col_derive_all(struct sptd_store *st, int jobs)
 		stage = "scheduling (ftrace pages, switches)";
 	if (ret >= 0 && (ret = sptd_col_derive_samples(st, tasks)) < 0)
 		stage = "samples";
+	if (ret >= 0 && (ret = sptd_col_derive_spe(st, tasks)) < 0)
+		stage = "memory samples (Arm SPE)";
 	if (ret >= 0 && (ret = sptd_col_derive_pt(st, tasks, jobs)) < 0)
 		stage = "Intel PT";
 	if (ret >= 0 && (ret = sptd_col_derive_pt_sideband(st)) < 0)

@@ -24,6 +24,8 @@ int sptd_col_tasks_note(struct sptd_col_tasks *t, int tid, int pid,
 int64_t sptd_col_tasks_utid(struct sptd_col_tasks *t, int tid);
 /* The tid of @utid; -EINVAL when no task has it. */
 int sptd_col_tasks_tid(const struct sptd_col_tasks *t, int64_t utid);
+/* The process of @tid as learnt so far; -1 unknown (or no such task). */
+int sptd_col_tasks_pid(struct sptd_col_tasks *t, int tid);
 /* Write process and thread rows for everything known. */
 int sptd_col_tasks_store(struct sptd_col_tasks *t, struct sptd_store *st);
 
@@ -37,6 +39,9 @@ int sptd_col_derive_sched(struct sptd_store *st, struct sptd_col_tasks *tasks);
 /* Rebuild slice/gap/stats rows from raw_pt (+ images, switches); 0 rows and
  * success when the incident has no PT.  @jobs threads (0: all cores). */
 int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int jobs);
+/* Rebuild mem_sample from raw_spe (Arm SPE), with stats of what did not
+ * decode; 0 rows and success when the incident has none. */
+int sptd_col_derive_spe(struct sptd_store *st, struct sptd_col_tasks *tasks);
 /* All of the above in order, then process/thread rows; used after capture
  * and by `sysptd decode`. */
 int sptd_col_derive_all(struct sptd_store *st, int jobs);

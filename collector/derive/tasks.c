@@ -166,6 +166,13 @@ int sptd_col_tasks_tid(const struct sptd_col_tasks *t, int64_t utid)
 	return t->tasks[utid].tid;
 }
 
+int sptd_col_tasks_pid(struct sptd_col_tasks *t, int tid)
+{
+	struct task *task = t && tid >= 0 ? find(t, tid) : NULL;
+
+	return task ? task->pid : -1;
+}
+
 int sptd_col_tasks_store(struct sptd_col_tasks *t, struct sptd_store *st)
 {
 	int ret = 0;

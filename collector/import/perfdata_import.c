@@ -22,8 +22,10 @@
 #include "perfdata-local.h"
 #include "sptd_dec.h"
 #include "sptd_store.h"
+#include "sptd_store_mem.h"
 
 #define PT_AUXTRACE_INTEL_PT 1
+#define PT_AUXTRACE_ARM_SPE 4   /* perf's enum auxtrace_type */
 
 /* intel_pt AUXTRACE_INFO private words (perf's intel-pt.h order) */
 enum {
@@ -58,6 +60,7 @@ struct pd_ctx {
 	uint64_t pti[PTI_NWORDS];         /* intel_pt AUXTRACE_INFO words */
 	int npti;                         /* how many were present */
 	int aux_type;                     /* AUXTRACE_INFO type, 0 none */
+	uint64_t time_conv[3];            /* TIME_CONV shift, mult, zero (SPE timestamps) */
 	struct sptd_col_pd_switch *sw;
 	size_t nsw, capsw;
 	struct sptd_col_pd_names names;   /* every task name seen, with its time */
@@ -122,13 +125,8 @@ static int add_switch(struct pd_ctx *c, int64_t ts, int cpu, int prev, int next,
 	if (GROW(c->sw, c->nsw, c->capsw) < 0)
 		return -ENOMEM;
 	s = &c->sw[c->nsw];
-	s->seq = c->nsw++;
-	s->ts = ts;
-	s->cpu = cpu;
-	s->prev = prev;
-	s->other = -1;
-	s->next = next;
-	s->source = source;
+	*s = (struct sptd_col_pd_switch){ .seq = c->nsw++, .ts = ts, .cpu = cpu, .prev = prev,
+	                                  .other = -1, .next = next, .source = source };
 	snprintf(s->comm, sizeof(s->comm), "%s", comm ? comm : "");
 	snprintf(s->prev_state, sizeof(s->prev_state), "%s", state ? state : "");
 	see_cpu(c, cpu);
@@ -139,8 +137,7 @@ static int add_gap(struct pd_ctx *c, int64_t ts, int cpu, const char *reason)
 {
 	if (GROW(c->gaps, c->ngaps, c->capgaps) < 0)
 		return -ENOMEM;
-	c->gaps[c->ngaps].ts = ts;
-	c->gaps[c->ngaps].cpu = cpu;
+	c->gaps[c->ngaps] = (struct pd_gap){ .ts = ts, .cpu = cpu };
 	snprintf(c->gaps[c->ngaps].reason, sizeof(c->gaps[0].reason), "%s", reason);
 	c->ngaps++;
 	return 0;
@@ -155,11 +152,8 @@ static int on_auxtrace_info(struct pd_ctx *c, const struct sptd_col_perfdata_rec
 	if (r->size < 16)
 		return -EBADMSG;
 	c->aux_type = (int)sptd_col_pd_u32(r->data + 8);
-	if (c->aux_type != PT_AUXTRACE_INTEL_PT)
-		return 0;
-	c->npti = (int)((r->size - 16) / 8);
-	if (c->npti > PTI_NWORDS)
-		c->npti = PTI_NWORDS;
+	c->npti = c->aux_type != PT_AUXTRACE_INTEL_PT ? 0 : (int)((r->size - 16) / 8);
+	c->npti = c->npti > PTI_NWORDS ? PTI_NWORDS : c->npti;
 	for (i = 0; i < c->npti; i++)
 		c->pti[i] = sptd_col_pd_u64(r->data + 16 + 8 * i);
 	return 0;
@@ -183,7 +177,7 @@ static int on_auxtrace(struct pd_ctx *c, const struct sptd_col_perfdata_rec *r)
 	size_t len = (size_t)r->payload_len;
 	int cpu, ret;
 
-	if (c->aux_type != PT_AUXTRACE_INTEL_PT || !len)
+	if ((c->aux_type != PT_AUXTRACE_INTEL_PT && c->aux_type != PT_AUXTRACE_ARM_SPE) || !len)
 		return 0;
 	if (rcpu != UINT32_MAX) {
 		cpu = (int)rcpu;
@@ -209,7 +203,9 @@ static int on_auxtrace(struct pd_ctx *c, const struct sptd_col_perfdata_rec *r)
 		len -= (size_t)(psb - p);
 		p = psb;
 	}
-	ret = sptd_store_raw_pt_add(c->st, cpu, c->aux_seq[cpu]++, p, len);
+	ret = c->aux_type == PT_AUXTRACE_ARM_SPE ?
+	      SPTD_STORE_ADD(c->st, raw_spe, cpu, c->aux_seq[cpu]++, p, len) :
+	      sptd_store_raw_pt_add(c->st, cpu, c->aux_seq[cpu]++, p, len);
 	if (ret >= 0)
 		c->res->aux_bytes += (int64_t)len;
 	if (rcpu != UINT32_MAX)
@@ -395,6 +391,10 @@ static int on_record(void *arg, const struct sptd_col_perfdata_rec *rec)
 		break;
 	case SPTD_PERF_RECORD_AUXTRACE_ERROR:
 		c->aux_errors++;
+		break;
+	case SPTD_PERF_RECORD_TIME_CONV:
+		for (int k = 0; k < 3 && rec->size >= 8 + 8 * (k + 1); k++)
+			c->time_conv[k] = sptd_col_pd_u64(rec->data + 8 + 8 * k);
 		break;
 	default:
 		break;
@@ -603,7 +603,12 @@ static int store_meta(struct pd_ctx *c)
 	if (nr && len >= 8 && sptd_col_pd_u32(nr) > 0 && sptd_col_pd_u32(nr) <= PD_MAX_CPU &&
 	    (int64_t)sptd_col_pd_u32(nr) > cpus)
 		cpus = sptd_col_pd_u32(nr);
-	ret = sptd_store_meta_set(c->st, "source", c->res->has_pt ? "pt" : "sched");
+	ret = sptd_store_meta_set(c->st, "source", c->res->has_pt ? "pt" : c->res->has_spe ? "spe" :
+	                          "sched");
+	for (int k = 0; k < 3 && ret >= 0 && c->res->has_spe && c->time_conv[1]; k++)
+		ret = sptd_store_meta_set_int(c->st, (const char *const[]){ "spe_time_shift",
+		                              "spe_time_mult", "spe_time_zero" }[k],
+		                              (int64_t)c->time_conv[k]);
 	if (ret >= 0)
 		ret = meta_aux_tids(c);
 	if (ret >= 0)
@@ -656,18 +661,12 @@ static int store_after(struct pd_ctx *c)
 	                                     "perf_aux_partial", "perf_aux_collision",
 	                                     "perf_auxtrace_errors", "perf_images_missing",
 	                                     "perf_snapshot_no_psb" };
-	int64_t vals[8];
+	const int64_t vals[8] = { c->res->records, c->lost, c->aux_truncated, c->aux_partial,
+	                          c->aux_collision, c->aux_errors, c->res->images_missing,
+	                          c->snapshot_skipped };
 	size_t i;
 	int ret = 0;
 
-	vals[0] = c->res->records;
-	vals[1] = c->lost;
-	vals[2] = c->aux_truncated;
-	vals[3] = c->aux_partial;
-	vals[4] = c->aux_collision;
-	vals[5] = c->aux_errors;
-	vals[6] = c->res->images_missing;
-	vals[7] = c->snapshot_skipped;
 	for (i = 0; i < c->ngaps && ret >= 0; i++)
 		ret = sptd_store_gap_add(c->st, c->gaps[i].ts, 0, c->gaps[i].cpu, c->gaps[i].reason);
 	for (i = 0; i < 8 && ret >= 0; i++)
@@ -734,17 +733,18 @@ int sptd_col_perfdata_import(const struct sptd_col_pd_import_opts *o,
 		goto out;
 	}
 	res->has_pt = c.aux_type == PT_AUXTRACE_INTEL_PT;
-	if (c.aux_type && !res->has_pt)
+	res->has_spe = c.aux_type == PT_AUXTRACE_ARM_SPE;
+	if (c.aux_type && !res->has_pt && !res->has_spe)
 		sptd_col_log(LOG_WARNING, "%s holds AUX trace of type %d, not Intel PT: "
 		             "importing its scheduling only", o->input, c.aux_type);
-	if (!res->has_pt && !c.nsw) {
+	if (!res->has_pt && !res->has_spe && !c.nsw) {
 		snprintf(err, errlen, "%s has neither Intel PT (perf record -e intel_pt//) nor "
 		         "scheduling records (sched:sched_switch, --switch-events): nothing "
 		         "to import", o->input);
 		ret = -ENODATA;
 		goto out;
 	}
-	if (!res->has_pt)
+	if (!res->has_pt && !res->has_spe)
 		sptd_col_log(LOG_NOTICE, "%s was recorded without Intel PT: importing its "
 		             "scheduling only", o->input);
 	if (res->has_pt)

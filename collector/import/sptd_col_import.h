@@ -49,6 +49,7 @@ struct sptd_col_pd_import_result {
 	int64_t images;         /* mappings whose code was found */
 	int64_t images_missing; /* mappings whose code was not found */
 	int has_pt;             /* AUXTRACE_INFO of intel_pt present */
+	int has_spe;            /* AUXTRACE_INFO of arm_spe present (mem_sample) */
 };
 
 /* Read @o->input, write the incident @o->output (raw tables, meta) and

@@ -11,7 +11,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,24 +24,6 @@
 
 #include "ptgen.h"
 #include "ptgen-out.h"
-
-/* The last error message of the run, for main() to print. */
-static char sptd_ptgen_msg[512];
-
-int sptd_ptgen_fail(int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(sptd_ptgen_msg, sizeof(sptd_ptgen_msg), fmt, ap);
-	va_end(ap);
-	return err;
-}
-
-const char *sptd_ptgen_err(void)
-{
-	return sptd_ptgen_msg;
-}
 
 int sptd_ptgen_log_add(struct sptd_ptgen_cpu_log *l, uint64_t ip)
 {

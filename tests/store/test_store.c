@@ -167,7 +167,7 @@ static void check_all(struct sptd_store *st)
 	int64_t v;
 
 	check_rows(st, "SELECT key, value FROM meta ORDER BY key",
-	           "clock|tsc\nschema_version|7\nwindow_ns|-10000000\n");
+	           "clock|tsc\nschema_version|8\nwindow_ns|-10000000\n");
 	CHECK_INT(sptd_store_meta_get(st, "clock", buf, sizeof(buf)), 3);
 	CHECK_STR(buf, "tsc");
 	CHECK_INT(sptd_store_meta_get(st, "clock", buf, 2), 3); /* truncated */
@@ -271,7 +271,7 @@ static void test_roundtrip(void)
 		         "type = 'table' AND name = '%s'", tables[n]);
 		CHECK_INT(count(st, sql), 1);
 	}
-	CHECK_INT(n, 29);
+	CHECK_INT(n, 31);
 	CHECK_STR(tables[0], "meta");
 	CHECK_STR(tables[14], "stats");
 	CHECK_STR(tables[15], "raw_ftrace_page");
@@ -281,7 +281,9 @@ static void test_roundtrip(void)
 	CHECK_STR(tables[26], "cpu_idle");
 	CHECK_STR(tables[27], "ptwrite");
 	CHECK_STR(tables[28], "watch_hit");
-	CHECK_INT(count(st, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"), 29);
+	CHECK_STR(tables[29], "mem_sample");
+	CHECK_STR(tables[30], "raw_spe");
+	CHECK_INT(count(st, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"), 31);
 	CHECK_INT(count(st, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
 	                    "AND sql IS NOT NULL"), 12);
 	check_rows(st, "SELECT name FROM pragma_index_list('slice') ORDER BY name",

@@ -5,6 +5,7 @@
  * refuse; every function's argument checks. */
 #include <stdint.h>
 
+#include "sptd_store_mem.h"
 #include "store_fixture.h"
 
 /* The gap reasons left, by id, as "a,b,c". */
@@ -124,6 +125,11 @@ static void fill_every_table(struct sptd_store *st)
 
 		CHECK_INT(sptd_store_watch_hit_add(st, &r), 0);
 	}
+	CHECK_INT(SPTD_STORE_ADD(st, mem_sample, .ts = 1, .cpu = 0, .utid = 1, .pc = 0x401010, .symbol_id = 1,
+	                         .vaddr = 0x7f0000001000, .paddr = 0, .op = "load",
+	                         .data_source = 0, .lat_total = 9, .lat_issue = 2, .lat_xlat = 1,
+	                         .events = 6), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_spe, 0, 0, "e", 1), 0);
 }
 
 /* Is @t one of the tables decode rebuilds? */
@@ -135,7 +141,7 @@ static int derived(enum sptd_store_table_id t)
 	case SPTD_STORE_T_SOFTIRQ_SLICE: case SPTD_STORE_T_SLICE: case SPTD_STORE_T_SAMPLE:
 	case SPTD_STORE_T_CALLSITE: case SPTD_STORE_T_GAP: case SPTD_STORE_T_STATS:
 	case SPTD_STORE_T_FTRACE_EVENT: case SPTD_STORE_T_CPU_FREQ: case SPTD_STORE_T_CPU_IDLE:
-	case SPTD_STORE_T_PTWRITE:
+	case SPTD_STORE_T_PTWRITE: case SPTD_STORE_T_MEM_SAMPLE:
 		return 1;
 	default:
 		return 0;
