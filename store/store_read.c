@@ -1,10 +1,10 @@
 /* store_read.c — the readers: rows handed to a callback as typed structs.
  *
  * sptd_store_each reads any table into its row struct as the table's
- * description says (store_tables.c); the named readers (sptd_store_raw_pt_each,
- * ...) are it with a typed callback.  Joins and selections (raw_image with
- * its path, the mapped files, per-CPU stats, thread exits) have a
- * statement and a row function of their own.  Each statement is one of
+ * description says (store_tables.c); SPTD_STORE_EACH is it with a typed
+ * callback.  Joins and selections (raw_image with its path, the mapped
+ * files, per-CPU stats, thread exits) have a statement and a row function
+ * of their own.  Each statement is one of
  * store_named.c, prepared once per store. */
 #include <errno.h>
 #include <stdio.h>

@@ -215,12 +215,14 @@ static const char *slice_check(const void *row, uint32_t *nulls)
 	       "kind is not one of user, kernel, syscall, irq" : NULL;
 }
 
-/* A mapping ends at or after its start. */
+/* A mapping ends at or after its start; an until_ts <= 0 stores NULL
+ * (in force to the end). */
 static const char *raw_mmap_check(const void *row, uint32_t *nulls)
 {
 	const struct sptd_store_raw_mmap_row *r = row;
 
-	(void)nulls;
+	if (r->until_ts <= 0)
+		*nulls |= 1u << 6;      /* until_ts */
 	return r->end < r->start ? "end is below start" : NULL;
 }
 

@@ -551,8 +551,8 @@ static int store_power(struct sptd_store *st, struct pt_ctx *ctx, int64_t khz)
 
 		switch (p->kind) {
 		case SPTD_DEC_POWER_FREQ:
-			ret = sptd_store_cpu_freq_add(st, p->ts, p->cpu, (int)p->cbr,
-			                              (int64_t)p->cbr * khz);
+			ret = SPTD_STORE_ADD(st, cpu_freq, p->ts, p->cpu, (int)p->cbr,
+			                     (int64_t)p->cbr * khz);
 			break;
 		case SPTD_DEC_POWER_IDLE: {
 			struct sptd_store_cpu_idle_row r = {
@@ -567,14 +567,14 @@ static int store_power(struct sptd_store *st, struct pt_ctx *ctx, int64_t khz)
 			         p->wake & SPTD_DEC_WAKE_STORE ? ",store" : "",
 			         p->wake & SPTD_DEC_WAKE_AUTONOMOUS ? ",autonomous" : "");
 			r.wake = wake[0] ? wake + 1 : NULL;
-			ret = sptd_store_cpu_idle_add(st, &r);
+			ret = sptd_store_add(st, SPTD_STORE_T_CPU_IDLE, &r);
 			break;
 		}
 		case SPTD_DEC_POWER_PTWRITE: {
 			int64_t utid = p->tid >= 0 ? sptd_col_tasks_utid(ctx->tasks, p->tid) : -1;
 
-			ret = sptd_store_ptwrite_add(st, p->ts, p->cpu, utid < 0 ? -1 : utid, p->ip,
-			                             p->payload, p->size);
+			ret = SPTD_STORE_ADD(st, ptwrite, p->ts, p->cpu, utid < 0 ? -1 : utid, p->ip,
+			                     p->payload, p->size);
 			break;
 		}
 		default:
@@ -667,7 +667,7 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 
 		snprintf(reason, sizeof(reason), "pt: meta %s out of range: decoded as unknown "
 		         "(the incident is damaged)", bad);
-		ret = sptd_store_gap_add(st, meta_int(st, "window_start", 0), 0, -1, reason);
+		ret = SPTD_STORE_ADD(st, gap, meta_int(st, "window_start", 0), 0, -1, reason);
 		if (ret < 0)
 			goto out;
 	}
@@ -688,7 +688,7 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 		goto out;
 	ret = store_power(st, &ctx, bus_khz(&cfg));
 	if (ret >= 0 && ctx.before_window)
-		ret = sptd_store_stat_add(st, "slices_before_window", -1, ctx.before_window);
+		ret = SPTD_STORE_ADD(st, stats, "slices_before_window", -1, ctx.before_window);
 	if (ret >= 0)
 		ret = sptd_store_meta_set(st, "pt_timing", sptd_dec_session_no_time(s) ? "none" : "tsc");
 	/* an imported trace without timing: ts is order, and meta says so */

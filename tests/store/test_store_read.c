@@ -108,18 +108,25 @@ static void exec_sql(struct sptd_store *st, const char *sql)
 
 /* ---- the three cpu, seq, bytes tables -------------------------------------------- */
 
-/* One of raw_pt, raw_sideband, raw_ftrace_page: its add, reader and name. */
+/* One of raw_pt, raw_sideband, raw_ftrace_page: its name and id. */
 struct chunk_table {
 	const char *name;
-	int (*add)(struct sptd_store *st, int cpu, int seq, const void *data, size_t len);
-	enum sptd_store_table_id table; /* for sptd_store_each */
+	enum sptd_store_table_id table; /* for sptd_store_add and sptd_store_each */
 };
 
 static const struct chunk_table chunk_tables[] = {
-	{ "raw_pt", sptd_store_raw_pt_add, SPTD_STORE_T_RAW_PT },
-	{ "raw_sideband", sptd_store_raw_sideband_add, SPTD_STORE_T_RAW_SIDEBAND },
-	{ "raw_ftrace_page", sptd_store_raw_ftrace_page_add, SPTD_STORE_T_RAW_FTRACE_PAGE },
+	{ "raw_pt", SPTD_STORE_T_RAW_PT },
+	{ "raw_sideband", SPTD_STORE_T_RAW_SIDEBAND },
+	{ "raw_ftrace_page", SPTD_STORE_T_RAW_FTRACE_PAGE },
 };
+
+/* Add a row of chunk table @c. */
+static int chunk_add(struct sptd_store *st, const struct chunk_table *c, int cpu, int seq,
+                     const void *data, size_t len)
+{
+	return sptd_store_add(st, c->table,
+	                      &(const struct sptd_store_chunk_row){ cpu, seq, data, len });
+}
 
 /* put_chunk as sptd_store_each takes it. */
 static int chunk_fn(void *ctx, const void *row)
@@ -141,10 +148,10 @@ static void test_chunks(void)
 		if (!st)
 			return;
 		/* out of order: the reader sorts by cpu, then seq */
-		CHECK_INT(c->add(st, 1, 1, cd, sizeof(cd)), 0);
-		CHECK_INT(c->add(st, 0, 1, ab, sizeof(ab)), 0);
-		CHECK_INT(c->add(st, 1, 0, NULL, 0), 0);
-		CHECK_INT(c->add(st, 0, 0, one, sizeof(one)), 0);
+		CHECK_INT(chunk_add(st, c, 1, 1, cd, sizeof(cd)), 0);
+		CHECK_INT(chunk_add(st, c, 0, 1, ab, sizeof(ab)), 0);
+		CHECK_INT(chunk_add(st, c, 1, 0, NULL, 0), 0);
+		CHECK_INT(chunk_add(st, c, 0, 0, one, sizeof(one)), 0);
 		snprintf(sql, sizeof(sql), "INSERT INTO %s VALUES (5, 0, NULL)", c->name);
 		exec_sql(st, sql);
 		/* before commit, on the writing connection */
@@ -206,7 +213,7 @@ static int nested(void *arg, const struct sptd_store_chunk_row *row)
 /* Adds a gap row for each raw_pt row it is given. */
 static int add_gap(void *arg, const struct sptd_store_chunk_row *row)
 {
-	return sptd_store_gap_add(arg, row->seq, 0, row->cpu, "pt: test");
+	return SPTD_STORE_ADD(arg, gap, row->seq, 0, row->cpu, "pt: test");
 }
 
 static void test_control(void)
@@ -219,7 +226,7 @@ static void test_control(void)
 	if (!st)
 		return;
 	for (int i = 0; i < 4; i++)
-		CHECK_INT(sptd_store_raw_pt_add(st, i % 2, i, "z", 1), 0);
+		CHECK_INT(SPTD_STORE_ADD(st, raw_pt, i % 2, i, "z", 1), 0);
 	/* > 0 stops the reader, which returns it */
 	CHECK_INT(SPTD_STORE_EACH(st, raw_pt, stop_at_second, &t), 7);
 	CHECK_INT(t.rows, 2);
@@ -287,25 +294,25 @@ static void test_raw_rows(void)
 		return;
 	for (size_t i = 0; i < 1000; i++)
 		long_chain[i] = 0xffffffff81000000ull + i * 0x10001;
-	CHECK_INT(sptd_store_raw_ftrace_format_add(st, "header_page", "a"), 0);
-	CHECK_INT(sptd_store_raw_ftrace_format_add(st, "sched/sched_switch", "b"), 0);
-	CHECK_INT(sptd_store_raw_task_add(st, 100, 101, "worker", NULL), 0);
-	CHECK_INT(sptd_store_raw_task_add(st, 1, 1, NULL, "init"), 0);
-	CHECK_INT(sptd_store_raw_switch_add(st, 30, 1, 100, 0, "swapper/1"), 0);
-	CHECK_INT(sptd_store_raw_switch_add(st, 10, 0, 0, 100, NULL), 0);
-	CHECK_INT(sptd_store_raw_switch_add_state(st, 20, 2, 5, 6, "b", "S"), 0);
-	CHECK_INT(sptd_store_raw_sample_add(st, 70, 0, 100, 101, chain, 4), 0);
-	CHECK_INT(sptd_store_raw_sample_add(st, 60, 1, -1, -1, NULL, 0), 0);
-	CHECK_INT(sptd_store_raw_sample_add(st, 80, 2, 7, 8, long_chain, 1000), 0);
-	CHECK_INT(sptd_store_raw_sample_add(st, 90, 2, 7, 8, long_chain, 3), 0);
-	CHECK_INT(sptd_store_raw_sample_add_kind(st, 95, 3, 7, 9, chain, 1, SPTD_RAW_SAMPLE_OFFCPU,
-	                                         "regs+stack", 10), 0);
-	CHECK_INT(sptd_store_raw_mmap_add(st, -1, 0xffffffff81000000ull, 0xffffffff82000000ull,
-	                                  0, 2, 0), 0);
-	CHECK_INT(sptd_store_raw_mmap_add(st, 10, 0x400000, 0x401000, 0x1000, 1, -4096), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_ftrace_format, "header_page", "a"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_ftrace_format, "sched/sched_switch", "b"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_task, 100, 101, "worker", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_task, 1, 1, NULL, "init"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_switch, 30, 1, 100, 0, "swapper/1", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_switch, 10, 0, 0, 100, NULL, NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_switch, 20, 2, 5, 6, "b", "S"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sample, 70, 0, 100, 101, chain, 4, SPTD_RAW_SAMPLE_CLOCK, NULL, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sample, 60, 1, -1, -1, NULL, 0, SPTD_RAW_SAMPLE_CLOCK, NULL, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sample, 80, 2, 7, 8, long_chain, 1000, SPTD_RAW_SAMPLE_CLOCK, NULL, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sample, 90, 2, 7, 8, long_chain, 3, SPTD_RAW_SAMPLE_CLOCK, NULL, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sample, 95, 3, 7, 9, chain, 1, SPTD_RAW_SAMPLE_OFFCPU,
+	                         "regs+stack", 10), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, -1, 0xffffffff81000000ull, 0xffffffff82000000ull,
+	                         0, 2, 0, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, 10, 0x400000, 0x401000, 0x1000, 1, -4096, 0), 0);
 	/* a child's mapping before its exec, and one whose end is not known */
-	CHECK_INT(sptd_store_raw_mmap_add_until(st, 11, 0x400000, 0x401000, 0, 1, 0, 123456789), 0);
-	CHECK_INT(sptd_store_raw_mmap_add_until(st, 11, 0x500000, 0x501000, 0, 1, 0, -5), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, 11, 0x400000, 0x401000, 0, 1, 0, 123456789), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, 11, 0x500000, 0x501000, 0, 1, 0, -5), 0);
 	st = fixture_reopen(st);
 	if (!st)
 		return;
@@ -347,20 +354,20 @@ static void test_code_rows(void)
 
 	if (!st)
 		return;
-	CHECK_INT(sptd_store_dso_add(st, 3, "/usr/lib/libc.so.6", NULL), 0);
-	CHECK_INT(sptd_store_dso_add(st, 1, "/usr/bin/app", "abcdef01"), 0);
-	CHECK_INT(sptd_store_dso_add(st, 2, "[anon:jit]", NULL), 0);
-	CHECK_INT(sptd_store_raw_image_add(st, 2, 0x7f0000001000ull, code, sizeof(code)), 0);
-	CHECK_INT(sptd_store_raw_image_add(st, 9, 0xffffffff81000000ull, code, 1), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 3, "/usr/lib/libc.so.6", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 1, "/usr/bin/app", "abcdef01"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 2, "[anon:jit]", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_image, 2, 0x7f0000001000ull, code, sizeof(code), NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_image, 9, 0xffffffff81000000ull, code, 1, NULL), 0);
 	/* dso 1 twice (one row out), dso 2 has bytes, dso 9 no dso row */
-	CHECK_INT(sptd_store_raw_mmap_add(st, 10, 0x400000, 0x401000, 0, 1, 0), 0);
-	CHECK_INT(sptd_store_raw_mmap_add(st, 10, 0x400000, 0x401000, 0, 1, 0), 0);
-	CHECK_INT(sptd_store_raw_mmap_add(st, 10, 0x7f0000001000ull, 0x7f0000002000ull, 0, 2, 0), 0);
-	CHECK_INT(sptd_store_raw_mmap_add(st, 11, 0x7f0000000000ull, 0x7f0000100000ull, 0, 3,
-	                                  0x7f0000000000ll), 0);
-	CHECK_INT(sptd_store_raw_mmap_add(st, 12, 0x500000, 0x501000, 0, 9, 0), 0);
-	CHECK_INT(sptd_store_symbol_add(st, 1, "main", 1, 0x401000, 0x40), 0);
-	CHECK_INT(sptd_store_symbol_add(st, 2, "schedule", 9, 0xffffffff81000000ull, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, 10, 0x400000, 0x401000, 0, 1, 0, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, 10, 0x400000, 0x401000, 0, 1, 0, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, 10, 0x7f0000001000ull, 0x7f0000002000ull, 0, 2, 0, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, 11, 0x7f0000000000ull, 0x7f0000100000ull, 0, 3,
+	                         0x7f0000000000ll, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, 12, 0x500000, 0x501000, 0, 9, 0, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, symbol, 1, "main", 1, 0x401000, 0x40), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, symbol, 2, "schedule", 9, 0xffffffff81000000ull, 0), 0);
 	st = fixture_reopen(st);
 	if (!st)
 		return;
@@ -394,12 +401,12 @@ static void test_summary_rows(void)
 
 	if (!st)
 		return;
-	CHECK_INT(sptd_store_trigger_add(st, 50, -1, "manual", NULL), 0);
-	CHECK_INT(sptd_store_trigger_add(st, 10, 2, "irq", "irq=11"), 0);
-	CHECK_INT(sptd_store_stat_add(st, "calls", 1, 5), 0);
-	CHECK_INT(sptd_store_stat_add(st, "total", -1, 9), 0);
-	CHECK_INT(sptd_store_stat_add(st, "calls", 0, 3), 0);
-	CHECK_INT(sptd_store_stat_add(st, "returns", 0, 2), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, trigger, 50, -1, "manual", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, trigger, 10, 2, "irq", "irq=11"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, stats, "calls", 1, 5), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, stats, "total", -1, 9), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, stats, "calls", 0, 3), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, stats, "returns", 0, 2), 0);
 	st = fixture_reopen(st);
 	if (!st)
 		return;
@@ -424,13 +431,13 @@ static void test_exits(void)
 
 	if (!st)
 		return;
-	CHECK_INT(sptd_store_sched_slice_add(st, 500, 20, 1, 4, "Z", 120), 0);
-	CHECK_INT(sptd_store_sched_slice_add(st, 100, 50, 0, 3, "X", 120), 0);
-	CHECK_INT(sptd_store_sched_slice_add(st, 200, 50, 0, 5, "S", 120), 0);
-	CHECK_INT(sptd_store_sched_slice_add(st, 300, 50, 0, 6, "R+", 120), 0);
-	CHECK_INT(sptd_store_sched_slice_add(st, 400, 50, 0, 7, NULL, 120), 0);
-	CHECK_INT(sptd_store_sched_slice_add_flags(st, 600, 50, 0, 8, "X", 120,
-	                                           SPTD_SLICE_F_END_TRUNCATED), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, sched_slice, 500, 20, 1, 4, "Z", 120, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, sched_slice, 100, 50, 0, 3, "X", 120, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, sched_slice, 200, 50, 0, 5, "S", 120, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, sched_slice, 300, 50, 0, 6, "R+", 120, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, sched_slice, 400, 50, 0, 7, NULL, 120, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, sched_slice, 600, 50, 0, 8, "X", 120,
+	                         SPTD_SLICE_F_END_TRUNCATED), 0);
 	st = fixture_reopen(st);
 	if (!st)
 		return;
