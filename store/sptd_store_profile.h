@@ -63,7 +63,7 @@ int sptd_store_thread_each(struct sptd_store *st,
                            void *ctx);
 
 /* watch_hit rows by ts, then id, as struct sptd_store_watch_hit_row
- * (sptd_store.h; watch 0 and silent -1 where the values were not read),
+ * (sptd_store_rows.h; watch 0 and silent -1 where the values were not read),
  * each with @utid, the thread row of its tid (-1 none). */
 int sptd_store_watch_hit_each(struct sptd_store *st,
                               int (*fn)(void *ctx, const struct sptd_store_watch_hit_row *row,

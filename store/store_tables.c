@@ -7,7 +7,7 @@
  * records from it too (store_pages.c).
  *
  * Adding a column: one entry in its table's list below (and a field in the
- * row struct of sptd_store.h, SPTD_STORE_SCHEMA_VERSION and docs/SCHEMA.md);
+ * row struct of sptd_store_rows.h, SPTD_STORE_SCHEMA_VERSION and docs/SCHEMA.md);
  * older files get it through store_migrate.c.
  *
  * Divisions: the columns of each table; the table list; the column text. */
