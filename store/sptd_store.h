@@ -201,11 +201,13 @@ int sptd_store_meta_get_int(struct sptd_store *st, const char *key, int64_t *val
 int sptd_store_add(struct sptd_store *st, enum sptd_store_table_id table, const void *row);
 /* Hand every row of @table, as its row struct, to @fn, in the table's
  * order: trigger and raw_sample by ts, dso by id, the chunk tables by cpu
- * then seq, the others as stored. */
+ * then seq, the others as stored.  @table may also be a view
+ * (SPTD_STORE_VIEW_LIST, sptd_store_rows.h): its rows in its order. */
 int sptd_store_each(struct sptd_store *st, enum sptd_store_table_id table,
                     int (*fn)(void *ctx, const void *row), void *ctx);
-/* The two for table T named in lower case (gap, raw_pt, ...), typed: the
- * row from its fields in column order, and @fn taking T's row struct. */
+/* The two for table (or view) T named in lower case (gap, raw_pt, ...),
+ * typed: the row from its fields in column order, and @fn taking T's row
+ * struct. */
 #define SPTD_STORE_ADD(st, T, ...)                                                 \
 	sptd_store_add((st), SPTD_STORE_T_OF_##T, &(const struct sptd_store_##T##_row){ __VA_ARGS__ })
 #define SPTD_STORE_EACH(st, T, fn, ctx)                                            \
@@ -351,32 +353,6 @@ int sptd_store_raw_mmap_has(struct sptd_store *st, int pid, uint64_t start, uint
  * one).  -EINVAL (NULL @st or @fn, closed store). */
 int sptd_store_raw_file_read(struct sptd_store *st, int64_t dso_id,
                              int (*fn)(void *ctx, const void *data, size_t len), void *ctx);
-
-/* --- readers of joins and selections (store_read.c) ---------------------- *
- * As the readers above, each with a statement of its own. */
-
-/* raw_switch rows: in stored order (@by_time 0) or by ts (@by_time 1). */
-int sptd_store_raw_switch_each(struct sptd_store *st, int by_time,
-                               int (*fn)(void *ctx, const struct sptd_store_raw_switch_row *row),
-                               void *ctx);
-/* raw_image rows in stored order, each with its dso's path. */
-int sptd_store_raw_image_each(struct sptd_store *st,
-                              int (*fn)(void *ctx, const struct sptd_store_raw_image_row *row),
-                              void *ctx);
-/* Every distinct (pid, dso, bias) of raw_mmap whose dso has a dso row and
- * no raw_image row, with that dso's path and build-id. */
-int sptd_store_mapped_file_each(struct sptd_store *st,
-                                int (*fn)(void *ctx,
-                                          const struct sptd_store_mapped_file_row *row),
-                                void *ctx);
-/* Each thread's end in the window, in time order: @ts the end of a
- * sched_slice that left thread @utid dead (end_state X or Z, its end seen). */
-int sptd_store_thread_exits_each(struct sptd_store *st,
-                                 int (*fn)(void *ctx, int64_t utid, int64_t ts), void *ctx);
-/* The per-CPU stats rows (cpu not NULL), by cpu. */
-int sptd_store_cpu_stats_each(struct sptd_store *st,
-                              int (*fn)(void *ctx, const struct sptd_store_stat_row *row),
-                              void *ctx);
 
 /* --- user SQL: the generic statement API (query/, tests) ----------------- */
 

@@ -38,11 +38,26 @@
 	X(WATCH_HIT, watch_hit) /* schema 4 */
 /* SPTD_STORE_T_GAP, ..., each also as SPTD_STORE_T_OF_gap (for the macros
  * SPTD_STORE_ADD and SPTD_STORE_EACH, which name a table in lower case). */
+/* Joins and selections the readers serve like tables (SPTD_STORE_EACH;
+ * sptd_store_add refuses them), each with the row struct it hands out:
+ * raw_switch rows by ts; raw_image rows with their dso's path; the files
+ * decoding must read (mapped_file); the per-CPU stats rows by cpu; each
+ * thread's end (thread_exit); callsite rows by id as frames; sample rows
+ * and the thread_state rows that hold a stack (--offcpu) as stacks, by ts
+ * then id; thread rows by utid with their process (thread_info). */
+#define SPTD_STORE_VIEW_LIST(X)                                                    \
+	X(RAW_SWITCH_BY_TS, raw_switch_by_ts) X(RAW_IMAGE_PATH, raw_image_path)    \
+	X(MAPPED_FILE, mapped_file) X(CPU_STATS, cpu_stats) X(THREAD_EXIT, thread_exit) \
+	X(FRAME, frame) X(SAMPLE_STACK, sample_stack) X(OFFCPU_STACK, offcpu_stack) \
+	X(THREAD_INFO, thread_info)
 enum sptd_store_table_id {
 #define SPTD_STORE_T_(U, l) SPTD_STORE_T_##U, SPTD_STORE_T_OF_##l = SPTD_STORE_T_##U,
 	SPTD_STORE_TABLE_LIST(SPTD_STORE_T_)
+	SPTD_STORE_T_COUNT,     /* tables; the views follow */
+	SPTD_STORE_T_VIEWS_ = SPTD_STORE_T_COUNT - 1,
+	SPTD_STORE_VIEW_LIST(SPTD_STORE_T_)
 #undef SPTD_STORE_T_
-	SPTD_STORE_T_COUNT
+	SPTD_STORE_T_ALL        /* tables and views */
 };
 
 /* slice.kind */
@@ -203,7 +218,7 @@ struct sptd_store_raw_mmap_row {
  * path/build-id instead unless --portable embeds them in raw_file). */
 struct sptd_store_raw_image_row {
 	int64_t dso_id; uint64_t addr; const void *data; size_t len;
-	const char *path;       /* sptd_store_raw_image_each: dso.path, NULL none; add ignores it */
+	const char *path;       /* view raw_image_path: dso.path, NULL none; add ignores it */
 };
 
 /* A file that decoding must read: a mapping's dso with no raw_image bytes. */
@@ -213,6 +228,44 @@ struct sptd_store_mapped_file_row {
 	int64_t bias;           /* runtime address = file address + bias */
 	const char *path;       /* dso.path (borrowed) */
 	const char *build_id;   /* dso.build_id, NULL none (borrowed) */
+};
+
+/* The rows of the views that share a table's struct. */
+#define sptd_store_raw_switch_by_ts_row sptd_store_raw_switch_row
+#define sptd_store_raw_image_path_row sptd_store_raw_image_row
+#define sptd_store_cpu_stats_row sptd_store_stat_row
+#define sptd_store_sample_stack_row sptd_store_stack_row
+#define sptd_store_offcpu_stack_row sptd_store_stack_row
+/* A thread's end in the window: @ts the end of a sched_slice that left
+ * thread @utid dead (end_state X or Z, its end seen). */
+struct sptd_store_thread_exit_row { int64_t utid, ts; };
+/* One callsite row as the stack readers want it: a frame of a stack, its
+ * parent the next one out. */
+struct sptd_store_frame_row {
+	int64_t id;             /* callsite.id */
+	int64_t parent_id;      /* the caller's frame; valid when has_parent */
+	int64_t depth;          /* 0 at the root */
+	int64_t symbol_id;      /* valid when has_symbol */
+	uint64_t addr;          /* the pc */
+	int has_parent;         /* 0: a root (parent_id NULL) */
+	int has_symbol;         /* 0: no symbol covers addr */
+};
+/* One stack of a thread at an instant: a sample, or an off-CPU wait. */
+struct sptd_store_stack_row {
+	int64_t ts;             /* when */
+	int64_t dur;            /* samples 0; a wait: how long (thread_state.dur) */
+	int64_t utid;           /* the thread, -1 unknown */
+	int64_t callsite_id;    /* the leaf frame, -1 none */
+	int cpu;                /* -1 unknown */
+	const char *state;      /* a wait: its thread_state (borrowed); samples NULL */
+};
+/* One thread with its process's pid and name. */
+struct sptd_store_thread_info_row {
+	int64_t utid;           /* thread.utid */
+	int64_t tid;            /* the kernel's id */
+	int64_t pid;            /* its process's, -1 unknown */
+	const char *name;       /* thread name, NULL unknown (borrowed) */
+	const char *process;    /* process name, NULL unknown (borrowed) */
 };
 
 #endif /* SPTD_STORE_ROWS_H */

@@ -10,7 +10,8 @@
  * row struct of sptd_store_rows.h, SPTD_STORE_SCHEMA_VERSION and docs/SCHEMA.md);
  * older files get it through store_migrate.c.
  *
- * Divisions: the columns of each table; the table list; the column text. */
+ * Divisions: the columns of each table; of each view (a join or selection
+ * its reader serves like a table); the table list; the column text. */
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -186,6 +187,36 @@ static const struct sptd_store_col watch_hit_cols[] = {
 	C(watch_hit, silent, "INT NULL", I32, 0), CD(watch_hit, trigger, "TEXT", ""),
 };
 
+/* ---- the columns of each view (their SELECT in the table list) ----------------- */
+
+static const struct sptd_store_col raw_image_path_cols[] = {
+	C(raw_image_path, dso_id, "", I64, 0), C(raw_image_path, addr, "", U64, 0),
+	C2(raw_image_path, data, len, "", BYTES, 0), C(raw_image_path, path, "", TEXT, 0),
+};
+static const struct sptd_store_col mapped_file_cols[] = {
+	C(mapped_file, pid, "", I32, 0), C(mapped_file, dso_id, "", I64, 0),
+	C(mapped_file, bias, "", I64, 0), C(mapped_file, path, "", TEXT, 0),
+	C(mapped_file, build_id, "", TEXT, 0),
+};
+static const struct sptd_store_col thread_exit_cols[] = {
+	C(thread_exit, utid, "", I64, 0), C(thread_exit, ts, "", I64, 0),
+};
+static const struct sptd_store_col frame_cols[] = {
+	C(frame, id, "", I64, 0), C(frame, parent_id, "", I64, 0), C(frame, depth, "", I64, 0),
+	C(frame, symbol_id, "", I64, 0), C(frame, addr, "", U64, 0),
+	C(frame, has_parent, "", I32, 0), C(frame, has_symbol, "", I32, 0),
+};
+static const struct sptd_store_col stack_cols[] = {
+	C(sample_stack, ts, "", I64, 0), C(sample_stack, dur, "", I64, 0),
+	C(sample_stack, utid, "", I64, NEGNULL), C(sample_stack, callsite_id, "", I64, NEGNULL),
+	C(sample_stack, cpu, "", I32, NEGNULL), C(sample_stack, state, "", TEXT, 0),
+};
+static const struct sptd_store_col thread_info_cols[] = {
+	C(thread_info, utid, "", I64, 0), C(thread_info, tid, "", I64, 0),
+	C(thread_info, pid, "", I64, NEGNULL), C(thread_info, name, "", TEXT, 0),
+	C(thread_info, process, "", TEXT, 0),
+};
+
 /* slice.kind values, by number (sptd_store_pages_kind) */
 static const char *const slice_kinds[] = {
 	SPTD_SLICE_USER, SPTD_SLICE_KERNEL, SPTD_SLICE_SYSCALL, SPTD_SLICE_IRQ,
@@ -247,13 +278,20 @@ static const char *watch_hit_check(const void *row, uint32_t *nulls)
  * messages ("adding a gap row"; TN: "an"). */
 #define TW(L, COLS, REPL, CLEAR, IDC, WHAT, ORDER, CHECK) \
 	[SPTD_STORE_T_OF_##L] = { #L, COLS, N(COLS), REPL, CLEAR, IDC, WHAT, ORDER, \
-	                          sizeof(struct sptd_store_##L##_row), CHECK }
+	                          sizeof(struct sptd_store_##L##_row), CHECK, NULL }
 #define T(L, COLS, REPL, CLEAR, IDC, ORDER, CHECK) \
 	TW(L, COLS, REPL, CLEAR, IDC, "adding a " #L " row", ORDER, CHECK)
 #define TN(L, COLS, REPL, CLEAR, IDC, ORDER, CHECK) \
 	TW(L, COLS, REPL, CLEAR, IDC, "adding an " #L " row", ORDER, CHECK)
 
-const struct sptd_store_table_def sptd_store_table_defs[SPTD_STORE_T_COUNT] = {
+/* View L: its name in messages NAME, the columns COLS its SELECT gives. */
+#define V(L, NAME, COLS, SELECT) \
+	[SPTD_STORE_T_OF_##L] = { NAME, COLS, N(COLS), 0, 0, NULL, NULL, NULL, \
+	                          sizeof(struct sptd_store_##L##_row), NULL, SELECT }
+/* A cpu column as an int, NULL when it is none (as -1 in the row). */
+#define CPU_OR_NULL "CASE WHEN cpu BETWEEN 0 AND 2147483647 THEN cpu END"
+
+const struct sptd_store_table_def sptd_store_table_defs[SPTD_STORE_T_ALL] = {
 	/* table, columns, repl, clear, idc, order, check */
 	TW(meta, meta_cols, 1, 0, NULL, "setting meta", NULL, NULL),
 	T(trigger, trigger_cols, 0, 0, NULL, "ts", NULL),
@@ -284,6 +322,28 @@ const struct sptd_store_table_def sptd_store_table_defs[SPTD_STORE_T_COUNT] = {
 	T(cpu_idle, cpu_idle_cols, 0, 1, NULL, NULL, NULL),
 	T(ptwrite, ptwrite_cols, 0, 1, NULL, NULL, NULL),
 	T(watch_hit, watch_hit_cols, 0, 0, NULL, NULL, watch_hit_check),
+	/* the views: view, name in messages, columns, SELECT */
+	V(raw_switch_by_ts, "raw_switch", raw_switch_cols, "SELECT ts, cpu, prev_tid, next_tid, "
+	  "next_comm, prev_state FROM raw_switch ORDER BY ts"),
+	V(raw_image_path, "raw_image", raw_image_path_cols, "SELECT i.dso_id, i.addr, i.data, "
+	  "d.path FROM raw_image i LEFT JOIN dso d ON d.id = i.dso_id"),
+	V(mapped_file, "the mapped files", mapped_file_cols, "SELECT DISTINCT m.pid, m.dso_id, "
+	  "m.bias, d.path, d.build_id FROM raw_mmap m JOIN dso d ON d.id = m.dso_id "
+	  "WHERE m.dso_id NOT IN (SELECT dso_id FROM raw_image)"),
+	V(cpu_stats, "stats", stats_cols, "SELECT name, cpu, value FROM stats "
+	  "WHERE cpu IS NOT NULL ORDER BY cpu"),
+	V(thread_exit, "the threads' exits", thread_exit_cols, "SELECT utid, ts + dur "
+	  "FROM sched_slice WHERE substr(end_state, 1, 1) IN ('X', 'Z') AND (flags & 2) = 0 "
+	  "ORDER BY ts"),
+	V(frame, "callsite", frame_cols, "SELECT id, parent_id, depth, symbol_id, addr, "
+	  "parent_id IS NOT NULL, symbol_id IS NOT NULL FROM callsite ORDER BY id"),
+	V(sample_stack, "sample", stack_cols, "SELECT ts, 0, utid, callsite_id, " CPU_OR_NULL
+	  ", NULL FROM sample ORDER BY ts, id"),
+	V(offcpu_stack, "thread_state", stack_cols, "SELECT ts, dur, utid, callsite_id, "
+	  CPU_OR_NULL ", state FROM thread_state WHERE callsite_id IS NOT NULL ORDER BY ts, id"),
+	V(thread_info, "thread", thread_info_cols, "SELECT t.utid, t.tid, p.pid, t.name, "
+	  "p.name FROM thread t LEFT JOIN process p ON p.upid = t.upid ORDER BY t.utid"),
+#undef V
 #undef TN
 #undef T
 #undef TW

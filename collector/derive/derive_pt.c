@@ -203,7 +203,7 @@ static int load_images(struct sptd_store *st, struct sptd_dec_session *s,
 {
 	struct files_ctx fc = { .s = s, .find = find };
 	char kernel[512];
-	int ret = sptd_store_raw_image_each(st, on_image, s);
+	int ret = SPTD_STORE_EACH(st, raw_image_path, on_image, s);
 
 	/* kernel text the recorder could not copy: gaps in kernel code say so */
 	if (ret >= 0 && sptd_store_meta_get(st, "pt_kernel_image", kernel, sizeof(kernel)) >= 0 &&
@@ -212,7 +212,7 @@ static int load_images(struct sptd_store *st, struct sptd_dec_session *s,
 	if (ret >= 0)
 		ret = sptd_col_derive_text_pokes(st, s);
 	if (ret >= 0)
-		ret = sptd_store_mapped_file_each(st, on_mapped_file, &fc);
+		ret = SPTD_STORE_EACH(st, mapped_file, on_mapped_file, &fc);
 	return ret < 0 ? ret : 0;
 }
 
@@ -267,7 +267,7 @@ static int load_timeline(struct sptd_store *st, struct sptd_dec_session *s)
 		ret = SPTD_STORE_EACH(st, raw_task, on_task, s);
 
 	if (ret >= 0)
-		ret = sptd_store_raw_switch_each(st, 0, on_switch, s);
+		ret = SPTD_STORE_EACH(st, raw_switch, on_switch, s);
 	return ret < 0 ? ret : 0;
 }
 
@@ -280,21 +280,21 @@ struct exits_ctx {
 	struct sptd_dec_session *s;
 };
 
-static int on_exit_row(void *arg, int64_t utid, int64_t ts)
+static int on_exit_row(void *arg, const struct sptd_store_thread_exit_row *row)
 {
 	struct exits_ctx *x = arg;
-	int tid = sptd_col_tasks_tid(x->tasks, utid);
+	int tid = sptd_col_tasks_tid(x->tasks, row->utid);
 
 	if (tid <= 0 || tid >= PSEUDO_TID_BASE)
 		return 0;
-	return sptd_dec_session_add_exit(x->s, tid, ts) == -ENOMEM ? -ENOMEM : 0;
+	return sptd_dec_session_add_exit(x->s, tid, row->ts) == -ENOMEM ? -ENOMEM : 0;
 }
 
 static int load_exits(struct sptd_store *st, struct sptd_col_tasks *tasks,
                       struct sptd_dec_session *s)
 {
 	struct exits_ctx x = { .tasks = tasks, .s = s };
-	int ret = sptd_store_thread_exits_each(st, on_exit_row, &x);
+	int ret = SPTD_STORE_EACH(st, thread_exit, on_exit_row, &x);
 
 	return ret < 0 ? ret : 0;
 }

@@ -336,7 +336,7 @@ static int on_switch(void *arg, const struct sptd_store_raw_switch_row *row)
 static int feed_switches(struct sched_ctx *ctx, int *ncpus)
 {
 	struct pages_ctx pc = { .ctx = ctx, .ncpus = ncpus };
-	int ret = sptd_store_raw_switch_each(ctx->st, 1, on_switch, &pc);
+	int ret = SPTD_STORE_EACH(ctx->st, raw_switch_by_ts, on_switch, &pc);
 
 	return ret < 0 ? ret : 0;
 }

@@ -89,9 +89,9 @@ static int put_stat(void *arg, const struct sptd_store_stat_row *row)
 	return 0;
 }
 
-static int put_exit(void *arg, int64_t utid, int64_t ts)
+static int put_exit(void *arg, const struct sptd_store_thread_exit_row *row)
 {
-	fixture_put(arg, "%" PRId64 "|%" PRId64 "\n", utid, ts);
+	fixture_put(arg, "%" PRId64 "|%" PRId64 "\n", row->utid, row->ts);
 	return 0;
 }
 
@@ -322,10 +322,10 @@ static void test_raw_rows(void)
 	CHECK_INT(SPTD_STORE_EACH(st, raw_task, put_task, &t), 0);
 	CHECK_STR(t.buf, "100|101|worker|N\n1|1|N|init\n");
 	memset(&t, 0, sizeof(t));
-	CHECK_INT(sptd_store_raw_switch_each(st, 0, put_switch, &t), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_switch, put_switch, &t), 0);
 	CHECK_STR(t.buf, "30|1|100|0|swapper/1|N\n10|0|0|100|N|N\n20|2|5|6|b|S\n");
 	memset(&t, 0, sizeof(t));
-	CHECK_INT(sptd_store_raw_switch_each(st, 1, put_switch, &t), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_switch_by_ts, put_switch, &t), 0);
 	CHECK_STR(t.buf, "10|0|0|100|N|N\n20|2|5|6|b|S\n30|1|100|0|swapper/1|N\n");
 	/* by ts; chains in host order, markers included; the buffer grows */
 	CHECK_INT(SPTD_STORE_EACH(st, raw_sample, put_sample, &s), 0);
@@ -371,10 +371,10 @@ static void test_code_rows(void)
 	st = fixture_reopen(st);
 	if (!st)
 		return;
-	CHECK_INT(sptd_store_raw_image_each(st, put_image, &t), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_image_path, put_image, &t), 0);
 	CHECK_STR(t.buf, "2|7f0000001000|x55c3|[anon:jit]\n9|ffffffff81000000|x55|N\n");
 	memset(&t, 0, sizeof(t));
-	CHECK_INT(sptd_store_mapped_file_each(st, put_file, &t), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, mapped_file, put_file, &t), 0);
 	CHECK_STR(t.buf, "10|1|0|/usr/bin/app|abcdef01\n"
 	                 "11|3|139637976727552|/usr/lib/libc.so.6|N\n");
 	memset(&t, 0, sizeof(t));
@@ -417,7 +417,7 @@ static void test_summary_rows(void)
 	CHECK_STR(t.buf, "10|2|irq|irq=11\n");
 	/* per CPU only, by cpu; a CPU's rows in the order they were added */
 	memset(&t, 0, sizeof(t));
-	CHECK_INT(sptd_store_cpu_stats_each(st, put_stat, &t), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, cpu_stats, put_stat, &t), 0);
 	CHECK_STR(t.buf, "0|calls|3\n0|returns|2\n1|calls|5\n");
 	sptd_store_destroy(st);
 }
@@ -441,10 +441,10 @@ static void test_exits(void)
 	st = fixture_reopen(st);
 	if (!st)
 		return;
-	CHECK_INT(sptd_store_thread_exits_each(st, put_exit, &t), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, thread_exit, put_exit, &t), 0);
 	CHECK_STR(t.buf, "3|150\n4|520\n");
-	CHECK_INT(sptd_store_thread_exits_each(st, NULL, NULL), -EINVAL);
-	CHECK_INT(sptd_store_thread_exits_each(NULL, put_exit, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(st, thread_exit, NULL, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(NULL, thread_exit, put_exit, NULL), -EINVAL);
 	sptd_store_destroy(st);
 }
 
@@ -459,15 +459,15 @@ static void test_invalid_args(void)
 	CHECK_INT(SPTD_STORE_EACH(NULL, raw_ftrace_page, put_chunk, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(NULL, raw_ftrace_format, put_format, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(NULL, raw_task, put_task, NULL), -EINVAL);
-	CHECK_INT(sptd_store_raw_switch_each(NULL, 0, put_switch, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(NULL, raw_switch, put_switch, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(NULL, raw_sample, put_sample, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(NULL, raw_mmap, put_mmap, NULL), -EINVAL);
-	CHECK_INT(sptd_store_raw_image_each(NULL, put_image, NULL), -EINVAL);
-	CHECK_INT(sptd_store_mapped_file_each(NULL, put_file, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(NULL, raw_image_path, put_image, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(NULL, mapped_file, put_file, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(NULL, symbol, put_symbol, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(NULL, dso, put_dso, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(NULL, trigger, put_trigger, NULL), -EINVAL);
-	CHECK_INT(sptd_store_cpu_stats_each(NULL, put_stat, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(NULL, cpu_stats, put_stat, NULL), -EINVAL);
 	if (!st)
 		return;
 	CHECK_INT(SPTD_STORE_EACH(st, raw_pt, NULL, NULL), -EINVAL);
@@ -476,19 +476,24 @@ static void test_invalid_args(void)
 	CHECK_INT(SPTD_STORE_EACH(st, raw_ftrace_page, NULL, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(st, raw_ftrace_format, NULL, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(st, raw_task, NULL, NULL), -EINVAL);
-	CHECK_INT(sptd_store_raw_switch_each(st, 1, NULL, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_switch_by_ts, NULL, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(st, raw_sample, NULL, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(st, raw_mmap, NULL, NULL), -EINVAL);
-	CHECK_INT(sptd_store_raw_image_each(st, NULL, NULL), -EINVAL);
-	CHECK_INT(sptd_store_mapped_file_each(st, NULL, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_image_path, NULL, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(st, mapped_file, NULL, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(st, symbol, NULL, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(st, dso, NULL, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(st, trigger, NULL, NULL), -EINVAL);
-	CHECK_INT(sptd_store_cpu_stats_each(st, NULL, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(st, cpu_stats, NULL, NULL), -EINVAL);
 	CHECK(fixture_has(sptd_store_errmsg(st), "fn is NULL"));
+	/* a view is read, never added to; past the views there is nothing */
+	CHECK_INT(sptd_store_add(st, SPTD_STORE_T_THREAD_EXIT,
+	                         &(const struct sptd_store_thread_exit_row){ 1, 2 }), -EINVAL);
+	CHECK_INT(sptd_store_each(st, SPTD_STORE_T_ALL, chunk_fn, NULL), -EINVAL);
+	CHECK(sptd_store_table_name(SPTD_STORE_T_FRAME) == NULL);
 	/* empty tables: no rows, success */
 	CHECK_INT(SPTD_STORE_EACH(st, raw_sample, put_sample, NULL), 0);
-	CHECK_INT(sptd_store_mapped_file_each(st, put_file, NULL), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, mapped_file, put_file, NULL), 0);
 	sptd_store_destroy(st);
 }
 

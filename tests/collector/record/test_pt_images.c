@@ -184,7 +184,7 @@ static void kernel_decode(struct sptd_store *st, struct kresult *r)
 	CHECK_INT(sptd_dec_session_create(&cfg, &s), 0);
 	if (!s)
 		return;
-	CHECK(sptd_store_raw_image_each(st, k_image, s) >= 0);
+	CHECK(SPTD_STORE_EACH(st, raw_image_path, k_image, s) >= 0);
 	if (sptd_store_meta_get(st, "pt_kernel_image", image, sizeof(image)) >= 0 &&
 	    strncmp(image, "none: ", 6) == 0)
 		CHECK_INT(sptd_dec_session_set_kernel_note(s, image + 6), 0);
