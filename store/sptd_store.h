@@ -417,7 +417,6 @@ int sptd_store_query_int(struct sptd_store *st, const char *sql, int64_t *value)
  * for reports and tests.  Static storage. */
 const char *const *sptd_store_tables(void);
 
-#include "sptd_store_profile.h" /* the profile readers */
 #ifdef __cplusplus
 }
 #endif

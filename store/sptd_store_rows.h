@@ -44,12 +44,13 @@
  * decoding must read (mapped_file); the per-CPU stats rows by cpu; each
  * thread's end (thread_exit); callsite rows by id as frames; sample rows
  * and the thread_state rows that hold a stack (--offcpu) as stacks, by ts
- * then id; thread rows by utid with their process (thread_info). */
+ * then id; thread rows by utid with their process (thread_info); watch_hit
+ * rows by ts with the thread of their tid (watch_hit_thread). */
 #define SPTD_STORE_VIEW_LIST(X)                                                    \
 	X(RAW_SWITCH_BY_TS, raw_switch_by_ts) X(RAW_IMAGE_PATH, raw_image_path)    \
 	X(MAPPED_FILE, mapped_file) X(CPU_STATS, cpu_stats) X(THREAD_EXIT, thread_exit) \
 	X(FRAME, frame) X(SAMPLE_STACK, sample_stack) X(OFFCPU_STACK, offcpu_stack) \
-	X(THREAD_INFO, thread_info)
+	X(THREAD_INFO, thread_info) X(WATCH_HIT_THREAD, watch_hit_thread)
 enum sptd_store_table_id {
 #define SPTD_STORE_T_(U, l) SPTD_STORE_T_##U, SPTD_STORE_T_OF_##l = SPTD_STORE_T_##U,
 	SPTD_STORE_TABLE_LIST(SPTD_STORE_T_)
@@ -266,6 +267,13 @@ struct sptd_store_thread_info_row {
 	int64_t pid;            /* its process's, -1 unknown */
 	const char *name;       /* thread name, NULL unknown (borrowed) */
 	const char *process;    /* process name, NULL unknown (borrowed) */
+};
+/* A watch_hit row (@hit.watch 0 and @hit.silent -1 where the values were
+ * not read) with @utid, the newest thread row of its tid (-1 none: a
+ * reused tid has several; the hit is the live one's). */
+struct sptd_store_watch_hit_thread_row {
+	struct sptd_store_watch_hit_row hit; /* the row */
+	int64_t utid;           /* its thread */
 };
 
 #endif /* SPTD_STORE_ROWS_H */

@@ -88,7 +88,6 @@ enum sptd_store_named_id {
 	SPTD_STORE_Q_GAP_CLEAR,         /* store_clear.c: targeted deletes */
 	SPTD_STORE_Q_STATS_CLEAR,
 	SPTD_STORE_Q_THREAD_STATE_BLOCK, /* store_clear.c: link an off-CPU stack */
-	SPTD_STORE_Q_WATCH_HIT,         /* store_profile.c: watch hits with threads */
 	SPTD_STORE_Q_COUNT_OF,          /* + table id: SELECT count(*) */
 	SPTD_STORE_Q_NEXT_ID_OF = SPTD_STORE_Q_COUNT_OF + SPTD_STORE_T_COUNT, /* + table id */
 	SPTD_STORE_Q_EACH_OF = SPTD_STORE_Q_NEXT_ID_OF + SPTD_STORE_T_COUNT, /* + table or
@@ -380,10 +379,6 @@ int sptd_store_slices_sql(struct sptd_store *st, const struct sptd_store_slice_r
  * checks; NULL after a failure (recorded on @st, returned through @ret). */
 sqlite3_stmt *sptd_store_row_begin(struct sptd_store *st, int table, const char *what,
                                    int *ret);
-/* Run named statement @q (text @sql) and hand its rows to @row(s, @arg);
- * @has_fn 0: the caller gave no callback (-EINVAL).  store_read.c. */
-int sptd_store_read_rows(struct sptd_store *st, int has_fn, int q, const char *sql,
-                         const char *what, int (*row)(sqlite3_stmt *s, void *arg), void *arg);
 /* Step the bound INSERT and make it ready for the next row. */
 int sptd_store_row_end(struct sptd_store *st, sqlite3_stmt *ins, const char *what);
 /* Bind a string (step copies it), NULL for NULL. */

@@ -3,8 +3,8 @@
  * sptd_store_each reads any table into its row struct as the table's
  * description says (store_tables.c); SPTD_STORE_EACH is it with a typed
  * callback.  A view (a join or selection: raw_image with its path, the
- * mapped files, per-CPU stats, thread exits, the profile's frames, stacks
- * and threads) is read the same way from its SELECT.  Each statement is
+ * mapped files, per-CPU stats, thread exits, the profile's frames, stacks,
+ * threads and watch hits) is read the same way from its SELECT.  Each statement is
  * one of store_named.c, prepared once per store. */
 #include <errno.h>
 #include <stdio.h>
@@ -12,19 +12,6 @@
 #include <string.h>
 
 #include "store-local.h"
-
-int sptd_store_read_rows(struct sptd_store *st, int has_fn, int q, const char *sql,
-                         const char *what, int (*row)(sqlite3_stmt *s, void *arg), void *arg)
-{
-	sqlite3_stmt *s;
-	int owned, ret;
-
-	SPTD_STORE_REQUIRE(st, has_fn, what, "fn is NULL");
-	s = sptd_store_named_get(st, q, sql, what, &owned, &ret);
-	if (!s)
-		return ret;
-	return sptd_store_named_each(st, s, owned, what, row, arg);
-}
 
 /* Bytes of column @col: NULL for NULL, a valid pointer for an empty blob. */
 static const void *column_bytes(sqlite3_stmt *s, int col, size_t *len)
@@ -56,6 +43,7 @@ struct each {
 		struct sptd_store_stack_row stack;
 		struct sptd_store_thread_info_row thread;
 		struct sptd_store_mapped_file_row file;
+		struct sptd_store_watch_hit_thread_row hit_thread;
 		int64_t align[16];
 	} row;
 	uint64_t *chain;        /* a CHAIN column in host order */

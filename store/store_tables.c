@@ -216,6 +216,15 @@ static const struct sptd_store_col thread_info_cols[] = {
 	C(thread_info, pid, "", I64, NEGNULL), C(thread_info, name, "", TEXT, 0),
 	C(thread_info, process, "", TEXT, 0),
 };
+static const struct sptd_store_col watch_hit_thread_cols[] = {
+	C(watch_hit_thread, hit.ts, "", I64, 0), C(watch_hit_thread, hit.cpu, "", I32, NEGNULL),
+	C(watch_hit_thread, hit.tid, "", I32, 0), C(watch_hit_thread, hit.ip, "", U64, 0),
+	C(watch_hit_thread, hit.function, "", TEXT, 0), C(watch_hit_thread, hit.watch, "", I32, 0),
+	C(watch_hit_thread, hit.old_value, "", U64, 0),
+	C(watch_hit_thread, hit.new_value, "", U64, 0),
+	C(watch_hit_thread, hit.silent, "", I32, NEGNULL),
+	C(watch_hit_thread, hit.trigger, "", TEXT, 0), C(watch_hit_thread, utid, "", I64, NEGNULL),
+};
 
 /* slice.kind values, by number (sptd_store_pages_kind) */
 static const char *const slice_kinds[] = {
@@ -343,6 +352,11 @@ const struct sptd_store_table_def sptd_store_table_defs[SPTD_STORE_T_ALL] = {
 	  CPU_OR_NULL ", state FROM thread_state WHERE callsite_id IS NOT NULL ORDER BY ts, id"),
 	V(thread_info, "thread", thread_info_cols, "SELECT t.utid, t.tid, p.pid, t.name, "
 	  "p.name FROM thread t LEFT JOIN process p ON p.upid = t.upid ORDER BY t.utid"),
+	V(watch_hit_thread, "watch_hit", watch_hit_thread_cols, "SELECT w.ts, " CPU_OR_NULL
+	  ", w.tid, w.ip, w.function, w.old_value IS NOT NULL AND w.new_value IS NOT NULL, "
+	  "w.old_value, w.new_value, w.silent, w.trigger, "
+	  "(SELECT max(t.utid) FROM thread t WHERE t.tid = w.tid) FROM watch_hit w "
+	  "ORDER BY w.ts, w.rowid"),
 #undef V
 #undef TN
 #undef T
