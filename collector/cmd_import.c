@@ -288,7 +288,7 @@ static void print_summary(struct sptd_store *st, const char *out)
 
 	sptd_store_count(st, SPTD_STORE_T_SLICE, &slices);
 	fprintf(stderr, "sysptd import: %s: %" PRId64 " call slices\n", out, slices);
-	sptd_store_cpu_stats_each(st, print_cpu_stat, &last);
+	SPTD_STORE_EACH(st, cpu_stats, print_cpu_stat, &last);
 	if (last >= 0)
 		fprintf(stderr, "\n");
 }

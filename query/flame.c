@@ -383,7 +383,7 @@ int sptd_query_flame_add(struct sptd_query_ftree *t, struct sptd_store *st, int 
 	if (!b)
 		return sptd_query_err(err, errlen, -ENOMEM, "out of memory");
 	*b = (struct build){ .t = t, .side = side, .o = o, .total = total, .cut = cut };
-	rc = sptd_store_thread_each(st, thread_add, b);
+	rc = SPTD_STORE_EACH(st, thread_info, thread_add, b);
 	if (rc == 0 && o->weight == SPTD_QUERY_FLAME_PT) {
 		w = calloc(1, sizeof(*w));
 		if (!w)
@@ -417,9 +417,9 @@ int sptd_query_flame_add(struct sptd_query_ftree *t, struct sptd_store *st, int 
 			memset(b->fname, 0xff, (n ? n : 1) * sizeof(uint32_t));
 		}
 		if (rc == 0 && o->weight == SPTD_QUERY_FLAME_OFFCPU)
-			rc = sptd_store_offcpu_each(st, offcpu_row, b);
+			rc = SPTD_STORE_EACH(st, offcpu_stack, offcpu_row, b);
 		else if (rc == 0)
-			rc = sptd_store_sample_each(st, sample_row, b);
+			rc = SPTD_STORE_EACH(st, sample_stack, sample_row, b);
 	}
 	if (rc < 0)
 		rc = build_fail(st, rc, err, errlen);

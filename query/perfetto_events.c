@@ -601,8 +601,10 @@ struct hit_writer {
 	int err;                /* the first failure (pf->err set) */
 };
 
-static int write_hit(void *ctx, const struct sptd_store_watch_hit_row *row, int64_t utid)
+static int write_hit(void *ctx, const struct sptd_store_watch_hit_thread_row *hit)
 {
+	const struct sptd_store_watch_hit_row *row = &hit->hit;
+	int64_t utid = hit->utid;
 	struct hit_writer *w = ctx;
 	struct sptd_query_pf *pf = w->pf;
 	char name[SPTD_QUERY_NAME_MAX + 16], detail[160];
@@ -635,7 +637,7 @@ int sptd_query_pf_write_watch_hits(struct sptd_query_pf *pf)
 
 	if (!sptd_query_pf_count(pf, "watch_hit"))
 		return 0;
-	rc = sptd_store_watch_hit_each(pf->st, write_hit, &w);
+	rc = SPTD_STORE_EACH(pf->st, watch_hit_thread, write_hit, &w);
 	if (w.err)
 		return w.err;
 	return rc < 0 ? sptd_query_pf_step_fail(pf, "watch_hit", rc) : 0;

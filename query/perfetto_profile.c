@@ -306,9 +306,9 @@ int sptd_query_pf_write_profile(struct sptd_query_pf *pf)
 	sptd_query_pb_end(&pf->pkt);
 	if ((rc = sptd_query_pf_flush(pf)) < 0)
 		goto out;
-	rc = sptd_store_thread_each(pf->st, add_thread, &p);
+	rc = SPTD_STORE_EACH(pf->st, thread_info, add_thread, &p);
 	if (rc >= 0 && !p.err)
-		rc = sptd_store_sample_each(pf->st, add_sample, &p);
+		rc = SPTD_STORE_EACH(pf->st, sample_stack, add_sample, &p);
 	if (p.err)
 		rc = p.err;
 	else if (rc < 0)

@@ -378,7 +378,7 @@ static int write_profile(struct pprof *pp)
 		if (who && pp->threads[who - 1].name == -1)
 			pp->threads[who - 1].name = -2;
 	}
-	rc = sptd_store_thread_each(pp->pf->st, name_thread, pp);
+	rc = SPTD_STORE_EACH(pp->pf->st, thread_info, name_thread, pp);
 	if (pp->err || rc < 0)
 		goto out;
 	if ((rc = emit(pp)) < 0)
@@ -447,9 +447,9 @@ int sptd_query_pf_write_pprof(struct sptd_query_pf *pf)
 		goto out;
 	}
 	pp->z_open = 1;
-	rc = sptd_store_thread_each(pf->st, add_thread, pp);
+	rc = SPTD_STORE_EACH(pf->st, thread_info, add_thread, pp);
 	if (rc >= 0 && !pp->err)
-		rc = sptd_store_sample_each(pf->st, add_sample, pp);
+		rc = SPTD_STORE_EACH(pf->st, sample_stack, add_sample, pp);
 	if (pp->err)
 		rc = pp->err;
 	else if (rc < 0)

@@ -196,7 +196,7 @@ int sptd_query_stacks_load(struct sptd_store *st, struct sptd_query_stacks **out
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return sptd_query_err(err, errlen, -ENOMEM, "out of memory");
-	rc = sptd_store_callsite_each(st, add_callsite, s);
+	rc = SPTD_STORE_EACH(st, frame, add_callsite, s);
 	if (rc >= 0) {
 		what = "symbol";
 		rc = SPTD_STORE_EACH(st, symbol, add_symbol, s);

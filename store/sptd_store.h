@@ -1,12 +1,12 @@
 /* sptd_store.h — the incident file: one SQLite database per incident.
  *
  * Only store/ includes sqlite3.h, and every SQL statement on the incident's
- * tables is written here.  Everything else writes rows through the typed add
- * functions, reads raw and derived rows through named readers that hand out
- * typed row structs (sptd_store_raw_pt_each, ...), and counts, allocates ids,
- * looks rows up and deletes a producer's rows through named functions.  The
- * generic statement API at the end of this header is for SQL a user wrote
- * (query/) and for tests.
+ * tables is written here.  Everything else adds a row of any table with
+ * SPTD_STORE_ADD, reads a table's rows as typed row structs with
+ * SPTD_STORE_EACH (the structs: sptd_store_rows.h), and counts, allocates
+ * ids, looks rows up and deletes a producer's rows through named functions.
+ * The generic statement API at the end is for SQL a user wrote (query/)
+ * and for tests.
  *
  * Writing: sptd_store_create() creates "PATH.tmp.<pid>.<random>" (O_CREAT |
  * O_EXCL | O_NOFOLLOW, mode 0600, flock()ed while it is written: see
@@ -47,21 +47,14 @@
  * After a failure that ends the transaction (-ENOSPC, -EIO, -ENOMEM) every
  * later add and commit returns the same error: destroy the store.  A
  * rejected row (-EINVAL: bad argument, duplicate id) is not fatal.
- *
- * Arguments: ts may be any int64; dur must be >= 0 (-EINVAL otherwise: a
- * slice open at the end is closed at the window end and flagged); a cpu
- * column that is not nullable rejects cpu < 0.  Name-like strings (process,
- * thread, irq, softirq names, trigger detail, comm) may be NULL and store
- * NULL; identifying strings (meta key/value, trigger kind, state, slice
- * kind, dso path, symbol name, gap reason, stat name, format name/text) may
- * not.  uint64 values (addresses, sizes) are stored as their int64 two's
- * complement: read them back with sptd_store_column_int and cast.
  */
 #ifndef SPTD_STORE_H
 #define SPTD_STORE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "sptd_store_rows.h" /* the row structs */
 
 #ifdef __cplusplus
 extern "C" {
@@ -77,31 +70,6 @@ extern "C" {
 
 struct sptd_store;
 struct sptd_store_stmt;
-
-/* Every incident table, in schema order (derived, then raw): the order of
- * sptd_store_tables(), of the store's insert statement cache, and the order
- * sptd_store_derived_clear() empties the derived ones in.  raw_file (made
- * on first use, see sptd_store_raw_file_add) is not among them. */
-#define SPTD_STORE_TABLE_LIST(X)                                                   \
-	X(META, meta) X(TRIGGER, trigger) X(PROCESS, process) X(THREAD, thread)    \
-	X(SCHED_SLICE, sched_slice) X(THREAD_STATE, thread_state)                  \
-	X(IRQ_SLICE, irq_slice) X(SOFTIRQ_SLICE, softirq_slice) X(SLICE, slice)    \
-	X(SYMBOL, symbol) X(DSO, dso) X(SAMPLE, sample) X(CALLSITE, callsite)      \
-	X(GAP, gap) X(STATS, stats) X(RAW_FTRACE_PAGE, raw_ftrace_page)            \
-	X(RAW_FTRACE_FORMAT, raw_ftrace_format) X(RAW_SAMPLE, raw_sample)          \
-	X(RAW_TASK, raw_task) X(RAW_MMAP, raw_mmap) X(RAW_PT, raw_pt)              \
-	X(RAW_SIDEBAND, raw_sideband) X(RAW_IMAGE, raw_image)                      \
-	X(RAW_SWITCH, raw_switch) X(FTRACE_EVENT, ftrace_event) /* schema 3 */     \
-	X(CPU_FREQ, cpu_freq) X(CPU_IDLE, cpu_idle) X(PTWRITE, ptwrite)            \
-	X(WATCH_HIT, watch_hit) /* schema 4 */ X(MEM_SAMPLE, mem_sample) X(RAW_SPE, raw_spe) /* 8 */
-/* SPTD_STORE_T_GAP, ..., each also as SPTD_STORE_T_OF_gap (for the macros
- * SPTD_STORE_ADD and SPTD_STORE_EACH, which name a table in lower case). */
-enum sptd_store_table_id {
-#define SPTD_STORE_T_(U, l) SPTD_STORE_T_##U, SPTD_STORE_T_OF_##l = SPTD_STORE_T_##U,
-	SPTD_STORE_TABLE_LIST(SPTD_STORE_T_)
-#undef SPTD_STORE_T_
-	SPTD_STORE_T_COUNT
-};
 
 /* The name of @table as in the schema ("sched_slice"); NULL when @table is
  * out of range.  Static storage. */
@@ -204,31 +172,42 @@ int sptd_store_meta_get(struct sptd_store *st, const char *key, char *buf, size_
 /* -ENOENT if absent, -EINVAL if the value is not a decimal integer. */
 int sptd_store_meta_get_int(struct sptd_store *st, const char *key, int64_t *value);
 
-/* --- derived tables ------------------------------------------------------ */
-
 /* --- rows: one struct per table, one add and one reader for all ---------- *
  *
  * Each table is described once in store/store_tables.c (its columns, how
- * each sits in the table's row struct below, what add refuses and what
+ * each sits in the table's row struct, what add refuses and what
  * stores NULL); CREATE TABLE, the INSERT binding and the readers follow
  * that description.  A row struct has a field per column in column order,
  * less an id the store assigns.  Fields noted "< 0 NULL" store NULL for a
- * negative value and read back as -1. */
+ * negative value and read back as -1; "0 NULL" likewise for 0.
+ *
+ * Readers run one statement the store prepares once and reuses, and call
+ * @fn(@ctx, row) for every row in the order stated, with no allocation per
+ * row.  Pointers in a row (text, bytes) are borrowed until @fn returns:
+ * copy what must live longer.  NULL text stays NULL; bytes are NULL for a
+ * NULL value and a valid pointer with len 0 for an empty blob.  @fn
+ * returns 0 to go on, > 0 to stop (the reader returns that value), or a
+ * negative errno to stop with it.  @fn may add rows, and call lookups and
+ * other readers (a reader called from its own @fn gets a statement of its
+ * own).  Readers work on read-only and committed stores.  They return 0
+ * after the last row, @fn's value when it stopped, or: -EINVAL (NULL @st or
+ * @fn, closed store), -ENOMEM, -EBADMSG (a corrupt file), -EIO. */
 
 /* Add one row of @table from @row, the table's row struct (struct
  * sptd_store_<table>_row; the chunk tables raw_pt, raw_sideband and
  * raw_ftrace_page share struct sptd_store_chunk_row).  -EINVAL for a NULL
  * or out-of-range argument or a row its table refuses (the column named in
- * sptd_store_errmsg), or a store error as every add. */
+ * sptd_store_errmsg), or a store error (see the top of this file). */
 int sptd_store_add(struct sptd_store *st, enum sptd_store_table_id table, const void *row);
-/* Hand every row of @table, as its row struct, to @fn (see "readers"
- * below for the rules), in the table's order: trigger and raw_sample by
- * ts, dso by id, the chunk tables by cpu then seq, the others as
- * stored. */
+/* Hand every row of @table, as its row struct, to @fn, in the table's
+ * order: trigger and raw_sample by ts, dso by id, the chunk tables by cpu
+ * then seq, the others as stored.  @table may also be a view
+ * (SPTD_STORE_VIEW_LIST, sptd_store_rows.h): its rows in its order. */
 int sptd_store_each(struct sptd_store *st, enum sptd_store_table_id table,
                     int (*fn)(void *ctx, const void *row), void *ctx);
-/* The two for table T named in lower case (gap, raw_pt, ...), typed: the
- * row from its fields in column order, and @fn taking T's row struct. */
+/* The two for table (or view) T named in lower case (gap, raw_pt, ...),
+ * typed: the row from its fields in column order, and @fn taking T's row
+ * struct. */
 #define SPTD_STORE_ADD(st, T, ...)                                                 \
 	sptd_store_add((st), SPTD_STORE_T_OF_##T, &(const struct sptd_store_##T##_row){ __VA_ARGS__ })
 #define SPTD_STORE_EACH(st, T, fn, ctx)                                            \
@@ -236,121 +215,37 @@ int sptd_store_each(struct sptd_store *st, enum sptd_store_table_id table,
 	                (int (*)(void *, const struct sptd_store_##T##_row *))0), (ctx))
 /* The row structs of tables that share one. */
 #define sptd_store_raw_pt_row sptd_store_chunk_row
+#define sptd_store_raw_spe_row sptd_store_chunk_row
 #define sptd_store_raw_sideband_row sptd_store_chunk_row
 #define sptd_store_raw_ftrace_page_row sptd_store_chunk_row
 #define sptd_store_raw_ftrace_format_row sptd_store_ftrace_format_row
 #define sptd_store_stats_row sptd_store_stat_row
 
-/* Rows of the tables without a struct of their own further down. */
-struct sptd_store_process_row { int64_t upid; int pid; const char *name, *cmdline; };
-struct sptd_store_thread_row {
-	int64_t utid; int tid; int64_t upid /* < 0 NULL */; const char *name;
-};
-struct sptd_store_sched_slice_row {
-	int64_t ts, dur; int cpu; int64_t utid; const char *end_state;
-	int priority /* < 0 NULL */, flags;
-};
-struct sptd_store_thread_state_row {
-	int64_t ts, dur, utid; const char *state; int cpu /* < 0 NULL */;
-	int64_t waker_utid /* < 0 NULL */; int flags;
-};
-struct sptd_store_irq_slice_row { int64_t ts, dur; int cpu, irq; const char *name; int ret, flags; };
-struct sptd_store_softirq_slice_row { int64_t ts, dur; int cpu, vec; const char *name; int flags; };
-struct sptd_store_sample_row {
-	int64_t ts; int cpu; int64_t utid, callsite_id; /* < 0 NULL */
-};
-struct sptd_store_callsite_row {
-	int64_t id, parent_id /* < 0 NULL */; int depth; int64_t symbol_id /* < 0 NULL */;
-	uint64_t addr;
-};
-struct sptd_store_gap_row { int64_t ts, dur; int cpu /* < 0 NULL */; const char *reason; };
-struct sptd_store_ftrace_event_row {
-	int64_t ts; int cpu; int64_t utid /* < 0 NULL */; const char *name, *args /* NULL: {} */;
-};
-struct sptd_store_cpu_freq_row { int64_t ts; int cpu, cbr; int64_t freq_khz /* < 0 NULL */; };
-struct sptd_store_ptwrite_row {
-	int64_t ts; int cpu; int64_t utid /* < 0 NULL */; uint64_t ip /* 0 NULL */, payload;
-	int size;
-};
+/* The bytes of the file dso @dso_id names (an executable or library, as
+ * the image cache holds it), embedded by --portable so the incident decodes
+ * without the recording machine's files; @build_id hex or NULL.  The table
+ * raw_file is created on first use (incidents without embedded files do not
+ * have it).  -EINVAL also when @dso_id already has a file. */
+int sptd_store_raw_file_add(struct sptd_store *st, int64_t dso_id, const char *build_id,
+                            const void *data, size_t len);
+/* Link the off-CPU stack @callsite_id of a switch at @at and the kernel
+ * function it blocked in (the name of symbol @blocked_symbol_id; -1
+ * unknown) to the thread_state row of @utid that starts nearest to @at
+ * within [@from, @to], if that row is a blocking one (not runnable) not
+ * linked yet.  1 linked, 0 no such row. */
+int sptd_store_thread_state_block(struct sptd_store *st, int64_t utid, int64_t at, int64_t from,
+                                  int64_t to, int64_t callsite_id, int64_t blocked_symbol_id);
+/* The runnable row of @tid ending at @end, else nearest within @slack_ns:
+ * its *@dur and *@flags.  1 found, 0 none, -EINVAL, or a store error. */
+int sptd_store_thread_state_wait(struct sptd_store *st, int tid, int64_t end, int64_t slack_ns,
+                                 int64_t *dur, int64_t *flags);
 
-/* @cpu < 0 stores NULL (not tied to a CPU); @detail may be NULL. */
-int sptd_store_trigger_add(struct sptd_store *st, int64_t ts, int cpu,
-                           const char *kind, const char *detail);
-/* @upid >= 0 (caller-chosen key); @name and @cmdline may be NULL. */
-int sptd_store_process_add(struct sptd_store *st, int64_t upid, int pid,
-                           const char *name, const char *cmdline);
-/* @utid >= 0 (caller-chosen key); @upid < 0 stores NULL (process
- * unknown); @name may be NULL. */
-int sptd_store_thread_add(struct sptd_store *st, int64_t utid, int tid,
-                          int64_t upid, const char *name);
-/* @end_state: kernel letter(s) as ftrace prints prev_state ("R", "R+", "S",
- * "D", ...), NULL while still running at the window end. */
-int sptd_store_sched_slice_add(struct sptd_store *st, int64_t ts, int64_t dur,
-                               int cpu, int64_t utid, const char *end_state,
-                               int priority);
-/* @state: "Running", "R" (runnable), "R+" (preempted), "S", "D", ...; @cpu < 0
- * and @waker_utid < 0 store NULL. */
-int sptd_store_thread_state_add(struct sptd_store *st, int64_t ts, int64_t dur,
-                                int64_t utid, const char *state, int cpu,
-                                int64_t waker_utid);
-/* @ret: the handler's return (1 handled, 0 not), -1 when its exit was not
- * seen. */
-int sptd_store_irq_slice_add(struct sptd_store *st, int64_t ts, int64_t dur,
-                             int cpu, int irq, const char *name, int ret);
-int sptd_store_softirq_slice_add(struct sptd_store *st, int64_t ts, int64_t dur,
-                                 int cpu, int vec, const char *name);
-/* The four above with the row's flags: SPTD_SLICE_F_START_TRUNCATED (its
- * start was not seen: it starts where the window or the evidence does),
- * SPTD_SLICE_F_END_TRUNCATED (likewise its end).  Without _flags: 0, both
- * edges seen. */
-int sptd_store_sched_slice_add_flags(struct sptd_store *st, int64_t ts, int64_t dur,
-                                     int cpu, int64_t utid, const char *end_state,
-                                     int priority, int flags);
-int sptd_store_thread_state_add_flags(struct sptd_store *st, int64_t ts, int64_t dur,
-                                      int64_t utid, const char *state, int cpu,
-                                      int64_t waker_utid, int flags);
-int sptd_store_irq_slice_add_flags(struct sptd_store *st, int64_t ts, int64_t dur,
-                                   int cpu, int irq, const char *name, int ret, int flags);
-int sptd_store_softirq_slice_add_flags(struct sptd_store *st, int64_t ts, int64_t dur,
-                                       int cpu, int vec, const char *name, int flags);
+/* --- slices in bulk (store_bulk.c, store_writer.c) ----------------------- */
 
-/* slice.kind */
-#define SPTD_SLICE_USER     "user"
-#define SPTD_SLICE_KERNEL   "kernel"
-#define SPTD_SLICE_SYSCALL  "syscall"
-#define SPTD_SLICE_IRQ      "irq"
-/* slice.flags bits */
-#define SPTD_SLICE_F_START_TRUNCATED 0x1 /* began before the data: starts at window/data start */
-#define SPTD_SLICE_F_END_TRUNCATED   0x2 /* still open at the end: ends at window/data end */
-#define SPTD_SLICE_F_INFERRED        0x4 /* frame created for a return on an empty stack */
-#define SPTD_SLICE_F_TAILCALL        0x8 /* entered by a jump that replaced the caller's frame */
-#define SPTD_SLICE_F_NO_TIME        0x10 /* trace had no timing packets: ts is order, not time */
-
-/* @id, @depth >= 0; @kind one of SPTD_SLICE_* (-EINVAL otherwise);
- * @parent_id < 0 and @symbol_id < 0 store NULL. */
-int sptd_store_slice_add(struct sptd_store *st, int64_t id, int64_t ts, int64_t dur,
-                         int cpu, int64_t utid, int depth, int64_t parent_id,
-                         int64_t symbol_id, const char *kind, int flags);
-/* One row for sptd_store_slices_add: the arguments of sptd_store_slice_add. */
-struct sptd_store_slice_row {
-	int64_t id;         /* slice.id, >= 0 */
-	int64_t ts, dur;    /* start and length, dur >= 0 */
-	int cpu;            /* CPU where it began */
-	int64_t utid;       /* thread */
-	int depth;          /* nesting, >= 0 */
-	int64_t parent_id;  /* < 0 stores NULL */
-	int64_t symbol_id;  /* < 0 stores NULL */
-	const char *kind;   /* SPTD_SLICE_* */
-	int flags;          /* SPTD_SLICE_F_* */
-#ifdef SPTD_STORE_TEST_SLICE_NOTE
-	int64_t note;       /* a test build's extra column (test_store_pagecols) */
-#endif
-};
-/* Add @n slice rows, checked one by one as sptd_store_slice_add does, in
- * as few statements as possible (the bulk path: a prepared INSERT of many
- * rows at once; rows in id order are appended, the cheapest insert).
- * Returns 0, -EINVAL (the first bad row, none added after it), or a store
- * error. */
+/* Add @n slice rows, checked one by one as sptd_store_add does, in as few
+ * statements as possible (a prepared INSERT of many rows at once; rows in
+ * id order are appended, the cheapest insert).  Returns 0, -EINVAL (the
+ * first bad row, none added after it), or a store error. */
 int sptd_store_slices_add(struct sptd_store *st, const struct sptd_store_slice_row *rows,
                           size_t n);
 /* From now to the commit, keep the slice rows sptd_store_slices_add is
@@ -381,7 +276,7 @@ int sptd_store_writer_start(struct sptd_store *st, struct sptd_store_writer **ou
 /* Queue @n slice rows (kind must be one of SPTD_SLICE_*, static storage). */
 int sptd_store_writer_slices(struct sptd_store_writer *w, const struct sptd_store_slice_row *rows,
                              size_t n);
-/* Queue a row of sptd_store_symbol_add / _gap_add / _stat_add. */
+/* Queue a symbol, gap or stats row: the fields of its row struct. */
 int sptd_store_writer_symbol(struct sptd_store_writer *w, int64_t id, const char *name,
                              int64_t dso_id, uint64_t addr, uint64_t size);
 int sptd_store_writer_gap(struct sptd_store_writer *w, int64_t ts, int64_t dur, int cpu,
@@ -391,139 +286,6 @@ int sptd_store_writer_stat(struct sptd_store_writer *w, const char *name, int cp
 /* Wait until every queued row is in, stop the thread and free @w (NULL:
  * nothing).  0, or the first failure (the store's message says what). */
 int sptd_store_writer_finish(struct sptd_store_writer *w);
-
-/* @build_id: hex string or NULL. */
-int sptd_store_dso_add(struct sptd_store *st, int64_t id, const char *path,
-                       const char *build_id);
-/* @addr: start of the symbol in the dso's own address space (ELF vaddr for
- * files, kernel virtual address for the kernel). */
-int sptd_store_symbol_add(struct sptd_store *st, int64_t id, const char *name,
-                          int64_t dso_id, uint64_t addr, uint64_t size);
-/* @callsite_id < 0 stores NULL (no stack). */
-/* @utid < 0 stores NULL: the kernel names no task for a sample taken
- * while a task was past exit (perf reports pid/tid -1). */
-/* One record of an added tracepoint (sysptd -e): @name "SYS:EVENT", @args
- * its fields as a JSON object (text), @utid the task current (-1 unknown). */
-int sptd_store_ftrace_event_add(struct sptd_store *st, int64_t ts, int cpu, int64_t utid,
-                                const char *name, const char *args);
-int sptd_store_sample_add(struct sptd_store *st, int64_t ts, int cpu,
-                          int64_t utid, int64_t callsite_id);
-/* PT's core:bus ratio of @cpu from @ts on, and the frequency it means
- * (@freq_khz < 0 stores NULL). */
-int sptd_store_cpu_freq_add(struct sptd_store *st, int64_t ts, int cpu, int cbr,
-                            int64_t freq_khz);
-/* One C-state of a CPU, as PT's power events gave it.  Fields < 0 (and
- * @wake NULL) store NULL. */
-struct sptd_store_cpu_idle_row {
-	int64_t ts, dur;
-	int cpu;
-	int state, sub_state;        /* the C-state resolved (C-state number) */
-	int requested, requested_sub; /* what MWAIT asked for */
-	int last, deepest;           /* core C-state at the wake, deepest reached */
-	const char *wake;            /* "interrupt", "store", "autonomous" (comma list) */
-	int hw;                      /* 1: entered by the hardware */
-	int flags;                   /* slice.flags truncation bits */
-};
-int sptd_store_cpu_idle_add(struct sptd_store *st, const struct sptd_store_cpu_idle_row *r);
-/* A PTWRITE: @payload of @size bytes (stored as SQLite's signed 64-bit
- * integer), by task @utid (< 0 NULL) at instruction @ip (0 NULL). */
-int sptd_store_ptwrite_add(struct sptd_store *st, int64_t ts, int cpu, int64_t utid,
-                           uint64_t ip, uint64_t payload, int size);
-/* One hit of a break= or watch= trigger (written at capture; decode keeps
- * it): @function NULL unknown; @watch 0: a break (no values); @silent -1:
- * values unknown (both stored NULL). */
-struct sptd_store_watch_hit_row {
-	int64_t ts;
-	int cpu, tid;
-	uint64_t ip;
-	const char *function;
-	int watch;
-	uint64_t old_value, new_value;
-	int silent;
-	const char *trigger;         /* the trigger's spec text */
-};
-int sptd_store_watch_hit_add(struct sptd_store *st, const struct sptd_store_watch_hit_row *r);
-/* One frame of a call stack; @parent_id < 0 for a root frame (outermost
- * caller); @symbol_id < 0 for an unresolved address. */
-int sptd_store_callsite_add(struct sptd_store *st, int64_t id, int64_t parent_id,
-                            int depth, int64_t symbol_id, uint64_t addr);
-/* @cpu < 0 stores NULL (applies to all CPUs). */
-int sptd_store_gap_add(struct sptd_store *st, int64_t ts, int64_t dur, int cpu,
-                       const char *reason);
-/* @cpu < 0 stores NULL (whole-incident figure). */
-int sptd_store_stat_add(struct sptd_store *st, const char *name, int cpu, int64_t value);
-
-/* --- raw tables: the capture itself, from which decode rebuilds --------- */
-
-/* One ftrace ring-buffer page of @cpu, in capture order @seq. */
-int sptd_store_raw_ftrace_page_add(struct sptd_store *st, int cpu, int seq,
-                                   const void *page, size_t len);
-/* A format file needed to parse the pages: @name is "header_page",
- * "header_event", "SYSTEM/EVENT" or "kallsyms-less" helper data. */
-int sptd_store_raw_ftrace_format_add(struct sptd_store *st, const char *name,
-                                     const char *text);
-/* One perf sample: @callchain the kernel's @nr u64s (PERF_CONTEXT_* too). */
-int sptd_store_raw_sample_add(struct sptd_store *st, int64_t ts, int cpu, int pid,
-                              int tid, const uint64_t *callchain, size_t nr);
-/* raw_sample.kind: what took the sample. */
-enum {
-	SPTD_RAW_SAMPLE_CLOCK = 0,  /* the cpu-clock sampler (NULL in older files) */
-	SPTD_RAW_SAMPLE_OFFCPU = 1, /* a sched_switch: the stack of the task
-	                             * switched out (--offcpu) */
-	SPTD_RAW_SAMPLE_TRIGGER = 2, /* the hit that fired a break=/watch=
-	                             * trigger: derive puts its callsite in meta
-	                             * trigger_callsite_id */
-};
-int sptd_store_raw_sample_add_kind(struct sptd_store *st, int64_t ts, int cpu, int pid,
-                                   int tid, const uint64_t *callchain, size_t nr, int kind,
-                                   const void *ustack, size_t ustack_len); /* ustack: NULL or SCHEMA.md's */
-/* Link the off-CPU stack @callsite_id of a switch at @at and the kernel
- * function it blocked in (the name of symbol @blocked_symbol_id; -1
- * unknown) to the thread_state row of @utid that starts nearest to @at
- * within [@from, @to], if that row is a blocking one (not runnable) not
- * linked yet.  1 linked, 0 no such row. */
-int sptd_store_thread_state_block(struct sptd_store *st, int64_t utid, int64_t at, int64_t from,
-                                  int64_t to, int64_t callsite_id, int64_t blocked_symbol_id);
-/* The runnable row of @tid ending at @end, else nearest within @slack_ns:
- * its *@dur and *@flags.  1 found, 0 none, -EINVAL, or a store error. */
-int sptd_store_thread_state_wait(struct sptd_store *st, int tid, int64_t end, int64_t slack_ns,
-                                 int64_t *dur, int64_t *flags);
-/* A task alive at capture time (from /proc) or named by the trace. */
-int sptd_store_raw_task_add(struct sptd_store *st, int pid, int tid,
-                            const char *comm, const char *cmdline);
-/* An executable mapping of @pid (-1: the kernel) at capture time: runtime
- * address = dso address + @bias; _until: in force only before @until_ts
- * (ns, the samples' clock: an exec or a newer mapping ended it; <= 0 NULL). */
-int sptd_store_raw_mmap_add(struct sptd_store *st, int pid, uint64_t start, uint64_t end,
-                            uint64_t pgoff, int64_t dso_id, int64_t bias);
-int sptd_store_raw_mmap_add_until(struct sptd_store *st, int pid, uint64_t start, uint64_t end,
-                                  uint64_t pgoff, int64_t dso_id, int64_t bias, int64_t until_ts);
-/* A chunk of raw PT of @cpu in capture order @seq. */
-int sptd_store_raw_pt_add(struct sptd_store *st, int cpu, int seq,
-                          const void *data, size_t len);
-/* Perf sideband records of @cpu (the bytes of the data ring, records whole). */
-int sptd_store_raw_sideband_add(struct sptd_store *st, int cpu, int seq,
-                                const void *data, size_t len);
-/* Code bytes mapped at @addr (a flat image; ELF files are referenced by dso
- * path/build-id instead unless embedded with --portable). */
-int sptd_store_raw_image_add(struct sptd_store *st, int64_t dso_id, uint64_t addr,
-                             const void *data, size_t len);
-/* The bytes of the file dso @dso_id names (an executable or library, as
- * the image cache holds it), embedded by --portable so the incident decodes
- * without the recording machine's files; @build_id hex or NULL.  The table
- * raw_file is created on first use (incidents without embedded files do not
- * have it).  -EINVAL also when @dso_id already has a file. */
-int sptd_store_raw_file_add(struct sptd_store *st, int64_t dso_id, const char *build_id,
-                            const void *data, size_t len);
-/* A context switch known from outside ftrace (import --sched, perf SWITCH
- * records): on @cpu at @ts, @prev_tid stopped and @next_tid started. */
-int sptd_store_raw_switch_add(struct sptd_store *st, int64_t ts, int cpu,
-                              int prev_tid, int next_tid, const char *next_comm);
-/* The same with the state @prev_tid left in, as ftrace prints sched_switch's
- * prev_state ("R", "R+", "S", "D", ...; NULL not known). */
-int sptd_store_raw_switch_add_state(struct sptd_store *st, int64_t ts, int cpu, int prev_tid,
-                                    int next_tid, const char *next_comm,
-                                    const char *prev_state);
 
 /* Delete every row of @table, one of the derived tables (process, thread,
  * sched_slice, thread_state, irq_slice, softirq_slice, slice, sample,
@@ -593,142 +355,6 @@ int sptd_store_raw_mmap_has(struct sptd_store *st, int pid, uint64_t start, uint
 int sptd_store_raw_file_read(struct sptd_store *st, int64_t dso_id,
                              int (*fn)(void *ctx, const void *data, size_t len), void *ctx);
 
-/* --- readers: rows as typed structs (store_read.c) ----------------------- *
- *
- * Each reader runs one statement the store prepares once and reuses, and
- * calls @fn(@ctx, row) for every row in the order stated, with no
- * allocation per row.  Pointers in a row (text, bytes) are borrowed until
- * @fn returns: copy what must live longer.  NULL text stays NULL; bytes are
- * NULL for a NULL value and a valid pointer with len 0 for an empty blob.
- * @fn returns 0 to go on, > 0 to stop (the reader returns that value), or a
- * negative errno to stop with it.  @fn may add rows, and call lookups and
- * other readers (a reader called from its own @fn gets a statement of its
- * own).  Readers work on read-only and committed stores.  Returns 0 after
- * the last row, @fn's value when it stopped, or: -EINVAL (NULL @st or @fn,
- * closed store), -ENOMEM, -EBADMSG (a corrupt file), -EIO. */
-
-/* One row of raw_pt, raw_sideband or raw_ftrace_page: @len bytes of one
- * CPU (borrowed), @seq its capture order within the CPU. */
-struct sptd_store_chunk_row { int cpu, seq; const void *data; size_t len; };
-
-/* One raw_ftrace_format row: @name "header_page", "SYSTEM/EVENT", ...
- * and the format file's @text. */
-struct sptd_store_ftrace_format_row { const char *name, *text; };
-
-/* One raw_task row: @comm and @cmdline NULL unknown. */
-struct sptd_store_raw_task_row { int pid, tid; const char *comm, *cmdline; };
-
-/* One raw_switch row. */
-struct sptd_store_raw_switch_row {
-	int64_t ts;             /* when, incident ns */
-	int cpu;                /* where */
-	int prev_tid;           /* the task that stopped */
-	int next_tid;           /* the task that started */
-	const char *next_comm;  /* its name, NULL unknown (borrowed) */
-	const char *prev_state; /* the state prev_tid left in, NULL unknown
-	                         * (borrowed) */
-};
-
-/* raw_switch rows: in stored order (@by_time 0) or by ts (@by_time 1). */
-int sptd_store_raw_switch_each(struct sptd_store *st, int by_time,
-                               int (*fn)(void *ctx, const struct sptd_store_raw_switch_row *row),
-                               void *ctx);
-
-/* One raw_sample row. */
-struct sptd_store_raw_sample_row {
-	int64_t ts;             /* when, incident ns */
-	int cpu;                /* where */
-	int pid;                /* process, -1 unknown */
-	int tid;                /* thread, -1 unknown */
-	const uint64_t *callchain; /* the kernel's array in host byte order,
-	                            * PERF_CONTEXT_* markers included (borrowed) */
-	size_t nr;              /* entries of @callchain */
-	int kind;               /* SPTD_RAW_SAMPLE_* */
-	const void *ustack; size_t ustack_len; /* raw_sample.ustack (borrowed); NULL none */
-};
-
-/* One raw_mmap row. */
-struct sptd_store_raw_mmap_row {
-	int pid;                /* process, -1 the kernel */
-	uint64_t start;         /* first address mapped */
-	uint64_t end;           /* one past the last */
-	uint64_t pgoff;         /* file offset of @start */
-	int64_t dso_id;         /* dso.id of the file */
-	int64_t bias;           /* runtime address = dso address + bias */
-	int64_t until_ts;       /* ns it ended (exec, newer mapping); 0 never */
-};
-
-/* One raw_image row with the path of its dso. */
-struct sptd_store_raw_image_row {
-	int64_t dso_id;         /* dso.id the bytes belong to */
-	uint64_t addr;          /* where they were mapped */
-	const void *data;       /* the code bytes (borrowed) */
-	size_t len;             /* how many */
-	const char *path;       /* dso.path, NULL when no dso row (borrowed) */
-};
-
-/* raw_image rows in stored order, each with its dso's path. */
-int sptd_store_raw_image_each(struct sptd_store *st,
-                              int (*fn)(void *ctx, const struct sptd_store_raw_image_row *row),
-                              void *ctx);
-
-/* A file that decoding must read: a mapping's dso with no raw_image bytes. */
-struct sptd_store_mapped_file_row {
-	int pid;                /* process that mapped it, -1 the kernel */
-	int64_t dso_id;         /* dso.id */
-	int64_t bias;           /* runtime address = file address + bias */
-	const char *path;       /* dso.path (borrowed) */
-	const char *build_id;   /* dso.build_id, NULL none (borrowed) */
-};
-
-/* Every distinct (pid, dso, bias) of raw_mmap whose dso has a dso row and
- * no raw_image row, with that dso's path and build-id. */
-int sptd_store_mapped_file_each(struct sptd_store *st,
-                                int (*fn)(void *ctx,
-                                          const struct sptd_store_mapped_file_row *row),
-                                void *ctx);
-
-/* One symbol row. */
-struct sptd_store_symbol_row {
-	int64_t id;             /* symbol.id */
-	const char *name;       /* (borrowed) */
-	int64_t dso_id;         /* the dso it is in */
-	uint64_t addr;          /* start, dso address space */
-	uint64_t size;          /* bytes, 0 unknown */
-};
-
-/* One dso row. */
-struct sptd_store_dso_row {
-	int64_t id;             /* dso.id */
-	const char *path;       /* file path or "[name]" (borrowed) */
-	const char *build_id;   /* hex, NULL none (borrowed) */
-};
-
-/* One trigger row. */
-struct sptd_store_trigger_row {
-	int64_t ts;             /* when it fired */
-	int cpu;                /* where, -1 not tied to a CPU */
-	const char *kind;       /* "irq", "manual", ... (borrowed) */
-	const char *detail;     /* what exactly, NULL none (borrowed) */
-};
-
-/* One stats row. */
-struct sptd_store_stat_row {
-	const char *name;       /* (borrowed) */
-	int cpu;                /* the CPU, -1 whole incident */
-	int64_t value;          /* the figure */
-};
-
-/* Each thread's end in the window, in time order: @ts the end of a
- * sched_slice that left thread @utid dead (end_state X or Z, its end seen). */
-int sptd_store_thread_exits_each(struct sptd_store *st,
-                                 int (*fn)(void *ctx, int64_t utid, int64_t ts), void *ctx);
-
-/* The per-CPU stats rows (cpu not NULL), by cpu. */
-int sptd_store_cpu_stats_each(struct sptd_store *st,
-                              int (*fn)(void *ctx, const struct sptd_store_stat_row *row),
-                              void *ctx);
-
 /* --- user SQL: the generic statement API (query/, tests) ----------------- */
 
 enum sptd_store_type {
@@ -792,7 +418,6 @@ int sptd_store_query_int(struct sptd_store *st, const char *sql, int64_t *value)
  * for reports and tests.  Static storage. */
 const char *const *sptd_store_tables(void);
 
-#include "sptd_store_profile.h" /* the profile readers */
 #ifdef __cplusplus
 }
 #endif

@@ -61,6 +61,8 @@ struct sptd_store_table_def {
 	 * refuse it, or NULL and in *@nulls a bit (1 << column) for each
 	 * column to store as NULL. */
 	const char *(*check)(const void *row, uint32_t *nulls);
+	const char *select;   /* a view: its whole SELECT, columns in @cols'
+	                       * order; NULL: a table */
 };
 
 /* A meta row (sptd_store_meta_set). */
@@ -76,12 +78,6 @@ const char *sptd_store_table_columns(const struct sptd_store_table_def *t);
  * then reset and reused for the life of the store.  The per-table slots
  * (count, next id) follow the fixed ones, one per enum sptd_store_table_id. */
 enum sptd_store_named_id {
-	SPTD_STORE_Q_RAW_SWITCH_BY_TS,  /* store_read.c: the readers sptd_store_each
-	                                 * does not serve */
-	SPTD_STORE_Q_RAW_IMAGE,
-	SPTD_STORE_Q_MAPPED_FILE,
-	SPTD_STORE_Q_CPU_STATS,
-	SPTD_STORE_Q_THREAD_EXITS,
 	SPTD_STORE_Q_RAW_MMAP_COUNT,    /* store_lookup.c: counts and lookups */
 	SPTD_STORE_Q_DSO_FIND,
 	SPTD_STORE_Q_DSO_FIND_PATH,
@@ -92,18 +88,13 @@ enum sptd_store_named_id {
 	SPTD_STORE_Q_GAP_CLEAR,         /* store_clear.c: targeted deletes */
 	SPTD_STORE_Q_STATS_CLEAR,
 	SPTD_STORE_Q_THREAD_STATE_BLOCK, /* store_clear.c: link an off-CPU stack */
-	SPTD_STORE_Q_CALLSITE,          /* store_profile.c: the profile readers */
-	SPTD_STORE_Q_SAMPLE,
-	SPTD_STORE_Q_OFFCPU,
-	SPTD_STORE_Q_THREAD,
-	SPTD_STORE_Q_WATCH_HIT,
 	SPTD_STORE_Q_JSON_OBJECT,       /* store_json.c: is it an object */
 	SPTD_STORE_Q_JSON_MEMBERS,      /* ... its members */
 	SPTD_STORE_Q_COUNT_OF,          /* + table id: SELECT count(*) */
 	SPTD_STORE_Q_NEXT_ID_OF = SPTD_STORE_Q_COUNT_OF + SPTD_STORE_T_COUNT, /* + table id */
-	SPTD_STORE_Q_EACH_OF = SPTD_STORE_Q_NEXT_ID_OF + SPTD_STORE_T_COUNT, /* + table id:
-	                                 * sptd_store_each's SELECT (or its rowids) */
-	SPTD_STORE_Q_ROW_OF = SPTD_STORE_Q_EACH_OF + SPTD_STORE_T_COUNT, /* + table id: a row
+	SPTD_STORE_Q_EACH_OF = SPTD_STORE_Q_NEXT_ID_OF + SPTD_STORE_T_COUNT, /* + table or
+	                                 * view id: sptd_store_each's SELECT (or its rowids) */
+	SPTD_STORE_Q_ROW_OF = SPTD_STORE_Q_EACH_OF + SPTD_STORE_T_ALL, /* + table id: a row
 	                                 * by rowid */
 	SPTD_STORE_Q_N = SPTD_STORE_Q_ROW_OF + SPTD_STORE_T_COUNT
 };
@@ -290,8 +281,9 @@ const char *sptd_store_fdvfs(void);
 
 /* --- store_schema.c ------------------------------------------------------ */
 
-/* The table catalogue, SPTD_STORE_T_COUNT entries. */
-extern const struct sptd_store_table_def sptd_store_table_defs[SPTD_STORE_T_COUNT];
+/* The table catalogue, SPTD_STORE_T_COUNT entries, then the views
+ * (SPTD_STORE_T_ALL in all: only sptd_store_each reads those). */
+extern const struct sptd_store_table_def sptd_store_table_defs[SPTD_STORE_T_ALL];
 
 /* CREATE every table (inside the open transaction). */
 int sptd_store_schema_create(struct sptd_store *st);
@@ -389,10 +381,6 @@ int sptd_store_slices_sql(struct sptd_store *st, const struct sptd_store_slice_r
  * checks; NULL after a failure (recorded on @st, returned through @ret). */
 sqlite3_stmt *sptd_store_row_begin(struct sptd_store *st, int table, const char *what,
                                    int *ret);
-/* Run named statement @q (text @sql) and hand its rows to @row(s, @arg);
- * @has_fn 0: the caller gave no callback (-EINVAL).  store_read.c. */
-int sptd_store_read_rows(struct sptd_store *st, int has_fn, int q, const char *sql,
-                         const char *what, int (*row)(sqlite3_stmt *s, void *arg), void *arg);
 /* Step the bound INSERT and make it ready for the next row. */
 int sptd_store_row_end(struct sptd_store *st, sqlite3_stmt *ins, const char *what);
 /* Bind a string (step copies it), NULL for NULL. */

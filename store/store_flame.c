@@ -1,5 +1,5 @@
 /* store_flame.c — the readers behind `sysptd flamegraph` and `sysptd diff`
- * that the profile readers (store_profile.c) do not cover: PT call slices
+ * that the views of store_tables.c do not cover: PT call slices
  * in nesting order, and the per-name aggregates a diff compares (CPU time
  * per thread name, IRQ and softirq time, wakeup latency).
  *

@@ -1,41 +1,17 @@
 /* store_read.c — the readers: rows handed to a callback as typed structs.
  *
  * sptd_store_each reads any table into its row struct as the table's
- * description says (store_tables.c); the named readers (sptd_store_raw_pt_each,
- * ...) are it with a typed callback.  Joins and selections (raw_image with
- * its path, the mapped files, per-CPU stats, thread exits) have a
- * statement and a row function of their own.  Each statement is one of
- * store_named.c, prepared once per store. */
+ * description says (store_tables.c); SPTD_STORE_EACH is it with a typed
+ * callback.  A view (a join or selection: raw_image with its path, the
+ * mapped files, per-CPU stats, thread exits, the profile's frames, stacks,
+ * threads and watch hits) is read the same way from its SELECT.  Each statement is
+ * one of store_named.c, prepared once per store. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "store-local.h"
-
-/* The caller's row callback, typed by the row it takes, and its argument. */
-struct reader {
-	union {
-		int (*image)(void *ctx, const struct sptd_store_raw_image_row *row);
-		int (*file)(void *ctx, const struct sptd_store_mapped_file_row *row);
-		int (*stat)(void *ctx, const struct sptd_store_stat_row *row);
-		int (*exit)(void *ctx, int64_t utid, int64_t ts);
-	} fn;                   /* the member the reader's row function calls */
-	void *ctx;              /* the caller's argument */
-};
-
-int sptd_store_read_rows(struct sptd_store *st, int has_fn, int q, const char *sql,
-                         const char *what, int (*row)(sqlite3_stmt *s, void *arg), void *arg)
-{
-	sqlite3_stmt *s;
-	int owned, ret;
-
-	SPTD_STORE_REQUIRE(st, has_fn, what, "fn is NULL");
-	s = sptd_store_named_get(st, q, sql, what, &owned, &ret);
-	if (!s)
-		return ret;
-	return sptd_store_named_each(st, s, owned, what, row, arg);
-}
 
 /* Bytes of column @col: NULL for NULL, a valid pointer for an empty blob. */
 static const void *column_bytes(sqlite3_stmt *s, int col, size_t *len)
@@ -51,18 +27,6 @@ static const void *column_bytes(sqlite3_stmt *s, int col, size_t *len)
 	return data ? data : "";
 }
 
-/* Column @col as an int where NULL means "none" (-1). */
-static int column_opt_int(sqlite3_stmt *s, int col)
-{
-	return sqlite3_column_type(s, col) == SQLITE_NULL ? -1 : sqlite3_column_int(s, col);
-}
-
-/* Column @col as text, NULL for NULL. */
-static const char *column_str(sqlite3_stmt *s, int col)
-{
-	return (const char *)sqlite3_column_text(s, col);
-}
-
 /* ---- one generic reader, driven by the table's description -------------- */
 
 /* A reader's state: the caller's callback and the row being filled. */
@@ -75,6 +39,11 @@ struct each {
 		struct sptd_store_watch_hit_row hit;
 		struct sptd_store_slice_row slice;
 		struct sptd_store_raw_sample_row sample;
+		struct sptd_store_frame_row frame;
+		struct sptd_store_stack_row stack;
+		struct sptd_store_thread_info_row thread;
+		struct sptd_store_mapped_file_row file;
+		struct sptd_store_watch_hit_thread_row hit_thread;
 		int64_t align[16];
 	} row;
 	uint64_t *chain;        /* a CHAIN column in host order */
@@ -200,7 +169,7 @@ int sptd_store_each(struct sptd_store *st, enum sptd_store_table_id table,
 	int bytes = 0, ret, owned;
 	sqlite3_stmt *s;
 
-	if (!st || (int)table < 0 || table >= SPTD_STORE_T_COUNT)
+	if (!st || (int)table < 0 || table >= SPTD_STORE_T_ALL)
 		return -EINVAL;
 	snprintf(what, sizeof(what), "reading %s", sptd_store_table_defs[table].name);
 	SPTD_STORE_REQUIRE(st, fn, what, "fn is NULL");
@@ -217,7 +186,12 @@ int sptd_store_each(struct sptd_store *st, enum sptd_store_table_id table,
 		n += (size_t)snprintf(cols + n, sizeof(cols) - n, "%s\"%s\"", n ? ", " : "",
 		                      col->name);
 	}
-	if (bytes && e->t->order) {
+	if (e->t->select) {
+		s = sptd_store_named_get(st, SPTD_STORE_Q_EACH_OF + table, e->t->select, what, &owned,
+		                         &ret);
+		if (s)
+			ret = sptd_store_named_each(st, s, owned, what, each_row, e);
+	} else if (bytes && e->t->order) {
 		ret = each_by_rowid(st, table, cols, e, what);
 	} else {
 		snprintf(sql, sizeof(sql), "SELECT %s FROM \"%s\"%s%s", cols, e->t->name,
@@ -231,123 +205,4 @@ int sptd_store_each(struct sptd_store *st, enum sptd_store_table_id table,
 	free(e->chain);
 	free(e);
 	return ret;
-}
-
-/* ---- raw_switch by time ---------------------------------------------------------- */
-
-int sptd_store_raw_switch_each(struct sptd_store *st, int by_time,
-                               int (*fn)(void *ctx, const struct sptd_store_raw_switch_row *row),
-                               void *ctx)
-{
-	struct each e = { .t = &sptd_store_table_defs[SPTD_STORE_T_RAW_SWITCH],
-	                  .fn = (int (*)(void *, const void *))fn, .ctx = ctx };
-
-	if (!by_time)
-		return SPTD_STORE_EACH(st, raw_switch, fn, ctx);
-	return sptd_store_read_rows(st, fn != NULL, SPTD_STORE_Q_RAW_SWITCH_BY_TS,
-	                "SELECT ts, cpu, prev_tid, next_tid, next_comm, prev_state FROM raw_switch "
-	                "ORDER BY ts", "reading raw_switch", each_row, &e);
-}
-
-/* ---- raw_image and the files mappings name: joins ------------------------------ */
-
-enum { IMAGE_DSO_ID, IMAGE_ADDR, IMAGE_DATA, IMAGE_PATH };
-
-static int image_row(sqlite3_stmt *s, void *arg)
-{
-	const struct reader *e = arg;
-	struct sptd_store_raw_image_row r = {
-		.dso_id = sqlite3_column_int64(s, IMAGE_DSO_ID),
-		.addr = (uint64_t)sqlite3_column_int64(s, IMAGE_ADDR),
-		.path = column_str(s, IMAGE_PATH),
-	};
-
-	r.data = column_bytes(s, IMAGE_DATA, &r.len);
-	return e->fn.image(e->ctx, &r);
-}
-
-int sptd_store_raw_image_each(struct sptd_store *st,
-                              int (*fn)(void *ctx, const struct sptd_store_raw_image_row *row),
-                              void *ctx)
-{
-	struct reader e = { .fn.image = fn, .ctx = ctx };
-
-	return sptd_store_read_rows(st, fn != NULL, SPTD_STORE_Q_RAW_IMAGE,
-	                "SELECT i.dso_id, i.addr, i.data, d.path FROM raw_image i "
-	                "LEFT JOIN dso d ON d.id = i.dso_id", "reading raw_image", image_row, &e);
-}
-
-enum { FILE_PID, FILE_DSO_ID, FILE_BIAS, FILE_PATH, FILE_BUILD_ID };
-
-static int file_row(sqlite3_stmt *s, void *arg)
-{
-	const struct reader *e = arg;
-	struct sptd_store_mapped_file_row r = {
-		.pid = sqlite3_column_int(s, FILE_PID),
-		.dso_id = sqlite3_column_int64(s, FILE_DSO_ID),
-		.bias = sqlite3_column_int64(s, FILE_BIAS),
-		.path = column_str(s, FILE_PATH),
-		.build_id = column_str(s, FILE_BUILD_ID),
-	};
-
-	return e->fn.file(e->ctx, &r);
-}
-
-int sptd_store_mapped_file_each(struct sptd_store *st,
-                                int (*fn)(void *ctx,
-                                          const struct sptd_store_mapped_file_row *row),
-                                void *ctx)
-{
-	struct reader e = { .fn.file = fn, .ctx = ctx };
-
-	return sptd_store_read_rows(st, fn != NULL, SPTD_STORE_Q_MAPPED_FILE,
-	                "SELECT DISTINCT m.pid, m.dso_id, m.bias, d.path, d.build_id FROM raw_mmap m "
-	                "JOIN dso d ON d.id = m.dso_id "
-	                "WHERE m.dso_id NOT IN (SELECT dso_id FROM raw_image)",
-	                "reading the mapped files", file_row, &e);
-}
-
-/* ---- stats, thread exits: selections ------------------------------------------ */
-
-enum { STAT_CPU, STAT_NAME, STAT_VALUE };
-
-static int stat_row(sqlite3_stmt *s, void *arg)
-{
-	const struct reader *e = arg;
-	struct sptd_store_stat_row r = {
-		.name = column_str(s, STAT_NAME),
-		.cpu = column_opt_int(s, STAT_CPU),
-		.value = sqlite3_column_int64(s, STAT_VALUE),
-	};
-
-	return e->fn.stat(e->ctx, &r);
-}
-
-int sptd_store_cpu_stats_each(struct sptd_store *st,
-                              int (*fn)(void *ctx, const struct sptd_store_stat_row *row),
-                              void *ctx)
-{
-	struct reader e = { .fn.stat = fn, .ctx = ctx };
-
-	return sptd_store_read_rows(st, fn != NULL, SPTD_STORE_Q_CPU_STATS,
-	                "SELECT cpu, name, value FROM stats WHERE cpu IS NOT NULL ORDER BY cpu",
-	                "reading stats", stat_row, &e);
-}
-
-static int exit_row(sqlite3_stmt *s, void *arg)
-{
-	const struct reader *e = arg;
-
-	return e->fn.exit(e->ctx, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
-}
-
-int sptd_store_thread_exits_each(struct sptd_store *st,
-                                 int (*fn)(void *ctx, int64_t utid, int64_t ts), void *ctx)
-{
-	struct reader e = { .fn.exit = fn, .ctx = ctx };
-
-	return sptd_store_read_rows(st, fn != NULL, SPTD_STORE_Q_THREAD_EXITS,
-	                "SELECT utid, ts + dur FROM sched_slice WHERE substr(end_state, 1, 1) "
-	                "IN ('X', 'Z') AND (flags & 2) = 0 ORDER BY ts",
-	                "reading the threads' exits", exit_row, &e);
 }

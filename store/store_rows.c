@@ -1,7 +1,8 @@
 /* store_rows.c — writing rows: one cached INSERT per table, bound and
- * stepped per row (no SQL text per row), the derived tables' add
- * functions, and the bulk path of the biggest one (slices: a cached
- * INSERT of many rows per statement, one step per 64 rows). */
+ * stepped per row (no SQL text per row), the one add every table's rows
+ * go through (sptd_store_add), and the bulk path of the biggest table
+ * (slices: a cached INSERT of many rows per statement, one step per 64
+ * rows). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -218,95 +219,7 @@ int sptd_store_add(struct sptd_store *st, enum sptd_store_table_id table, const 
 	return sptd_store_row_end(st, s, t->what);
 }
 
-/* ---- the named add functions: a row struct each ------------------------- */
-
-/* Add a row of table T, struct S, from its fields in column order. */
-#define ADD(T, S, ...) sptd_store_add(st, SPTD_STORE_T_##T, &(const struct S){ __VA_ARGS__ })
-
-int sptd_store_trigger_add(struct sptd_store *st, int64_t ts, int cpu,
-                           const char *kind, const char *detail)
-{
-	return ADD(TRIGGER, sptd_store_trigger_row, ts, cpu, kind, detail);
-}
-
-int sptd_store_process_add(struct sptd_store *st, int64_t upid, int pid,
-                           const char *name, const char *cmdline)
-{
-	return ADD(PROCESS, sptd_store_process_row, upid, pid, name, cmdline);
-}
-
-int sptd_store_thread_add(struct sptd_store *st, int64_t utid, int tid,
-                          int64_t upid, const char *name)
-{
-	return ADD(THREAD, sptd_store_thread_row, utid, tid, upid, name);
-}
-
-int sptd_store_sched_slice_add(struct sptd_store *st, int64_t ts, int64_t dur,
-                               int cpu, int64_t utid, const char *end_state,
-                               int priority)
-{
-	return sptd_store_sched_slice_add_flags(st, ts, dur, cpu, utid, end_state, priority, 0);
-}
-
-int sptd_store_sched_slice_add_flags(struct sptd_store *st, int64_t ts, int64_t dur,
-                                     int cpu, int64_t utid, const char *end_state,
-                                     int priority, int flags)
-{
-	return ADD(SCHED_SLICE, sptd_store_sched_slice_row, ts, dur, cpu, utid, end_state,
-	                                                    priority, flags);
-}
-
-int sptd_store_thread_state_add(struct sptd_store *st, int64_t ts, int64_t dur,
-                                int64_t utid, const char *state, int cpu,
-                                int64_t waker_utid)
-{
-	return sptd_store_thread_state_add_flags(st, ts, dur, utid, state, cpu, waker_utid, 0);
-}
-
-int sptd_store_thread_state_add_flags(struct sptd_store *st, int64_t ts, int64_t dur,
-                                      int64_t utid, const char *state, int cpu,
-                                      int64_t waker_utid, int flags)
-{
-	return ADD(THREAD_STATE, sptd_store_thread_state_row, ts, dur, utid, state, cpu,
-	                                                      waker_utid, flags);
-}
-
-int sptd_store_irq_slice_add(struct sptd_store *st, int64_t ts, int64_t dur,
-                             int cpu, int irq, const char *name, int ret_value)
-{
-	return sptd_store_irq_slice_add_flags(st, ts, dur, cpu, irq, name, ret_value, 0);
-}
-
-int sptd_store_irq_slice_add_flags(struct sptd_store *st, int64_t ts, int64_t dur,
-                                   int cpu, int irq, const char *name, int ret_value,
-                                   int flags)
-{
-	return ADD(IRQ_SLICE, sptd_store_irq_slice_row, ts, dur, cpu, irq, name, ret_value,
-	                                                flags);
-}
-
-int sptd_store_softirq_slice_add(struct sptd_store *st, int64_t ts, int64_t dur,
-                                 int cpu, int vec, const char *name)
-{
-	return sptd_store_softirq_slice_add_flags(st, ts, dur, cpu, vec, name, 0);
-}
-
-int sptd_store_softirq_slice_add_flags(struct sptd_store *st, int64_t ts, int64_t dur,
-                                       int cpu, int vec, const char *name, int flags)
-{
-	return ADD(SOFTIRQ_SLICE, sptd_store_softirq_slice_row, ts, dur, cpu, vec, name,
-	                                                        flags);
-}
-
-int sptd_store_slice_add(struct sptd_store *st, int64_t id, int64_t ts, int64_t dur,
-                         int cpu, int64_t utid, int depth, int64_t parent_id,
-                         int64_t symbol_id, const char *kind, int flags)
-{
-	return ADD(SLICE, sptd_store_slice_row, .id = id, .ts = ts, .dur = dur, .cpu = cpu,
-	                                        .utid = utid, .depth = depth,
-	                                        .parent_id = parent_id, .symbol_id = symbol_id,
-	                                        .kind = kind, .flags = flags);
-}
+/* ---- the bulk path of slice -------------------------------------------------- */
 
 /* Bind slice row @r (checked) at parameters @idx on, one per column. */
 static void bind_slice(struct sptd_store *st, sqlite3_stmt *s, int idx,
@@ -376,69 +289,6 @@ int sptd_store_slices_sql(struct sptd_store *st, const struct sptd_store_slice_r
 		}
 	}
 	return ret < 0 ? ret : 0;
-}
-
-int sptd_store_dso_add(struct sptd_store *st, int64_t id, const char *path,
-                       const char *build_id)
-{
-	return ADD(DSO, sptd_store_dso_row, id, path, build_id);
-}
-
-int sptd_store_symbol_add(struct sptd_store *st, int64_t id, const char *name,
-                          int64_t dso_id, uint64_t addr, uint64_t size)
-{
-	return ADD(SYMBOL, sptd_store_symbol_row, id, name, dso_id, addr, size);
-}
-
-int sptd_store_ftrace_event_add(struct sptd_store *st, int64_t ts, int cpu, int64_t utid,
-                                const char *name, const char *args)
-{
-	return ADD(FTRACE_EVENT, sptd_store_ftrace_event_row, ts, cpu, utid, name, args);
-}
-
-int sptd_store_cpu_freq_add(struct sptd_store *st, int64_t ts, int cpu, int cbr,
-                            int64_t freq_khz)
-{
-	return ADD(CPU_FREQ, sptd_store_cpu_freq_row, ts, cpu, cbr, freq_khz);
-}
-
-int sptd_store_cpu_idle_add(struct sptd_store *st, const struct sptd_store_cpu_idle_row *r)
-{
-	return sptd_store_add(st, SPTD_STORE_T_CPU_IDLE, r);
-}
-
-int sptd_store_ptwrite_add(struct sptd_store *st, int64_t ts, int cpu, int64_t utid,
-                           uint64_t ip, uint64_t payload, int size)
-{
-	return ADD(PTWRITE, sptd_store_ptwrite_row, ts, cpu, utid, ip, payload, size);
-}
-
-int sptd_store_watch_hit_add(struct sptd_store *st, const struct sptd_store_watch_hit_row *r)
-{
-	return sptd_store_add(st, SPTD_STORE_T_WATCH_HIT, r);
-}
-
-int sptd_store_sample_add(struct sptd_store *st, int64_t ts, int cpu,
-                          int64_t utid, int64_t callsite_id)
-{
-	return ADD(SAMPLE, sptd_store_sample_row, ts, cpu, utid, callsite_id);
-}
-
-int sptd_store_callsite_add(struct sptd_store *st, int64_t id, int64_t parent_id,
-                            int depth, int64_t symbol_id, uint64_t addr)
-{
-	return ADD(CALLSITE, sptd_store_callsite_row, id, parent_id, depth, symbol_id, addr);
-}
-
-int sptd_store_gap_add(struct sptd_store *st, int64_t ts, int64_t dur, int cpu,
-                       const char *reason)
-{
-	return ADD(GAP, sptd_store_gap_row, ts, dur, cpu, reason);
-}
-
-int sptd_store_stat_add(struct sptd_store *st, const char *name, int cpu, int64_t value)
-{
-	return ADD(STATS, sptd_store_stat_row, name, cpu, value);
 }
 
 void sptd_store_rows_release(struct sptd_store *st)

@@ -96,14 +96,14 @@ static int batch_write(struct sptd_store_writer *w, struct writer_batch *b)
 			                            r->u.slices.n);
 			break;
 		case OP_SYMBOL:
-			ret = sptd_store_symbol_add(w->st, r->u.symbol.id, r->text, r->u.symbol.dso_id,
-			                            r->u.symbol.addr, r->u.symbol.size);
+			ret = SPTD_STORE_ADD(w->st, symbol, r->u.symbol.id, r->text, r->u.symbol.dso_id,
+			                     r->u.symbol.addr, r->u.symbol.size);
 			break;
 		case OP_GAP:
-			ret = sptd_store_gap_add(w->st, r->u.gap.ts, r->u.gap.dur, r->u.gap.cpu, r->text);
+			ret = SPTD_STORE_ADD(w->st, gap, r->u.gap.ts, r->u.gap.dur, r->u.gap.cpu, r->text);
 			break;
 		case OP_STAT:
-			ret = sptd_store_stat_add(w->st, r->text, r->u.stat.cpu, r->u.stat.value);
+			ret = SPTD_STORE_ADD(w->st, stats, r->text, r->u.stat.cpu, r->u.stat.value);
 			break;
 		}
 	}

@@ -217,7 +217,7 @@ static int load_images(struct sptd_store *st, struct sptd_dec_session *s,
 {
 	struct files_ctx fc = { .s = s, .find = find };
 	char kernel[512];
-	int ret = sptd_store_raw_image_each(st, on_image, s);
+	int ret = SPTD_STORE_EACH(st, raw_image_path, on_image, s);
 
 	/* kernel text the recorder could not copy: gaps in kernel code say so */
 	if (ret >= 0 && sptd_store_meta_get(st, "pt_kernel_image", kernel, sizeof(kernel)) >= 0 &&
@@ -228,7 +228,7 @@ static int load_images(struct sptd_store *st, struct sptd_dec_session *s,
 	if (ret >= 0)
 		ret = sptd_col_derive_text_pokes(st, s);
 	if (ret >= 0)
-		ret = sptd_store_mapped_file_each(st, on_mapped_file, &fc);
+		ret = SPTD_STORE_EACH(st, mapped_file, on_mapped_file, &fc);
 	return ret < 0 ? ret : 0;
 }
 
@@ -283,7 +283,7 @@ static int load_timeline(struct sptd_store *st, struct sptd_dec_session *s)
 		ret = SPTD_STORE_EACH(st, raw_task, on_task, s);
 
 	if (ret >= 0)
-		ret = sptd_store_raw_switch_each(st, 0, on_switch, s);
+		ret = SPTD_STORE_EACH(st, raw_switch, on_switch, s);
 	return ret < 0 ? ret : 0;
 }
 
@@ -296,21 +296,21 @@ struct exits_ctx {
 	struct sptd_dec_session *s;
 };
 
-static int on_exit_row(void *arg, int64_t utid, int64_t ts)
+static int on_exit_row(void *arg, const struct sptd_store_thread_exit_row *row)
 {
 	struct exits_ctx *x = arg;
-	int tid = sptd_col_tasks_tid(x->tasks, utid);
+	int tid = sptd_col_tasks_tid(x->tasks, row->utid);
 
 	if (tid <= 0 || tid >= PSEUDO_TID_BASE)
 		return 0;
-	return sptd_dec_session_add_exit(x->s, tid, ts) == -ENOMEM ? -ENOMEM : 0;
+	return sptd_dec_session_add_exit(x->s, tid, row->ts) == -ENOMEM ? -ENOMEM : 0;
 }
 
 static int load_exits(struct sptd_store *st, struct sptd_col_tasks *tasks,
                       struct sptd_dec_session *s)
 {
 	struct exits_ctx x = { .tasks = tasks, .s = s };
-	int ret = sptd_store_thread_exits_each(st, on_exit_row, &x);
+	int ret = SPTD_STORE_EACH(st, thread_exit, on_exit_row, &x);
 
 	return ret < 0 ? ret : 0;
 }
@@ -567,8 +567,8 @@ static int store_power(struct sptd_store *st, struct pt_ctx *ctx, int64_t khz)
 
 		switch (p->kind) {
 		case SPTD_DEC_POWER_FREQ:
-			ret = sptd_store_cpu_freq_add(st, p->ts, p->cpu, (int)p->cbr,
-			                              (int64_t)p->cbr * khz);
+			ret = SPTD_STORE_ADD(st, cpu_freq, p->ts, p->cpu, (int)p->cbr,
+			                     (int64_t)p->cbr * khz);
 			break;
 		case SPTD_DEC_POWER_IDLE: {
 			struct sptd_store_cpu_idle_row r = {
@@ -583,14 +583,14 @@ static int store_power(struct sptd_store *st, struct pt_ctx *ctx, int64_t khz)
 			         p->wake & SPTD_DEC_WAKE_STORE ? ",store" : "",
 			         p->wake & SPTD_DEC_WAKE_AUTONOMOUS ? ",autonomous" : "");
 			r.wake = wake[0] ? wake + 1 : NULL;
-			ret = sptd_store_cpu_idle_add(st, &r);
+			ret = sptd_store_add(st, SPTD_STORE_T_CPU_IDLE, &r);
 			break;
 		}
 		case SPTD_DEC_POWER_PTWRITE: {
 			int64_t utid = p->tid >= 0 ? sptd_col_tasks_utid(ctx->tasks, p->tid) : -1;
 
-			ret = sptd_store_ptwrite_add(st, p->ts, p->cpu, utid < 0 ? -1 : utid, p->ip,
-			                             p->payload, p->size);
+			ret = SPTD_STORE_ADD(st, ptwrite, p->ts, p->cpu, utid < 0 ? -1 : utid, p->ip,
+			                     p->payload, p->size);
 			break;
 		}
 		default:
@@ -684,7 +684,7 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 
 		snprintf(reason, sizeof(reason), "pt: meta %s out of range: decoded as unknown "
 		         "(the incident is damaged)", bad);
-		ret = sptd_store_gap_add(st, meta_int(st, "window_start", 0), 0, -1, reason);
+		ret = SPTD_STORE_ADD(st, gap, meta_int(st, "window_start", 0), 0, -1, reason);
 		if (ret < 0)
 			goto out;
 	}
@@ -705,7 +705,7 @@ int sptd_col_derive_pt(struct sptd_store *st, struct sptd_col_tasks *tasks, int 
 		goto out;
 	ret = store_power(st, &ctx, bus_khz(&cfg));
 	if (ret >= 0 && ctx.before_window)
-		ret = sptd_store_stat_add(st, "slices_before_window", -1, ctx.before_window);
+		ret = SPTD_STORE_ADD(st, stats, "slices_before_window", -1, ctx.before_window);
 	if (ret >= 0)
 		ret = sptd_store_meta_set(st, "pt_timing", sptd_dec_session_no_time(s) ? "none" : "tsc");
 	/* an imported trace without timing: ts is order, and meta says so */

@@ -218,7 +218,7 @@ static int64_t unknown_symbol(struct derive *d, int64_t dso_id, uint64_t addr)
 	i = unknown_slot(d, dso_id, addr);
 	if (d->unknowns[i].id)
 		return d->unknowns[i].id;
-	ret = sptd_store_symbol_add(d->st, d->next_symbol_id, unknown_name, dso_id, addr, 0);
+	ret = SPTD_STORE_ADD(d->st, symbol, d->next_symbol_id, unknown_name, dso_id, addr, 0);
 	if (ret < 0)
 		return ret;
 	d->unknowns[i] = (struct derive_unknown){
@@ -423,8 +423,8 @@ static int64_t intern(struct derive *d, int64_t parent, int depth, int64_t symbo
 		                          " distinct frames (128 per raw_sample row and a "
 		                          "million more): forged to exhaust memory",
 		                          d->callsite_budget);
-	ret = sptd_store_callsite_add(d->st, d->next_id, parent, depth, symbol,
-	                              symbol >= 0 ? sym_start : ip);
+	ret = SPTD_STORE_ADD(d->st, callsite, d->next_id, parent, depth, symbol,
+	                     symbol >= 0 ? sym_start : ip);
 	if (ret < 0)
 		return ret;
 	d->nodes[i] = (struct derive_node){
@@ -525,7 +525,7 @@ static int derive_one(struct derive *d, struct sptd_col_tasks *tasks, int64_t ts
 	/* perf reports tid -1 for a sample in a task already past exit:
 	 * keep the sample, with no thread */
 	if (tid < 0)
-		return kind == SPTD_RAW_SAMPLE_OFFCPU ? 0 : sptd_store_sample_add(d->st, ts, cpu, -1, parent);
+		return kind == SPTD_RAW_SAMPLE_OFFCPU ? 0 : SPTD_STORE_ADD(d->st, sample, ts, cpu, -1, parent);
 	ret = sptd_col_tasks_note(tasks, tid, pid, NULL, NULL);
 	if (ret < 0)
 		return ret;
@@ -544,7 +544,7 @@ static int derive_one(struct derive *d, struct sptd_col_tasks *tasks, int64_t ts
 			d->offcpu_linked++;
 		return ret < 0 ? ret : 0;
 	}
-	return sptd_store_sample_add(d->st, ts, cpu, utid, parent);
+	return SPTD_STORE_ADD(d->st, sample, ts, cpu, utid, parent);
 }
 
 /* The unwinder's mappings at decode: @pid's raw_mmap row holding @addr at

@@ -101,8 +101,8 @@ static int on_event(void *arg, const struct sptd_sched_event *ev)
 			return 0;
 		if (e.pid >= 0 && (utid = utid_of(ctx, e.pid)) < 0)
 			return (int)utid;
-		ret = sptd_store_ftrace_event_add(ctx->st, e.ts, e.cpu, utid, e.u.other.name,
-		                                  e.u.other.args);
+		ret = SPTD_STORE_ADD(ctx->st, ftrace_event, e.ts, e.cpu, utid, e.u.other.name,
+		                     e.u.other.args);
 		if (ret >= 0)
 			ctx->others++;
 		return ret < 0 ? ret : 0;
@@ -144,8 +144,8 @@ static int sink_sched_slice(void *arg, int64_t ts, int64_t dur, int cpu, int tid
 
 	if (utid < 0)
 		return (int)utid;
-	return sptd_store_sched_slice_add_flags(ctx->st, ts, dur, cpu, utid, end_state, prio,
-	                                        flags);
+	return SPTD_STORE_ADD(ctx->st, sched_slice, ts, dur, cpu, utid, end_state, prio,
+	                      flags);
 }
 
 static int sink_thread_state(void *arg, int64_t ts, int64_t dur, int tid,
@@ -157,7 +157,7 @@ static int sink_thread_state(void *arg, int64_t ts, int64_t dur, int tid,
 
 	if (utid < 0)
 		return (int)utid;
-	return sptd_store_thread_state_add_flags(ctx->st, ts, dur, utid, state, cpu, waker, flags);
+	return SPTD_STORE_ADD(ctx->st, thread_state, ts, dur, utid, state, cpu, waker, flags);
 }
 
 static int sink_irq(void *arg, int64_t ts, int64_t dur, int cpu, int irq,
@@ -165,7 +165,7 @@ static int sink_irq(void *arg, int64_t ts, int64_t dur, int cpu, int irq,
 {
 	struct sched_ctx *ctx = arg;
 
-	return sptd_store_irq_slice_add_flags(ctx->st, ts, dur, cpu, irq, name, ret, flags);
+	return SPTD_STORE_ADD(ctx->st, irq_slice, ts, dur, cpu, irq, name, ret, flags);
 }
 
 static int sink_softirq(void *arg, int64_t ts, int64_t dur, int cpu, int vec,
@@ -173,7 +173,7 @@ static int sink_softirq(void *arg, int64_t ts, int64_t dur, int cpu, int vec,
 {
 	struct sched_ctx *ctx = arg;
 
-	return sptd_store_softirq_slice_add_flags(ctx->st, ts, dur, cpu, vec, name, flags);
+	return SPTD_STORE_ADD(ctx->st, softirq_slice, ts, dur, cpu, vec, name, flags);
 }
 
 static int sink_gap(void *arg, int64_t ts, int64_t dur, int cpu, const char *reason)
@@ -182,7 +182,7 @@ static int sink_gap(void *arg, int64_t ts, int64_t dur, int cpu, const char *rea
 	char text[256];
 
 	snprintf(text, sizeof(text), "sched: %s", reason);
-	return sptd_store_gap_add(ctx->st, ts, dur, cpu, text);
+	return SPTD_STORE_ADD(ctx->st, gap, ts, dur, cpu, text);
 }
 
 static int load_clock(struct sptd_store *st, struct clock_conv *c)
@@ -336,7 +336,7 @@ static int on_switch(void *arg, const struct sptd_store_raw_switch_row *row)
 static int feed_switches(struct sched_ctx *ctx, int *ncpus)
 {
 	struct pages_ctx pc = { .ctx = ctx, .ncpus = ncpus };
-	int ret = sptd_store_raw_switch_each(ctx->st, 1, on_switch, &pc);
+	int ret = SPTD_STORE_EACH(ctx->st, raw_switch_by_ts, on_switch, &pc);
 
 	return ret < 0 ? ret : 0;
 }
@@ -443,16 +443,16 @@ int sptd_col_derive_sched(struct sptd_store *st, struct sptd_col_tasks *tasks)
 	if (ret >= 0 && ctx.bad_pages) {
 		sptd_col_log(LOG_WARNING, "%" PRId64 " unreadable ftrace pages skipped (gaps "
 		             "\"sched: unreadable ftrace page skipped\")", ctx.bad_pages);
-		ret = sptd_store_stat_add(st, "ftrace_bad_pages", -1, ctx.bad_pages);
+		ret = SPTD_STORE_ADD(st, stats, "ftrace_bad_pages", -1, ctx.bad_pages);
 	}
 	if (ret >= 0 && ctx.bad_events) {
 		sptd_col_log(LOG_WARNING, "%" PRId64 " scheduling events with a CPU or task out "
 		             "of range skipped", ctx.bad_events);
-		ret = sptd_store_gap_add(st, wstart, 0, -1, "sched: events with a CPU or task "
-		                         "out of range skipped");
+		ret = SPTD_STORE_ADD(st, gap, wstart, 0, -1, "sched: events with a CPU or task "
+		                     "out of range skipped");
 	}
 	if (ret >= 0)
-		ret = sptd_store_stat_add(st, "sched_events", -1, ctx.events);
+		ret = SPTD_STORE_ADD(st, stats, "sched_events", -1, ctx.events);
 	sptd_sched_builder_destroy(ctx.builder);
 	return ret < 0 ? ret : 0;
 }

@@ -50,7 +50,7 @@ static int on_gap_record(void *arg, const struct sptd_col_perf_record *r)
 	}
 	if (!reason[0])
 		return 0;
-	ret = sptd_store_gap_add(g->st, ts, 0, r->id.cpu >= 0 ? r->id.cpu : g->cpu, reason);
+	ret = SPTD_STORE_ADD(g->st, gap, ts, 0, r->id.cpu >= 0 ? r->id.cpu : g->cpu, reason);
 	if (ret >= 0)
 		g->rows++;
 	return ret;
@@ -74,7 +74,7 @@ static int on_sideband(void *arg, const struct sptd_store_chunk_row *row)
 	n = sptd_col_pt_sideband_parse(row->data, row->len, sc->sample_type, on_gap_record, g);
 	if (n == -EBADMSG) {
 		/* what parsed is in; the rest is itself a gap */
-		n = sptd_store_gap_add(g->st, 0, 0, g->cpu, "sideband: malformed records skipped");
+		n = SPTD_STORE_ADD(g->st, gap, 0, 0, g->cpu, "sideband: malformed records skipped");
 		if (n >= 0)
 			g->rows++;
 	}

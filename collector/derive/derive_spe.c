@@ -98,12 +98,12 @@ int sptd_col_derive_spe(struct sptd_store *st, struct sptd_col_tasks *tasks)
 		ret = SPTD_STORE_EACH(st, raw_spe, on_chunk, &c);
 	sptd_col_spe_sym_destroy(c.sym);
 	if (ret >= 0 && c.stats.records + c.stats.bad_bytes + c.stats.dropped > 0) {
-		ret = sptd_store_stat_add(st, "spe_records", -1, (int64_t)c.stats.records);
+		ret = SPTD_STORE_ADD(st, stats, "spe_records", -1, (int64_t)c.stats.records);
 		if (ret >= 0)
-			ret = sptd_store_stat_add(st, "spe_bad_bytes", -1, (int64_t)c.stats.bad_bytes);
+			ret = SPTD_STORE_ADD(st, stats, "spe_bad_bytes", -1, (int64_t)c.stats.bad_bytes);
 		if (ret >= 0)
-			ret = sptd_store_stat_add(st, "spe_dropped_records", -1,
-			                          (int64_t)c.stats.dropped);
+			ret = SPTD_STORE_ADD(st, stats, "spe_dropped_records", -1,
+			                     (int64_t)c.stats.dropped);
 	}
 	return ret < 0 ? ret : 0;
 }

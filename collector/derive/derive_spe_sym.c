@@ -160,7 +160,7 @@ int64_t sptd_col_spe_sym_resolve(struct sptd_col_spe_sym *y, int pid, uint64_t p
 			return y->syms[i].id;
 	if (more((void **)&y->syms, y->nsyms, &y->capsyms, sizeof(*y->syms)) < 0)
 		return -ENOMEM;
-	ret = sptd_store_symbol_add(y->st, y->next_id, sym.name, m->dso_id, sym.addr, sym.size);
+	ret = SPTD_STORE_ADD(y->st, symbol, y->next_id, sym.name, m->dso_id, sym.addr, sym.size);
 	if (ret < 0)
 		return ret;
 	y->syms[y->nsyms++] = (struct spe_symrow){ y->next_id, m->dso_id, sym.addr };

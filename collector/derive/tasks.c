@@ -197,17 +197,17 @@ int sptd_col_tasks_store(struct sptd_col_tasks *t, struct sptd_store *st)
 		struct task *task = &t->tasks[i];
 
 		if (task->pid == task->tid)
-			ret = sptd_store_process_add(st, task->utid, task->pid,
-			                             task->comm[0] ? task->comm : NULL,
-			                             task->cmdline);
+			ret = SPTD_STORE_ADD(st, process, task->utid, task->pid,
+			                     task->comm[0] ? task->comm : NULL,
+			                     task->cmdline);
 	}
 	for (size_t i = 0; i < t->ntasks && ret >= 0; i++) {
 		struct task *task = &t->tasks[i];
 		struct task *leader = find(t, task->pid);
 
-		ret = sptd_store_thread_add(st, task->utid, task->tid,
-		                            leader ? leader->utid : -1,
-		                            task->comm[0] ? task->comm : NULL);
+		ret = SPTD_STORE_ADD(st, thread, task->utid, task->tid,
+		                     leader ? leader->utid : -1,
+		                     task->comm[0] ? task->comm : NULL);
 	}
 	return ret < 0 ? ret : 0;
 }

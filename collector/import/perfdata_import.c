@@ -205,7 +205,7 @@ static int on_auxtrace(struct pd_ctx *c, const struct sptd_col_perfdata_rec *r)
 	}
 	ret = c->aux_type == PT_AUXTRACE_ARM_SPE ?
 	      SPTD_STORE_ADD(c->st, raw_spe, cpu, c->aux_seq[cpu]++, p, len) :
-	      sptd_store_raw_pt_add(c->st, cpu, c->aux_seq[cpu]++, p, len);
+	      SPTD_STORE_ADD(c->st, raw_pt, cpu, c->aux_seq[cpu]++, p, len);
 	if (ret >= 0)
 		c->res->aux_bytes += (int64_t)len;
 	if (rcpu != UINT32_MAX)
@@ -354,13 +354,13 @@ static int on_record(void *arg, const struct sptd_col_perfdata_rec *rec)
 		char comm[17];   /* a task's comm is 15 characters at most */
 
 		snprintf(comm, sizeof(comm), "%s", r.name);
-		ret = sptd_store_raw_task_add(c->st, r.pid, r.tid, comm, NULL);
+		ret = SPTD_STORE_ADD(c->st, raw_task, r.pid, r.tid, comm, NULL);
 		if (ret >= 0)
 			ret = sptd_col_pd_names_add(&c->names, r.id.has_time ? (int64_t)r.id.time : 0, r.tid, comm);
 		break;
 	}
 	case SPTD_PERF_RECORD_FORK:
-		ret = sptd_store_raw_task_add(c->st, r.pid, r.tid, NULL, NULL);
+		ret = SPTD_STORE_ADD(c->st, raw_task, r.pid, r.tid, NULL, NULL);
 		break;
 	case SPTD_PERF_RECORD_EXIT:
 		ret = 0;
@@ -462,7 +462,7 @@ static int store_images(struct pd_ctx *c, int every_task)
 			if (m->path[0] == '/' || is_kernel)
 				c->res->images_missing++;
 			if (j == i && (m->path[0] == '/' || is_kernel))
-				ret = sptd_store_dso_add(c->st, next_dso++, m->path, bid[0] ? bid : NULL);
+				ret = SPTD_STORE_ADD(c->st, dso, next_dso++, m->path, bid[0] ? bid : NULL);
 			continue;
 		}
 		/* the same file found for an earlier mapping: its dso row */
@@ -493,11 +493,11 @@ static int store_images(struct pd_ctx *c, int every_task)
 		}
 		if (dso < 0) {
 			dso = next_dso++;
-			ret = sptd_store_dso_add(c->st, dso, found, bid[0] ? bid : NULL);
+			ret = SPTD_STORE_ADD(c->st, dso, dso, found, bid[0] ? bid : NULL);
 		}
 		if (ret >= 0)
-			ret = sptd_store_raw_mmap_add(c->st, is_kernel || every_task ? -1 : m->pid,
-			                              m->start, m->start + m->len, m->pgoff, dso, bias);
+			ret = SPTD_STORE_ADD(c->st, raw_mmap, is_kernel || every_task ? -1 : m->pid,
+			                     m->start, m->start + m->len, m->pgoff, dso, bias, 0);
 		c->res->images++;
 	}
 	sptd_col_perfdata_loaded_fini(&cache);
@@ -668,9 +668,9 @@ static int store_after(struct pd_ctx *c)
 	int ret = 0;
 
 	for (i = 0; i < c->ngaps && ret >= 0; i++)
-		ret = sptd_store_gap_add(c->st, c->gaps[i].ts, 0, c->gaps[i].cpu, c->gaps[i].reason);
+		ret = SPTD_STORE_ADD(c->st, gap, c->gaps[i].ts, 0, c->gaps[i].cpu, c->gaps[i].reason);
 	for (i = 0; i < 8 && ret >= 0; i++)
-		ret = sptd_store_stat_add(c->st, names[i], -1, vals[i]);
+		ret = SPTD_STORE_ADD(c->st, stats, names[i], -1, vals[i]);
 	return ret;
 }
 

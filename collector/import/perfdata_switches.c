@@ -59,17 +59,17 @@ int sptd_col_pd_switches_store(struct sptd_store *st, struct sptd_col_pd_switch 
 		 * started adds nothing (file order breaks timestamp ties) */
 		if (s->prev < 0 && s->next == cur)
 			continue;
-		ret = sptd_store_raw_switch_add_state(st, s->ts, s->cpu, s->prev >= 0 ? s->prev :
-		                                      cur >= 0 ? cur : s->other >= 0 ? s->other : 0,
-		                                      s->next, s->comm,
-		                                      s->prev_state[0] ? s->prev_state : NULL);
+		ret = SPTD_STORE_ADD(st, raw_switch, s->ts, s->cpu, s->prev >= 0 ? s->prev :
+		                     cur >= 0 ? cur : s->other >= 0 ? s->other : 0,
+		                     s->next, s->comm,
+		                     s->prev_state[0] ? s->prev_state : NULL);
 		cur = s->next;
 		(*count)++;
 	}
 	/* per-thread PT buffers: their pseudo CPU runs that thread throughout */
 	for (i = 0; i < (size_t)ncpu && ret >= 0; i++)
 		if (cpu_tid[i] > 0)
-			ret = sptd_store_raw_switch_add(st, t_min, (int)i, 0, cpu_tid[i], NULL);
+			ret = SPTD_STORE_ADD(st, raw_switch, t_min, (int)i, 0, cpu_tid[i], NULL, NULL);
 	return ret < 0 ? ret : 0;
 }
 
@@ -170,7 +170,7 @@ int sptd_col_pd_names_store(struct sptd_col_pd_names *names, struct sptd_store *
 		qsort(names->v, names->n, sizeof(*names->v), name_cmp);
 	for (i = 0; i < names->n && ret >= 0; i++)
 		if (i + 1 == names->n || names->v[i + 1].tid != names->v[i].tid)
-			ret = sptd_store_raw_task_add(st, -1, names->v[i].tid, names->v[i].comm, NULL);
+			ret = SPTD_STORE_ADD(st, raw_task, -1, names->v[i].tid, names->v[i].comm, NULL);
 	return ret < 0 ? ret : 0;
 }
 

@@ -347,7 +347,7 @@ static int page_flush(struct page_out *o)
 	if (!o->open)
 		return 0;
 	memcpy(o->page + 8, &commit, o->hdr - 8);
-	ret = sptd_store_raw_ftrace_page_add(o->st, o->cpu, o->seq++, o->page, o->page_size);
+	ret = SPTD_STORE_ADD(o->st, raw_ftrace_page, o->cpu, o->seq++, o->page, o->page_size);
 	memset(o->page, 0, o->page_size);
 	o->used = 0;
 	o->open = 0;
@@ -419,12 +419,12 @@ int64_t sptd_col_pd_tracing_store(struct sptd_col_pd_tracing *t, struct sptd_sto
 	 * sched_waking (at the waker, with its context) where the file has it */
 	if (t->per_kind[W_WAKING])
 		t->per_kind[W_WAKEUP] = 0;
-	ret = sptd_store_raw_ftrace_format_add(st, "header_page", t->header_page);
+	ret = SPTD_STORE_ADD(st, raw_ftrace_format, "header_page", t->header_page);
 	if (ret >= 0)
-		ret = sptd_store_raw_ftrace_format_add(st, "header_event", t->header_event);
+		ret = SPTD_STORE_ADD(st, raw_ftrace_format, "header_event", t->header_event);
 	for (size_t i = 0; i < NWANTED && ret >= 0; i++)
 		if (t->per_kind[i])
-			ret = sptd_store_raw_ftrace_format_add(st, wanted[i], t->format[i]);
+			ret = SPTD_STORE_ADD(st, raw_ftrace_format, wanted[i], t->format[i]);
 	if (ret < 0)
 		return ret;
 	o.page_size = ps > 0 ? (size_t)ps : 4096;

@@ -78,7 +78,7 @@ static int store_pt(struct sptd_store *st, int cpu, const char *path)
 		goto out;
 	}
 	while ((n = fread(buf, 1, PT_CHUNK, f)) > 0 && ret >= 0)
-		ret = sptd_store_raw_pt_add(st, cpu, seq++, buf, n);
+		ret = SPTD_STORE_ADD(st, raw_pt, cpu, seq++, buf, n);
 	if (ret >= 0 && ferror(f)) {
 		sptd_col_log(LOG_ERR, "--pt %s: %s", path, strerror(errno));
 		ret = -EBADMSG;
@@ -158,8 +158,8 @@ static int store_pid_image(struct sptd_store *st, int64_t dso_id, const char *pa
 		lo = 0;
 	if (!fits(path, addr, (uint64_t)sb.st_size))
 		return -EBADMSG;
-	return sptd_store_raw_mmap_add(st, pid, addr, addr + (uint64_t)sb.st_size, 0, dso_id,
-	                               (int64_t)(addr - lo));
+	return SPTD_STORE_ADD(st, raw_mmap, pid, addr, addr + (uint64_t)sb.st_size, 0, dso_id,
+	                      (int64_t)(addr - lo), 0);
 }
 
 static int store_image(struct sptd_store *st, int64_t dso_id, const char *spec)
@@ -197,11 +197,11 @@ static int store_image(struct sptd_store *st, int64_t dso_id, const char *spec)
 		sptd_col_log(LOG_ERR, "--image %s is not ELF: give its address as FILE@ADDR", real);
 		return -EINVAL;
 	}
-	ret = sptd_store_dso_add(st, dso_id, real, NULL);
+	ret = SPTD_STORE_ADD(st, dso, dso_id, real, NULL);
 	if (ret < 0)
 		return ret;
 	if (is_elf)
-		return sptd_store_raw_mmap_add(st, -1, lo, hi, 0, dso_id, 0);
+		return SPTD_STORE_ADD(st, raw_mmap, -1, lo, hi, 0, dso_id, 0, 0);
 	if (pid >= 0)
 		return store_pid_image(st, dso_id, real, addr, pid);
 	{
@@ -221,10 +221,10 @@ static int store_image(struct sptd_store *st, int64_t dso_id, const char *spec)
 			if (ret == -EBADMSG)
 				sptd_col_log(LOG_ERR, "--image %s: shorter than its size", real);
 			if (ret == 0)
-				ret = sptd_store_raw_image_add(st, dso_id, addr, buf, (size_t)size);
+				ret = SPTD_STORE_ADD(st, raw_image, dso_id, addr, buf, (size_t)size, NULL);
 			if (ret == 0)
-				ret = sptd_store_raw_mmap_add(st, -1, addr, addr + (uint64_t)size, 0,
-				                              dso_id, (int64_t)addr);
+				ret = SPTD_STORE_ADD(st, raw_mmap, -1, addr, addr + (uint64_t)size, 0,
+				                     dso_id, (int64_t)addr, 0);
 		}
 		free(buf);
 		fclose(f);
@@ -319,12 +319,12 @@ static int maps_line(void *arg, const char *path, int lineno, char *line)
 		m->ids = ni;
 		snprintf(m->paths[m->n], PATH_MAX, "%s", real);
 		m->ids[m->n] = (*m->next_dso)++;
-		ret = sptd_store_dso_add(m->st, m->ids[m->n], real, NULL);
+		ret = SPTD_STORE_ADD(m->st, dso, m->ids[m->n], real, NULL);
 		m->n++;
 		if (ret < 0)
 			return ret;
 	}
-	return sptd_store_raw_mmap_add(m->st, pid, start, end, pgoff, m->ids[i], bias);
+	return SPTD_STORE_ADD(m->st, raw_mmap, pid, start, end, pgoff, m->ids[i], bias, 0);
 }
 
 static int store_maps(struct sptd_store *st, const char *path, int64_t *next_dso)
@@ -348,8 +348,8 @@ static int tasks_line(void *st, const char *path, int lineno, char *line)
 		return -EBADMSG;
 	}
 	/* a CR3 column is recognised by its 0x; the comm follows it */
-	return sptd_store_raw_task_add(st, pid, tid,
-	                               k == 4 && strncmp(a, "0x", 2) == 0 ? b : a, NULL);
+	return SPTD_STORE_ADD(st, raw_task, pid, tid,
+	                      k == 4 && strncmp(a, "0x", 2) == 0 ? b : a, NULL);
 }
 
 /* --sched: "TS_NS CPU PREV_TID NEXT_TID NEXT_COMM" per line. */
@@ -367,7 +367,7 @@ static int sched_line(void *st, const char *path, int lineno, char *line)
 	}
 	if (used)
 		sscanf(line + used, "%63s", comm);
-	return sptd_store_raw_switch_add(st, ts, cpu, prev, next, comm);
+	return SPTD_STORE_ADD(st, raw_switch, ts, cpu, prev, next, comm, NULL);
 }
 
 static int store_meta(struct sptd_store *st, const struct sptd_col_rawpt_opts *o)

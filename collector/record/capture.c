@@ -43,7 +43,7 @@ static int hit_row(void *ctx, const struct sptd_col_logged_hit *h)
 		.new_value = h->new_value, .silent = h->silent, .trigger = hr->trigger,
 	};
 
-	return sptd_store_watch_hit_add(hr->st, &r);
+	return sptd_store_add(hr->st, SPTD_STORE_T_WATCH_HIT, &r);
 }
 
 static int int_cmp(const void *a, const void *b)
@@ -120,9 +120,9 @@ static int on_raw(void *arg, enum sptd_sched_raw_kind kind, const char *name, in
 	if (ret < 0)
 		return ret;
 	if (kind == SPTD_SCHED_RAW_FORMAT)
-		return sptd_store_raw_ftrace_format_add(c->st, name, data);
+		return SPTD_STORE_ADD(c->st, raw_ftrace_format, name, data);
 	c->pages++;
-	return sptd_store_raw_ftrace_page_add(c->st, cpu, seq, data, len);
+	return SPTD_STORE_ADD(c->st, raw_ftrace_page, cpu, seq, data, len);
 }
 
 /* The user registers and stack copy of @smp as a raw_sample.ustack blob. */
@@ -332,7 +332,7 @@ static int snapshot_all_tasks(struct sptd_store *st)
 			if (n < 0)
 				continue;
 			comm[strcspn(comm, "\n")] = '\0';
-			ret = sptd_store_raw_task_add(st, pid, tid, comm, NULL);
+			ret = SPTD_STORE_ADD(st, raw_task, pid, tid, comm, NULL);
 		}
 		closedir(task);
 	}
@@ -428,9 +428,9 @@ static int symbolize(struct sptd_col_service *s, struct sptd_store *st, struct c
 				ret = 0;
 		}
 		if (ret >= 0)
-			ret = sptd_store_raw_sample_add_kind(st, smp->ts, smp->cpu, smp->pid, smp->tid,
-			                                     chain, (size_t)nr, smp->kind, smp->ustack,
-			                                     smp->ustack_len);
+			ret = SPTD_STORE_ADD(st, raw_sample, smp->ts, smp->cpu, smp->pid, smp->tid,
+			                     chain, (size_t)nr, smp->kind, smp->ustack,
+			                     smp->ustack_len);
 	}
 	if (ret >= 0 && uw)
 		ret = unwind_meta(uw, st);
@@ -755,8 +755,8 @@ int sptd_col_record_capture(struct sptd_col_service *s, const struct sptd_col_fi
 	if (ret >= 0)
 		ret = sptd_col_freeze_scan_wait(c.st, fire, FREEZE_SLACK_NS);
 	if (ret >= 0)
-		ret = sptd_store_trigger_add(c.st, fire->ts, fire->cpu,
-		                             fire->spec ? fire->spec->text : "manual", fire->detail);
+		ret = SPTD_STORE_ADD(c.st, trigger, fire->ts, fire->cpu,
+		                     fire->spec ? fire->spec->text : "manual", fire->detail);
 	if (ret >= 0) {
 		sptd_store_count(c.st, SPTD_STORE_T_SCHED_SLICE, &slices);
 		ret = sptd_store_commit(c.st);

@@ -52,7 +52,7 @@ static int dso_for(struct exited_ctx *c, const char *path, const char *build_id,
 	ret = sptd_store_next_id(c->st, SPTD_STORE_T_DSO, id);
 	if (ret < 0)
 		return ret;
-	return sptd_store_dso_add(c->st, *id, path, build_id);
+	return SPTD_STORE_ADD(c->st, dso, *id, path, build_id);
 }
 
 /* The headers of the file record @r mapped, NULL when the file at its
@@ -111,8 +111,8 @@ static int on_mmap2(void *arg, const struct sptd_col_perf_record *r)
 	ret = sptd_store_raw_mmap_has(c->st, r->pid, r->addr, r->addr + r->len, dso_id);
 	if (ret != 0)
 		return ret < 0 ? ret : 0;
-	ret = sptd_store_raw_mmap_add(c->st, r->pid, r->addr, r->addr + r->len, r->pgoff, dso_id,
-	                              bias);
+	ret = SPTD_STORE_ADD(c->st, raw_mmap, r->pid, r->addr, r->addr + r->len, r->pgoff, dso_id,
+	                     bias, 0);
 	if (ret >= 0)
 		c->rows++;
 	return ret;

@@ -58,9 +58,9 @@ static int copy_range(struct sptd_store *st, int mem, const char *name, uint64_t
 		return 0;   /* unmapped meanwhile, or not readable: nothing to keep */
 	}
 	id = next_dso_id(st);
-	ret = sptd_store_dso_add(st, id, name, NULL);
+	ret = SPTD_STORE_ADD(st, dso, id, name, NULL);
 	if (ret >= 0)
-		ret = sptd_store_raw_image_add(st, id, start, buf, (size_t)got);
+		ret = SPTD_STORE_ADD(st, raw_image, id, start, buf, (size_t)got, NULL);
 	free(buf);
 	return ret < 0 ? ret : 1;
 }
@@ -299,9 +299,9 @@ static int kcode_copy(struct sptd_store *st, const char *kcore, const struct kco
 		return 0;
 	}
 	id = next_dso_id(st);
-	ret = sptd_store_dso_add(st, id, k->name, NULL);
+	ret = SPTD_STORE_ADD(st, dso, id, k->name, NULL);
 	if (ret >= 0)
-		ret = sptd_store_raw_image_add(st, id, k->start, buf, len);
+		ret = SPTD_STORE_ADD(st, raw_image, id, k->start, buf, len, NULL);
 	free(buf);
 	return ret < 0 ? ret : 1;
 }

@@ -43,15 +43,15 @@ static int on_switch(struct store_ctx *c, const struct sptd_col_perf_record *r, 
 
 	if (r->switch_out) {
 		c->cur_tid = r->other_tid;
-		return sptd_store_raw_switch_add_state(c->st, ts, cpu, r->id.tid, r->other_tid,
-		                                       comm_of(c, r->other_tid),
-		                                       r->switch_preempt ? "R+" : NULL);
+		return SPTD_STORE_ADD(c->st, raw_switch, ts, cpu, r->id.tid, r->other_tid,
+		                      comm_of(c, r->other_tid),
+		                      r->switch_preempt ? "R+" : NULL);
 	}
 	if (c->cur_tid == r->id.tid)
 		return 0;   /* its switch-out is stored */
 	c->cur_tid = r->id.tid;
-	return sptd_store_raw_switch_add(c->st, ts, cpu, r->other_tid, r->id.tid,
-	                                 comm_of(c, r->id.tid));
+	return SPTD_STORE_ADD(c->st, raw_switch, ts, cpu, r->other_tid, r->id.tid,
+	                      comm_of(c, r->id.tid), NULL);
 }
 
 static int on_store_record(void *arg, const struct sptd_col_perf_record *r)
@@ -72,7 +72,7 @@ static int on_store_record(void *arg, const struct sptd_col_perf_record *r)
 		c->comms[c->ncomms].tid = r->tid;
 		snprintf(c->comms[c->ncomms].comm, sizeof(c->comms[0].comm), "%s", r->name);
 		c->ncomms++;
-		return sptd_store_raw_task_add(c->st, r->pid, r->tid, r->name, NULL);
+		return SPTD_STORE_ADD(c->st, raw_task, r->pid, r->tid, r->name, NULL);
 	}
 	if (r->type == SPTD_PERF_RECORD_SWITCH_CPU_WIDE && r->id.present && r->id.tid >= 0 &&
 	    r->other_tid >= 0)
@@ -90,7 +90,7 @@ int sptd_col_pt_sideband_store(struct sptd_store *st, int cpu, int seq, const vo
 		return -EINVAL;
 	if (!len)
 		return 0;
-	ret = sptd_store_raw_sideband_add(st, cpu, seq, buf, len);
+	ret = SPTD_STORE_ADD(st, raw_sideband, cpu, seq, buf, len);
 	if (ret >= 0)
 		ret = sptd_col_pt_sideband_parse(buf, len, sample_type, on_store_record, &c);
 	free(c.comms);

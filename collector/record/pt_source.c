@@ -524,7 +524,7 @@ static int resume_failures_write(const struct sptd_col_pt *pt, struct sptd_store
 		snprintf(reason, sizeof(reason), "pt: AUX pause could not be undone on this cpu "
 		         "(%s): its trace stops at an earlier trigger hit",
 		         strerror(pt->cpus[i].resume_err));
-		ret = sptd_store_gap_add(st, from, 0, pt->cpus[i].cpu, reason);
+		ret = SPTD_STORE_ADD(st, gap, from, 0, pt->cpus[i].cpu, reason);
 		n++;
 	}
 	if (ret >= 0 && n)
@@ -552,7 +552,7 @@ int64_t sptd_col_pt_write(struct sptd_col_pt *pt, struct sptd_store *st)
 		struct pt_cpu *c = &pt->cpus[i];
 
 		if (c->aux_copy_len) {
-			ret = sptd_store_raw_pt_add(st, c->cpu, 0, c->aux_copy, c->aux_copy_len);
+			ret = SPTD_STORE_ADD(st, raw_pt, c->cpu, 0, c->aux_copy, c->aux_copy_len);
 			bytes += (int64_t)c->aux_copy_len;
 		}
 		if (ret >= 0)

@@ -153,7 +153,7 @@ static int dso_add(struct sptd_col_symcap *c, const char *path,
 	d->id = c->next_dso_id;
 	d->file = file;
 	d->sf = sf;
-	ret = sptd_store_dso_add(c->st, d->id, path, head ? sptd_dec_symfile_build_id(head) : NULL);
+	ret = SPTD_STORE_ADD(c->st, dso, d->id, path, head ? sptd_dec_symfile_build_id(head) : NULL);
 	/* a vDSO is no file anyone can read later: its image goes into the
 	 * incident (raw_file), so `sysptd decode` unwinds through it again */
 	if (ret >= 0 && !file && sf && strcmp(path, SYMCAP_VDSO) == 0) {
@@ -238,8 +238,8 @@ static int snapshot_threads(struct sptd_col_symcap *c, int pid, const char *comm
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/task/%ld/comm", pid, tid);
 		read_text(path, tcomm, sizeof(tcomm), 0);
-		ret = sptd_store_raw_task_add(c->st, pid, (int)tid, tcomm[0] ? tcomm : comm,
-		                              cmdline[0] ? cmdline : NULL);
+		ret = SPTD_STORE_ADD(c->st, raw_task, pid, (int)tid, tcomm[0] ? tcomm : comm,
+		                     cmdline[0] ? cmdline : NULL);
 		if (ret < 0)
 			break;
 		any = 1;
@@ -247,7 +247,7 @@ static int snapshot_threads(struct sptd_col_symcap *c, int pid, const char *comm
 	if (dir)
 		closedir(dir);
 	if (ret >= 0 && !any)
-		ret = sptd_store_raw_task_add(c->st, pid, pid, comm, cmdline[0] ? cmdline : NULL);
+		ret = SPTD_STORE_ADD(c->st, raw_task, pid, pid, comm, cmdline[0] ? cmdline : NULL);
 	return ret < 0 ? ret : 0;
 }
 
@@ -318,8 +318,8 @@ static int map_add(struct sptd_col_symcap *c, int pid, const struct sptd_col_sym
 	ret = grow((void **)&c->maps, &c->maps_cap, c->nmaps, sizeof(*c->maps));
 	if (ret < 0)
 		return ret;
-	ret = sptd_store_raw_mmap_add_until(c->st, pid, start, end, pgoff, c->dsos[idx].id, bias,
-	                                    m->until);
+	ret = SPTD_STORE_ADD(c->st, raw_mmap, pid, start, end, pgoff, c->dsos[idx].id, bias,
+	                     m->until);
 	if (ret < 0)
 		return ret;
 	c->maps[c->nmaps++] = (struct symcap_map){
@@ -516,8 +516,8 @@ static int kernel_map(struct sptd_col_symcap *c)
 	ret = dso_add(c, SYMCAP_KERNEL_DSO, NULL, sptd_col_symcache_kernel(c->cache), &idx);
 	if (ret < 0)
 		return ret;
-	ret = sptd_store_raw_mmap_add(c->st, -1, SYMCAP_KERNEL_START, UINT64_MAX, 0,
-	                              c->dsos[idx].id, 0);
+	ret = SPTD_STORE_ADD(c->st, raw_mmap, -1, SYMCAP_KERNEL_START, UINT64_MAX, 0,
+	                     c->dsos[idx].id, 0, 0);
 	if (ret < 0)
 		return ret;
 	c->kernel_dso = idx;
@@ -658,8 +658,8 @@ int sptd_col_symcap_addr(struct sptd_col_symcap *c, int pid, uint64_t addr, int6
 	slot = sym_slot(c, dso, sym.addr);
 	if (c->sym_ids[slot])
 		return 1;
-	ret = sptd_store_symbol_add(c->st, c->next_sym_id, sym.name, c->dsos[dso].id, sym.addr,
-	                            sym.size);
+	ret = SPTD_STORE_ADD(c->st, symbol, c->next_sym_id, sym.name, c->dsos[dso].id, sym.addr,
+	                     sym.size);
 	if (ret < 0)
 		return ret;
 	c->sym_keys[slot] = sym.addr;

@@ -38,10 +38,10 @@ int main(int argc, char **argv)
 		struct sptd_store *st = NULL;
 
 		if (sptd_store_open(argv[1], 1, &st) < 0 ||
-		    sptd_store_gap_add(st, 3000000, 4000, 0, "overflow") < 0 ||
-		    sptd_store_gap_add(st, 7000000, 2000, -1, "pt: lost sync") < 0 ||
-		    sptd_store_process_add(st, 3, 300, "sptd two words", NULL) < 0 ||
-		    sptd_store_thread_add(st, 5, 300, 3, "sptd two words") < 0 ||
+		    SPTD_STORE_ADD(st, gap, 3000000, 4000, 0, "overflow") < 0 ||
+		    SPTD_STORE_ADD(st, gap, 7000000, 2000, -1, "pt: lost sync") < 0 ||
+		    SPTD_STORE_ADD(st, process, 3, 300, "sptd two words", NULL) < 0 ||
+		    SPTD_STORE_ADD(st, thread, 5, 300, 3, "sptd two words") < 0 ||
 		    sptd_store_commit(st) < 0) {
 			fprintf(stderr, "sptd_make_incident: adding gaps and a process: %s\n", sptd_store_errmsg(st));
 			sptd_store_destroy(st);

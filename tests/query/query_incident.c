@@ -103,71 +103,71 @@ static TQ_UNUSED int tq_make_incident(const char *path, enum tq_kind kind)
 	if (kind == TQ_EMPTY)
 		goto commit;
 
-	TQ_TRY(sptd_store_trigger_add(st, 10500000, 1, "irq", "irq=24 name=eth0"));
-	TQ_TRY(sptd_store_process_add(st, 1, 100, "server", "server --port 80"));
-	TQ_TRY(sptd_store_process_add(st, 2, 200, "client", NULL));
-	TQ_TRY(sptd_store_thread_add(st, 0, 0, -1, "swapper"));
-	TQ_TRY(sptd_store_thread_add(st, 1, 100, 1, "server"));
-	TQ_TRY(sptd_store_thread_add(st, 2, 101, 1, "worker"));
-	TQ_TRY(sptd_store_thread_add(st, 3, 200, 2, "client"));
-	TQ_TRY(sptd_store_thread_add(st, 4, 102, 1, "late"));
+	TQ_TRY(SPTD_STORE_ADD(st, trigger, 10500000, 1, "irq", "irq=24 name=eth0"));
+	TQ_TRY(SPTD_STORE_ADD(st, process, 1, 100, "server", "server --port 80"));
+	TQ_TRY(SPTD_STORE_ADD(st, process, 2, 200, "client", NULL));
+	TQ_TRY(SPTD_STORE_ADD(st, thread, 0, 0, -1, "swapper"));
+	TQ_TRY(SPTD_STORE_ADD(st, thread, 1, 100, 1, "server"));
+	TQ_TRY(SPTD_STORE_ADD(st, thread, 2, 101, 1, "worker"));
+	TQ_TRY(SPTD_STORE_ADD(st, thread, 3, 200, 2, "client"));
+	TQ_TRY(SPTD_STORE_ADD(st, thread, 4, 102, 1, "late"));
 
-	TQ_TRY(sptd_store_sched_slice_add(st, 1000000, 3000000, 0, 1, "S", 120));
-	TQ_TRY(sptd_store_sched_slice_add(st, 4000000, 1000000, 0, 0, "R", 120));
-	TQ_TRY(sptd_store_sched_slice_add(st, 5000000, 6000000, 0, 2, NULL, 120));
-	TQ_TRY(sptd_store_sched_slice_add(st, 500000, 2500000, 1, 3, "S", 120));
-	TQ_TRY(sptd_store_sched_slice_add(st, 3000000, 6500000, 1, 0, "R", 120));
-	TQ_TRY(sptd_store_sched_slice_add(st, 9500000, 1500000, 1, 1, NULL, 120));
+	TQ_TRY(SPTD_STORE_ADD(st, sched_slice, 1000000, 3000000, 0, 1, "S", 120, 0));
+	TQ_TRY(SPTD_STORE_ADD(st, sched_slice, 4000000, 1000000, 0, 0, "R", 120, 0));
+	TQ_TRY(SPTD_STORE_ADD(st, sched_slice, 5000000, 6000000, 0, 2, NULL, 120, 0));
+	TQ_TRY(SPTD_STORE_ADD(st, sched_slice, 500000, 2500000, 1, 3, "S", 120, 0));
+	TQ_TRY(SPTD_STORE_ADD(st, sched_slice, 3000000, 6500000, 1, 0, "R", 120, 0));
+	TQ_TRY(SPTD_STORE_ADD(st, sched_slice, 9500000, 1500000, 1, 1, NULL, 120, 0));
 
-	TQ_TRY(sptd_store_irq_slice_add(st, 2000000, 10000, 0, 24, "eth0", 1));
-	TQ_TRY(sptd_store_irq_slice_add(st, 6000000, 30000, 0, 24, "eth0", 1));
-	TQ_TRY(sptd_store_irq_slice_add(st, 4000000, 20000, 1, 24, "eth0", 1));
-	TQ_TRY(sptd_store_irq_slice_add(st, 5000000, 5000, 1, 1, "timer", 1));
+	TQ_TRY(SPTD_STORE_ADD(st, irq_slice, 2000000, 10000, 0, 24, "eth0", 1, 0));
+	TQ_TRY(SPTD_STORE_ADD(st, irq_slice, 6000000, 30000, 0, 24, "eth0", 1, 0));
+	TQ_TRY(SPTD_STORE_ADD(st, irq_slice, 4000000, 20000, 1, 24, "eth0", 1, 0));
+	TQ_TRY(SPTD_STORE_ADD(st, irq_slice, 5000000, 5000, 1, 1, "timer", 1, 0));
 	/* an entry whose exit was not seen: its 900 us are a bound, not a max */
-	TQ_TRY(sptd_store_irq_slice_add_flags(st, 7000000, 900000, 1, 24, "eth0", -1,
-	                                      SPTD_SLICE_F_END_TRUNCATED));
-	TQ_TRY(sptd_store_softirq_slice_add(st, 2010000, 50000, 0, 3, "NET_RX"));
-	TQ_TRY(sptd_store_softirq_slice_add(st, 5005000, 15000, 1, 1, "TIMER"));
+	TQ_TRY(SPTD_STORE_ADD(st, irq_slice, 7000000, 900000, 1, 24, "eth0", -1,
+	                      SPTD_SLICE_F_END_TRUNCATED));
+	TQ_TRY(SPTD_STORE_ADD(st, softirq_slice, 2010000, 50000, 0, 3, "NET_RX", 0));
+	TQ_TRY(SPTD_STORE_ADD(st, softirq_slice, 5005000, 15000, 1, 1, "TIMER", 0));
 
 	/* worker: sleeps, woken by server, runs */
-	TQ_TRY(sptd_store_thread_state_add(st, 1000000, 3800000, 2, "S", -1, -1));
-	TQ_TRY(sptd_store_thread_state_add(st, 4800000, 200000, 2, "R", 0, 1));
-	TQ_TRY(sptd_store_thread_state_add(st, 5000000, 6000000, 2, "Running", 0, -1));
+	TQ_TRY(SPTD_STORE_ADD(st, thread_state, 1000000, 3800000, 2, "S", -1, -1, 0));
+	TQ_TRY(SPTD_STORE_ADD(st, thread_state, 4800000, 200000, 2, "R", 0, 1, 0));
+	TQ_TRY(SPTD_STORE_ADD(st, thread_state, 5000000, 6000000, 2, "Running", 0, -1, 0));
 	/* server: runs, sleeps, woken by client, runs on cpu 1 */
-	TQ_TRY(sptd_store_thread_state_add(st, 1000000, 3000000, 1, "Running", 0, -1));
-	TQ_TRY(sptd_store_thread_state_add(st, 4000000, 5000000, 1, "S", -1, -1));
-	TQ_TRY(sptd_store_thread_state_add(st, 9000000, 500000, 1, "R", 1, 3));
-	TQ_TRY(sptd_store_thread_state_add(st, 9500000, 1500000, 1, "Running", 1, -1));
+	TQ_TRY(SPTD_STORE_ADD(st, thread_state, 1000000, 3000000, 1, "Running", 0, -1, 0));
+	TQ_TRY(SPTD_STORE_ADD(st, thread_state, 4000000, 5000000, 1, "S", -1, -1, 0));
+	TQ_TRY(SPTD_STORE_ADD(st, thread_state, 9000000, 500000, 1, "R", 1, 3, 0));
+	TQ_TRY(SPTD_STORE_ADD(st, thread_state, 9500000, 1500000, 1, "Running", 1, -1, 0));
 	/* client: runs, preempted (no waker), runs, sleeps, woken, never runs */
-	TQ_TRY(sptd_store_thread_state_add(st, 1000000, 1000000, 3, "Running", 1, -1));
-	TQ_TRY(sptd_store_thread_state_add(st, 2000000, 900000, 3, "R+", 1, -1));
-	TQ_TRY(sptd_store_thread_state_add(st, 2900000, 100000, 3, "Running", 1, -1));
-	TQ_TRY(sptd_store_thread_state_add(st, 3000000, 7000000, 3, "S", -1, -1));
-	TQ_TRY(sptd_store_thread_state_add(st, 10000000, 1000000, 3, "R", 1, 2));
+	TQ_TRY(SPTD_STORE_ADD(st, thread_state, 1000000, 1000000, 3, "Running", 1, -1, 0));
+	TQ_TRY(SPTD_STORE_ADD(st, thread_state, 2000000, 900000, 3, "R+", 1, -1, 0));
+	TQ_TRY(SPTD_STORE_ADD(st, thread_state, 2900000, 100000, 3, "Running", 1, -1, 0));
+	TQ_TRY(SPTD_STORE_ADD(st, thread_state, 3000000, 7000000, 3, "S", -1, -1, 0));
+	TQ_TRY(SPTD_STORE_ADD(st, thread_state, 10000000, 1000000, 3, "R", 1, 2, 0));
 	/* late: runnable since before the window (clipped at its start), runs
 	 * 1 ms into it: the true latency is longer than 1 ms */
-	TQ_TRY(sptd_store_thread_state_add_flags(st, 1000000, 1000000, 4, "R", -1, 1,
-	                                         SPTD_SLICE_F_START_TRUNCATED));
-	TQ_TRY(sptd_store_thread_state_add(st, 2000000, 100000, 4, "Running", 0, -1));
+	TQ_TRY(SPTD_STORE_ADD(st, thread_state, 1000000, 1000000, 4, "R", -1, 1,
+	                      SPTD_SLICE_F_START_TRUNCATED));
+	TQ_TRY(SPTD_STORE_ADD(st, thread_state, 2000000, 100000, 4, "Running", 0, -1, 0));
 
-	TQ_TRY(sptd_store_dso_add(st, 1, "/usr/bin/server", "abcdef"));
-	TQ_TRY(sptd_store_symbol_add(st, 1, "main", 1, 0x1000, 0x100));
-	TQ_TRY(sptd_store_symbol_add(st, 2, "handle", 1, 0x1100, 0x100));
-	TQ_TRY(sptd_store_symbol_add(st, 3, "parse", 1, 0x1200, 0x100));
+	TQ_TRY(SPTD_STORE_ADD(st, dso, 1, "/usr/bin/server", "abcdef"));
+	TQ_TRY(SPTD_STORE_ADD(st, symbol, 1, "main", 1, 0x1000, 0x100));
+	TQ_TRY(SPTD_STORE_ADD(st, symbol, 2, "handle", 1, 0x1100, 0x100));
+	TQ_TRY(SPTD_STORE_ADD(st, symbol, 3, "parse", 1, 0x1200, 0x100));
 
 	if (kind == TQ_SAMPLE) {
-		TQ_TRY(sptd_store_callsite_add(st, 1, -1, 0, 1, 0x1010));
-		TQ_TRY(sptd_store_callsite_add(st, 2, 1, 1, 2, 0x1110));
-		TQ_TRY(sptd_store_callsite_add(st, 3, 2, 2, 3, 0x1210));
-		TQ_TRY(sptd_store_callsite_add(st, 4, 3, 3, 2, 0x1120));
-		TQ_TRY(sptd_store_callsite_add(st, 5, 1, 1, -1, 0xdead));
+		TQ_TRY(SPTD_STORE_ADD(st, callsite, 1, -1, 0, 1, 0x1010));
+		TQ_TRY(SPTD_STORE_ADD(st, callsite, 2, 1, 1, 2, 0x1110));
+		TQ_TRY(SPTD_STORE_ADD(st, callsite, 3, 2, 2, 3, 0x1210));
+		TQ_TRY(SPTD_STORE_ADD(st, callsite, 4, 3, 3, 2, 0x1120));
+		TQ_TRY(SPTD_STORE_ADD(st, callsite, 5, 1, 1, -1, 0xdead));
 		for (int i = 0; i < 3; i++)
-			TQ_TRY(sptd_store_sample_add(st, 1100000 + i * 100000, 0, 1, 3));
+			TQ_TRY(SPTD_STORE_ADD(st, sample, 1100000 + i * 100000, 0, 1, 3));
 		for (int i = 0; i < 2; i++)
-			TQ_TRY(sptd_store_sample_add(st, 5100000 + i * 100000, 0, 2, 2));
-		TQ_TRY(sptd_store_sample_add(st, 5500000, 0, 2, 4));
-		TQ_TRY(sptd_store_sample_add(st, 5600000, 0, 2, 1));
-		TQ_TRY(sptd_store_sample_add(st, 5700000, 0, 2, 5));
+			TQ_TRY(SPTD_STORE_ADD(st, sample, 5100000 + i * 100000, 0, 2, 2));
+		TQ_TRY(SPTD_STORE_ADD(st, sample, 5500000, 0, 2, 4));
+		TQ_TRY(SPTD_STORE_ADD(st, sample, 5600000, 0, 2, 1));
+		TQ_TRY(SPTD_STORE_ADD(st, sample, 5700000, 0, 2, 5));
 		{
 			/* a watchpoint hit by the second thread (tid 101) */
 			struct sptd_store_watch_hit_row hit = {
@@ -175,21 +175,21 @@ static TQ_UNUSED int tq_make_incident(const char *path, enum tq_kind kind)
 				.function = "handle", .watch = 1, .old_value = 1,
 				.new_value = 2, .silent = 0, .trigger = "watch=101:counter,w",
 			};
-			TQ_TRY(sptd_store_watch_hit_add(st, &hit));
+			TQ_TRY(sptd_store_add(st, SPTD_STORE_T_WATCH_HIT, &hit));
 		}
-		TQ_TRY(sptd_store_gap_add(st, 7000000, 1000, 0, "overflow"));
-		TQ_TRY(sptd_store_gap_add(st, 8000000, 2000, -1, "overflow"));
+		TQ_TRY(SPTD_STORE_ADD(st, gap, 7000000, 1000, 0, "overflow"));
+		TQ_TRY(SPTD_STORE_ADD(st, gap, 8000000, 2000, -1, "overflow"));
 	} else {
-		TQ_TRY(sptd_store_slice_add(st, 1, 1000000, 1000000, 0, 1, 0, -1, 1,
-		                            SPTD_SLICE_USER, 0));
-		TQ_TRY(sptd_store_slice_add(st, 2, 1100000, 600000, 0, 1, 1, 1, 2,
-		                            SPTD_SLICE_USER, 0));
-		TQ_TRY(sptd_store_slice_add(st, 3, 1200000, 300000, 0, 1, 2, 2, 3,
-		                            SPTD_SLICE_USER, 0));
-		TQ_TRY(sptd_store_slice_add(st, 4, 1250000, 100000, 0, 1, 3, 3, 2,
-		                            SPTD_SLICE_USER, 0));
-		TQ_TRY(sptd_store_slice_add(st, 5, 1800000, 100000, 0, 1, 1, 1, 3,
-		                            SPTD_SLICE_USER, 0));
+		TQ_TRY(SPTD_STORE_ADD(st, slice, 1, 1000000, 1000000, 0, 1, 0, -1, 1,
+		                      SPTD_SLICE_USER, 0));
+		TQ_TRY(SPTD_STORE_ADD(st, slice, 2, 1100000, 600000, 0, 1, 1, 1, 2,
+		                      SPTD_SLICE_USER, 0));
+		TQ_TRY(SPTD_STORE_ADD(st, slice, 3, 1200000, 300000, 0, 1, 2, 2, 3,
+		                      SPTD_SLICE_USER, 0));
+		TQ_TRY(SPTD_STORE_ADD(st, slice, 4, 1250000, 100000, 0, 1, 3, 3, 2,
+		                      SPTD_SLICE_USER, 0));
+		TQ_TRY(SPTD_STORE_ADD(st, slice, 5, 1800000, 100000, 0, 1, 1, 1, 3,
+		                      SPTD_SLICE_USER, 0));
 	}
 commit:
 	TQ_TRY(sptd_store_commit(st));

@@ -37,58 +37,58 @@ static struct sptd_store *make_incident(const char *name, int what)
 	sptd_store_meta_set(st, "machine", "x86_64");
 	sptd_store_meta_set_int(st, "cpus", 2);
 	sptd_store_meta_set(st, "source", what & WITH_SAMPLES ? "sample" : "pt");
-	sptd_store_process_add(st, 1, 100, "app", "/usr/bin/app --fast");
-	sptd_store_process_add(st, 2, 200, "daemon", NULL);
-	sptd_store_thread_add(st, 0, 0, -1, "swapper");
-	sptd_store_thread_add(st, 1, 100, 1, "app");
-	sptd_store_thread_add(st, 2, 101, 1, "app-worker");
-	sptd_store_thread_add(st, 3, 200, 2, "daemon");
-	sptd_store_dso_add(st, 1, "/usr/bin/app", "abcd");
-	sptd_store_dso_add(st, 2, "/lib/libc.so.6", NULL);
-	sptd_store_symbol_add(st, 1, "main", 1, 0x1000, 0x100);
-	sptd_store_symbol_add(st, 2, "foo", 1, 0x1100, 0x80);
-	sptd_store_symbol_add(st, 3, "memcpy", 2, 0x9000, 0x40);
+	SPTD_STORE_ADD(st, process, 1, 100, "app", "/usr/bin/app --fast");
+	SPTD_STORE_ADD(st, process, 2, 200, "daemon", NULL);
+	SPTD_STORE_ADD(st, thread, 0, 0, -1, "swapper");
+	SPTD_STORE_ADD(st, thread, 1, 100, 1, "app");
+	SPTD_STORE_ADD(st, thread, 2, 101, 1, "app-worker");
+	SPTD_STORE_ADD(st, thread, 3, 200, 2, "daemon");
+	SPTD_STORE_ADD(st, dso, 1, "/usr/bin/app", "abcd");
+	SPTD_STORE_ADD(st, dso, 2, "/lib/libc.so.6", NULL);
+	SPTD_STORE_ADD(st, symbol, 1, "main", 1, 0x1000, 0x100);
+	SPTD_STORE_ADD(st, symbol, 2, "foo", 1, 0x1100, 0x80);
+	SPTD_STORE_ADD(st, symbol, 3, "memcpy", 2, 0x9000, 0x40);
 	if (what & WITH_SCHED) {
 		/* cpu 0: app, worker, idle 50us, daemon to the end (still running) */
-		sptd_store_sched_slice_add(st, 1000000, 100000, 0, 1, "S", 120);
-		sptd_store_sched_slice_add(st, 1100000, 50000, 0, 2, "R+", 120);
-		sptd_store_sched_slice_add(st, 1200000, 800000, 0, 3, NULL, 100);
+		SPTD_STORE_ADD(st, sched_slice, 1000000, 100000, 0, 1, "S", 120, 0);
+		SPTD_STORE_ADD(st, sched_slice, 1100000, 50000, 0, 2, "R+", 120, 0);
+		SPTD_STORE_ADD(st, sched_slice, 1200000, 800000, 0, 3, NULL, 100, 0);
 		/* cpu 1: idle task, then the worker, which blocks before the end */
-		sptd_store_sched_slice_add(st, 1000000, 500000, 1, 0, "R", 120);
-		sptd_store_sched_slice_add(st, 1500000, 400000, 1, 2, "D", 120);
-		sptd_store_thread_state_add(st, 1050000, 50000, 2, "R", 0, 1);
-		sptd_store_thread_state_add(st, 1180000, 20000, 3, "R", 0, -1);
-		sptd_store_thread_state_add(st, 1100000, 100000, 1, "S", -1, -1);
-		sptd_store_irq_slice_add(st, 1020000, 5000, 0, 24, "virtio0-input", 1);
-		sptd_store_irq_slice_add(st, 1300000, 0, 1, 5, "timer", 0);
-		sptd_store_softirq_slice_add(st, 1020000, 10000, 0, 1, "TIMER");
-		sptd_store_softirq_slice_add(st, 1600000, 3000, 1, 3, "NET_RX");
-		sptd_store_gap_add(st, 1900000, 50000, 1, "overflow");
-		sptd_store_gap_add(st, 1950000, 10000, -1, "lost");
-		sptd_store_trigger_add(st, 1999000, 1, "irq", "irq=24");
+		SPTD_STORE_ADD(st, sched_slice, 1000000, 500000, 1, 0, "R", 120, 0);
+		SPTD_STORE_ADD(st, sched_slice, 1500000, 400000, 1, 2, "D", 120, 0);
+		SPTD_STORE_ADD(st, thread_state, 1050000, 50000, 2, "R", 0, 1, 0);
+		SPTD_STORE_ADD(st, thread_state, 1180000, 20000, 3, "R", 0, -1, 0);
+		SPTD_STORE_ADD(st, thread_state, 1100000, 100000, 1, "S", -1, -1, 0);
+		SPTD_STORE_ADD(st, irq_slice, 1020000, 5000, 0, 24, "virtio0-input", 1, 0);
+		SPTD_STORE_ADD(st, irq_slice, 1300000, 0, 1, 5, "timer", 0, 0);
+		SPTD_STORE_ADD(st, softirq_slice, 1020000, 10000, 0, 1, "TIMER", 0);
+		SPTD_STORE_ADD(st, softirq_slice, 1600000, 3000, 1, 3, "NET_RX", 0);
+		SPTD_STORE_ADD(st, gap, 1900000, 50000, 1, "overflow");
+		SPTD_STORE_ADD(st, gap, 1950000, 10000, -1, "lost");
+		SPTD_STORE_ADD(st, trigger, 1999000, 1, "irq", "irq=24");
 	}
 	if (what & WITH_SLICES) {
 		/* app: main > foo, memcpy (empty, at foo's end), [unknown] to main's end */
-		sptd_store_slice_add(st, 1, 1000000, 100000, 0, 1, 0, -1, 1, "user",
-		                     SPTD_SLICE_F_START_TRUNCATED);
-		sptd_store_slice_add(st, 2, 1010000, 20000, 0, 1, 1, 1, 2, "user", 0);
-		sptd_store_slice_add(st, 3, 1030000, 0, 0, 1, 1, 1, 3, "user", 0);
-		sptd_store_slice_add(st, 4, 1040000, 60000, 0, 1, 1, 1, -1, "kernel",
-		                     SPTD_SLICE_F_INFERRED | SPTD_SLICE_F_END_TRUNCATED);
-		sptd_store_slice_add(st, 5, 1050000, 10000, 0, 1, 2, 4, 3, "syscall", 0);
+		SPTD_STORE_ADD(st, slice, 1, 1000000, 100000, 0, 1, 0, -1, 1, "user",
+		               SPTD_SLICE_F_START_TRUNCATED);
+		SPTD_STORE_ADD(st, slice, 2, 1010000, 20000, 0, 1, 1, 1, 2, "user", 0);
+		SPTD_STORE_ADD(st, slice, 3, 1030000, 0, 0, 1, 1, 1, 3, "user", 0);
+		SPTD_STORE_ADD(st, slice, 4, 1040000, 60000, 0, 1, 1, 1, -1, "kernel",
+		               SPTD_SLICE_F_INFERRED | SPTD_SLICE_F_END_TRUNCATED);
+		SPTD_STORE_ADD(st, slice, 5, 1050000, 10000, 0, 1, 2, 4, 3, "syscall", 0);
 		/* worker: foo, then a second top-level foo starting as the first ends */
-		sptd_store_slice_add(st, 6, 1100000, 20000, 0, 2, 0, -1, 2, "user", 0);
-		sptd_store_slice_add(st, 7, 1120000, 30000, 0, 2, 0, -1, 2, "user", 0);
+		SPTD_STORE_ADD(st, slice, 6, 1100000, 20000, 0, 2, 0, -1, 2, "user", 0);
+		SPTD_STORE_ADD(st, slice, 7, 1120000, 30000, 0, 2, 0, -1, 2, "user", 0);
 		/* a slice whose thread is unknown */
-		sptd_store_slice_add(st, 8, 1500000, 1000, 1, -1, 0, -1, 1, "irq", 0);
+		SPTD_STORE_ADD(st, slice, 8, 1500000, 1000, 1, -1, 0, -1, 1, "irq", 0);
 	}
 	if (what & WITH_SAMPLES) {
-		sptd_store_callsite_add(st, 1, -1, 0, 1, 0x1010);
-		sptd_store_callsite_add(st, 2, 1, 1, 2, 0x1120);
-		sptd_store_callsite_add(st, 3, 2, 2, -1, 0xdead);
-		sptd_store_sample_add(st, 1300000, 0, 3, 3);
-		sptd_store_sample_add(st, 1400000, 0, 3, 2);
-		sptd_store_sample_add(st, 1450000, 1, 2, 3);
+		SPTD_STORE_ADD(st, callsite, 1, -1, 0, 1, 0x1010);
+		SPTD_STORE_ADD(st, callsite, 2, 1, 1, 2, 0x1120);
+		SPTD_STORE_ADD(st, callsite, 3, 2, 2, -1, 0xdead);
+		SPTD_STORE_ADD(st, sample, 1300000, 0, 3, 3);
+		SPTD_STORE_ADD(st, sample, 1400000, 0, 3, 2);
+		SPTD_STORE_ADD(st, sample, 1450000, 1, 2, 3);
 	}
 	if (sptd_store_commit(st) < 0) {
 		sptd_store_destroy(st);

@@ -45,28 +45,28 @@ int main(void)
 	sptd_store_meta_set_int(st, "window_start", 0);
 	sptd_store_meta_set_int(st, "window_end", (int64_t)GROUPS_PER_THREAD * 100);
 	sptd_store_meta_set(st, "clock", "tsc");
-	sptd_store_process_add(st, 1, 1000, "big", NULL);
-	sptd_store_dso_add(st, 1, "/usr/bin/big", NULL);
+	SPTD_STORE_ADD(st, process, 1, 1000, "big", NULL);
+	SPTD_STORE_ADD(st, dso, 1, "/usr/bin/big", NULL);
 	for (i = 0; i < 1000; i++) {
 		snprintf(name, sizeof(name), "fn_%d", i);
-		ok &= sptd_store_symbol_add(st, i, name, 1, 0x1000 + (uint64_t)i * 16, 16) >= 0;
+		ok &= SPTD_STORE_ADD(st, symbol, i, name, 1, 0x1000 + (uint64_t)i * 16, 16) >= 0;
 	}
 	for (th = 1; th <= THREADS; th++) {
-		ok &= sptd_store_thread_add(st, th, 1000 + th, 1, "worker") >= 0;
+		ok &= SPTD_STORE_ADD(st, thread, th, 1000 + th, 1, "worker") >= 0;
 		for (g = 0; g < GROUPS_PER_THREAD; g++) {
 			int64_t root = id, c1 = id + 1;
 
 			ts = (int64_t)g * 100;
-			ok &= sptd_store_slice_add(st, id++, ts, 100, 0, th, 0, -1, g % 1000, "user", 0) >= 0;
-			ok &= sptd_store_slice_add(st, id++, ts + 10, 30, 0, th, 1, root, (g + 1) % 1000, "user", 0) >= 0;
-			ok &= sptd_store_slice_add(st, id++, ts + 15, 10, 0, th, 2, c1, (g + 2) % 1000, "kernel", 0) >= 0;
-			ok &= sptd_store_slice_add(st, id++, ts + 50, 40, 0, th, 1, root, (g + 3) % 1000, "syscall", 0) >= 0;
-			ok &= sptd_store_slice_add(st, id++, ts + 90, 0, 0, th, 1, root, -1, "user", 4) >= 0;
+			ok &= SPTD_STORE_ADD(st, slice, id++, ts, 100, 0, th, 0, -1, g % 1000, "user", 0) >= 0;
+			ok &= SPTD_STORE_ADD(st, slice, id++, ts + 10, 30, 0, th, 1, root, (g + 1) % 1000, "user", 0) >= 0;
+			ok &= SPTD_STORE_ADD(st, slice, id++, ts + 15, 10, 0, th, 2, c1, (g + 2) % 1000, "kernel", 0) >= 0;
+			ok &= SPTD_STORE_ADD(st, slice, id++, ts + 50, 40, 0, th, 1, root, (g + 3) % 1000, "syscall", 0) >= 0;
+			ok &= SPTD_STORE_ADD(st, slice, id++, ts + 90, 0, 0, th, 1, root, -1, "user", 4) >= 0;
 		}
 	}
 	for (i = 0; i < 20000; i++)
-		ok &= sptd_store_sched_slice_add(st, (int64_t)(i / 2) * 500, 500, i % 2,
-		                                 1 + (i % THREADS), "S", 120) >= 0;
+		ok &= SPTD_STORE_ADD(st, sched_slice, (int64_t)(i / 2) * 500, 500, i % 2,
+		                     1 + (i % THREADS), "S", 120, 0) >= 0;
 	CHECK(ok);
 	CHECK_INT(sptd_store_commit(st), 0);
 

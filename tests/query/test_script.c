@@ -297,32 +297,32 @@ static void test_ties(void)
 	CHECK_INT(sptd_store_create(path, &st), 0);
 	if (!st)
 		return;
-	ok &= sptd_store_dso_add(st, 1, "/usr/bin/t", NULL) >= 0;
-	ok &= sptd_store_symbol_add(st, 1, "main", 1, 0x1000, 16) >= 0;
-	ok &= sptd_store_symbol_add(st, 2, "a", 1, 0x1010, 16) >= 0;
-	ok &= sptd_store_symbol_add(st, 3, "b", 1, 0x1020, 16) >= 0;
-	ok &= sptd_store_symbol_add(st, 4, "c", 1, 0x1030, 16) >= 0;
-	ok &= sptd_store_symbol_add(st, 5, "d", 1, 0x1040, 16) >= 0;
-	ok &= sptd_store_symbol_add(st, 6, "e", 1, 0x1050, 16) >= 0;
-	ok &= sptd_store_symbol_add(st, 7, "f", 1, 0x1060, 16) >= 0;
-	ok &= sptd_store_symbol_add(st, 8, "g", 1, 0x1070, 16) >= 0;
-	ok &= sptd_store_thread_add(st, 1, 100, -1, "t") >= 0;
-	ok &= sptd_store_thread_add(st, 2, 200, -1, "u") >= 0;
+	ok &= SPTD_STORE_ADD(st, dso, 1, "/usr/bin/t", NULL) >= 0;
+	ok &= SPTD_STORE_ADD(st, symbol, 1, "main", 1, 0x1000, 16) >= 0;
+	ok &= SPTD_STORE_ADD(st, symbol, 2, "a", 1, 0x1010, 16) >= 0;
+	ok &= SPTD_STORE_ADD(st, symbol, 3, "b", 1, 0x1020, 16) >= 0;
+	ok &= SPTD_STORE_ADD(st, symbol, 4, "c", 1, 0x1030, 16) >= 0;
+	ok &= SPTD_STORE_ADD(st, symbol, 5, "d", 1, 0x1040, 16) >= 0;
+	ok &= SPTD_STORE_ADD(st, symbol, 6, "e", 1, 0x1050, 16) >= 0;
+	ok &= SPTD_STORE_ADD(st, symbol, 7, "f", 1, 0x1060, 16) >= 0;
+	ok &= SPTD_STORE_ADD(st, symbol, 8, "g", 1, 0x1070, 16) >= 0;
+	ok &= SPTD_STORE_ADD(st, thread, 1, 100, -1, "t") >= 0;
+	ok &= SPTD_STORE_ADD(st, thread, 2, 200, -1, "u") >= 0;
 	/* main [1000, 2000): a (no length) then b at 1500; a (depth 2, in b)
 	 * at 1500 too, after b's call; at b's end, 1600: d (no length,
 	 * depth 2) still in b, then c (no length) after b, holding e (no
 	 * length) holding f (no length).  Ids are call order, as a decode
 	 * gives them.  Thread u on CPU 1: g (no length) at 1600, holding
 	 * nothing of t's. */
-	ok &= sptd_store_slice_add(st, 1, 1000, 1000, 0, 1, 0, -1, 1, "user", 0) >= 0;
-	ok &= sptd_store_slice_add(st, 2, 1500, 0, 0, 1, 1, 1, 2, "user", 0) >= 0;
-	ok &= sptd_store_slice_add(st, 3, 1500, 100, 0, 1, 1, 1, 3, "user", 0) >= 0;
-	ok &= sptd_store_slice_add(st, 4, 1500, 50, 0, 1, 2, 3, 2, "user", 0) >= 0;
-	ok &= sptd_store_slice_add(st, 5, 1600, 0, 0, 1, 2, 3, 5, "user", 0) >= 0;
-	ok &= sptd_store_slice_add(st, 6, 1600, 0, 0, 1, 1, 1, 4, "user", 0) >= 0;
-	ok &= sptd_store_slice_add(st, 7, 1600, 0, 0, 1, 2, 6, 6, "user", 0) >= 0;
-	ok &= sptd_store_slice_add(st, 8, 1600, 0, 0, 1, 3, 7, 7, "user", 0) >= 0;
-	ok &= sptd_store_slice_add(st, 9, 1600, 0, 1, 2, 0, -1, 8, "user", 0) >= 0;
+	ok &= SPTD_STORE_ADD(st, slice, 1, 1000, 1000, 0, 1, 0, -1, 1, "user", 0) >= 0;
+	ok &= SPTD_STORE_ADD(st, slice, 2, 1500, 0, 0, 1, 1, 1, 2, "user", 0) >= 0;
+	ok &= SPTD_STORE_ADD(st, slice, 3, 1500, 100, 0, 1, 1, 1, 3, "user", 0) >= 0;
+	ok &= SPTD_STORE_ADD(st, slice, 4, 1500, 50, 0, 1, 2, 3, 2, "user", 0) >= 0;
+	ok &= SPTD_STORE_ADD(st, slice, 5, 1600, 0, 0, 1, 2, 3, 5, "user", 0) >= 0;
+	ok &= SPTD_STORE_ADD(st, slice, 6, 1600, 0, 0, 1, 1, 1, 4, "user", 0) >= 0;
+	ok &= SPTD_STORE_ADD(st, slice, 7, 1600, 0, 0, 1, 2, 6, 6, "user", 0) >= 0;
+	ok &= SPTD_STORE_ADD(st, slice, 8, 1600, 0, 0, 1, 3, 7, 7, "user", 0) >= 0;
+	ok &= SPTD_STORE_ADD(st, slice, 9, 1600, 0, 1, 2, 0, -1, 8, "user", 0) >= 0;
 	CHECK(ok);
 	CHECK_INT(sptd_store_commit(st), 0);
 	sptd_store_destroy(st);
@@ -367,28 +367,28 @@ static int make_big(const char *path, int groups)
 		return -1;
 	sptd_store_meta_set_int(st, "window_start", 0);
 	sptd_store_meta_set_int(st, "window_end", (int64_t)groups * 100);
-	sptd_store_dso_add(st, 1, "/usr/bin/big", NULL);
+	SPTD_STORE_ADD(st, dso, 1, "/usr/bin/big", NULL);
 	for (int i = 0; i < 1000; i++) {
 		char name[32];
 
 		snprintf(name, sizeof(name), "fn_%d", i);
-		ok &= sptd_store_symbol_add(st, i, name, 1, 0x1000 + (uint64_t)i * 16, 16) >= 0;
+		ok &= SPTD_STORE_ADD(st, symbol, i, name, 1, 0x1000 + (uint64_t)i * 16, 16) >= 0;
 	}
 	for (int th = 1; th <= 4; th++) {
-		ok &= sptd_store_thread_add(st, th, 1000 + th, -1, "worker") >= 0;
+		ok &= SPTD_STORE_ADD(st, thread, th, 1000 + th, -1, "worker") >= 0;
 		for (int g = 0; g < groups / 4; g++) {
 			int64_t root = id, c1 = id + 1, ts = (int64_t)g * 400 + th;
 
-			ok &= sptd_store_slice_add(st, id++, ts, 100, th % 2, th, 0, -1, g % 1000, "user", 0) >= 0;
-			ok &= sptd_store_slice_add(st, id++, ts + 10, 30, th % 2, th, 1, root, (g + 1) % 1000, "user", 0) >= 0;
-			ok &= sptd_store_slice_add(st, id++, ts + 15, 10, th % 2, th, 2, c1, (g + 2) % 1000, "kernel", 0) >= 0;
-			ok &= sptd_store_slice_add(st, id++, ts + 50, 40, th % 2, th, 1, root, (g + 3) % 1000, "syscall", 0) >= 0;
-			ok &= sptd_store_slice_add(st, id++, ts + 90, 5, th % 2, th, 1, root, -1, "user", 0) >= 0;
+			ok &= SPTD_STORE_ADD(st, slice, id++, ts, 100, th % 2, th, 0, -1, g % 1000, "user", 0) >= 0;
+			ok &= SPTD_STORE_ADD(st, slice, id++, ts + 10, 30, th % 2, th, 1, root, (g + 1) % 1000, "user", 0) >= 0;
+			ok &= SPTD_STORE_ADD(st, slice, id++, ts + 15, 10, th % 2, th, 2, c1, (g + 2) % 1000, "kernel", 0) >= 0;
+			ok &= SPTD_STORE_ADD(st, slice, id++, ts + 50, 40, th % 2, th, 1, root, (g + 3) % 1000, "syscall", 0) >= 0;
+			ok &= SPTD_STORE_ADD(st, slice, id++, ts + 90, 5, th % 2, th, 1, root, -1, "user", 0) >= 0;
 		}
 	}
 	for (int i = 0; i < groups / 10; i++)
-		ok &= sptd_store_sched_slice_add(st, (int64_t)(i / 2) * 2000, 2000, i % 2,
-		                                 1 + (i % 4), "S", 120) >= 0;
+		ok &= SPTD_STORE_ADD(st, sched_slice, (int64_t)(i / 2) * 2000, 2000, i % 2,
+		                     1 + (i % 4), "S", 120, 0) >= 0;
 	if (!ok || sptd_store_commit(st) < 0) {
 		sptd_store_destroy(st);
 		return -1;

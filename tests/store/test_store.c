@@ -66,44 +66,44 @@ static void fill_all(struct sptd_store *st)
 	CHECK_INT(sptd_store_meta_set(st, "clock", "monotonic"), 0);
 	CHECK_INT(sptd_store_meta_set(st, "clock", "tsc"), 0); /* replaces */
 	CHECK_INT(sptd_store_meta_set_int(st, "window_ns", -10000000), 0);
-	CHECK_INT(sptd_store_trigger_add(st, 1000, 2, "irq", "irq=11"), 0);
-	CHECK_INT(sptd_store_process_add(st, 1, 100, "app", "app --x"), 0);
-	CHECK_INT(sptd_store_process_add(st, 2, 200, NULL, NULL), 0);
-	CHECK_INT(sptd_store_thread_add(st, 1, 100, 1, "app"), 0);
-	CHECK_INT(sptd_store_thread_add(st, 2, 101, -1, NULL), 0);
-	CHECK_INT(sptd_store_sched_slice_add(st, 10, 5, 0, 1, "S", 120), 0);
-	CHECK_INT(sptd_store_sched_slice_add(st, 15, 7, 0, 2, NULL, 100), 0);
-	CHECK_INT(sptd_store_thread_state_add(st, 10, 5, 1, "Running", 0, -1), 0);
-	CHECK_INT(sptd_store_thread_state_add(st, 15, 3, 1, "S", -1, 2), 0);
-	CHECK_INT(sptd_store_irq_slice_add(st, 20, 2, 1, 11, "eth0", 1), 0);
-	CHECK_INT(sptd_store_softirq_slice_add(st, 22, 4, 1, 3, "NET_RX"), 0);
-	CHECK_INT(sptd_store_dso_add(st, 1, "/usr/bin/app", "abcdef01"), 0);
-	CHECK_INT(sptd_store_dso_add(st, 2, "[kernel.kallsyms]", NULL), 0);
-	CHECK_INT(sptd_store_symbol_add(st, 1, "main", 1, 0x401000, 0x40), 0);
-	CHECK_INT(sptd_store_symbol_add(st, 2, "schedule", 2, 0xffffffff81000000ull, 0x200), 0);
-	CHECK_INT(sptd_store_slice_add(st, 1, 30, 10, 0, 1, 0, -1, 1, SPTD_SLICE_USER,
-	                               SPTD_SLICE_F_START_TRUNCATED), 0);
-	CHECK_INT(sptd_store_slice_add(st, 2, 32, 4, 0, 1, 1, 1, -1, SPTD_SLICE_KERNEL, 0), 0);
-	CHECK_INT(sptd_store_callsite_add(st, 1, -1, 0, 1, 0x401010), 0);
-	CHECK_INT(sptd_store_callsite_add(st, 2, 1, 1, -1, 0xffffffff81000010ull), 0);
-	CHECK_INT(sptd_store_sample_add(st, 40, 3, 1, 2), 0);
-	CHECK_INT(sptd_store_gap_add(st, 50, 6, -1, "overflow"), 0);
-	CHECK_INT(sptd_store_gap_add(st, 60, 1, 2, "lost sync"), 0);
-	CHECK_INT(sptd_store_stat_add(st, "lost_samples", -1, 7), 0);
-	CHECK_INT(sptd_store_stat_add(st, "aux_bytes", 1, 4096), 0);
-	CHECK_INT(sptd_store_raw_ftrace_page_add(st, 1, 0, page_bytes, sizeof(page_bytes)), 0);
-	CHECK_INT(sptd_store_raw_ftrace_page_add(st, 1, 1, NULL, 0), 0);
-	CHECK_INT(sptd_store_raw_ftrace_format_add(st, "header_page", "field: u64 timestamp;"), 0);
-	CHECK_INT(sptd_store_raw_sample_add(st, 70, 0, 100, 101, chain, 4), 0);
-	CHECK_INT(sptd_store_raw_task_add(st, 100, 101, "worker", NULL), 0);
-	CHECK_INT(sptd_store_raw_mmap_add(st, -1, 0xffffffff81000000ull, 0xffffffff82000000ull,
-	                                  0, 2, 0), 0);
-	CHECK_INT(sptd_store_raw_mmap_add_until(st, -1, 0, 4096, 0, 2, 0, 77), 0);
-	CHECK_INT(sptd_store_raw_pt_add(st, 2, 0, page_bytes, 3), 0);
-	CHECK_INT(sptd_store_raw_sideband_add(st, 3, 5, page_bytes + 3, 3), 0);
-	CHECK_INT(sptd_store_raw_image_add(st, 1, 0x401000, page_bytes, sizeof(page_bytes)), 0);
-	CHECK_INT(sptd_store_raw_switch_add(st, 80, 1, 100, 0, "swapper/1"), 0);
-	CHECK_INT(sptd_store_raw_switch_add_state(st, 90, 0, 100, 7, "cat", "D"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, trigger, 1000, 2, "irq", "irq=11"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, process, 1, 100, "app", "app --x"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, process, 2, 200, NULL, NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, thread, 1, 100, 1, "app"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, thread, 2, 101, -1, NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, sched_slice, 10, 5, 0, 1, "S", 120, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, sched_slice, 15, 7, 0, 2, NULL, 100, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, thread_state, 10, 5, 1, "Running", 0, -1, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, thread_state, 15, 3, 1, "S", -1, 2, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, irq_slice, 20, 2, 1, 11, "eth0", 1, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, softirq_slice, 22, 4, 1, 3, "NET_RX", 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 1, "/usr/bin/app", "abcdef01"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 2, "[kernel.kallsyms]", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, symbol, 1, "main", 1, 0x401000, 0x40), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, symbol, 2, "schedule", 2, 0xffffffff81000000ull, 0x200), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, slice, 1, 30, 10, 0, 1, 0, -1, 1, SPTD_SLICE_USER,
+	                         SPTD_SLICE_F_START_TRUNCATED), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, slice, 2, 32, 4, 0, 1, 1, 1, -1, SPTD_SLICE_KERNEL, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, callsite, 1, -1, 0, 1, 0x401010), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, callsite, 2, 1, 1, -1, 0xffffffff81000010ull), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, sample, 40, 3, 1, 2), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, gap, 50, 6, -1, "overflow"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, gap, 60, 1, 2, "lost sync"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, stats, "lost_samples", -1, 7), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, stats, "aux_bytes", 1, 4096), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_ftrace_page, 1, 0, page_bytes, sizeof(page_bytes)), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_ftrace_page, 1, 1, NULL, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_ftrace_format, "header_page", "field: u64 timestamp;"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sample, 70, 0, 100, 101, chain, 4, SPTD_RAW_SAMPLE_CLOCK, NULL, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_task, 100, 101, "worker", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, -1, 0xffffffff81000000ull, 0xffffffff82000000ull,
+	                         0, 2, 0, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, -1, 0, 4096, 0, 2, 0, 77), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_pt, 2, 0, page_bytes, 3), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sideband, 3, 5, page_bytes + 3, 3), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_image, 1, 0x401000, page_bytes, sizeof(page_bytes), NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_switch, 80, 1, 100, 0, "swapper/1", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_switch, 90, 0, 100, 7, "cat", "D"), 0);
 }
 
 /* Compare the rows of @sql with @expect: rows joined by '\n', columns by
@@ -253,7 +253,7 @@ static void test_roundtrip(void)
 		CHECK_INT(count(other, "SELECT count(*) FROM raw_pt"), 1);
 		sptd_store_destroy(other);
 	}
-	CHECK_INT(sptd_store_gap_add(st, 1, 1, 0, "x"), -EROFS);
+	CHECK_INT(SPTD_STORE_ADD(st, gap, 1, 1, 0, "x"), -EROFS);
 	CHECK(has(sptd_store_errmsg(st), "committed"));
 	CHECK_INT(sptd_store_commit(st), -EINVAL);
 	sptd_store_destroy(st);
@@ -322,7 +322,7 @@ static void test_exists(void)
 	/* PATH appearing while the incident is written: commit refuses. */
 	path = tpath(0, "d.db");
 	CHECK_INT(sptd_store_create(path, &st), 0);
-	CHECK_INT(sptd_store_stat_add(st, "x", -1, 1), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, stats, "x", -1, 1), 0);
 	fd = open(path, O_CREAT | O_WRONLY, 0644);
 	CHECK(write(fd, "keep", 4) == 4);
 	close(fd);
@@ -402,7 +402,7 @@ static void test_bad_files(void)
 	path = tpath(0, "trunc.db");
 	CHECK_INT(sptd_store_create(path, &st), 0);
 	for (int i = 0; i < 20000; i++)
-		sptd_store_slice_add(st, i, i * 10, 5, 0, 1, 0, -1, -1, SPTD_SLICE_USER, 0);
+		SPTD_STORE_ADD(st, slice, i, i * 10, 5, 0, 1, 0, -1, -1, SPTD_SLICE_USER, 0);
 	CHECK_INT(sptd_store_commit(st), 0);
 	sptd_store_destroy(st);
 	CHECK_INT(stat(path, &sb), 0);
@@ -483,7 +483,7 @@ static void test_read_only(void)
 	CHECK_INT(sptd_store_prepare(st, "SELECT 1; -- trailing comment\n", &q), 0);
 	sptd_store_finalize(q);
 	q = NULL;
-	CHECK_INT(sptd_store_gap_add(st, 1, 1, 0, "x"), -EROFS);
+	CHECK_INT(SPTD_STORE_ADD(st, gap, 1, 1, 0, "x"), -EROFS);
 	CHECK(has(sptd_store_errmsg(st), "read-only"));
 	CHECK_INT(sptd_store_meta_set(st, "k", "v"), -EROFS);
 	CHECK_INT(sptd_store_table_clear(st, "slice"), -EROFS);
@@ -582,15 +582,15 @@ static void test_update(void)
 	CHECK_INT(sptd_store_table_clear(st, "slice"), 0);
 	CHECK_INT(count(st, "SELECT count(*) FROM slice"), 0);
 	for (int i = 0; i < 3; i++)
-		CHECK_INT(sptd_store_slice_add(st, 10 + i, 100 + i, 1, 0, 1, 0, -1, -1,
-		                               SPTD_SLICE_SYSCALL, 0), 0);
+		CHECK_INT(SPTD_STORE_ADD(st, slice, 10 + i, 100 + i, 1, 0, 1, 0, -1, -1,
+		                         SPTD_SLICE_SYSCALL, 0), 0);
 	/* caller-chosen ids: a duplicate is the caller's mistake, not fatal */
-	CHECK_INT(sptd_store_slice_add(st, 10, 1, 1, 0, 1, 0, -1, -1, SPTD_SLICE_IRQ, 0),
+	CHECK_INT(SPTD_STORE_ADD(st, slice, 10, 1, 1, 0, 1, 0, -1, -1, SPTD_SLICE_IRQ, 0),
 	          -EINVAL);
 	CHECK(has(sptd_store_errmsg(st), "slice.id"));
 	CHECK_INT(sptd_store_meta_set(st, "decoded", "yes"), 0);
 	CHECK_INT(sptd_store_commit(st), 0);
-	CHECK_INT(sptd_store_slice_add(st, 20, 1, 1, 0, 1, 0, -1, -1, SPTD_SLICE_IRQ, 0),
+	CHECK_INT(SPTD_STORE_ADD(st, slice, 20, 1, 1, 0, 1, 0, -1, -1, SPTD_SLICE_IRQ, 0),
 	          -EROFS);
 	sptd_store_destroy(st);
 
@@ -607,7 +607,7 @@ static void test_update(void)
 	CHECK_INT(sptd_store_open(path, 1, &st), 0);
 	CHECK_INT(sptd_store_table_clear(st, "slice"), 0);
 	CHECK_INT(sptd_store_table_clear(st, "sched_slice"), 0);
-	CHECK_INT(sptd_store_sched_slice_add(st, 1, 1, 0, 1, "R", 1), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, sched_slice, 1, 1, 0, 1, "R", 1, 0), 0);
 	sptd_store_destroy(st);
 	st = NULL;
 	CHECK_INT(sptd_store_open(path, 0, &st), 0);
@@ -644,30 +644,30 @@ static void test_invalid_args(void)
 	CHECK_INT(sptd_store_meta_set_int(NULL, "k", 1), -EINVAL);
 	CHECK_INT(sptd_store_meta_get(NULL, "k", buf, sizeof(buf)), -EINVAL);
 	CHECK_INT(sptd_store_meta_get_int(NULL, "k", &v), -EINVAL);
-	CHECK_INT(sptd_store_trigger_add(NULL, 0, 0, "irq", NULL), -EINVAL);
-	CHECK_INT(sptd_store_process_add(NULL, 1, 1, "a", NULL), -EINVAL);
-	CHECK_INT(sptd_store_thread_add(NULL, 1, 1, 1, "a"), -EINVAL);
-	CHECK_INT(sptd_store_sched_slice_add(NULL, 0, 0, 0, 0, NULL, 0), -EINVAL);
-	CHECK_INT(sptd_store_thread_state_add(NULL, 0, 0, 0, "R", 0, 0), -EINVAL);
-	CHECK_INT(sptd_store_irq_slice_add(NULL, 0, 0, 0, 0, "a", 0), -EINVAL);
-	CHECK_INT(sptd_store_softirq_slice_add(NULL, 0, 0, 0, 0, "a"), -EINVAL);
-	CHECK_INT(sptd_store_slice_add(NULL, 0, 0, 0, 0, 0, 0, -1, -1, "user", 0), -EINVAL);
-	CHECK_INT(sptd_store_dso_add(NULL, 0, "a", NULL), -EINVAL);
-	CHECK_INT(sptd_store_symbol_add(NULL, 0, "a", 0, 0, 0), -EINVAL);
-	CHECK_INT(sptd_store_sample_add(NULL, 0, 0, 0, 0), -EINVAL);
-	CHECK_INT(sptd_store_callsite_add(NULL, 0, -1, 0, -1, 0), -EINVAL);
-	CHECK_INT(sptd_store_gap_add(NULL, 0, 0, 0, "a"), -EINVAL);
-	CHECK_INT(sptd_store_stat_add(NULL, "a", 0, 0), -EINVAL);
-	CHECK_INT(sptd_store_raw_ftrace_page_add(NULL, 0, 0, buf, 1), -EINVAL);
-	CHECK_INT(sptd_store_raw_ftrace_format_add(NULL, "a", "b"), -EINVAL);
-	CHECK_INT(sptd_store_raw_sample_add(NULL, 0, 0, 0, 0, &one, 1), -EINVAL);
-	CHECK_INT(sptd_store_raw_task_add(NULL, 0, 0, "a", NULL), -EINVAL);
-	CHECK_INT(sptd_store_raw_mmap_add(NULL, 0, 0, 1, 0, 0, 0), -EINVAL);
-	CHECK_INT(sptd_store_raw_mmap_add_until(NULL, 0, 0, 1, 0, 0, 0, 5), -EINVAL);
-	CHECK_INT(sptd_store_raw_pt_add(NULL, 0, 0, buf, 1), -EINVAL);
-	CHECK_INT(sptd_store_raw_sideband_add(NULL, 0, 0, buf, 1), -EINVAL);
-	CHECK_INT(sptd_store_raw_image_add(NULL, 0, 0, buf, 1), -EINVAL);
-	CHECK_INT(sptd_store_raw_switch_add(NULL, 0, 0, 0, 0, "a"), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(NULL, trigger, 0, 0, "irq", NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(NULL, process, 1, 1, "a", NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(NULL, thread, 1, 1, 1, "a"), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(NULL, sched_slice, 0, 0, 0, 0, NULL, 0, 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(NULL, thread_state, 0, 0, 0, "R", 0, 0, 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(NULL, irq_slice, 0, 0, 0, 0, "a", 0, 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(NULL, softirq_slice, 0, 0, 0, 0, "a", 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(NULL, slice, 0, 0, 0, 0, 0, 0, -1, -1, "user", 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(NULL, dso, 0, "a", NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(NULL, symbol, 0, "a", 0, 0, 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(NULL, sample, 0, 0, 0, 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(NULL, callsite, 0, -1, 0, -1, 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(NULL, gap, 0, 0, 0, "a"), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(NULL, stats, "a", 0, 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(NULL, raw_ftrace_page, 0, 0, buf, 1), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(NULL, raw_ftrace_format, "a", "b"), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(NULL, raw_sample, 0, 0, 0, 0, &one, 1, SPTD_RAW_SAMPLE_CLOCK, NULL, 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(NULL, raw_task, 0, 0, "a", NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(NULL, raw_mmap, 0, 0, 1, 0, 0, 0, 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(NULL, raw_mmap, 0, 0, 1, 0, 0, 0, 5), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(NULL, raw_pt, 0, 0, buf, 1), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(NULL, raw_sideband, 0, 0, buf, 1), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(NULL, raw_image, 0, 0, buf, 1, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(NULL, raw_switch, 0, 0, 0, 0, "a", NULL), -EINVAL);
 	CHECK_INT(sptd_store_table_clear(NULL, "slice"), -EINVAL);
 	CHECK_INT(sptd_store_prepare(NULL, "SELECT 1", &q), -EINVAL);
 	CHECK_INT(sptd_store_bind_int(NULL, 1, 0), -EINVAL);
@@ -695,45 +695,45 @@ static void test_invalid_args(void)
 	CHECK_INT(sptd_store_meta_get(st, "k", NULL, 1), -EINVAL);
 	CHECK_INT(sptd_store_meta_get(st, "k", buf, 0), -EINVAL);
 	CHECK_INT(sptd_store_meta_get_int(st, "k", NULL), -EINVAL);
-	CHECK_INT(sptd_store_trigger_add(st, 0, 0, NULL, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, trigger, 0, 0, NULL, NULL), -EINVAL);
 	CHECK(has(sptd_store_errmsg(st), "trigger"));
-	CHECK_INT(sptd_store_process_add(st, -1, 1, "a", NULL), -EINVAL);
-	CHECK_INT(sptd_store_thread_add(st, -1, 1, 1, "a"), -EINVAL);
-	CHECK_INT(sptd_store_sched_slice_add(st, 0, -1, 0, 0, NULL, 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, process, -1, 1, "a", NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, thread, -1, 1, 1, "a"), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, sched_slice, 0, -1, 0, 0, NULL, 0, 0), -EINVAL);
 	CHECK(has(sptd_store_errmsg(st), "sched_slice"));
-	CHECK_INT(sptd_store_sched_slice_add(st, 0, 0, -1, 0, NULL, 0), -EINVAL);
-	CHECK_INT(sptd_store_thread_state_add(st, 0, 0, 0, NULL, 0, 0), -EINVAL);
-	CHECK_INT(sptd_store_thread_state_add(st, 0, -5, 0, "R", 0, 0), -EINVAL);
-	CHECK_INT(sptd_store_irq_slice_add(st, 0, -1, 0, 0, "a", 0), -EINVAL);
-	CHECK_INT(sptd_store_softirq_slice_add(st, 0, 0, -1, 0, "a"), -EINVAL);
-	CHECK_INT(sptd_store_slice_add(st, 0, 0, 0, 0, 0, 0, -1, -1, "bogus", 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, sched_slice, 0, 0, -1, 0, NULL, 0, 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, thread_state, 0, 0, 0, NULL, 0, 0, 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, thread_state, 0, -5, 0, "R", 0, 0, 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, irq_slice, 0, -1, 0, 0, "a", 0, 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, softirq_slice, 0, 0, -1, 0, "a", 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, slice, 0, 0, 0, 0, 0, 0, -1, -1, "bogus", 0), -EINVAL);
 	CHECK(has(sptd_store_errmsg(st), "kind"));
-	CHECK_INT(sptd_store_slice_add(st, 0, 0, 0, 0, 0, 0, -1, -1, NULL, 0), -EINVAL);
-	CHECK_INT(sptd_store_slice_add(st, -1, 0, 0, 0, 0, 0, -1, -1, "user", 0), -EINVAL);
-	CHECK_INT(sptd_store_slice_add(st, 0, 0, 0, 0, 0, -1, -1, -1, "user", 0), -EINVAL);
-	CHECK_INT(sptd_store_dso_add(st, 0, NULL, NULL), -EINVAL);
-	CHECK_INT(sptd_store_symbol_add(st, 0, NULL, 0, 0, 0), -EINVAL);
-	CHECK_INT(sptd_store_sample_add(st, 0, -1, 0, 0), -EINVAL);
-	CHECK_INT(sptd_store_callsite_add(st, -1, -1, 0, -1, 0), -EINVAL);
-	CHECK_INT(sptd_store_gap_add(st, 0, 0, 0, NULL), -EINVAL);
-	CHECK_INT(sptd_store_stat_add(st, NULL, 0, 0), -EINVAL);
-	CHECK_INT(sptd_store_raw_ftrace_page_add(st, 0, 0, NULL, 4), -EINVAL);
-	CHECK_INT(sptd_store_raw_ftrace_page_add(st, -1, 0, buf, 1), -EINVAL);
-	CHECK_INT(sptd_store_raw_ftrace_format_add(st, NULL, "b"), -EINVAL);
-	CHECK_INT(sptd_store_raw_ftrace_format_add(st, "a", NULL), -EINVAL);
-	CHECK_INT(sptd_store_raw_sample_add(st, 0, 0, 0, 0, NULL, 3), -EINVAL);
-	CHECK_INT(sptd_store_raw_mmap_add(st, 0, 2, 1, 0, 0, 0), -EINVAL);
-	CHECK_INT(sptd_store_raw_mmap_add_until(st, 0, 2, 1, 0, 0, 0, 5), -EINVAL);
-	CHECK_INT(sptd_store_raw_pt_add(st, 0, -1, buf, 1), -EINVAL);
-	CHECK_INT(sptd_store_raw_sideband_add(st, 0, 0, NULL, 1), -EINVAL);
-	CHECK_INT(sptd_store_raw_image_add(st, 0, 0, NULL, 1), -EINVAL);
-	CHECK_INT(sptd_store_raw_switch_add(st, 0, -1, 0, 0, "a"), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, slice, 0, 0, 0, 0, 0, 0, -1, -1, NULL, 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, slice, -1, 0, 0, 0, 0, 0, -1, -1, "user", 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, slice, 0, 0, 0, 0, 0, -1, -1, -1, "user", 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 0, NULL, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, symbol, 0, NULL, 0, 0, 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, sample, 0, -1, 0, 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, callsite, -1, -1, 0, -1, 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, gap, 0, 0, 0, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, stats, NULL, 0, 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_ftrace_page, 0, 0, NULL, 4), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_ftrace_page, -1, 0, buf, 1), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_ftrace_format, NULL, "b"), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_ftrace_format, "a", NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sample, 0, 0, 0, 0, NULL, 3, SPTD_RAW_SAMPLE_CLOCK, NULL, 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, 0, 2, 1, 0, 0, 0, 0), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, 0, 2, 1, 0, 0, 0, 5), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_pt, 0, -1, buf, 1), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sideband, 0, 0, NULL, 1), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_image, 0, 0, NULL, 1, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_switch, 0, -1, 0, 0, "a", NULL), -EINVAL);
 	CHECK_INT(sptd_store_prepare(st, NULL, &q), -EINVAL);
 	CHECK_INT(sptd_store_prepare(st, "SELECT 1", NULL), -EINVAL);
 	CHECK_INT(sptd_store_query_int(st, NULL, &v), -EINVAL);
 	CHECK_INT(sptd_store_query_int(st, "SELECT 1", NULL), -EINVAL);
 	/* none of the rejected rows reached the file, and the store still works */
-	CHECK_INT(sptd_store_raw_sample_add(st, 0, 0, 0, 0, NULL, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sample, 0, 0, 0, 0, NULL, 0, SPTD_RAW_SAMPLE_CLOCK, NULL, 0), 0);
 	CHECK_INT(count(st, "SELECT count(*) FROM slice"), 0);
 	CHECK_INT(count(st, "SELECT count(*) FROM meta"), 1);
 	CHECK_INT(sptd_store_commit(st), 0);

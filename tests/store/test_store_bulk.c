@@ -148,12 +148,12 @@ static void compare_reads(const char *path)
 	for (int64_t i = 0; i < N_SAMPLES && ret == 0; i++) {
 		for (int k = 0; k < CHAIN; k++)
 			chain[k] = 0xffffffff81000000ull + (uint64_t)(i * 31 + k * 7);
-		ret = sptd_store_raw_sample_add(st, (i * 7919) % N_SAMPLES, (int)(i & 7), 100,
-		                                (int)(i % 50), chain, CHAIN);
+		ret = SPTD_STORE_ADD(st, raw_sample, (i * 7919) % N_SAMPLES, (int)(i & 7), 100,
+		                     (int)(i % 50), chain, CHAIN, SPTD_RAW_SAMPLE_CLOCK, NULL, 0);
 	}
 	for (int i = 0; i < N_CHUNKS && ret == 0; i++) {
 		page[4095] = (unsigned char)i;
-		ret = sptd_store_raw_pt_add(st, i % 8, i / 8, page, sizeof(page));
+		ret = SPTD_STORE_ADD(st, raw_pt, i % 8, i / 8, page, sizeof(page));
 	}
 	CHECK_INT(ret, 0);
 	CHECK_INT(sptd_store_commit(st), 0);
@@ -194,9 +194,9 @@ int main(void)
 		goto out;
 	t0 = now_s();
 	for (int64_t i = 0; i < N_SLICES && ret == 0; i++)
-		ret = sptd_store_slice_add(st, i, i * 100, 50, (int)(i & 7), i % 1000,
-		                           (int)(i % 16), i % 16 ? i - 1 : -1, i % 5000,
-		                           i & 1 ? SPTD_SLICE_USER : SPTD_SLICE_KERNEL, 0);
+		ret = SPTD_STORE_ADD(st, slice, i, i * 100, 50, (int)(i & 7), i % 1000,
+		                     (int)(i % 16), i % 16 ? i - 1 : -1, i % 5000,
+		                     i & 1 ? SPTD_SLICE_USER : SPTD_SLICE_KERNEL, 0);
 	CHECK_INT(ret, 0);
 	if (ret < 0)
 		fprintf(stderr, "%s\n", sptd_store_errmsg(st));

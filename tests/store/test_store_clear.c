@@ -34,7 +34,7 @@ static void test_gap_clear(void)
 	if (!st)
 		return;
 	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
-		CHECK_INT(sptd_store_gap_add(st, (int64_t)i, 0, -1, reasons[i]), 0);
+		CHECK_INT(SPTD_STORE_ADD(st, gap, (int64_t)i, 0, -1, reasons[i]), 0);
 	/* a prefix, ASCII case-insensitive as LIKE */
 	CHECK_INT(sptd_store_gap_clear(st, "pt: "), 2);
 	CHECK_INT(sptd_store_gap_clear(st, "pt: "), 0);
@@ -59,11 +59,11 @@ static void test_stats_clear(void)
 
 	if (!st)
 		return;
-	CHECK_INT(sptd_store_stat_add(st, "calls", 0, 1), 0);
-	CHECK_INT(sptd_store_stat_add(st, "calls", 1, 2), 0);
-	CHECK_INT(sptd_store_stat_add(st, "calls", -1, 3), 0);
-	CHECK_INT(sptd_store_stat_add(st, "returns", 0, 4), 0);
-	CHECK_INT(sptd_store_stat_add(st, "sched_events", -1, 5), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, stats, "calls", 0, 1), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, stats, "calls", 1, 2), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, stats, "calls", -1, 3), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, stats, "returns", 0, 4), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, stats, "sched_events", -1, 5), 0);
 	CHECK_INT(sptd_store_stats_clear(st, pt, 0), 0);
 	CHECK_INT(sptd_store_stats_clear(st, NULL, 0), 0);
 	CHECK_INT(sptd_store_count(st, SPTD_STORE_T_STATS, &n), 0);
@@ -85,45 +85,45 @@ static void fill_every_table(struct sptd_store *st)
 {
 	static const uint64_t chain[] = { 0x401000 };
 
-	CHECK_INT(sptd_store_trigger_add(st, 1, 0, "irq", NULL), 0);
-	CHECK_INT(sptd_store_process_add(st, 1, 100, "app", NULL), 0);
-	CHECK_INT(sptd_store_thread_add(st, 1, 100, 1, "app"), 0);
-	CHECK_INT(sptd_store_sched_slice_add(st, 0, 1, 0, 1, "S", 120), 0);
-	CHECK_INT(sptd_store_thread_state_add(st, 0, 1, 1, "S", -1, -1), 0);
-	CHECK_INT(sptd_store_irq_slice_add(st, 0, 1, 0, 11, "eth0", 1), 0);
-	CHECK_INT(sptd_store_softirq_slice_add(st, 0, 1, 0, 3, "NET_RX"), 0);
-	CHECK_INT(sptd_store_slice_add(st, 1, 0, 1, 0, 1, 0, -1, 1, SPTD_SLICE_USER, 0), 0);
-	CHECK_INT(sptd_store_symbol_add(st, 1, "main", 1, 0x401000, 0x10), 0);
-	CHECK_INT(sptd_store_dso_add(st, 1, "/usr/bin/app", NULL), 0);
-	CHECK_INT(sptd_store_sample_add(st, 0, 0, 1, 1), 0);
-	CHECK_INT(sptd_store_ftrace_event_add(st, 0, 0, 1, "sched:sched_process_exec", "{\"pid\":1}"), 0);
-	CHECK_INT(sptd_store_callsite_add(st, 1, -1, 0, 1, 0x401000), 0);
-	CHECK_INT(sptd_store_gap_add(st, 0, 1, -1, "pt: overflow"), 0);
-	CHECK_INT(sptd_store_stat_add(st, "calls", 0, 1), 0);
-	CHECK_INT(sptd_store_raw_ftrace_page_add(st, 0, 0, "p", 1), 0);
-	CHECK_INT(sptd_store_raw_ftrace_format_add(st, "header_page", "x"), 0);
-	CHECK_INT(sptd_store_raw_sample_add(st, 0, 0, 100, 100, chain, 1), 0);
-	CHECK_INT(sptd_store_raw_task_add(st, 100, 100, "app", NULL), 0);
-	CHECK_INT(sptd_store_raw_mmap_add(st, 100, 0x400000, 0x401000, 0, 1, 0), 0);
-	CHECK_INT(sptd_store_raw_pt_add(st, 0, 0, "t", 1), 0);
-	CHECK_INT(sptd_store_raw_sideband_add(st, 0, 0, "s", 1), 0);
-	CHECK_INT(sptd_store_raw_image_add(st, 1, 0x401000, "c", 1), 0);
-	CHECK_INT(sptd_store_raw_switch_add(st, 0, 0, 0, 100, "app"), 0);
-	CHECK_INT(sptd_store_cpu_freq_add(st, 0, 0, 24, 2400000), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, trigger, 1, 0, "irq", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, process, 1, 100, "app", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, thread, 1, 100, 1, "app"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, sched_slice, 0, 1, 0, 1, "S", 120, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, thread_state, 0, 1, 1, "S", -1, -1, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, irq_slice, 0, 1, 0, 11, "eth0", 1, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, softirq_slice, 0, 1, 0, 3, "NET_RX", 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, slice, 1, 0, 1, 0, 1, 0, -1, 1, SPTD_SLICE_USER, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, symbol, 1, "main", 1, 0x401000, 0x10), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 1, "/usr/bin/app", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, sample, 0, 0, 1, 1), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, ftrace_event, 0, 0, 1, "sched:sched_process_exec", "{\"pid\":1}"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, callsite, 1, -1, 0, 1, 0x401000), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, gap, 0, 1, -1, "pt: overflow"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, stats, "calls", 0, 1), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_ftrace_page, 0, 0, "p", 1), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_ftrace_format, "header_page", "x"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sample, 0, 0, 100, 100, chain, 1, SPTD_RAW_SAMPLE_CLOCK, NULL, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_task, 100, 100, "app", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, 100, 0x400000, 0x401000, 0, 1, 0, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_pt, 0, 0, "t", 1), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sideband, 0, 0, "s", 1), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_image, 1, 0x401000, "c", 1, NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_switch, 0, 0, 0, 100, "app", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, cpu_freq, 0, 0, 24, 2400000), 0);
 	{
 		struct sptd_store_cpu_idle_row r = { .ts = 0, .dur = 5, .state = 6, .sub_state = 0,
 		                                     .requested = 6, .requested_sub = -1,
 		                                     .last = 6, .deepest = 6, .wake = "interrupt" };
 
-		CHECK_INT(sptd_store_cpu_idle_add(st, &r), 0);
+		CHECK_INT(sptd_store_add(st, SPTD_STORE_T_CPU_IDLE, &r), 0);
 	}
-	CHECK_INT(sptd_store_ptwrite_add(st, 0, 0, 1, 0x401000, 0xdeadbeef, 4), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, ptwrite, 0, 0, 1, 0x401000, 0xdeadbeef, 4), 0);
 	{
 		struct sptd_store_watch_hit_row r = { .ts = 1, .tid = 100, .ip = 0x401010,
 		                                      .function = "f+0x3", .watch = 1, .old_value = 1,
 		                                      .new_value = 2, .trigger = "watch=100:v" };
 
-		CHECK_INT(sptd_store_watch_hit_add(st, &r), 0);
+		CHECK_INT(sptd_store_add(st, SPTD_STORE_T_WATCH_HIT, &r), 0);
 	}
 	CHECK_INT(SPTD_STORE_ADD(st, mem_sample, .ts = 1, .cpu = 0, .utid = 1, .pc = 0x401010, .symbol_id = 1,
 	                         .vaddr = 0x7f0000001000, .paddr = 0, .op = "load",
@@ -166,7 +166,7 @@ static void test_derived_clear(void)
 		CHECK_INT(n, derived((enum sptd_store_table_id)i) ? 0 : 1);
 	}
 	/* refilled and committed: the indexes are back */
-	CHECK_INT(sptd_store_slice_add(st, 1, 0, 1, 0, 1, 0, -1, 1, SPTD_SLICE_USER, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, slice, 1, 0, 1, 0, 1, 0, -1, 1, SPTD_SLICE_USER, 0), 0);
 	st = fixture_reopen(st);
 	if (!st)
 		return;
@@ -202,7 +202,7 @@ static void test_invalid_args(void)
 	CHECK_INT(sptd_store_stats_clear(st, with_null, 2), -EINVAL);
 	CHECK(fixture_has(sptd_store_errmsg(st), "name is NULL"));
 	/* nothing was deleted by a rejected call; the store still works */
-	CHECK_INT(sptd_store_stat_add(st, "calls", 0, 1), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, stats, "calls", 0, 1), 0);
 	CHECK_INT(sptd_store_stats_clear(st, with_null, 1), 1);
 	sptd_store_destroy(st);
 }

@@ -43,7 +43,7 @@ static void fill(const char *dir, int chunks)
 	if (!st)
 		return;
 	for (i = 0; i < chunks && ret == 0; i++)
-		ret = sptd_store_raw_pt_add(st, 0, i, chunk, sizeof(chunk));
+		ret = SPTD_STORE_ADD(st, raw_pt, 0, i, chunk, sizeof(chunk));
 	printf("%d chunks: %s after %d\n", chunks, ret ? "add failed" : "adds worked", i);
 	if (ret == 0)
 		ret = sptd_store_commit(st);
@@ -53,7 +53,7 @@ static void fill(const char *dir, int chunks)
 	CHECK(strstr(sptd_store_errmsg(st), "nothing was written to") != NULL);
 	CHECK(strstr(sptd_store_errmsg(st), path) != NULL);
 	/* the failure is sticky: no later row or commit pretends to work */
-	CHECK_INT(sptd_store_raw_pt_add(st, 0, 999, chunk, 16), -ENOSPC);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_pt, 0, 999, chunk, 16), -ENOSPC);
 	CHECK_INT(sptd_store_commit(st), -ENOSPC);
 	CHECK(stat(path, &sb) < 0 && errno == ENOENT);
 	sptd_store_destroy(st);
@@ -76,7 +76,7 @@ static void fill_slices(const char *dir)
 	if (!st)
 		return;
 	for (int i = 0; i < 4 && ret == 0; i++)
-		ret = sptd_store_raw_pt_add(st, 0, i, chunk, sizeof(chunk));
+		ret = SPTD_STORE_ADD(st, raw_pt, 0, i, chunk, sizeof(chunk));
 	CHECK_INT(ret, 0);
 	CHECK_INT(sptd_store_slices_defer(st), 0);
 	for (int k = 0; k < 60 && ret == 0; k++) {
@@ -114,7 +114,7 @@ static void fill_update(const char *dir, int slices)
 	snprintf(path, sizeof(path), "%s/update%d.db", dir, slices);
 	CHECK_INT(sptd_store_create(path, &st), 0);
 	if (st)
-		CHECK_INT(sptd_store_raw_pt_add(st, 0, 0, chunk, 4096), 0);
+		CHECK_INT(SPTD_STORE_ADD(st, raw_pt, 0, 0, chunk, 4096), 0);
 	CHECK_INT(sptd_store_commit(st), 0);
 	sptd_store_destroy(st);
 	st = NULL;
@@ -134,7 +134,7 @@ static void fill_update(const char *dir, int slices)
 		}
 	} else {
 		for (int i = 1; i < 40 && ret == 0; i++)
-			ret = sptd_store_raw_pt_add(st, 0, i, chunk, sizeof(chunk));
+			ret = SPTD_STORE_ADD(st, raw_pt, 0, i, chunk, sizeof(chunk));
 	}
 	if (ret == 0)
 		ret = sptd_store_commit(st);

@@ -31,13 +31,13 @@ static void test_counts(void)
 		/* meta holds schema_version from the start */
 		CHECK_INT(n, i == SPTD_STORE_T_META ? 1 : 0);
 	}
-	CHECK_INT(sptd_store_trigger_add(st, 1, 0, "irq", NULL), 0);
-	CHECK_INT(sptd_store_sched_slice_add(st, 0, 1, 0, 1, "S", 120), 0);
-	CHECK_INT(sptd_store_sched_slice_add(st, 1, 1, 0, 1, "S", 120), 0);
-	CHECK_INT(sptd_store_raw_mmap_add(st, 10, 0x1000, 0x2000, 0, 1, 0), 0);
-	CHECK_INT(sptd_store_raw_mmap_add(st, 10, 0x3000, 0x4000, 0, 1, 0), 0);
-	CHECK_INT(sptd_store_raw_mmap_add(st, -1, 0xffffffff81000000ull, 0xffffffff82000000ull,
-	                                  0, 2, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, trigger, 1, 0, "irq", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, sched_slice, 0, 1, 0, 1, "S", 120, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, sched_slice, 1, 1, 0, 1, "S", 120, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, 10, 0x1000, 0x2000, 0, 1, 0, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, 10, 0x3000, 0x4000, 0, 1, 0, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, -1, 0xffffffff81000000ull, 0xffffffff82000000ull,
+	                         0, 2, 0, 0), 0);
 	CHECK_INT(sptd_store_count(st, SPTD_STORE_T_TRIGGER, &n), 0);
 	CHECK_INT(n, 1);
 	CHECK_INT(sptd_store_count(st, SPTD_STORE_T_SCHED_SLICE, &n), 0);
@@ -49,7 +49,7 @@ static void test_counts(void)
 	CHECK_INT(sptd_store_raw_mmap_count(st, 11, &n), 0);
 	CHECK_INT(n, 0);
 	/* the cached statement sees rows added after its first use */
-	CHECK_INT(sptd_store_sched_slice_add(st, 2, 1, 0, 1, "S", 120), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, sched_slice, 2, 1, 0, 1, "S", 120, 0), 0);
 	CHECK_INT(sptd_store_count(st, SPTD_STORE_T_SCHED_SLICE, &n), 0);
 	CHECK_INT(n, 3);
 	st = fixture_reopen(st);
@@ -78,17 +78,17 @@ static void test_next_id(void)
 		CHECK_INT(sptd_store_next_id(st, keyed[i], &id), 0);
 		CHECK_INT(id, 1);
 	}
-	CHECK_INT(sptd_store_dso_add(st, 5, "/a", NULL), 0);
-	CHECK_INT(sptd_store_dso_add(st, 2, "/b", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 5, "/a", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 2, "/b", NULL), 0);
 	CHECK_INT(sptd_store_next_id(st, SPTD_STORE_T_DSO, &id), 0);
 	CHECK_INT(id, 6);
-	CHECK_INT(sptd_store_process_add(st, 41, 100, NULL, NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, process, 41, 100, NULL, NULL), 0);
 	CHECK_INT(sptd_store_next_id(st, SPTD_STORE_T_PROCESS, &id), 0);
 	CHECK_INT(id, 42);
-	CHECK_INT(sptd_store_thread_add(st, 7, 100, 41, NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, thread, 7, 100, 41, NULL), 0);
 	CHECK_INT(sptd_store_next_id(st, SPTD_STORE_T_THREAD, &id), 0);
 	CHECK_INT(id, 8);
-	CHECK_INT(sptd_store_symbol_add(st, 9, "f", 5, 0x10, 4), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, symbol, 9, "f", 5, 0x10, 4), 0);
 	CHECK_INT(sptd_store_next_id(st, SPTD_STORE_T_SYMBOL, &id), 0);
 	CHECK_INT(id, 10);
 	/* tables whose rows the store numbers */
@@ -113,15 +113,15 @@ static void test_finds(void)
 
 	if (!st)
 		return;
-	CHECK_INT(sptd_store_dso_add(st, 3, "/bin/b", "bb"), 0);
-	CHECK_INT(sptd_store_dso_add(st, 2, "/bin/a", NULL), 0);
-	CHECK_INT(sptd_store_dso_add(st, 1, "/bin/a", "aa"), 0);
-	CHECK_INT(sptd_store_symbol_add(st, 1, "main", 1, 0x401000, 0x10), 0);
-	CHECK_INT(sptd_store_symbol_add(st, 2, "main", 2, 0x401000, 0x10), 0);
-	CHECK_INT(sptd_store_symbol_add(st, 3, "schedule", -1, 0xffffffff81000000ull, 0), 0);
-	CHECK_INT(sptd_store_raw_mmap_add(st, -1, 0xffffffff81000000ull, 0xffffffff82000000ull,
-	                                  0, 3, 0), 0);
-	CHECK_INT(sptd_store_raw_mmap_add(st, 10, 0x400000, 0x401000, 0, 1, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 3, "/bin/b", "bb"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 2, "/bin/a", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 1, "/bin/a", "aa"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, symbol, 1, "main", 1, 0x401000, 0x10), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, symbol, 2, "main", 2, 0x401000, 0x10), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, symbol, 3, "schedule", -1, 0xffffffff81000000ull, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, -1, 0xffffffff81000000ull, 0xffffffff82000000ull,
+	                         0, 3, 0, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, 10, 0x400000, 0x401000, 0, 1, 0, 0), 0);
 	for (int pass = 0; pass < 2; pass++) {
 		/* by path and build-id; NULL matches a row without one */
 		id = -1;

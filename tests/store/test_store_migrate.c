@@ -55,10 +55,10 @@ static int make_v1(const char *path)
 
 	if (sptd_store_create(path, &st) < 0)
 		return 0;
-	ok &= sptd_store_sched_slice_add(st, 10, 5, 0, 1, "S", 120) == 0;
-	ok &= sptd_store_thread_state_add(st, 10, 5, 1, "R", -1, 2) == 0;
-	ok &= sptd_store_irq_slice_add(st, 20, 2, 1, 11, "eth0", 1) == 0;
-	ok &= sptd_store_softirq_slice_add(st, 22, 4, 1, 3, "NET_RX") == 0;
+	ok &= SPTD_STORE_ADD(st, sched_slice, 10, 5, 0, 1, "S", 120, 0) == 0;
+	ok &= SPTD_STORE_ADD(st, thread_state, 10, 5, 1, "R", -1, 2, 0) == 0;
+	ok &= SPTD_STORE_ADD(st, irq_slice, 20, 2, 1, 11, "eth0", 1, 0) == 0;
+	ok &= SPTD_STORE_ADD(st, softirq_slice, 22, 4, 1, 3, "NET_RX", 0) == 0;
 	ok &= sptd_store_commit(st) == 0;
 	sptd_store_destroy(st);
 	if (!ok || sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
@@ -133,14 +133,14 @@ static void test_update(const char *path)
 	CHECK_INT(sptd_store_open(path, 1, &st), 0);
 	if (!st)
 		return;
-	CHECK_INT(sptd_store_irq_slice_add_flags(st, 30, 7, 0, 12, "nvme0q1", -1,
-	                                         SPTD_SLICE_F_END_TRUNCATED), 0);
-	CHECK_INT(sptd_store_softirq_slice_add_flags(st, 31, 2, 0, 1, "TIMER",
-	                                             SPTD_SLICE_F_START_TRUNCATED), 0);
-	CHECK_INT(sptd_store_thread_state_add_flags(st, 40, 3, 1, "R", -1, 2,
-	                                            SPTD_SLICE_F_START_TRUNCATED), 0);
-	CHECK_INT(sptd_store_sched_slice_add_flags(st, 40, 3, 0, 1, NULL, 120,
-	                                           SPTD_SLICE_F_END_TRUNCATED), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, irq_slice, 30, 7, 0, 12, "nvme0q1", -1,
+	                         SPTD_SLICE_F_END_TRUNCATED), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, softirq_slice, 31, 2, 0, 1, "TIMER",
+	                         SPTD_SLICE_F_START_TRUNCATED), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, thread_state, 40, 3, 1, "R", -1, 2,
+	                         SPTD_SLICE_F_START_TRUNCATED), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, sched_slice, 40, 3, 0, 1, NULL, 120,
+	                         SPTD_SLICE_F_END_TRUNCATED), 0);
 	CHECK_INT(sptd_store_commit(st), 0);
 	sptd_store_destroy(st);
 	CHECK_INT(raw_int(path, "SELECT value FROM meta WHERE key = 'schema_version'"),

@@ -385,7 +385,7 @@ int main(void)
 	if (st) {
 		struct sptd_store_slice_row *rows = rows_make(1000, 11);
 
-		CHECK_INT(sptd_store_slice_add(st, 0, 5, 1, 0, 0, 0, -1, -1, SPTD_SLICE_USER, 0), 0);
+		CHECK_INT(SPTD_STORE_ADD(st, slice, 0, 5, 1, 0, 0, 0, -1, -1, SPTD_SLICE_USER, 0), 0);
 		CHECK_INT(sptd_store_slices_defer(st), 0);
 		CHECK_INT(rows_add(st, rows, 1000), 0);
 		CHECK_INT(sptd_store_commit(st), 0);
@@ -424,12 +424,12 @@ int main(void)
 
 		for (size_t i = 0; i < 4000; i++)
 			rows[i].utid = (int64_t)(i % 4) + 1;
-		CHECK_INT(sptd_store_process_add(st, 1, 100, "a", "a"), 0);
-		CHECK_INT(sptd_store_process_add(st, 2, 200, "b", "b"), 0);
-		CHECK_INT(sptd_store_thread_add(st, 1, 100, 1, "a"), 0);
-		CHECK_INT(sptd_store_thread_add(st, 2, 101, 1, "a2"), 0);
-		CHECK_INT(sptd_store_thread_add(st, 3, 200, 2, "b"), 0);
-		CHECK_INT(sptd_store_thread_add(st, 4, 300, -1, "c"), 0);
+		CHECK_INT(SPTD_STORE_ADD(st, process, 1, 100, "a", "a"), 0);
+		CHECK_INT(SPTD_STORE_ADD(st, process, 2, 200, "b", "b"), 0);
+		CHECK_INT(SPTD_STORE_ADD(st, thread, 1, 100, 1, "a"), 0);
+		CHECK_INT(SPTD_STORE_ADD(st, thread, 2, 101, 1, "a2"), 0);
+		CHECK_INT(SPTD_STORE_ADD(st, thread, 3, 200, 2, "b"), 0);
+		CHECK_INT(SPTD_STORE_ADD(st, thread, 4, 300, -1, "c"), 0);
 		CHECK_INT(sptd_store_slices_defer(st), 0);
 		CHECK_INT(rows_add(st, rows, 4000), 0);
 		CHECK_INT(sptd_store_keep_pids(st, (const int[]){ 100 }, 1), 0);
@@ -461,9 +461,9 @@ int main(void)
 		}
 		for (size_t i = 0; i < 6000; i++)
 			rows[i].utid = (int64_t)(i % 2) + 1;
-		CHECK_INT(sptd_store_process_add(st, 1, 100, "a", "a"), 0);
-		CHECK_INT(sptd_store_thread_add(st, 1, 100, 1, "a"), 0);
-		CHECK_INT(sptd_store_thread_add(st, 2, 200, -1, "b"), 0);
+		CHECK_INT(SPTD_STORE_ADD(st, process, 1, 100, "a", "a"), 0);
+		CHECK_INT(SPTD_STORE_ADD(st, thread, 1, 100, 1, "a"), 0);
+		CHECK_INT(SPTD_STORE_ADD(st, thread, 2, 200, -1, "b"), 0);
 		CHECK_INT(sptd_store_slices_defer(st), 0);
 		CHECK_INT(rows_add(st, rows, 4000), 0);
 		CHECK_INT(sptd_store_slices_ready(st), 0);

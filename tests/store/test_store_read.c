@@ -89,9 +89,9 @@ static int put_stat(void *arg, const struct sptd_store_stat_row *row)
 	return 0;
 }
 
-static int put_exit(void *arg, int64_t utid, int64_t ts)
+static int put_exit(void *arg, const struct sptd_store_thread_exit_row *row)
 {
-	fixture_put(arg, "%" PRId64 "|%" PRId64 "\n", utid, ts);
+	fixture_put(arg, "%" PRId64 "|%" PRId64 "\n", row->utid, row->ts);
 	return 0;
 }
 
@@ -108,18 +108,25 @@ static void exec_sql(struct sptd_store *st, const char *sql)
 
 /* ---- the three cpu, seq, bytes tables -------------------------------------------- */
 
-/* One of raw_pt, raw_sideband, raw_ftrace_page: its add, reader and name. */
+/* One of raw_pt, raw_sideband, raw_ftrace_page: its name and id. */
 struct chunk_table {
 	const char *name;
-	int (*add)(struct sptd_store *st, int cpu, int seq, const void *data, size_t len);
-	enum sptd_store_table_id table; /* for sptd_store_each */
+	enum sptd_store_table_id table; /* for sptd_store_add and sptd_store_each */
 };
 
 static const struct chunk_table chunk_tables[] = {
-	{ "raw_pt", sptd_store_raw_pt_add, SPTD_STORE_T_RAW_PT },
-	{ "raw_sideband", sptd_store_raw_sideband_add, SPTD_STORE_T_RAW_SIDEBAND },
-	{ "raw_ftrace_page", sptd_store_raw_ftrace_page_add, SPTD_STORE_T_RAW_FTRACE_PAGE },
+	{ "raw_pt", SPTD_STORE_T_RAW_PT },
+	{ "raw_sideband", SPTD_STORE_T_RAW_SIDEBAND },
+	{ "raw_ftrace_page", SPTD_STORE_T_RAW_FTRACE_PAGE },
 };
+
+/* Add a row of chunk table @c. */
+static int chunk_add(struct sptd_store *st, const struct chunk_table *c, int cpu, int seq,
+                     const void *data, size_t len)
+{
+	return sptd_store_add(st, c->table,
+	                      &(const struct sptd_store_chunk_row){ cpu, seq, data, len });
+}
 
 /* put_chunk as sptd_store_each takes it. */
 static int chunk_fn(void *ctx, const void *row)
@@ -141,10 +148,10 @@ static void test_chunks(void)
 		if (!st)
 			return;
 		/* out of order: the reader sorts by cpu, then seq */
-		CHECK_INT(c->add(st, 1, 1, cd, sizeof(cd)), 0);
-		CHECK_INT(c->add(st, 0, 1, ab, sizeof(ab)), 0);
-		CHECK_INT(c->add(st, 1, 0, NULL, 0), 0);
-		CHECK_INT(c->add(st, 0, 0, one, sizeof(one)), 0);
+		CHECK_INT(chunk_add(st, c, 1, 1, cd, sizeof(cd)), 0);
+		CHECK_INT(chunk_add(st, c, 0, 1, ab, sizeof(ab)), 0);
+		CHECK_INT(chunk_add(st, c, 1, 0, NULL, 0), 0);
+		CHECK_INT(chunk_add(st, c, 0, 0, one, sizeof(one)), 0);
 		snprintf(sql, sizeof(sql), "INSERT INTO %s VALUES (5, 0, NULL)", c->name);
 		exec_sql(st, sql);
 		/* before commit, on the writing connection */
@@ -206,7 +213,7 @@ static int nested(void *arg, const struct sptd_store_chunk_row *row)
 /* Adds a gap row for each raw_pt row it is given. */
 static int add_gap(void *arg, const struct sptd_store_chunk_row *row)
 {
-	return sptd_store_gap_add(arg, row->seq, 0, row->cpu, "pt: test");
+	return SPTD_STORE_ADD(arg, gap, row->seq, 0, row->cpu, "pt: test");
 }
 
 static void test_control(void)
@@ -219,7 +226,7 @@ static void test_control(void)
 	if (!st)
 		return;
 	for (int i = 0; i < 4; i++)
-		CHECK_INT(sptd_store_raw_pt_add(st, i % 2, i, "z", 1), 0);
+		CHECK_INT(SPTD_STORE_ADD(st, raw_pt, i % 2, i, "z", 1), 0);
 	/* > 0 stops the reader, which returns it */
 	CHECK_INT(SPTD_STORE_EACH(st, raw_pt, stop_at_second, &t), 7);
 	CHECK_INT(t.rows, 2);
@@ -287,25 +294,25 @@ static void test_raw_rows(void)
 		return;
 	for (size_t i = 0; i < 1000; i++)
 		long_chain[i] = 0xffffffff81000000ull + i * 0x10001;
-	CHECK_INT(sptd_store_raw_ftrace_format_add(st, "header_page", "a"), 0);
-	CHECK_INT(sptd_store_raw_ftrace_format_add(st, "sched/sched_switch", "b"), 0);
-	CHECK_INT(sptd_store_raw_task_add(st, 100, 101, "worker", NULL), 0);
-	CHECK_INT(sptd_store_raw_task_add(st, 1, 1, NULL, "init"), 0);
-	CHECK_INT(sptd_store_raw_switch_add(st, 30, 1, 100, 0, "swapper/1"), 0);
-	CHECK_INT(sptd_store_raw_switch_add(st, 10, 0, 0, 100, NULL), 0);
-	CHECK_INT(sptd_store_raw_switch_add_state(st, 20, 2, 5, 6, "b", "S"), 0);
-	CHECK_INT(sptd_store_raw_sample_add(st, 70, 0, 100, 101, chain, 4), 0);
-	CHECK_INT(sptd_store_raw_sample_add(st, 60, 1, -1, -1, NULL, 0), 0);
-	CHECK_INT(sptd_store_raw_sample_add(st, 80, 2, 7, 8, long_chain, 1000), 0);
-	CHECK_INT(sptd_store_raw_sample_add(st, 90, 2, 7, 8, long_chain, 3), 0);
-	CHECK_INT(sptd_store_raw_sample_add_kind(st, 95, 3, 7, 9, chain, 1, SPTD_RAW_SAMPLE_OFFCPU,
-	                                         "regs+stack", 10), 0);
-	CHECK_INT(sptd_store_raw_mmap_add(st, -1, 0xffffffff81000000ull, 0xffffffff82000000ull,
-	                                  0, 2, 0), 0);
-	CHECK_INT(sptd_store_raw_mmap_add(st, 10, 0x400000, 0x401000, 0x1000, 1, -4096), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_ftrace_format, "header_page", "a"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_ftrace_format, "sched/sched_switch", "b"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_task, 100, 101, "worker", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_task, 1, 1, NULL, "init"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_switch, 30, 1, 100, 0, "swapper/1", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_switch, 10, 0, 0, 100, NULL, NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_switch, 20, 2, 5, 6, "b", "S"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sample, 70, 0, 100, 101, chain, 4, SPTD_RAW_SAMPLE_CLOCK, NULL, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sample, 60, 1, -1, -1, NULL, 0, SPTD_RAW_SAMPLE_CLOCK, NULL, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sample, 80, 2, 7, 8, long_chain, 1000, SPTD_RAW_SAMPLE_CLOCK, NULL, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sample, 90, 2, 7, 8, long_chain, 3, SPTD_RAW_SAMPLE_CLOCK, NULL, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sample, 95, 3, 7, 9, chain, 1, SPTD_RAW_SAMPLE_OFFCPU,
+	                         "regs+stack", 10), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, -1, 0xffffffff81000000ull, 0xffffffff82000000ull,
+	                         0, 2, 0, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, 10, 0x400000, 0x401000, 0x1000, 1, -4096, 0), 0);
 	/* a child's mapping before its exec, and one whose end is not known */
-	CHECK_INT(sptd_store_raw_mmap_add_until(st, 11, 0x400000, 0x401000, 0, 1, 0, 123456789), 0);
-	CHECK_INT(sptd_store_raw_mmap_add_until(st, 11, 0x500000, 0x501000, 0, 1, 0, -5), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, 11, 0x400000, 0x401000, 0, 1, 0, 123456789), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, 11, 0x500000, 0x501000, 0, 1, 0, -5), 0);
 	st = fixture_reopen(st);
 	if (!st)
 		return;
@@ -315,10 +322,10 @@ static void test_raw_rows(void)
 	CHECK_INT(SPTD_STORE_EACH(st, raw_task, put_task, &t), 0);
 	CHECK_STR(t.buf, "100|101|worker|N\n1|1|N|init\n");
 	memset(&t, 0, sizeof(t));
-	CHECK_INT(sptd_store_raw_switch_each(st, 0, put_switch, &t), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_switch, put_switch, &t), 0);
 	CHECK_STR(t.buf, "30|1|100|0|swapper/1|N\n10|0|0|100|N|N\n20|2|5|6|b|S\n");
 	memset(&t, 0, sizeof(t));
-	CHECK_INT(sptd_store_raw_switch_each(st, 1, put_switch, &t), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_switch_by_ts, put_switch, &t), 0);
 	CHECK_STR(t.buf, "10|0|0|100|N|N\n20|2|5|6|b|S\n30|1|100|0|swapper/1|N\n");
 	/* by ts; chains in host order, markers included; the buffer grows */
 	CHECK_INT(SPTD_STORE_EACH(st, raw_sample, put_sample, &s), 0);
@@ -347,27 +354,27 @@ static void test_code_rows(void)
 
 	if (!st)
 		return;
-	CHECK_INT(sptd_store_dso_add(st, 3, "/usr/lib/libc.so.6", NULL), 0);
-	CHECK_INT(sptd_store_dso_add(st, 1, "/usr/bin/app", "abcdef01"), 0);
-	CHECK_INT(sptd_store_dso_add(st, 2, "[anon:jit]", NULL), 0);
-	CHECK_INT(sptd_store_raw_image_add(st, 2, 0x7f0000001000ull, code, sizeof(code)), 0);
-	CHECK_INT(sptd_store_raw_image_add(st, 9, 0xffffffff81000000ull, code, 1), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 3, "/usr/lib/libc.so.6", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 1, "/usr/bin/app", "abcdef01"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 2, "[anon:jit]", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_image, 2, 0x7f0000001000ull, code, sizeof(code), NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_image, 9, 0xffffffff81000000ull, code, 1, NULL), 0);
 	/* dso 1 twice (one row out), dso 2 has bytes, dso 9 no dso row */
-	CHECK_INT(sptd_store_raw_mmap_add(st, 10, 0x400000, 0x401000, 0, 1, 0), 0);
-	CHECK_INT(sptd_store_raw_mmap_add(st, 10, 0x400000, 0x401000, 0, 1, 0), 0);
-	CHECK_INT(sptd_store_raw_mmap_add(st, 10, 0x7f0000001000ull, 0x7f0000002000ull, 0, 2, 0), 0);
-	CHECK_INT(sptd_store_raw_mmap_add(st, 11, 0x7f0000000000ull, 0x7f0000100000ull, 0, 3,
-	                                  0x7f0000000000ll), 0);
-	CHECK_INT(sptd_store_raw_mmap_add(st, 12, 0x500000, 0x501000, 0, 9, 0), 0);
-	CHECK_INT(sptd_store_symbol_add(st, 1, "main", 1, 0x401000, 0x40), 0);
-	CHECK_INT(sptd_store_symbol_add(st, 2, "schedule", 9, 0xffffffff81000000ull, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, 10, 0x400000, 0x401000, 0, 1, 0, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, 10, 0x400000, 0x401000, 0, 1, 0, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, 10, 0x7f0000001000ull, 0x7f0000002000ull, 0, 2, 0, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, 11, 0x7f0000000000ull, 0x7f0000100000ull, 0, 3,
+	                         0x7f0000000000ll, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, 12, 0x500000, 0x501000, 0, 9, 0, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, symbol, 1, "main", 1, 0x401000, 0x40), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, symbol, 2, "schedule", 9, 0xffffffff81000000ull, 0), 0);
 	st = fixture_reopen(st);
 	if (!st)
 		return;
-	CHECK_INT(sptd_store_raw_image_each(st, put_image, &t), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_image_path, put_image, &t), 0);
 	CHECK_STR(t.buf, "2|7f0000001000|x55c3|[anon:jit]\n9|ffffffff81000000|x55|N\n");
 	memset(&t, 0, sizeof(t));
-	CHECK_INT(sptd_store_mapped_file_each(st, put_file, &t), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, mapped_file, put_file, &t), 0);
 	CHECK_STR(t.buf, "10|1|0|/usr/bin/app|abcdef01\n"
 	                 "11|3|139637976727552|/usr/lib/libc.so.6|N\n");
 	memset(&t, 0, sizeof(t));
@@ -394,12 +401,12 @@ static void test_summary_rows(void)
 
 	if (!st)
 		return;
-	CHECK_INT(sptd_store_trigger_add(st, 50, -1, "manual", NULL), 0);
-	CHECK_INT(sptd_store_trigger_add(st, 10, 2, "irq", "irq=11"), 0);
-	CHECK_INT(sptd_store_stat_add(st, "calls", 1, 5), 0);
-	CHECK_INT(sptd_store_stat_add(st, "total", -1, 9), 0);
-	CHECK_INT(sptd_store_stat_add(st, "calls", 0, 3), 0);
-	CHECK_INT(sptd_store_stat_add(st, "returns", 0, 2), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, trigger, 50, -1, "manual", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, trigger, 10, 2, "irq", "irq=11"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, stats, "calls", 1, 5), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, stats, "total", -1, 9), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, stats, "calls", 0, 3), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, stats, "returns", 0, 2), 0);
 	st = fixture_reopen(st);
 	if (!st)
 		return;
@@ -410,7 +417,7 @@ static void test_summary_rows(void)
 	CHECK_STR(t.buf, "10|2|irq|irq=11\n");
 	/* per CPU only, by cpu; a CPU's rows in the order they were added */
 	memset(&t, 0, sizeof(t));
-	CHECK_INT(sptd_store_cpu_stats_each(st, put_stat, &t), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, cpu_stats, put_stat, &t), 0);
 	CHECK_STR(t.buf, "0|calls|3\n0|returns|2\n1|calls|5\n");
 	sptd_store_destroy(st);
 }
@@ -424,20 +431,20 @@ static void test_exits(void)
 
 	if (!st)
 		return;
-	CHECK_INT(sptd_store_sched_slice_add(st, 500, 20, 1, 4, "Z", 120), 0);
-	CHECK_INT(sptd_store_sched_slice_add(st, 100, 50, 0, 3, "X", 120), 0);
-	CHECK_INT(sptd_store_sched_slice_add(st, 200, 50, 0, 5, "S", 120), 0);
-	CHECK_INT(sptd_store_sched_slice_add(st, 300, 50, 0, 6, "R+", 120), 0);
-	CHECK_INT(sptd_store_sched_slice_add(st, 400, 50, 0, 7, NULL, 120), 0);
-	CHECK_INT(sptd_store_sched_slice_add_flags(st, 600, 50, 0, 8, "X", 120,
-	                                           SPTD_SLICE_F_END_TRUNCATED), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, sched_slice, 500, 20, 1, 4, "Z", 120, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, sched_slice, 100, 50, 0, 3, "X", 120, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, sched_slice, 200, 50, 0, 5, "S", 120, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, sched_slice, 300, 50, 0, 6, "R+", 120, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, sched_slice, 400, 50, 0, 7, NULL, 120, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, sched_slice, 600, 50, 0, 8, "X", 120,
+	                         SPTD_SLICE_F_END_TRUNCATED), 0);
 	st = fixture_reopen(st);
 	if (!st)
 		return;
-	CHECK_INT(sptd_store_thread_exits_each(st, put_exit, &t), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, thread_exit, put_exit, &t), 0);
 	CHECK_STR(t.buf, "3|150\n4|520\n");
-	CHECK_INT(sptd_store_thread_exits_each(st, NULL, NULL), -EINVAL);
-	CHECK_INT(sptd_store_thread_exits_each(NULL, put_exit, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(st, thread_exit, NULL, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(NULL, thread_exit, put_exit, NULL), -EINVAL);
 	sptd_store_destroy(st);
 }
 
@@ -452,15 +459,15 @@ static void test_invalid_args(void)
 	CHECK_INT(SPTD_STORE_EACH(NULL, raw_ftrace_page, put_chunk, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(NULL, raw_ftrace_format, put_format, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(NULL, raw_task, put_task, NULL), -EINVAL);
-	CHECK_INT(sptd_store_raw_switch_each(NULL, 0, put_switch, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(NULL, raw_switch, put_switch, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(NULL, raw_sample, put_sample, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(NULL, raw_mmap, put_mmap, NULL), -EINVAL);
-	CHECK_INT(sptd_store_raw_image_each(NULL, put_image, NULL), -EINVAL);
-	CHECK_INT(sptd_store_mapped_file_each(NULL, put_file, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(NULL, raw_image_path, put_image, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(NULL, mapped_file, put_file, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(NULL, symbol, put_symbol, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(NULL, dso, put_dso, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(NULL, trigger, put_trigger, NULL), -EINVAL);
-	CHECK_INT(sptd_store_cpu_stats_each(NULL, put_stat, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(NULL, cpu_stats, put_stat, NULL), -EINVAL);
 	if (!st)
 		return;
 	CHECK_INT(SPTD_STORE_EACH(st, raw_pt, NULL, NULL), -EINVAL);
@@ -469,19 +476,24 @@ static void test_invalid_args(void)
 	CHECK_INT(SPTD_STORE_EACH(st, raw_ftrace_page, NULL, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(st, raw_ftrace_format, NULL, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(st, raw_task, NULL, NULL), -EINVAL);
-	CHECK_INT(sptd_store_raw_switch_each(st, 1, NULL, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_switch_by_ts, NULL, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(st, raw_sample, NULL, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(st, raw_mmap, NULL, NULL), -EINVAL);
-	CHECK_INT(sptd_store_raw_image_each(st, NULL, NULL), -EINVAL);
-	CHECK_INT(sptd_store_mapped_file_each(st, NULL, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(st, raw_image_path, NULL, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(st, mapped_file, NULL, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(st, symbol, NULL, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(st, dso, NULL, NULL), -EINVAL);
 	CHECK_INT(SPTD_STORE_EACH(st, trigger, NULL, NULL), -EINVAL);
-	CHECK_INT(sptd_store_cpu_stats_each(st, NULL, NULL), -EINVAL);
+	CHECK_INT(SPTD_STORE_EACH(st, cpu_stats, NULL, NULL), -EINVAL);
 	CHECK(fixture_has(sptd_store_errmsg(st), "fn is NULL"));
+	/* a view is read, never added to; past the views there is nothing */
+	CHECK_INT(sptd_store_add(st, SPTD_STORE_T_THREAD_EXIT,
+	                         &(const struct sptd_store_thread_exit_row){ 1, 2 }), -EINVAL);
+	CHECK_INT(sptd_store_each(st, SPTD_STORE_T_ALL, chunk_fn, NULL), -EINVAL);
+	CHECK(sptd_store_table_name(SPTD_STORE_T_FRAME) == NULL);
 	/* empty tables: no rows, success */
 	CHECK_INT(SPTD_STORE_EACH(st, raw_sample, put_sample, NULL), 0);
-	CHECK_INT(sptd_store_mapped_file_each(st, put_file, NULL), 0);
+	CHECK_INT(SPTD_STORE_EACH(st, mapped_file, put_file, NULL), 0);
 	sptd_store_destroy(st);
 }
 

@@ -40,7 +40,7 @@ int main(void)
 	CHECK_INT(sptd_store_create(path, &st), 0);
 	if (!st)
 		SPTD_SKIP("cannot make an incident");
-	CHECK_INT(sptd_store_slice_add(st, 1, 10, 5, 0, 1, 0, -1, -1, SPTD_SLICE_USER, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, slice, 1, 10, 5, 0, 1, 0, -1, -1, SPTD_SLICE_USER, 0), 0);
 	CHECK_INT(sptd_store_commit(st), 0);
 	sptd_store_destroy(st);
 	/* the incident in WAL mode, as another writer may leave it */
@@ -57,7 +57,7 @@ int main(void)
 	if (st) {
 		CHECK_INT(sptd_store_open_finish(st), 0);
 		CHECK_INT(count(st, "SELECT count(*) FROM slice"), 1);
-		CHECK_INT(sptd_store_slice_add(st, 2, 20, 5, 0, 1, 0, -1, -1, SPTD_SLICE_USER, 0), 0);
+		CHECK_INT(SPTD_STORE_ADD(st, slice, 2, 20, 5, 0, 1, 0, -1, -1, SPTD_SLICE_USER, 0), 0);
 		CHECK_INT(sptd_store_commit(st), 0);
 		/* only once */
 		CHECK_INT(sptd_store_open_finish(st), -EINVAL);

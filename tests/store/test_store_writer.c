@@ -59,9 +59,9 @@ static void bulk_equals_one_by_one(size_t n)
 		rows[i] = slice_row((int64_t)i);
 	CHECK_INT(sptd_store_slices_add(a, rows, n), 0);
 	for (i = 0; i < n; i++)
-		bad |= sptd_store_slice_add(b, rows[i].id, rows[i].ts, rows[i].dur, rows[i].cpu,
-		                            rows[i].utid, rows[i].depth, rows[i].parent_id,
-		                            rows[i].symbol_id, rows[i].kind, rows[i].flags) < 0;
+		bad |= SPTD_STORE_ADD(b, slice, rows[i].id, rows[i].ts, rows[i].dur, rows[i].cpu,
+		                      rows[i].utid, rows[i].depth, rows[i].parent_id,
+		                      rows[i].symbol_id, rows[i].kind, rows[i].flags) < 0;
 	CHECK(!bad);
 	dump_slices(a, &ta, &la);
 	dump_slices(b, &tb, &lb);
@@ -122,13 +122,13 @@ static void writer_equals_direct(void)
 		if (i % 97 == 0) {
 			snprintf(name, sizeof(name), "fn_%" PRId64, i);
 			bad |= sptd_store_writer_symbol(w, 100 + i, name, 3, 0x1000 + (uint64_t)i, 16) < 0;
-			bad |= sptd_store_symbol_add(b, 100 + i, name, 3, 0x1000 + (uint64_t)i, 16) < 0;
+			bad |= SPTD_STORE_ADD(b, symbol, 100 + i, name, 3, 0x1000 + (uint64_t)i, 16) < 0;
 		}
 		if (i % 1013 == 0) {
 			bad |= sptd_store_writer_gap(w, i, 5, (int)(i % 2), "pt: a gap") < 0;
-			bad |= sptd_store_gap_add(b, i, 5, (int)(i % 2), "pt: a gap") < 0;
+			bad |= SPTD_STORE_ADD(b, gap, i, 5, (int)(i % 2), "pt: a gap") < 0;
 			bad |= sptd_store_writer_stat(w, "calls", (int)(i % 2), i) < 0;
-			bad |= sptd_store_stat_add(b, "calls", (int)(i % 2), i) < 0;
+			bad |= SPTD_STORE_ADD(b, stats, "calls", (int)(i % 2), i) < 0;
 		}
 	}
 	CHECK(!bad);

@@ -99,7 +99,7 @@ int craft_formats_each(int (*fn)(void *ctx, const char *name, const char *text),
 
 static int format_to_store(void *ctx, const char *name, const char *text)
 {
-	return sptd_store_raw_ftrace_format_add(ctx, name, text);
+	return SPTD_STORE_ADD(ctx, raw_ftrace_format, name, text);
 }
 
 int craft_formats_add(struct sptd_store *st)

@@ -82,14 +82,14 @@ static void test_unzip(void)
 	CHECK_INT(sptd_store_meta_set(st, "source", "pt"), 0);
 	CHECK_INT(sptd_store_meta_set(st, "clock", "tsc"), 0);
 	CHECK_INT(sptd_store_meta_set_int(st, "cpus", 1), 0);
-	CHECK_INT(sptd_store_dso_add(st, 1, "/fixtures/flat_400000.img", NULL), 0);
-	CHECK_INT(sptd_store_raw_image_add(st, 1, 0x400000, img, img_len), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 1, "/fixtures/flat_400000.img", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_image, 1, 0x400000, img, img_len, NULL), 0);
 	half = pt_len / 2 + 7;   /* mid-packet: the chunks must be joined */
-	CHECK_INT(sptd_store_raw_pt_add(st, 0, 1, pt + half, pt_len - half), 0);
-	CHECK_INT(sptd_store_raw_pt_add(st, 0, 0, pt, half), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_pt, 0, 1, pt + half, pt_len - half), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_pt, 0, 0, pt, half), 0);
 	/* rows of other producers, which a PT decode leaves alone */
-	CHECK_INT(sptd_store_gap_add(st, 0, 0, 0, "sched: keep"), 0);
-	CHECK_INT(sptd_store_stat_add(st, "sched_events", -1, 5), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, gap, 0, 0, 0, "sched: keep"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, stats, "sched_events", -1, 5), 0);
 
 	CHECK_INT(sptd_col_derive_pt(st, tasks, 1), 0);
 	CHECK_ROWS(st, Q_STATS(0), WANT_UNZIP);
@@ -157,9 +157,9 @@ static struct sptd_store *hello_incident(const char *name, const char *build_id)
 	CHECK_INT(sptd_store_meta_set_int(st, "pt_cpu_family", 6), 0);
 	CHECK_INT(sptd_store_meta_set_int(st, "pt_cpu_model", 85), 0);
 	CHECK_INT(sptd_store_meta_set_int(st, "pt_cpu_stepping", 4), 0);
-	CHECK_INT(sptd_store_dso_add(st, 1, path, build_id), 0);
-	CHECK_INT(sptd_store_raw_mmap_add(st, -1, 0x400000, 0x401000, 0, 1, 0), 0);
-	CHECK_INT(sptd_store_raw_pt_add(st, 0, 0, pt, pt_len), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 1, path, build_id), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, -1, 0x400000, 0x401000, 0, 1, 0, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_pt, 0, 0, pt, pt_len), 0);
 out:
 	free(pt);
 	return st;

@@ -26,23 +26,23 @@
 
 static void incident(struct sptd_store *st)
 {
-	CHECK_INT(sptd_store_dso_add(st, 1, "/usr/bin/app", NULL), 0);
-	CHECK_INT(sptd_store_dso_add(st, 2, "[kernel.kallsyms]", NULL), 0);
-	CHECK_INT(sptd_store_symbol_add(st, 10, "main", 1, 0x1000, 0x100), 0);
-	CHECK_INT(sptd_store_symbol_add(st, 11, "work", 1, 0x1100, 0x80), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 1, "/usr/bin/app", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 2, "[kernel.kallsyms]", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, symbol, 10, "main", 1, 0x1000, 0x100), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, symbol, 11, "work", 1, 0x1100, 0x80), 0);
 	/* size 0: the capture only knew it contains the address it stored */
-	CHECK_INT(sptd_store_symbol_add(st, 12, "leaf", 1, 0x1200, 0), 0);
-	CHECK_INT(sptd_store_symbol_add(st, 20, "schedule", 2, KSTART, 0x1000), 0);
-	CHECK_INT(sptd_store_raw_mmap_add(st, 42, 0x400000, 0x402000, 0, 1, (int64_t)BIAS), 0);
-	CHECK_INT(sptd_store_raw_mmap_add(st, -1, KSTART, KSTART + 0x1000000, 0, 2, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, symbol, 12, "leaf", 1, 0x1200, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, symbol, 20, "schedule", 2, KSTART, 0x1000), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, 42, 0x400000, 0x402000, 0, 1, (int64_t)BIAS, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, -1, KSTART, KSTART + 0x1000000, 0, 2, 0, 0), 0);
 }
 
 /* One raw_sample of pid 42. */
 #define SAMPLE(ts, cpu, tid, ...)                                                \
 	do {                                                                     \
 		const uint64_t chain_[] = { __VA_ARGS__ };                       \
-		CHECK_INT(sptd_store_raw_sample_add(st, ts, cpu, 42, tid, chain_, \
-		                                    sizeof(chain_) / sizeof(chain_[0])), 0); \
+		CHECK_INT(SPTD_STORE_ADD(st, raw_sample, ts, cpu, 42, tid, chain_, \
+		                         sizeof(chain_) / sizeof(chain_[0]), SPTD_RAW_SAMPLE_CLOCK, NULL, 0), 0); \
 	} while (0)
 
 static void samples(struct sptd_store *st)
@@ -152,16 +152,16 @@ static void test_in_time(void)
 	if (!tasks || !st)
 		goto out;
 	incident(st);
-	CHECK_INT(sptd_store_dso_add(st, 3, "/usr/bin/other", NULL), 0);
-	CHECK_INT(sptd_store_symbol_add(st, 30, "other_main", 3, 0x1000, 0x100), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 3, "/usr/bin/other", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, symbol, 30, "other_main", 3, 0x1000, 0x100), 0);
 	/* after the exec first: stored order must not matter */
-	CHECK_INT(sptd_store_raw_mmap_add(st, 50, 0x400000, 0x401000, 0, 3, (int64_t)BIAS), 0);
-	CHECK_INT(sptd_store_raw_mmap_add_until(st, 50, 0x400000, 0x402000, 0, 1, (int64_t)BIAS,
-	                                        100), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, 50, 0x400000, 0x401000, 0, 3, (int64_t)BIAS, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_mmap, 50, 0x400000, 0x402000, 0, 1, (int64_t)BIAS,
+	                         100), 0);
 	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
 		const uint64_t chain[] = { USER, at[i].ip };
 
-		CHECK_INT(sptd_store_raw_sample_add(st, at[i].ts, 0, 50, 50, chain, 2), 0);
+		CHECK_INT(SPTD_STORE_ADD(st, raw_sample, at[i].ts, 0, 50, 50, chain, 2, SPTD_RAW_SAMPLE_CLOCK, NULL, 0), 0);
 	}
 	CHECK_INT(sptd_col_derive_samples(st, tasks), 0);
 	CHECK_ROWS(st, "SELECT s.ts, coalesce(y.name, '-'), coalesce(y.dso_id, 0) FROM sample s "

@@ -69,8 +69,8 @@ static void test_switch_list(void)
 	CHECK_INT(sptd_store_meta_set_int(st, "window_end", 10000), 0);
 	CHECK_INT(sptd_store_meta_set_int(st, "cpus", 2), 0);
 	for (size_t i = 0; i < sizeof(sw) / sizeof(sw[0]); i++)
-		CHECK_INT(sptd_store_raw_switch_add(st, sw[i].ts, sw[i].cpu, sw[i].prev, sw[i].next,
-		                                    sw[i].comm), 0);
+		CHECK_INT(SPTD_STORE_ADD(st, raw_switch, sw[i].ts, sw[i].cpu, sw[i].prev, sw[i].next,
+		                         sw[i].comm, NULL), 0);
 	CHECK_INT(sptd_col_derive_sched(st, tasks), 0);
 	CHECK_INT(sptd_col_tasks_utid(tasks, 100), 1);
 	CHECK_INT(sptd_col_tasks_utid(tasks, 300), 3);
@@ -101,7 +101,7 @@ out:
 static int store_page(struct sptd_store *st, int cpu, int seq, struct craft_page *p)
 {
 	CHECK_INT(craft_page_end(p), 0);
-	return sptd_store_raw_ftrace_page_add(st, cpu, seq, p->data, sizeof(p->data));
+	return SPTD_STORE_ADD(st, raw_ftrace_page, cpu, seq, p->data, sizeof(p->data));
 }
 
 static void ftrace_incident(struct sptd_store *st)
@@ -135,7 +135,7 @@ static void ftrace_incident(struct sptd_store *st)
 	craft_irq_exit(&p, TSC(5013000), 200, 12, 1);
 	CHECK_INT(craft_page_end(&p), 0);
 	memcpy(p.data + 8, &commit, 8);
-	CHECK_INT(sptd_store_raw_ftrace_page_add(st, 0, 1, p.data, sizeof(p.data)), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_ftrace_page, 0, 1, p.data, sizeof(p.data)), 0);
 	craft_page_begin(&p, TSC(5015000));
 	craft_switch(&p, TSC(5015000), 200, "beta", 200, 110, CRAFT_STATE_R | CRAFT_STATE_PREEMPT,
 	             "swapper/0", 0, 120);
@@ -209,7 +209,7 @@ static void test_tsc_without_conversion(void)
 	if (!tasks || !st)
 		goto out;
 	CHECK_INT(sptd_store_meta_set(st, "ftrace_clock", "x86-tsc"), 0);
-	CHECK_INT(sptd_store_raw_switch_add(st, 10, 0, 0, 1, "one"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_switch, 10, 0, 0, 1, "one", NULL), 0);
 	harness_log[0] = '\0';
 	CHECK_INT(sptd_col_derive_sched(st, tasks), -EBADMSG);
 	CHECK(strstr(harness_log, "no TSC conversion") != NULL);
@@ -230,16 +230,16 @@ static void test_derive_all(void)
 	CHECK_INT(sptd_store_meta_set_int(st, "window_start", 1000), 0);
 	CHECK_INT(sptd_store_meta_set_int(st, "window_end", 6000), 0);
 	CHECK_INT(sptd_store_meta_set_int(st, "cpus", 1), 0);
-	CHECK_INT(sptd_store_raw_task_add(st, 42, 42, "app", "app --x"), 0);
-	CHECK_INT(sptd_store_raw_task_add(st, 42, 43, "app-worker", NULL), 0);
-	CHECK_INT(sptd_store_raw_switch_add(st, 2000, 0, 0, 42, "app"), 0);
-	CHECK_INT(sptd_store_raw_switch_add(st, 4000, 0, 42, 43, "app-worker"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_task, 42, 42, "app", "app --x"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_task, 42, 43, "app-worker", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_switch, 2000, 0, 0, 42, "app", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_switch, 4000, 0, 42, 43, "app-worker", NULL), 0);
 	/* what an earlier decode left */
-	CHECK_INT(sptd_store_slice_add(st, 1, 1000, 10, 0, 0, 0, -1, -1, "user", 0), 0);
-	CHECK_INT(sptd_store_gap_add(st, 1000, 10, 0, "pt: stale"), 0);
-	CHECK_INT(sptd_store_sched_slice_add(st, 1000, 5, 0, 7, "S", 1), 0);
-	CHECK_INT(sptd_store_stat_add(st, "calls", 0, 99), 0);
-	CHECK_INT(sptd_store_thread_add(st, 7, 7, -1, "stale"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, slice, 1, 1000, 10, 0, 0, 0, -1, -1, "user", 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, gap, 1000, 10, 0, "pt: stale"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, sched_slice, 1000, 5, 0, 7, "S", 1, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, stats, "calls", 0, 99), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, thread, 7, 7, -1, "stale"), 0);
 
 	CHECK_INT(sptd_col_derive_all(st, 1), 0);
 	CHECK_ROWS(st, "SELECT upid, pid, name, cmdline FROM process ORDER BY upid",

@@ -118,8 +118,8 @@ static void test_gaps(void)
 	if (!st)
 		return;
 	CHECK_INT(sptd_store_meta_set_int(st, "perf_clock_offset_ns", 1000000), 0);
-	CHECK_INT(sptd_store_gap_add(st, 5, 0, 0, "pt: keep"), 0);
-	CHECK_INT(sptd_store_gap_add(st, 6, 0, 0, "sideband: from an earlier decode"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, gap, 5, 0, 0, "pt: keep"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, gap, 6, 0, 0, "sideband: from an earlier decode"), 0);
 	aux(&r0, 0, 4096, PERF_AUX_FLAG_TRUNCATED, 1000, 0);
 	aux(&r0, 4096, 100, PERF_AUX_FLAG_PARTIAL, 2000, 3);
 	aux(&r0, 4196, 50, PERF_AUX_FLAG_COLLISION, 3000, 0);
@@ -129,11 +129,11 @@ static void test_gaps(void)
 	lost(&r0, PERF_RECORD_LOST_SAMPLES, 9, 5000, 0);
 	itrace_start(&r0, 42, 44, 6000, 0);
 	comm(&r0, 6500, 0);
-	CHECK_INT(sptd_store_raw_sideband_add(st, 0, 0, r0.buf, r0.len), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sideband, 0, 0, r0.buf, r0.len), 0);
 	/* cpu 1: one good record, then one whose size runs past the data */
 	itrace_start(&r1, 42, 45, 7000, 1);
 	memcpy(r1.buf + r1.len, &cut, sizeof(cut));
-	CHECK_INT(sptd_store_raw_sideband_add(st, 1, 0, r1.buf, r1.len + sizeof(cut)), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sideband, 1, 0, r1.buf, r1.len + sizeof(cut)), 0);
 
 	CHECK_INT(sptd_col_derive_pt_sideband(st), 8);
 	CHECK_ROWS(st, Q_GAPS, want);
@@ -158,7 +158,7 @@ static void test_no_cpu_field(void)
 	                                  PERF_SAMPLE_TID | PERF_SAMPLE_TIME), 0);
 	aux(&r, 0, 10, PERF_AUX_FLAG_TRUNCATED, 100, 0);
 	lost(&r, PERF_RECORD_LOST, 2, 200, 0);
-	CHECK_INT(sptd_store_raw_sideband_add(st, 2, 0, r.buf, r.len), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sideband, 2, 0, r.buf, r.len), 0);
 	CHECK_INT(sptd_col_derive_pt_sideband(st), 2);
 	CHECK_ROWS(st, Q_GAPS,
 	           "100|0|2|sideband: pt aux data truncated (10 bytes at offset 0)\n"
@@ -173,7 +173,7 @@ static void test_no_cpu_field(void)
 	CHECK_INT(sptd_store_meta_set_int(st, "pt_sideband_sample_type", 0), 0);
 	CHECK_INT(sptd_store_meta_set_int(st, "perf_clock_offset_ns", 50), 0);
 	aux(&bare, 0, 10, PERF_AUX_FLAG_COLLISION, 0, 0);
-	CHECK_INT(sptd_store_raw_sideband_add(st, 4, 0, bare.buf, bare.len), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sideband, 4, 0, bare.buf, bare.len), 0);
 	CHECK_INT(sptd_col_derive_pt_sideband(st), 1);
 	CHECK_ROWS(st, Q_GAPS, "50|0|4|sideband: pt aux data collided\n");
 	sptd_store_destroy(st);

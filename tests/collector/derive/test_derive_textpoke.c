@@ -45,14 +45,14 @@ static void run(const char *name, const uint64_t *tscs, int n, uint64_t poke_per
 	CHECK_INT(sptd_store_meta_set_int(st, "perf_clock_offset_ns", offset), 0);
 	if (copied)
 		CHECK_INT(sptd_store_meta_set_int(st, "pt_kernel_copied_ns", copied), 0);
-	CHECK_INT(sptd_store_dso_add(st, 1, "[kernel.text]", NULL), 0);
-	CHECK_INT(sptd_store_raw_image_add(st, 1, KPOKE_TEXT, text, sizeof(text)), 0);
-	CHECK_INT(sptd_store_raw_pt_add(st, 0, 0, pt, pt_len), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 1, "[kernel.text]", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_image, 1, KPOKE_TEXT, text, sizeof(text), NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_pt, 0, 0, pt, pt_len), 0);
 	if (poke_perf) {
 		sb_len = fakepmu_rec_text_poke(sb, 0, sizeof(sb), KPOKE_SITE, kpoke_jmp_slow, 5,
 		                               kpoke_nop5, 5, poke_perf, 0);
 		CHECK(sb_len > 0);
-		CHECK_INT(sptd_store_raw_sideband_add(st, 0, 2, sb, sb_len), 0);
+		CHECK_INT(SPTD_STORE_ADD(st, raw_sideband, 0, 2, sb, sb_len), 0);
 	}
 	CHECK_INT(sptd_col_derive_pt(st, tasks, 1), 0);
 	CHECK_ROWS(st, Q_CALLS, want);

@@ -219,11 +219,11 @@ static void test_unwind_files(void)
 	CHECK_INT(sptd_test_store_new(harness_dir, "files", &st), 0);
 	if (!st)
 		return;
-	CHECK_INT(sptd_store_dso_add(st, 1, exe, bid), 0);        /* proven by build-id */
-	CHECK_INT(sptd_store_dso_add(st, 2, exe, NULL), 0);       /* a path alone */
-	CHECK_INT(sptd_store_dso_add(st, 3, exe, "00ff"), 0);     /* another build now */
-	CHECK_INT(sptd_store_dso_add(st, 4, "[vdso]", NULL), 0);  /* no file */
-	CHECK_INT(sptd_store_dso_add(st, 5, "/gone/libx.so", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 1, exe, bid), 0);        /* proven by build-id */
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 2, exe, NULL), 0);       /* a path alone */
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 3, exe, "00ff"), 0);     /* another build now */
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 4, "[vdso]", NULL), 0);  /* no file */
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 5, "/gone/libx.so", NULL), 0);
 	CHECK_INT(sptd_store_raw_file_add(st, 5, NULL, "embedded bytes", 14), 0);
 	CHECK_INT(sptd_col_derive_files_create(NULL, &f), -EINVAL);
 	CHECK_INT(sptd_col_derive_files_create(st, NULL), -EINVAL);

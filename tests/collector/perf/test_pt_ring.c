@@ -304,7 +304,7 @@ static void test_store(void)
 	CHECK_INT(sptd_store_query_int(st, "SELECT count(*) FROM gap", &v), 0);
 	CHECK_INT(v, 3);
 	/* a corrupt raw_sideband row becomes a gap, not a failure */
-	CHECK_INT(sptd_store_raw_sideband_add(st, 2, 0, "\x01\x00\x00\x00\x04\x00", 6), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sideband, 2, 0, "\x01\x00\x00\x00\x04\x00", 6), 0);
 	CHECK_INT(sptd_col_derive_pt_sideband(st), 4);
 	CHECK_INT(sptd_col_derive_pt_sideband(NULL), -EINVAL);
 	CHECK_INT(sptd_col_pt_sideband_store(NULL, 0, 0, buf, len, 0, 0), -EINVAL);

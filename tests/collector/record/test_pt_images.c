@@ -184,7 +184,7 @@ static void kernel_decode(struct sptd_store *st, struct kresult *r)
 	CHECK_INT(sptd_dec_session_create(&cfg, &s), 0);
 	if (!s)
 		return;
-	CHECK(sptd_store_raw_image_each(st, k_image, s) >= 0);
+	CHECK(SPTD_STORE_EACH(st, raw_image_path, k_image, s) >= 0);
 	if (sptd_store_meta_get(st, "pt_kernel_image", image, sizeof(image)) >= 0 &&
 	    strncmp(image, "none: ", 6) == 0)
 		CHECK_INT(sptd_dec_session_set_kernel_note(s, image + 6), 0);
@@ -368,10 +368,10 @@ int main(void)
 	CHECK_INT(sptd_store_create(db, &st), 0);
 	if (!st)
 		goto out;
-	CHECK_INT(sptd_store_dso_add(st, 1, prog, bid), 0);
-	CHECK_INT(sptd_store_dso_add(st, 2, "/nonexistent/libgone.so", "abcd"), 0);
-	CHECK_INT(sptd_store_dso_add(st, 3, "[vdso]", NULL), 0);
-	CHECK_INT(sptd_store_dso_add(st, 4, other, "00ff"), 0);   /* changed since */
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 1, prog, bid), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 2, "/nonexistent/libgone.so", "abcd"), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 3, "[vdso]", NULL), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 4, other, "00ff"), 0);   /* changed since */
 	CHECK_INT(sptd_col_pt_images_files(st, cache2, 1), 3);
 	CHECK_INT(q(st, "SELECT count(*) FROM raw_file"), 1);
 	CHECK_INT(q(st, "SELECT dso_id FROM raw_file"), 1);
@@ -431,7 +431,7 @@ int main(void)
 	CHECK_INT(sptd_store_create(db, &st), 0);
 	if (!st)
 		goto out;
-	CHECK_INT(sptd_store_dso_add(st, 1, prog, bid), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, dso, 1, prog, bid), 0);
 	CHECK_INT(sptd_col_pt_images_files(st, cache, 0), 1);
 	CHECK_INT(q(st, "SELECT count(*) FROM sqlite_schema WHERE name = 'raw_file'"), 0);
 	unlink(prog);

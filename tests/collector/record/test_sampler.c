@@ -294,8 +294,8 @@ static int real_sample(void *ctx, const struct sptd_col_sample *s)
 	if (s->tid == r->tid)
 		r->own++;
 	if (r->st && s->tid == r->tid) {
-		if (sptd_store_raw_sample_add(r->st, s->ts, s->cpu, s->pid, s->tid,
-		                              s->ips, s->nr) < 0)
+		if (SPTD_STORE_ADD(r->st, raw_sample, s->ts, s->cpu, s->pid, s->tid,
+		                   s->ips, s->nr, SPTD_RAW_SAMPLE_CLOCK, NULL, 0) < 0)
 			r->store_err++;
 		for (uint64_t i = 0; i < s->nr; i++)
 			if (s->ips[i] < PERF_CONTEXT_MAX &&

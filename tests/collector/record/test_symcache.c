@@ -152,11 +152,11 @@ static struct sptd_store *incident(const char *name, struct sptd_col_symcache *c
 	for (size_t i = 0; i < sizeof(s3) / sizeof(s3[0]); i++)
 		if (s3[i] < (uint64_t)PERF_CONTEXT_MAX)
 			CHECK(sptd_col_symcap_addr(c, fr->child, s3[i], 0) >= 0);
-	CHECK_INT(sptd_store_raw_sample_add(st, 100, 0, fr->self, fr->self,
-	                                    fr->kernel ? s1 : s1 + 2, fr->kernel ? 6 : 4), 0);
-	CHECK_INT(sptd_store_raw_sample_add(st, 200, 1, fr->self, fr->self, s2,
-	                                    fr->vdso ? 4 : 3), 0);
-	CHECK_INT(sptd_store_raw_sample_add(st, 300, 1, fr->child, fr->child, s3, 3), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sample, 100, 0, fr->self, fr->self,
+	                         fr->kernel ? s1 : s1 + 2, fr->kernel ? 6 : 4, SPTD_RAW_SAMPLE_CLOCK, NULL, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sample, 200, 1, fr->self, fr->self, s2,
+	                         fr->vdso ? 4 : 3, SPTD_RAW_SAMPLE_CLOCK, NULL, 0), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sample, 300, 1, fr->child, fr->child, s3, 3, SPTD_RAW_SAMPLE_CLOCK, NULL, 0), 0);
 	CHECK_INT(sptd_col_symcap_finish(c), 0);
 	sptd_col_symcap_destroy(c);
 	CHECK_INT(sptd_col_tasks_create(&tasks), 0);

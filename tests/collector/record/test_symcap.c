@@ -120,7 +120,7 @@ static void test_snapshot(struct sptd_store *st, struct sptd_col_symcap *c, int 
 
 static void add_chain(struct sptd_store *st, int64_t ts, const uint64_t *chain, size_t nr)
 {
-	CHECK_INT(sptd_store_raw_sample_add(st, ts, 1, getpid(), gettid(), chain, nr), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sample, ts, 1, getpid(), gettid(), chain, nr, SPTD_RAW_SAMPLE_CLOCK, NULL, 0), 0);
 }
 
 static void test_derive(struct sptd_store *st, int root)
@@ -179,7 +179,7 @@ static void test_derive(struct sptd_store *st, int root)
 	CHECK_INT(q_int(st, "SELECT count(*) FROM sample"), 4);
 	/* a sample of a task past exit: perf says pid/tid -1; it is kept,
 	 * with no thread, and does not fail the derivation */
-	CHECK_INT(sptd_store_raw_sample_add(st, 500, 0, -1, -1, s2, 3), 0);
+	CHECK_INT(SPTD_STORE_ADD(st, raw_sample, 500, 0, -1, -1, s2, 3, SPTD_RAW_SAMPLE_CLOCK, NULL, 0), 0);
 	CHECK_INT(sptd_col_derive_samples(st, tasks), 0);
 	CHECK_INT(q_int(st, "SELECT count(*) FROM sample"), 5);
 	CHECK_INT(q_int(st, "SELECT count(*) FROM sample WHERE ts = 500 AND utid IS NULL "

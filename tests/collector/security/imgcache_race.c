@@ -79,10 +79,10 @@ int main(int argc, char **argv)
 	row_pid = argc == 7 ? (1 << 22) : pid;
 	ret = sptd_store_create(argv[1], &st);
 	for (int i = 1; ret >= 0 && i <= n; i++) {
-		ret = sptd_store_dso_add(st, i, argv[4], NULL);
+		ret = SPTD_STORE_ADD(st, dso, i, argv[4], NULL);
 		for (int k = 0; ret >= 0 && k < nr; k++)
-			ret = sptd_store_raw_mmap_add(st, row_pid, r[k].start, r[k].end, r[k].pgoff, i,
-			                              (int64_t)(r[k].start - r[k].pgoff));
+			ret = SPTD_STORE_ADD(st, raw_mmap, row_pid, r[k].start, r[k].end, r[k].pgoff, i,
+			                     (int64_t)(r[k].start - r[k].pgoff), 0);
 	}
 	if (ret >= 0)
 		ret = sptd_col_pt_images_files(st, argv[2], 1);
