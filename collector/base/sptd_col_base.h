@@ -40,6 +40,11 @@ static inline int64_t sptd_col_now_ns(void)
 
 /* ---- durations and sizes (units.c) -------------------------------------- */
 
+/* Room in *@arr (*@cap elements of @elem bytes, @used of them taken) for
+ * one more: doubled (from 32) when full.  0, -EINVAL, or -ENOMEM (*@arr
+ * and *@cap unchanged). */
+int sptd_col_grow(void **arr, size_t *cap, size_t used, size_t elem);
+
 /* "10ms", "250us", "1.5s", "100ns", "42" (ns).  -EINVAL on anything else,
  * negative or overflowing. */
 int sptd_col_parse_duration(const char *text, int64_t *ns);

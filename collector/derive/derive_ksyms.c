@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "derive-local.h"
+#include "sptd_col_base.h"
 #include "sptd_dec.h"
 #include "sptd_store.h"
 
@@ -40,29 +41,13 @@ static int is_kernel_dso(const char *path)
 	                strncmp(path, "[jit:", 5) == 0);
 }
 
-/* Room for one more of @used elements of @size bytes in *@v (*@cap of
- * them).  0 or -ENOMEM. */
-static int room(void **v, size_t *cap, size_t used, size_t size)
-{
-	void *more;
-
-	if (used < *cap)
-		return 0;
-	more = realloc(*v, (*cap ? *cap * 2 : 16) * size);
-	if (!more)
-		return -ENOMEM;
-	*v = more;
-	*cap = *cap ? *cap * 2 : 16;
-	return 0;
-}
-
 static int on_dso(void *arg, const struct sptd_store_dso_row *row)
 {
 	struct ksyms_ctx *k = arg;
 
 	if (!is_kernel_dso(row->path))
 		return 0;
-	if (room((void **)&k->dsos, &k->capdsos, k->ndsos, sizeof(*k->dsos)) < 0)
+	if (sptd_col_grow((void **)&k->dsos, &k->capdsos, k->ndsos, sizeof(*k->dsos)) < 0)
 		return -ENOMEM;
 	k->dsos[k->ndsos++] = row->id;
 	return 0;
@@ -79,8 +64,8 @@ static int on_symbol_row(void *arg, const struct sptd_store_symbol_row *row)
 	if (i == k->ndsos || !row->name || !row->addr || (row->addr >> 63) == 0 ||
 	    strstr(row->name, "+0x") || strncmp(row->name, "0x", 2) == 0)
 		return 0;
-	if (room((void **)&k->syms, &k->capsyms, k->nsyms, sizeof(*k->syms)) < 0 ||
-	    room((void **)&k->names, &k->capnames, k->nsyms, sizeof(*k->names)) < 0)
+	if (sptd_col_grow((void **)&k->syms, &k->capsyms, k->nsyms, sizeof(*k->syms)) < 0 ||
+	    sptd_col_grow((void **)&k->names, &k->capnames, k->nsyms, sizeof(*k->names)) < 0)
 		return -ENOMEM;
 	k->names[k->nsyms] = strdup(row->name);
 	if (!k->names[k->nsyms])

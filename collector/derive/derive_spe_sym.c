@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "derive-local.h"
+#include "sptd_col_base.h"
 #include "sptd_dec.h"
 #include "sptd_store.h"
 
@@ -25,25 +26,11 @@ struct sptd_col_spe_sym {
 	int64_t next_id;          /* symbol.id of the next added row */
 };
 
-static int more(void **arr, size_t n, size_t *cap, size_t elem)
-{
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	p = realloc(*arr, (*cap ? *cap * 2 : 64) * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = *cap ? *cap * 2 : 64;
-	return 0;
-}
-
 static int on_mmap(void *arg, const struct sptd_store_raw_mmap_row *r)
 {
 	struct sptd_col_spe_sym *y = arg;
 
-	if (more((void **)&y->maps, y->nmaps, &y->capmaps, sizeof(*y->maps)) < 0)
+	if (sptd_col_grow((void **)&y->maps, &y->capmaps, y->nmaps, sizeof(*y->maps)) < 0)
 		return -ENOMEM;
 	y->maps[y->nmaps++] = (struct spe_map){ r->pid, r->start, r->end, r->dso_id, r->bias };
 	return 0;
@@ -54,7 +41,7 @@ static int on_dso(void *arg, const struct sptd_store_dso_row *r)
 	struct sptd_col_spe_sym *y = arg;
 	struct spe_dso *d;
 
-	if (more((void **)&y->dsos, y->ndsos, &y->capdsos, sizeof(*y->dsos)) < 0)
+	if (sptd_col_grow((void **)&y->dsos, &y->capdsos, y->ndsos, sizeof(*y->dsos)) < 0)
 		return -ENOMEM;
 	d = &y->dsos[y->ndsos];
 	*d = (struct spe_dso){ .id = r->id, .path = strdup(r->path ? r->path : "") };
@@ -72,7 +59,7 @@ static int on_symbol(void *arg, const struct sptd_store_symbol_row *r)
 {
 	struct sptd_col_spe_sym *y = arg;
 
-	if (more((void **)&y->syms, y->nsyms, &y->capsyms, sizeof(*y->syms)) < 0)
+	if (sptd_col_grow((void **)&y->syms, &y->capsyms, y->nsyms, sizeof(*y->syms)) < 0)
 		return -ENOMEM;
 	y->syms[y->nsyms++] = (struct spe_symrow){ r->id, r->dso_id, r->addr };
 	return 0;
@@ -158,7 +145,7 @@ int64_t sptd_col_spe_sym_resolve(struct sptd_col_spe_sym *y, int pid, uint64_t p
 	for (size_t i = 0; i < y->nsyms; i++)
 		if (y->syms[i].dso_id == m->dso_id && y->syms[i].addr == sym.addr)
 			return y->syms[i].id;
-	if (more((void **)&y->syms, y->nsyms, &y->capsyms, sizeof(*y->syms)) < 0)
+	if (sptd_col_grow((void **)&y->syms, &y->capsyms, y->nsyms, sizeof(*y->syms)) < 0)
 		return -ENOMEM;
 	ret = SPTD_STORE_ADD(y->st, symbol, y->next_id, sym.name, m->dso_id, sym.addr, sym.size);
 	if (ret < 0)

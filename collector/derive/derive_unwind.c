@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "derive-local.h"
+#include "sptd_col_base.h"
 #include "sptd_store.h"
 
 /* One dso row. */
@@ -38,15 +39,8 @@ static int on_dso(void *arg, const struct sptd_store_dso_row *row)
 	 * embedded at capture (raw_file) */
 	if (!row->path || (row->path[0] != '/' && strcmp(row->path, "[vdso]") != 0))
 		return 0;
-	if (f->ndsos == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 64;
-		struct derive_dso *more = realloc(f->dsos, cap * sizeof(*more));
-
-		if (!more)
-			return -ENOMEM;
-		f->dsos = more;
-		f->cap = cap;
-	}
+	if (sptd_col_grow((void **)&f->dsos, &f->cap, f->ndsos, sizeof(*f->dsos)) < 0)
+		return -ENOMEM;
 	d = &f->dsos[f->ndsos];
 	d->id = row->id;
 	d->path = strdup(row->path);

@@ -24,6 +24,7 @@
 
 #include "pt-local.h"
 #include "record-local.h"
+#include "sptd_col_base.h"
 #include "sptd_store.h"
 
 /* ---- capture: the rings into the store ---------------------------------------- */
@@ -77,22 +78,6 @@ struct map_set {
  * execs (a shell's subshells) is rarely deeper. */
 #define EXITED_FORK_DEPTH 8
 
-/* Room for one more of *@arr's @used elements of @elem bytes. */
-static int grow(void **arr, size_t *cap, size_t used, size_t elem)
-{
-	size_t ncap = *cap ? *cap * 2 : 64;
-	void *more;
-
-	if (used < *cap)
-		return 0;
-	more = realloc(*arr, ncap * elem);
-	if (!more)
-		return -ENOMEM;
-	*arr = more;
-	*cap = ncap;
-	return 0;
-}
-
 static void rec_free(struct exited_rec *r)
 {
 	free((char *)r->map.path);
@@ -115,7 +100,7 @@ static int on_exited_record(void *arg, const struct sptd_col_perf_record *r)
 		return 0;
 	if (r->pid <= 0)
 		return 0;
-	if (grow((void **)&c->recs, &c->cap, c->nrecs, sizeof(*c->recs)) < 0)
+	if (sptd_col_grow((void **)&c->recs, &c->cap, c->nrecs, sizeof(*c->recs)) < 0)
 		return -ENOMEM;
 	e = &c->recs[c->nrecs];
 	memset(e, 0, sizeof(*e));
@@ -204,7 +189,7 @@ static size_t recs_of(const struct exited_ctx *c, int pid, size_t *first)
 
 static int set_push(struct map_set *s, const struct sptd_col_symcap_mapping *m)
 {
-	if (grow((void **)&s->v, &s->cap, s->n, sizeof(*s->v)) < 0)
+	if (sptd_col_grow((void **)&s->v, &s->cap, s->n, sizeof(*s->v)) < 0)
 		return -ENOMEM;
 	s->v[s->n++] = *m;
 	return 0;

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "record-local.h"
+#include "sptd_col_base.h"
 #include "sptd_dec.h"
 #include "sptd_store.h"
 #include "symcache-local.h"
@@ -83,22 +84,6 @@ struct sptd_col_symcap {
 	size_t kernel_dso;       /* index of the kernel dso once mapped */
 };
 
-static int grow(void **arr, size_t *cap, size_t used, size_t elem)
-{
-	size_t ncap;
-	void *n;
-
-	if (used < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 32;
-	n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
-
 int sptd_col_symcap_create(struct sptd_store *st, struct sptd_col_symcache *cache,
                            struct sptd_col_symcap **out)
 {
@@ -142,7 +127,7 @@ static int dso_add(struct sptd_col_symcap *c, const char *path,
 	struct symcap_dso *d;
 	int ret;
 
-	ret = grow((void **)&c->dsos, &c->dsos_cap, c->ndsos, sizeof(*c->dsos));
+	ret = sptd_col_grow((void **)&c->dsos, &c->dsos_cap, c->ndsos, sizeof(*c->dsos));
 	if (ret < 0)
 		return ret;
 	d = &c->dsos[c->ndsos];
@@ -315,7 +300,7 @@ static int map_add(struct sptd_col_symcap *c, int pid, const struct sptd_col_sym
 	head = file ? sptd_col_symcache_file_head(file) : sf;
 	if (!head || sptd_dec_symfile_bias(head, start, pgoff, &bias) < 0)
 		bias = (int64_t)(start - pgoff);
-	ret = grow((void **)&c->maps, &c->maps_cap, c->nmaps, sizeof(*c->maps));
+	ret = sptd_col_grow((void **)&c->maps, &c->maps_cap, c->nmaps, sizeof(*c->maps));
 	if (ret < 0)
 		return ret;
 	ret = SPTD_STORE_ADD(c->st, raw_mmap, pid, start, end, pgoff, c->dsos[idx].id, bias,
@@ -354,7 +339,7 @@ int sptd_col_symcap_task(struct sptd_col_symcap *c, int pid)
 		return -EINVAL;
 	if (proc_find(c, pid))
 		return 0;
-	ret = grow((void **)&c->procs, &c->procs_cap, c->nprocs, sizeof(*c->procs));
+	ret = sptd_col_grow((void **)&c->procs, &c->procs_cap, c->nprocs, sizeof(*c->procs));
 	if (ret < 0)
 		return ret;
 	/* tried once: a process that is gone is not asked again */
@@ -424,7 +409,7 @@ int sptd_col_symcap_task_recorded(struct sptd_col_symcap *c, int pid,
 	if (p && p->count)
 		return -EEXIST;
 	if (!p) {
-		ret = grow((void **)&c->procs, &c->procs_cap, c->nprocs, sizeof(*c->procs));
+		ret = sptd_col_grow((void **)&c->procs, &c->procs_cap, c->nprocs, sizeof(*c->procs));
 		if (ret < 0)
 			return ret;
 		c->procs[c->nprocs++] = (struct symcap_proc){ .pid = pid };
